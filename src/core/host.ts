@@ -1,0 +1,80 @@
+// The only door from the engine to the runtime. `src/host/bun.ts` (and later a Node host) implement it;
+// tests inject their own. Keeping this narrow is what lets `core/` run unchanged under Bun and Node.
+
+export type SpawnSpec = {
+  /** argv[0] is the executable (absolute path or a name on PATH). Never run through a shell. */
+  cmd: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Written to the child's stdin, which is then closed. null: stdin is /dev/null. */
+  stdin: string | null;
+  /** Open fd 3 as a pipe from the child to us (the compact transport). */
+  fd3: boolean;
+};
+
+export type ExitInfo = { code: number | null; signal: string | null };
+
+export interface ChildProcess {
+  readonly pid: number;
+  readonly stdout: AsyncIterable<Uint8Array>;
+  readonly stderr: AsyncIterable<Uint8Array>;
+  /** Present when spawned with fd3: true. Must always be drained or the child blocks. */
+  readonly fd3: AsyncIterable<Uint8Array> | null;
+  /** Resolves once the process has really exited. */
+  readonly exited: Promise<ExitInfo>;
+  kill(signal: "SIGTERM" | "SIGKILL"): void;
+}
+
+export type DirEntry = { name: string; isFile: boolean; isDirectory: boolean };
+
+/** Minimal synchronous SQLite surface shared by bun:sqlite and node:sqlite. */
+export interface Db {
+  exec(sql: string): void;
+  run(sql: string, params?: unknown[]): { changes: number };
+  get<T>(sql: string, params?: unknown[]): T | undefined;
+  all<T>(sql: string, params?: unknown[]): T[];
+  close(): void;
+}
+
+export interface Host {
+  readonly kind: "bun" | "node";
+  spawn(spec: SpawnSpec): ChildProcess;
+  /** Pids of all live descendants of pid (children, grandchildren, …), deepest last. */
+  descendants(pid: number): number[];
+  /** Send a signal to a pid, ignoring "no such process". */
+  signal(pid: number, signal: "SIGTERM" | "SIGKILL"): void;
+  isAlive(pid: number): boolean;
+
+  readText(path: string): string | null;
+  readBytes(path: string, limit: number): Uint8Array | null;
+  stat(path: string): { size: number; isFile: boolean; isDirectory: boolean; mtimeMs: number } | null;
+  listDir(path: string): DirEntry[];
+  writeFile(path: string, data: string, mode?: number): void;
+  remove(path: string): void;
+  mkdirp(path: string): void;
+  realpath(path: string): string | null;
+  tmpdir(): string;
+
+  openDb(path: string): Db;
+
+  env: Record<string, string | undefined>;
+  homedir(): string;
+  cwd(): string;
+  pid: number;
+  /** How to start a JS file with the runtime that is running us (for children). */
+  execPath: string;
+  now(): number;
+}
+
+/** Timers are injected too so the scheduler and runner can be tested with a fake clock. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};

@@ -1,0 +1,82 @@
+// Shared data shapes of the engine. Plain types only: no runtime imports (see test/core-imports.test.ts).
+
+export type Usage = {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cost: number;
+  turns: number;
+};
+
+export const emptyUsage = (): Usage => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, turns: 0 });
+
+/** What users see as a task's / session's status (spec 000). */
+export type TaskStatus = "queued" | "running" | "completed" | "error";
+
+/** Error codes of spec 003/004 plus ours. */
+export type ErrorCode =
+  | "INVALID_INPUT"
+  | "SUBAGENTS_DISABLED"
+  | "UNKNOWN_AGENT"
+  | "SUBAGENT_DEPTH_EXCEEDED"
+  | "SUBAGENT_TIMEOUT"
+  | "SUBAGENT_FAILED"
+  | "SUBAGENT_OUTPUT_TRUNCATED"
+  | "FINALIZE_MISSING"
+  | "LOOP_DETECTED"
+  | "SUBAGENT_CANCELLED";
+
+export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string };
+
+/** A tool call as the engine keeps it: name + arguments already shortened to a string. */
+export type ToolCallInfo = { id: string; name: string; args: string };
+
+/**
+ * Engine events. Both transports (compact fd-3 lines from our child extension, and pi's `--mode json`)
+ * are translated into exactly these, so the runner and everything above it do not know which was used.
+ */
+export type ChildEvent =
+  | { type: "session"; id: string; file?: string }
+  | { type: "turn_start" }
+  | { type: "text"; delta: string }
+  | { type: "tool_start"; id: string; name: string; args: string }
+  | { type: "tool_end"; id: string; name: string; isError: boolean; result: string }
+  | {
+      type: "assistant";
+      text: string;
+      toolCalls: ToolCallInfo[];
+      usage: Omit<Usage, "turns">;
+      model?: string;
+      provider?: string;
+      stopReason?: string;
+      errorMessage?: string;
+    }
+  | { type: "retry"; attempt: number; maxAttempts: number; delayMs: number; errorMessage: string }
+  | { type: "finalize"; payload: FinalizePayload }
+  | { type: "agent_end" };
+
+/** One message as stored for transcripts (`get_subagent_session`). */
+export type StoredMessage =
+  | { role: "user"; text: string }
+  | { role: "assistant"; text: string; toolCalls: { name: string; args: string }[]; error?: string }
+  | { role: "toolResult"; name: string; text: string; isError: boolean };
+
+/** The final outcome of one child run. */
+export type RunResult = {
+  status: "completed" | "error";
+  /** Sanitized output: the finalized result (or partial result / last text on error). Never truncated. */
+  output: string;
+  error?: string;
+  errorCode?: ErrorCode;
+  finalize?: FinalizePayload;
+  usage: Usage;
+  model?: string;
+  stopReason?: string;
+  exitCode: number | null;
+  sessionFile?: string;
+  toolCount: number;
+  messages: StoredMessage[];
+  stderrTail: string;
+  durationMs: number;
+};

@@ -1,0 +1,204 @@
+// A scripted OpenAI-compatible chat-completions server on 127.0.0.1.
+// Used by the tests, the benchmarks and `subagents demo`: pi talks to it like to any provider, and the
+// conversation itself says what to answer, so many children can share one stateless server.
+//
+// Script: the newest user message containing `[[script:<JSON array>]]` drives the answers. Step i is used
+// for the i-th assistant turn after that message (counted from the request's messages). Steps:
+//   {"text": "...", "chunks"?: n}                    plain answer, streamed in n deltas
+//   {"tool": "bash", "args": {...}}                  one tool call
+//   {"tools": [{"name","args"}, ...]}                several tool calls in one turn
+//   {"finalize": {"status","result"?,"error"?}}      call subagent_finalize
+//   {"status": 500|400|..., "message"?: "..."}       answer with an HTTP error
+//   {"cut": true, "text"?: "..."}                    start streaming, then drop the connection
+//   {"delayMs": n, ...}                              wait before answering (combines with the above)
+// Past the last step, or with no script at all: call subagent_finalize if the request offers it,
+// else answer with text. The default answer echoes the start of the prompt, so outputs differ per task.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+
+export type ScriptStep = {
+  text?: string;
+  chunks?: number;
+  tool?: string;
+  args?: Record<string, unknown>;
+  tools?: { name: string; args: Record<string, unknown> }[];
+  finalize?: { status: string; result?: string; error?: string };
+  status?: number;
+  message?: string;
+  cut?: boolean;
+  delayMs?: number;
+};
+
+type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown[] };
+type ChatRequest = { model?: string; messages?: ChatMessage[]; tools?: { function?: { name?: string } }[] };
+
+export type ModelServer = {
+  port: number;
+  baseUrl: string;
+  /** Every request body received, in order. */
+  requests: ChatRequest[];
+  close(): Promise<void>;
+};
+
+const SCRIPT_RE = /\[\[script:(\[[\s\S]*?\])\]\]/;
+
+export function messageText(m: ChatMessage): string {
+  if (typeof m.content === "string") return m.content;
+  if (Array.isArray(m.content)) {
+    return m.content.map((p) => (p && typeof p === "object" && "text" in p ? String((p as { text: unknown }).text) : "")).join("");
+  }
+  return "";
+}
+
+/** Picks the step for this request: pure, exported for tests. */
+export function chooseStep(req: ChatRequest): ScriptStep {
+  const messages = req.messages ?? [];
+  let scriptAt = -1;
+  let script: ScriptStep[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role !== "user") continue;
+    const match = SCRIPT_RE.exec(messageText(messages[i]));
+    if (!match) continue;
+    try {
+      script = JSON.parse(match[1]) as ScriptStep[];
+      scriptAt = i;
+    } catch {
+      return { text: "scripted model: the script is not valid JSON" };
+    }
+    break;
+  }
+  const turn = messages.slice(scriptAt + 1).filter((m) => m.role === "assistant").length;
+  if (scriptAt >= 0 && turn < script.length) return script[turn];
+  const offersFinalize = (req.tools ?? []).some((t) => t.function?.name === "subagent_finalize");
+  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  const prompt = lastUser ? messageText(lastUser).replace(SCRIPT_RE, "").trim() : "";
+  const echo = `Done: ${prompt.slice(0, 80)}`;
+  return offersFinalize ? { finalize: { status: "SUCCESS", result: echo } } : { text: echo };
+}
+
+function chunk(id: string, delta: Record<string, unknown>, finish: string | null = null, usage?: unknown): string {
+  const body: Record<string, unknown> = {
+    id,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model: "fake-model",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
+  if (usage) body.usage = usage;
+  return `data: ${JSON.stringify(body)}\n\n`;
+}
+
+function splitInto(text: string, n: number): string[] {
+  const parts = Math.max(1, Math.min(n, text.length || 1));
+  const size = Math.ceil(text.length / parts);
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out.length ? out : [""];
+}
+
+async function answer(res: ServerResponse, step: ScriptStep, promptChars: number): Promise<void> {
+  if (step.delayMs) await new Promise((r) => setTimeout(r, step.delayMs));
+  if (step.status && step.status >= 400) {
+    res.writeHead(step.status, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { message: step.message ?? `scripted error ${step.status}`, type: "scripted" } }));
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const id = `chatcmpl-${Math.random().toString(16).slice(2)}`;
+  res.write(chunk(id, { role: "assistant", content: "" }));
+  if (step.cut) {
+    res.write(chunk(id, { content: step.text ?? "partial answer" }));
+    res.socket?.destroy();
+    return;
+  }
+  const calls = step.tools ?? (step.tool ? [{ name: step.tool, args: step.args ?? {} }] : []);
+  if (step.finalize) calls.push({ name: "subagent_finalize", args: step.finalize });
+  if (step.text) {
+    // Write deltas in batches so a 5,000-delta answer does not cost 5,000 syscalls here.
+    let batch = "";
+    for (const part of splitInto(step.text, step.chunks ?? 1)) {
+      batch += chunk(id, { content: part });
+      if (batch.length > 32_768) {
+        res.write(batch);
+        batch = "";
+      }
+    }
+    if (batch) res.write(batch);
+  }
+  calls.forEach((call, index) => {
+    res.write(
+      chunk(id, {
+        tool_calls: [
+          { index, id: `call_${index}_${Math.random().toString(16).slice(2, 10)}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } },
+        ],
+      }),
+    );
+  });
+  const usage = { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: Math.ceil((step.text?.length ?? 20) / 4), total_tokens: 0 };
+  res.write(chunk(id, {}, calls.length ? "tool_calls" : "stop", usage));
+  res.end("data: [DONE]\n\n");
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString("utf8");
+}
+
+export async function startModelServer(port = 0): Promise<ModelServer> {
+  const requests: ChatRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
+        res.writeHead(404).end();
+        return;
+      }
+      const raw = await readBody(req);
+      let body: ChatRequest;
+      try {
+        body = JSON.parse(raw) as ChatRequest;
+      } catch {
+        res.writeHead(400).end('{"error":{"message":"bad json"}}');
+        return;
+      }
+      requests.push(body);
+      await answer(res, chooseStep(body), raw.length);
+    })().catch(() => res.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const address = server.address();
+  const actual = typeof address === "object" && address ? address.port : port;
+  return {
+    port: actual,
+    baseUrl: `http://127.0.0.1:${actual}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Writes models.json + settings.json for an isolated pi agent dir that points at the server. */
+export function piAgentConfig(baseUrl: string): { "models.json": string; "settings.json": string } {
+  const models = {
+    providers: {
+      fake: {
+        baseUrl,
+        api: "openai-completions",
+        apiKey: "x",
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+        models: [{ id: "fake-model" }],
+      },
+    },
+  };
+  return {
+    "models.json": JSON.stringify(models, null, 2),
+    "settings.json": JSON.stringify({ defaultProvider: "fake", defaultModel: "fake-model" }, null, 2),
+  };
+}
+
+/** The marker a task text carries to steer the scripted model. */
+export function script(steps: ScriptStep[]): string {
+  return `[[script:${JSON.stringify(steps)}]]`;
+}

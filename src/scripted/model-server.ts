@@ -11,6 +11,7 @@
 //   {"status": 500|400|..., "message"?: "..."}       answer with an HTTP error
 //   {"cut": true, "text"?: "..."}                    start streaming, then drop the connection
 //   {"delayMs": n, ...}                              wait before answering (combines with the above)
+//   {"chunkDelayMs": n, ...}                         pause between streamed text chunks
 // Past the last step, or with no script at all: call subagent_finalize if the request offers it,
 // else answer with text. The default answer echoes the start of the prompt, so outputs differ per task.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -26,6 +27,8 @@ export type ScriptStep = {
   message?: string;
   cut?: boolean;
   delayMs?: number;
+  /** Pause between streamed chunks, so a person can watch text arrive (demo). */
+  chunkDelayMs?: number;
 };
 
 type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown[] };
@@ -117,7 +120,11 @@ async function answer(res: ServerResponse, step: ScriptStep, promptChars: number
     let batch = "";
     for (const part of splitInto(step.text, step.chunks ?? 1)) {
       batch += chunk(id, { content: part });
-      if (batch.length > 32_768) {
+      if (step.chunkDelayMs) {
+        res.write(batch);
+        batch = "";
+        await new Promise((r) => setTimeout(r, step.chunkDelayMs));
+      } else if (batch.length > 32_768) {
         res.write(batch);
         batch = "";
       }

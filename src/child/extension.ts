@@ -1,0 +1,162 @@
+// Loaded into every child pi with `-e`. Two jobs:
+//  1. the compact transport: one small JSON line per meaningful event on fd 3 (instead of pi's JSON mode,
+//     whose message_update lines repeat the whole message on every delta);
+//  2. the `subagent_finalize` tool, registered only in children (PI_SUBAGENT_CHILD=1).
+// It also stops the child when the parent disappears, so a killed parent never leaves orphans running.
+// Self-contained on purpose: node:fs only, no package imports (Bun would try to auto-install them).
+import * as fs from "node:fs";
+import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/transport.ts";
+import type { ChildEvent, FinalizePayload } from "../core/types.ts";
+
+const FD = 3;
+const ARGS_CAP = 1000;
+const RESULT_CAP = 2000;
+const FLUSH_MS = 50;
+const DELTA_FLUSH_BYTES = 8192;
+
+type Api = {
+  on(event: string, handler: (event: any, ctx: any) => unknown): void;
+  registerTool(def: Record<string, unknown>): void;
+};
+
+/** Why a finalize call is not acceptable, or null when it is (spec 001's rules). */
+export function finalizeProblem(p: Partial<FinalizePayload>): string | null {
+  if (p.status !== "SUCCESS" && p.status !== "ERROR") return 'status must be "SUCCESS" or "ERROR"';
+  if (p.status === "SUCCESS" && !(typeof p.result === "string" && p.result.trim())) return "SUCCESS requires a non-empty result";
+  if (p.status === "ERROR" && !(typeof p.error === "string" && p.error.trim())) return "ERROR requires a non-empty error";
+  return null;
+}
+
+class Fd3Writer {
+  private open = true;
+  private delta = "";
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly onBroken: () => void) {}
+
+  emit(ev: ChildEvent): void {
+    if (ev.type === "text") {
+      this.delta += ev.delta;
+      if (this.delta.length >= DELTA_FLUSH_BYTES) this.flushDelta();
+      else if (!this.timer) {
+        // Coalesce deltas: the parent redraws at most 10×/s, so per-token lines would be wasted bytes.
+        this.timer = setTimeout(() => this.flushDelta(), FLUSH_MS);
+        this.timer.unref?.();
+      }
+      return;
+    }
+    this.flushDelta();
+    this.write(ev);
+  }
+
+  flushDelta(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (!this.delta) return;
+    const delta = this.delta;
+    this.delta = "";
+    this.write({ type: "text", delta });
+  }
+
+  private write(ev: ChildEvent): void {
+    if (!this.open) return;
+    const buf = Buffer.from(`${JSON.stringify(ev)}\n`);
+    let off = 0;
+    let spins = 0;
+    while (off < buf.length) {
+      try {
+        off += fs.writeSync(FD, buf, off);
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (code === "EAGAIN" && spins++ < 5000) {
+          // A non-blocking pipe is full: the parent is draining, so wait a moment (synchronously: order matters).
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+          continue;
+        }
+        this.open = false;
+        if (code === "EPIPE") this.onBroken();
+        return;
+      }
+    }
+  }
+}
+
+function watchParent(stop: () => void): void {
+  const parent = Number(process.env.PI_SUBAGENT_PARENT_PID);
+  if (!Number.isInteger(parent) || parent <= 1) return;
+  const timer = setInterval(() => {
+    let alive = true;
+    try {
+      process.kill(parent, 0);
+    } catch (err) {
+      alive = (err as { code?: string }).code === "EPERM";
+    }
+    if (!alive || process.ppid !== parent) stop();
+  }, 1000);
+  timer.unref?.();
+}
+
+export default function childExtension(pi: Api): void {
+  if (process.env.PI_SUBAGENT_CHILD !== "1") return;
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    // SIGTERM to ourselves: pi's handler kills the bash process groups it started, then exits.
+    process.kill(process.pid, "SIGTERM");
+  };
+  watchParent(stop);
+  const compact = process.env.PI_SUBAGENT_TRANSPORT !== "json";
+  const out = compact ? new Fd3Writer(stop) : null;
+  const emit = (ev: ChildEvent) => out?.emit(ev);
+
+  if (out) {
+    pi.on("session_start", (_e, ctx) => {
+      const sm = ctx?.sessionManager;
+      emit({ type: "session", id: String(sm?.getSessionId?.() ?? ""), file: sm?.getSessionFile?.() ?? undefined });
+    });
+    pi.on("turn_start", () => emit({ type: "turn_start" }));
+    pi.on("message_update", (e) => {
+      const a = e?.assistantMessageEvent;
+      if (a?.type === "text_delta" && typeof a.delta === "string") emit({ type: "text", delta: a.delta });
+    });
+    pi.on("message_end", (e) => {
+      if (e?.message?.role === "assistant") emit(assistantFromMessage(e.message));
+    });
+    pi.on("tool_execution_start", (e) =>
+      emit({ type: "tool_start", id: String(e.toolCallId), name: String(e.toolName), args: cap(json(e.args ?? {}), ARGS_CAP) }),
+    );
+    pi.on("tool_execution_end", (e) =>
+      emit({ type: "tool_end", id: String(e.toolCallId), name: String(e.toolName), isError: !!e.isError, result: cap(textOfContent(e.result?.content), RESULT_CAP) }),
+    );
+    pi.on("agent_end", () => emit({ type: "agent_end" }));
+    pi.on("session_shutdown", () => out.flushDelta());
+  }
+
+  pi.registerTool({
+    name: "subagent_finalize",
+    label: "Finalize",
+    description:
+      "Report your final result to the agent that delegated this task. Call it exactly once, as your last action. " +
+      'status "SUCCESS" needs a non-empty `result` (your complete answer); status "ERROR" needs a non-empty `error` ' +
+      "(what went wrong) and may carry partial findings in `result`.",
+    parameters: {
+      type: "object",
+      properties: {
+        status: { type: "string", enum: ["SUCCESS", "ERROR"], description: "SUCCESS or ERROR" },
+        result: { type: "string", description: "The final answer (required for SUCCESS; partial findings for ERROR)" },
+        error: { type: "string", description: "What went wrong (required for ERROR)" },
+      },
+      required: ["status"],
+      additionalProperties: false,
+    },
+    async execute(_id: string, params: Partial<FinalizePayload>) {
+      const problem = finalizeProblem(params);
+      // Throwing marks the tool result as an error: the model sees why and can call again in the same turn loop.
+      if (problem) throw new Error(`Invalid subagent_finalize call: ${problem}.`);
+      const payload: FinalizePayload = { status: params.status!, result: params.result, error: params.error };
+      emit({ type: "finalize", payload });
+      return { content: [{ type: "text", text: "Final result recorded." }], details: payload, terminate: true };
+    },
+  });
+}

@@ -1,0 +1,165 @@
+// `subagents delegate "task" ["task" …]`: several sub-agents in parallel, with live windows on a terminal,
+// one plain line per state change otherwise, or JSONL with --json; each task's output is printed at the end.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import pc from "picocolors";
+import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
+import type { FileSpec } from "../core/files.ts";
+import { runScheduled } from "../core/scheduler.ts";
+import { checkResumable, runTask, type TaskInput, type TaskOutcome } from "../core/task.ts";
+import { truncateHeadTail } from "../core/truncate.ts";
+import { plainStyle, type Style } from "../ui/windows.ts";
+import { parse, positiveNumber } from "./args.ts";
+import { buildEngine, cliContext } from "./engine.ts";
+import { EXIT, UsageError } from "./errors.ts";
+import { DELEGATE_HELP } from "./help.ts";
+import { LiveDisplay } from "./live.ts";
+import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
+import { trapSignals } from "./signals.ts";
+import { newSlot, refreshViews, slotDone, slotEvent, slotStarted } from "./views.ts";
+
+const OUTPUT_BYTES = 8 * 1024;
+const OUTPUT_LINES = 80;
+
+function readTasksFile(source: string): unknown {
+  let text: string;
+  try {
+    text = source === "-" ? fs.readFileSync(0, "utf8") : fs.readFileSync(source, "utf8");
+  } catch (err) {
+    throw new UsageError(`delegate: cannot read --tasks ${source}: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`delegate: --tasks ${source} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function colorStyle(enabled: boolean): Style {
+  if (!enabled) return plainStyle;
+  const c = pc.createColors(true);
+  return { bold: c.bold, dim: c.dim, red: c.red, green: c.green, yellow: c.yellow, cyan: c.cyan };
+}
+
+export async function cmdDelegate(argv: string[]): Promise<number> {
+  const { values, positionals } = parse("delegate", argv, {
+    name: { type: "string", multiple: true },
+    profile: { type: "string" },
+    cwd: { type: "string" },
+    timeout: { type: "string" },
+    concurrency: { type: "string" },
+    file: { type: "string", multiple: true },
+    resume: { type: "string" },
+    tasks: { type: "string" },
+    json: { type: "boolean" },
+    quiet: { type: "boolean", short: "q" },
+    "no-color": { type: "boolean" },
+  });
+  if (values.help) {
+    console.log(DELEGATE_HELP);
+    return EXIT.ok;
+  }
+  const shellCwd = path.resolve(values.cwd ?? process.cwd());
+  if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
+  const timeout = positiveNumber("delegate", "timeout", values.timeout);
+  const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
+
+  let params: DelegateParams;
+  try {
+    if (values.tasks !== undefined) {
+      if (positionals.length) throw new UsageError("delegate: give tasks either as arguments or with --tasks, not both.");
+      params = parseDelegateParams(readTasksFile(values.tasks));
+    } else {
+      if (!positionals.length) throw new UsageError('delegate: no task given. Example: subagents delegate "summarize README.md" "list the TODOs"');
+      if (positionals.length > MAX_TASKS) throw new UsageError(`delegate: ${positionals.length} tasks given; at most ${MAX_TASKS} tasks per call.`);
+      const names = values.name ?? [];
+      if (names.length > positionals.length) throw new UsageError(`delegate: ${names.length} --name flags for ${positionals.length} tasks.`);
+      if (values.resume && positionals.length !== 1) throw new UsageError("delegate: --resume continues one session: give exactly one task with it.");
+      const files: FileSpec[] | undefined = values.file?.length ? values.file : undefined;
+      params = parseDelegateParams({
+        tasks: positionals.map((prompt, i) => ({ name: names[i] ?? `task-${i + 1}`, prompt, ...(files ? { files } : {}), ...(values.resume ? { resume: values.resume } : {}) })),
+      });
+    }
+  } catch (err) {
+    if (err instanceof InputError) throw new UsageError(`delegate: ${err.message}`);
+    throw err;
+  }
+  const profile = values.profile ?? params.profile;
+
+  const ctx = cliContext(shellCwd);
+  for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
+  const engine = buildEngine(ctx, shellCwd);
+  const inputs: TaskInput[] = params.tasks.map((t) => ({
+    name: t.name,
+    prompt: t.prompt,
+    cwd: t.cwd ?? shellCwd,
+    profile: t.profile ?? profile,
+    timeoutSec: t.timeout ?? timeout,
+    resume: t.resume,
+    files: t.files,
+    sessionId: t.resume ?? engine.store.newSessionId(),
+  }));
+  // Checked before anything starts: a bad resume or a missing cwd fails the whole call (spec 000).
+  for (const t of inputs) {
+    if (!fs.statSync(t.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: task "${t.name}": working directory ${t.cwd} does not exist.`);
+    const problem = t.resume ? checkResumable(engine, t.resume) : null;
+    if (problem) throw new UsageError(`delegate: ${problem}`);
+  }
+
+  const json = !!values.json;
+  const tty = !json && !values.quiet && !!process.stdout.isTTY;
+  const color = tty && !values["no-color"] && !process.env.NO_COLOR;
+  const style = colorStyle(color);
+  const log = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
+  const slots = inputs.map((t) => newSlot(t.name, t.sessionId!, t.profile, t.timeoutSec ?? engine.settings.timeout));
+  const maxLines = engine.settings.maxLinesPerWindow;
+  const live = tty ? new LiveDisplay(() => refreshViews(slots, Date.now(), maxLines), { maxLines, style }) : null;
+  const interrupt = trapSignals();
+  live?.start();
+  let outcomes: TaskOutcome[];
+  try {
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, (input, hooks) => runTask(engine, input, hooks), {
+      signal: interrupt.signal,
+      onTaskStart: (i) => {
+        slotStarted(slots[i], Date.now());
+        if (json) writeJson({ type: "task_start", task: inputs[i].name, sessionId: inputs[i].sessionId!, agent: inputs[i].profile ?? "default" });
+        else if (!tty && !values.quiet) log(`● ${inputs[i].name}: running (session: ${inputs[i].sessionId})`);
+      },
+      onTaskEvent: (i, state, ev) => {
+        slotEvent(slots[i], state);
+        if (json) {
+          const line = jsonEvent(inputs[i].name, inputs[i].sessionId!, ev);
+          if (line) writeJson(line);
+        }
+      },
+      onTaskEnd: (i, outcome) => {
+        slotDone(slots[i], outcome, Date.now());
+        if (json) writeJson(taskEndEvent(outcome));
+        else if (!tty && !values.quiet) log(statusLine(outcome));
+      },
+    });
+  } finally {
+    live?.stop();
+    interrupt.dispose();
+  }
+  if (json) writeJson(summaryEvent(outcomes));
+  else printOutputs(outcomes, style, log, !!values.quiet);
+  const failed = outcomes.some((o) => o.result.status !== "completed");
+  return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
+}
+
+/** Spec 000's summary line for one task. */
+export function statusLine(o: TaskOutcome): string {
+  const r = o.result;
+  return r.status === "completed" ? `✓ ${o.name}: completed (session: ${o.sessionId})` : `✗ ${o.name}: error — ${r.error ?? "failed"} (session: ${o.sessionId})`;
+}
+
+function printOutputs(outcomes: TaskOutcome[], style: Style, log: (l: string) => void, quiet: boolean): void {
+  for (const o of outcomes) {
+    if (!quiet) log("");
+    log(o.result.status === "completed" ? style.green(statusLine(o)) : style.red(statusLine(o)));
+    if (quiet || !o.result.output) continue;
+    const t = truncateHeadTail(o.result.output, { maxBytes: OUTPUT_BYTES, maxLines: OUTPUT_LINES, hint: `full output: subagents output ${o.sessionId}` });
+    log(t.text);
+  }
+}

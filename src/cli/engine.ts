@@ -1,0 +1,65 @@
+// Assembles the engine for a CLI command from the environment: host, settings, profiles, store, pi command.
+import * as path from "node:path";
+import { realClock, type Host } from "../core/host.ts";
+import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profile-discovery.ts";
+import { loadSettings, type Settings } from "../core/settings.ts";
+import { Store } from "../core/store.ts";
+import type { Engine } from "../core/task.ts";
+import { createBunHost } from "../host/bun.ts";
+import { childExtensionPath } from "../host/child-extension-path.ts";
+import { PiNotFoundError, resolvePiCommand } from "../host/pi-command.ts";
+import { ConfigError } from "./errors.ts";
+
+export type CliContext = {
+  host: Host;
+  agentDir: string;
+  settings: Settings;
+  warnings: string[];
+};
+
+export function cliContext(cwd: string): CliContext {
+  const host = createBunHost();
+  const agentDir = resolveAgentDir(host.env, host.homedir());
+  const { settings, warnings } = loadSettings(host, { agentDir, cwd });
+  return { host, agentDir, settings, warnings };
+}
+
+export function dbPath(ctx: CliContext): string {
+  return ctx.host.env.SUBAGENTS_DB || path.join(ctx.agentDir, "subagents.db");
+}
+
+export function openStore(ctx: CliContext): Store {
+  const file = dbPath(ctx);
+  try {
+    ctx.host.mkdirp(path.dirname(file));
+    const store = new Store(ctx.host.openDb(file), { isAlive: (pid) => ctx.host.isAlive(pid) });
+    store.recoverStale((pid) => ctx.host.isAlive(pid));
+    return store;
+  } catch (err) {
+    throw new ConfigError(`Cannot open the session database ${file}: ${(err as Error).message}`);
+  }
+}
+
+export function buildEngine(ctx: CliContext, cwd: string): Engine {
+  const { profiles } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
+  let pi;
+  try {
+    pi = resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime });
+  } catch (err) {
+    if (err instanceof PiNotFoundError) throw new ConfigError(err.message);
+    throw err;
+  }
+  const depth = Number(ctx.host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
+  return {
+    host: ctx.host,
+    clock: realClock,
+    store: openStore(ctx),
+    settings: ctx.settings,
+    profiles,
+    agentDir: ctx.agentDir,
+    piCommand: pi.argv,
+    piEnv: pi.env,
+    childExtension: childExtensionPath(path.join(ctx.agentDir, "subagents")),
+    depth,
+  };
+}

@@ -1,0 +1,81 @@
+// --help texts. Kept next to each other so the README's CLI reference can be checked against them.
+
+export const MAIN_HELP = `subagents — run pi sub-agents: isolated child pi processes with their own context, tools and model.
+
+Usage:
+  subagents <command> [options]
+
+Commands:
+  delegate "task" ...    Run up to 16 sub-agents in parallel with live progress windows
+  run AGENT "task"       Run one sub-agent with a profile and print its result
+  output ID              Print the final output of a session's latest run
+  session ID             Print a session's full transcript (all runs)
+  sessions               List recent sessions
+  profiles               List agent profiles (and problems with profile files)
+  demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)
+
+Options:
+  -h, --help             Show help (also: subagents <command> --help)
+  -v, --version          Show the version
+
+Exit codes: 0 success, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.
+Environment: PI_CODING_AGENT_DIR (pi's agent dir, default ~/.pi/agent), SUBAGENTS_DB (session database),
+SUBAGENTS_PI (command that runs pi), NO_COLOR.`;
+
+export const RUN_HELP = `Usage: subagents run AGENT "task" [options]
+
+Runs one sub-agent with the profile AGENT ("default" for pi's defaults) on the task and prints its result.
+The task may also come from standard input: subagents run scout - < task.md
+
+Options:
+  --session ID      Continue an earlier session (the child keeps its full context)
+  --cwd DIR         Working directory for the child (default: current directory)
+  --model M         Model for the child, "provider/id" or "provider/id:thinking" (overrides the profile)
+  --timeout S       Seconds before the child is stopped once idle (default 600)
+  --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
+  -h, --help        Show this help
+
+Exit codes: 0 completed, 1 the sub-agent failed, 2 usage or configuration error.`;
+
+export const OUTPUT_HELP = `Usage: subagents output ID [--json]
+
+Prints the final output of the latest run of session ID (the full text, never truncated).`;
+
+export const SESSION_HELP = `Usage: subagents session ID [--json]
+
+Prints the whole transcript of session ID: messages, tool calls and tool results of every run.`;
+
+export const SESSIONS_HELP = `Usage: subagents sessions [--limit N] [--json]
+
+Lists recent sessions, newest first: id, status, agent, name, cost, age.
+
+Options:
+  --limit N     How many (default 20)
+  --json        One JSON object per line`;
+
+export const PROFILES_HELP = `Usage: subagents profiles [--cwd DIR] [--json]
+
+Lists the agent profiles available from DIR (default: current directory): built-in, user and project ones,
+and names every profile file that could not be loaded, with the reason.`;
+
+export const DELEGATE_HELP = `Usage: subagents delegate "task" ["task" ...] [options]
+       subagents delegate --tasks FILE|- [options]
+
+Runs 1–16 sub-agents in parallel (4 at a time by default) and prints each one's output at the end.
+On a terminal each task gets a live window; otherwise one line per state change.
+
+Options:
+  --name NAME         Name of the next task (repeat once per task; default task-1, task-2, …)
+  --profile P         Profile for every task (default: pi's defaults)
+  --cwd DIR           Working directory for every task (default: current directory)
+  --timeout S         Seconds before an idle task is stopped (default 600)
+  --concurrency N     Tasks at once (default 4, setting subagents.concurrency)
+  --file PATH         Prepend this file to every task's prompt (repeatable)
+  --resume ID         Continue session ID with the (single) task given
+  --tasks FILE|-      Read tasks as delegate_to_subagents JSON: {"tasks":[{"name","prompt",...}],"profile"?}
+  --json              JSON lines on stdout (human text on stderr); the last line is {"type":"summary",...}
+  -q, --quiet         Only the final status lines and outputs
+  --no-color          No colours (also NO_COLOR=1)
+  -h, --help          Show this help
+
+Exit codes: 0 all tasks completed, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.`;

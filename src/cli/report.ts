@@ -1,0 +1,48 @@
+// What the CLI prints about tasks: JSONL events for --json, and the final summary line (same for run and
+// delegate), so scripts can always read the last line.
+import type { TaskOutcome } from "../core/task.ts";
+import type { ChildEvent } from "../core/types.ts";
+
+export type JsonEvent = Record<string, unknown> & { type: string };
+
+export function jsonEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | null {
+  switch (ev.type) {
+    case "tool_start":
+      return { type: "tool_start", task, sessionId, tool: ev.name, args: ev.args };
+    case "tool_end":
+      return { type: "tool_end", task, sessionId, tool: ev.name, isError: ev.isError };
+    case "assistant":
+      return { type: "message", task, sessionId, text: ev.text, toolCalls: ev.toolCalls.map((c) => c.name), stopReason: ev.stopReason, error: ev.errorMessage };
+    case "retry":
+      return { type: "retry", task, sessionId, attempt: ev.attempt, maxAttempts: ev.maxAttempts, error: ev.errorMessage };
+    case "finalize":
+      return { type: "finalize", task, sessionId, status: ev.payload.status };
+    default:
+      return null;
+  }
+}
+
+export function taskEndEvent(o: TaskOutcome): JsonEvent {
+  const r = o.result;
+  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: r.status, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs };
+}
+
+export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
+  return {
+    type: "summary",
+    tasks: outcomes.map((o) => ({
+      name: o.name,
+      sessionId: o.sessionId,
+      agent: o.agent,
+      status: o.result.status,
+      output: o.result.output,
+      ...(o.result.error !== undefined ? { error: o.result.error } : {}),
+      ...(o.result.errorCode !== undefined ? { errorCode: o.result.errorCode } : {}),
+      usage: o.result.usage,
+    })),
+  };
+}
+
+export function writeJson(ev: JsonEvent): void {
+  process.stdout.write(`${JSON.stringify(ev)}\n`);
+}

@@ -1,0 +1,123 @@
+// Builds the command line and environment of one child pi. Pure: the caller writes the temp files it lists.
+import type { Profile } from "./profile.ts";
+import type { Transport } from "./transport.ts";
+
+/** The tools pi enables when no --tools is given (pi 0.73.1). */
+export const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
+/** Tool names that delegate to further sub-agents: never offered to a child at max depth. */
+export const DELEGATION_TOOLS = ["delegate_to_subagents", "subagent", "get_subagent_output", "get_subagent_session", "list_subagent_profiles"];
+export const FINALIZE_TOOL = "subagent_finalize";
+
+/** Env var each built-in provider reads its key from, so a profile's apiKey never appears in argv. */
+const PROVIDER_KEY_ENV: Record<string, string> = {
+  anthropic: "ANTHROPIC_API_KEY",
+  openai: "OPENAI_API_KEY",
+  google: "GEMINI_API_KEY",
+  groq: "GROQ_API_KEY",
+  xai: "XAI_API_KEY",
+  openrouter: "OPENROUTER_API_KEY",
+  mistral: "MISTRAL_API_KEY",
+  cerebras: "CEREBRAS_API_KEY",
+  deepseek: "DEEPSEEK_API_KEY",
+};
+
+export type InvocationInput = {
+  /** How to start pi: e.g. ["/path/bun", "--no-install", "/path/pi/dist/bun/cli.js"]. */
+  piCommand: string[];
+  childExtension: string;
+  profile: Profile | null;
+  transport: Transport;
+  finalize: boolean;
+  sessionFile: string;
+  /** Overrides the profile's model ("provider/id[:thinking]" or "id"). */
+  model?: string;
+  depth: number;
+  maxDepth: number;
+  parentPid: number;
+  /** Where to put the system prompt file (0600); the caller creates and removes it. */
+  promptFile: string;
+  /** Skill files/dirs resolved from the profile's suggestedSkills. */
+  skillPaths?: string[];
+  /** Extra text for the system prompt (e.g. loaded skills, the finalize instructions). */
+  appendPrompt?: string;
+  baseEnv: Record<string, string | undefined>;
+};
+
+export type Invocation = {
+  argv: string[];
+  env: Record<string, string>;
+  /** Files to create (mode 0600) before spawning and remove afterwards. */
+  files: { path: string; content: string }[];
+};
+
+export const FINALIZE_INSTRUCTIONS =
+  "You are a sub-agent working for another agent. When your task is done, call the `subagent_finalize` tool as your " +
+  'last action: status "SUCCESS" with your complete answer in `result`, or status "ERROR" with what went wrong in ' +
+  "`error` (partial findings may go in `result`). Do not end with plain text: only the finalize call is returned.";
+
+function toolList(p: Profile | null, finalize: boolean, atMaxDepth: boolean): string[] | null {
+  let tools: string[] | null = null;
+  if (p?.noTools) tools = [];
+  else if (p?.tools?.length) tools = [...p.tools];
+  else if (p?.excludeTools?.length) tools = PI_DEFAULT_TOOLS.filter((t) => !p.excludeTools!.includes(t));
+  if (atMaxDepth && tools) tools = tools.filter((t) => !DELEGATION_TOOLS.includes(t));
+  if (tools === null) return null;
+  if (finalize && !tools.includes(FINALIZE_TOOL)) tools.push(FINALIZE_TOOL);
+  return tools;
+}
+
+export function buildInvocation(input: InvocationInput): Invocation {
+  const p = input.profile;
+  const argv = [...input.piCommand];
+  if (input.transport === "json") argv.push("--mode", "json");
+  argv.push("-p", "--session", input.sessionFile, "-e", input.childExtension);
+  for (const ext of p?.extensions ?? []) argv.push("-e", ext);
+  if (p?.noExtensions) argv.push("--no-extensions");
+
+  const model = input.model ?? (p?.model ? (p.provider && !p.model.includes("/") ? `${p.provider}/${p.model}` : p.model) : undefined);
+  if (model) argv.push("--model", model);
+  else if (p?.provider) argv.push("--provider", p.provider);
+  if (p?.thinking && !(model && /:[a-z]+$/.test(model))) argv.push("--thinking", p.thinking);
+
+  const atMaxDepth = input.depth >= input.maxDepth;
+  const tools = toolList(p, input.finalize, atMaxDepth);
+  if (tools) argv.push("--tools", tools.join(","));
+  else if (atMaxDepth) {
+    // No explicit list: keep pi's defaults plus ours, which excludes any auto-discovered delegation tool.
+    argv.push("--tools", [...PI_DEFAULT_TOOLS, ...(input.finalize ? [FINALIZE_TOOL] : [])].join(","));
+  }
+
+  if (p?.noSkills) argv.push("--no-skills");
+  for (const skill of input.skillPaths ?? []) argv.push("--skill", skill);
+  if (p?.noContextFiles) argv.push("--no-context-files");
+
+  const files: Invocation["files"] = [];
+  const appended = [p?.systemPromptMode === "append" ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", input.finalize ? FINALIZE_INSTRUCTIONS : ""]
+    .filter((s) => s.trim())
+    .join("\n\n");
+  if (p && p.systemPromptMode !== "append" && p.systemPrompt.trim()) {
+    // Replace mode: our extra instructions go into the same file, after the profile's prompt.
+    files.push({ path: input.promptFile, content: [p.systemPrompt, appended].filter(Boolean).join("\n\n") });
+    argv.push("--system-prompt", input.promptFile);
+  } else if (appended) {
+    files.push({ path: input.promptFile, content: appended });
+    argv.push("--append-system-prompt", input.promptFile);
+  }
+  argv.push(...(p?.extraArgs ?? []));
+
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(input.baseEnv)) if (v !== undefined) env[k] = v;
+  env.PI_SUBAGENT_CHILD = "1";
+  env.PI_SUBAGENT_DEPTH = String(input.depth);
+  env.PI_SUBAGENT_MAX_DEPTH = String(input.maxDepth);
+  env.PI_SUBAGENT_PARENT_PID = String(input.parentPid);
+  env.PI_SUBAGENT_TRANSPORT = input.transport;
+  env.PI_OFFLINE ??= "1";
+  if (p?.apiKey) {
+    const provider = (model?.includes("/") ? model.split("/")[0] : p.provider) ?? "";
+    const name = PROVIDER_KEY_ENV[provider];
+    if (name) env[name] = p.apiKey;
+    else argv.push("--api-key", p.apiKey);
+  }
+  return { argv, env, files };
+}

@@ -1,0 +1,35 @@
+// The kill protocol (DESIGN §2): SIGTERM first — pi then kills the bash process groups it started — wait for
+// the real exit up to a grace period, then SIGKILL the child and every process that descended from it.
+// The descendant list is taken before signalling because orphans are re-parented and can no longer be found.
+import type { ChildProcess, Clock, ExitInfo, Host } from "./host.ts";
+
+export const TERM_GRACE_MS = 5000;
+
+export function waitFor<T>(clock: Clock, p: Promise<T>, ms: number): Promise<T | "timeout"> {
+  return new Promise((resolve) => {
+    const handle = clock.setTimeout(() => resolve("timeout"), ms);
+    p.then((v) => {
+      clock.clearTimeout(handle);
+      resolve(v);
+    });
+  });
+}
+
+/** Kills whatever is left of a process tree whose root has already exited (or was just killed). */
+export function reapDescendants(host: Host, pids: number[]): void {
+  for (const pid of pids) if (host.isAlive(pid)) host.signal(pid, "SIGKILL");
+}
+
+export async function killTree(host: Host, clock: Clock, proc: ChildProcess, graceMs = TERM_GRACE_MS): Promise<ExitInfo> {
+  const tree = host.descendants(proc.pid);
+  proc.kill("SIGTERM");
+  let exit = await waitFor(clock, proc.exited, graceMs);
+  if (exit === "timeout") {
+    const late = host.descendants(proc.pid);
+    proc.kill("SIGKILL");
+    reapDescendants(host, late);
+    exit = await proc.exited;
+  }
+  reapDescendants(host, tree);
+  return exit;
+}

@@ -1,0 +1,167 @@
+// Folds engine events into a bounded picture of one child run. Mutable on purpose: it is updated for every
+// event of a streaming child, and copying it each time would cost more than the child's own work.
+import { textLines, toolCallLine, toolResultLine } from "./activity.ts";
+import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "./types.ts";
+
+export const LIMITS = {
+  activityLines: 400,
+  messages: 2000,
+  messageText: 1024 * 1024,
+  toolResultText: 2000,
+  streamingTail: 4096,
+};
+
+export type RunState = {
+  childSessionId?: string;
+  sessionFile?: string;
+  usage: Usage;
+  model?: string;
+  provider?: string;
+  toolCount: number;
+  runningTools: number;
+  /** Last non-empty assistant text. */
+  lastText: string;
+  /** Text of the assistant message being streamed right now (tail only). */
+  streaming: string;
+  /** Rolling activity lines for windows (oldest dropped first). */
+  activity: string[];
+  droppedActivity: number;
+  stopReason?: string;
+  errorMessage?: string;
+  finalize?: FinalizePayload;
+  messages: StoredMessage[];
+  droppedMessages: number;
+  agentEnded: boolean;
+  sawRetry: boolean;
+  loopSignature: string;
+  loopCount: number;
+  lastEventAt: number;
+  /** Bumped on every change, so renderers can skip identical frames. */
+  version: number;
+};
+
+export function newRunState(now: number): RunState {
+  return {
+    usage: emptyUsage(),
+    toolCount: 0,
+    runningTools: 0,
+    lastText: "",
+    streaming: "",
+    activity: [],
+    droppedActivity: 0,
+    messages: [],
+    droppedMessages: 0,
+    agentEnded: false,
+    sawRetry: false,
+    loopSignature: "",
+    loopCount: 0,
+    lastEventAt: now,
+    version: 0,
+  };
+}
+
+function pushActivity(s: RunState, lines: string[]): void {
+  for (const line of lines) s.activity.push(line);
+  const over = s.activity.length - LIMITS.activityLines;
+  if (over > 0) {
+    s.activity.splice(0, over);
+    s.droppedActivity += over;
+  }
+}
+
+function pushMessage(s: RunState, m: StoredMessage): void {
+  if (s.messages.length >= LIMITS.messages) {
+    // Keep the first message (the task) and the newest ones.
+    s.messages.splice(1, 1);
+    s.droppedMessages++;
+  }
+  s.messages.push(m);
+}
+
+const capText = (t: string, n: number) => (t.length > n ? `${t.slice(0, n)}…` : t);
+
+export function recordUserMessage(s: RunState, text: string): void {
+  pushMessage(s, { role: "user", text: capText(text, LIMITS.messageText) });
+}
+
+/** Applies one event. Returns true when the event repeats the previous tool call (for loop detection). */
+export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
+  s.lastEventAt = now;
+  s.version++;
+  switch (ev.type) {
+    case "session":
+      s.childSessionId = ev.id || s.childSessionId;
+      s.sessionFile = ev.file || s.sessionFile;
+      return;
+    case "turn_start":
+      // A new turn after agent_end means pi retried or continued: the run is not over.
+      s.agentEnded = false;
+      return;
+    case "text":
+      s.streaming += ev.delta;
+      if (s.streaming.length > LIMITS.streamingTail * 2) s.streaming = s.streaming.slice(-LIMITS.streamingTail);
+      return;
+    case "tool_start": {
+      s.toolCount++;
+      s.runningTools++;
+      const signature = `${ev.name}\u0000${ev.args}`;
+      if (signature === s.loopSignature) s.loopCount++;
+      else {
+        s.loopSignature = signature;
+        s.loopCount = 1;
+      }
+      pushActivity(s, [toolCallLine(ev.name, ev.args)]);
+      return;
+    }
+    case "tool_end": {
+      s.runningTools = Math.max(0, s.runningTools - 1);
+      const line = toolResultLine(ev.name, ev.result, ev.isError);
+      if (line) pushActivity(s, [line]);
+      pushMessage(s, { role: "toolResult", name: ev.name, text: capText(ev.result, LIMITS.toolResultText), isError: ev.isError });
+      return;
+    }
+    case "assistant": {
+      s.streaming = "";
+      s.usage.input += ev.usage.input;
+      s.usage.output += ev.usage.output;
+      s.usage.cacheRead += ev.usage.cacheRead;
+      s.usage.cacheWrite += ev.usage.cacheWrite;
+      s.usage.cost += ev.usage.cost;
+      s.usage.turns++;
+      s.model = ev.model ?? s.model;
+      s.provider = ev.provider ?? s.provider;
+      s.stopReason = ev.stopReason;
+      s.errorMessage = ev.stopReason === "error" || ev.stopReason === "aborted" ? ev.errorMessage || `model call ended: ${ev.stopReason}` : undefined;
+      if (ev.text.trim()) {
+        s.lastText = ev.text;
+        pushActivity(s, textLines(ev.text));
+      }
+      if (s.errorMessage) pushActivity(s, [`✗ ${s.errorMessage}`]);
+      pushMessage(s, {
+        role: "assistant",
+        text: capText(ev.text, LIMITS.messageText),
+        toolCalls: ev.toolCalls.map((c) => ({ name: c.name, args: c.args })),
+        error: s.errorMessage,
+      });
+      return;
+    }
+    case "retry":
+      s.sawRetry = true;
+      s.agentEnded = false;
+      pushActivity(s, [`↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${ev.errorMessage}`]);
+      return;
+    case "finalize":
+      s.finalize = ev.payload;
+      return;
+    case "agent_end":
+      s.agentEnded = true;
+      return;
+  }
+}
+
+/** Lines a window shows: rolling activity plus the tail of the text being streamed. */
+export function windowLines(s: RunState, max: number): string[] {
+  const streamingLines = s.streaming ? textLines(s.streaming) : [];
+  const all = streamingLines.length ? s.activity.concat(streamingLines.slice(-max)) : s.activity;
+  return max > 0 ? all.slice(-max) : all.slice();
+}

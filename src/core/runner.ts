@@ -1,0 +1,233 @@
+// Runs one child pi to completion: spawn, read events, enforce timeouts / loop detection / output limits,
+// decide when it is done, stop it with the kill protocol, and (with the finalize contract) nudge it in the
+// same session when it stopped without calling subagent_finalize. Always resolves with a RunResult.
+import type { ChildProcess, Clock, ExitInfo, Host } from "./host.ts";
+import { killTree, reapDescendants, waitFor } from "./kill.ts";
+import { LineSplitter } from "./line-splitter.ts";
+import { applyEvent, newRunState, recordUserMessage, type RunState } from "./run-state.ts";
+import { sanitize } from "./sanitize.ts";
+import { JsonModeParser, MAX_EVENT_LINE, jsonModeKeep, parseCompactLine, type Transport } from "./transport.ts";
+import { TailBuffer } from "./truncate.ts";
+import type { ChildEvent, ErrorCode, RunResult } from "./types.ts";
+
+export type RunLimits = {
+  /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */
+  eventBytes: number;
+  /** Bytes a child may write to stdout when stdout is not the event channel. */
+  stdoutBytes: number;
+  stderrBytes: number;
+  stderrTail: number;
+  /** Longest output kept in full (the store's copy); longer is cut with SUBAGENT_OUTPUT_TRUNCATED. */
+  outputChars: number;
+};
+
+export const DEFAULT_LIMITS: RunLimits = {
+  eventBytes: 64 * 1024 * 1024,
+  stdoutBytes: 64 * 1024 * 1024,
+  stderrBytes: 16 * 1024 * 1024,
+  stderrTail: 8 * 1024,
+  outputChars: 4 * 1024 * 1024,
+};
+/** pi's JSON mode repeats the whole message per delta, so it legitimately sends far more. */
+export const JSON_MODE_EVENT_BYTES = 1024 * 1024 * 1024;
+
+export const MAX_NUDGES = 2;
+export const NUDGE_TEXT =
+  "You stopped without calling `subagent_finalize`. Your task is not delivered until you do. Call `subagent_finalize` " +
+  'now as your only action: status "SUCCESS" with your complete final answer in `result`, or status "ERROR" with ' +
+  "what went wrong in `error`.";
+
+export type RunSpec = {
+  argv: string[];
+  env: Record<string, string>;
+  /** The child's pi session file (--session): what a corrective message continues. */
+  sessionFile: string;
+  cwd: string;
+  prompt: string;
+  transport: Transport;
+  finalize: boolean;
+  timeoutSec: number;
+  extendDebounceSec: number;
+  maxRuntimeSec: number;
+  loopingToolCount: number;
+  limits?: Partial<RunLimits>;
+  /** Grace after the final agent_end before the child is stopped (it normally exits by itself at once). */
+  exitGraceMs?: number;
+  killGraceMs?: number;
+  signal?: AbortSignal;
+  onEvent?: (state: RunState, ev: ChildEvent) => void;
+  onSpawn?: (pid: number) => void;
+};
+
+type Stop = { code: ErrorCode; message: string };
+
+export const timeoutMessage = (sec: number) => `Timed out after ${sec}s. Consider resuming with a longer timeout.`;
+export const LOOP_MESSAGE = "Loop detected: sub-agent is repeating the same tool calls";
+
+async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array) => boolean): Promise<void> {
+  try {
+    for await (const chunk of stream) if (!onChunk(chunk)) return;
+  } catch {
+    // A stream error means the child is gone; its exit is handled elsewhere.
+  }
+}
+
+/** One child process from spawn to exit. Returns why it was stopped, if it was. */
+async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number): Promise<{ exit: ExitInfo; stop: Stop | null; stderr: string }> {
+  const limits = { ...DEFAULT_LIMITS, ...(spec.transport === "json" ? { eventBytes: JSON_MODE_EVENT_BYTES } : {}), ...spec.limits };
+  const stderr = new TailBuffer(limits.stderrTail);
+  let stop: Stop | null = null;
+  let proc: ChildProcess;
+  try {
+    proc = host.spawn({ cmd: spec.argv, cwd: spec.cwd, env: spec.env, stdin, fd3: spec.transport === "compact" });
+  } catch (err) {
+    return { exit: { code: null, signal: null }, stop: { code: "SUBAGENT_FAILED", message: `Failed to spawn sub-agent process: ${(err as Error).message}` }, stderr: "" };
+  }
+  spec.onSpawn?.(proc.pid);
+
+  let killing: Promise<ExitInfo> | null = null;
+  let finalTree: number[] = [];
+  const stopWith = (s: Stop) => {
+    stop ??= s;
+    killing ??= killTree(host, clock, proc, spec.killGraceMs);
+  };
+
+  // --- events ---
+  let graceTimer: unknown = null;
+  const clearGrace = () => {
+    if (graceTimer !== null) clock.clearTimeout(graceTimer);
+    graceTimer = null;
+  };
+  const parser = spec.transport === "json" ? new JsonModeParser() : null;
+  const onEvent = (ev: ChildEvent) => {
+    applyEvent(state, ev, clock.now());
+    if (ev.type === "tool_start" && spec.loopingToolCount > 0 && state.loopCount >= spec.loopingToolCount) stopWith({ code: "LOOP_DETECTED", message: LOOP_MESSAGE });
+    if (ev.type === "agent_end") {
+      clearGrace();
+      finalTree = host.descendants(proc.pid);
+      // After a failed model call pi may retry (2, 4, 8 s back-off): wait longer before calling it done.
+      const grace = state.stopReason === "error" ? 20_000 : (spec.exitGraceMs ?? 3000);
+      graceTimer = clock.setTimeout(() => {
+        if (state.agentEnded) killing ??= killTree(host, clock, proc, spec.killGraceMs);
+      }, grace);
+    } else if (ev.type === "turn_start" || ev.type === "retry") clearGrace();
+    spec.onEvent?.(state, ev);
+  };
+  const onLine = (line: string, cut: boolean) => {
+    if (cut && !parser) return; // a compact line never legitimately reaches the cap
+    const ev = parser ? parser.parse(line) : parseCompactLine(line);
+    if (ev) onEvent(ev);
+  };
+  const splitter = new LineSplitter(onLine, MAX_EVENT_LINE, parser ? jsonModeKeep : undefined);
+  const counted = (limit: number, what: string, sink: (c: Uint8Array) => void) => {
+    let bytes = 0;
+    return (c: Uint8Array) => {
+      bytes += c.byteLength;
+      if (bytes > limit) {
+        stopWith({ code: "SUBAGENT_OUTPUT_TRUNCATED", message: `Sub-agent ${what} exceeded the ${Math.round(limit / 1048576)} MB limit and was stopped` });
+        return false;
+      }
+      sink(c);
+      return true;
+    };
+  };
+  const events = spec.transport === "json" ? proc.stdout : proc.fd3;
+  const decoder = new TextDecoder();
+  const readers = [
+    events ? drain(events, counted(limits.eventBytes, "event output", (c) => splitter.push(c))) : Promise.resolve(),
+    spec.transport === "json" ? Promise.resolve() : drain(proc.stdout, counted(limits.stdoutBytes, "stdout", () => {})),
+    drain(proc.stderr, counted(limits.stderrBytes, "stderr", (c) => stderr.append(decoder.decode(c, { stream: true })))),
+  ];
+
+  // --- timers ---
+  const timers: unknown[] = [];
+  const at = (ms: number, fn: () => void) => timers.push(clock.setTimeout(fn, Math.max(0, ms)));
+  const checkTimeout = () => {
+    const idleMs = clock.now() - state.lastEventAt;
+    const debounceMs = spec.extendDebounceSec * 1000;
+    if (state.runningTools === 0 && idleMs >= debounceMs) stopWith({ code: "SUBAGENT_TIMEOUT", message: timeoutMessage(spec.timeoutSec) });
+    else at(Math.max(250, debounceMs - idleMs), checkTimeout);
+  };
+  at(started + spec.timeoutSec * 1000 - clock.now(), checkTimeout);
+  at(started + spec.maxRuntimeSec * 1000 - clock.now(), () => stopWith({ code: "SUBAGENT_TIMEOUT", message: timeoutMessage(spec.maxRuntimeSec) }));
+  const onAbort = () => stopWith({ code: "SUBAGENT_CANCELLED", message: "Cancelled" });
+  if (spec.signal?.aborted) onAbort();
+  else spec.signal?.addEventListener("abort", onAbort, { once: true });
+
+  let exit = await proc.exited;
+  if (killing) exit = await killing;
+  // Grandchildren can hold our pipes open after pi exits: give the readers a moment, never wait for EOF.
+  await waitFor(clock, Promise.all(readers), 300);
+  splitter.end();
+  reapDescendants(host, finalTree);
+  clearGrace();
+  for (const t of timers) clock.clearTimeout(t);
+  spec.signal?.removeEventListener("abort", onAbort);
+  return { exit, stop, stderr: stderr.toString() };
+}
+
+function classify(state: RunState, exit: ExitInfo, stop: Stop | null, stderr: string, finalize: boolean): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
+  const partial = state.finalize?.result ?? state.lastText;
+  if (stop) return { status: "error", output: partial, error: stop.message, code: stop.code };
+  if (state.errorMessage) return { status: "error", output: state.lastText, error: state.errorMessage, code: "SUBAGENT_FAILED" };
+  if (!state.agentEnded && !state.finalize) {
+    const why = stderr.trim().split("\n").slice(-3).join("\n") || (exit.signal ? `killed by ${exit.signal}` : "no output");
+    return { status: "error", output: state.lastText, error: `Sub-agent process exited with code ${exit.code ?? "null"} before finishing: ${why}`, code: "SUBAGENT_FAILED" };
+  }
+  if (!finalize) return { status: "completed", output: state.lastText };
+  const f = state.finalize;
+  if (f?.status === "SUCCESS") return { status: "completed", output: f.result ?? "" };
+  if (f?.status === "ERROR") return { status: "error", output: f.result ?? "", error: f.error ?? "Sub-agent reported an error", code: "SUBAGENT_FAILED" };
+  return "nudge";
+}
+
+export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise<RunResult> {
+  const started = clock.now();
+  const state = newRunState(started);
+  state.sessionFile = spec.sessionFile;
+  let stdin = spec.prompt;
+  let nudges = 0;
+  const limits = { ...DEFAULT_LIMITS, ...spec.limits };
+  for (;;) {
+    recordUserMessage(state, stdin);
+    state.agentEnded = false;
+    const { exit, stop, stderr } = await runAttempt(host, clock, spec, state, stdin, started);
+    const verdict = classify(state, exit, stop, stderr, spec.finalize);
+    if (verdict === "nudge" && nudges < MAX_NUDGES && host.stat(spec.sessionFile)?.isFile && !spec.signal?.aborted) {
+      nudges++;
+      stdin = NUDGE_TEXT;
+      continue;
+    }
+    const v =
+      verdict === "nudge"
+        ? {
+            status: "error" as const,
+            output: state.lastText,
+            error: `Sub-agent stopped without calling subagent_finalize (after ${nudges} corrective message${nudges === 1 ? "" : "s"})`,
+            code: "FINALIZE_MISSING" as ErrorCode,
+          }
+        : verdict;
+    let output = sanitize(v.output);
+    let code = v.code;
+    if (output.length > limits.outputChars) {
+      output = `${output.slice(0, limits.outputChars)}\n[output cut at ${limits.outputChars} characters]`;
+      code ??= "SUBAGENT_OUTPUT_TRUNCATED";
+    }
+    return {
+      status: v.status,
+      output,
+      error: v.error === undefined ? undefined : sanitize(v.error),
+      errorCode: code,
+      finalize: state.finalize,
+      usage: { ...state.usage },
+      model: state.provider && state.model ? `${state.provider}/${state.model}` : state.model,
+      stopReason: state.stopReason,
+      exitCode: exit.code,
+      sessionFile: state.sessionFile,
+      toolCount: state.toolCount,
+      messages: state.messages.map((m) => ({ ...m, text: sanitize(m.text) })),
+      stderrTail: sanitize(stderr),
+      durationMs: clock.now() - started,
+    };
+  }
+}

@@ -1,0 +1,52 @@
+// Runs N tasks with at most `concurrency` children at once; results come back in input order.
+// Every task gets its session id up front (so windows and summaries can show it before the child starts).
+// An abort stops every running child through the signal each task gets; queued tasks still go through the
+// runner with an aborted signal, which records them as cancelled without starting a child.
+import type { RunState } from "./run-state.ts";
+import { failedResult, type TaskInput, type TaskOutcome } from "./task.ts";
+import type { ChildEvent } from "./types.ts";
+
+export type TaskRunner = (
+  input: TaskInput,
+  hooks: { signal: AbortSignal; onEvent: (state: RunState, ev: ChildEvent) => void },
+) => Promise<TaskOutcome>;
+
+export type SchedulerHooks = {
+  signal?: AbortSignal;
+  onTaskStart?: (index: number) => void;
+  onTaskEvent?: (index: number, state: RunState, ev: ChildEvent) => void;
+  onTaskEnd?: (index: number, outcome: TaskOutcome) => void;
+};
+
+export async function runScheduled(tasks: TaskInput[], concurrency: number, run: TaskRunner, hooks: SchedulerHooks = {}): Promise<TaskOutcome[]> {
+  const limit = Math.max(1, Math.floor(concurrency));
+  const outcomes: TaskOutcome[] = new Array(tasks.length);
+  const controllers = tasks.map(() => new AbortController());
+  const abortAll = () => controllers.forEach((c) => c.abort());
+  if (hooks.signal?.aborted) abortAll();
+  else hooks.signal?.addEventListener("abort", abortAll, { once: true });
+
+  let next = 0;
+  const finish = (i: number, outcome: TaskOutcome) => {
+    outcomes[i] = outcome;
+    hooks.onTaskEnd?.(i, outcome);
+  };
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      const task = tasks[i];
+      hooks.onTaskStart?.(i);
+      let outcome: TaskOutcome;
+      try {
+        outcome = await run(task, { signal: controllers[i].signal, onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev) });
+      } catch (err) {
+        // A task runner must not throw, but if it does the other tasks still finish and this one is recorded.
+        outcome = { sessionId: task.sessionId ?? "", name: task.name, agent: task.profile ?? "default", result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED") };
+      }
+      finish(i, outcome);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  hooks.signal?.removeEventListener("abort", abortAll);
+  return outcomes;
+}

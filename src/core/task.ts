@@ -1,0 +1,201 @@
+// One task end to end: resolve its session (new or resumed), build the child's prompt and command, record the
+// run before the child starts, run it, and always record a terminal status. Shared by the CLI and pi fronts.
+import { renderFiles, type FileSpec } from "./files.ts";
+import type { Clock, Host } from "./host.ts";
+import { buildInvocation } from "./invocation.ts";
+import type { Profile } from "./profile.ts";
+import { runChild, type RunLimits } from "./runner.ts";
+import type { RunState } from "./run-state.ts";
+import type { Settings } from "./settings.ts";
+import type { Store } from "./store.ts";
+import { formatResumePrompt, resumeNotFound, resumeRunning } from "./transcript.ts";
+import type { ChildEvent, ErrorCode, RunResult } from "./types.ts";
+import { emptyUsage } from "./types.ts";
+
+export type Engine = {
+  host: Host;
+  clock: Clock;
+  store: Store;
+  settings: Settings;
+  profiles: Map<string, Profile>;
+  agentDir: string;
+  piCommand: string[];
+  piEnv: Record<string, string>;
+  childExtension: string;
+  /** Our own depth (0 for a user's CLI or top-level pi). */
+  depth: number;
+  parentSession?: string;
+  limits?: Partial<RunLimits>;
+};
+
+export type TaskInput = {
+  name: string;
+  prompt: string;
+  cwd: string;
+  /** Profile name; undefined means pi's defaults. */
+  profile?: string;
+  model?: string;
+  timeoutSec?: number;
+  resume?: string;
+  files?: FileSpec[];
+  /** A session id chosen up front (the scheduler shows ids before tasks start). */
+  sessionId?: string;
+};
+
+export type TaskOutcome = {
+  sessionId: string;
+  name: string;
+  agent: string;
+  result: RunResult;
+};
+
+export const CANCELLED_MESSAGE = "Cancelled before it started";
+
+export class TaskError extends Error {
+  constructor(
+    message: string,
+    readonly code: ErrorCode,
+  ) {
+    super(message);
+  }
+}
+
+/** pi's own convention for per-cwd folders: `/a/b` → `--a-b--`. */
+export function cwdSlug(cwd: string): string {
+  return `--${cwd.replace(/^[/\\]+/, "").replace(/[/\\:]+/g, "-")}--`;
+}
+
+export function childSessionFile(agentDir: string, cwd: string, agent: string, id: string): string {
+  const safeAgent = agent.replace(/[^A-Za-z0-9_.-]/g, "_") || "default";
+  return `${agentDir}/subagent-sessions/${cwdSlug(cwd)}/${safeAgent}_${id}.jsonl`;
+}
+
+export function failedResult(message: string, code: ErrorCode): RunResult {
+  return { status: "error", output: "", error: message, errorCode: code, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
+}
+
+export type TaskHooks = {
+  signal?: AbortSignal;
+  onEvent?: (state: RunState, ev: ChildEvent) => void;
+  /** Called once the session id and profile are known, before the child starts. */
+  onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string }) => void;
+};
+
+function unknownProfile(name: string, profiles: Map<string, Profile>): string {
+  const names = [...profiles.keys()].sort();
+  return `Unknown profile: "${name}". Available profiles: ${names.length ? names.join(", ") : "(none)"}`;
+}
+
+/** Why a session cannot be resumed now (spec 000's texts), or null. */
+export function checkResumable(engine: Engine, id: string): string | null {
+  const prior = engine.store.getSession(id);
+  if (!prior || prior.runs.length === 0) return resumeNotFound(id);
+  const last = prior.runs[prior.runs.length - 1];
+  if (last.status === "running" && (last.ownerPid === null || engine.host.isAlive(last.ownerPid))) return resumeRunning(id);
+  return null;
+}
+
+/** Checks that need no child: unknown profile, resume target. Throws TaskError. */
+export function resolveTask(engine: Engine, input: TaskInput): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<Store["getSession"]> } {
+  const prior = input.resume ? engine.store.getSession(input.resume) : null;
+  if (input.resume && (!prior || prior.runs.length === 0)) throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
+  const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
+  const profile = profileName ? (engine.profiles.get(profileName) ?? null) : null;
+  if (profileName && !profile) throw new TaskError(unknownProfile(profileName, engine.profiles), "UNKNOWN_AGENT");
+  const id = input.resume ?? input.sessionId ?? engine.store.newSessionId();
+  return { id, profile, agent: profile?.name ?? "default", resumeOf: prior };
+}
+
+export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks = {}): Promise<TaskOutcome> {
+  const { host, store, settings } = engine;
+  let resolved: ReturnType<typeof resolveTask>;
+  try {
+    resolved = resolveTask(engine, input);
+  } catch (err) {
+    if (!(err instanceof TaskError)) throw err;
+    const id = input.sessionId ?? store.newSessionId();
+    const agent = input.profile ?? "default";
+    const result = failedResult(err.message, err.code);
+    if (err.code === "UNKNOWN_AGENT") {
+      // Spec 000: the task's session is marked as error at once, so it can be looked up like any other.
+      store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession });
+      store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid }), result);
+    }
+    return { sessionId: id, name: input.name, agent, result };
+  }
+  const { id, profile, agent, resumeOf } = resolved;
+  const sessionFile = resumeOf?.sessionFile ?? childSessionFile(engine.agentDir, input.cwd, agent, id);
+  const canContinue = !!resumeOf && !!host.stat(sessionFile)?.isFile;
+
+  let prompt = input.prompt;
+  if (input.files?.length) prompt = `${renderFiles(host, input.files, input.cwd)}${prompt}`;
+  if (resumeOf && !canContinue) {
+    // The child's own session file is gone: fall back to the transcript of what it did (spec 000).
+    const runs = resumeOf.runs.map((r) => ({ ...r, messages: store.getMessages(r.id) }));
+    prompt = formatResumePrompt(runs, prompt);
+  }
+  if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
+  let runId: number;
+  try {
+    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid });
+  } catch (err) {
+    // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
+    return { sessionId: id, name: input.name, agent, result: failedResult((err as Error).message, "INVALID_INPUT") };
+  }
+  hooks.onStart?.({ sessionId: id, agent, profile, sessionFile });
+  if (hooks.signal?.aborted) {
+    const result = failedResult(CANCELLED_MESSAGE, "SUBAGENT_CANCELLED");
+    store.finishRun(runId, result);
+    return { sessionId: id, name: input.name, agent, result };
+  }
+
+  const finalize = (profile?.finalize ?? settings.finalize) !== false;
+  const tmpDir = `${host.tmpdir()}/subagents-${host.pid}`;
+  const promptFile = `${tmpDir}/${id}-${runId}.md`;
+  let result: RunResult;
+  try {
+    host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
+    const inv = buildInvocation({
+      piCommand: engine.piCommand,
+      childExtension: engine.childExtension,
+      profile,
+      transport: settings.transport,
+      finalize,
+      sessionFile,
+      model: input.model,
+      depth: engine.depth + 1,
+      maxDepth: settings.maxDepth,
+      parentPid: host.pid,
+      promptFile,
+      baseEnv: { ...host.env, ...engine.piEnv },
+    });
+    if (inv.files.length) host.mkdirp(tmpDir);
+    for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
+    try {
+      if (!host.stat(input.cwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${input.cwd}`, "INVALID_INPUT");
+      result = await runChild(host, engine.clock, {
+        argv: inv.argv,
+        env: inv.env,
+        sessionFile,
+        cwd: input.cwd,
+        prompt,
+        transport: settings.transport,
+        finalize,
+        timeoutSec: input.timeoutSec ?? profile?.timeout ?? settings.timeout,
+        extendDebounceSec: settings.extendTimeoutDebounce,
+        maxRuntimeSec: settings.maxRuntime,
+        loopingToolCount: settings.loopingToolCount,
+        limits: engine.limits,
+        signal: hooks.signal,
+        onEvent: hooks.onEvent,
+      });
+    } finally {
+      for (const f of inv.files) host.remove(f.path);
+    }
+  } catch (err) {
+    result = err instanceof TaskError ? failedResult(err.message, err.code) : failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
+  }
+  store.finishRun(runId, result);
+  if (result.sessionFile && result.sessionFile !== sessionFile) store.setSessionFile(id, result.sessionFile);
+  return { sessionId: id, name: input.name, agent, result };
+}

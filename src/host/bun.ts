@@ -1,0 +1,63 @@
+// The Bun host: Bun.spawn (with fd 3 as an extra pipe), node:fs for small synchronous file work (fs-parts.ts),
+// bun:sqlite.
+import type { ChildProcess, Host, SpawnSpec } from "../core/host.ts";
+import { fsParts } from "./fs-parts.ts";
+import { openBunDb } from "./sqlite-bun.ts";
+
+function spawn(spec: SpawnSpec): ChildProcess {
+  // Cast: Bun's typings do not model a 4-entry stdio array together with stdin/stdout/stderr.
+  const options = {
+    cmd: spec.cmd,
+    cwd: spec.cwd,
+    env: spec.env,
+    stdin: spec.stdin === null ? "ignore" : "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    stdio: spec.fd3 ? [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", "pipe"] : undefined,
+  };
+  const proc = (Bun.spawn as unknown as (o: typeof options) => ReturnType<typeof Bun.spawn>)(options);
+  if (spec.stdin !== null) {
+    const sink = proc.stdin as unknown as { write(s: string): void; end(): void };
+    try {
+      sink.write(spec.stdin);
+      sink.end();
+    } catch {
+      // The child died before reading its task; its exit code tells the rest.
+    }
+  }
+  const fd3 = spec.fd3 ? ((proc as unknown as { stdio: unknown[] }).stdio[3] as unknown) : null;
+  return {
+    pid: proc.pid,
+    stdout: proc.stdout as unknown as AsyncIterable<Uint8Array>,
+    stderr: proc.stderr as unknown as AsyncIterable<Uint8Array>,
+    fd3: fd3 ? toIterable(fd3) : null,
+    exited: proc.exited.then(() => ({ code: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode) })),
+    kill: (signal) => {
+      try {
+        proc.kill(signal);
+      } catch {
+        // Already gone.
+      }
+    },
+  };
+}
+
+/** Bun hands extra pipes out as a ReadableStream or a numeric fd depending on version: accept both. */
+function toIterable(stream: unknown): AsyncIterable<Uint8Array> {
+  // node:fs streams fail with EAGAIN on this non-blocking pipe; Bun.file(fd).stream() polls it properly.
+  if (typeof stream === "number") return Bun.file(stream).stream() as unknown as AsyncIterable<Uint8Array>;
+  return stream as AsyncIterable<Uint8Array>;
+}
+
+export function createBunHost(): Host {
+  return {
+    kind: "bun",
+    spawn,
+    ...fsParts(),
+    openDb: openBunDb,
+    env: process.env,
+    pid: process.pid,
+    execPath: process.execPath,
+    now: () => Date.now(),
+  };
+}

@@ -1,0 +1,30 @@
+// Where the child extension file is. From source it is src/child/extension.ts; the compiled binary and the
+// bundled pi extension carry its bundled text (injected at build time) and write it out once per version.
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+declare const __SUBAGENTS_CHILD_SOURCE__: string | undefined;
+
+function embeddedSource(): string | undefined {
+  return typeof __SUBAGENTS_CHILD_SOURCE__ === "string" ? __SUBAGENTS_CHILD_SOURCE__ : undefined;
+}
+
+export function childExtensionPath(cacheDir: string): string {
+  const source = embeddedSource();
+  if (source === undefined) {
+    const fromSource = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../child/extension.ts");
+    if (fs.existsSync(fromSource)) return fromSource;
+    throw new Error(`child extension not found at ${fromSource} (run the build)`);
+  }
+  const hash = crypto.createHash("sha256").update(source).digest("hex").slice(0, 12);
+  const file = path.join(cacheDir, `child-extension-${hash}.js`);
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(cacheDir, { recursive: true });
+    // Write then rename, so a concurrent run never loads a half-written file.
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, source, { mode: 0o644 });
+    fs.renameSync(tmp, file);
+  }
+  return file;
+}

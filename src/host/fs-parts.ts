@@ -1,0 +1,95 @@
+// File, process-table and signal helpers shared by the Bun and Node hosts (node:fs works in both runtimes).
+import * as fs from "node:fs";
+import * as os from "node:os";
+import type { DirEntry } from "../core/host.ts";
+import { descendantsOf } from "./proc-tree.ts";
+
+function signal(pid: number, sig: "SIGTERM" | "SIGKILL"): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // ESRCH: already gone.
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === "EPERM";
+  }
+}
+
+export function fsParts() {
+  return {
+    readText(path: string): string | null {
+      try {
+        return fs.readFileSync(path, "utf8");
+      } catch {
+        return null;
+      }
+    },
+    readBytes(path: string, limit: number): Uint8Array | null {
+      let fd: number | null = null;
+      try {
+        fd = fs.openSync(path, "r");
+        const buf = Buffer.alloc(limit);
+        const n = fs.readSync(fd, buf, 0, limit, 0);
+        return buf.subarray(0, n);
+      } catch {
+        return null;
+      } finally {
+        if (fd !== null) fs.closeSync(fd);
+      }
+    },
+    stat(path: string) {
+      try {
+        const s = fs.statSync(path);
+        return { size: s.size, isFile: s.isFile(), isDirectory: s.isDirectory(), mtimeMs: s.mtimeMs };
+      } catch {
+        return null;
+      }
+    },
+    listDir(path: string): DirEntry[] {
+      try {
+        return fs.readdirSync(path, { withFileTypes: true }).map((d) => {
+          let isFile = d.isFile();
+          let isDirectory = d.isDirectory();
+          if (d.isSymbolicLink()) {
+            const s = this.stat(`${path}/${d.name}`);
+            isFile = !!s?.isFile;
+            isDirectory = !!s?.isDirectory;
+          }
+          return { name: d.name, isFile, isDirectory };
+        });
+      } catch {
+        return [];
+      }
+    },
+    writeFile(path: string, data: string, mode?: number): void {
+      fs.writeFileSync(path, data, mode === undefined ? undefined : { mode });
+      if (mode !== undefined) fs.chmodSync(path, mode);
+    },
+    remove(path: string): void {
+      fs.rmSync(path, { force: true, recursive: true });
+    },
+    mkdirp(path: string): void {
+      fs.mkdirSync(path, { recursive: true });
+    },
+    realpath(path: string): string | null {
+      try {
+        return fs.realpathSync(path);
+      } catch {
+        return null;
+      }
+    },
+    tmpdir: () => os.tmpdir(),
+    homedir: () => os.homedir(),
+    cwd: () => process.cwd(),
+    descendants: descendantsOf,
+    signal,
+    isAlive,
+  };
+}
+

@@ -1,0 +1,62 @@
+// The Node host, for the pi extension running inside a Node pi: node:child_process with fd 3 as an extra pipe,
+// node:fs, and node:sqlite when this Node has it (openDb throws otherwise; the caller falls back to memory).
+import { spawn as nodeSpawn } from "node:child_process";
+import type { ChildProcess, Db, Host, SpawnSpec } from "../core/host.ts";
+import { fsParts } from "./fs-parts.ts";
+
+function spawn(spec: SpawnSpec): ChildProcess {
+  const [file, ...args] = spec.cmd;
+  const proc = nodeSpawn(file, args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    stdio: [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", ...(spec.fd3 ? (["pipe"] as const) : [])],
+    windowsHide: true,
+  });
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    let done = false;
+    const finish = (code: number | null, signal: string | null) => {
+      if (done) return;
+      done = true;
+      resolve({ code, signal });
+    };
+    // 'exit', not 'close': a grandchild holding our pipes must not keep us waiting.
+    proc.once("exit", (code, signal) => finish(code, signal));
+    proc.once("error", () => finish(null, null));
+  });
+  if (proc.pid === undefined) {
+    // Spawn failed synchronously enough that there is no pid: surface it like Bun does.
+    throw new Error(`cannot start ${file}`);
+  }
+  if (spec.stdin !== null && proc.stdin) {
+    proc.stdin.on("error", () => {});
+    proc.stdin.end(spec.stdin);
+  }
+  const fd3 = spec.fd3 ? (proc.stdio[3] as NodeJS.ReadableStream | null) : null;
+  return {
+    pid: proc.pid,
+    stdout: proc.stdout as unknown as AsyncIterable<Uint8Array>,
+    stderr: proc.stderr as unknown as AsyncIterable<Uint8Array>,
+    fd3: fd3 as unknown as AsyncIterable<Uint8Array> | null,
+    exited,
+    kill: (signal) => {
+      try {
+        proc.kill(signal);
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+export function createNodeHost(openDb: (path: string) => Db): Host {
+  return {
+    kind: "node",
+    spawn,
+    ...fsParts(),
+    openDb,
+    env: process.env,
+    pid: process.pid,
+    execPath: process.execPath,
+    now: () => Date.now(),
+  };
+}

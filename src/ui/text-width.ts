@@ -1,0 +1,63 @@
+// Display width of terminal text (ANSI escapes take no room, wide CJK/emoji take two) and clipping to a width.
+import { eastAsianWidth } from "get-east-asian-width";
+
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)/y;
+
+function charWidth(cp: number): number {
+  if (cp < 32 || (cp >= 0x7f && cp < 0xa0)) return 0;
+  // Combining marks and zero-width joiners/selectors draw nothing on their own.
+  if ((cp >= 0x300 && cp <= 0x36f) || cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
+  return eastAsianWidth(cp, { ambiguousAsWide: false });
+}
+
+export function visibleWidth(s: string): number {
+  let w = 0;
+  for (let i = 0; i < s.length; ) {
+    if (s.charCodeAt(i) === 0x1b) {
+      ANSI.lastIndex = i;
+      if (ANSI.exec(s)) {
+        i = ANSI.lastIndex;
+        continue;
+      }
+    }
+    const cp = s.codePointAt(i)!;
+    w += charWidth(cp);
+    i += cp > 0xffff ? 2 : 1;
+  }
+  return w;
+}
+
+/** Cuts s to at most `width` columns, ending with `…` when cut; escape sequences are kept, and reset at the end. */
+export function clip(s: string, width: number): string {
+  if (width <= 0) return "";
+  if (visibleWidth(s) <= width) return s;
+  let out = "";
+  let w = 0;
+  let sawAnsi = false;
+  for (let i = 0; i < s.length; ) {
+    if (s.charCodeAt(i) === 0x1b) {
+      ANSI.lastIndex = i;
+      if (ANSI.exec(s)) {
+        out += s.slice(i, ANSI.lastIndex);
+        sawAnsi = true;
+        i = ANSI.lastIndex;
+        continue;
+      }
+    }
+    const cp = s.codePointAt(i)!;
+    const cw = charWidth(cp);
+    if (w + cw > width - 1) break;
+    out += String.fromCodePoint(cp);
+    w += cw;
+    i += cp > 0xffff ? 2 : 1;
+  }
+  return `${out}…${sawAnsi ? "\x1b[0m" : ""}`;
+}
+
+/** Drops escape sequences and control characters, so a child's text cannot move our cursor or break a frame. */
+export function sanitizeLine(s: string): string {
+  return s
+    .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)/g, "")
+    .replace(/\t/g, "  ")
+    .replace(/[\x00-\x1f\x7f]/g, "");
+}

@@ -1,0 +1,65 @@
+// A throwaway pi world for end-to-end tests: a scripted model server on 127.0.0.1 and a temp
+// PI_CODING_AGENT_DIR pointing pi at it. Nothing touches the network or the user's real ~/.pi.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { piAgentConfig, startModelServer, type ModelServer } from "../../src/scripted/model-server.ts";
+
+export type PiWorld = {
+  server: ModelServer;
+  root: string;
+  agentDir: string;
+  workDir: string;
+  env: Record<string, string>;
+  /** Writes <agentDir>/settings.json with a `subagents` section. */
+  setSubagentSettings(s: Record<string, unknown>): void;
+  close(): Promise<void>;
+};
+
+export const REPO = join(import.meta.dir, "..", "..");
+export const BUN = process.execPath;
+
+export async function piWorld(): Promise<PiWorld> {
+  const server = await startModelServer();
+  const root = mkdtempSync(join(tmpdir(), "subagents-e2e-"));
+  const agentDir = join(root, "agent");
+  const workDir = join(root, "work");
+  mkdirSync(agentDir, { recursive: true });
+  mkdirSync(workDir, { recursive: true });
+  const config = piAgentConfig(server.baseUrl);
+  writeFileSync(join(agentDir, "models.json"), config["models.json"]);
+  const baseSettings = JSON.parse(config["settings.json"]) as Record<string, unknown>;
+  const setSubagentSettings = (s: Record<string, unknown>) =>
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ ...baseSettings, subagents: s }, null, 2));
+  setSubagentSettings({});
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("PI_SUBAGENT")) env[k] = v;
+  Object.assign(env, { PI_CODING_AGENT_DIR: agentDir, SUBAGENTS_DB: join(root, "subagents.db"), NO_COLOR: "1", HOME: root });
+  return {
+    server,
+    root,
+    agentDir,
+    workDir,
+    env,
+    setSubagentSettings,
+    close: async () => {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export type CliResult = { code: number; stdout: string; stderr: string; json: Record<string, any>[] };
+
+/** Runs the CLI from source (`bun src/cli/main.ts`) or the compiled binary. */
+export async function cli(world: PiWorld, args: string[], opts: { binary?: boolean; cwd?: string; stdin?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  const cmd = opts.binary ? [join(REPO, "dist", "subagents"), ...args] : [BUN, join(REPO, "src", "cli", "main.ts"), ...args];
+  const proc = Bun.spawn({ cmd, cwd: opts.cwd ?? world.workDir, env: { ...world.env, ...opts.env }, stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin), stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  const code = await proc.exited;
+  const json = stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, any>);
+  return { code, stdout, stderr, json };
+}

@@ -5,9 +5,11 @@ import * as path from "node:path";
 import pc from "picocolors";
 import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import type { FileSpec } from "../core/files.ts";
+import { statusLine } from "../core/outcome-text.ts";
 import { runScheduled } from "../core/scheduler.ts";
 import { checkResumable, runTask, type TaskInput, type TaskOutcome } from "../core/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
+import { CallWindows } from "../ui/call-windows.ts";
 import { plainStyle, type Style } from "../ui/windows.ts";
 import { parse, positiveNumber } from "./args.ts";
 import { buildEngine, cliContext } from "./engine.ts";
@@ -16,7 +18,6 @@ import { DELEGATE_HELP } from "./help.ts";
 import { LiveDisplay } from "./live.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
 import { trapSignals } from "./signals.ts";
-import { newSlot, refreshViews, slotDone, slotEvent, slotStarted } from "./views.ts";
 
 const OUTPUT_BYTES = 8 * 1024;
 const OUTPUT_LINES = 80;
@@ -111,9 +112,12 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const color = tty && !values["no-color"] && !process.env.NO_COLOR;
   const style = colorStyle(color);
   const log = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
-  const slots = inputs.map((t) => newSlot(t.name, t.sessionId!, t.profile, t.timeoutSec ?? engine.settings.timeout));
   const maxLines = engine.settings.maxLinesPerWindow;
-  const live = tty ? new LiveDisplay(() => refreshViews(slots, Date.now(), maxLines), { maxLines, style }) : null;
+  const windows = new CallWindows(
+    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: t.timeoutSec ?? engine.settings.timeout })),
+    maxLines,
+  );
+  const live = tty ? new LiveDisplay(() => windows.snapshot(Date.now(), maxLines).windows, { maxLines, style }) : null;
   const interrupt = trapSignals();
   live?.start();
   let outcomes: TaskOutcome[];
@@ -121,19 +125,19 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, (input, hooks) => runTask(engine, input, hooks), {
       signal: interrupt.signal,
       onTaskStart: (i) => {
-        slotStarted(slots[i], Date.now());
+        windows.start(i, Date.now());
         if (json) writeJson({ type: "task_start", task: inputs[i].name, sessionId: inputs[i].sessionId!, agent: inputs[i].profile ?? "default" });
         else if (!tty && !values.quiet) log(`● ${inputs[i].name}: running (session: ${inputs[i].sessionId})`);
       },
       onTaskEvent: (i, state, ev) => {
-        slotEvent(slots[i], state);
+        windows.event(i, state);
         if (json) {
           const line = jsonEvent(inputs[i].name, inputs[i].sessionId!, ev);
           if (line) writeJson(line);
         }
       },
       onTaskEnd: (i, outcome) => {
-        slotDone(slots[i], outcome, Date.now());
+        windows.end(i, outcome, Date.now());
         if (json) writeJson(taskEndEvent(outcome));
         else if (!tty && !values.quiet) log(statusLine(outcome));
       },
@@ -146,12 +150,6 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   else printOutputs(outcomes, style, log, !!values.quiet);
   const failed = outcomes.some((o) => o.result.status !== "completed");
   return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
-}
-
-/** Spec 000's summary line for one task. */
-export function statusLine(o: TaskOutcome): string {
-  const r = o.result;
-  return r.status === "completed" ? `✓ ${o.name}: completed (session: ${o.sessionId})` : `✗ ${o.name}: error — ${r.error ?? "failed"} (session: ${o.sessionId})`;
 }
 
 function printOutputs(outcomes: TaskOutcome[], style: Style, log: (l: string) => void, quiet: boolean): void {

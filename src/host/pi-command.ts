@@ -44,9 +44,18 @@ export function which(name: string, envPath = process.env.PATH ?? ""): string | 
 }
 
 function fromPath(envPath?: string): string | null {
-  const pi = which("pi", envPath);
-  if (!pi) return null;
-  let dir = path.dirname(fs.realpathSync(pi));
+  return packageOf(which("pi", envPath) ?? undefined);
+}
+
+/** The package a script belongs to (inside a pi parent, process.argv[1] is pi's own cli.js). */
+function packageOf(script: string | undefined): string | null {
+  if (!script) return null;
+  let dir: string;
+  try {
+    dir = path.dirname(fs.realpathSync(script));
+  } catch {
+    return null;
+  }
   for (let i = 0; i < 4; i++) {
     if (isPiPackage(dir)) return dir;
     dir = path.dirname(dir);
@@ -54,10 +63,10 @@ function fromPath(envPath?: string): string | null {
   return null;
 }
 
-/** Finds the pi package: next to our own code, above the working directory, or behind the `pi` on PATH. */
-export function findPiPackage(opts: { moduleDir?: string; cwd: string; envPath?: string }): string | null {
+/** Finds the pi package: the running pi, next to our own code, behind the `pi` on PATH, or above the cwd. */
+export function findPiPackage(opts: { moduleDir?: string; cwd: string; envPath?: string; script?: string }): string | null {
   const local = opts.moduleDir && !opts.moduleDir.startsWith("/$bunfs") ? upFrom(opts.moduleDir) : null;
-  return local ?? fromPath(opts.envPath) ?? upFrom(opts.cwd);
+  return packageOf(opts.script) ?? local ?? fromPath(opts.envPath) ?? upFrom(opts.cwd);
 }
 
 export function isCompiledBinary(): boolean {
@@ -68,11 +77,13 @@ export function resolvePiCommand(opts: {
   env: Record<string, string | undefined>;
   cwd: string;
   moduleDir?: string;
+  /** The script of the running process: inside a pi parent, pi's own entry. */
+  script?: string;
   childRuntime: "auto" | "bun" | "node";
 }): PiCommand {
   const override = opts.env.SUBAGENTS_PI?.trim();
   if (override) return { argv: override.split(/\s+/), env: {}, describe: `SUBAGENTS_PI=${override}` };
-  const pkg = findPiPackage({ moduleDir: opts.moduleDir, cwd: opts.cwd, envPath: opts.env.PATH });
+  const pkg = findPiPackage({ moduleDir: opts.moduleDir, cwd: opts.cwd, envPath: opts.env.PATH, script: opts.script });
   if (!pkg) {
     throw new PiNotFoundError(
       `Cannot find pi (${PI_PACKAGE}). Install it (npm install -g ${PI_PACKAGE}) or set SUBAGENTS_PI to the command that runs it.`,
@@ -89,6 +100,9 @@ export function resolvePiCommand(opts: {
     }
     const bun = which("bun", opts.env.PATH);
     if (bun && fs.existsSync(bunEntry)) return { argv: [bun, "--no-install", bunEntry], env: {}, describe: `bun (${bun})`, packageDir: pkg };
+    // Our own compiled binary is a Bun too.
+    const ours = which("subagents", opts.env.PATH);
+    if (ours && fs.existsSync(bunEntry)) return { argv: [ours, "--no-install", bunEntry], env: { BUN_BE_BUN: "1" }, describe: `bun (${ours})`, packageDir: pkg };
     if (opts.childRuntime === "bun") throw new PiNotFoundError("childRuntime is \"bun\" but no bun executable was found on PATH.");
   }
   const node = !underBun ? process.execPath : which("node", opts.env.PATH);

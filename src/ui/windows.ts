@@ -20,6 +20,14 @@ export type WindowView = {
   error?: string;
 };
 
+/** What a batch of windows looks like at one moment (the pi tool's `details`). */
+export type WindowedDetails = {
+  windows: WindowView[];
+  maxLinesPerWindow: number;
+  status: "running" | "done";
+  sessionIds: string[];
+};
+
 export type Style = {
   bold(s: string): string;
   dim(s: string): string;

@@ -34,7 +34,14 @@ export async function piWorld(): Promise<PiWorld> {
   setSubagentSettings({});
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("PI_SUBAGENT")) env[k] = v;
-  Object.assign(env, { PI_CODING_AGENT_DIR: agentDir, SUBAGENTS_DB: join(root, "subagents.db"), NO_COLOR: "1", HOME: root });
+  // node_modules/.bin on PATH stands for a user who installed pi (and has bun): the compiled binary finds pi there.
+  Object.assign(env, {
+    PI_CODING_AGENT_DIR: agentDir,
+    SUBAGENTS_DB: join(root, "subagents.db"),
+    NO_COLOR: "1",
+    HOME: root,
+    PATH: `${join(REPO, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+  });
   return {
     server,
     root,

@@ -1,0 +1,22 @@
+// Spec 000's texts about finished tasks, shared by the pi tool and the CLI.
+import type { TaskOutcome } from "./task.ts";
+import { truncateHeadTail } from "./truncate.ts";
+
+/** Output budget of the whole tool result, split between tasks; each task keeps its head and tail. */
+const TOTAL_OUTPUT_BYTES = 48 * 1024;
+
+export function statusLine(o: TaskOutcome): string {
+  const r = o.result;
+  return r.status === "completed" ? `✓ ${o.name}: completed (session: ${o.sessionId})` : `✗ ${o.name}: error — ${r.error ?? "failed"} (session: ${o.sessionId})`;
+}
+
+export function delegateResultText(outcomes: TaskOutcome[]): string {
+  const per = Math.max(2048, Math.floor(TOTAL_OUTPUT_BYTES / Math.max(1, outcomes.length)));
+  const parts = [outcomes.map(statusLine).join("\n")];
+  for (const o of outcomes) {
+    if (!o.result.output) continue;
+    const t = truncateHeadTail(o.result.output, { maxBytes: per, maxLines: 400, hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text` });
+    parts.push(`=== ${o.name} (session: ${o.sessionId}) ===\n${t.text}`);
+  }
+  return parts.join("\n\n");
+}

@@ -1,0 +1,84 @@
+// The pi extension: registers delegate_to_subagents, get_subagent_output, get_subagent_session,
+// list_subagent_profiles and subagent (as settings allow), the /subagents command, and the lifecycle hooks.
+// Never writes to stdout (under Bun pi that would corrupt JSON/RPC output).
+import { readEntries } from "./persist.ts";
+import { createRuntime, type PiRuntime } from "./runtime.ts";
+import { profilesTool, outputTool, sessionTool } from "./tool-retrieval.ts";
+import { delegateTool } from "./tool-delegate.ts";
+import { subagentTool } from "./tool-subagent.ts";
+import { makeToolEnv, type ToolContext } from "./tool-env.ts";
+import { subagentsCommand } from "./command.ts";
+
+type PiApi = {
+  registerTool(def: unknown): void;
+  registerCommand(name: string, def: unknown): void;
+  on(event: string, handler: (event: any, ctx: any) => unknown): void;
+  appendEntry(type: string, data: unknown): void;
+};
+
+/** Every child started by this extension gets one of these, so shutdown and /subagents kill can stop them. */
+export class ActiveRuns {
+  private readonly byCall = new Set<AbortController>();
+  link(signal: AbortSignal | undefined): AbortController {
+    const c = new AbortController();
+    if (signal?.aborted) c.abort();
+    else signal?.addEventListener("abort", () => c.abort(), { once: true });
+    this.byCall.add(c);
+    return c;
+  }
+  release(c: AbortController): void {
+    this.byCall.delete(c);
+  }
+  abortAll(): number {
+    const n = this.byCall.size;
+    for (const c of this.byCall) c.abort();
+    this.byCall.clear();
+    return n;
+  }
+}
+
+type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
+
+/** Wraps execute so every call's children are reachable from session_shutdown. */
+function tracked<T extends Tool>(tool: T, active: ActiveRuns): T {
+  return {
+    ...tool,
+    execute: async (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => {
+      const c = active.link(signal);
+      try {
+        return await tool.execute(id, params, c.signal, onUpdate, ctx);
+      } finally {
+        active.release(c);
+      }
+    },
+  };
+}
+
+export default async function subagentsExtension(pi: PiApi): Promise<void> {
+  let runtimePromise: Promise<PiRuntime> | null = null;
+  const runtime = () => (runtimePromise ??= createRuntime());
+  const rt = await runtime();
+  const { settings } = rt.settingsFor(process.cwd());
+  // In a child at max depth no delegation tool exists at all: the child cannot recurse, whatever loaded us.
+  if (rt.host.env.PI_SUBAGENT_CHILD === "1" && rt.depth >= settings.maxDepth) return;
+
+  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data));
+  const active = new ActiveRuns();
+  const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
+  for (const tool of tools) if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active));
+  pi.registerCommand("subagents", subagentsCommand(runtime, active));
+
+  let noticeShown = false;
+  pi.on("session_start", async (event, ctx) => {
+    if (rt.memoryNotice && !noticeShown && ctx?.hasUI) {
+      noticeShown = true;
+      ctx.ui.notify(rt.memoryNotice, "warning");
+    }
+    if (event?.reason === "new") return;
+    const entries = ctx?.sessionManager?.getEntries?.() ?? [];
+    for (const runs of readEntries(entries)) rt.store.importRuns?.(runs);
+  });
+  pi.on("session_shutdown", () => {
+    active.abortAll();
+  });
+}

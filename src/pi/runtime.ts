@@ -1,0 +1,86 @@
+// What the pi extension runs on: the host of the runtime pi itself uses (Bun pi → Bun host, Node pi → Node
+// host), the session store (SQLite when the runtime has it, else memory with one notice), and an engine per cwd.
+import * as path from "node:path";
+import { realClock, type Db, type Host } from "../core/host.ts";
+import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profile-discovery.ts";
+import type { Profile } from "../core/profile.ts";
+import { loadSettings, type Settings } from "../core/settings.ts";
+import { MemoryStore, Store, type SessionStore } from "../core/store.ts";
+import type { Engine } from "../core/task.ts";
+import { childExtensionPath } from "../host/child-extension-path.ts";
+import { createNodeHost } from "../host/node.ts";
+import { resolvePiCommand } from "../host/pi-command.ts";
+
+export type PiRuntime = {
+  host: Host;
+  agentDir: string;
+  store: SessionStore;
+  /** Set when sessions are only kept in memory (Node without node:sqlite). */
+  memoryNotice: string | null;
+  settingsFor(cwd: string): { settings: Settings; warnings: string[] };
+  profilesFor(cwd: string): { profiles: Map<string, Profile>; diagnostics: { file: string; reason: string }[] };
+  engineFor(cwd: string, settings: Settings, profiles: Map<string, Profile>, parentSession?: string): Engine;
+  depth: number;
+};
+
+async function openDbFactory(): Promise<((file: string) => Db) | null> {
+  if (typeof Bun !== "undefined") {
+    // Dynamic on purpose: a static bun:sqlite import makes the bundle fail to load in Node pi.
+    const mod = await import("../host/sqlite-bun.ts");
+    return mod.openBunDb;
+  }
+  const mod = await import("../host/sqlite-node.ts");
+  return mod.loadNodeDb();
+}
+
+export async function createRuntime(): Promise<PiRuntime> {
+  const open = await openDbFactory();
+  let host: Host;
+  if (typeof Bun !== "undefined") {
+    const { createBunHost } = await import("../host/bun.ts");
+    host = createBunHost();
+  } else host = createNodeHost(open ?? (() => { throw new Error("no SQLite in this runtime"); }));
+  const agentDir = resolveAgentDir(host.env, host.homedir());
+  let store: SessionStore;
+  let memoryNotice: string | null = null;
+  const file = host.env.SUBAGENTS_DB || path.join(agentDir, "subagents.db");
+  try {
+    if (!open) throw new Error(`Node ${process.versions.node} has no node:sqlite`);
+    host.mkdirp(path.dirname(file));
+    const s = new Store(open(file), { isAlive: (pid) => host.isAlive(pid) });
+    s.recoverStale((pid) => host.isAlive(pid));
+    store = s;
+  } catch (err) {
+    store = new MemoryStore({ isAlive: (pid) => host.isAlive(pid) });
+    memoryNotice = `subagents: sessions are kept in memory only (${(err as Error).message}); they are still saved in this pi session.`;
+  }
+  const depth = Number(host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
+  let piCommand: ReturnType<typeof resolvePiCommand> | null = null;
+  let childExt: string | null = null;
+  return {
+    host,
+    agentDir,
+    store,
+    memoryNotice,
+    depth,
+    settingsFor: (cwd) => loadSettings(host, { agentDir, cwd }),
+    profilesFor: (cwd) => discoverProfiles(host, { cwd, agentDir }),
+    engineFor(cwd, settings, profiles, parentSession) {
+      piCommand ??= resolvePiCommand({ env: host.env, cwd, script: process.argv[1], childRuntime: settings.childRuntime });
+      childExt ??= childExtensionPath(path.join(agentDir, "subagents"));
+      return {
+        host,
+        clock: realClock,
+        store: store as Store,
+        settings,
+        profiles,
+        agentDir,
+        piCommand: piCommand.argv,
+        piEnv: piCommand.env,
+        childExtension: childExt,
+        depth,
+        parentSession,
+      };
+    },
+  };
+}

@@ -1,0 +1,89 @@
+// delegate_to_subagents (spec 000): 1–16 tasks in parallel, live windows through throttled onUpdate, and a
+// result that carries each task's status line AND its output (bounded; get_subagent_output has the rest).
+import { InputError, parseDelegateParams } from "../core/delegate-input.ts";
+import { realClock } from "../core/host.ts";
+import { runScheduled } from "../core/scheduler.ts";
+import { checkResumable, runTask, type TaskInput, type TaskOutcome } from "../core/task.ts";
+import { delegateResultText } from "../core/outcome-text.ts";
+import { CallWindows } from "../ui/call-windows.ts";
+import type { WindowedDetails } from "../ui/windows.ts";
+import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
+import { DELEGATE_SCHEMA } from "./schemas.ts";
+import { Throttle } from "./throttle.ts";
+import type { ToolContext, ToolEnv } from "./tool-env.ts";
+
+const UPDATE_MS = 100;
+
+export function delegateTool(env: ToolEnv) {
+  return {
+    name: "delegate_to_subagents",
+    label: "Delegate to sub-agents",
+    description:
+      "Run 1–16 independent tasks in parallel, each in an isolated sub-agent (its own pi process, context, tools and model). " +
+      "Give each task a short `name` and a self-contained `prompt`; optionally a `profile` (see list_subagent_profiles), `cwd`, " +
+      "`timeout` (seconds), `files` to prepend, or `resume` (a session id) to continue earlier work. Returns each task's status " +
+      "and output; get_subagent_output / get_subagent_session fetch more by session id.",
+    parameters: DELEGATE_SCHEMA,
+    async execute(_id: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
+      const call = env.begin(ctx);
+      let params;
+      try {
+        params = parseDelegateParams(rawParams);
+      } catch (err) {
+        if (err instanceof InputError) throw new Error(`Invalid delegate_to_subagents call: ${err.message}`);
+        throw err;
+      }
+      const engine = await call.engine();
+      const inputs: TaskInput[] = params.tasks.map((t) => ({
+        name: t.name,
+        prompt: t.prompt,
+        cwd: t.cwd ?? ctx.cwd,
+        profile: t.profile ?? params.profile,
+        timeoutSec: t.timeout,
+        resume: t.resume,
+        files: t.files,
+        sessionId: t.resume ?? engine.store.newSessionId(),
+      }));
+      // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
+      for (const t of inputs) {
+        const problem = t.resume ? checkResumable(engine, t.resume) : null;
+        if (problem) throw new Error(problem);
+      }
+      await call.checkProfiles(inputs.map((t) => t.profile));
+      const windows = new CallWindows(
+        inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: t.timeoutSec ?? engine.settings.timeout })),
+        engine.settings.maxLinesPerWindow,
+      );
+      const update = (details: WindowedDetails) => onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
+      const throttle = new Throttle(update, UPDATE_MS, realClock);
+      const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);
+      let outcomes: TaskOutcome[];
+      try {
+        outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => runTask(engine, input, hooks), {
+          signal,
+          onTaskStart: (i) => {
+            windows.start(i, Date.now());
+            throttle.push(windows.snapshot(Date.now()));
+          },
+          onTaskEvent: (i, state) => {
+            windows.event(i, state);
+            throttle.push(windows.snapshot(Date.now()));
+          },
+          onTaskEnd: (i, outcome) => {
+            windows.end(i, outcome, Date.now());
+            call.persist(outcome, inputs[i]);
+            throttle.push(windows.snapshot(Date.now()));
+          },
+        });
+      } finally {
+        clearInterval(tick);
+        throttle.cancel();
+      }
+      const details = windows.snapshot(Date.now());
+      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details };
+    },
+    renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) => renderDelegateCall(args, theme),
+    renderResult: (result: { details?: WindowedDetails; content?: { text?: string }[] }, opts: { expanded: boolean }, theme: ThemeLike) =>
+      renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? ""),
+  };
+}

@@ -1,0 +1,69 @@
+// What every tool call needs from the extension: an engine for the call's cwd, consent for project-local
+// profiles, and mirroring of finished tasks into the parent session (pi.appendEntry, spec 000).
+import type { Profile } from "../core/profile.ts";
+import type { TaskInput, TaskOutcome, Engine } from "../core/task.ts";
+import type { PiRuntime } from "./runtime.ts";
+import { toEntry, ENTRY_TYPE } from "./persist.ts";
+
+export type ToolContext = {
+  cwd: string;
+  hasUI: boolean;
+  ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void };
+  sessionManager?: { getSessionId?(): string };
+};
+
+export type CallEnv = {
+  engine(): Promise<Engine>;
+  profiles(): Map<string, Profile>;
+  /** Throws when a project-local profile is refused (no consent, or projectAgents: "deny"). */
+  checkProfiles(names: (string | undefined)[]): Promise<void>;
+  persist(outcome: TaskOutcome, input: TaskInput): void;
+};
+
+export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime> };
+
+export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void): ToolEnv {
+  /** Project profiles the user already allowed in this pi session (by file path). */
+  const allowed = new Set<string>();
+  return {
+    runtime: getRuntime,
+    begin(ctx) {
+      let cached: { engine: Engine; profiles: Map<string, Profile> } | null = null;
+      const load = async () => {
+        if (cached) return cached;
+        const rt = await getRuntime();
+        const { settings } = rt.settingsFor(ctx.cwd);
+        const { profiles } = rt.profilesFor(ctx.cwd);
+        cached = { engine: rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.()), profiles };
+        return cached;
+      };
+      return {
+        engine: async () => (await load()).engine,
+        profiles: () => cached?.profiles ?? new Map(),
+        async checkProfiles(names) {
+          const { engine, profiles } = await load();
+          for (const name of new Set(names)) {
+            const p = name ? profiles.get(name) : undefined;
+            if (!p || p.source !== "project" || !p.filePath || allowed.has(p.filePath)) continue;
+            const policy = engine.settings.projectAgents;
+            if (policy === "allow") continue;
+            if (policy === "deny") throw new Error(`Project-local profile "${p.name}" (${p.filePath}) is not allowed: settings subagents.projectAgents is "deny".`);
+            if (!ctx.hasUI || !ctx.ui) {
+              throw new Error(`Project-local profile "${p.name}" (${p.filePath}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`);
+            }
+            const ok = await ctx.ui.confirm("Run a project-local sub-agent?", `Profile "${p.name}" comes from this repository (${p.filePath}) and sets the sub-agent's prompt and tools. Run it?`);
+            if (!ok) throw new Error(`Project-local profile "${p.name}" was not approved.`);
+            allowed.add(p.filePath);
+          }
+        },
+        persist(outcome, input) {
+          try {
+            appendEntry(ENTRY_TYPE, toEntry(outcome, input));
+          } catch {
+            // Spec 000: persistence is best effort and never breaks delegation.
+          }
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,99 @@
+// get_subagent_output, get_subagent_session, list_subagent_profiles (spec 000 §3–5).
+import { profileSummary } from "../core/profile.ts";
+import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/transcript.ts";
+import { firstProblem, SCHEMAS, EMPTY_SCHEMA, SESSION_ID_SCHEMA } from "./schemas.ts";
+import { renderSimpleCall, renderTruncating, lines, type ThemeLike } from "./render.ts";
+import type { ToolContext, ToolEnv } from "./tool-env.ts";
+import { clip } from "../ui/text-width.ts";
+
+export const NO_PROFILES = "No subagent profiles found. Add .md files to ~/.pi/agent/agent-profiles/ or .pi/agent-profiles/.";
+
+type Result = { content?: { text?: string }[]; details?: { maxLines?: number } };
+
+function sessionIdOf(params: unknown): string {
+  const problem = firstProblem(SCHEMAS.sessionId, params);
+  if (problem) throw new Error(`Invalid parameters: ${problem}`);
+  return (params as { sessionId: string }).sessionId;
+}
+
+const truncatingResult = (result: Result, opts: { expanded: boolean }, theme: ThemeLike) =>
+  renderTruncating(result.content?.[0]?.text ?? "", result.details?.maxLines ?? 15, opts.expanded, theme);
+
+export function outputTool(env: ToolEnv) {
+  return {
+    name: "get_subagent_output",
+    label: "Sub-agent output",
+    description: "Get the final output of a sub-agent session's latest run, by the session id that delegate_to_subagents or subagent returned.",
+    parameters: SESSION_ID_SCHEMA,
+    async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
+      const sessionId = sessionIdOf(params);
+      const rt = await env.runtime();
+      const record = rt.store.getSession(sessionId);
+      if (!record || record.runs.length === 0) throw new Error(sessionNotFound(sessionId));
+      const last = record.runs[record.runs.length - 1];
+      const maxLines = rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow;
+      return {
+        content: [{ type: "text", text: latestOutput(record) }],
+        details: { sessionId, status: last.status, taskName: record.name, runCount: record.runs.length, maxLines },
+      };
+    },
+    renderCall: (args: { sessionId?: string }, theme: ThemeLike) => renderSimpleCall("get_subagent_output", args?.sessionId ?? "", theme),
+    renderResult: truncatingResult,
+  };
+}
+
+export function sessionTool(env: ToolEnv) {
+  return {
+    name: "get_subagent_session",
+    label: "Sub-agent session",
+    description: "Get the complete transcript of a sub-agent session (all runs: messages, tool calls, tool results), by session id.",
+    parameters: SESSION_ID_SCHEMA,
+    async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
+      const sessionId = sessionIdOf(params);
+      const rt = await env.runtime();
+      const record = rt.store.getSession(sessionId);
+      if (!record || record.runs.length === 0) throw new Error(sessionNotFound(sessionId));
+      const messages = new Map(record.runs.map((r) => [r.id, rt.store.getMessages(r.id)]));
+      const last = record.runs[record.runs.length - 1];
+      const messageCount = [...messages.values()].reduce((n, m) => n + m.length, 0);
+      return {
+        content: [{ type: "text", text: formatSessionTranscript(record, messages) }],
+        details: {
+          sessionId,
+          status: last.status,
+          taskName: record.name,
+          messageCount,
+          exitCode: last.exitCode,
+          model: last.model,
+          runCount: record.runs.length,
+          maxLines: rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow,
+        },
+      };
+    },
+    renderCall: (args: { sessionId?: string }, theme: ThemeLike) => renderSimpleCall("get_subagent_session", args?.sessionId ?? "", theme),
+    renderResult: truncatingResult,
+  };
+}
+
+export function profilesTool(env: ToolEnv) {
+  return {
+    name: "list_subagent_profiles",
+    label: "Sub-agent profiles",
+    description: "List the named sub-agent profiles (agents) available to delegate_to_subagents and subagent.",
+    parameters: EMPTY_SCHEMA,
+    async execute(_id: string, _params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
+      const rt = await env.runtime();
+      const { profiles } = rt.profilesFor(ctx.cwd);
+      if (profiles.size === 0) return { content: [{ type: "text", text: NO_PROFILES }], details: { count: 0 } };
+      const list = [...profiles.values()].sort((a, b) => a.name.localeCompare(b.name));
+      const summaries: Record<string, string> = {};
+      for (const p of list) summaries[p.name] = profileSummary(p);
+      return { content: [{ type: "text", text: list.map((p) => summaries[p.name]).join("\n") }], details: { count: list.length, profiles: summaries } };
+    },
+    renderCall: (_args: unknown, theme: ThemeLike) => renderSimpleCall("list_subagent_profiles", "", theme),
+    renderResult: (result: Result) => {
+      const text = result.content?.[0]?.text ?? "";
+      return lines((w) => text.split("\n").map((l) => clip(l, w)));
+    },
+  };
+}

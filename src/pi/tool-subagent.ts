@@ -1,0 +1,160 @@
+// `subagent {agent, task, sessionId?}` (spec 001 + 003/004): one child with a sticky session, a result text
+// that starts with the **Status:** / **Session ID:** header, and details {mode, runId, results[], error?,
+// sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
+import { realClock } from "../core/host.ts";
+import { checkResumable, runTask, type TaskOutcome } from "../core/task.ts";
+import { truncateHeadTail } from "../core/truncate.ts";
+import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
+import { emptyUsage } from "../core/types.ts";
+import { CallWindows } from "../ui/call-windows.ts";
+import type { WindowedDetails } from "../ui/windows.ts";
+import { renderSimpleCall, renderWindowsResult, type ThemeLike } from "./render.ts";
+import { firstProblem, SCHEMAS, SUBAGENT_SCHEMA } from "./schemas.ts";
+import { Throttle } from "./throttle.ts";
+import type { ToolContext, ToolEnv } from "./tool-env.ts";
+
+const OUTPUT_BYTES = 48 * 1024;
+
+type DisplayItem = { type: "text"; text: string } | { type: "toolCall"; name: string; args: Record<string, unknown> };
+
+export type SingleResult = {
+  agent: string;
+  task: string;
+  exitCode: number;
+  usage: Usage;
+  error?: string;
+  sessionFile?: string;
+  output?: string;
+  displayItems?: DisplayItem[];
+};
+
+export type SubagentDetails = {
+  mode: "single" | "management";
+  runId?: string;
+  results: SingleResult[];
+  error?: { code: ErrorCode; message: string };
+  sessionId?: string;
+  finalized?: FinalizePayload;
+  /** Our live window (same layout as delegate_to_subagents). */
+  window?: WindowedDetails;
+};
+
+function failure(code: ErrorCode, message: string, mode: "single" | "management" = "single") {
+  const details: SubagentDetails = { mode, results: [], error: { code, message } };
+  return { content: [{ type: "text", text: message }], details };
+}
+
+function parseJsonArgs(args: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(args) as unknown;
+    return v && typeof v === "object" ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function displayItems(r: RunResult): DisplayItem[] {
+  const items: DisplayItem[] = [];
+  for (const m of r.messages) {
+    if (m.role !== "assistant") continue;
+    if (m.text.trim()) items.push({ type: "text", text: m.text });
+    for (const c of m.toolCalls) items.push({ type: "toolCall", name: c.name, args: parseJsonArgs(c.args) });
+  }
+  return items.slice(-50);
+}
+
+export function subagentResult(o: TaskOutcome, task: string, runId: string) {
+  const r = o.result;
+  const statusWord = r.finalize?.status ?? (r.status === "completed" ? "SUCCESS" : "ERROR");
+  const body = r.status === "completed" ? r.output : [r.error ? `Error: ${r.error}` : "", r.output ? `Partial output:\n${r.output}` : ""].filter(Boolean).join("\n\n");
+  const t = truncateHeadTail(body, { maxBytes: OUTPUT_BYTES, maxLines: 1000, hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text` });
+  const text = `**Status:** ${statusWord}\n**Session ID:** \`${o.sessionId}\`\n\n---\n\n${t.text}`;
+  let code: ErrorCode | undefined = r.errorCode;
+  if (r.status === "error" && !code) code = "SUBAGENT_FAILED";
+  if (!code && t.truncated) code = "SUBAGENT_OUTPUT_TRUNCATED";
+  const single: SingleResult = {
+    agent: o.agent,
+    task,
+    exitCode: r.status === "completed" ? 0 : (r.exitCode && r.exitCode !== 0 ? r.exitCode : 1),
+    usage: r.usage ?? emptyUsage(),
+    ...(r.error ? { error: r.error } : {}),
+    ...(r.sessionFile ? { sessionFile: r.sessionFile } : {}),
+    output: r.output,
+    displayItems: displayItems(r),
+  };
+  const details: SubagentDetails = {
+    mode: "single",
+    runId,
+    results: [single],
+    ...(code ? { error: { code, message: r.error ?? `Output truncated; get_subagent_output returns the full text` } } : {}),
+    sessionId: o.sessionId,
+    ...(r.finalize ? { finalized: r.finalize } : {}),
+  };
+  return { content: [{ type: "text", text }], details };
+}
+
+export function subagentTool(env: ToolEnv) {
+  return {
+    name: "subagent",
+    label: "Sub-agent",
+    description:
+      "Delegate one focused task to a named agent (see list_subagent_profiles) running in its own pi process, and get its " +
+      "finalized result. Pass the returned sessionId back to continue the same sub-agent with its full context.",
+    parameters: SUBAGENT_SCHEMA,
+    async execute(_id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
+      const problem = firstProblem(SCHEMAS.subagent, params);
+      if (problem) return failure("INVALID_INPUT", `Invalid subagent call: ${problem}`);
+      const { agent, task, sessionId } = params as { agent: string; task: string; sessionId?: string };
+      const rt = await env.runtime();
+      const call = env.begin(ctx);
+      const engine = await call.engine();
+      if (rt.depth >= engine.settings.maxDepth) {
+        return failure("SUBAGENT_DEPTH_EXCEEDED", `Sub-agent depth limit reached (depth ${rt.depth}, maxDepth ${engine.settings.maxDepth}): sub-agents cannot start further sub-agents.`, "management");
+      }
+      const profiles = call.profiles();
+      if (!profiles.has(agent)) {
+        return failure("UNKNOWN_AGENT", `Unknown agent: ${agent}. Available agents: ${[...profiles.keys()].sort().join(", ") || "(none)"}`);
+      }
+      if (sessionId) {
+        const why = checkResumable(engine, sessionId);
+        if (why) return failure("INVALID_INPUT", why);
+        const prior = engine.store.getSession(sessionId);
+        if (prior && prior.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${prior.agent}", not "${agent}".`);
+      }
+      try {
+        await call.checkProfiles([agent]);
+      } catch (err) {
+        return failure("SUBAGENTS_DISABLED", (err as Error).message);
+      }
+      const id = sessionId ?? engine.store.newSessionId();
+      const runId = id.slice(0, 8);
+      const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: engine.settings.timeout }], engine.settings.maxLinesPerWindow);
+      const throttle = new Throttle(
+        (w: WindowedDetails) => {
+          const state = w.windows[0];
+          const details: SubagentDetails = { mode: "single", results: [], sessionId: id, window: w };
+          onUpdate?.({ content: [{ type: "text", text: `${agent}: ${state.toolCount} tools` }], details });
+        },
+        100,
+        realClock,
+      );
+      windows.start(0, Date.now());
+      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume: sessionId, sessionId: id };
+      const outcome = await runTask(engine, input, {
+        signal,
+        onEvent: (state) => {
+          windows.event(0, state);
+          throttle.push(windows.snapshot(Date.now()));
+        },
+      });
+      throttle.cancel();
+      windows.end(0, outcome, Date.now());
+      call.persist(outcome, input);
+      const result = subagentResult(outcome, task, runId);
+      return { ...result, details: { ...result.details, window: windows.snapshot(Date.now()) } };
+    },
+    renderCall: (args: { agent?: string; task?: string }, theme: ThemeLike) => renderSimpleCall("subagent", `${args?.agent ?? ""} ${(args?.task ?? "").slice(0, 80)}`, theme),
+    renderResult: (result: { details?: SubagentDetails; content?: { text?: string }[] }, opts: { expanded: boolean }, theme: ThemeLike) =>
+      renderWindowsResult(result.details?.window, opts.expanded, theme, result.content?.[0]?.text ?? ""),
+  };
+}

@@ -1,0 +1,63 @@
+// Live window state for one batch of tasks (a tool call or a CLI delegate), and a bounded snapshot of it:
+// the pi tool's `details` is stored in the parent session on every call, so it carries only visible lines.
+import { windowLines, type RunState } from "../core/run-state.ts";
+import type { TaskOutcome } from "../core/task.ts";
+import type { WindowedDetails, WindowView } from "./windows.ts";
+
+/** Lines kept per window in details: enough for the expanded view without growing with the transcript. */
+export const DETAIL_LINES = 60;
+
+export class CallWindows {
+  readonly views: WindowView[];
+  private readonly states: (RunState | null)[];
+  private readonly started: (number | null)[];
+
+  constructor(
+    tasks: { name: string; sessionId: string; profile?: string; timeoutSec: number }[],
+    private readonly maxLines: number,
+  ) {
+    this.views = tasks.map((t) => ({ name: t.name, sessionId: t.sessionId, profile: t.profile, status: "queued", toolCount: 0, elapsedMs: 0, timeoutSec: t.timeoutSec, cost: 0, lines: [] }));
+    this.states = tasks.map(() => null);
+    this.started = tasks.map(() => null);
+  }
+
+  start(i: number, now: number): void {
+    this.views[i].status = "running";
+    this.started[i] = now;
+  }
+
+  event(i: number, state: RunState): void {
+    this.states[i] = state;
+    const v = this.views[i];
+    v.toolCount = state.toolCount;
+    v.cost = state.usage.cost;
+    if (state.model) v.model = state.provider ? `${state.provider}/${state.model}` : state.model;
+  }
+
+  end(i: number, o: TaskOutcome, now: number): void {
+    const v = this.views[i];
+    const r = o.result;
+    v.status = r.status;
+    v.sessionId = o.sessionId;
+    v.error = r.error;
+    v.toolCount = r.toolCount;
+    v.cost = r.usage.cost;
+    if (r.model) v.model = r.model;
+    const started = this.started[i];
+    v.elapsedMs = started === null ? 0 : now - started;
+    this.started[i] = null;
+    const s = this.states[i];
+    if (s) v.lines = windowLines(s, DETAIL_LINES);
+    this.states[i] = null;
+  }
+
+  snapshot(now: number, lineCount = DETAIL_LINES): WindowedDetails {
+    const windows = this.views.map((v, i) => {
+      const s = this.states[i];
+      const started = this.started[i];
+      return { ...v, elapsedMs: started === null ? v.elapsedMs : now - started, lines: s ? windowLines(s, lineCount) : v.lines.slice(-lineCount) };
+    });
+    const done = windows.every((w) => w.status === "completed" || w.status === "error");
+    return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId) };
+  }
+}

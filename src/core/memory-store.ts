@@ -1,0 +1,144 @@
+// The in-memory store: used where no SQLite exists (Node < 22.5 running pi). Same contract as the SQLite
+// store; the parent pi session's appendEntry mirror is what makes its sessions survive a restart.
+import {
+  INTERRUPTED_MESSAGE,
+  capMessage,
+  newSessionId,
+  resumeRunningMessage,
+  type ImportedRun,
+  type NewSession,
+  type RunRecord,
+  type SessionRecord,
+  type SessionStore,
+  type SessionSummary,
+} from "./store-types.ts";
+import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "./types.ts";
+
+export class MemoryStore implements SessionStore {
+  private readonly sessions = new Map<string, SessionRecord>();
+  private readonly runs = new Map<number, { sessionId: string; run: RunRecord; messages: StoredMessage[] }>();
+  private nextRun = 1;
+
+  constructor(private readonly opts: { isAlive: (pid: number) => boolean }) {}
+
+  newSessionId(): string {
+    return newSessionId();
+  }
+
+  createSession(s: NewSession): void {
+    const now = Date.now();
+    this.sessions.set(s.id, { id: s.id, name: s.name, agent: s.agent, cwd: s.cwd, status: "running", sessionFile: s.sessionFile, parentSession: s.parentSession, createdAt: now, updatedAt: now, runs: [] });
+  }
+
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number }): number {
+    const s = this.sessions.get(sessionId);
+    if (!s) throw new Error(`Session "${sessionId}" not found`);
+    const last = s.runs[s.runs.length - 1];
+    if (last?.status === "running" && (last.ownerPid === null || this.opts.isAlive(last.ownerPid))) throw new Error(resumeRunningMessage(sessionId));
+    const id = this.nextRun++;
+    const record: RunRecord = { id, seq: s.runs.length + 1, prompt: run.prompt, status: "running", exitCode: null, usage: emptyUsage(), output: "", toolCount: 0, startedAt: Date.now(), ownerPid: run.ownerPid, messageCount: 0 };
+    s.runs.push(record);
+    s.status = "running";
+    s.updatedAt = Date.now();
+    this.runs.set(id, { sessionId, run: record, messages: [] });
+    return id;
+  }
+
+  finishRun(runId: number, r: RunResult): void {
+    const entry = this.runs.get(runId);
+    if (!entry) return;
+    Object.assign(entry.run, {
+      status: r.status,
+      exitCode: r.exitCode,
+      model: r.model,
+      usage: { ...r.usage },
+      error: r.error,
+      errorCode: r.errorCode,
+      output: r.output,
+      finalize: r.finalize,
+      toolCount: r.toolCount,
+      endedAt: Date.now(),
+      messageCount: r.messages.length,
+    });
+    entry.messages = r.messages.map(capMessage);
+    const s = this.sessions.get(entry.sessionId);
+    if (s) {
+      s.status = r.status;
+      s.updatedAt = Date.now();
+    }
+  }
+
+  setSessionFile(sessionId: string, file: string): void {
+    const s = this.sessions.get(sessionId);
+    if (s) s.sessionFile = file;
+  }
+
+  getSession(id: string): SessionRecord | null {
+    const s = this.sessions.get(id);
+    return s ? { ...s, runs: s.runs.map((r) => ({ ...r })) } : null;
+  }
+
+  getMessages(runId: number): StoredMessage[] {
+    return this.runs.get(runId)?.messages.slice() ?? [];
+  }
+
+  listSessions(opts: { limit: number; offset?: number }): SessionSummary[] {
+    const all = [...this.sessions.values()].sort((a, b) => b.updatedAt - a.updatedAt);
+    return all.slice(opts.offset ?? 0, (opts.offset ?? 0) + opts.limit).map((s) => ({
+      id: s.id,
+      name: s.name,
+      agent: s.agent,
+      cwd: s.cwd,
+      status: s.status,
+      cost: s.runs.reduce((n, r) => n + r.usage.cost, 0),
+      runCount: s.runs.length,
+      createdAt: s.createdAt,
+      updatedAt: s.updatedAt,
+    }));
+  }
+
+  recoverStale(isAlive: (pid: number) => boolean): number {
+    let n = 0;
+    for (const s of this.sessions.values()) {
+      for (const r of s.runs) {
+        if (r.status !== "running" || (r.ownerPid !== null && isAlive(r.ownerPid))) continue;
+        Object.assign(r, { status: "error", error: INTERRUPTED_MESSAGE, errorCode: "SUBAGENT_FAILED", endedAt: Date.now() });
+        s.status = "error";
+        n++;
+      }
+    }
+    return n;
+  }
+
+  importRuns(runs: ImportedRun[]): void {
+    if (!runs.length || this.sessions.has(runs[0].sessionId)) return;
+    const first = runs[0];
+    this.createSession({ id: first.sessionId, name: first.name, agent: first.agent, cwd: first.cwd, sessionFile: first.sessionFile });
+    const s = this.sessions.get(first.sessionId)!;
+    for (const r of runs) {
+      const id = this.nextRun++;
+      const record: RunRecord = {
+        id,
+        seq: s.runs.length + 1,
+        prompt: r.prompt,
+        status: r.status,
+        exitCode: r.exitCode ?? null,
+        model: r.model,
+        usage: r.usage ?? emptyUsage(),
+        error: r.error,
+        errorCode: r.errorCode as ErrorCode | undefined,
+        output: r.output ?? "",
+        toolCount: 0,
+        startedAt: r.at,
+        endedAt: r.at,
+        ownerPid: null,
+        messageCount: r.messages?.length ?? 0,
+      };
+      s.runs.push(record);
+      this.runs.set(id, { sessionId: s.id, run: record, messages: (r.messages ?? []).map(capMessage) });
+    }
+    s.status = runs[runs.length - 1].status;
+    s.createdAt = first.at;
+    s.updatedAt = runs[runs.length - 1].at;
+  }
+}

@@ -1,0 +1,78 @@
+// Masks secrets in everything we return or store (spec 003: keys, tokens, Authorization headers, GitHub
+// tokens, user paths, overly long stack traces). Every pattern is linear: anchored on a fixed prefix and
+// bounded character classes, so a megabyte of hostile text cannot make a regex backtrack for long.
+
+const R = "[REDACTED]";
+
+type Rule = { re: RegExp; to: string | ((...m: string[]) => string) };
+
+const RULES: Rule[] = [
+  // PEM private keys: the whole block.
+  { re: /-----BEGIN ([A-Z0-9 ]{0,40})PRIVATE KEY-----[\s\S]{0,20000}?-----END \1PRIVATE KEY-----/g, to: `-----BEGIN PRIVATE KEY----- ${R} -----END PRIVATE KEY-----` },
+  // Authorization headers (Bearer, Basic, token …).
+  { re: /\b(authorization\s*[:=]\s*)(bearer|basic|token|bot)?\s*[A-Za-z0-9._~+/=-]{6,}/gi, to: (_m, k, scheme) => `${k}${scheme ? `${scheme} ` : ""}${R}` },
+  { re: /\b(bearer)\s+[A-Za-z0-9._~+/=-]{16,}/gi, to: (_m, k) => `${k} ${R}` },
+  // Provider keys: Anthropic before OpenAI (sk-ant- is also sk-).
+  { re: /\bsk-ant-[A-Za-z0-9_-]{16,}/g, to: `sk-ant-${R}` },
+  { re: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g, to: `sk-${R}` },
+  // GitHub: classic and fine-grained.
+  { re: /\bgh[pousr]_[A-Za-z0-9]{30,}/g, to: `gh_${R}` },
+  { re: /\bgithub_pat_[A-Za-z0-9_]{30,}/g, to: `github_pat_${R}` },
+  // GitLab, Slack, Google, Stripe-like, npm, Hugging Face.
+  { re: /\bglpat-[A-Za-z0-9_-]{20,}/g, to: `glpat-${R}` },
+  { re: /\bxox[abprse]-[A-Za-z0-9-]{10,}/g, to: `xox-${R}` },
+  { re: /\bAIza[0-9A-Za-z_-]{35}\b/g, to: `AIza${R}` },
+  { re: /\b(?:sk|rk)_live_[A-Za-z0-9]{16,}/g, to: R },
+  { re: /\bnpm_[A-Za-z0-9]{36}\b/g, to: `npm_${R}` },
+  { re: /\bhf_[A-Za-z0-9]{30,}/g, to: `hf_${R}` },
+  // AWS access key ids and secret assignments.
+  { re: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b/g, to: `AKIA${R}` },
+  { re: /\b(aws_secret_access_key|aws_session_token)(\s*[:=]\s*["']?)[A-Za-z0-9/+=]{20,}/gi, to: (_m, k, sep) => `${k}${sep}${R}` },
+  // JWTs: three base64url segments, the first a JSON header.
+  { re: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, to: `eyJ${R}` },
+  // Credentials in URLs.
+  { re: /\b([a-z][a-z0-9+.-]{1,20}:\/\/)([^\s:/@]{1,100}):([^\s@/]{1,200})@/gi, to: (_m, scheme, user) => `${scheme}${user}:${R}@` },
+  // key=value / key: value assignments of secret-looking names.
+  {
+    re: /\b([A-Za-z0-9_.-]{0,40}(?:api[_-]?key|apikey|secret|token|password|passwd|pwd|access[_-]?key|private[_-]?key|client[_-]?secret)["']?)(\s*[:=]\s*)(["']?)(?![0-9]+\b)([^\s"',;}{]{4,})\3/gi,
+    to: (_m, k, sep, q) => `${k}${sep}${q}${R}${q}`,
+  },
+  // Home directories.
+  { re: /\/(?:home|Users)\/[A-Za-z0-9._-]{1,64}(?=\/|\b)/g, to: "~" },
+];
+
+const STACK_FRAME = /^\s+at\s.+$/;
+const MAX_FRAMES = 10;
+
+/** Keeps the first frames of each long stack trace and counts the rest. */
+function shortenStacks(text: string): string {
+  if (!text.includes("    at ")) return text;
+  const lines = text.split("\n");
+  const out: string[] = [];
+  let run = 0;
+  let hidden = 0;
+  const flush = () => {
+    if (hidden) out.push(`    … (${hidden} more frames)`);
+    run = 0;
+    hidden = 0;
+  };
+  for (const line of lines) {
+    if (STACK_FRAME.test(line)) {
+      run++;
+      if (run > MAX_FRAMES) {
+        hidden++;
+        continue;
+      }
+    } else flush();
+    out.push(line);
+  }
+  flush();
+  return out.join("\n");
+}
+
+export function sanitize(text: string): string {
+  if (!text) return text;
+  let out = text;
+  for (const { re, to } of RULES) out = out.replace(re, to as string);
+  return shortenStacks(out);
+}

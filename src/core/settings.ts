@@ -1,0 +1,120 @@
+// Settings under `subagents` in pi's settings.json: the global file, then the project's (key by key).
+// Never throws: a broken file or value becomes a warning and the default stays.
+import type { Host } from "./host.ts";
+
+export const TOOL_NAMES = ["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"];
+
+export type Settings = {
+  maxLinesPerWindow: number;
+  extendTimeoutDebounce: number;
+  loopingToolCount: number;
+  concurrency: number;
+  maxDepth: number;
+  finalize: boolean;
+  transport: "compact" | "json";
+  childRuntime: "auto" | "bun" | "node";
+  tools: string[];
+  projectAgents: "ask" | "allow" | "deny";
+  timeout: number;
+  maxRuntime: number;
+};
+
+export function defaultSettings(): Settings {
+  return {
+    maxLinesPerWindow: 15,
+    extendTimeoutDebounce: 30,
+    loopingToolCount: 5,
+    concurrency: 4,
+    maxDepth: 1,
+    finalize: true,
+    transport: "compact",
+    childRuntime: "auto",
+    tools: [...TOOL_NAMES],
+    projectAgents: "ask",
+    timeout: 600,
+    maxRuntime: 3600,
+  };
+}
+
+type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime";
+const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> = {
+  maxLinesPerWindow: { min: 1, max: 200, aliases: ["max_lines_per_window"] },
+  extendTimeoutDebounce: { min: 0, max: 300, aliases: ["extend_timeout_debounce"] },
+  loopingToolCount: { min: 0, max: 50, aliases: ["looping_tool_count"] },
+  concurrency: { min: 1, max: 16, aliases: [] },
+  maxDepth: { min: 0, max: 10, aliases: ["max_depth"] },
+  timeout: { min: 1, max: 86_400, aliases: [] },
+  maxRuntime: { min: 1, max: 604_800, aliases: ["max_runtime"] },
+};
+const ENUMS = {
+  transport: ["compact", "json"],
+  childRuntime: ["auto", "bun", "node"],
+  projectAgents: ["ask", "allow", "deny"],
+} as const;
+
+/** Applies one raw `subagents` object over base. Pure; `where` names the source in warnings. */
+export function mergeSettings(base: Settings, raw: unknown, where = "settings"): { settings: Settings; warnings: string[] } {
+  const out: Settings = { ...base, tools: [...base.tools] };
+  const warnings: string[] = [];
+  if (raw === undefined || raw === null) return { settings: out, warnings };
+  if (typeof raw !== "object" || Array.isArray(raw)) return { settings: out, warnings: [`${where}: "subagents" must be an object; ignored`] };
+  const r = raw as Record<string, unknown>;
+  for (const [key, spec] of Object.entries(NUMBERS) as [NumKey, (typeof NUMBERS)[NumKey]][]) {
+    const name = [key, ...spec.aliases].find((k) => r[k] !== undefined);
+    if (!name) continue;
+    const v = r[name];
+    if (typeof v !== "number" || !Number.isFinite(v)) {
+      warnings.push(`${where}: subagents.${name} must be a number; ignored`);
+      continue;
+    }
+    const clamped = Math.min(spec.max, Math.max(spec.min, v));
+    if (clamped !== v) warnings.push(`${where}: subagents.${name} = ${v} is out of range ${spec.min}–${spec.max}; using ${clamped}`);
+    out[key] = clamped;
+  }
+  for (const [key, allowed] of Object.entries(ENUMS) as [keyof typeof ENUMS, readonly string[]][]) {
+    const v = r[key];
+    if (v === undefined) continue;
+    if (typeof v !== "string" || !allowed.includes(v)) {
+      warnings.push(`${where}: subagents.${key} must be one of ${allowed.join(", ")}; ignored`);
+      continue;
+    }
+    (out as Record<string, unknown>)[key] = v;
+  }
+  if (r.finalize !== undefined) {
+    if (typeof r.finalize === "boolean") out.finalize = r.finalize;
+    else warnings.push(`${where}: subagents.finalize must be true or false; ignored`);
+  }
+  if (r.tools !== undefined) {
+    if (Array.isArray(r.tools) && r.tools.every((t) => typeof t === "string")) {
+      const unknown = (r.tools as string[]).filter((t) => !TOOL_NAMES.includes(t));
+      if (unknown.length) warnings.push(`${where}: subagents.tools has unknown names ${unknown.join(", ")} (known: ${TOOL_NAMES.join(", ")})`);
+      out.tools = (r.tools as string[]).filter((t) => TOOL_NAMES.includes(t));
+    } else warnings.push(`${where}: subagents.tools must be a list of tool names; ignored`);
+  }
+  return { settings: out, warnings };
+}
+
+function readSection(host: Host, file: string): { raw: unknown; warning?: string } {
+  const text = host.readText(file);
+  if (text === null) return { raw: undefined };
+  try {
+    const parsed = JSON.parse(text) as Record<string, unknown> | null;
+    return { raw: parsed && typeof parsed === "object" ? parsed.subagents : undefined };
+  } catch (err) {
+    return { raw: undefined, warning: `${file}: not valid JSON (${(err as Error).message}); its subagents settings are ignored` };
+  }
+}
+
+export function loadSettings(host: Host, opts: { agentDir: string; cwd: string }): { settings: Settings; warnings: string[] } {
+  let settings = defaultSettings();
+  const warnings: string[] = [];
+  const files = [`${opts.agentDir}/settings.json`, `${opts.cwd}/.pi/settings.json`];
+  for (const file of [...new Set(files)]) {
+    const { raw, warning } = readSection(host, file);
+    if (warning) warnings.push(warning);
+    const merged = mergeSettings(settings, raw, file);
+    settings = merged.settings;
+    warnings.push(...merged.warnings);
+  }
+  return { settings, warnings };
+}

@@ -1,0 +1,101 @@
+// The session store's contract, shared by the SQLite store and the in-memory fallback.
+import type { ErrorCode, FinalizePayload, RunResult, StoredMessage, Usage } from "./types.ts";
+
+export type RunStatus = "running" | "completed" | "error";
+
+export type RunRecord = {
+  id: number;
+  seq: number;
+  prompt: string;
+  status: RunStatus;
+  exitCode: number | null;
+  model?: string;
+  usage: Usage;
+  error?: string;
+  errorCode?: ErrorCode;
+  output: string;
+  finalize?: FinalizePayload;
+  toolCount: number;
+  startedAt: number;
+  endedAt?: number;
+  ownerPid: number | null;
+  messageCount: number;
+};
+
+export type SessionRecord = {
+  id: string;
+  name: string;
+  agent: string;
+  cwd: string;
+  status: RunStatus;
+  sessionFile?: string;
+  parentSession?: string;
+  createdAt: number;
+  updatedAt: number;
+  runs: RunRecord[];
+};
+
+export type SessionSummary = {
+  id: string;
+  name: string;
+  agent: string;
+  cwd: string;
+  status: RunStatus;
+  cost: number;
+  runCount: number;
+  createdAt: number;
+  updatedAt: number;
+};
+
+export type NewSession = { id: string; name: string; agent: string; cwd: string; parentSession?: string; sessionFile?: string };
+
+/** A finished (or interrupted) run as mirrored in a pi session, for rebuilding the store. */
+export type ImportedRun = {
+  sessionId: string;
+  name: string;
+  agent: string;
+  cwd: string;
+  prompt: string;
+  status: RunStatus;
+  output?: string;
+  error?: string;
+  errorCode?: string;
+  usage?: Usage;
+  model?: string;
+  exitCode?: number | null;
+  sessionFile?: string;
+  messages?: StoredMessage[];
+  at: number;
+};
+
+export interface SessionStore {
+  newSessionId(): string;
+  createSession(s: NewSession): void;
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number }): number;
+  finishRun(runId: number, result: RunResult): void;
+  setSessionFile(sessionId: string, file: string): void;
+  getSession(id: string): SessionRecord | null;
+  getMessages(runId: number): StoredMessage[];
+  listSessions(opts: { limit: number; offset?: number }): SessionSummary[];
+  recoverStale(isAlive: (pid: number) => boolean): number;
+  /** Adds runs of a session that this store does not know yet (all-or-nothing per session). */
+  importRuns(runs: ImportedRun[]): void;
+}
+
+export const INTERRUPTED_MESSAGE = "Session was interrupted (main agent session ended unexpectedly)";
+
+export function newSessionId(): string {
+  const bytes = new Uint8Array(8);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export const resumeRunningMessage = (id: string) => `Cannot resume: session "${id}" is still running. Wait for it to complete before resuming.`;
+
+export const MESSAGE_TEXT_CAP = 1024 * 1024;
+export const TOOL_RESULT_CAP = 2000;
+
+export function capMessage(m: StoredMessage): StoredMessage {
+  const cap = m.role === "toolResult" ? TOOL_RESULT_CAP : MESSAGE_TEXT_CAP;
+  return m.text.length > cap ? { ...m, text: `${m.text.slice(0, cap)}…` } : m;
+}

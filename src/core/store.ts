@@ -1,0 +1,270 @@
+// The session store over SQLite (DESIGN §4): migrations by PRAGMA user_version, every write in
+// BEGIN IMMEDIATE (deferred read-then-write transactions fail under contention), retried on SQLITE_BUSY.
+import type { Db } from "./host.ts";
+import {
+  INTERRUPTED_MESSAGE,
+  capMessage,
+  newSessionId,
+  resumeRunningMessage,
+  type ImportedRun,
+  type NewSession,
+  type RunRecord,
+  type SessionRecord,
+  type SessionStore,
+  type SessionSummary,
+} from "./store-types.ts";
+import { emptyUsage, type RunResult, type StoredMessage } from "./types.ts";
+
+export { MemoryStore } from "./memory-store.ts";
+export type { SessionStore } from "./store-types.ts";
+
+const MIGRATIONS = [
+  `CREATE TABLE sessions (
+     id TEXT PRIMARY KEY, name TEXT NOT NULL, agent TEXT NOT NULL, cwd TEXT NOT NULL, status TEXT NOT NULL,
+     session_file TEXT, parent_session TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+   CREATE INDEX sessions_updated ON sessions(updated_at DESC);
+   CREATE TABLE runs (
+     id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+     seq INTEGER NOT NULL, prompt TEXT NOT NULL, status TEXT NOT NULL, exit_code INTEGER, model TEXT, usage TEXT,
+     error TEXT, error_code TEXT, output TEXT NOT NULL DEFAULT '', finalize TEXT, tool_count INTEGER NOT NULL DEFAULT 0,
+     started_at INTEGER NOT NULL, ended_at INTEGER, owner_pid INTEGER, message_count INTEGER NOT NULL DEFAULT 0);
+   CREATE INDEX runs_session ON runs(session_id, seq);
+   CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
+   CREATE TABLE messages (
+     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL, role TEXT NOT NULL,
+     text TEXT NOT NULL, tool_calls TEXT, name TEXT, is_error INTEGER, error TEXT, PRIMARY KEY (run_id, seq));`,
+];
+
+type RunRow = {
+  id: number;
+  session_id: string;
+  seq: number;
+  prompt: string;
+  status: string;
+  exit_code: number | null;
+  model: string | null;
+  usage: string | null;
+  error: string | null;
+  error_code: string | null;
+  output: string;
+  finalize: string | null;
+  tool_count: number;
+  started_at: number;
+  ended_at: number | null;
+  owner_pid: number | null;
+  message_count: number;
+};
+
+type SessionRow = { id: string; name: string; agent: string; cwd: string; status: string; session_file: string | null; parent_session: string | null; created_at: number; updated_at: number };
+
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+function toRun(r: RunRow): RunRecord {
+  return {
+    id: r.id,
+    seq: r.seq,
+    prompt: r.prompt,
+    status: r.status as RunRecord["status"],
+    exitCode: r.exit_code,
+    model: r.model ?? undefined,
+    usage: r.usage ? JSON.parse(r.usage) : emptyUsage(),
+    error: r.error ?? undefined,
+    errorCode: (r.error_code ?? undefined) as RunRecord["errorCode"],
+    output: r.output,
+    finalize: r.finalize ? JSON.parse(r.finalize) : undefined,
+    toolCount: r.tool_count,
+    startedAt: r.started_at,
+    endedAt: r.ended_at ?? undefined,
+    ownerPid: r.owner_pid,
+    messageCount: r.message_count,
+  };
+}
+
+export class Store implements SessionStore {
+  constructor(
+    private readonly db: Db,
+    private readonly opts: { isAlive: (pid: number) => boolean; now?: () => number },
+  ) {
+    this.migrate();
+  }
+
+  private now(): number {
+    return this.opts.now?.() ?? Date.now();
+  }
+
+  /** Runs fn in BEGIN IMMEDIATE; retries when another process holds the write lock past busy_timeout. */
+  private write<T>(fn: () => T): T {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.db.exec("BEGIN IMMEDIATE");
+      } catch (err) {
+        if (attempt < 20 && /busy|locked/i.test(String((err as Error).message))) {
+          sleepSync(5 + attempt * 10);
+          continue;
+        }
+        throw err;
+      }
+      try {
+        const out = fn();
+        this.db.exec("COMMIT");
+        return out;
+      } catch (err) {
+        try {
+          this.db.exec("ROLLBACK");
+        } catch {
+          // already rolled back
+        }
+        throw err;
+      }
+    }
+  }
+
+  private migrate(): void {
+    const version = this.db.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
+    if (version >= MIGRATIONS.length) return;
+    this.write(() => {
+      // Re-read inside the lock: another process may have migrated meanwhile.
+      const current = this.db.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
+      for (let v = current; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v]);
+      this.db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+    });
+  }
+
+  newSessionId(): string {
+    return newSessionId();
+  }
+
+  createSession(s: NewSession): void {
+    const now = this.now();
+    this.write(() =>
+      this.db.run(
+        "INSERT INTO sessions (id, name, agent, cwd, status, session_file, parent_session, created_at, updated_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+        [s.id, s.name, s.agent, s.cwd, s.sessionFile ?? null, s.parentSession ?? null, now, now],
+      ),
+    );
+  }
+
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number }): number {
+    const now = this.now();
+    return this.write(() => {
+      const running = this.db.get<{ owner_pid: number | null }>("SELECT owner_pid FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1", [sessionId]);
+      if (running && (running.owner_pid === null || this.opts.isAlive(running.owner_pid))) throw new Error(resumeRunningMessage(sessionId));
+      const seq = (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])?.n ?? 0) + 1;
+      this.db.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid) VALUES (?, ?, ?, 'running', ?, ?)", [sessionId, seq, run.prompt, now, run.ownerPid]);
+      const id = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
+      this.db.run("UPDATE sessions SET status = 'running', updated_at = ? WHERE id = ?", [now, sessionId]);
+      return id;
+    });
+  }
+
+  finishRun(runId: number, r: RunResult): void {
+    const now = this.now();
+    const messages = r.messages.map(capMessage);
+    this.write(() => {
+      this.db.run(
+        `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
+           tool_count = ?, ended_at = ?, message_count = ? WHERE id = ?`,
+        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.toolCount, now, messages.length, runId],
+      );
+      this.insertMessages(runId, messages);
+      this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);
+    });
+  }
+
+  private insertMessages(runId: number, messages: StoredMessage[]): void {
+    messages.forEach((m, i) => {
+      const calls = m.role === "assistant" ? JSON.stringify(m.toolCalls) : null;
+      const name = m.role === "toolResult" ? m.name : null;
+      const isError = m.role === "toolResult" ? (m.isError ? 1 : 0) : null;
+      const error = m.role === "assistant" ? (m.error ?? null) : null;
+      this.db.run("INSERT OR REPLACE INTO messages (run_id, seq, role, text, tool_calls, name, is_error, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [runId, i, m.role, m.text, calls, name, isError, error]);
+    });
+  }
+
+  setSessionFile(sessionId: string, file: string): void {
+    this.write(() => this.db.run("UPDATE sessions SET session_file = ? WHERE id = ?", [file, sessionId]));
+  }
+
+  getSession(id: string): SessionRecord | null {
+    const s = this.db.get<SessionRow>("SELECT * FROM sessions WHERE id = ?", [id]);
+    if (!s) return null;
+    const runs = this.db.all<RunRow>("SELECT * FROM runs WHERE session_id = ? ORDER BY seq", [id]).map(toRun);
+    return {
+      id: s.id,
+      name: s.name,
+      agent: s.agent,
+      cwd: s.cwd,
+      status: s.status as SessionRecord["status"],
+      sessionFile: s.session_file ?? undefined,
+      parentSession: s.parent_session ?? undefined,
+      createdAt: s.created_at,
+      updatedAt: s.updated_at,
+      runs,
+    };
+  }
+
+  getMessages(runId: number): StoredMessage[] {
+    const rows = this.db.all<{ role: string; text: string; tool_calls: string | null; name: string | null; is_error: number | null; error: string | null }>(
+      "SELECT role, text, tool_calls, name, is_error, error FROM messages WHERE run_id = ? ORDER BY seq",
+      [runId],
+    );
+    return rows.map((r): StoredMessage => {
+      if (r.role === "toolResult") return { role: "toolResult", name: r.name ?? "", text: r.text, isError: r.is_error === 1 };
+      if (r.role === "assistant") return { role: "assistant", text: r.text, toolCalls: r.tool_calls ? JSON.parse(r.tool_calls) : [], ...(r.error ? { error: r.error } : {}) };
+      return { role: "user", text: r.text };
+    });
+  }
+
+  listSessions(opts: { limit: number; offset?: number }): SessionSummary[] {
+    const rows = this.db.all<SessionRow & { cost: number | null; run_count: number }>(
+      `SELECT s.*, (SELECT SUM(json_extract(usage, '$.cost')) FROM runs r WHERE r.session_id = s.id) AS cost,
+              (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS run_count
+         FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ? OFFSET ?`,
+      [opts.limit, opts.offset ?? 0],
+    );
+    return rows.map((s) => ({
+      id: s.id,
+      name: s.name,
+      agent: s.agent,
+      cwd: s.cwd,
+      status: s.status as SessionSummary["status"],
+      cost: s.cost ?? 0,
+      runCount: s.run_count,
+      createdAt: s.created_at,
+      updatedAt: s.updated_at,
+    }));
+  }
+
+  recoverStale(isAlive: (pid: number) => boolean): number {
+    const running = this.db.all<{ id: number; session_id: string; owner_pid: number | null }>("SELECT id, session_id, owner_pid FROM runs WHERE status = 'running'");
+    const dead = running.filter((r) => r.owner_pid === null || !isAlive(r.owner_pid));
+    if (!dead.length) return 0;
+    const now = this.now();
+    this.write(() => {
+      for (const r of dead) {
+        this.db.run("UPDATE runs SET status = 'error', error = ?, error_code = 'SUBAGENT_FAILED', ended_at = ? WHERE id = ? AND status = 'running'", [INTERRUPTED_MESSAGE, now, r.id]);
+        this.db.run("UPDATE sessions SET status = 'error', updated_at = ? WHERE id = ?", [now, r.session_id]);
+      }
+    });
+    return dead.length;
+  }
+
+  importRuns(runs: ImportedRun[]): void {
+    if (!runs.length || this.getSession(runs[0].sessionId)) return;
+    const first = runs[0];
+    this.write(() => {
+      this.db.run(
+        "INSERT INTO sessions (id, name, agent, cwd, status, session_file, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [first.sessionId, first.name, first.agent, first.cwd, runs[runs.length - 1].status, first.sessionFile ?? null, first.at, runs[runs.length - 1].at],
+      );
+      runs.forEach((r, i) => {
+        this.db.run(
+          "INSERT INTO runs (session_id, seq, prompt, status, exit_code, model, usage, error, error_code, output, started_at, ended_at, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          [r.sessionId, i + 1, r.prompt, r.status, r.exitCode ?? null, r.model ?? null, JSON.stringify(r.usage ?? emptyUsage()), r.error ?? null, r.errorCode ?? null, r.output ?? "", r.at, r.at, r.messages?.length ?? 0],
+        );
+        const runId = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
+        this.insertMessages(runId, (r.messages ?? []).map(capMessage));
+      });
+    });
+  }
+}

@@ -1,0 +1,29 @@
+// bun:sqlite behind the engine's Db interface. busy_timeout is set BEFORE journal_mode=WAL: on a fresh file
+// the WAL switch itself can meet a concurrent writer, and without the timeout it fails with SQLITE_BUSY.
+import { Database, type Statement } from "bun:sqlite";
+import type { Db } from "../core/host.ts";
+
+export function openBunDb(path: string): Db {
+  const db = new Database(path, { create: true });
+  db.exec("PRAGMA busy_timeout = 10000");
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  const cache = new Map<string, Statement>();
+  const stmt = (sql: string) => {
+    let s = cache.get(sql);
+    if (!s) {
+      s = db.prepare(sql);
+      cache.set(sql, s);
+    }
+    return s;
+  };
+  type Binding = import("bun:sqlite").SQLQueryBindings;
+  return {
+    exec: (sql) => db.exec(sql),
+    run: (sql, params = []) => ({ changes: stmt(sql).run(...(params as Binding[])).changes }),
+    get: <T>(sql: string, params: unknown[] = []) => (stmt(sql).get(...(params as Binding[])) as T | null) ?? undefined,
+    all: <T>(sql: string, params: unknown[] = []) => stmt(sql).all(...(params as Binding[])) as T[],
+    close: () => db.close(),
+  };
+}

@@ -21,7 +21,7 @@ function demoTasks(): { name: string; prompt: string; profile?: string }[] {
       profile: "scout",
       prompt: `List the project files and say what they are. ${script([
         { tool: "ls", args: { path: "." }, delayMs: 300 },
-        { tool: "find", args: { pattern: "*.md", path: "." }, delayMs: 300 },
+        { tool: "read", args: { path: "README.md" }, delayMs: 300 },
         slow("Three files: a README, notes and a small script.", { finalize: { status: "SUCCESS", result: "The project has a README.md, notes.md and build.sh." } }),
       ])}`,
     },

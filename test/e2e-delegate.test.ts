@@ -1,0 +1,184 @@
+// `subagents delegate` end to end: real pi children against the scripted model server.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { script } from "../src/scripted/model-server.ts";
+import { BUN, cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+
+let world: PiWorld;
+beforeAll(async () => {
+  world = await piWorld();
+});
+afterAll(async () => {
+  await world.close();
+});
+
+const summaryOf = (json: Record<string, any>[]) => {
+  const last = json.at(-1)!;
+  expect(last.type).toBe("summary");
+  return last.tasks as Record<string, any>[];
+};
+
+const pidsMatching = (needle: string) => {
+  const out = spawnSync("pgrep", ["-f", `^${needle}`], { encoding: "utf8" });
+  return out.stdout.split("\n").filter(Boolean).filter((p) => Number(p) !== process.pid);
+};
+
+test("8 tasks at concurrency 3: every task gets its own output, never more than 3 at once", async () => {
+  const prompts = Array.from({ length: 8 }, (_, i) => `task number ${i} ${script([{ delayMs: 150 + (i % 3) * 100, finalize: { status: "SUCCESS", result: `output of ${i}` } }])}`);
+  const r = await cli(world, ["delegate", ...prompts, "--concurrency", "3", "--json"]);
+  expect(r.code).toBe(0);
+  const tasks = summaryOf(r.json);
+  expect(tasks.map((t) => t.output)).toEqual(prompts.map((_, i) => `output of ${i}`));
+  expect(tasks.map((t) => t.name)).toEqual(prompts.map((_, i) => `task-${i + 1}`));
+  expect(new Set(tasks.map((t) => t.sessionId)).size).toBe(8);
+  let running = 0;
+  let peak = 0;
+  for (const e of r.json) {
+    if (e.type === "task_start") peak = Math.max(peak, ++running);
+    if (e.type === "task_end") running--;
+  }
+  expect(peak).toBe(3);
+}, 90_000);
+
+test("mixed results: success, provider failure and unknown profile in one call (--tasks JSON)", async () => {
+  const file = join(world.root, "mixed.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tasks: [
+        { name: "good", prompt: `fine ${script([{ finalize: { status: "SUCCESS", result: "good result" } }])}` },
+        { name: "broken", prompt: `fails ${script([{ status: 400, message: "scripted refusal 5521" }])}` },
+        { name: "ghost", prompt: "never runs", profile: "no-such-profile" },
+      ],
+    }),
+  );
+  const r = await cli(world, ["delegate", "--tasks", file, "--json"]);
+  expect(r.code).toBe(1);
+  const [good, broken, ghost] = summaryOf(r.json);
+  expect(good.status).toBe("completed");
+  expect(good.output).toBe("good result");
+  expect(broken.status).toBe("error");
+  expect(broken.error).toContain("scripted refusal 5521");
+  expect(ghost.status).toBe("error");
+  expect(ghost.error).toBe('Unknown profile: "no-such-profile". Available profiles: planner, reviewer, scout, worker');
+  // The unknown-profile task still has a session record, like every other task.
+  const out = await cli(world, ["session", ghost.sessionId]);
+  expect(out.code).toBe(0);
+}, 60_000);
+
+test("files in every spec form are prepended as === path === blocks", async () => {
+  const dir = join(world.root, "files-project");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "lines.txt"), Array.from({ length: 20 }, (_, i) => `line-${i + 1}`).join("\n") + "\n");
+  writeFileSync(join(dir, "big.bin"), Buffer.alloc(1024 * 1024 + 1, 97));
+  const marker = `files-${Date.now()}`;
+  const file = join(world.root, "files.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tasks: [
+        {
+          name: "reader",
+          prompt: marker,
+          cwd: dir,
+          files: ["lines.txt", { path: "lines.txt", start: 3, end: 4 }, { path: "lines.txt", head: 2 }, { path: "lines.txt", tail: 1 }, "missing.txt", "big.bin"],
+        },
+      ],
+    }),
+  );
+  const r = await cli(world, ["delegate", "--tasks", file, "--json"]);
+  expect(summaryOf(r.json)[0].status).toBe("completed");
+  const req = world.server.requests.find((q) => JSON.stringify(q.messages).includes(marker))!;
+  const user = (req.messages ?? []).find((m) => m.role === "user")!;
+  const text = typeof user.content === "string" ? user.content : (user.content as { text: string }[]).map((p) => p.text).join("");
+  expect(text).toContain("=== lines.txt ===\nline-1\nline-2\nline-3");
+  expect(text).toContain("=== lines.txt ===\nline-3\nline-4\n\n");
+  expect(text).toContain("=== lines.txt ===\nline-1\nline-2\n\n");
+  expect(text).toContain("=== lines.txt ===\nline-20\n\n");
+  expect(text).toContain("[file not found: missing.txt]");
+  expect(text).toContain("[file too large: big.bin (1024KB, limit 1024KB)]");
+  expect(text.indexOf("=== lines.txt")).toBeLessThan(text.indexOf(marker));
+}, 60_000);
+
+test("--resume continues a session; an unknown id fails before anything runs", async () => {
+  const first = `resume-me-${Date.now()}`;
+  const r1 = await cli(world, ["delegate", first, "--json"]);
+  const [t1] = summaryOf(r1.json);
+  const r2 = await cli(world, ["delegate", "and now the follow-up", "--resume", t1.sessionId, "--json"]);
+  const [t2] = summaryOf(r2.json);
+  expect(t2.sessionId).toBe(t1.sessionId);
+  expect(t2.status).toBe("completed");
+  const last = JSON.stringify(world.server.requests.at(-1)!.messages);
+  expect(last).toContain(first);
+  const bad = await cli(world, ["delegate", "x", "--resume", "ffffffffffffffff"]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('Cannot resume: session "ffffffffffffffff" not found. The session may have expired or the ID is incorrect.');
+}, 60_000);
+
+test("usage errors: 17 tasks, a missing cwd, a relative cwd in --tasks", async () => {
+  const many = await cli(world, ["delegate", ...Array.from({ length: 17 }, (_, i) => `t${i}`)]);
+  expect(many.code).toBe(2);
+  expect(many.stderr).toContain("at most 16 tasks");
+  const noDir = await cli(world, ["delegate", "x", "--cwd", join(world.root, "nope")]);
+  expect(noDir.code).toBe(2);
+  expect(noDir.stderr).toContain("is not a directory");
+  const rel = join(world.root, "rel.json");
+  writeFileSync(rel, JSON.stringify({ tasks: [{ name: "a", prompt: "p", cwd: "relative/dir" }] }));
+  const relR = await cli(world, ["delegate", "--tasks", rel]);
+  expect(relR.code).toBe(2);
+  expect(relR.stderr).toContain("tasks[0].cwd: cwd must be an absolute path");
+});
+
+test("SIGINT during a long bash call stops every child and grandchild, records the status, exits 130", async () => {
+  const tag = `${Date.now() % 100000}.${Math.floor(Math.random() * 1000)}`;
+  // A background grandchild and a foreground command, both unique to this test.
+  const prompt = `wait ${script([{ tool: "bash", args: { command: `sleep 4${tag} & sleep 3${tag}; echo done` } }])}`;
+  const proc = Bun.spawn({ cmd: [BUN, join(REPO, "src/cli/main.ts"), "delegate", prompt, "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
+  const stdout = new Response(proc.stdout).text();
+  // Wait until the bash command is really running.
+  for (let i = 0; i < 100 && pidsMatching(`sleep 3${tag}`).length === 0; i++) await Bun.sleep(100);
+  expect(pidsMatching(`sleep 3${tag}`).length).toBeGreaterThan(0);
+  proc.kill("SIGINT");
+  const code = await proc.exited;
+  expect(code).toBe(130);
+  const lines = (await stdout).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  const [t] = summaryOf(lines);
+  expect(t.status).toBe("error");
+  expect(t.errorCode).toBe("SUBAGENT_CANCELLED");
+  await Bun.sleep(200);
+  expect(pidsMatching(`sleep 3${tag}`)).toEqual([]);
+  expect(pidsMatching(`sleep 4${tag}`)).toEqual([]);
+  const s = await cli(world, ["sessions", "--json"]);
+  expect(s.json.find((row) => row.id === t.sessionId)?.status).toBe("error");
+}, 60_000);
+
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+test.skipIf(!hasTmux)("on a terminal: live windows, then the cursor is restored", async () => {
+  const session = `subagents-tty-${process.pid}`;
+  const envArgs = Object.entries({ ...world.env, TERM: "xterm-256color" }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+  const slow = (i: number) => `slow task ${i} ${script([{ tool: "bash", args: { command: "sleep 1.5" } }, { finalize: { status: "SUCCESS", result: `tty result ${i}` } }])}`;
+  const cmd = [BUN, join(REPO, "src/cli/main.ts"), "delegate", slow(1), slow(2)].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  execFileSync("tmux", ["new-session", "-d", "-s", session, "-x", "100", "-y", "30", ...envArgs, `cd '${world.workDir}' && ${cmd}; sleep 20`]);
+  try {
+    let screen = "";
+    for (let i = 0; i < 60 && !screen.includes("bash → sleep 1.5"); i++) {
+      await Bun.sleep(100);
+      screen = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
+    }
+    expect(screen).toContain("Sub-agents: 2 running");
+    expect(screen).toMatch(/● task-1 • .*• \d+s\/600s/);
+    expect(execFileSync("tmux", ["display", "-p", "-t", session, "#{cursor_flag}"], { encoding: "utf8" }).trim()).toBe("0");
+    for (let i = 0; i < 100 && !screen.includes("tty result 2"); i++) {
+      await Bun.sleep(100);
+      screen = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
+    }
+    expect(screen).toContain("Sub-agents: 0 running, 2 done");
+    expect(screen).toContain("✓ task-1: completed");
+    expect(screen).toContain("tty result 1");
+    expect(execFileSync("tmux", ["display", "-p", "-t", session, "#{cursor_flag}"], { encoding: "utf8" }).trim()).toBe("1");
+  } finally {
+    spawnSync("tmux", ["kill-session", "-t", session]);
+  }
+}, 60_000);

@@ -1,6 +1,7 @@
 // `npm run build`: the child extension bundle, then the compiled CLI carrying that bundle inside it.
 //   dist/child.js     the extension every child pi loads with -e (also embedded in the binary)
 //   dist/subagents    the standalone executable (bun build --compile)
+//   dist/extension.js the pi extension: one self-contained ESM module (loads in Node pi and Bun pi)
 import { mkdirSync, readFileSync } from "node:fs";
 
 const started = performance.now();
@@ -19,6 +20,8 @@ await bundle("src/child/extension.ts", "dist/child.js");
 const childSource = readFileSync("dist/child.js", "utf8");
 const define = { __SUBAGENTS_CHILD_SOURCE__: JSON.stringify(childSource) };
 
+await bundle("src/pi/extension.ts", "dist/extension.js", define);
+
 const compiled = await Bun.build({
   entrypoints: ["src/cli/main.ts"],
   compile: { outfile: "dist/subagents" },
@@ -30,4 +33,4 @@ if (!compiled.success) {
   for (const log of compiled.logs) console.error(log);
   throw new Error("compiling dist/subagents failed");
 }
-console.log(`built dist/child.js, dist/subagents in ${Math.round(performance.now() - started)} ms`);
+console.log(`built dist/child.js, dist/extension.js, dist/subagents in ${Math.round(performance.now() - started)} ms`);

@@ -1,4 +1,5 @@
 // Assembles the engine for a CLI command from the environment: host, settings, profiles, store, pi command.
+import { Database } from "bun:sqlite";
 import * as path from "node:path";
 import { realClock, type Host } from "../core/host.ts";
 import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profile-discovery.ts";
@@ -6,6 +7,7 @@ import { loadSettings, type Settings } from "../core/settings.ts";
 import { Store } from "../core/store.ts";
 import type { Engine } from "../core/task.ts";
 import { createBunHost } from "../host/bun.ts";
+import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { childExtensionPath } from "../host/child-extension-path.ts";
 import { PiNotFoundError, resolvePiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
@@ -18,7 +20,7 @@ export type CliContext = {
 };
 
 export function cliContext(cwd: string): CliContext {
-  const host = createBunHost();
+  const host = createBunHost(bunDbOpener(Database));
   const agentDir = resolveAgentDir(host.env, host.homedir());
   const { settings, warnings } = loadSettings(host, { agentDir, cwd });
   return { host, agentDir, settings, warnings };

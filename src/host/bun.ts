@@ -1,8 +1,7 @@
 // The Bun host: Bun.spawn (with fd 3 as an extra pipe), node:fs for small synchronous file work (fs-parts.ts),
 // bun:sqlite.
-import type { ChildProcess, Host, SpawnSpec } from "../core/host.ts";
+import type { ChildProcess, Db, Host, SpawnSpec } from "../core/host.ts";
 import { fsParts } from "./fs-parts.ts";
-import { openBunDb } from "./sqlite-bun.ts";
 
 function spawn(spec: SpawnSpec): ChildProcess {
   // Cast: Bun's typings do not model a 4-entry stdio array together with stdin/stdout/stderr.
@@ -49,12 +48,12 @@ function toIterable(stream: unknown): AsyncIterable<Uint8Array> {
   return stream as AsyncIterable<Uint8Array>;
 }
 
-export function createBunHost(): Host {
+export function createBunHost(openDb: (path: string) => Db): Host {
   return {
     kind: "bun",
     spawn,
     ...fsParts(),
-    openDb: openBunDb,
+    openDb,
     env: process.env,
     pid: process.pid,
     execPath: process.execPath,

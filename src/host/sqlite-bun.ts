@@ -1,9 +1,11 @@
 // bun:sqlite behind the engine's Db interface. busy_timeout is set BEFORE journal_mode=WAL: on a fresh file
 // the WAL switch itself can meet a concurrent writer, and without the timeout it fails with SQLITE_BUSY.
-import { Database, type Statement } from "bun:sqlite";
+// The Database class is passed in: a static `import "bun:sqlite"` in the pi extension bundle would make it fail
+// to load under Node pi, so the CLI imports it statically and the extension dynamically.
+import type { Database as BunDatabase, Statement } from "bun:sqlite";
 import type { Db } from "../core/host.ts";
 
-export function openBunDb(path: string): Db {
+export const bunDbOpener = (Database: typeof BunDatabase) => (path: string): Db => {
   const db = new Database(path, { create: true });
   db.exec("PRAGMA busy_timeout = 10000");
   db.exec("PRAGMA journal_mode = WAL");
@@ -26,4 +28,4 @@ export function openBunDb(path: string): Db {
     all: <T>(sql: string, params: unknown[] = []) => stmt(sql).all(...(params as Binding[])) as T[],
     close: () => db.close(),
   };
-}
+};

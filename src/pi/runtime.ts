@@ -8,6 +8,7 @@ import { loadSettings, type Settings } from "../core/settings.ts";
 import { MemoryStore, Store, type SessionStore } from "../core/store.ts";
 import type { Engine } from "../core/task.ts";
 import { childExtensionPath } from "../host/child-extension-path.ts";
+import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";
 import { resolvePiCommand } from "../host/pi-command.ts";
 
@@ -26,8 +27,8 @@ export type PiRuntime = {
 async function openDbFactory(): Promise<((file: string) => Db) | null> {
   if (typeof Bun !== "undefined") {
     // Dynamic on purpose: a static bun:sqlite import makes the bundle fail to load in Node pi.
-    const mod = await import("../host/sqlite-bun.ts");
-    return mod.openBunDb;
+    const { Database } = await import("bun:sqlite");
+    return bunDbOpener(Database);
   }
   const mod = await import("../host/sqlite-node.ts");
   return mod.loadNodeDb();
@@ -38,7 +39,7 @@ export async function createRuntime(): Promise<PiRuntime> {
   let host: Host;
   if (typeof Bun !== "undefined") {
     const { createBunHost } = await import("../host/bun.ts");
-    host = createBunHost();
+    host = createBunHost(open ?? (() => { throw new Error("no SQLite in this runtime"); }));
   } else host = createNodeHost(open ?? (() => { throw new Error("no SQLite in this runtime"); }));
   const agentDir = resolveAgentDir(host.env, host.homedir());
   let store: SessionStore;

@@ -12,6 +12,7 @@
 //   {"cut": true, "text"?: "..."}                    start streaming, then drop the connection
 //   {"delayMs": n, ...}                              wait before answering (combines with the above)
 //   {"chunkDelayMs": n, ...}                         pause between streamed text chunks
+// In arguments, {{lastSessionId}} stands for the last 16-hex id in the latest tool result.
 // Past the last step, or with no script at all: call subagent_finalize if the request offers it,
 // else answer with text. The default answer echoes the start of the prompt, so outputs differ per task.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -42,7 +43,27 @@ export type ModelServer = {
   close(): Promise<void>;
 };
 
-const SCRIPT_RE = /\[\[script:(\[[\s\S]*?\])\]\]/;
+const SCRIPT_START = "[[script:";
+const SCRIPT_RE = /\[\[script:\[[\s\S]*?\]\]\]/g;
+
+/**
+ * Finds the script in a message: the first `[[script:` whose JSON array parses, trying each possible `]]`
+ * end in turn (a task prompt inside a script may carry its own script, so the shortest match is not enough).
+ */
+export function findScript(text: string): { steps: ScriptStep[] } | { invalid: true } | null {
+  const start = text.indexOf(SCRIPT_START);
+  if (start === -1) return null;
+  const from = start + SCRIPT_START.length;
+  for (let end = text.indexOf("]]", from); end !== -1; end = text.indexOf("]]", end + 1)) {
+    try {
+      const steps = JSON.parse(text.slice(from, end)) as unknown;
+      if (Array.isArray(steps)) return { steps: steps as ScriptStep[] };
+    } catch {
+      // not this end
+    }
+  }
+  return { invalid: true };
+}
 
 export function messageText(m: ChatMessage): string {
   if (typeof m.content === "string") return m.content;
@@ -52,6 +73,15 @@ export function messageText(m: ChatMessage): string {
   return "";
 }
 
+/** `{{lastSessionId}}` in a step's arguments becomes the last 16-hex session id in the latest tool result. */
+function fillPlaceholders(step: ScriptStep, messages: ChatMessage[]): ScriptStep {
+  const raw = JSON.stringify(step);
+  if (!raw.includes("{{lastSessionId}}")) return step;
+  const lastTool = [...messages].reverse().find((m) => m.role === "tool");
+  const ids = lastTool ? messageText(lastTool).match(/\b[0-9a-f]{16}\b/g) : null;
+  return JSON.parse(raw.replaceAll("{{lastSessionId}}", ids?.at(-1) ?? "no-session-id")) as ScriptStep;
+}
+
 /** Picks the step for this request: pure, exported for tests. */
 export function chooseStep(req: ChatRequest): ScriptStep {
   const messages = req.messages ?? [];
@@ -59,18 +89,15 @@ export function chooseStep(req: ChatRequest): ScriptStep {
   let script: ScriptStep[] = [];
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i].role !== "user") continue;
-    const match = SCRIPT_RE.exec(messageText(messages[i]));
-    if (!match) continue;
-    try {
-      script = JSON.parse(match[1]) as ScriptStep[];
-      scriptAt = i;
-    } catch {
-      return { text: "scripted model: the script is not valid JSON" };
-    }
+    const found = findScript(messageText(messages[i]));
+    if (!found) continue;
+    if ("invalid" in found) return { text: "scripted model: the script is not valid JSON" };
+    script = found.steps;
+    scriptAt = i;
     break;
   }
   const turn = messages.slice(scriptAt + 1).filter((m) => m.role === "assistant").length;
-  if (scriptAt >= 0 && turn < script.length) return script[turn];
+  if (scriptAt >= 0 && turn < script.length) return fillPlaceholders(script[turn], messages);
   const offersFinalize = (req.tools ?? []).some((t) => t.function?.name === "subagent_finalize");
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
   const prompt = lastUser ? messageText(lastUser).replace(SCRIPT_RE, "").trim() : "";

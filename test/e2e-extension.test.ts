@@ -1,0 +1,166 @@
+// The pi extension end to end: a REAL parent pi (Node and Bun) loads dist/extension.js, the scripted model
+// calls our tools, and the children are real pi processes on the same scripted server.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { script, type ScriptStep } from "../src/scripted/model-server.ts";
+import { cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+
+const PI_DIR = join(REPO, "node_modules", "@mariozechner", "pi-coding-agent", "dist");
+const EXTENSION = join(REPO, "dist", "extension.js");
+
+let world: PiWorld;
+beforeAll(async () => {
+  world = await piWorld();
+});
+afterAll(async () => {
+  await world.close();
+});
+
+type ToolResultEntry = { toolName: string; text: string; details: any; isError: boolean };
+
+/** Runs a parent pi with our extension; returns the tool results it recorded in its session file. */
+async function parentPi(runtime: "node" | "bun", steps: ScriptStep[], env: Record<string, string> = {}): Promise<{ code: number; results: ToolResultEntry[]; stderr: string }> {
+  const sessionFile = join(world.root, `parent-${runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
+  const cmd = runtime === "node" ? ["node", join(PI_DIR, "cli.js")] : [process.execPath, join(PI_DIR, "bun", "cli.js")];
+  const proc = Bun.spawn({
+    cmd: [...cmd, "-p", "--session", sessionFile, "-e", EXTENSION],
+    cwd: world.workDir,
+    env: { ...world.env, ...env },
+    stdin: new TextEncoder().encode(`parent task ${script(steps)}`),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  const code = await proc.exited;
+  expect(stdout).not.toContain('{"type"'); // the extension never writes to stdout
+  const results: ToolResultEntry[] = [];
+  for (const line of readFileSync(sessionFile, "utf8").split("\n")) {
+    if (!line) continue;
+    const e = JSON.parse(line);
+    if (e.type === "message" && e.message?.role === "toolResult") {
+      results.push({ toolName: e.message.toolName, text: e.message.content.map((c: { text?: string }) => c.text ?? "").join(""), details: e.message.details, isError: e.message.isError });
+    }
+  }
+  return { code, results, stderr };
+}
+
+for (const runtime of ["node", "bun"] as const) {
+  describe(`parent pi under ${runtime}`, () => {
+    test("delegate_to_subagents with two tasks returns status lines and both outputs", async () => {
+      const r = await parentPi(runtime, [
+        { tool: "delegate_to_subagents", args: { tasks: [{ name: "alpha", prompt: "first job" }, { name: "beta", prompt: "second job", timeout: "600" }] } },
+        { text: "parent done" },
+      ]);
+      expect(r.code).toBe(0);
+      const [res] = r.results;
+      expect(res.toolName).toBe("delegate_to_subagents");
+      expect(res.isError).toBe(false);
+      expect(res.text).toMatch(/^✓ alpha: completed \(session: [0-9a-f]{16}\)\n✓ beta: completed \(session: [0-9a-f]{16}\)/);
+      expect(res.text).toContain("Done: first job");
+      expect(res.text).toContain("Done: second job");
+      expect(res.details.status).toBe("done");
+      expect(res.details.sessionIds).toHaveLength(2);
+      expect(res.details.windows.map((w: { status: string }) => w.status)).toEqual(["completed", "completed"]);
+    }, 90_000);
+
+    test("get_subagent_output, get_subagent_session and list_subagent_profiles", async () => {
+      // Node 20 has no node:sqlite: the store is in memory there, so everything happens in one parent run.
+      const r = await parentPi(runtime, [
+        { tool: "delegate_to_subagents", args: { tasks: [{ name: "scout", prompt: "seeded output please", profile: "scout" }] } },
+        {
+          tools: [
+            { name: "get_subagent_output", args: { sessionId: "{{lastSessionId}}" } },
+            { name: "get_subagent_session", args: { sessionId: "{{lastSessionId}}" } },
+            { name: "list_subagent_profiles", args: {} },
+            { name: "get_subagent_output", args: { sessionId: "0123456789abcdef" } },
+          ],
+        },
+        { text: "done" },
+      ]);
+      const [delegated, output, session, profiles, missing] = r.results;
+      const id = delegated.details.sessionIds[0];
+      expect(output.text).toBe("Done: seeded output please");
+      expect(output.details).toMatchObject({ sessionId: id, status: "completed", taskName: "scout", runCount: 1 });
+      expect(session.text).toContain("subagent_finalize");
+      expect(session.details.runCount).toBe(1);
+      expect(profiles.text).toContain("scout — ");
+      expect(profiles.details.count).toBeGreaterThanOrEqual(4);
+      expect(missing.isError).toBe(true);
+      expect(missing.text).toContain('Session "0123456789abcdef" not found. The session may have expired or the ID is incorrect.');
+    }, 90_000);
+
+    test("subagent returns the status header, details per spec 003, and continues its session", async () => {
+      const r = await parentPi(runtime, [{ tool: "subagent", args: { agent: "scout", task: "look around" } }, { text: "ok" }]);
+      const [res] = r.results;
+      expect(res.text).toMatch(/^\*\*Status:\*\* SUCCESS\n\*\*Session ID:\*\* `[0-9a-f]{16}`\n\n---\n\nDone: look around/);
+      expect(res.details.mode).toBe("single");
+      expect(res.details.results[0]).toMatchObject({ agent: "scout", task: "look around", exitCode: 0, output: "Done: look around" });
+      expect(res.details.finalized).toEqual({ status: "SUCCESS", result: "Done: look around" });
+      expect(Object.keys(res.details.results[0].usage).sort()).toEqual(["cacheRead", "cacheWrite", "cost", "input", "output", "turns"]);
+      const again = await parentPi(runtime, [
+        { tool: "subagent", args: { agent: "scout", task: "first part" } },
+        { tool: "subagent", args: { agent: "scout", task: "keep going", sessionId: "{{lastSessionId}}" } },
+        { text: "ok" },
+      ]);
+      const [first, second] = again.results;
+      expect(second.details.sessionId).toBe(first.details.sessionId);
+      expect(second.text).toContain("Done: keep going");
+      // The child kept its context: the request that answered "keep going" still carries "first part".
+      const req = world.server.requests.filter((q) => JSON.stringify(q.messages).includes("keep going")).at(-1)!;
+      expect(JSON.stringify(req.messages)).toContain("first part");
+      const unknown = await parentPi(runtime, [{ tool: "subagent", args: { agent: "nobody", task: "x" } }, { text: "ok" }]);
+      expect(unknown.results[0].details.error.code).toBe("UNKNOWN_AGENT");
+      expect(unknown.results[0].text).toContain("Unknown agent: nobody. Available agents: planner, reviewer, scout, worker");
+    }, 90_000);
+
+    test("invalid parameters and unknown profiles get clear errors", async () => {
+      const r = await parentPi(runtime, [
+        {
+          tools: [
+            { name: "delegate_to_subagents", args: { tasks: [{ name: "a", prompt: "p", cwd: "relative/dir" }] } },
+            { name: "delegate_to_subagents", args: { tasks: [{ name: "ok", prompt: "fine" }, { name: "bad", prompt: "p", profile: "ghost" }] } },
+          ],
+        },
+        { text: "ok" },
+      ]);
+      const [rel, mixed] = r.results;
+      expect(rel.isError).toBe(true);
+      expect(rel.text).toContain("cwd must be an absolute path");
+      expect(mixed.text).toContain("✓ ok: completed");
+      expect(mixed.text).toContain('✗ bad: error — Unknown profile: "ghost". Available profiles: planner, reviewer, scout, worker');
+    }, 90_000);
+  });
+}
+
+test("a child at max depth gets no delegation tools, even with the extension loaded", async () => {
+  const before = world.server.requests.length;
+  const r = await parentPi("bun", [{ text: "nothing to do" }], { PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1" });
+  expect(r.code).toBe(0);
+  const req = world.server.requests.slice(before).at(-1)!;
+  const names = (req.tools ?? []).map((t) => t.function?.name);
+  expect(names).not.toContain("delegate_to_subagents");
+  expect(names).not.toContain("subagent");
+}, 60_000);
+
+test("SIGTERM to the parent pi stops its sub-agents and their commands", async () => {
+  const tag = `${Date.now() % 100000}.${Math.floor(Math.random() * 1000)}`;
+  const sessionFile = join(world.root, `parent-term-${tag}.jsonl`);
+  const inner = `[[script:[{"tool":"bash","args":{"command":"sleep 5${tag}"}}]]]`;
+  const proc = Bun.spawn({
+    cmd: [process.execPath, join(PI_DIR, "bun", "cli.js"), "-p", "--session", sessionFile, "-e", EXTENSION],
+    cwd: world.workDir,
+    env: world.env,
+    stdin: new TextEncoder().encode(`parent ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "sleeper", prompt: `sleep please ${inner}` }] } }])}`),
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  const sleeping = () => spawnSync("pgrep", ["-f", `^sleep 5${tag}`], { encoding: "utf8" }).stdout.trim();
+  for (let i = 0; i < 150 && !sleeping(); i++) await Bun.sleep(100);
+  expect(sleeping()).not.toBe("");
+  proc.kill("SIGTERM");
+  await proc.exited;
+  for (let i = 0; i < 60 && sleeping(); i++) await Bun.sleep(100);
+  expect(sleeping()).toBe("");
+}, 60_000);

@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
 
 const PI_DIR = join(REPO, "node_modules", "@mariozechner", "pi-coding-agent", "dist");
 const EXTENSION = join(REPO, "dist", "extension.js");

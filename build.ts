@@ -25,7 +25,7 @@ await bundle("src/pi/extension.ts", "dist/extension.js", define);
 const compiled = await Bun.build({
   entrypoints: ["src/cli/main.ts"],
   compile: { outfile: "dist/subagents" },
-  define,
+  define: { ...define, __SUBAGENTS_EXTENSION_SOURCE__: JSON.stringify(readFileSync("dist/extension.js", "utf8")) },
   minify: true,
   sourcemap: "none",
 } as Parameters<typeof Bun.build>[0]);

@@ -164,3 +164,33 @@ test("SIGTERM to the parent pi stops its sub-agents and their commands", async (
   for (let i = 0; i < 60 && sleeping(); i++) await Bun.sleep(100);
   expect(sleeping()).toBe("");
 }, 60_000);
+
+test("installed with `subagents install`, pi auto-discovers the extension; its children still cannot delegate", async () => {
+  const bin = join(REPO, "dist", "subagents");
+  const install = spawnSync(bin, ["install"], { env: world.env, encoding: "utf8" });
+  expect(install.status).toBe(0);
+  try {
+    const sessionFile = join(world.root, `auto-${Date.now()}.jsonl`);
+    const before = world.server.requests.length;
+    const proc = Bun.spawn({
+      cmd: [process.execPath, join(PI_DIR, "bun", "cli.js"), "-p", "--session", sessionFile],
+      cwd: world.workDir,
+      env: world.env,
+      stdin: new TextEncoder().encode(`auto ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "kid", prompt: "child work" }] } }, { text: "ok" }])}`),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(await proc.exited).toBe(0);
+    const requests = world.server.requests.slice(before);
+    const toolsOf = (q: (typeof requests)[number]) => (q.tools ?? []).map((t) => t.function?.name);
+    // The parent got our tools by discovery alone…
+    expect(toolsOf(requests[0])).toContain("delegate_to_subagents");
+    // …and the child (which discovered the same file) did not.
+    const child = requests.find((q) => JSON.stringify(q.messages).includes("child work") && toolsOf(q).includes("subagent_finalize"))!;
+    expect(child).toBeDefined();
+    expect(toolsOf(child)).not.toContain("delegate_to_subagents");
+    expect(toolsOf(child)).not.toContain("subagent");
+  } finally {
+    expect(spawnSync(bin, ["install", "--uninstall"], { env: world.env }).status).toBe(0);
+  }
+}, 60_000);

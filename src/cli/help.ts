@@ -12,6 +12,7 @@ Commands:
   session ID             Print a session's full transcript (all runs)
   sessions               List recent sessions
   profiles               List agent profiles (and problems with profile files)
+  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it)
   demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)
 
 Options:
@@ -79,3 +80,9 @@ Options:
   -h, --help          Show this help
 
 Exit codes: 0 all tasks completed, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.`;
+
+export const INSTALL_HELP = `Usage: subagents install [--uninstall]
+
+Writes the bundled pi extension to <agentDir>/extensions/subagents.js, where pi loads it automatically
+(<agentDir> is $PI_CODING_AGENT_DIR or ~/.pi/agent). --uninstall removes it. Sub-agents started by pi never
+get the delegation tools themselves beyond subagents.maxDepth (default 1).`;

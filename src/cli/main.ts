@@ -2,6 +2,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { cmdDelegate } from "./cmd-delegate.ts";
 import { cmdDemo } from "./cmd-demo.ts";
+import { cmdInstall } from "./cmd-install.ts";
 import { cmdProfiles } from "./cmd-profiles.ts";
 import { cmdRun } from "./cmd-run.ts";
 import { cmdOutput, cmdSession, cmdSessions } from "./cmd-sessions.ts";
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = {
   sessions: cmdSessions,
   profiles: cmdProfiles,
   demo: cmdDemo,
+  install: cmdInstall,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,48 @@
+// `subagents install [--uninstall]`: puts the bundled pi extension where pi auto-discovers it
+// (<agentDir>/extensions/subagents.js), or removes it. Works from the compiled binary (the bundle is inside it).
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { agentDir as resolveAgentDir } from "../core/profile-discovery.ts";
+import { parse } from "./args.ts";
+import { ConfigError, EXIT, UsageError } from "./errors.ts";
+import { INSTALL_HELP } from "./help.ts";
+
+declare const __SUBAGENTS_EXTENSION_SOURCE__: string | undefined;
+
+function extensionSource(): string {
+  if (typeof __SUBAGENTS_EXTENSION_SOURCE__ === "string") return __SUBAGENTS_EXTENSION_SOURCE__;
+  const built = path.resolve(import.meta.dir, "../../dist/extension.js");
+  if (!fs.existsSync(built)) throw new ConfigError(`${built} does not exist: run npm run build first.`);
+  return fs.readFileSync(built, "utf8");
+}
+
+export function cmdInstall(argv: string[]): number {
+  const { values, positionals } = parse("install", argv, { uninstall: { type: "boolean" } });
+  if (values.help) {
+    console.log(INSTALL_HELP);
+    return EXIT.ok;
+  }
+  if (positionals.length) throw new UsageError(`install: unexpected argument "${positionals[0]}". See 'subagents install --help'.`);
+  const dir = path.join(resolveAgentDir(process.env, process.env.HOME ?? ""), "extensions");
+  const target = path.join(dir, "subagents.js");
+  if (values.uninstall) {
+    if (!fs.existsSync(target)) {
+      console.log(`Not installed: ${target} does not exist.`);
+      return EXIT.ok;
+    }
+    fs.rmSync(target);
+    console.log(`Removed ${target}. pi no longer loads the subagents extension.`);
+    return EXIT.ok;
+  }
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    const tmp = `${target}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, extensionSource());
+    fs.renameSync(tmp, target);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`cannot write ${target}: ${(err as Error).message}`);
+  }
+  console.log(`Installed ${target}. Start pi and ask it to use delegate_to_subagents or subagent.`);
+  return EXIT.ok;
+}

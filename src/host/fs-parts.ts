@@ -15,9 +15,15 @@ function signal(pid: number, sig: "SIGTERM" | "SIGKILL"): void {
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as { code?: string }).code === "EPERM";
+  }
+  // A zombie answers signal 0 but is dead (where nobody reaps orphans, e.g. in containers).
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
   }
 }
 

@@ -1,0 +1,120 @@
+// A stand-in for a child pi that speaks our compact transport (fd 3) or pi's JSON mode (stdout), and misbehaves
+// on request (FAKE_PI_MODE) in the ways a real pi cannot be made to on demand.
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+
+const mode = process.env.FAKE_PI_MODE ?? "normal";
+const stateFile = process.env.FAKE_PI_STATE ?? "";
+const pidFile = process.env.FAKE_PI_PIDS ?? "";
+const sessionFile = process.argv[process.argv.indexOf("--session") + 1];
+
+const emit = (ev: unknown) => fs.writeSync(3, `${JSON.stringify(ev)}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const hang = () => setInterval(() => {}, 1000);
+const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, cost: 0.001 };
+const assistant = (text: string, extra: Record<string, unknown> = {}) => emit({ type: "assistant", text, toolCalls: [], usage, model: "fake-model", provider: "fake", stopReason: "stop", ...extra });
+const finalize = (result: string) => {
+  emit({ type: "tool_start", id: "f1", name: "subagent_finalize", args: JSON.stringify({ status: "SUCCESS", result }) });
+  emit({ type: "finalize", payload: { status: "SUCCESS", result } });
+  emit({ type: "tool_end", id: "f1", name: "subagent_finalize", isError: false, result: "ok" });
+};
+
+fs.readFileSync(0); // the task arrives on stdin, which is closed after it
+if (sessionFile) fs.writeFileSync(sessionFile, "{}\n");
+emit({ type: "session", id: "fake-session", file: sessionFile });
+emit({ type: "turn_start" });
+
+switch (mode) {
+  case "normal":
+    emit({ type: "text", delta: "Working on " });
+    emit({ type: "text", delta: "it." });
+    assistant("Working on it.");
+    finalize("normal result");
+    emit({ type: "agent_end" });
+    break;
+  case "forget-then-finalize": {
+    const second = stateFile && fs.existsSync(stateFile);
+    if (stateFile) fs.writeFileSync(stateFile, "seen");
+    if (second) finalize("finalized after nudge");
+    else assistant("I forgot to finalize.");
+    emit({ type: "agent_end" });
+    break;
+  }
+  case "hang-after-end":
+    finalize("done but hanging");
+    emit({ type: "agent_end" });
+    hang();
+    break;
+  case "ignore-term":
+    process.on("SIGTERM", () => {});
+    emit({ type: "tool_start", id: "t1", name: "bash", args: '{"command":"sleep 100"}' });
+    hang();
+    break;
+  case "grandchild": {
+    const detached = spawn("sleep", [`30${process.pid}`], { detached: true, stdio: "ignore" });
+    const plain = spawn("sleep", [`31${process.pid}`], { stdio: "ignore" });
+    fs.writeFileSync(pidFile, `${detached.pid} ${plain.pid}`);
+    finalize("left grandchildren");
+    emit({ type: "agent_end" });
+    await sleep(100);
+    process.exit(0);
+  }
+  case "crash":
+    emit({ type: "text", delta: "partial" });
+    process.stderr.write("fatal: the fake child broke on purpose\n");
+    process.exit(1);
+  case "flood-fd3": {
+    const line = `${JSON.stringify({ type: "text", delta: "x".repeat(60_000) })}\n`;
+    for (;;) fs.writeSync(3, line);
+  }
+  case "flood-stderr":
+  case "flood-stdout": {
+    const chunk = Buffer.alloc(64 * 1024, 120);
+    const fd = mode === "flood-stdout" ? 1 : 2;
+    for (;;) fs.writeSync(fd, chunk);
+  }
+  case "utf8-split": {
+    const bytes = Buffer.from(`${JSON.stringify({ type: "text", delta: "héllo wörld 🙂" })}\n`);
+    const cut = bytes.indexOf(Buffer.from("🙂")) + 2; // in the middle of the 4-byte emoji
+    fs.writeSync(3, bytes.subarray(0, cut));
+    await sleep(80);
+    fs.writeSync(3, bytes.subarray(cut));
+    assistant("héllo wörld 🙂");
+    finalize("héllo wörld 🙂");
+    emit({ type: "agent_end" });
+    break;
+  }
+  case "invalid-json":
+    fs.writeSync(3, "not json at all\n{\"type\":\"text\",\"delta\":\n{broken\n\n");
+    emit({ type: "nonsense-event" });
+    finalize("survived garbage");
+    emit({ type: "agent_end" });
+    break;
+  case "provider-error":
+    assistant("", { stopReason: "error", errorMessage: "401 invalid api key from the fake provider" });
+    emit({ type: "agent_end" });
+    break;
+  case "loop":
+    for (let i = 0; i < 8; i++) {
+      emit({ type: "tool_start", id: `l${i}`, name: "read", args: '{"path":"same.txt"}' });
+      emit({ type: "tool_end", id: `l${i}`, name: "read", isError: false, result: "same" });
+      await sleep(20);
+    }
+    hang();
+    break;
+  case "idle":
+    hang();
+    break;
+  case "busy-past-timeout":
+    for (let i = 0; i < 10; i++) {
+      emit({ type: "tool_start", id: `b${i}`, name: "bash", args: JSON.stringify({ command: `step ${i}` }) });
+      await sleep(250);
+      emit({ type: "tool_end", id: `b${i}`, name: "bash", isError: false, result: `step ${i} ok` });
+    }
+    finalize("finished after the timeout while busy");
+    emit({ type: "agent_end" });
+    break;
+  default:
+    process.stderr.write(`unknown FAKE_PI_MODE ${mode}\n`);
+    process.exit(2);
+}

@@ -1,0 +1,118 @@
+// The SQLite store (and its in-memory twin): lifecycle, stale recovery, resume refusal, listing, transcripts,
+// size caps, speed at 10,000 rows, and four processes writing one database at once.
+import { Database } from "bun:sqlite";
+import { expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemoryStore, Store, type SessionStore } from "../src/core/store.ts";
+import { INTERRUPTED_MESSAGE } from "../src/core/store-types.ts";
+import { formatResumePrompt, formatSessionTranscript, latestOutput, NO_TEXT_OUTPUT } from "../src/core/transcript.ts";
+import { emptyUsage, type RunResult, type StoredMessage } from "../src/core/types.ts";
+import { bunDbOpener } from "../src/host/sqlite-bun.ts";
+
+const open = bunDbOpener(Database);
+const dbFile = () => join(mkdtempSync(join(tmpdir(), "subagents-store-")), "s.db");
+const dead = 2 ** 22 + 12345; // a pid that does not exist
+
+function result(over: Partial<RunResult> = {}): RunResult {
+  const messages: StoredMessage[] = [
+    { role: "user", text: "find the bug" },
+    { role: "assistant", text: "Looking.", toolCalls: [{ name: "read", args: '{"path":"src/index.ts"}' }] },
+    { role: "toolResult", name: "read", text: "x".repeat(5000), isError: false },
+    { role: "assistant", text: "Found it.", toolCalls: [] },
+  ];
+  return { status: "completed", output: "the bug is on line 3", usage: { ...emptyUsage(), cost: 0.25, turns: 2 }, exitCode: 0, toolCount: 1, messages, stderrTail: "", durationMs: 10, ...over };
+}
+
+const stores: [string, () => SessionStore][] = [
+  ["sqlite", () => new Store(open(dbFile()), { isAlive: (pid) => pid === process.pid })],
+  ["memory", () => new MemoryStore({ isAlive: (pid) => pid === process.pid })],
+];
+
+for (const [kind, make] of stores) {
+  test(`${kind}: session lifecycle, runs, messages, listing`, () => {
+    const s = make();
+    const id = s.newSessionId();
+    expect(id).toMatch(/^[0-9a-f]{16}$/);
+    s.createSession({ id, name: "bug-hunt", agent: "scout", cwd: "/repo" });
+    const run1 = s.startRun(id, { prompt: "find the bug", ownerPid: process.pid });
+    expect(s.getSession(id)!.status).toBe("running");
+    expect(() => s.startRun(id, { prompt: "again", ownerPid: process.pid })).toThrow(`Cannot resume: session "${id}" is still running. Wait for it to complete before resuming.`);
+    s.finishRun(run1, result());
+    const run2 = s.startRun(id, { prompt: "now fix it", ownerPid: process.pid });
+    s.finishRun(run2, result({ status: "error", output: "", error: "Timed out after 5s. Consider resuming with a longer timeout.", errorCode: "SUBAGENT_TIMEOUT", messages: [] }));
+    const rec = s.getSession(id)!;
+    expect(rec.runs.map((r) => r.status)).toEqual(["completed", "error"]);
+    expect(rec.status).toBe("error");
+    const msgs = s.getMessages(rec.runs[0].id);
+    expect(msgs).toHaveLength(4);
+    expect(msgs[2].text.length).toBeLessThanOrEqual(2001); // tool results are capped
+    const list = s.listSessions({ limit: 10 });
+    expect(list[0]).toMatchObject({ id, status: "error", agent: "scout", name: "bug-hunt", runCount: 2 });
+    expect(list[0].cost).toBeCloseTo(0.5);
+    expect(latestOutput(rec)).toContain(NO_TEXT_OUTPUT);
+  });
+
+  test(`${kind}: a run left running by a dead owner becomes the spec's interrupted error`, () => {
+    const s = make();
+    const id = s.newSessionId();
+    s.createSession({ id, name: "orphan", agent: "default", cwd: "/" });
+    s.startRun(id, { prompt: "x", ownerPid: dead });
+    expect(s.recoverStale((pid) => pid === process.pid)).toBe(1);
+    const rec = s.getSession(id)!;
+    expect(rec.runs[0].status).toBe("error");
+    expect(rec.runs[0].error).toBe(INTERRUPTED_MESSAGE);
+    // Once recovered it can be resumed.
+    expect(() => s.startRun(id, { prompt: "resume", ownerPid: process.pid })).not.toThrow();
+  });
+}
+
+test("transcript and resume prompt follow spec 000's formats", () => {
+  const s = new Store(open(dbFile()), { isAlive: () => true });
+  const id = s.newSessionId();
+  s.createSession({ id, name: "t", agent: "scout", cwd: "/" });
+  s.finishRun(s.startRun(id, { prompt: "p1", ownerPid: 1 }), result());
+  s.finishRun(s.startRun(id, { prompt: "p2", ownerPid: 1 }), result({ messages: [{ role: "assistant", text: "", toolCalls: [], error: "overloaded" }] }));
+  const rec = s.getSession(id)!;
+  const byRun = new Map(rec.runs.map((r) => [r.id, s.getMessages(r.id)]));
+  const text = formatSessionTranscript(rec, byRun);
+  expect(text).toStartWith("=== Run 1/2 (completed) ===\nfind the bug\nLooking.\n→ read: {\"path\":\"src/index.ts\"}\n[tool result]: xxxx");
+  expect(text).toContain(`${"x".repeat(500)}...`);
+  expect(text).toContain("\n---\n=== Run 2/2 (completed) ===\n[Error: overloaded]");
+  const resume = formatResumePrompt(rec.runs.map((r) => ({ ...r, messages: byRun.get(r.id)! })), "Continue with the fix.");
+  expect(resume).toStartWith("Previously:\n\n--- Run 1 (completed, 4 messages) ---\nUser: find the bug\nAssistant: Looking.\nTool Call: read(src/index.ts)\nTool Result: ");
+  expect(resume).toEndWith("\n\nInstructions:\n\nContinue with the fix.");
+});
+
+test("10,000 sessions list fast; a 10,000-message run loads fast", () => {
+  const s = new Store(open(dbFile()), { isAlive: () => true });
+  const messages: StoredMessage[] = Array.from({ length: 10_000 }, (_, i) => ({ role: "assistant", text: `message ${i}`, toolCalls: [] }));
+  for (let i = 0; i < 10_000; i++) {
+    const id = s.newSessionId();
+    s.createSession({ id, name: `s${i}`, agent: "a", cwd: "/" });
+    s.finishRun(s.startRun(id, { prompt: "p", ownerPid: 1 }), result({ messages: i === 0 ? messages : [] }));
+  }
+  let t = performance.now();
+  expect(s.listSessions({ limit: 20 })).toHaveLength(20);
+  expect(performance.now() - t).toBeLessThan(200);
+  const first = s.listSessions({ limit: 1, offset: 9999 })[0];
+  const rec = s.getSession(first.id)!;
+  t = performance.now();
+  expect(s.getMessages(rec.runs[0].id)).toHaveLength(10_000);
+  expect(performance.now() - t).toBeLessThan(1000);
+}, 120_000);
+
+test("four processes writing one fresh database at once: every row recorded, no SQLITE_BUSY", async () => {
+  const file = dbFile();
+  const worker = join(import.meta.dir, "support", "store-writer.ts");
+  const procs = Array.from({ length: 4 }, (_, i) => Bun.spawn({ cmd: [process.execPath, worker, file, String(i), "100"], stdout: "pipe", stderr: "pipe" }));
+  const codes = await Promise.all(procs.map((p) => p.exited));
+  const errors = await Promise.all(procs.map((p) => new Response(p.stderr).text()));
+  expect(errors.join("")).toBe("");
+  expect(codes).toEqual([0, 0, 0, 0]);
+  const s = new Store(open(file), { isAlive: () => true });
+  const all = s.listSessions({ limit: 1000 });
+  expect(all).toHaveLength(400);
+  expect(all.every((r) => r.status === "completed")).toBe(true);
+}, 60_000);

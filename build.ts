@@ -28,6 +28,8 @@ const compiled = await Bun.build({
   define: { ...define, __SUBAGENTS_EXTENSION_SOURCE__: JSON.stringify(readFileSync("dist/extension.js", "utf8")) },
   minify: true,
   sourcemap: "none",
+  // Precompiled bytecode: the binary starts without parsing its ~1.5 MB of JS (startup time is a goal).
+  bytecode: true,
 } as Parameters<typeof Bun.build>[0]);
 if (!compiled.success) {
   for (const log of compiled.logs) console.error(log);

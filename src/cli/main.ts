@@ -1,23 +1,19 @@
 // CLI entry: dispatches subcommands. The only place that exits the process (DESIGN §1).
+// Commands are imported on demand: `--version` and `--help` then load almost nothing (startup time is a goal).
 import pkg from "../../package.json" with { type: "json" };
-import { cmdDelegate } from "./cmd-delegate.ts";
-import { cmdDemo } from "./cmd-demo.ts";
-import { cmdInstall } from "./cmd-install.ts";
-import { cmdProfiles } from "./cmd-profiles.ts";
-import { cmdRun } from "./cmd-run.ts";
-import { cmdOutput, cmdSession, cmdSessions } from "./cmd-sessions.ts";
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
 import { MAIN_HELP } from "./help.ts";
 
-const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = {
-  delegate: cmdDelegate,
-  run: cmdRun,
-  output: cmdOutput,
-  session: cmdSession,
-  sessions: cmdSessions,
-  profiles: cmdProfiles,
-  demo: cmdDemo,
-  install: cmdInstall,
+type Command = (argv: string[]) => number | Promise<number>;
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  delegate: async () => (await import("./cmd-delegate.ts")).cmdDelegate,
+  run: async () => (await import("./cmd-run.ts")).cmdRun,
+  output: async () => (await import("./cmd-sessions.ts")).cmdOutput,
+  session: async () => (await import("./cmd-sessions.ts")).cmdSession,
+  sessions: async () => (await import("./cmd-sessions.ts")).cmdSessions,
+  profiles: async () => (await import("./cmd-profiles.ts")).cmdProfiles,
+  demo: async () => (await import("./cmd-demo.ts")).cmdDemo,
+  install: async () => (await import("./cmd-install.ts")).cmdInstall,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -30,12 +26,13 @@ export async function main(argv: string[]): Promise<number> {
     console.log(pkg.version);
     return EXIT.ok;
   }
-  const command = COMMANDS[first];
-  if (!command) {
+  const load = COMMANDS[first];
+  if (!load) {
     process.stderr.write(`subagents: unknown command "${first}". Commands: ${Object.keys(COMMANDS).join(", ")}. See 'subagents --help'.\n`);
     return EXIT.usage;
   }
   try {
+    const command = await load();
     return await command(rest);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {

@@ -44,6 +44,8 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-const code = await main(process.argv.slice(2));
-// Flush stdout before exiting: a pipe reader must get every JSON line.
-process.stdout.write("", () => process.exit(code));
+// No top-level await: the compiled binary is built as bytecode, which needs a plain module body.
+void main(process.argv.slice(2)).then((code) => {
+  // Flush stdout before exiting: a pipe reader must get every JSON line.
+  process.stdout.write("", () => process.exit(code));
+});

@@ -194,3 +194,39 @@ test("installed with `subagents install`, pi auto-discovers the extension; its c
     expect(spawnSync(bin, ["install", "--uninstall"], { env: world.env }).status).toBe(0);
   }
 }, 60_000);
+
+test("a restarted parent (Node pi: memory store) rebuilds its sub-agents from the session file; a stale running one is interrupted", async () => {
+  const sessionFile = join(world.root, `rebuild-${Date.now()}.jsonl`);
+  const run = async (steps: ScriptStep[]) => {
+    const proc = Bun.spawn({
+      cmd: ["node", join(PI_DIR, "cli.js"), "-p", "--session", sessionFile, "-e", EXTENSION],
+      cwd: world.workDir,
+      env: world.env,
+      stdin: new TextEncoder().encode(`again ${script(steps)}`),
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    expect(await proc.exited).toBe(0);
+  };
+  await run([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "kept", prompt: "remember me" }] } }, { text: "ok" }]);
+  // Fake a parent that died mid-task: a "running" mirror entry with no end entry.
+  const lines = readFileSync(sessionFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const mirror = lines.filter((e) => e.type === "custom" && e.customType === "pi-subagents").at(-1);
+  expect(mirror.data.status).toBe("completed");
+  const staleId = "feedfacefeedface";
+  const stale = { ...mirror, id: "stale001", parentId: lines.at(-1).id, data: { ...mirror.data, sessionId: staleId, status: "running", output: undefined } };
+  const { appendFileSync } = await import("node:fs");
+  appendFileSync(sessionFile, `${JSON.stringify(stale)}\n`);
+  const before = world.server.requests.length;
+  await run([{ tools: [{ name: "get_subagent_output", args: { sessionId: mirror.data.sessionId } }, { name: "get_subagent_session", args: { sessionId: staleId } }] }, { text: "ok" }]);
+  const results: ToolResultEntry[] = [];
+  for (const line of readFileSync(sessionFile, "utf8").trim().split("\n")) {
+    const e = JSON.parse(line);
+    if (e.type === "message" && e.message?.role === "toolResult") results.push({ toolName: e.message.toolName, text: e.message.content.map((c: { text?: string }) => c.text ?? "").join(""), details: e.message.details, isError: e.message.isError });
+  }
+  const [output, staleSession] = results.slice(-2);
+  expect(output.text).toBe("Done: remember me");
+  expect(staleSession.details.status).toBe("error");
+  expect(staleSession.text).toContain("Session was interrupted (main agent session ended unexpectedly)");
+  expect(world.server.requests.length).toBeGreaterThan(before);
+}, 60_000);

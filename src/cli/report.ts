@@ -1,11 +1,20 @@
 // What the CLI prints about tasks: JSONL events for --json, and the final summary line (same for run and
 // delegate), so scripts can always read the last line.
+import { sanitize } from "../core/sanitize.ts";
 import type { TaskOutcome } from "../core/task.ts";
 import type { ChildEvent } from "../core/types.ts";
 
 export type JsonEvent = Record<string, unknown> & { type: string };
 
+/** Live events carry the child's raw words: they are sanitized like everything else we print. */
 export function jsonEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | null {
+  const e = rawEvent(task, sessionId, ev);
+  if (!e) return null;
+  for (const [k, v] of Object.entries(e)) if (typeof v === "string") e[k] = sanitize(v);
+  return e;
+}
+
+function rawEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | null {
   switch (ev.type) {
     case "tool_start":
       return { type: "tool_start", task, sessionId, tool: ev.name, args: ev.args };

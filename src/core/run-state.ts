@@ -1,6 +1,7 @@
 // Folds engine events into a bounded picture of one child run. Mutable on purpose: it is updated for every
 // event of a streaming child, and copying it each time would cost more than the child's own work.
 import { textLines, toolCallLine, toolResultLine } from "./activity.ts";
+import { sanitize } from "./sanitize.ts";
 import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "./types.ts";
 
 export const LIMITS = {
@@ -159,9 +160,13 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
   }
 }
 
-/** Lines a window shows: rolling activity plus the tail of the text being streamed. */
+/**
+ * Lines a window shows: rolling activity plus the tail of the text being streamed. Sanitized here, on the few
+ * lines that are shown, rather than on every delta: these lines reach the terminal and the parent session.
+ */
 export function windowLines(s: RunState, max: number): string[] {
   const streamingLines = s.streaming ? textLines(s.streaming) : [];
   const all = streamingLines.length ? s.activity.concat(streamingLines.slice(-max)) : s.activity;
-  return max > 0 ? all.slice(-max) : all.slice();
+  const shown = max > 0 ? all.slice(-max) : all;
+  return sanitize(shown.join("\n")).split("\n");
 }

@@ -8,7 +8,7 @@ import { applyEvent, newRunState, recordUserMessage, type RunState } from "./run
 import { sanitize } from "./sanitize.ts";
 import { JsonModeParser, MAX_EVENT_LINE, jsonModeKeep, parseCompactLine, type Transport } from "./transport.ts";
 import { TailBuffer } from "./truncate.ts";
-import type { ChildEvent, ErrorCode, RunResult } from "./types.ts";
+import type { ChildEvent, ErrorCode, RunResult, StoredMessage } from "./types.ts";
 
 export type RunLimits = {
   /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */
@@ -181,6 +181,16 @@ function classify(state: RunState, exit: ExitInfo, stop: Stop | null, stderr: st
   return "nudge";
 }
 
+function sanitizeMessage(m: StoredMessage): StoredMessage {
+  if (m.role !== "assistant") return { ...m, text: sanitize(m.text) };
+  return {
+    ...m,
+    text: sanitize(m.text),
+    toolCalls: m.toolCalls.map((c) => ({ name: c.name, args: sanitize(c.args) })),
+    ...(m.error !== undefined ? { error: sanitize(m.error) } : {}),
+  };
+}
+
 export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise<RunResult> {
   const started = clock.now();
   const state = newRunState(started);
@@ -218,14 +228,18 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       output,
       error: v.error === undefined ? undefined : sanitize(v.error),
       errorCode: code,
-      finalize: state.finalize,
+      finalize: state.finalize && {
+        status: state.finalize.status,
+        ...(state.finalize.result !== undefined ? { result: sanitize(state.finalize.result) } : {}),
+        ...(state.finalize.error !== undefined ? { error: sanitize(state.finalize.error) } : {}),
+      },
       usage: { ...state.usage },
       model: state.provider && state.model ? `${state.provider}/${state.model}` : state.model,
       stopReason: state.stopReason,
       exitCode: exit.code,
       sessionFile: state.sessionFile,
       toolCount: state.toolCount,
-      messages: state.messages.map((m) => ({ ...m, text: sanitize(m.text) })),
+      messages: state.messages.map(sanitizeMessage),
       stderrTail: sanitize(stderr),
       durationMs: clock.now() - started,
     };

@@ -3,6 +3,12 @@
 // bounded character classes, so a megabyte of hostile text cannot make a regex backtrack for long.
 
 const R = "[REDACTED]";
+/**
+ * Start of a token: not preceded by a word character — or preceded by a JSON/C escape such as `\n`, because
+ * text we sanitize is often JSON (tool arguments), where a secret on a new line follows a literal "\n".
+ */
+const B = String.raw`(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))`;
+const re = (body: string, flags = "g") => new RegExp(B + body, flags);
 
 type Rule = { re: RegExp; to: string | ((...m: string[]) => string) };
 
@@ -13,28 +19,28 @@ const RULES: Rule[] = [
   { re: /\b(authorization\s*[:=]\s*)(bearer|basic|token|bot)?\s*[A-Za-z0-9._~+/=-]{6,}/gi, to: (_m, k, scheme) => `${k}${scheme ? `${scheme} ` : ""}${R}` },
   { re: /\b(bearer)\s+[A-Za-z0-9._~+/=-]{16,}/gi, to: (_m, k) => `${k} ${R}` },
   // Provider keys: Anthropic before OpenAI (sk-ant- is also sk-).
-  { re: /\bsk-ant-[A-Za-z0-9_-]{16,}/g, to: `sk-ant-${R}` },
-  { re: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g, to: `sk-${R}` },
+  { re: re(String.raw`sk-ant-[A-Za-z0-9_-]{16,}`), to: `sk-ant-${R}` },
+  { re: re(String.raw`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), to: `sk-${R}` },
   // GitHub: classic and fine-grained.
-  { re: /\bgh[pousr]_[A-Za-z0-9]{30,}/g, to: `gh_${R}` },
-  { re: /\bgithub_pat_[A-Za-z0-9_]{30,}/g, to: `github_pat_${R}` },
+  { re: re(String.raw`gh[pousr]_[A-Za-z0-9]{30,}`), to: `gh_${R}` },
+  { re: re(String.raw`github_pat_[A-Za-z0-9_]{30,}`), to: `github_pat_${R}` },
   // GitLab, Slack, Google, Stripe-like, npm, Hugging Face.
-  { re: /\bglpat-[A-Za-z0-9_-]{20,}/g, to: `glpat-${R}` },
-  { re: /\bxox[abprse]-[A-Za-z0-9-]{10,}/g, to: `xox-${R}` },
-  { re: /\bAIza[0-9A-Za-z_-]{35}\b/g, to: `AIza${R}` },
-  { re: /\b(?:sk|rk)_live_[A-Za-z0-9]{16,}/g, to: R },
-  { re: /\bnpm_[A-Za-z0-9]{36}\b/g, to: `npm_${R}` },
-  { re: /\bhf_[A-Za-z0-9]{30,}/g, to: `hf_${R}` },
+  { re: re(String.raw`glpat-[A-Za-z0-9_-]{20,}`), to: `glpat-${R}` },
+  { re: re(String.raw`xox[abprse]-[A-Za-z0-9-]{10,}`), to: `xox-${R}` },
+  { re: re(String.raw`AIza[0-9A-Za-z_-]{35}`), to: `AIza${R}` },
+  { re: re(String.raw`(?:sk|rk)_live_[A-Za-z0-9]{16,}`), to: R },
+  { re: re(String.raw`npm_[A-Za-z0-9]{36}`), to: `npm_${R}` },
+  { re: re(String.raw`hf_[A-Za-z0-9]{30,}`), to: `hf_${R}` },
   // AWS access key ids and secret assignments.
-  { re: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b/g, to: `AKIA${R}` },
+  { re: re(String.raw`(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}`), to: `AKIA${R}` },
   { re: /\b(aws_secret_access_key|aws_session_token)(\s*[:=]\s*["']?)[A-Za-z0-9/+=]{20,}/gi, to: (_m, k, sep) => `${k}${sep}${R}` },
   // JWTs: three base64url segments, the first a JSON header.
-  { re: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, to: `eyJ${R}` },
+  { re: re(String.raw`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), to: `eyJ${R}` },
   // Credentials in URLs.
   { re: /\b([a-z][a-z0-9+.-]{1,20}:\/\/)([^\s:/@]{1,100}):([^\s@/]{1,200})@/gi, to: (_m, scheme, user) => `${scheme}${user}:${R}@` },
   // key=value / key: value assignments of secret-looking names.
   {
-    re: /\b([A-Za-z0-9_.-]{0,40}(?:api[_-]?key|apikey|secret|token|password|passwd|pwd|access[_-]?key|private[_-]?key|client[_-]?secret)["']?)(\s*[:=]\s*)(["']?)(?![0-9]+\b)([^\s"',;}{]{4,})\3/gi,
+    re: /\b([A-Za-z0-9_.-]{0,40}(?:api[_-]?key|apikey|secret|token|password|passwd|pwd|access[_-]?key|private[_-]?key|client[_-]?secret)["']?)(\s*[:=]\s*)(["']?)(?![0-9]+\b)([^\s"',;}{\\]{4,})\3/gi,
     to: (_m, k, sep, q) => `${k}${sep}${q}${R}${q}`,
   },
   // Home directories.

@@ -65,12 +65,13 @@ function packageOf(script: string | undefined): string | null {
 
 /** Finds the pi package: the running pi, next to our own code, behind the `pi` on PATH, or above the cwd. */
 export function findPiPackage(opts: { moduleDir?: string; cwd: string; envPath?: string; script?: string }): string | null {
-  const local = opts.moduleDir && !opts.moduleDir.startsWith("/$bunfs") ? upFrom(opts.moduleDir) : null;
+  // In the compiled binary import.meta.dir is where it was BUILT (with bytecode): never search from there.
+  const local = opts.moduleDir && !opts.moduleDir.startsWith("/$bunfs") && !isCompiledBinary() ? upFrom(opts.moduleDir) : null;
   return packageOf(opts.script) ?? local ?? fromPath(opts.envPath) ?? upFrom(opts.cwd);
 }
 
 export function isCompiledBinary(): boolean {
-  return typeof Bun !== "undefined" && (Bun.main.startsWith("/$bunfs") || import.meta.dir.startsWith("/$bunfs"));
+  return typeof Bun !== "undefined" && Bun.main.startsWith("/$bunfs");
 }
 
 export function resolvePiCommand(opts: {
@@ -82,7 +83,12 @@ export function resolvePiCommand(opts: {
   childRuntime: "auto" | "bun" | "node";
 }): PiCommand {
   const override = opts.env.SUBAGENTS_PI?.trim();
-  if (override) return { argv: override.split(/\s+/), env: {}, describe: `SUBAGENTS_PI=${override}` };
+  if (override) {
+    const argv = override.split(/\s+/);
+    const exe = argv[0].includes("/") ? argv[0] : which(argv[0], opts.env.PATH);
+    if (!exe || !fs.existsSync(exe)) throw new PiNotFoundError(`SUBAGENTS_PI is set to "${override}", but ${argv[0]} cannot be found.`);
+    return { argv, env: {}, describe: `SUBAGENTS_PI=${override}` };
+  }
   const pkg = findPiPackage({ moduleDir: opts.moduleDir, cwd: opts.cwd, envPath: opts.env.PATH, script: opts.script });
   if (!pkg) {
     throw new PiNotFoundError(

@@ -2,6 +2,7 @@
 // session_start, so a session file carries its sub-agents with it (spec 000 "Session Persistence").
 // One entry when a run starts (status running) and one when it ends: a parent that died in between leaves the
 // "running" entry as the last word, which the rebuild turns into the spec's interrupted error.
+import { sanitize } from "../core/sanitize.ts";
 import type { TaskInput, TaskOutcome } from "../core/task.ts";
 import type { RunResult, StoredMessage, Usage } from "../core/types.ts";
 
@@ -32,9 +33,11 @@ export type SubagentEntry = {
 };
 
 const cap = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+/** Prompts are mirrored sanitized too: the session file outlives this run. */
+const prompt = (s: string) => sanitize(cap(s, OUTPUT_CAP));
 
 export function startEntry(sessionId: string, input: TaskInput, agent: string): SubagentEntry {
-  return { v: 1, sessionId, name: input.name, agent, cwd: input.cwd, prompt: cap(input.prompt, OUTPUT_CAP), status: "running", at: Date.now() };
+  return { v: 1, sessionId, name: input.name, agent, cwd: input.cwd, prompt: prompt(input.prompt), status: "running", at: Date.now() };
 }
 
 export function toEntry(outcome: TaskOutcome, input: TaskInput): SubagentEntry {
@@ -45,7 +48,7 @@ export function toEntry(outcome: TaskOutcome, input: TaskInput): SubagentEntry {
     name: outcome.name,
     agent: outcome.agent,
     cwd: input.cwd,
-    prompt: cap(input.prompt, OUTPUT_CAP),
+    prompt: prompt(input.prompt),
     status: r.status,
     output: cap(r.output, OUTPUT_CAP),
     error: r.error,

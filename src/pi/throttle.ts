@@ -3,6 +3,9 @@
 // on every onUpdate, so an unthrottled 5,000-delta child would cost 5,000 renders.
 import type { Clock } from "../core/host.ts";
 
+/** 110 ms, not 100: at most 10 updates in ANY one-second window, not just on average. */
+export const UPDATE_INTERVAL_MS = 110;
+
 export class Throttle<T> {
   private last = -Infinity;
   private pending: { value: T } | null = null;

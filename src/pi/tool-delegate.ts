@@ -9,10 +9,9 @@ import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
 import { DELEGATE_SCHEMA } from "./schemas.ts";
-import { Throttle } from "./throttle.ts";
+import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 
-const UPDATE_MS = 100;
 
 export function delegateTool(env: ToolEnv) {
   return {
@@ -55,13 +54,14 @@ export function delegateTool(env: ToolEnv) {
         engine.settings.maxLinesPerWindow,
       );
       const update = (details: WindowedDetails) => onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
-      const throttle = new Throttle(update, UPDATE_MS, realClock);
+      const throttle = new Throttle(update, UPDATE_INTERVAL_MS, realClock);
       const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);
       let outcomes: TaskOutcome[];
       try {
         outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => runTask(engine, input, hooks), {
           signal,
           onTaskStart: (i) => {
+            call.persistStart(inputs[i]);
             windows.start(i, Date.now());
             throttle.push(windows.snapshot(Date.now()));
           },

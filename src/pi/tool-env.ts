@@ -3,7 +3,7 @@
 import type { Profile } from "../core/profile.ts";
 import type { TaskInput, TaskOutcome, Engine } from "../core/task.ts";
 import type { PiRuntime } from "./runtime.ts";
-import { toEntry, ENTRY_TYPE } from "./persist.ts";
+import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
 
 export type ToolContext = {
   cwd: string;
@@ -17,10 +17,21 @@ export type CallEnv = {
   profiles(): Map<string, Profile>;
   /** Throws when a project-local profile is refused (no consent, or projectAgents: "deny"). */
   checkProfiles(names: (string | undefined)[]): Promise<void>;
+  /** Mirrors a task into the parent session when it starts (status running) and when it ends. */
+  persistStart(input: TaskInput): void;
   persist(outcome: TaskOutcome, input: TaskInput): void;
 };
 
 export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime> };
+
+/** Spec 000: persistence is best effort and never breaks delegation. */
+function safely(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // ignored on purpose
+  }
+}
 
 export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void): ToolEnv {
   /** Project profiles the user already allowed in this pi session (by file path). */
@@ -56,12 +67,11 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
             allowed.add(p.filePath);
           }
         },
+        persistStart(input) {
+          safely(() => appendEntry(ENTRY_TYPE, startEntry(input.sessionId ?? "", input, input.profile ?? "default")));
+        },
         persist(outcome, input) {
-          try {
-            appendEntry(ENTRY_TYPE, toEntry(outcome, input));
-          } catch {
-            // Spec 000: persistence is best effort and never breaks delegation.
-          }
+          safely(() => appendEntry(ENTRY_TYPE, toEntry(outcome, input)));
         },
       };
     },

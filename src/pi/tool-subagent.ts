@@ -2,6 +2,7 @@
 // that starts with the **Status:** / **Session ID:** header, and details {mode, runId, results[], error?,
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
+import { sanitize } from "../core/sanitize.ts";
 import { checkResumable, runTask, type TaskOutcome } from "../core/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
@@ -10,7 +11,7 @@ import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderSimpleCall, renderWindowsResult, type ThemeLike } from "./render.ts";
 import { firstProblem, SCHEMAS, SUBAGENT_SCHEMA } from "./schemas.ts";
-import { Throttle } from "./throttle.ts";
+import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 
 const OUTPUT_BYTES = 48 * 1024;
@@ -74,7 +75,7 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
   if (!code && t.truncated) code = "SUBAGENT_OUTPUT_TRUNCATED";
   const single: SingleResult = {
     agent: o.agent,
-    task,
+    task: sanitize(task),
     exitCode: r.status === "completed" ? 0 : (r.exitCode && r.exitCode !== 0 ? r.exitCode : 1),
     usage: r.usage ?? emptyUsage(),
     ...(r.error ? { error: r.error } : {}),
@@ -135,11 +136,12 @@ export function subagentTool(env: ToolEnv) {
           const details: SubagentDetails = { mode: "single", results: [], sessionId: id, window: w };
           onUpdate?.({ content: [{ type: "text", text: `${agent}: ${state.toolCount} tools` }], details });
         },
-        100,
+        UPDATE_INTERVAL_MS,
         realClock,
       );
       windows.start(0, Date.now());
       const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume: sessionId, sessionId: id };
+      call.persistStart(input);
       const outcome = await runTask(engine, input, {
         signal,
         onEvent: (state) => {

@@ -12,6 +12,7 @@
 //   {"cut": true, "text"?: "..."}                    start streaming, then drop the connection
 //   {"delayMs": n, ...}                              wait before answering (combines with the above)
 //   {"chunkDelayMs": n, ...}                         pause between streamed text chunks
+//   {"status": 503, "times": 1, "then": {...}}       fail this turn once (retries resend it), then answer `then`
 // In arguments, {{lastSessionId}} stands for the last 16-hex id in the latest tool result.
 // Past the last step, or with no script at all: call subagent_finalize if the request offers it,
 // else answer with text. The default answer echoes the start of the prompt, so outputs differ per task.
@@ -30,6 +31,9 @@ export type ScriptStep = {
   delayMs?: number;
   /** Pause between streamed chunks, so a person can watch text arrive (demo). */
   chunkDelayMs?: number;
+  /** With an error `status`: fail only this many times for this turn, then answer with `then`. */
+  times?: number;
+  then?: ScriptStep;
 };
 
 type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown[] };
@@ -83,7 +87,7 @@ function fillPlaceholders(step: ScriptStep, messages: ChatMessage[]): ScriptStep
 }
 
 /** Picks the step for this request: pure, exported for tests. */
-export function chooseStep(req: ChatRequest): ScriptStep {
+export function chooseStep(req: ChatRequest, served?: Map<string, number>): ScriptStep {
   const messages = req.messages ?? [];
   let scriptAt = -1;
   let script: ScriptStep[] = [];
@@ -97,7 +101,17 @@ export function chooseStep(req: ChatRequest): ScriptStep {
     break;
   }
   const turn = messages.slice(scriptAt + 1).filter((m) => m.role === "assistant").length;
-  if (scriptAt >= 0 && turn < script.length) return fillPlaceholders(script[turn], messages);
+  if (scriptAt >= 0 && turn < script.length) {
+    const step = script[turn];
+    if (step.times !== undefined && served) {
+      // Failed attempts leave no assistant message, so a retry asks for the same turn again: count them.
+      const key = `${JSON.stringify(script)}#${turn}#${messageText(messages[scriptAt]).length}`;
+      const n = served.get(key) ?? 0;
+      served.set(key, n + 1);
+      if (n >= step.times) return fillPlaceholders(step.then ?? { text: "recovered" }, messages);
+    }
+    return fillPlaceholders(step, messages);
+  }
   const offersFinalize = (req.tools ?? []).some((t) => t.function?.name === "subagent_finalize");
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
   const prompt = lastUser ? messageText(lastUser).replace(SCRIPT_RE, "").trim() : "";
@@ -180,6 +194,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startModelServer(port = 0): Promise<ModelServer> {
   const requests: ChatRequest[] = [];
+  const served = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     void (async () => {
       if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
@@ -195,7 +210,7 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
         return;
       }
       requests.push(body);
-      await answer(res, chooseStep(body), raw.length);
+      await answer(res, chooseStep(body, served), raw.length);
     })().catch(() => res.destroy());
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));

@@ -11,8 +11,8 @@ export type PiWorld = {
   agentDir: string;
   workDir: string;
   env: Record<string, string>;
-  /** Writes <agentDir>/settings.json with a `subagents` section. */
-  setSubagentSettings(s: Record<string, unknown>): void;
+  /** Writes <agentDir>/settings.json with a `subagents` section (and optionally other pi settings). */
+  setSubagentSettings(s: Record<string, unknown>, pi?: Record<string, unknown>): void;
   close(): Promise<void>;
 };
 
@@ -29,8 +29,8 @@ export async function piWorld(): Promise<PiWorld> {
   const config = piAgentConfig(server.baseUrl);
   writeFileSync(join(agentDir, "models.json"), config["models.json"]);
   const baseSettings = JSON.parse(config["settings.json"]) as Record<string, unknown>;
-  const setSubagentSettings = (s: Record<string, unknown>) =>
-    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ ...baseSettings, subagents: s }, null, 2));
+  const setSubagentSettings = (s: Record<string, unknown>, pi: Record<string, unknown> = {}) =>
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ ...baseSettings, ...pi, subagents: s }, null, 2));
   setSubagentSettings({});
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("PI_SUBAGENT")) env[k] = v;

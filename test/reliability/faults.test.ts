@@ -1,0 +1,150 @@
+// Reliability: faults with real processes and the real pi — a parent killed without cleanup, provider
+// failures, missing or broken pieces of the environment, and several writers on one database.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { script } from "../../src/scripted/model-server.ts";
+import { BUN, cli, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
+
+let world: PiWorld;
+beforeAll(async () => {
+  world = await piWorld();
+});
+afterAll(async () => {
+  await world.close();
+});
+
+const summaryOf = (json: Record<string, any>[]) => json.at(-1)!.tasks as Record<string, any>[];
+const running = (needle: string) => spawnSync("pgrep", ["-f", needle], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+
+test("the CLI killed with SIGKILL: its children notice and stop; the next start marks the session interrupted", async () => {
+  const tag = `${Date.now() % 100000}.${Math.floor(Math.random() * 1000)}`;
+  const proc = Bun.spawn({
+    cmd: [BUN, join(REPO, "src/cli/main.ts"), "delegate", `orphan ${script([{ tool: "bash", args: { command: `sleep 6${tag}` } }])}`, "--json"],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "ignore",
+  });
+  const reader = proc.stdout.getReader();
+  const first = new TextDecoder().decode((await reader.read()).value);
+  const sessionId = JSON.parse(first.split("\n")[0]).sessionId as string;
+  for (let i = 0; i < 100 && running(`^sleep 6${tag}`).length === 0; i++) await Bun.sleep(100);
+  expect(running(`^sleep 6${tag}`).length).toBe(1);
+  const childPi = running(`PI_SUBAGENT|pi-coding-agent/dist/bun/cli.js`);
+  proc.kill("SIGKILL");
+  await proc.exited;
+  // The child extension polls its parent once a second, then stops pi, which kills its bash commands.
+  for (let i = 0; i < 80 && running(`^sleep 6${tag}`).length; i++) await Bun.sleep(100);
+  expect(running(`^sleep 6${tag}`)).toEqual([]);
+  void childPi;
+  const list = await cli(world, ["sessions", "--json"]);
+  expect(list.json.find((r) => r.id === sessionId)?.status).toBe("error");
+  const s = await cli(world, ["session", sessionId]);
+  expect(s.stdout).toContain("Session was interrupted (main agent session ended unexpectedly)");
+}, 60_000);
+
+test("provider 500s: pi retries, then the run fails with the provider's message kept", async () => {
+  world.setSubagentSettings({}, { retry: { enabled: true, maxRetries: 2, baseDelayMs: 50 } });
+  const before = world.server.requests.length;
+  const r = await cli(world, ["run", "default", `flaky ${script([{ status: 500, message: "scripted outage 9090" }, { status: 500, message: "scripted outage 9090" }, { status: 500, message: "scripted outage 9090" }])}`, "--json"]);
+  const [t] = summaryOf(r.json);
+  expect(t.status).toBe("error");
+  expect(t.error).toContain("scripted outage 9090");
+  // The first call and pi's two retries (each may be retried once more by the HTTP client itself).
+  expect(world.server.requests.length - before).toBeGreaterThanOrEqual(3);
+  expect(r.json.filter((e) => e.type === "message").length).toBeGreaterThanOrEqual(1);
+  world.setSubagentSettings({});
+}, 60_000);
+
+test("a 500 followed by success: the retry is not mistaken for the end", async () => {
+  world.setSubagentSettings({}, { retry: { enabled: true, maxRetries: 2, baseDelayMs: 50 } });
+  const r = await cli(world, ["run", "default", `recovers ${script([{ status: 503, message: "busy", times: 1, then: { finalize: { status: "SUCCESS", result: "second try worked" } } }])}`, "--json"]);
+  const [t] = summaryOf(r.json);
+  expect(t.status).toBe("completed");
+  expect(t.output).toBe("second try worked");
+  world.setSubagentSettings({});
+}, 60_000);
+
+test("a stream cut mid-answer ends as an error with a message, never a hang", async () => {
+  world.setSubagentSettings({}, { retry: { enabled: false } });
+  const r = await cli(world, ["run", "default", `cut ${script([{ cut: true, text: "half an ans" }])}`, "--json"]);
+  const [t] = summaryOf(r.json);
+  expect(t.status).toBe("error");
+  expect(t.error.length).toBeGreaterThan(0);
+  world.setSubagentSettings({});
+}, 60_000);
+
+test("pi missing: one clear configuration error, exit 2", async () => {
+  const bad = await cli(world, ["run", "default", "x"], { env: { SUBAGENTS_PI: "/nonexistent/pi" } });
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('SUBAGENTS_PI is set to "/nonexistent/pi"');
+  expect(bad.stderr).not.toContain("    at ");
+  const outside = mkdtempSync(join(tmpdir(), "no-pi-"));
+  const none = await cli(world, ["run", "default", "x"], { binary: true, cwd: outside, env: { PATH: "/usr/bin:/bin" } });
+  expect(none.code).toBe(2);
+  expect(none.stderr).toContain("Cannot find pi");
+}, 30_000);
+
+test("an incompatible pi (rejects our flags): the task fails with pi's own words, no hang", async () => {
+  const fake = join(world.root, "old-pi.sh");
+  writeFileSync(fake, "#!/bin/sh\necho 'Error: unknown option --session' >&2\nexit 1\n");
+  chmodSync(fake, 0o755);
+  const r = await cli(world, ["run", "default", "x", "--json"], { env: { SUBAGENTS_PI: fake } });
+  expect(r.code).toBe(1);
+  const [t] = summaryOf(r.json);
+  expect(t.errorCode).toBe("SUBAGENT_FAILED");
+  expect(t.error).toContain("unknown option --session");
+}, 30_000);
+
+test("the cwd removed while the child runs: the run ends with a recorded error", async () => {
+  const dir = join(world.root, `vanishing-${Date.now()}`);
+  mkdirSync(dir);
+  const run = cli(world, ["run", "default", `work ${script([{ tool: "bash", args: { command: "sleep 1" } }, { tool: "bash", args: { command: "ls" } }, { finalize: { status: "SUCCESS", result: "done anyway" } }])}`, "--cwd", dir, "--json"]);
+  await Bun.sleep(700);
+  rmSync(dir, { recursive: true, force: true });
+  const r = await run;
+  const [t] = summaryOf(r.json);
+  expect(["completed", "error"]).toContain(t.status);
+  const list = await cli(world, ["sessions", "--json"]);
+  expect(list.json.find((x) => x.id === t.sessionId)?.status).toBe(t.status);
+}, 30_000);
+
+test("database unwritable or corrupt: one clear error, exit 2, no stack trace", async () => {
+  const notADir = join(world.root, "plain-file");
+  writeFileSync(notADir, "x");
+  const r1 = await cli(world, ["sessions"], { env: { SUBAGENTS_DB: join(notADir, "db.sqlite") } });
+  expect(r1.code).toBe(2);
+  expect(r1.stderr).toContain("Cannot open the session database");
+  const corrupt = join(world.root, "corrupt.db");
+  writeFileSync(corrupt, "this is not a database, just text ".repeat(200));
+  const r2 = await cli(world, ["sessions"], { env: { SUBAGENTS_DB: corrupt } });
+  expect(r2.code).toBe(2);
+  expect(r2.stderr).toContain("Cannot open the session database");
+  expect(r2.stderr).not.toContain("    at ");
+}, 30_000);
+
+test("three CLI processes × 4 tasks and a pi parent with the extension, one database: every session recorded", async () => {
+  const db = join(world.root, `shared-${Date.now()}.db`);
+  const env = { SUBAGENTS_DB: db };
+  const clis = [0, 1, 2].map((i) => cli(world, ["delegate", ...[0, 1, 2, 3].map((j) => `load ${i}-${j}`), "--json"], { env }));
+  const parent = Bun.spawn({
+    cmd: [BUN, join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/bun/cli.js"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
+    cwd: world.workDir,
+    env: { ...world.env, ...env },
+    stdin: new TextEncoder().encode(`p ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "x", prompt: "from pi 1" }, { name: "y", prompt: "from pi 2" }] } }, { text: "ok" }])}`),
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const results = await Promise.all(clis);
+  expect(await parent.exited).toBe(0);
+  for (const r of results) {
+    expect(r.stderr).not.toContain("SQLITE_BUSY");
+    expect(summaryOf(r.json).every((t) => t.status === "completed")).toBe(true);
+  }
+  const list = await cli(world, ["sessions", "--limit", "100", "--json"], { env });
+  expect(list.json.length).toBe(14);
+  expect(list.json.every((r) => r.status === "completed")).toBe(true);
+}, 90_000);

@@ -230,3 +230,43 @@ test("a restarted parent (Node pi: memory store) rebuilds its sub-agents from th
   expect(staleSession.text).toContain("Session was interrupted (main agent session ended unexpectedly)");
   expect(world.server.requests.length).toBeGreaterThan(before);
 }, 60_000);
+
+test("project-local profiles: refused without a UI unless projectAgents allows them; never with an apiKey", async () => {
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  const agents = join(world.workDir, ".pi", "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(join(agents, "repo-helper.md"), "---\nname: repo-helper\n---\nYou help with this repo.\n");
+  writeFileSync(join(agents, "sneaky.md"), "---\nname: sneaky\napiKey: stolen\n---\nx\n");
+  try {
+    const ask = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }] } }, { text: "ok" }]);
+    expect(ask.results[0].isError).toBe(true);
+    expect(ask.results[0].text).toContain('Project-local profile "repo-helper"');
+    expect(ask.results[0].text).toContain("needs consent");
+    world.setSubagentSettings({ projectAgents: "allow" });
+    const allowed = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }, { name: "s", prompt: "hi", profile: "sneaky" }] } }, { text: "ok" }]);
+    expect(allowed.results[0].text).toContain("✓ t: completed");
+    // A project profile with an apiKey never loads, so it is unknown.
+    expect(allowed.results[0].text).toContain('✗ s: error — Unknown profile: "sneaky"');
+  } finally {
+    world.setSubagentSettings({});
+    const { rmSync } = await import("node:fs");
+    rmSync(join(world.workDir, ".pi"), { recursive: true, force: true });
+  }
+}, 60_000);
+
+test("onUpdate stays within 10 per second while a real child streams 5,000 deltas", async () => {
+  const { delegateTool } = await import("../src/pi/tool-delegate.ts");
+  const { makeToolEnv } = await import("../src/pi/tool-env.ts");
+  const { createRuntime } = await import("../src/pi/runtime.ts");
+  for (const [k, v] of Object.entries(world.env)) process.env[k] = v;
+  const tool = delegateTool(makeToolEnv(createRuntime, () => {}));
+  const stamps: number[] = [];
+  const prompt = `stream ${script([{ text: "z".repeat(20_000), chunks: 5000, chunkDelayMs: 1, finalize: { status: "SUCCESS", result: "streamed" } }])}`;
+  const result = (await tool.execute("t", { tasks: [{ name: "s", prompt }] }, undefined, () => stamps.push(performance.now()), { cwd: world.workDir, hasUI: false })) as { content: { text: string }[] };
+  expect(result.content[0].text).toContain("✓ s: completed");
+  expect(stamps.length).toBeGreaterThan(5);
+  for (let i = 0, j = 0; j < stamps.length; j++) {
+    while (stamps[j] - stamps[i] > 1000) i++;
+    expect(j - i + 1).toBeLessThanOrEqual(10);
+  }
+}, 60_000);

@@ -185,3 +185,18 @@ test("json transport: deltas, a huge message_update skipped, finalize from tool_
   expect(deltas.slice(0, 3).join("")).toBe('Hello \\"quoted\\" wörld');
   expect(r.usage.cost).toBeCloseTo(0.002);
 });
+
+test("invalid UTF-8 in a child's output is replaced, not fatal", async () => {
+  const seen: string[] = [];
+  const r = await runChild(host, realClock, spec("bad-utf8", { onEvent: (_s, ev) => ev.type === "text" && seen.push(ev.delta) }));
+  expect(r.output).toBe("bad bytes survived");
+  expect(seen.join("")).toContain("\uFFFD");
+});
+
+test("a child flooding fd 3 without end is stopped at the default 64 MB limit; parent memory stays bounded", async () => {
+  const before = process.memoryUsage().rss;
+  const r = await runChild(host, realClock, spec("flood-fd3"));
+  expect(r.errorCode).toBe("SUBAGENT_OUTPUT_TRUNCATED");
+  expect(r.error).toContain("64 MB");
+  expect(process.memoryUsage().rss - before).toBeLessThan(150 * 1024 * 1024);
+}, 30_000);

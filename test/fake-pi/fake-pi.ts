@@ -84,6 +84,14 @@ switch (mode) {
     emit({ type: "agent_end" });
     break;
   }
+  case "bad-utf8": {
+    // Invalid UTF-8 bytes inside a JSON string: decoded as U+FFFD, never a crash.
+    fs.writeSync(3, Buffer.concat([Buffer.from('{"type":"text","delta":"ok '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' end"}\n')]));
+    assistant("ok \ufffd end");
+    finalize("bad bytes survived");
+    emit({ type: "agent_end" });
+    break;
+  }
   case "invalid-json":
     fs.writeSync(3, "not json at all\n{\"type\":\"text\",\"delta\":\n{broken\n\n");
     emit({ type: "nonsense-event" });

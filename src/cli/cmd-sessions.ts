@@ -1,5 +1,6 @@
 // `subagents output ID`, `session ID`, `sessions`: read-only views of the session store.
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/transcript.ts";
+import { sessionRow } from "../ui/format.ts";
 import { parse } from "./args.ts";
 import { cliContext, openStore } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
@@ -48,13 +49,6 @@ export function cmdSession(argv: string[]): number {
   return EXIT.ok;
 }
 
-function age(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.round(s / 60)}m`;
-  if (s < 86400) return `${Math.round(s / 3600)}h`;
-  return `${Math.round(s / 86400)}d`;
-}
 
 export function cmdSessions(argv: string[]): number {
   const { values, positionals } = parse("sessions", argv, { limit: { type: "string" }, json: { type: "boolean" } });
@@ -73,10 +67,7 @@ export function cmdSessions(argv: string[]): number {
     return EXIT.ok;
   }
   const now = Date.now();
-  for (const r of rows) {
-    const cost = r.cost ? `$${r.cost.toFixed(4)}` : "-";
-    console.log(`${r.id}  ${r.status.padEnd(9)} ${r.agent.padEnd(10)} ${cost.padStart(9)}  ${age(now - r.updatedAt).padStart(4)} ago  ${r.name}`);
-  }
+  for (const r of rows) console.log(sessionRow(r, now));
   return EXIT.ok;
 }
 

@@ -1,7 +1,7 @@
 // The Bun host: Bun.spawn (with fd 3 as an extra pipe), node:fs for small synchronous file work (fs-parts.ts),
 // bun:sqlite.
 import type { ChildProcess, Db, Host, SpawnSpec } from "../core/host.ts";
-import { fsParts } from "./fs-parts.ts";
+import { makeHost } from "./fs-parts.ts";
 
 function spawn(spec: SpawnSpec): ChildProcess {
   // Cast: Bun's typings do not model a 4-entry stdio array together with stdin/stdout/stderr.
@@ -49,14 +49,5 @@ function toIterable(stream: unknown): AsyncIterable<Uint8Array> {
 }
 
 export function createBunHost(openDb: (path: string) => Db): Host {
-  return {
-    kind: "bun",
-    spawn,
-    ...fsParts(),
-    openDb,
-    env: process.env,
-    pid: process.pid,
-    execPath: process.execPath,
-    now: () => Date.now(),
-  };
+  return makeHost("bun", spawn, openDb);
 }

@@ -1,7 +1,7 @@
 // File, process-table and signal helpers shared by the Bun and Node hosts (node:fs works in both runtimes).
 import * as fs from "node:fs";
 import * as os from "node:os";
-import type { DirEntry } from "../core/host.ts";
+import type { ChildProcess, Db, DirEntry, Host, SpawnSpec } from "../core/host.ts";
 import { descendantsOf } from "./proc-tree.ts";
 
 function signal(pid: number, sig: "SIGTERM" | "SIGKILL"): void {
@@ -99,3 +99,8 @@ export function fsParts() {
   };
 }
 
+
+/** A Host for this process: the runtime-specific parts are spawn and the database. */
+export function makeHost(kind: Host["kind"], spawn: (spec: SpawnSpec) => ChildProcess, openDb: (path: string) => Db): Host {
+  return { kind, spawn, ...fsParts(), openDb, env: process.env, pid: process.pid, execPath: process.execPath, now: () => Date.now() };
+}

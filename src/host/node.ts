@@ -2,7 +2,7 @@
 // node:fs, and node:sqlite when this Node has it (openDb throws otherwise; the caller falls back to memory).
 import { spawn as nodeSpawn } from "node:child_process";
 import type { ChildProcess, Db, Host, SpawnSpec } from "../core/host.ts";
-import { fsParts } from "./fs-parts.ts";
+import { makeHost } from "./fs-parts.ts";
 
 function spawn(spec: SpawnSpec): ChildProcess {
   const [file, ...args] = spec.cmd;
@@ -49,14 +49,5 @@ function spawn(spec: SpawnSpec): ChildProcess {
 }
 
 export function createNodeHost(openDb: (path: string) => Db): Host {
-  return {
-    kind: "node",
-    spawn,
-    ...fsParts(),
-    openDb,
-    env: process.env,
-    pid: process.pid,
-    execPath: process.execPath,
-    now: () => Date.now(),
-  };
+  return makeHost("node", spawn, openDb);
 }

@@ -1,16 +1,10 @@
 // /subagents — recent sessions with status, cost and age; `/subagents show ID`; `/subagents kill` (stops every
 // running sub-agent of this pi session; a single call's children share one abort).
 import { formatSessionTranscript, sessionNotFound } from "../core/transcript.ts";
+import { sessionRow } from "../ui/format.ts";
 import type { ActiveRuns } from "./extension.ts";
 import type { PiRuntime } from "./runtime.ts";
 
-function age(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.round(s / 60)}m`;
-  if (s < 86400) return `${Math.round(s / 3600)}h`;
-  return `${Math.round(s / 86400)}d`;
-}
 
 export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: ActiveRuns) {
   return {
@@ -39,7 +33,7 @@ export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: Acti
         return;
       }
       const now = Date.now();
-      const text = rows.map((r) => `${r.id}  ${r.status.padEnd(9)} ${r.agent.padEnd(10)} ${r.cost ? `$${r.cost.toFixed(4)}` : "-"}  ${age(now - r.updatedAt)} ago  ${r.name}`).join("\n");
+      const text = rows.map((r) => sessionRow(r, now)).join("\n");
       ctx.ui.notify(text, "info");
     },
   };

@@ -4,7 +4,8 @@
 // "running" entry as the last word, which the rebuild turns into the spec's interrupted error.
 import { sanitize } from "../core/sanitize.ts";
 import type { TaskInput, TaskOutcome } from "../core/task.ts";
-import type { RunResult, StoredMessage, Usage } from "../core/types.ts";
+import type { ImportedRun } from "../core/store-types.ts";
+import type { RunResult } from "../core/types.ts";
 
 export const ENTRY_TYPE = "pi-subagents";
 export const INTERRUPTED = "Session was interrupted (main agent session ended unexpectedly)";
@@ -13,24 +14,8 @@ const OUTPUT_CAP = 64 * 1024;
 const MESSAGES_CAP = 200;
 const MESSAGE_TEXT_CAP = 2000;
 
-export type SubagentEntry = {
-  v: 1;
-  sessionId: string;
-  name: string;
-  agent: string;
-  cwd: string;
-  prompt: string;
-  status: "running" | "completed" | "error";
-  output?: string;
-  error?: string;
-  errorCode?: string;
-  usage?: Usage;
-  model?: string;
-  exitCode?: number | null;
-  sessionFile?: string;
-  messages?: StoredMessage[];
-  at: number;
-};
+/** What is mirrored: exactly what the store can import back, plus a format version. */
+export type SubagentEntry = ImportedRun & { v: 1 };
 
 const cap = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
 /** Prompts are mirrored sanitized too: the session file outlives this run. */

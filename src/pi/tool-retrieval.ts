@@ -10,10 +10,16 @@ export const NO_PROFILES = "No subagent profiles found. Add .md files to ~/.pi/a
 
 type Result = { content?: { text?: string }[]; details?: { maxLines?: number } };
 
-function sessionIdOf(params: unknown): string {
+/** Shared by both retrieval tools: validated id, the record (or the spec's not-found error), and settings. */
+async function lookup(env: ToolEnv, params: unknown, ctx: ToolContext) {
   const problem = firstProblem(SCHEMAS.sessionId, params);
   if (problem) throw new Error(`Invalid parameters: ${problem}`);
-  return (params as { sessionId: string }).sessionId;
+  const sessionId = (params as { sessionId: string }).sessionId;
+  const rt = await env.runtime();
+  const record = rt.store.getSession(sessionId);
+  if (!record || record.runs.length === 0) throw new Error(sessionNotFound(sessionId));
+  const maxLines = rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow;
+  return { sessionId, rt, record, last: record.runs[record.runs.length - 1], maxLines };
 }
 
 const truncatingResult = (result: Result, opts: { expanded: boolean }, theme: ThemeLike) =>
@@ -26,12 +32,7 @@ export function outputTool(env: ToolEnv) {
     description: "Get the final output of a sub-agent session's latest run, by the session id that delegate_to_subagents or subagent returned.",
     parameters: SESSION_ID_SCHEMA,
     async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
-      const sessionId = sessionIdOf(params);
-      const rt = await env.runtime();
-      const record = rt.store.getSession(sessionId);
-      if (!record || record.runs.length === 0) throw new Error(sessionNotFound(sessionId));
-      const last = record.runs[record.runs.length - 1];
-      const maxLines = rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow;
+      const { sessionId, record, last, maxLines } = await lookup(env, params, ctx);
       return {
         content: [{ type: "text", text: latestOutput(record) }],
         details: { sessionId, status: last.status, taskName: record.name, runCount: record.runs.length, maxLines },
@@ -49,12 +50,8 @@ export function sessionTool(env: ToolEnv) {
     description: "Get the complete transcript of a sub-agent session (all runs: messages, tool calls, tool results), by session id.",
     parameters: SESSION_ID_SCHEMA,
     async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
-      const sessionId = sessionIdOf(params);
-      const rt = await env.runtime();
-      const record = rt.store.getSession(sessionId);
-      if (!record || record.runs.length === 0) throw new Error(sessionNotFound(sessionId));
+      const { sessionId, rt, record, last, maxLines } = await lookup(env, params, ctx);
       const messages = new Map(record.runs.map((r) => [r.id, rt.store.getMessages(r.id)]));
-      const last = record.runs[record.runs.length - 1];
       const messageCount = [...messages.values()].reduce((n, m) => n + m.length, 0);
       return {
         content: [{ type: "text", text: formatSessionTranscript(record, messages) }],
@@ -66,7 +63,7 @@ export function sessionTool(env: ToolEnv) {
           exitCode: last.exitCode,
           model: last.model,
           runCount: record.runs.length,
-          maxLines: rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow,
+          maxLines,
         },
       };
     },

@@ -148,3 +148,27 @@ test("three CLI processes × 4 tasks and a pi parent with the extension, one dat
   expect(list.json.length).toBe(14);
   expect(list.json.every((r) => r.status === "completed")).toBe(true);
 }, 90_000);
+
+test("a parent pi killed with SIGKILL: its sub-agents stop by themselves; the next start marks them interrupted", async () => {
+  const tag = `${Date.now() % 100000}.${Math.floor(Math.random() * 1000)}`;
+  const inner = `[[script:[{"tool":"bash","args":{"command":"sleep 7${tag}"}}]]]`;
+  const parent = Bun.spawn({
+    cmd: [BUN, join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/bun/cli.js"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
+    cwd: world.workDir,
+    env: world.env,
+    stdin: new TextEncoder().encode(`p ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "orphaned", prompt: `sleep ${inner}` }] } }])}`),
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  for (let i = 0; i < 150 && running(`^sleep 7${tag}`).length === 0; i++) await Bun.sleep(100);
+  expect(running(`^sleep 7${tag}`).length).toBe(1);
+  parent.kill("SIGKILL");
+  await parent.exited;
+  for (let i = 0; i < 80 && running(`^sleep 7${tag}`).length; i++) await Bun.sleep(100);
+  expect(running(`^sleep 7${tag}`)).toEqual([]);
+  const list = await cli(world, ["sessions", "--limit", "5", "--json"]);
+  const row = list.json.find((r) => r.name === "orphaned");
+  expect(row?.status).toBe("error");
+  const s = await cli(world, ["session", row!.id]);
+  expect(s.stdout).toContain("Session was interrupted (main agent session ended unexpectedly)");
+}, 60_000);

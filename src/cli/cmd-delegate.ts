@@ -147,16 +147,17 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     interrupt.dispose();
   }
   if (json) writeJson(summaryEvent(outcomes));
-  else printOutputs(outcomes, style, log, !!values.quiet);
+  // Plain mode already printed each status as it happened; the windows and --quiet did not.
+  else printOutputs(outcomes, style, log, tty || !!values.quiet);
   const failed = outcomes.some((o) => o.result.status !== "completed");
   return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
 }
 
-function printOutputs(outcomes: TaskOutcome[], style: Style, log: (l: string) => void, quiet: boolean): void {
+function printOutputs(outcomes: TaskOutcome[], style: Style, log: (l: string) => void, withStatus: boolean): void {
   for (const o of outcomes) {
-    if (!quiet) log("");
-    log(o.result.status === "completed" ? style.green(statusLine(o)) : style.red(statusLine(o)));
-    if (quiet || !o.result.output) continue;
+    if (withStatus) log(o.result.status === "completed" ? style.green(statusLine(o)) : style.red(statusLine(o)));
+    if (!o.result.output) continue;
+    if (!withStatus) log(`\n=== ${o.name} (session: ${o.sessionId}) ===`);
     const t = truncateHeadTail(o.result.output, { maxBytes: OUTPUT_BYTES, maxLines: OUTPUT_LINES, hint: `full output: subagents output ${o.sessionId}` });
     log(t.text);
   }

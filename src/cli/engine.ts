@@ -8,7 +8,7 @@ import { Store } from "../core/store.ts";
 import type { Engine } from "../core/task.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
-import { childExtensionPath } from "../host/child-extension-path.ts";
+import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { PiNotFoundError, resolvePiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
 
@@ -61,7 +61,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     agentDir: ctx.agentDir,
     piCommand: pi.argv,
     piEnv: pi.env,
-    childExtension: childExtensionPath(path.join(ctx.agentDir, "subagents")),
+    childExtension: childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
   };
 }

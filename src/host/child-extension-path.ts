@@ -10,6 +10,9 @@ function embeddedSource(): string | undefined {
   return typeof __SUBAGENTS_CHILD_SOURCE__ === "string" ? __SUBAGENTS_CHILD_SOURCE__ : undefined;
 }
 
+/** Kept apart from `<agentDir>/subagents/`, which is a profile folder. */
+export const runtimeDir = (agentDir: string) => path.join(agentDir, "subagents-runtime");
+
 export function childExtensionPath(cacheDir: string): string {
   const source = embeddedSource();
   if (source === undefined) {

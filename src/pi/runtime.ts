@@ -7,7 +7,7 @@ import type { Profile } from "../core/profile.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import { MemoryStore, Store, type SessionStore } from "../core/store.ts";
 import type { Engine } from "../core/task.ts";
-import { childExtensionPath } from "../host/child-extension-path.ts";
+import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";
 import { resolvePiCommand } from "../host/pi-command.ts";
@@ -68,7 +68,7 @@ export async function createRuntime(): Promise<PiRuntime> {
     profilesFor: (cwd) => discoverProfiles(host, { cwd, agentDir }),
     engineFor(cwd, settings, profiles, parentSession) {
       piCommand ??= resolvePiCommand({ env: host.env, cwd, script: process.argv[1], childRuntime: settings.childRuntime });
-      childExt ??= childExtensionPath(path.join(agentDir, "subagents"));
+      childExt ??= childExtensionPath(runtimeDir(agentDir));
       return {
         host,
         clock: realClock,

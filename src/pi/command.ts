@@ -2,19 +2,28 @@
 // running sub-agent of this pi session; a single call's children share one abort).
 import { formatSessionTranscript, sessionNotFound } from "../core/transcript.ts";
 import { sessionRow } from "../ui/format.ts";
-import type { ActiveRuns } from "./extension.ts";
+import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 
 
 export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: ActiveRuns) {
   return {
-    description: "Sub-agent sessions: /subagents [show ID | kill]",
+    description: "Sub-agent sessions: /subagents [show ID | kill ID | kill all]",
     handler: async (args: string, ctx: { ui: { notify(m: string, t?: "info" | "warning" | "error"): void } }) => {
       const rt = await runtime();
       const [verb, id] = (args ?? "").trim().split(/\s+/);
       if (verb === "kill") {
-        const n = active.abortAll();
-        ctx.ui.notify(n ? `Stopping ${n} running sub-agent call${n === 1 ? "" : "s"}.` : "No sub-agents are running.", "info");
+        if (id === "all" || (!id && active.running().length <= 1)) {
+          const n = active.abortAll();
+          ctx.ui.notify(n ? `Stopping ${n} running sub-agent${n === 1 ? "" : "s"}.` : "No sub-agents are running.", "info");
+          return;
+        }
+        if (!id) {
+          ctx.ui.notify(`Several sub-agents are running: /subagents kill ID (one of ${active.running().join(", ")}) or /subagents kill all.`, "warning");
+          return;
+        }
+        const killed = active.kill(id);
+        ctx.ui.notify(killed ? `Stopping sub-agent ${id}.` : `Sub-agent ${id} is not running here.`, killed ? "info" : "warning");
         return;
       }
       if (verb === "show") {

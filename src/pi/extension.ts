@@ -8,6 +8,7 @@ import { delegateTool } from "./tool-delegate.ts";
 import { subagentTool } from "./tool-subagent.ts";
 import { makeToolEnv, type ToolContext } from "./tool-env.ts";
 import { subagentsCommand } from "./command.ts";
+import { ActiveRuns } from "./active-runs.ts";
 
 type PiApi = {
   registerTool(def: unknown): void;
@@ -15,27 +16,6 @@ type PiApi = {
   on(event: string, handler: (event: any, ctx: any) => unknown): void;
   appendEntry(type: string, data: unknown): void;
 };
-
-/** Every child started by this extension gets one of these, so shutdown and /subagents kill can stop them. */
-export class ActiveRuns {
-  private readonly byCall = new Set<AbortController>();
-  link(signal: AbortSignal | undefined): AbortController {
-    const c = new AbortController();
-    if (signal?.aborted) c.abort();
-    else signal?.addEventListener("abort", () => c.abort(), { once: true });
-    this.byCall.add(c);
-    return c;
-  }
-  release(c: AbortController): void {
-    this.byCall.delete(c);
-  }
-  abortAll(): number {
-    const n = this.byCall.size;
-    for (const c of this.byCall) c.abort();
-    this.byCall.clear();
-    return n;
-  }
-}
 
 type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
 
@@ -62,8 +42,8 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // In a child at max depth no delegation tool exists at all: the child cannot recurse, whatever loaded us.
   if (rt.host.env.PI_SUBAGENT_CHILD === "1" && rt.depth >= settings.maxDepth) return;
 
-  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data));
   const active = new ActiveRuns();
+  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active);
   const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
   for (const tool of tools) if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active));
   pi.registerCommand("subagents", subagentsCommand(runtime, active));

@@ -3,7 +3,7 @@
 import { InputError, parseDelegateParams } from "../core/delegate-input.ts";
 import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/scheduler.ts";
-import { checkResumable, runTask, type TaskInput, type TaskOutcome } from "../core/task.ts";
+import { checkResumable, type TaskInput, type TaskOutcome } from "../core/task.ts";
 import { delegateResultText } from "../core/outcome-text.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
@@ -58,7 +58,7 @@ export function delegateTool(env: ToolEnv) {
       const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);
       let outcomes: TaskOutcome[];
       try {
-        outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => runTask(engine, input, hooks), {
+        outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
           signal,
           onTaskStart: (i) => {
             call.persistStart(inputs[i]);

@@ -1,7 +1,8 @@
 // What every tool call needs from the extension: an engine for the call's cwd, consent for project-local
 // profiles, and mirroring of finished tasks into the parent session (pi.appendEntry, spec 000).
 import type { Profile } from "../core/profile.ts";
-import type { TaskInput, TaskOutcome, Engine } from "../core/task.ts";
+import { runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/task.ts";
+import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
 
@@ -20,6 +21,8 @@ export type CallEnv = {
   /** Mirrors a task into the parent session when it starts (status running) and when it ends. */
   persistStart(input: TaskInput): void;
   persist(outcome: TaskOutcome, input: TaskInput): void;
+  /** Runs one task with a signal that `/subagents kill ID` can also trigger. */
+  run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2]): ReturnType<typeof runTask>;
 };
 
 export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime> };
@@ -33,7 +36,7 @@ function safely(fn: () => void): void {
   }
 }
 
-export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void): ToolEnv {
+export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns): ToolEnv {
   /** Project profiles the user already allowed in this pi session (by file path). */
   const allowed = new Set<string>();
   return {
@@ -72,6 +75,14 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         },
         persist(outcome, input) {
           safely(() => appendEntry(ENTRY_TYPE, toEntry(outcome, input)));
+        },
+        async run(engine, input, hooks = {}) {
+          const t = active && input.sessionId ? active.task(input.sessionId, hooks.signal) : null;
+          try {
+            return await runTask(engine, input, { ...hooks, signal: t?.signal ?? hooks.signal });
+          } finally {
+            t?.done();
+          }
         },
       };
     },

@@ -3,7 +3,7 @@
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
 import { sanitize } from "../core/sanitize.ts";
-import { checkResumable, runTask, type TaskOutcome } from "../core/task.ts";
+import { checkResumable, type TaskOutcome } from "../core/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
@@ -142,7 +142,7 @@ export function subagentTool(env: ToolEnv) {
       windows.start(0, Date.now());
       const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume: sessionId, sessionId: id };
       call.persistStart(input);
-      const outcome = await runTask(engine, input, {
+      const outcome = await call.run(engine, input, {
         signal,
         onEvent: (state) => {
           windows.event(0, state);

@@ -1,0 +1,53 @@
+// What this extension is running right now: one controller per tool call (so session_shutdown can stop
+// everything) and one per task (so `/subagents kill ID` can stop a single sub-agent).
+
+export class ActiveRuns {
+  private readonly calls = new Set<AbortController>();
+  private readonly tasks = new Map<string, AbortController>();
+
+  /** A controller that follows `signal` and that abortAll() can trigger; release it when the call ends. */
+  link(signal: AbortSignal | undefined): AbortController {
+    const c = follow(signal);
+    this.calls.add(c);
+    return c;
+  }
+
+  release(c: AbortController): void {
+    this.calls.delete(c);
+  }
+
+  /** A signal for one task: aborted by its call's signal or by kill(sessionId). */
+  task(sessionId: string, signal: AbortSignal | undefined): { signal: AbortSignal; done(): void } {
+    const c = follow(signal);
+    this.tasks.set(sessionId, c);
+    return { signal: c.signal, done: () => this.tasks.get(sessionId) === c && this.tasks.delete(sessionId) };
+  }
+
+  running(): string[] {
+    return [...this.tasks.keys()];
+  }
+
+  kill(sessionId: string): boolean {
+    const c = this.tasks.get(sessionId);
+    if (!c) return false;
+    c.abort();
+    this.tasks.delete(sessionId);
+    return true;
+  }
+
+  abortAll(): number {
+    const n = this.tasks.size;
+    for (const c of this.calls) c.abort();
+    for (const c of this.tasks.values()) c.abort();
+    this.calls.clear();
+    this.tasks.clear();
+    return n;
+  }
+}
+
+function follow(signal: AbortSignal | undefined): AbortController {
+  const c = new AbortController();
+  if (signal?.aborted) c.abort();
+  else signal?.addEventListener("abort", () => c.abort(), { once: true });
+  return c;
+}

@@ -182,3 +182,30 @@ test.skipIf(!hasTmux)("on a terminal: live windows, then the cursor is restored"
     spawnSync("tmux", ["kill-session", "-t", session]);
   }
 }, 60_000);
+
+test("skills: suggestedSkills reach pi as --skill, loadSkills are inlined; unknown skills fail one task; conflicts fail the call", async () => {
+  const skillDir = join(world.agentDir, "skills", "release-notes");
+  mkdirSync(skillDir, { recursive: true });
+  writeFileSync(join(skillDir, "SKILL.md"), "---\nname: release-notes\ndescription: Writes release notes from git history\n---\nUse git log to collect changes. MARKER-SUGGESTED\n");
+  writeFileSync(join(world.agentDir, "skills", "house-style.md"), "---\nname: house-style\ndescription: Our writing style\n---\nAlways write in short sentences. MARKER-LOADED\n");
+  const profiles = join(world.agentDir, "agents");
+  mkdirSync(profiles, { recursive: true });
+  writeFileSync(join(profiles, "writer.md"), "---\nname: writer\nsuggestedSkills: release-notes\nloadSkills: house-style\n---\nYou write.\n");
+  writeFileSync(join(profiles, "typo.md"), "---\nname: typo\nloadSkills: no-such-skill\n---\nYou write.\n");
+  writeFileSync(join(profiles, "torn.md"), "---\nname: torn\nnoSkills: true\nsuggestedSkills: release-notes\n---\nYou write.\n");
+  const marker = `skills-${Date.now()}`;
+  const file = join(world.root, "skills.json");
+  writeFileSync(file, JSON.stringify({ tasks: [{ name: "w", prompt: marker, profile: "writer" }, { name: "t", prompt: "x", profile: "typo" }] }));
+  const r = await cli(world, ["delegate", "--tasks", file, "--json"]);
+  const [w, t] = summaryOf(r.json);
+  expect(w.status).toBe("completed");
+  expect(t.status).toBe("error");
+  expect(t.error).toBe('Unknown skills: "no-such-skill". Available skills: house-style, release-notes');
+  const req = world.server.requests.find((q) => JSON.stringify(q.messages).includes(marker))!;
+  const system = JSON.stringify(req.messages![0]);
+  expect(system).toContain("MARKER-LOADED");
+  expect(system).toContain("release-notes");
+  const torn = await cli(world, ["delegate", "x", "--profile", "torn"]);
+  expect(torn.code).toBe(2);
+  expect(torn.stderr).toContain('Profile "torn" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.');
+}, 60_000);

@@ -7,7 +7,7 @@ import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from 
 import type { FileSpec } from "../core/files.ts";
 import { statusLine } from "../core/outcome-text.ts";
 import { runScheduled } from "../core/scheduler.ts";
-import { checkResumable, runTask, type TaskInput, type TaskOutcome } from "../core/task.ts";
+import { checkProfileSkills, checkResumable, runTask, type TaskInput, type TaskOutcome } from "../core/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { plainStyle, type Style } from "../ui/windows.ts";
@@ -100,7 +100,9 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     files: t.files,
     sessionId: t.resume ?? engine.store.newSessionId(),
   }));
-  // Checked before anything starts: a bad resume or a missing cwd fails the whole call (spec 000).
+  // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
+  const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
+  if (conflict) throw new UsageError(`delegate: ${conflict}`);
   for (const t of inputs) {
     if (!fs.statSync(t.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: task "${t.name}": working directory ${t.cwd} does not exist.`);
     const problem = t.resume ? checkResumable(engine, t.resume) : null;

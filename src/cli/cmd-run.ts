@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { toolCallLine } from "../core/activity.ts";
-import { runTask } from "../core/task.ts";
+import { checkProfileSkills, runTask } from "../core/task.ts";
 import { parse, positiveNumber } from "./args.ts";
 import { buildEngine, cliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
@@ -46,6 +46,8 @@ export async function cmdRun(argv: string[]): Promise<number> {
     const names = [...engine.profiles.keys()].sort().join(", ") || "(none)";
     throw new UsageError(`run: Unknown profile: "${agent}". Available profiles: ${names}`);
   }
+  const conflict = checkProfileSkills(engine, [agent]);
+  if (conflict) throw new UsageError(`run: ${conflict}`);
   const json = !!values.json;
   const interrupt = trapSignals();
   const name = agent;

@@ -3,8 +3,9 @@
 import { renderFiles, type FileSpec } from "./files.ts";
 import type { Clock, Host } from "./host.ts";
 import { buildInvocation } from "./invocation.ts";
-import type { Profile } from "./profile.ts";
+import { validateProfileSkills, type Profile } from "./profile.ts";
 import { runChild, type RunLimits } from "./runner.ts";
+import { discoverSkills, resolveProfileSkills, type Skill } from "./skills.ts";
 import type { RunState } from "./run-state.ts";
 import type { Settings } from "./settings.ts";
 import type { Store } from "./store.ts";
@@ -26,6 +27,8 @@ export type Engine = {
   depth: number;
   parentSession?: string;
   limits?: Partial<RunLimits>;
+  /** Discovered once per engine, and only when a profile asks for skills. */
+  skills?: Map<string, Skill>;
 };
 
 export type TaskInput = {
@@ -95,6 +98,19 @@ export function checkResumable(engine: Engine, id: string): string | null {
   return null;
 }
 
+/**
+ * Spec 000: a profile with conflicting skill settings fails the whole call before anything starts.
+ * Returns the first problem among the named profiles, or null.
+ */
+export function checkProfileSkills(engine: Engine, names: (string | undefined)[]): string | null {
+  for (const name of new Set(names)) {
+    const p = name ? engine.profiles.get(name) : undefined;
+    const problem = p ? validateProfileSkills(p) : null;
+    if (problem) return problem;
+  }
+  return null;
+}
+
 /** Checks that need no child: unknown profile, resume target. Throws TaskError. */
 export function resolveTask(engine: Engine, input: TaskInput): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<Store["getSession"]> } {
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
@@ -149,6 +165,18 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     return { sessionId: id, name: input.name, agent, result };
   }
 
+  let skills: { skillPaths: string[]; appendPrompt: string } = { skillPaths: [], appendPrompt: "" };
+  if (profile && (profile.suggestedSkills?.length || profile.loadSkills?.length)) {
+    engine.skills ??= discoverSkills(host, { agentDir: engine.agentDir, cwd: input.cwd });
+    const resolved = resolveProfileSkills(host, profile, engine.skills);
+    if ("error" in resolved) {
+      // Unknown skills fail this task only; the others go on (spec 000).
+      const result = failedResult(resolved.error, "INVALID_INPUT");
+      store.finishRun(runId, result);
+      return { sessionId: id, name: input.name, agent, result };
+    }
+    skills = resolved;
+  }
   const finalize = (profile?.finalize ?? settings.finalize) !== false;
   const tmpDir = `${host.tmpdir()}/subagents-${host.pid}`;
   const promptFile = `${tmpDir}/${id}-${runId}.md`;
@@ -167,6 +195,8 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       maxDepth: settings.maxDepth,
       parentPid: host.pid,
       promptFile,
+      skillPaths: skills.skillPaths,
+      appendPrompt: skills.appendPrompt || undefined,
       baseEnv: { ...host.env, ...engine.piEnv },
     });
     if (inv.files.length) host.mkdirp(tmpDir);

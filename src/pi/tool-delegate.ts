@@ -3,7 +3,7 @@
 import { InputError, parseDelegateParams } from "../core/delegate-input.ts";
 import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/scheduler.ts";
-import { checkResumable, type TaskInput, type TaskOutcome } from "../core/task.ts";
+import { checkProfileSkills, checkResumable, type TaskInput, type TaskOutcome } from "../core/task.ts";
 import { delegateResultText } from "../core/outcome-text.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
@@ -48,6 +48,8 @@ export function delegateTool(env: ToolEnv) {
         const problem = t.resume ? checkResumable(engine, t.resume) : null;
         if (problem) throw new Error(problem);
       }
+      const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
+      if (conflict) throw new Error(conflict);
       await call.checkProfiles(inputs.map((t) => t.profile));
       const windows = new CallWindows(
         inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: t.timeoutSec ?? engine.settings.timeout })),

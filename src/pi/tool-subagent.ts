@@ -3,7 +3,7 @@
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
 import { sanitize } from "../core/sanitize.ts";
-import { checkResumable, type TaskOutcome } from "../core/task.ts";
+import { checkProfileSkills, checkResumable, type TaskOutcome } from "../core/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
@@ -122,6 +122,8 @@ export function subagentTool(env: ToolEnv) {
         const prior = engine.store.getSession(sessionId);
         if (prior && prior.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${prior.agent}", not "${agent}".`);
       }
+      const conflict = checkProfileSkills(engine, [agent]);
+      if (conflict) return failure("INVALID_INPUT", conflict);
       try {
         await call.checkProfiles([agent]);
       } catch (err) {

@@ -1,38 +1,15 @@
 // Scale: 64 tasks at concurrency 16 through the engine (the same code the CLI and the extension use), in this
 // process: parent RSS growth per task, every status recorded, nothing left running.
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
-import { realClock } from "../src/core/host.ts";
-import { discoverProfiles } from "../src/core/profile-discovery.ts";
 import { runScheduled } from "../src/core/scheduler.ts";
-import { loadSettings } from "../src/core/settings.ts";
-import { Store } from "../src/core/store.ts";
-import { runTask, type Engine } from "../src/core/task.ts";
-import { createBunHost } from "../src/host/bun.ts";
-import { resolvePiCommand } from "../src/host/pi-command.ts";
-import { bunDbOpener } from "../src/host/sqlite-bun.ts";
-import { benchWorld, REPO, table } from "./lib.ts";
+import { runTask } from "../src/core/task.ts";
+import { worldEngine } from "../test/support/engine.ts";
+import { benchWorld, table } from "./lib.ts";
 
 export async function scale(): Promise<string> {
   const world = await benchWorld();
   try {
-    for (const [k, v] of Object.entries(world.env)) process.env[k] = v;
-    const host = createBunHost(bunDbOpener(Database));
-    const { settings } = loadSettings(host, { agentDir: world.agentDir, cwd: world.workDir });
-    const pi = resolvePiCommand({ env: host.env, cwd: world.workDir, moduleDir: import.meta.dir, childRuntime: "bun" });
-    const store = new Store(host.openDb(world.env.SUBAGENTS_DB), { isAlive: (p) => host.isAlive(p) });
-    const engine: Engine = {
-      host,
-      clock: realClock,
-      store,
-      settings,
-      profiles: discoverProfiles(host, { cwd: world.workDir, agentDir: world.agentDir }).profiles,
-      agentDir: world.agentDir,
-      piCommand: pi.argv,
-      piEnv: pi.env,
-      childExtension: join(REPO, "dist", "child.js"),
-      depth: 0,
-    };
+    const engine = worldEngine(world);
+    const { store, host } = engine;
     Bun.gc(true);
     const baseline = process.memoryUsage().rss;
     let peak = baseline;

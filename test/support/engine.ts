@@ -1,0 +1,30 @@
+// An in-process engine pointed at a test world (for load tests and benchmarks that bypass the CLI).
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { realClock } from "../../src/core/host.ts";
+import { discoverProfiles } from "../../src/core/profile-discovery.ts";
+import { loadSettings } from "../../src/core/settings.ts";
+import { Store } from "../../src/core/store.ts";
+import type { Engine } from "../../src/core/task.ts";
+import { createBunHost } from "../../src/host/bun.ts";
+import { resolvePiCommand } from "../../src/host/pi-command.ts";
+import { bunDbOpener } from "../../src/host/sqlite-bun.ts";
+import { REPO, type PiWorld } from "./pi-env.ts";
+
+export function worldEngine(world: PiWorld): Engine & { store: Store } {
+  const host = { ...createBunHost(bunDbOpener(Database)), env: world.env };
+  const { settings } = loadSettings(host, { agentDir: world.agentDir, cwd: world.workDir });
+  const pi = resolvePiCommand({ env: world.env, cwd: world.workDir, moduleDir: import.meta.dir, childRuntime: "bun" });
+  return {
+    host,
+    clock: realClock,
+    store: new Store(host.openDb(world.env.SUBAGENTS_DB), { isAlive: (p) => host.isAlive(p) }),
+    settings,
+    profiles: discoverProfiles(host, { cwd: world.workDir, agentDir: world.agentDir }).profiles,
+    agentDir: world.agentDir,
+    piCommand: pi.argv,
+    piEnv: pi.env,
+    childExtension: join(REPO, "dist", "child.js"),
+    depth: 0,
+  };
+}

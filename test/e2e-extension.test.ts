@@ -270,3 +270,18 @@ test("onUpdate stays within 10 per second while a real child streams 5,000 delta
     expect(j - i + 1).toBeLessThanOrEqual(10);
   }
 }, 60_000);
+
+test("`pi install <this checkout>` (the package.json pi manifest) gives pi our tools", async () => {
+  const install = spawnSync("node", [join(PI_DIR, "cli.js"), "install", REPO], { env: world.env, encoding: "utf8", timeout: 60_000 });
+  expect(install.status).toBe(0);
+  try {
+    const before = world.server.requests.length;
+    const proc = Bun.spawn({ cmd: ["node", join(PI_DIR, "cli.js"), "-p", "--no-session"], cwd: world.workDir, env: world.env, stdin: new TextEncoder().encode(`hi ${script([{ text: "ok" }])}`), stdout: "ignore", stderr: "pipe" });
+    const stderr = await new Response(proc.stderr).text();
+    expect(await proc.exited, stderr).toBe(0);
+    const names = (world.server.requests.slice(before)[0].tools ?? []).map((t) => t.function?.name);
+    expect(names).toEqual(expect.arrayContaining(["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"]));
+  } finally {
+    spawnSync("node", [join(PI_DIR, "cli.js"), "remove", REPO], { env: world.env, timeout: 60_000 });
+  }
+}, 90_000);

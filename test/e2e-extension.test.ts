@@ -285,3 +285,19 @@ test("`pi install <this checkout>` (the package.json pi manifest) gives pi our t
     spawnSync("node", [join(PI_DIR, "cli.js"), "remove", REPO], { env: world.env, timeout: 60_000 });
   }
 }, 90_000);
+
+test("settings choose which tools are registered", async () => {
+  world.setSubagentSettings({ tools: ["subagent", "get_subagent_output"] });
+  try {
+    const before = world.server.requests.length;
+    const r = await parentPi("bun", [{ text: "ok" }]);
+    expect(r.code).toBe(0);
+    const names = (world.server.requests.slice(before)[0].tools ?? []).map((t) => t.function?.name);
+    expect(names).toContain("subagent");
+    expect(names).toContain("get_subagent_output");
+    expect(names).not.toContain("delegate_to_subagents");
+    expect(names).not.toContain("list_subagent_profiles");
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 60_000);

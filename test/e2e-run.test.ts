@@ -140,3 +140,22 @@ test("usage errors exit 2 with a clear message", async () => {
   expect(r3.code).toBe(1);
   expect(r3.stderr).toContain('Session "0000000000000000" not found.');
 });
+
+test("resume without the child's session file falls back to the transcript prompt (Previously: … Instructions: …)", async () => {
+  world.setSubagentSettings({});
+  const first = `the secret word is heron-${Date.now()}`;
+  const r1 = await cli(world, ["run", "scout", `${first} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`, "--json"]);
+  const [t1] = summaryOf(r1.json);
+  const { readdirSync, rmSync } = await import("node:fs");
+  const dir = join(world.agentDir, "subagent-sessions");
+  const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith(`_${t1.sessionId}.jsonl`));
+  expect(files).toHaveLength(1);
+  rmSync(join(dir, files[0]));
+  const r2 = await cli(world, ["run", "scout", "what was the word?", "--session", t1.sessionId, "--json"]);
+  expect(summaryOf(r2.json)[0].status).toBe("completed");
+  const prompt = JSON.stringify(world.server.requests.at(-1)!.messages);
+  expect(prompt).toContain("Previously:");
+  expect(prompt).toContain("--- Run 1 (completed,");
+  expect(prompt).toContain(first);
+  expect(prompt).toContain("Instructions:");
+}, 60_000);

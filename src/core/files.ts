@@ -57,7 +57,3 @@ export function renderFiles(host: Host, files: FileSpec[], cwd: string): string 
     return `=== ${label} ===\n${body}\n\n`;
   }).join("");
 }
-
-export function prependFiles(prompt: string, filesText: string): string {
-  return filesText ? `${filesText}${prompt}` : prompt;
-}

@@ -1,8 +1,6 @@
 // Bounding text we hand back: head + tail with a marker in between (the start says what was asked, the end
 // says how it finished), hard byte caps, and a rolling tail buffer for stderr.
 
-const encoder = new TextEncoder();
-
 export function utf8Length(s: string): number {
   let n = 0;
   for (let i = 0; i < s.length; i++) {
@@ -47,10 +45,6 @@ export function tailBytes(s: string, maxBytes: number): string {
     i -= pair ? 2 : 1;
   }
   return s.slice(i);
-}
-
-export function capBytes(text: string, max: number): string {
-  return utf8Length(text) <= max ? text : headBytes(text, max);
 }
 
 export type Truncated = { text: string; truncated: boolean; omittedLines: number; omittedBytes: number };
@@ -103,5 +97,3 @@ export class TailBuffer {
     return `…${tailBytes(all, this.max)}`;
   }
 }
-
-export { encoder as utf8Encoder };

@@ -4,11 +4,11 @@
 // "running" entry as the last word, which the rebuild turns into the spec's interrupted error.
 import { sanitize } from "../core/sanitize.ts";
 import type { TaskInput, TaskOutcome } from "../core/task.ts";
-import type { ImportedRun } from "../core/store-types.ts";
+import { INTERRUPTED_MESSAGE, type ImportedRun } from "../core/store-types.ts";
 import type { RunResult } from "../core/types.ts";
 
 export const ENTRY_TYPE = "pi-subagents";
-export const INTERRUPTED = "Session was interrupted (main agent session ended unexpectedly)";
+
 
 const OUTPUT_CAP = 64 * 1024;
 const MESSAGES_CAP = 200;
@@ -68,7 +68,7 @@ export function readEntries(entries: { type?: string; customType?: string; data?
   }
   const bySession = new Map<string, SubagentEntry[]>();
   for (const r of runs) {
-    const fixed: SubagentEntry = r.status === "running" ? { ...r, status: "error", error: INTERRUPTED, errorCode: "SUBAGENT_FAILED" } : r;
+    const fixed: SubagentEntry = r.status === "running" ? { ...r, status: "error", error: INTERRUPTED_MESSAGE, errorCode: "SUBAGENT_FAILED" } : r;
     const list = bySession.get(r.sessionId);
     if (list) list.push(fixed);
     else bySession.set(r.sessionId, [fixed]);

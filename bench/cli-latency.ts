@@ -3,7 +3,7 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Store } from "../src/core/store.ts";
+import { Store } from "../src/core/store/store.ts";
 import { emptyUsage, type StoredMessage } from "../src/core/types.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
 import { BIN, benchWorld, fmt, measure, rounds, stat, table } from "./lib.ts";

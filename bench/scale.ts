@@ -1,7 +1,7 @@
 // Scale: 64 tasks at concurrency 16 through the engine (the same code the CLI and the extension use), in this
 // process: parent RSS growth per task, every status recorded, nothing left running.
-import { runScheduled } from "../src/core/scheduler.ts";
-import { runTask } from "../src/core/task.ts";
+import { runScheduled } from "../src/core/run/scheduler.ts";
+import { runTask } from "../src/core/run/task.ts";
 import { worldEngine } from "../test/support/engine.ts";
 import { benchWorld, table } from "./lib.ts";
 

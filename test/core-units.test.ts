@@ -2,14 +2,14 @@
 // invocation, the onUpdate throttle, and the rule that core/ imports no runtime module.
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { toolCallLine, toolResultLine } from "../src/core/activity.ts";
+import { dirname, join, relative } from "node:path";
+import { toolCallLine, toolResultLine } from "../src/core/run/activity.ts";
 import type { Clock } from "../src/core/host.ts";
-import { buildInvocation, type InvocationInput } from "../src/core/invocation.ts";
-import { LineSplitter } from "../src/core/line-splitter.ts";
-import type { Profile } from "../src/core/profile.ts";
-import { applyEvent, LIMITS, newRunState, windowLines } from "../src/core/run-state.ts";
-import { JsonModeParser, jsonModeKeep, parseCompactLine } from "../src/core/transport.ts";
+import { buildInvocation, type InvocationInput } from "../src/core/run/invocation.ts";
+import { LineSplitter } from "../src/core/run/line-splitter.ts";
+import type { Profile } from "../src/core/profiles/profile.ts";
+import { applyEvent, LIMITS, newRunState, windowLines } from "../src/core/run/run-state.ts";
+import { JsonModeParser, jsonModeKeep, parseCompactLine } from "../src/core/run/transport.ts";
 import { Throttle } from "../src/pi/throttle.ts";
 
 const enc = new TextEncoder();
@@ -146,15 +146,25 @@ test("throttle: at most one call per interval, trailing value always delivered, 
   expect(sent.at(-1)).toBe(9999);
 });
 
-test("core/ imports no runtime module, no terminal code and nothing from the fronts", () => {
-  const dir = join(import.meta.dir, "..", "src", "core");
-  for (const file of readdirSync(dir)) {
-    const src = readFileSync(join(dir, file), "utf8");
+test("core/ imports no runtime module, no terminal code and nothing from the fronts; layers only point down", () => {
+  const root = join(import.meta.dir, "..", "src", "core");
+  // core/ (shared base) <- profiles/, store/ <- run/: a lower layer never imports a higher one.
+  const rank: Record<string, number> = { "": 0, profiles: 1, store: 1, run: 2 };
+  const files = readdirSync(root, { recursive: true }).map(String).filter((f) => f.endsWith(".ts"));
+  expect(files.length).toBeGreaterThan(20);
+  for (const file of files) {
+    const src = readFileSync(join(root, file), "utf8");
+    const layer = file.includes("/") ? file.split("/")[0] : "";
+    expect(layer in rank, `unknown core folder ${layer}`).toBe(true);
     const imports = [...src.matchAll(/(?:import|export)[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]);
     for (const spec of imports) {
       expect(spec.startsWith("bun:") || spec.startsWith("node:"), `${file} imports ${spec}`).toBe(false);
       expect(/^(fs|path|os|child_process|picocolors)$/.test(spec), `${file} imports ${spec}`).toBe(false);
-      expect(/\.\.\/(cli|pi|host|ui)\//.test(spec), `${file} imports ${spec}`).toBe(false);
+      if (!spec.startsWith(".")) continue;
+      const target = relative(root, join(dirname(join(root, file)), spec));
+      expect(target.startsWith(".."), `${file} imports ${spec} (outside core/)`).toBe(false);
+      const targetLayer = target.includes("/") ? target.split("/")[0] : "";
+      expect(rank[targetLayer] <= rank[layer] && (targetLayer === layer || rank[targetLayer] < rank[layer]), `${file} imports ${spec} (a back arrow)`).toBe(true);
     }
   }
 });

@@ -1,6 +1,6 @@
 // /subagents: listing, show, and kill of one running sub-agent or all of them.
 import { expect, test } from "bun:test";
-import { MemoryStore } from "../src/core/store.ts";
+import { MemoryStore } from "../src/core/store/store.ts";
 import { emptyUsage } from "../src/core/types.ts";
 import { ActiveRuns } from "../src/pi/active-runs.ts";
 import { subagentsCommand } from "../src/pi/command.ts";

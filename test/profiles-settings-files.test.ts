@@ -5,8 +5,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { renderFiles, resolvePath } from "../src/core/files.ts";
-import { discoverProfiles } from "../src/core/profile-discovery.ts";
-import { parseProfile, profileSummary, validateProfileSkills } from "../src/core/profile.ts";
+import { discoverProfiles } from "../src/core/profiles/profile-discovery.ts";
+import { parseProfile, profileSummary, validateProfileSkills } from "../src/core/profiles/profile.ts";
 import { loadSettings, mergeSettings, defaultSettings } from "../src/core/settings.ts";
 import { createBunHost } from "../src/host/bun.ts";
 

@@ -4,10 +4,10 @@ import { describe, expect, test } from "bun:test";
 import * as fs from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BUILTIN_AGENTS } from "../src/core/builtin-agents.ts";
+import { BUILTIN_AGENTS } from "../src/core/profiles/builtin-agents.ts";
 import type { DirEntry, Host } from "../src/core/host.ts";
-import { agentDir, ancestors, discoverProfiles } from "../src/core/profile-discovery.ts";
-import { extraArgsProblem, parseProfile, profileSummary, validateProfileSkills, type Profile } from "../src/core/profile.ts";
+import { agentDir, ancestors, discoverProfiles } from "../src/core/profiles/profile-discovery.ts";
+import { extraArgsProblem, parseProfile, profileSummary, validateProfileSkills, type Profile } from "../src/core/profiles/profile.ts";
 
 const md = (fm: string, body = "You are helpful.") => `---\n${fm}\n---\n${body}\n`;
 const ok = (text: string, file = "/x/p.md", source: Profile["source"] = "user"): Profile => {

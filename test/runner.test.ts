@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realClock } from "../src/core/host.ts";
-import { runChild, type RunSpec } from "../src/core/runner.ts";
+import { runChild, type RunSpec } from "../src/core/run/runner.ts";
 import { createBunHost } from "../src/host/bun.ts";
 
 const host = createBunHost(() => {

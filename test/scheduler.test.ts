@@ -1,8 +1,8 @@
 // Scheduler: input order, the concurrency bound, queued tasks, abort fan-out. Tasks are fake runners whose
 // completion the test controls, so every interleaving asserted here is deterministic.
 import { expect, test } from "bun:test";
-import { runScheduled, type TaskRunner } from "../src/core/scheduler.ts";
-import { failedResult, type TaskInput, type TaskOutcome } from "../src/core/task.ts";
+import { runScheduled, type TaskRunner } from "../src/core/run/scheduler.ts";
+import { failedResult, type TaskInput, type TaskOutcome } from "../src/core/run/task.ts";
 import { emptyUsage } from "../src/core/types.ts";
 
 type Pending = { input: TaskInput; signal: AbortSignal; resolve: (o: TaskOutcome) => void };

@@ -5,9 +5,9 @@ import { expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryStore, Store, type SessionStore } from "../src/core/store.ts";
-import { INTERRUPTED_MESSAGE } from "../src/core/store-types.ts";
-import { formatResumePrompt, formatSessionTranscript, latestOutput, NO_TEXT_OUTPUT } from "../src/core/transcript.ts";
+import { MemoryStore, Store, type SessionStore } from "../src/core/store/store.ts";
+import { INTERRUPTED_MESSAGE } from "../src/core/store/store-types.ts";
+import { formatResumePrompt, formatSessionTranscript, latestOutput, NO_TEXT_OUTPUT } from "../src/core/store/transcript.ts";
 import { emptyUsage, type RunResult, type StoredMessage } from "../src/core/types.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
 

@@ -5,7 +5,7 @@
 // It also stops the child when the parent disappears, so a killed parent never leaves orphans running.
 // Self-contained on purpose: node:fs only, no package imports (Bun would try to auto-install them).
 import * as fs from "node:fs";
-import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/transport.ts";
+import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/transport.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;

@@ -2,7 +2,7 @@
 // (<agentDir>/extensions/subagents.js), or removes it. Works from the compiled binary (the bundle is inside it).
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { agentDir as resolveAgentDir } from "../core/profile-discovery.ts";
+import { agentDir as resolveAgentDir } from "../core/profiles/profile-discovery.ts";
 import { parse } from "./args.ts";
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
 import { INSTALL_HELP } from "./help.ts";

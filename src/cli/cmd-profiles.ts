@@ -1,7 +1,7 @@
 // `subagents profiles`: every profile we can see from a directory, plus a line per broken profile file.
 import * as path from "node:path";
-import { discoverProfiles } from "../core/profile-discovery.ts";
-import { profileSummary } from "../core/profile.ts";
+import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
+import { profileSummary } from "../core/profiles/profile.ts";
 import { parse } from "./args.ts";
 import { cliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";

@@ -1,8 +1,8 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { toolCallLine } from "../core/activity.ts";
-import { checkProfileSkills, runTask } from "../core/task.ts";
+import { toolCallLine } from "../core/run/activity.ts";
+import { checkProfileSkills, runTask } from "../core/run/task.ts";
 import { parse, positiveNumber } from "./args.ts";
 import { buildEngine, cliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";

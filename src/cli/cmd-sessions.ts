@@ -1,5 +1,5 @@
 // `subagents output ID`, `session ID`, `sessions`: read-only views of the session store.
-import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/transcript.ts";
+import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";
 import { sessionRow } from "../ui/format.ts";
 import { parse } from "./args.ts";
 import { cliContext, openStore } from "./engine.ts";

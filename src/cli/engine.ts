@@ -2,10 +2,10 @@
 import { Database } from "bun:sqlite";
 import * as path from "node:path";
 import { realClock, type Host } from "../core/host.ts";
-import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profile-discovery.ts";
+import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
-import { Store } from "../core/store.ts";
-import type { Engine } from "../core/task.ts";
+import { Store } from "../core/store/store.ts";
+import type { Engine } from "../core/run/task.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";

@@ -1,6 +1,6 @@
 // /subagents — recent sessions with status, cost and age; `/subagents show ID`; `/subagents kill` (stops every
 // running sub-agent of this pi session; a single call's children share one abort).
-import { formatSessionTranscript, sessionNotFound } from "../core/transcript.ts";
+import { formatSessionTranscript, sessionNotFound } from "../core/store/transcript.ts";
 import { sessionRow } from "../ui/format.ts";
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";

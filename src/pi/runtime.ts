@@ -2,11 +2,11 @@
 // host), the session store (SQLite when the runtime has it, else memory with one notice), and an engine per cwd.
 import * as path from "node:path";
 import { realClock, type Db, type Host } from "../core/host.ts";
-import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profile-discovery.ts";
-import type { Profile } from "../core/profile.ts";
+import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
+import type { Profile } from "../core/profiles/profile.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
-import { MemoryStore, Store, type SessionStore } from "../core/store.ts";
-import type { Engine } from "../core/task.ts";
+import { MemoryStore, Store, type SessionStore } from "../core/store/store.ts";
+import type { Engine } from "../core/run/task.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";

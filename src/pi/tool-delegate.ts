@@ -2,9 +2,9 @@
 // result that carries each task's status line AND its output (bounded; get_subagent_output has the rest).
 import { InputError, parseDelegateParams } from "../core/delegate-input.ts";
 import { realClock } from "../core/host.ts";
-import { runScheduled } from "../core/scheduler.ts";
-import { checkProfileSkills, checkResumable, type TaskInput, type TaskOutcome } from "../core/task.ts";
-import { delegateResultText } from "../core/outcome-text.ts";
+import { runScheduled } from "../core/run/scheduler.ts";
+import { checkProfileSkills, checkResumable, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { delegateResultText } from "../core/run/outcome-text.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";

@@ -1,7 +1,7 @@
 // What every tool call needs from the extension: an engine for the call's cwd, consent for project-local
 // profiles, and mirroring of finished tasks into the parent session (pi.appendEntry, spec 000).
-import type { Profile } from "../core/profile.ts";
-import { runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/task.ts";
+import type { Profile } from "../core/profiles/profile.ts";
+import { runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";

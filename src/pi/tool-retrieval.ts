@@ -1,6 +1,6 @@
 // get_subagent_output, get_subagent_session, list_subagent_profiles (spec 000 §3–5).
-import { profileSummary } from "../core/profile.ts";
-import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/transcript.ts";
+import { profileSummary } from "../core/profiles/profile.ts";
+import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";
 import { firstProblem, SCHEMAS, EMPTY_SCHEMA, SESSION_ID_SCHEMA } from "./schemas.ts";
 import { renderSimpleCall, renderTruncating, lines, type ThemeLike } from "./render.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";

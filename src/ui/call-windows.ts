@@ -1,7 +1,7 @@
 // Live window state for one batch of tasks (a tool call or a CLI delegate), and a bounded snapshot of it:
 // the pi tool's `details` is stored in the parent session on every call, so it carries only visible lines.
-import { windowLines, type RunState } from "../core/run-state.ts";
-import type { TaskOutcome } from "../core/task.ts";
+import { windowLines, type RunState } from "../core/run/run-state.ts";
+import type { TaskOutcome } from "../core/run/task.ts";
 import type { WindowedDetails, WindowView } from "./windows.ts";
 
 /** Lines kept per window in details: enough for the expanded view without growing with the transcript. */

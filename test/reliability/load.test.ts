@@ -1,7 +1,7 @@
 // Load: 64 real pi children at concurrency 16 through the engine the CLI and the extension share.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { runScheduled } from "../../src/core/scheduler.ts";
-import { runTask } from "../../src/core/task.ts";
+import { runScheduled } from "../../src/core/run/scheduler.ts";
+import { runTask } from "../../src/core/run/task.ts";
 import { worldEngine } from "../support/engine.ts";
 import { piWorld, type PiWorld } from "../support/pi-env.ts";
 

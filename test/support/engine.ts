@@ -2,10 +2,10 @@
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { realClock } from "../../src/core/host.ts";
-import { discoverProfiles } from "../../src/core/profile-discovery.ts";
+import { discoverProfiles } from "../../src/core/profiles/profile-discovery.ts";
 import { loadSettings } from "../../src/core/settings.ts";
-import { Store } from "../../src/core/store.ts";
-import type { Engine } from "../../src/core/task.ts";
+import { Store } from "../../src/core/store/store.ts";
+import type { Engine } from "../../src/core/run/task.ts";
 import { createBunHost } from "../../src/host/bun.ts";
 import { resolvePiCommand } from "../../src/host/pi-command.ts";
 import { bunDbOpener } from "../../src/host/sqlite-bun.ts";

@@ -1,6 +1,6 @@
 // A separate process writing sessions into a shared database (for the contention test).
 import { Database } from "bun:sqlite";
-import { Store } from "../../src/core/store.ts";
+import { Store } from "../../src/core/store/store.ts";
 import { emptyUsage } from "../../src/core/types.ts";
 import { bunDbOpener } from "../../src/host/sqlite-bun.ts";
 

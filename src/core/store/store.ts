@@ -1,6 +1,6 @@
 // The session store over SQLite (DESIGN §4): migrations by PRAGMA user_version, every write in
 // BEGIN IMMEDIATE (deferred read-then-write transactions fail under contention), retried on SQLITE_BUSY.
-import type { Db } from "./host.ts";
+import type { Db } from "../host.ts";
 import {
   INTERRUPTED_MESSAGE,
   capMessage,
@@ -13,7 +13,7 @@ import {
   type SessionStore,
   type SessionSummary,
 } from "./store-types.ts";
-import { emptyUsage, type RunResult, type StoredMessage } from "./types.ts";
+import { emptyUsage, type RunResult, type StoredMessage } from "../types.ts";
 
 export { MemoryStore } from "./memory-store.ts";
 export type { SessionStore } from "./store-types.ts";

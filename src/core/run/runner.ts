@@ -1,14 +1,14 @@
 // Runs one child pi to completion: spawn, read events, enforce timeouts / loop detection / output limits,
 // decide when it is done, stop it with the kill protocol, and (with the finalize contract) nudge it in the
 // same session when it stopped without calling subagent_finalize. Always resolves with a RunResult.
-import type { ChildProcess, Clock, ExitInfo, Host } from "./host.ts";
+import type { ChildProcess, Clock, ExitInfo, Host } from "../host.ts";
 import { killTree, reapDescendants, waitFor } from "./kill.ts";
 import { LineSplitter } from "./line-splitter.ts";
 import { applyEvent, newRunState, recordUserMessage, type RunState } from "./run-state.ts";
-import { sanitize } from "./sanitize.ts";
+import { sanitize } from "../sanitize.ts";
 import { JsonModeParser, MAX_EVENT_LINE, jsonModeKeep, parseCompactLine, type Transport } from "./transport.ts";
-import { TailBuffer } from "./truncate.ts";
-import type { ChildEvent, ErrorCode, RunResult, StoredMessage } from "./types.ts";
+import { TailBuffer } from "../truncate.ts";
+import type { ChildEvent, ErrorCode, RunResult, StoredMessage } from "../types.ts";
 
 export type RunLimits = {
   /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */

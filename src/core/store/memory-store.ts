@@ -12,7 +12,7 @@ import {
   type SessionStore,
   type SessionSummary,
 } from "./store-types.ts";
-import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "./types.ts";
+import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
 
 export class MemoryStore implements SessionStore {
   private readonly sessions = new Map<string, SessionRecord>();

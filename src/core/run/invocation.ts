@@ -1,5 +1,5 @@
 // Builds the command line and environment of one child pi. Pure: the caller writes the temp files it lists.
-import type { Profile } from "./profile.ts";
+import type { Profile } from "../profiles/profile.ts";
 import type { Transport } from "./transport.ts";
 
 /** The tools pi enables when no --tools is given (pi 0.73.1). */

@@ -1,17 +1,17 @@
 // One task end to end: resolve its session (new or resumed), build the child's prompt and command, record the
 // run before the child starts, run it, and always record a terminal status. Shared by the CLI and pi fronts.
-import { renderFiles, type FileSpec } from "./files.ts";
-import type { Clock, Host } from "./host.ts";
+import { renderFiles, type FileSpec } from "../files.ts";
+import type { Clock, Host } from "../host.ts";
 import { buildInvocation } from "./invocation.ts";
-import { validateProfileSkills, type Profile } from "./profile.ts";
+import { validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { runChild, type RunLimits } from "./runner.ts";
-import { discoverSkills, resolveProfileSkills, type Skill } from "./skills.ts";
+import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
 import type { RunState } from "./run-state.ts";
-import type { Settings } from "./settings.ts";
-import type { Store } from "./store.ts";
-import { formatResumePrompt, resumeNotFound, resumeRunning } from "./transcript.ts";
-import type { ChildEvent, ErrorCode, RunResult } from "./types.ts";
-import { emptyUsage } from "./types.ts";
+import type { Settings } from "../settings.ts";
+import type { Store } from "../store/store.ts";
+import { formatResumePrompt, resumeNotFound, resumeRunning } from "../store/transcript.ts";
+import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
+import { emptyUsage } from "../types.ts";
 
 export type Engine = {
   host: Host;

@@ -2,7 +2,7 @@
 // the resume prompt (`Previously: … Instructions: …`), get_subagent_output, and the error messages.
 import type { RunRecord, SessionRecord } from "./store-types.ts";
 import { resumeRunningMessage } from "./store-types.ts";
-import type { StoredMessage } from "./types.ts";
+import type { StoredMessage } from "../types.ts";
 
 export const sessionNotFound = (id: string) => `Session "${id}" not found. The session may have expired or the ID is incorrect.`;
 export const resumeNotFound = (id: string) => `Cannot resume: session "${id}" not found. The session may have expired or the ID is incorrect.`;

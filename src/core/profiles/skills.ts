@@ -1,7 +1,7 @@
 // Skills for profiles (spec 000): `suggestedSkills` are handed to the child with --skill PATH, `loadSkills` are
 // read and appended to its system prompt. Discovery follows pi's own locations (docs/skills.md): the first
 // skill found under a name wins, as in pi.
-import type { Host } from "./host.ts";
+import type { Host } from "../host.ts";
 import type { Profile } from "./profile.ts";
 
 export type Skill = { name: string; file: string };

@@ -2,7 +2,7 @@
 // (searched from the filesystem root down to cwd, so the nearest directory wins).
 // Each directory is listed once and each file read once: discovery runs on every delegate call.
 import { BUILTIN_AGENTS } from "./builtin-agents.ts";
-import type { Host } from "./host.ts";
+import type { Host } from "../host.ts";
 import { parseProfile, type Profile, type ProfileSource } from "./profile.ts";
 
 export type Diagnostic = { file: string; reason: string };

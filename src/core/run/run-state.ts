@@ -1,8 +1,8 @@
 // Folds engine events into a bounded picture of one child run. Mutable on purpose: it is updated for every
 // event of a streaming child, and copying it each time would cost more than the child's own work.
 import { textLines, toolCallLine, toolResultLine } from "./activity.ts";
-import { sanitize } from "./sanitize.ts";
-import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "./types.ts";
+import { sanitize } from "../sanitize.ts";
+import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../types.ts";
 
 export const LIMITS = {
   activityLines: 400,

@@ -1,5 +1,5 @@
 // The session store's contract, shared by the SQLite store and the in-memory fallback.
-import type { ErrorCode, FinalizePayload, RunResult, StoredMessage, Usage } from "./types.ts";
+import type { ErrorCode, FinalizePayload, RunResult, StoredMessage, Usage } from "../types.ts";
 
 export type RunStatus = "running" | "completed" | "error";
 

@@ -4,7 +4,7 @@
 // runner with an aborted signal, which records them as cancelled without starting a child.
 import type { RunState } from "./run-state.ts";
 import { failedResult, type TaskInput, type TaskOutcome } from "./task.ts";
-import type { ChildEvent } from "./types.ts";
+import type { ChildEvent } from "../types.ts";
 
 export type TaskRunner = (
   input: TaskInput,

@@ -97,7 +97,7 @@ const base = (over: Partial<InvocationInput> = {}): InvocationInput => ({
   childExtension: "/ext/child.js",
   profile: null,
   transport: "compact",
-  finalize: true,
+  finalize: "required",
   sessionFile: "/s/x.jsonl",
   depth: 1,
   maxDepth: 1,
@@ -117,7 +117,7 @@ test("invocation: tools, model flags, prompt files, env, api key by env", () => 
   expect(allow.argv).toContain("--system-prompt");
   expect(allow.files[0].content).toStartWith("You are p.");
   expect(allow.files[0].content).toContain("subagent_finalize");
-  const deny = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), finalize: false, depth: 0 }));
+  const deny = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), finalize: "off", depth: 0 }));
   expect(deny.argv.join(" ")).toContain("--tools read,edit,write");
   expect(deny.argv.join(" ")).not.toContain("subagent_finalize");
   const none = buildInvocation(base({ profile: profile({ noTools: true }) }));

@@ -7,7 +7,7 @@ import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from 
 import type { FileSpec } from "../core/files.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { plainStyle, type Style } from "../ui/windows.ts";
@@ -116,7 +116,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const log = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
   const maxLines = engine.settings.maxLinesPerWindow;
   const windows = new CallWindows(
-    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: t.timeoutSec ?? engine.settings.timeout })),
+    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
     maxLines,
   );
   const live = tty ? new LiveDisplay(() => windows.snapshot(Date.now(), maxLines).windows, { maxLines, style }) : null;

@@ -27,6 +27,25 @@ function isAlive(pid: number): boolean {
   }
 }
 
+let tempDir: string | null = null;
+
+/**
+ * This process's folder for temp files: a random name made by mkdtemp, mode 0700, so another local user can
+ * neither create it first nor read what is in it. Made on first use and removed when the process exits.
+ */
+function privateTempDir(): string {
+  if (tempDir && fs.existsSync(tempDir)) return tempDir;
+  const dir = fs.mkdtempSync(`${os.tmpdir()}/subagents-`);
+  fs.chmodSync(dir, 0o700);
+  if (tempDir === null) {
+    process.once("exit", () => {
+      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+    });
+  }
+  tempDir = dir;
+  return dir;
+}
+
 export function fsParts() {
   return {
     readText(path: string): string | null {
@@ -90,7 +109,7 @@ export function fsParts() {
         return null;
       }
     },
-    tmpdir: () => os.tmpdir(),
+    privateTempDir,
     homedir: () => os.homedir(),
     cwd: () => process.cwd(),
     descendants: descendantsOf,

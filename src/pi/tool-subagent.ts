@@ -3,7 +3,7 @@
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
 import { sanitize } from "../core/sanitize.ts";
-import { checkProfileSkills, checkResumable, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
@@ -131,7 +131,7 @@ export function subagentTool(env: ToolEnv) {
       }
       const id = sessionId ?? engine.store.newSessionId();
       const runId = id.slice(0, 8);
-      const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: engine.settings.timeout }], engine.settings.maxLinesPerWindow);
+      const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: effectiveTimeout(engine, { profile: agent }) }], engine.settings.maxLinesPerWindow);
       const throttle = new Throttle(
         (w: WindowedDetails) => {
           const state = w.windows[0];
@@ -142,7 +142,7 @@ export function subagentTool(env: ToolEnv) {
         realClock,
       );
       windows.start(0, Date.now());
-      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume: sessionId, sessionId: id };
+      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume: sessionId, sessionId: id, finalize: "required" as const };
       call.persistStart(input);
       const outcome = await call.run(engine, input, {
         signal,

@@ -3,6 +3,7 @@
 import { renderFiles, type FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
 import { buildInvocation } from "./invocation.ts";
+import { resolveFinalizeMode, type FinalizeMode } from "./finalize-contract.ts";
 import { validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { runChild, type RunLimits } from "./runner.ts";
 import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
@@ -29,6 +30,8 @@ export type Engine = {
   limits?: Partial<RunLimits>;
   /** Discovered once per engine, and only when a profile asks for skills. */
   skills?: Map<string, Skill>;
+  /** The parent pi's active tools, which a profile's deny list subtracts from (unset: pi's defaults). */
+  parentTools?: string[];
 };
 
 export type TaskInput = {
@@ -43,6 +46,8 @@ export type TaskInput = {
   files?: FileSpec[];
   /** A session id chosen up front (the scheduler shows ids before tasks start). */
   sessionId?: string;
+  /** The front's finalize contract when neither the profile nor the settings choose one (default optional). */
+  finalize?: FinalizeMode;
 };
 
 export type TaskOutcome = {
@@ -74,7 +79,7 @@ export function childSessionFile(agentDir: string, cwd: string, agent: string, i
 }
 
 export function failedResult(message: string, code: ErrorCode): RunResult {
-  return { status: "error", output: "", error: message, errorCode: code, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
+  return { status: "error", output: "", error: message, errorCode: code, finalized: false, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
 }
 
 export type TaskHooks = {
@@ -87,6 +92,12 @@ export type TaskHooks = {
 function unknownProfile(name: string, profiles: Map<string, Profile>): string {
   const names = [...profiles.keys()].sort();
   return `Unknown profile: "${name}". Available profiles: ${names.length ? names.join(", ") : "(none)"}`;
+}
+
+/** The timeout that really applies to a task: its own, else its profile's, else the settings' (spec 000). */
+export function effectiveTimeout(engine: Engine, input: Pick<TaskInput, "timeoutSec" | "profile">): number {
+  const profile = input.profile ? engine.profiles.get(input.profile) : undefined;
+  return input.timeoutSec ?? profile?.timeout ?? engine.settings.timeout;
 }
 
 /** Why a session cannot be resumed now (spec 000's texts), or null. */
@@ -177,9 +188,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     }
     skills = resolved;
   }
-  const finalize = (profile?.finalize ?? settings.finalize) !== false;
-  const tmpDir = `${host.tmpdir()}/subagents-${host.pid}`;
-  const promptFile = `${tmpDir}/${id}-${runId}.md`;
+  const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
   try {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
@@ -194,12 +203,12 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       depth: engine.depth + 1,
       maxDepth: settings.maxDepth,
       parentPid: host.pid,
-      promptFile,
+      parentTools: engine.parentTools,
+      promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
       skillPaths: skills.skillPaths,
       appendPrompt: skills.appendPrompt || undefined,
       baseEnv: { ...host.env, ...engine.piEnv },
     });
-    if (inv.files.length) host.mkdirp(tmpDir);
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {
       if (!host.stat(input.cwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${input.cwd}`, "INVALID_INPUT");
@@ -211,7 +220,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         prompt,
         transport: settings.transport,
         finalize,
-        timeoutSec: input.timeoutSec ?? profile?.timeout ?? settings.timeout,
+        timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
         extendDebounceSec: settings.extendTimeoutDebounce,
         maxRuntimeSec: settings.maxRuntime,
         loopingToolCount: settings.loopingToolCount,

@@ -15,6 +15,8 @@ export type RunRecord = {
   errorCode?: ErrorCode;
   output: string;
   finalize?: FinalizePayload;
+  /** Whether the child called subagent_finalize (false: a plain final text was its answer). */
+  finalized?: boolean;
   toolCount: number;
   startedAt: number;
   endedAt?: number;
@@ -60,6 +62,7 @@ export type ImportedRun = {
   output?: string;
   error?: string;
   errorCode?: string;
+  finalized?: boolean;
   usage?: Usage;
   model?: string;
   exitCode?: number | null;

@@ -33,6 +33,8 @@ const MIGRATIONS = [
    CREATE TABLE messages (
      run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL, role TEXT NOT NULL,
      text TEXT NOT NULL, tool_calls TEXT, name TEXT, is_error INTEGER, error TEXT, PRIMARY KEY (run_id, seq));`,
+  // Whether the child called subagent_finalize (null: recorded before this was tracked, or still running).
+  `ALTER TABLE runs ADD COLUMN finalized INTEGER;`,
 ];
 
 type RunRow = {
@@ -48,6 +50,7 @@ type RunRow = {
   error_code: string | null;
   output: string;
   finalize: string | null;
+  finalized: number | null;
   tool_count: number;
   started_at: number;
   ended_at: number | null;
@@ -72,6 +75,7 @@ function toRun(r: RunRow): RunRecord {
     errorCode: (r.error_code ?? undefined) as RunRecord["errorCode"],
     output: r.output,
     finalize: r.finalize ? JSON.parse(r.finalize) : undefined,
+    ...(r.finalized === null ? {} : { finalized: r.finalized === 1 }),
     toolCount: r.tool_count,
     startedAt: r.started_at,
     endedAt: r.ended_at ?? undefined,
@@ -163,8 +167,8 @@ export class Store implements SessionStore {
     this.write(() => {
       this.db.run(
         `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
-           tool_count = ?, ended_at = ?, message_count = ? WHERE id = ?`,
-        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.toolCount, now, messages.length, runId],
+           finalized = ?, tool_count = ?, ended_at = ?, message_count = ? WHERE id = ?`,
+        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, runId],
       );
       this.insertMessages(runId, messages);
       this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);
@@ -259,8 +263,8 @@ export class Store implements SessionStore {
       );
       runs.forEach((r, i) => {
         this.db.run(
-          "INSERT INTO runs (session_id, seq, prompt, status, exit_code, model, usage, error, error_code, output, started_at, ended_at, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          [r.sessionId, i + 1, r.prompt, r.status, r.exitCode ?? null, r.model ?? null, JSON.stringify(r.usage ?? emptyUsage()), r.error ?? null, r.errorCode ?? null, r.output ?? "", r.at, r.at, r.messages?.length ?? 0],
+          "INSERT INTO runs (session_id, seq, prompt, status, exit_code, model, usage, error, error_code, output, finalized, started_at, ended_at, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          [r.sessionId, i + 1, r.prompt, r.status, r.exitCode ?? null, r.model ?? null, JSON.stringify(r.usage ?? emptyUsage()), r.error ?? null, r.errorCode ?? null, r.output ?? "", typeof r.finalized === "boolean" ? Number(r.finalized) : null, r.at, r.at, r.messages?.length ?? 0],
         );
         const runId = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
         this.insertMessages(runId, (r.messages ?? []).map(capMessage));

@@ -134,6 +134,30 @@ for (const runtime of ["node", "bun"] as const) {
   });
 }
 
+test("subagent sessions are sticky across pi sessions (Node pi keeps its store in memory): the child's session file is resumed; a caller-chosen id starts one", async () => {
+  const first = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "remember the word okapi-4417" } }, { text: "ok" }]);
+  const id = first.results[0].details.sessionId;
+  expect(first.results[0].details.error).toBeUndefined();
+  // A new parent pi: new pi session, empty in-memory store. The id still continues the same child context.
+  const second = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "which word was it?", sessionId: id } }, { text: "ok" }]);
+  const [res] = second.results;
+  expect(res.details.error).toBeUndefined();
+  expect(res.details.sessionId).toBe(id);
+  expect(res.text).toStartWith("**Status:** SUCCESS");
+  // The child's request (it has subagent_finalize) still carries the first task.
+  const isChild = (q: (typeof world.server.requests)[number]) => (q.tools ?? []).some((t) => t.function?.name === "subagent_finalize");
+  const req = world.server.requests.filter((q) => isChild(q) && JSON.stringify(q.messages).includes("which word was it?")).at(-1)!;
+  expect(JSON.stringify(req.messages)).toContain("okapi-4417");
+
+  const chosen = "550e8400-e29b-41d4-a716-446655440000";
+  const fresh = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "a fresh start", sessionId: chosen } }, { text: "ok" }]);
+  expect(fresh.results[0].details.error).toBeUndefined();
+  expect(fresh.results[0].details.sessionId).toBe(chosen);
+  expect(fresh.results[0].details.results[0].sessionFile).toEndWith(`/scout_${chosen}.jsonl`);
+  const bad = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "x", sessionId: "../../etc/x" } }, { text: "ok" }]);
+  expect(bad.results[0].details.error.code).toBe("INVALID_INPUT");
+}, 90_000);
+
 test("a child at max depth gets no delegation tools, even with the extension loaded", async () => {
   const before = world.server.requests.length;
   const r = await parentPi("bun", [{ text: "nothing to do" }], { PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1" });

@@ -15,6 +15,8 @@ import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 
 const OUTPUT_BYTES = 48 * 1024;
+/** A caller-chosen session id becomes part of a file name: no separators, no dots. */
+const STICKY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 type DisplayItem = { type: "text"; text: string } | { type: "toolCall"; name: string; args: Record<string, unknown> };
 
@@ -106,9 +108,18 @@ export function subagentTool(env: ToolEnv) {
       const problem = firstProblem(SCHEMAS.subagent, params);
       if (problem) return failure("INVALID_INPUT", `Invalid subagent call: ${problem}`);
       const { agent, task, sessionId } = params as { agent: string; task: string; sessionId?: string };
+      if (sessionId !== undefined && !STICKY_ID.test(sessionId)) {
+        return failure("INVALID_INPUT", `Invalid subagent call: sessionId "${sessionId}" may only hold letters, digits, "-" and "_" (at most 128).`);
+      }
       const rt = await env.runtime();
       const call = env.begin(ctx);
-      const engine = await call.engine();
+      let engine;
+      try {
+        engine = await call.engine();
+      } catch (err) {
+        // e.g. pi cannot be found: spec 003 wants a result with details.error, never a thrown tool error.
+        return failure("SUBAGENT_FAILED", `Cannot start a sub-agent: ${(err as Error).message}`);
+      }
       if (rt.depth >= engine.settings.maxDepth) {
         return failure("SUBAGENT_DEPTH_EXCEEDED", `Sub-agent depth limit reached (depth ${rt.depth}, maxDepth ${engine.settings.maxDepth}): sub-agents cannot start further sub-agents.`, "management");
       }
@@ -116,12 +127,16 @@ export function subagentTool(env: ToolEnv) {
       if (!profiles.has(agent)) {
         return failure("UNKNOWN_AGENT", `Unknown agent: ${agent}. Available agents: ${[...profiles.keys()].sort().join(", ") || "(none)"}`);
       }
-      if (sessionId) {
-        const why = checkResumable(engine, sessionId);
+      // Sticky sessions (spec 001): an id the store knows is resumed. An id it does not know (another pi session, a
+      // store kept in memory, or one the caller chose) starts that sticky session: the child's session file is
+      // named by cwd, agent and id, so pi continues it when it is on disk and starts it fresh when not.
+      const known = sessionId ? engine.store.getSession(sessionId) : null;
+      const resume = known && known.runs.length > 0 ? sessionId : undefined;
+      if (resume) {
+        const why = checkResumable(engine, resume);
         if (why) return failure("INVALID_INPUT", why);
-        const prior = engine.store.getSession(sessionId);
-        if (prior && prior.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${prior.agent}", not "${agent}".`);
       }
+      if (known && known.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${known.agent}", not "${agent}".`);
       const conflict = checkProfileSkills(engine, [agent]);
       if (conflict) return failure("INVALID_INPUT", conflict);
       try {
@@ -142,7 +157,7 @@ export function subagentTool(env: ToolEnv) {
         realClock,
       );
       windows.start(0, Date.now());
-      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume: sessionId, sessionId: id, finalize: "required" as const };
+      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume, sessionId: id, finalize: "required" as const };
       call.persistStart(input);
       const outcome = await call.run(engine, input, {
         signal,

@@ -161,7 +161,9 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     const runs = resumeOf.runs.map((r) => ({ ...r, messages: store.getMessages(r.id) }));
     prompt = formatResumePrompt(runs, prompt);
   }
-  if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
+  // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
+  if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
+  else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
   let runId: number;
   try {
     runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid });

@@ -120,6 +120,9 @@ test("invocation: tools, model flags, prompt files, env, api key by env", () => 
   const deny = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), finalize: "off", depth: 0 }));
   expect(deny.argv.join(" ")).toContain("--tools read,edit,write");
   expect(deny.argv.join(" ")).not.toContain("subagent_finalize");
+  // Inside pi the deny list subtracts from the parent's active tools; `subagent` itself is never inherited.
+  const inherited = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), depth: 0, maxDepth: 2, parentTools: ["read", "grep", "bash", "subagent", "delegate_to_subagents"] }));
+  expect(inherited.argv.join(" ")).toContain("--tools read,grep,delegate_to_subagents,subagent_finalize");
   const none = buildInvocation(base({ profile: profile({ noTools: true }) }));
   expect(none.argv.join(" ")).toContain("--tools subagent_finalize");
   const json = buildInvocation(base({ transport: "json", profile: profile({ systemPromptMode: "append", apiKey: "secret-key-value", model: "anthropic/claude-x" }) }));

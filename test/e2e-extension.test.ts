@@ -21,11 +21,11 @@ afterAll(async () => {
 type ToolResultEntry = { toolName: string; text: string; details: any; isError: boolean };
 
 /** Runs a parent pi with our extension; returns the tool results it recorded in its session file. */
-async function parentPi(runtime: "node" | "bun", steps: ScriptStep[], env: Record<string, string> = {}): Promise<{ code: number; results: ToolResultEntry[]; stderr: string }> {
+async function parentPi(runtime: "node" | "bun", steps: ScriptStep[], env: Record<string, string> = {}, args: string[] = []): Promise<{ code: number; results: ToolResultEntry[]; stderr: string }> {
   const sessionFile = join(world.root, `parent-${runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
   const cmd = runtime === "node" ? ["node", join(PI_DIR, "cli.js")] : [process.execPath, join(PI_DIR, "bun", "cli.js")];
   const proc = Bun.spawn({
-    cmd: [...cmd, "-p", "--session", sessionFile, "-e", EXTENSION],
+    cmd: [...cmd, "-p", "--session", sessionFile, "-e", EXTENSION, ...args],
     cwd: world.workDir,
     env: { ...world.env, ...env },
     stdin: new TextEncoder().encode(`parent task ${script(steps)}`),
@@ -157,6 +157,23 @@ test("subagent sessions are sticky across pi sessions (Node pi keeps its store i
   const bad = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "x", sessionId: "../../etc/x" } }, { text: "ok" }]);
   expect(bad.results[0].details.error.code).toBe("INVALID_INPUT");
 }, 90_000);
+
+test("a deny list subtracts from the parent's active tools: a read-only parent never hands a child write tools", async () => {
+  const { mkdirSync, writeFileSync, rmSync } = await import("node:fs");
+  const agents = join(world.agentDir, "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(join(agents, "nobash.md"), "---\nname: nobash\ndescription: no shell\ndenied_tools: bash\n---\nYou never use a shell.\n");
+  try {
+    const before = world.server.requests.length;
+    const r = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "deny list child 5521", profile: "nobash" }] } }, { text: "ok" }], {}, ["--tools", "read,grep,find,ls,bash,delegate_to_subagents"]);
+    expect(r.results[0].text).toContain("✓ t: completed");
+    const child = world.server.requests.slice(before).find((q) => JSON.stringify(q.messages).includes("deny list child 5521") && (q.tools ?? []).some((t) => t.function?.name === "subagent_finalize"))!;
+    const names = (child.tools ?? []).map((t) => t.function?.name).sort();
+    expect(names).toEqual(["find", "grep", "ls", "read", "subagent_finalize"]);
+  } finally {
+    rmSync(join(agents, "nobash.md"), { force: true });
+  }
+}, 60_000);
 
 test("a child at max depth gets no delegation tools, even with the extension loaded", async () => {
   const before = world.server.requests.length;

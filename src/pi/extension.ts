@@ -15,6 +15,7 @@ type PiApi = {
   registerCommand(name: string, def: unknown): void;
   on(event: string, handler: (event: any, ctx: any) => unknown): void;
   appendEntry(type: string, data: unknown): void;
+  getActiveTools?(): string[];
 };
 
 type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
@@ -43,7 +44,14 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   if (rt.host.env.PI_SUBAGENT_CHILD === "1" && rt.depth >= settings.maxDepth) return;
 
   const active = new ActiveRuns();
-  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active);
+  const activeTools = () => {
+    try {
+      return pi.getActiveTools?.();
+    } catch {
+      return undefined; // older pi or a stale context: deny lists fall back to pi's defaults
+    }
+  };
+  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools);
   const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
   for (const tool of tools) if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active));
   pi.registerCommand("subagents", subagentsCommand(runtime, active));

@@ -36,7 +36,11 @@ function safely(fn: () => void): void {
   }
 }
 
-export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns): ToolEnv {
+/**
+ * `activeTools` reads the parent pi's active tools at call time: a profile's deny list subtracts from them
+ * (spec 001), so a parent limited to read-only tools never hands a child write tools.
+ */
+export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined): ToolEnv {
   /** Project profiles the user already allowed in this pi session (by file path). */
   const allowed = new Set<string>();
   return {
@@ -48,7 +52,9 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         const rt = await getRuntime();
         const { settings } = rt.settingsFor(ctx.cwd);
         const { profiles } = rt.profilesFor(ctx.cwd);
-        cached = { engine: rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.()), profiles };
+        const engine = rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.());
+        engine.parentTools = activeTools?.();
+        cached = { engine, profiles };
         return cached;
       };
       return {

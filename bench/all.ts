@@ -6,12 +6,13 @@ import { join } from "node:path";
 import { cliLatency } from "./cli-latency.ts";
 import { fanout } from "./fanout.ts";
 import { REPO, ROUNDS } from "./lib.ts";
+import { nudge } from "./nudge.ts";
 import { scale } from "./scale.ts";
 import { stream } from "./stream.ts";
 import { updates } from "./updates.ts";
 
 const sections: string[] = [];
-for (const [name, run] of [["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates]] as const) {
+for (const [name, run] of [["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates], ["corrective messages", nudge]] as const) {
   process.stderr.write(`bench: ${name}…\n`);
   sections.push(await run());
 }

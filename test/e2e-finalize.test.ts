@@ -2,17 +2,11 @@
 // the delegate paths (spec 000), subagent_finalize wins when called, and the strict contract (spec 001) corrects
 // a child inside its own process (pi follow-ups) instead of starting a new one per corrective message.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
-import type { Host } from "../src/core/host.ts";
-import { realClock } from "../src/core/host.ts";
 import { NUDGE_TEXT, type FinalizeMode } from "../src/core/run/finalize-contract.ts";
-import { buildInvocation } from "../src/core/run/invocation.ts";
-import { runChild } from "../src/core/run/runner.ts";
 import type { Transport } from "../src/core/run/transport.ts";
-import { createBunHost } from "../src/host/bun.ts";
-import { resolvePiCommand } from "../src/host/pi-command.ts";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { cli, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { runRealChild } from "./support/real-child.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -74,47 +68,7 @@ describe("the delegate paths accept a plain final answer", () => {
   }, 60_000);
 });
 
-/** A host that counts the processes it starts. */
-function countingHost(host: Host, counter: { spawns: number }): Host {
-  return { ...host, spawn: (spec) => (counter.spawns++, host.spawn(spec)) };
-}
-
-async function runReal(steps: ScriptStep[], finalize: FinalizeMode, transport: Transport) {
-  const host = createBunHost(() => {
-    throw new Error("no database in this test");
-  });
-  const pi = resolvePiCommand({ env: world.env, cwd: world.workDir, childRuntime: "bun" });
-  const sessionFile = join(world.root, `fin-${transport}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
-  const inv = buildInvocation({
-    piCommand: pi.argv,
-    childExtension: join(REPO, "src", "child", "extension.ts"),
-    profile: null,
-    transport,
-    finalize,
-    sessionFile,
-    depth: 1,
-    maxDepth: 1,
-    parentPid: process.pid,
-    promptFile: join(world.root, `p-${Date.now()}.md`),
-    baseEnv: { ...world.env, ...pi.env },
-  });
-  for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
-  const counter = { spawns: 0 };
-  const result = await runChild(countingHost(host, counter), realClock, {
-    argv: inv.argv,
-    env: inv.env,
-    sessionFile,
-    cwd: world.workDir,
-    prompt: `task ${script(steps)}`,
-    transport,
-    finalize,
-    timeoutSec: 60,
-    extendDebounceSec: 30,
-    maxRuntimeSec: 120,
-    loopingToolCount: 5,
-  });
-  return { result, spawns: counter.spawns };
-}
+const runReal = (steps: ScriptStep[], finalize: FinalizeMode, transport: Transport) => runRealChild(world, steps, { finalize, transport });
 
 for (const transport of ["compact", "json"] as const) {
   describe(`strict contract, real pi, ${transport} transport`, () => {

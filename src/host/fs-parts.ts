@@ -2,6 +2,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import type { ChildProcess, Db, DirEntry, Host, SpawnSpec } from "../core/host.ts";
+import { maskHomeDir } from "../core/sanitize.ts";
 import { descendantsOf } from "./proc-tree.ts";
 
 function signal(pid: number, sig: "SIGTERM" | "SIGKILL"): void {
@@ -121,5 +122,7 @@ export function fsParts() {
 
 /** A Host for this process: the runtime-specific parts are spawn and the database. */
 export function makeHost(kind: Host["kind"], spawn: (spec: SpawnSpec) => ChildProcess, openDb: (path: string) => Db): Host {
+  // Whatever this user's home is, it never reaches output, the store or the parent session unmasked.
+  maskHomeDir(os.homedir());
   return { kind, spawn, ...fsParts(), openDb, env: process.env, pid: process.pid, execPath: process.execPath, now: () => Date.now() };
 }

@@ -89,7 +89,7 @@ export type TaskHooks = {
   onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string }) => void;
 };
 
-function unknownProfile(name: string, profiles: Map<string, Profile>): string {
+export function unknownProfile(name: string, profiles: Map<string, Profile>): string {
   const names = [...profiles.keys()].sort();
   return `Unknown profile: "${name}". Available profiles: ${names.length ? names.join(", ") : "(none)"}`;
 }

@@ -7,7 +7,7 @@ import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from 
 import type { FileSpec } from "../core/files.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, unknownProfile, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { plainStyle, type Style } from "../ui/windows.ts";
@@ -95,7 +95,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const engine = buildEngine(ctx, shellCwd);
   // The --profile flag names the profile of every task: unknown, it is refused like in `run` (exit 2). A profile
   // named by one task in --tasks fails only that task (spec 000).
-  if (values.profile && !engine.profiles.has(values.profile)) throw new UsageError(`delegate: ${unknownProfile(values.profile, engine.profiles)}`);
+  if (values.profile && !engine.profiles.has(values.profile)) throw new UsageError(`delegate: ${profileRefusal(engine, values.profile).message}`);
   const inputs: TaskInput[] = params.tasks.map((t) => ({
     name: t.name,
     prompt: t.prompt,

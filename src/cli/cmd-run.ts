@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { toolCallLine } from "../core/run/activity.ts";
-import { checkProfileSkills, checkResumable, runTask, unknownProfile } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, profileRefusal, runTask } from "../core/run/task.ts";
 import { parse, positiveNumber } from "./args.ts";
 import { buildEngine, cliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
@@ -43,7 +43,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, cwd);
   // Refusals before anything starts are usage errors (exit 2), the same as in `delegate`.
-  if (agent !== "default" && !engine.profiles.has(agent) && !values.session) throw new UsageError(`run: ${unknownProfile(agent, engine.profiles)}`);
+  if (agent !== "default" && !engine.profiles.has(agent) && !values.session) throw new UsageError(`run: ${profileRefusal(engine, agent).message}`);
   const resumeProblem = values.session ? checkResumable(engine, values.session) : null;
   if (resumeProblem) throw new UsageError(`run: ${resumeProblem}`);
   const conflict = checkProfileSkills(engine, [agent]);

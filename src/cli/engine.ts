@@ -43,7 +43,7 @@ export function openStore(ctx: CliContext): Store {
 }
 
 export function buildEngine(ctx: CliContext, cwd: string): Engine {
-  const { profiles } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
+  const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
   let pi;
   try {
     pi = resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime });
@@ -58,6 +58,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     store: openStore(ctx),
     settings: ctx.settings,
     profiles,
+    profileProblems: diagnostics,
     agentDir: ctx.agentDir,
     piCommand: pi.argv,
     piEnv: pi.env,

@@ -50,7 +50,9 @@ export function delegateTool(env: ToolEnv) {
       }
       const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
       if (conflict) throw new Error(conflict);
-      await call.checkProfiles(inputs.map((t) => t.profile));
+      // A project-local profile that may not run fails only the tasks that name it; the others go on.
+      const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
+      for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
       const windows = new CallWindows(
         inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
         engine.settings.maxLinesPerWindow,

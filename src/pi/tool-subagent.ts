@@ -3,7 +3,7 @@
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
 import { sanitize } from "../core/sanitize.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
@@ -78,7 +78,8 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
   const single: SingleResult = {
     agent: o.agent,
     task: sanitize(task),
-    exitCode: r.status === "completed" ? 0 : (r.exitCode && r.exitCode !== 0 ? r.exitCode : 1),
+    // The child's real exit code; a child that never exited on its own (stopped, never started) counts as 0 or 1.
+    exitCode: r.exitCode ?? (r.status === "completed" ? 0 : 1),
     usage: r.usage ?? emptyUsage(),
     ...(r.error ? { error: r.error } : {}),
     ...(r.sessionFile ? { sessionFile: r.sessionFile } : {}),
@@ -125,6 +126,8 @@ export function subagentTool(env: ToolEnv) {
       }
       const profiles = call.profiles();
       if (!profiles.has(agent)) {
+        const refused = profileRefusal(engine, agent);
+        if (refused.code !== "UNKNOWN_AGENT") return failure(refused.code, refused.message);
         return failure("UNKNOWN_AGENT", `Unknown agent: ${agent}. Available agents: ${[...profiles.keys()].sort().join(", ") || "(none)"}`);
       }
       // Sticky sessions (spec 001): an id the store knows is resumed. An id it does not know (another pi session, a
@@ -139,11 +142,8 @@ export function subagentTool(env: ToolEnv) {
       if (known && known.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${known.agent}", not "${agent}".`);
       const conflict = checkProfileSkills(engine, [agent]);
       if (conflict) return failure("INVALID_INPUT", conflict);
-      try {
-        await call.checkProfiles([agent]);
-      } catch (err) {
-        return failure("SUBAGENTS_DISABLED", (err as Error).message);
-      }
+      const refused = (await call.refusedProfiles([agent])).get(agent);
+      if (refused) return failure("SUBAGENTS_DISABLED", refused);
       const id = sessionId ?? engine.store.newSessionId();
       const runId = id.slice(0, 8);
       const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: effectiveTimeout(engine, { profile: agent }) }], engine.settings.maxLinesPerWindow);

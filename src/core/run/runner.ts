@@ -187,7 +187,7 @@ function classify(state: RunState, exit: ExitInfo, stop: Stop | null, stderr: st
   return "nudge";
 }
 
-function sanitizeMessage(m: StoredMessage): StoredMessage {
+export function sanitizeMessage(m: StoredMessage): StoredMessage {
   if (m.role !== "assistant") return { ...m, text: sanitize(m.text) };
   return {
     ...m,

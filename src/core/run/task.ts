@@ -5,7 +5,8 @@ import type { Clock, Host } from "../host.ts";
 import { buildInvocation } from "./invocation.ts";
 import { resolveFinalizeMode, type FinalizeMode } from "./finalize-contract.ts";
 import { validateProfileSkills, type Profile } from "../profiles/profile.ts";
-import { runChild, type RunLimits } from "./runner.ts";
+import { brokenProfile, type Diagnostic } from "../profiles/profile-discovery.ts";
+import { runChild, sanitizeMessage, type RunLimits } from "./runner.ts";
 import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
 import type { RunState } from "./run-state.ts";
 import type { Settings } from "../settings.ts";
@@ -30,6 +31,8 @@ export type Engine = {
   limits?: Partial<RunLimits>;
   /** Discovered once per engine, and only when a profile asks for skills. */
   skills?: Map<string, Skill>;
+  /** Profile files that could not be used (discovery's diagnostics): a task naming one is told why. */
+  profileProblems?: Diagnostic[];
   /** The parent pi's active tools, which a profile's deny list subtracts from (unset: pi's defaults). */
   parentTools?: string[];
 };
@@ -46,6 +49,8 @@ export type TaskInput = {
   files?: FileSpec[];
   /** A session id chosen up front (the scheduler shows ids before tasks start). */
   sessionId?: string;
+  /** Why this task may not run at all (its project-local profile was refused): it fails at once, alone. */
+  refused?: string;
   /** The front's finalize contract when neither the profile nor the settings choose one (default optional). */
   finalize?: FinalizeMode;
 };
@@ -58,11 +63,14 @@ export type TaskOutcome = {
 };
 
 export const CANCELLED_MESSAGE = "Cancelled before it started";
+const CHECKPOINT_MS = 1000;
 
 export class TaskError extends Error {
   constructor(
     message: string,
     readonly code: ErrorCode,
+    /** Spec 000: a task refused for its profile still gets a session marked as error, to be looked up later. */
+    readonly recordSession = false,
   ) {
     super(message);
   }
@@ -88,6 +96,13 @@ export type TaskHooks = {
   /** Called once the session id and profile are known, before the child starts. */
   onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string }) => void;
 };
+
+/** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
+export function profileRefusal(engine: Pick<Engine, "profiles" | "profileProblems">, name: string): TaskError {
+  const broken = brokenProfile(engine.profileProblems, name);
+  if (broken) return new TaskError(`Profile "${name}" (${broken.file}) cannot be used: ${broken.reason}`, "INVALID_INPUT", true);
+  return new TaskError(unknownProfile(name, engine.profiles), "UNKNOWN_AGENT", true);
+}
 
 export function unknownProfile(name: string, profiles: Map<string, Profile>): string {
   const names = [...profiles.keys()].sort();
@@ -124,11 +139,12 @@ export function checkProfileSkills(engine: Engine, names: (string | undefined)[]
 
 /** Checks that need no child: unknown profile, resume target. Throws TaskError. */
 export function resolveTask(engine: Engine, input: TaskInput): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<Store["getSession"]> } {
+  if (input.refused) throw new TaskError(input.refused, "SUBAGENTS_DISABLED", true);
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
   if (input.resume && (!prior || prior.runs.length === 0)) throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
   const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
   const profile = profileName ? (engine.profiles.get(profileName) ?? null) : null;
-  if (profileName && !profile) throw new TaskError(unknownProfile(profileName, engine.profiles), "UNKNOWN_AGENT");
+  if (profileName && !profile) throw profileRefusal(engine, profileName);
   const id = input.resume ?? input.sessionId ?? engine.store.newSessionId();
   return { id, profile, agent: profile?.name ?? "default", resumeOf: prior };
 }
@@ -143,8 +159,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     const id = input.sessionId ?? store.newSessionId();
     const agent = input.profile ?? "default";
     const result = failedResult(err.message, err.code);
-    if (err.code === "UNKNOWN_AGENT") {
-      // Spec 000: the task's session is marked as error at once, so it can be looked up like any other.
+    if (err.recordSession) {
       store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession });
       store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid }), result);
     }
@@ -166,7 +181,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
   let runId: number;
   try {
-    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid });
+    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name });
   } catch (err) {
     // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
     return { sessionId: id, name: input.name, agent, result: failedResult((err as Error).message, "INVALID_INPUT") };
@@ -190,6 +205,29 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     }
     skills = resolved;
   }
+  // While the child runs, its messages reach the store about once a second, so a transcript asked for meanwhile
+  // (another tool call, another process) shows what happened so far. Best effort: the final write is finishRun's.
+  let written = 0;
+  let lastCheckpoint = 0;
+  let pending: unknown = null;
+  const write = (state: RunState) => {
+    pending = null;
+    if (state.droppedMessages > 0 || state.messages.length === written) return;
+    lastCheckpoint = engine.clock.now();
+    try {
+      store.checkpointRun(runId, state.messages.slice(written).map(sanitizeMessage), written);
+      written = state.messages.length;
+    } catch {
+      // a busy or read-only database only delays the transcript until the run ends
+    }
+  };
+  const checkpoint = (state: RunState) => {
+    if (pending !== null || state.droppedMessages > 0 || state.messages.length === written) return;
+    // Trailing write: the message before a long tool call must not wait for the tool to finish.
+    const wait = lastCheckpoint + CHECKPOINT_MS - engine.clock.now();
+    if (wait > 0) pending = engine.clock.setTimeout(() => write(state), wait);
+    else write(state);
+  };
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
   try {
@@ -228,9 +266,13 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         loopingToolCount: settings.loopingToolCount,
         limits: engine.limits,
         signal: hooks.signal,
-        onEvent: hooks.onEvent,
+        onEvent: (state, ev) => {
+          hooks.onEvent?.(state, ev);
+          checkpoint(state);
+        },
       });
     } finally {
+      if (pending !== null) engine.clock.clearTimeout(pending);
       for (const f of inv.files) host.remove(f.path);
     }
   } catch (err) {

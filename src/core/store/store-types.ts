@@ -74,7 +74,10 @@ export type ImportedRun = {
 export interface SessionStore {
   newSessionId(): string;
   createSession(s: NewSession): void;
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number }): number;
+  /** `name`: the task name of this run, which becomes the session's (the latest run names it). */
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number; name?: string }): number;
+  /** Stores messages from index `from` on of a run still going, so its transcript shows what happened so far. */
+  checkpointRun(runId: number, messages: StoredMessage[], from: number): void;
   finishRun(runId: number, result: RunResult): void;
   setSessionFile(sessionId: string, file: string): void;
   getSession(id: string): SessionRecord | null;

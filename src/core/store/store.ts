@@ -148,7 +148,7 @@ export class Store implements SessionStore {
     );
   }
 
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number }): number {
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number; name?: string }): number {
     const now = this.now();
     return this.write(() => {
       const running = this.db.get<{ owner_pid: number | null }>("SELECT owner_pid FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1", [sessionId]);
@@ -156,7 +156,7 @@ export class Store implements SessionStore {
       const seq = (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])?.n ?? 0) + 1;
       this.db.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid) VALUES (?, ?, ?, 'running', ?, ?)", [sessionId, seq, run.prompt, now, run.ownerPid]);
       const id = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
-      this.db.run("UPDATE sessions SET status = 'running', updated_at = ? WHERE id = ?", [now, sessionId]);
+      this.db.run("UPDATE sessions SET status = 'running', name = COALESCE(?, name), updated_at = ? WHERE id = ?", [run.name ?? null, now, sessionId]);
       return id;
     });
   }
@@ -175,8 +175,17 @@ export class Store implements SessionStore {
     });
   }
 
-  private insertMessages(runId: number, messages: StoredMessage[]): void {
-    messages.forEach((m, i) => {
+  checkpointRun(runId: number, messages: StoredMessage[], from: number): void {
+    if (!messages.length) return;
+    this.write(() => {
+      this.insertMessages(runId, messages.map(capMessage), from);
+      this.db.run("UPDATE runs SET message_count = ? WHERE id = ? AND status = 'running'", [from + messages.length, runId]);
+    });
+  }
+
+  private insertMessages(runId: number, messages: StoredMessage[], from = 0): void {
+    messages.forEach((m, j) => {
+      const i = from + j;
       const calls = m.role === "assistant" ? JSON.stringify(m.toolCalls) : null;
       const name = m.role === "toolResult" ? m.name : null;
       const isError = m.role === "toolResult" ? (m.isError ? 1 : 0) : null;

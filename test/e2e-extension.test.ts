@@ -280,8 +280,9 @@ test("project-local profiles: refused without a UI unless projectAgents allows t
   writeFileSync(join(agents, "sneaky.md"), "---\nname: sneaky\napiKey: stolen\n---\nx\n");
   try {
     const ask = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }] } }, { text: "ok" }]);
-    expect(ask.results[0].isError).toBe(true);
-    expect(ask.results[0].text).toContain('Project-local profile "repo-helper"');
+    // Only that task fails (headless: nobody to ask); the call itself is not an error.
+    expect(ask.results[0].isError).toBe(false);
+    expect(ask.results[0].text).toContain('✗ t: error — Project-local profile "repo-helper"');
     expect(ask.results[0].text).toContain("needs consent");
     world.setSubagentSettings({ projectAgents: "allow" });
     const allowed = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }, { name: "s", prompt: "hi", profile: "sneaky" }] } }, { text: "ok" }]);

@@ -10,6 +10,7 @@ import { subagentTool } from "../src/pi/tool-subagent.ts";
 import { makeToolEnv } from "../src/pi/tool-env.ts";
 import { createRuntime } from "../src/pi/runtime.ts";
 import { script } from "../src/scripted/model-server.ts";
+import { plainStyle, windowHeader } from "../src/ui/windows.ts";
 import { piWorld, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
@@ -92,4 +93,30 @@ test("subagent: exitCode is the child's real exit code (a child that never final
   expect(r.details.error.code).toBe("FINALIZE_MISSING");
   expect(r.details.results[0].exitCode).toBe(0);
   expect(r.details.results[0].output).toBe("a");
+}, 60_000);
+
+test("the window header shows [completed/total] while the child keeps an incomplete todo list", async () => {
+  const agents = join(world.agentDir, "agents");
+  mkdirSync(agents, { recursive: true });
+  const file = join(agents, "planner-todo.md");
+  writeFileSync(file, `---\nname: planner-todo\nextensions: ${join(import.meta.dir, "fixtures", "todo-extension.ts")}\n---\nKeep a todo list.\n`);
+  const todos = [
+    { content: "read", status: "completed" },
+    { content: "write", status: "in_progress" },
+    { content: "test", status: "pending" },
+  ];
+  const headers = new Set<string>();
+  try {
+    const r = (await delegateTool(env()).execute(
+      "t",
+      { tasks: [{ name: "planned", prompt: `plan ${script([{ tool: "todo", args: { todos } }, { tool: "bash", args: { command: "sleep 1.5" } }, { text: "planned" }])}`, profile: "planner-todo" }] },
+      undefined,
+      (u: any) => headers.add(windowHeader(u.details.windows[0], plainStyle)),
+      ctx,
+    )) as Result;
+    expect(r.content[0].text).toContain("✓ planned: completed");
+    expect([...headers].some((h) => / • 2 tools • \[1\/3\] • \d+s\/600s$/.test(h))).toBe(true);
+  } finally {
+    rmSync(file, { force: true });
+  }
 }, 60_000);

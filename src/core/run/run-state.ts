@@ -3,6 +3,7 @@
 import { textLines, toolCallLine, toolResultLine } from "./activity.ts";
 import { sanitize } from "../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
+import { todoProgress, type TodoProgress } from "./todos.ts";
 import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../types.ts";
 
 export const LIMITS = {
@@ -24,6 +25,8 @@ export type RunState = {
   openTools: Map<string, { name: string; at: number }>;
   /** When the last tool call started: after the timeout, only tool calls extend it (spec 000). */
   lastToolCallAt: number;
+  /** The child's todo list, when it keeps one through a todo tool (the window's `[completed/total]`). */
+  todos?: TodoProgress;
   /** Last non-empty assistant text. */
   lastText: string;
   /** Text of the assistant message being streamed right now (tail only). */
@@ -116,6 +119,7 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       s.toolCount++;
       s.lastToolCallAt = now;
       s.openTools.set(ev.id, { name: ev.name, at: now });
+      s.todos = todoProgress(ev.name, ev.args) ?? s.todos;
       const signature = `${ev.name}\u0000${ev.args}`;
       if (signature === s.loopSignature) s.loopCount++;
       else {

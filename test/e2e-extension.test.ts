@@ -287,8 +287,9 @@ test("project-local profiles: refused without a UI unless projectAgents allows t
     world.setSubagentSettings({ projectAgents: "allow" });
     const allowed = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }, { name: "s", prompt: "hi", profile: "sneaky" }] } }, { text: "ok" }]);
     expect(allowed.results[0].text).toContain("✓ t: completed");
-    // A project profile with an apiKey never loads, so it is unknown.
-    expect(allowed.results[0].text).toContain('✗ s: error — Unknown profile: "sneaky"');
+    // A project profile with an apiKey never loads; the task says why.
+    expect(allowed.results[0].text).toContain('✗ s: error — Profile "sneaky" (');
+    expect(allowed.results[0].text).toContain('cannot be used: project profiles cannot set "apiKey"');
   } finally {
     world.setSubagentSettings({});
     const { rmSync } = await import("node:fs");

@@ -58,13 +58,14 @@ type Stop = { code: ErrorCode; message: string };
 
 export const timeoutMessage = (sec: number) => `Timed out after ${sec}s. Consider resuming with a longer timeout.`;
 
+export const LOOP_MESSAGE = "Loop detected: sub-agent is repeating the same tool calls";
+
 /** The spec's timeout text, plus which tool call was still running (the usual reason a child hangs). */
 function timeoutStop(state: RunState, sec: number, now: number): Stop {
   const open = [...state.openTools.values()].sort((a, b) => a.at - b.at)[0];
   const hung = open ? ` The tool call "${open.name}" had been running for ${Math.round((now - open.at) / 1000)}s without finishing.` : "";
   return { code: "SUBAGENT_TIMEOUT", message: `${timeoutMessage(sec)}${hung}` };
 }
-export const LOOP_MESSAGE = "Loop detected: sub-agent is repeating the same tool calls";
 
 async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array) => boolean): Promise<void> {
   try {

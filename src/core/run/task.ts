@@ -6,7 +6,8 @@ import { buildInvocation } from "./invocation.ts";
 import { resolveFinalizeMode, type FinalizeMode } from "./finalize-contract.ts";
 import { validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { brokenProfile, type Diagnostic } from "../profiles/profile-discovery.ts";
-import { runChild, sanitizeMessage, type RunLimits } from "./runner.ts";
+import { runCheckpoints } from "./checkpoint.ts";
+import { runChild, type RunLimits } from "./runner.ts";
 import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
 import type { RunState } from "./run-state.ts";
 import type { Settings } from "../settings.ts";
@@ -63,7 +64,6 @@ export type TaskOutcome = {
 };
 
 export const CANCELLED_MESSAGE = "Cancelled before it started";
-const CHECKPOINT_MS = 1000;
 
 export class TaskError extends Error {
   constructor(
@@ -160,8 +160,12 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     const agent = input.profile ?? "default";
     const result = failedResult(err.message, err.code);
     if (err.recordSession) {
-      store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession });
-      store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid }), result);
+      try {
+        if (!store.getSession(id)) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession });
+        store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name }), result);
+      } catch {
+        // the session (a resumed one) is running elsewhere: the refusal is still returned, just not recorded
+      }
     }
     return { sessionId: id, name: input.name, agent, result };
   }
@@ -205,29 +209,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     }
     skills = resolved;
   }
-  // While the child runs, its messages reach the store about once a second, so a transcript asked for meanwhile
-  // (another tool call, another process) shows what happened so far. Best effort: the final write is finishRun's.
-  let written = 0;
-  let lastCheckpoint = 0;
-  let pending: unknown = null;
-  const write = (state: RunState) => {
-    pending = null;
-    if (state.droppedMessages > 0 || state.messages.length === written) return;
-    lastCheckpoint = engine.clock.now();
-    try {
-      store.checkpointRun(runId, state.messages.slice(written).map(sanitizeMessage), written);
-      written = state.messages.length;
-    } catch {
-      // a busy or read-only database only delays the transcript until the run ends
-    }
-  };
-  const checkpoint = (state: RunState) => {
-    if (pending !== null || state.droppedMessages > 0 || state.messages.length === written) return;
-    // Trailing write: the message before a long tool call must not wait for the tool to finish.
-    const wait = lastCheckpoint + CHECKPOINT_MS - engine.clock.now();
-    if (wait > 0) pending = engine.clock.setTimeout(() => write(state), wait);
-    else write(state);
-  };
+  const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
   try {
@@ -268,11 +250,11 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         signal: hooks.signal,
         onEvent: (state, ev) => {
           hooks.onEvent?.(state, ev);
-          checkpoint(state);
+          checkpoints.update(state);
         },
       });
     } finally {
-      if (pending !== null) engine.clock.clearTimeout(pending);
+      checkpoints.stop();
       for (const f of inv.files) host.remove(f.path);
     }
   } catch (err) {

@@ -159,3 +159,18 @@ test("resume without the child's session file falls back to the transcript promp
   expect(prompt).toContain(first);
   expect(prompt).toContain("Instructions:");
 }, 60_000);
+
+test("a machine with no pi: exit 2, the places searched and the install command", async () => {
+  const { mkdirSync } = await import("node:fs");
+  const home = join(world.root, "empty-home");
+  const cwd = join(world.root, "empty-cwd");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(cwd, { recursive: true });
+  const env = { HOME: home, PATH: "/usr/bin:/bin", PI_CODING_AGENT_DIR: join(home, ".pi", "agent"), SUBAGENTS_DB: join(home, "db.sqlite") };
+  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", "hello"], cwd, env, stdout: "pipe", stderr: "pipe" });
+  const stderr = await new Response(proc.stderr).text();
+  expect(await proc.exited).toBe(2);
+  expect(stderr).toContain("Cannot find pi");
+  expect(stderr).toContain("npm install -g @earendil-works/pi-coding-agent");
+  expect(stderr).toContain("`pi` on PATH");
+});

@@ -42,6 +42,16 @@ export function openStore(ctx: CliContext): Store {
   }
 }
 
+/** Which pi children started from `cwd` run, or why none can: for `--version --verbose` and `profiles`. */
+export function childPiLine(cwd: string): string {
+  const ctx = cliContext(cwd);
+  try {
+    return resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime }).describe;
+  } catch (err) {
+    return `none (${(err as Error).message.split("\n")[0]})`;
+  }
+}
+
 export function buildEngine(ctx: CliContext, cwd: string): Engine {
   const { profiles } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
   let pi;
@@ -61,6 +71,8 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     agentDir: ctx.agentDir,
     piCommand: pi.argv,
     piEnv: pi.env,
+    piDescribe: pi.describe,
+    piSettles: pi.settles,
     childExtension: childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
   };

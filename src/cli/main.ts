@@ -24,6 +24,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (first === "-v" || first === "--version") {
     console.log(pkg.version);
+    // --verbose also says which pi children would run (resolving it costs a few ms, so only when asked).
+    if (rest.includes("--verbose")) console.log(`children: ${(await import("./engine.ts")).childPiLine(process.cwd())}`);
     return EXIT.ok;
   }
   const load = COMMANDS[first];

@@ -78,6 +78,8 @@ export async function createRuntime(): Promise<PiRuntime> {
         agentDir,
         piCommand: piCommand.argv,
         piEnv: piCommand.env,
+        piDescribe: piCommand.describe,
+        piSettles: piCommand.settles,
         childExtension: childExt,
         depth,
         parentSession,

@@ -40,6 +40,9 @@ export type InvocationInput = {
   skillPaths?: string[];
   /** Extra text for the system prompt (e.g. loaded skills, the finalize instructions). */
   appendPrompt?: string;
+  /** The parent pi's project-trust decision, answered by the child extension's project_trust handler (a flag
+   *  like --approve would make pi 0.73.1 exit: it has no such option). */
+  projectTrust?: "yes" | "no";
   baseEnv: Record<string, string | undefined>;
 };
 
@@ -113,6 +116,8 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_SUBAGENT_PARENT_PID = String(input.parentPid);
   env.PI_SUBAGENT_TRANSPORT = input.transport;
   env.PI_OFFLINE ??= "1";
+  if (input.projectTrust) env.PI_SUBAGENT_PROJECT_TRUST = input.projectTrust;
+  else delete env.PI_SUBAGENT_PROJECT_TRUST;
   if (p?.apiKey) {
     const provider = (model?.includes("/") ? model.split("/")[0] : p.provider) ?? "";
     const name = PROVIDER_KEY_ENV[provider];

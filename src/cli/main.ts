@@ -47,7 +47,12 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 // No top-level await: the compiled binary is built as bytecode, which needs a plain module body.
-void main(process.argv.slice(2)).then((code) => {
-  // Flush stdout before exiting: a pipe reader must get every JSON line.
-  process.stdout.write("", () => process.exit(code));
-});
+if (process.env.SUBAGENTS_ROLE === "pi") {
+  // The pi role (a child started from this same executable): pi runs the process from here on and exits it.
+  void import("../embedded/pi-role.ts").then((m) => m.runPiRole(pkg.version));
+} else {
+  void main(process.argv.slice(2)).then((code) => {
+    // Flush stdout before exiting: a pipe reader must get every JSON line.
+    process.stdout.write("", () => process.exit(code));
+  });
+}

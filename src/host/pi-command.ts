@@ -6,7 +6,8 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { compareVersions, findPi, PI_INSTALL, PI_PACKAGES, searchPlaces, satisfiesNode, which, type PiPackage } from "./pi-discovery.ts";
+import { isCompiledBinary, type EmbeddedPi } from "./embedded-pi.ts";
+import { compareVersions, findPi, packageOfScript, PI_INSTALL, PI_PACKAGES, readPiPackage, searchPlaces, satisfiesNode, which, type PiPackage } from "./pi-discovery.ts";
 
 export { which } from "./pi-discovery.ts";
 
@@ -27,14 +28,17 @@ export type PiCommand = {
   pi: PiInfo;
   /** This pi emits agent_settled (≥ 0.80.4), the reliable end of its automatic work. */
   settles: boolean;
+  /** The embedded pi has our child extension built in: no `-e` file. */
+  builtinChild?: boolean;
   packageDir?: string;
 };
 
+/** `subagents.childPi`: the embedded pi, the user's (system) pi, or a path to a pi; "auto" lets the front decide. */
+export type ChildPiSetting = "auto" | "embedded" | "system" | (string & {});
+
 export class PiNotFoundError extends Error {}
 
-export function isCompiledBinary(): boolean {
-  return typeof Bun !== "undefined" && Bun.main.startsWith("/$bunfs");
-}
+export { isCompiledBinary };
 
 /** First release under the new name: bundled Node entry, compile cache, linear json stream. */
 const NODE_FIRST_FROM = "0.74.0";
@@ -123,6 +127,37 @@ export function describePi(info: PiInfo): string {
   return [info.version ? `pi ${info.version}` : "pi", info.runtime, info.source].filter(Boolean).join(" · ");
 }
 
+function embeddedCommand(e: EmbeddedPi): PiCommand {
+  const pi: PiInfo = { version: e.version, source: `embedded (${e.where})`, runtime: `bun ${typeof Bun !== "undefined" ? Bun.version : ""}`.trim() };
+  return { argv: [...e.argv], env: { ...e.env }, describe: describePi(pi), pi, settles: compareVersions(e.version, SETTLED_FROM) >= 0, builtinChild: true };
+}
+
+/** A pi named by path: its package folder, a script inside one (npm's `pi` link), or an executable we just run. */
+function pathCommand(target: string, opts: { env: Record<string, string | undefined>; childRuntime: "auto" | "bun" | "node" }): PiCommand {
+  if (!fs.existsSync(target)) throw new PiNotFoundError(`subagents.childPi is set to "${target}", which does not exist.`);
+  const pkg = readPiPackage(target) ?? packageOfScript(target);
+  if (pkg) return packageCommand(pkg, opts.childRuntime, opts.env);
+  const pi: PiInfo = { version: "", source: target, runtime: "" };
+  return { argv: [target], env: {}, describe: describePi(pi), pi, settles: false };
+}
+
+function packageCommand(pkg: PiPackage, childRuntime: "auto" | "bun" | "node", env: Record<string, string | undefined>): PiCommand {
+  const runtime = pickRuntime(pkg, childRuntime, env);
+  if (!runtime) {
+    const seen = nodeCandidates(env).map((r) => `node ${r.version} (${r.exe})`);
+    const need = childRuntime === "bun" ? "bun (childRuntime is \"bun\")" : `Node ${pkg.nodeRange ?? "(any)"}${childRuntime === "node" ? "" : " or bun"}`;
+    throw new PiNotFoundError(
+      `pi ${pkg.version} (${pkg.dir}) needs ${need}, but found ${seen.length ? seen.join(", ") : "no node"}${childRuntime === "node" ? "" : " and no bun"}. ` +
+        `Install a newer Node (e.g. npm install -g node@24) or bun, or set SUBAGENTS_PI to the command that runs pi.`,
+    );
+  }
+  const entry = entryFor(pkg, runtime.kind);
+  // --no-install: a child must never download packages (Bun auto-installs imports outside node_modules).
+  const argv = runtime.kind === "bun" ? [runtime.exe, "--no-install", entry] : [runtime.exe, entry];
+  const pi: PiInfo = { version: pkg.version, source: pkg.dir, runtime: `${runtime.kind}${runtime.version ? ` ${runtime.version}` : ""}` };
+  return { argv, env: runtime.env, describe: describePi(pi), pi, settles: compareVersions(pkg.version, SETTLED_FROM) >= 0, packageDir: pkg.dir };
+}
+
 export function resolvePiCommand(opts: {
   env: Record<string, string | undefined>;
   cwd: string;
@@ -130,6 +165,9 @@ export function resolvePiCommand(opts: {
   /** The script of the running process: inside a pi parent, pi's own entry. */
   script?: string;
   childRuntime: "auto" | "bun" | "node";
+  childPi?: ChildPiSetting;
+  /** The embedded pi at hand (the executable's own, or the installed binary's), if any. */
+  embedded?: EmbeddedPi | null;
 }): PiCommand {
   const override = opts.env.SUBAGENTS_PI?.trim();
   if (override) {
@@ -138,6 +176,17 @@ export function resolvePiCommand(opts: {
     if (!exe || !fs.existsSync(exe)) throw new PiNotFoundError(`SUBAGENTS_PI is set to "${override}", but ${argv[0]} cannot be found.`);
     const pi: PiInfo = { version: "", source: `SUBAGENTS_PI=${override}`, runtime: "" };
     return { argv, env: {}, describe: describePi(pi), pi, settles: false };
+  }
+  const childPi = opts.childPi ?? "auto";
+  if (childPi === "embedded") {
+    if (!opts.embedded) throw new PiNotFoundError("subagents.childPi is \"embedded\", but no subagents executable with pi inside is at hand (run `subagents install` from the binary).");
+    return embeddedCommand(opts.embedded);
+  }
+  if (childPi !== "auto" && childPi !== "system") return pathCommand(childPi, opts);
+  if (childPi === "auto" && opts.embedded) {
+    // Inside a pi: never run children on an older pi than the one the user is running.
+    const parent = packageOfScript(opts.script);
+    if (!parent || compareVersions(opts.embedded.version, parent.version) >= 0) return embeddedCommand(opts.embedded);
   }
   // In the compiled binary import.meta.dir is where it was BUILT: never search from there.
   const moduleDir = opts.moduleDir && !opts.moduleDir.startsWith("/$bunfs") && !isCompiledBinary() ? opts.moduleDir : undefined;
@@ -149,18 +198,5 @@ export function resolvePiCommand(opts: {
         `Install it with: ${PI_INSTALL}\n(or set SUBAGENTS_PI to the command that runs pi).`,
     );
   }
-  const runtime = pickRuntime(pkg, opts.childRuntime, opts.env);
-  if (!runtime) {
-    const seen = nodeCandidates(opts.env).map((r) => `node ${r.version} (${r.exe})`);
-    const need = opts.childRuntime === "bun" ? "bun (childRuntime is \"bun\")" : `Node ${pkg.nodeRange ?? "(any)"}${opts.childRuntime === "node" ? "" : " or bun"}`;
-    throw new PiNotFoundError(
-      `pi ${pkg.version} (${pkg.dir}) needs ${need}, but found ${seen.length ? seen.join(", ") : "no node"}${opts.childRuntime === "node" ? "" : " and no bun"}. ` +
-        `Install a newer Node (e.g. npm install -g node@24) or bun, or set SUBAGENTS_PI to the command that runs pi.`,
-    );
-  }
-  const entry = entryFor(pkg, runtime.kind);
-  // --no-install: a child must never download packages (Bun auto-installs imports outside node_modules).
-  const argv = runtime.kind === "bun" ? [runtime.exe, "--no-install", entry] : [runtime.exe, entry];
-  const pi: PiInfo = { version: pkg.version, source: pkg.dir, runtime: `${runtime.kind}${runtime.version ? ` ${runtime.version}` : ""}` };
-  return { argv, env: runtime.env, describe: describePi(pi), pi, settles: compareVersions(pkg.version, SETTLED_FROM) >= 0, packageDir: pkg.dir };
+  return packageCommand(pkg, opts.childRuntime, opts.env);
 }

@@ -24,7 +24,8 @@ const PROVIDER_KEY_ENV: Record<string, string> = {
 export type InvocationInput = {
   /** How to start pi: e.g. ["/path/bun", "--no-install", "/path/pi/dist/bun/cli.js"]. */
   piCommand: string[];
-  childExtension: string;
+  /** Absent when the child's pi has our child extension built in (the embedded pi). */
+  childExtension?: string;
   profile: Profile | null;
   transport: Transport;
   finalize: boolean;
@@ -73,7 +74,8 @@ export function buildInvocation(input: InvocationInput): Invocation {
   const p = input.profile;
   const argv = [...input.piCommand];
   if (input.transport === "json") argv.push("--mode", "json");
-  argv.push("-p", "--session", input.sessionFile, "-e", input.childExtension);
+  argv.push("-p", "--session", input.sessionFile);
+  if (input.childExtension) argv.push("-e", input.childExtension);
   for (const ext of p?.extensions ?? []) argv.push("-e", ext);
   if (p?.noExtensions) argv.push("--no-extensions");
 

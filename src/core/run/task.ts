@@ -28,7 +28,8 @@ export type Engine = {
   piSettles?: boolean;
   /** The parent pi's project-trust decision for its cwd (pi ≥ 0.8x); children in that tree inherit it. */
   projectTrust?: { cwd: string; trusted: boolean };
-  childExtension: string;
+  /** The child extension file for `-e`; absent when the child's pi has it built in (the embedded pi). */
+  childExtension?: string;
   /** Our own depth (0 for a user's CLI or top-level pi). */
   depth: number;
   parentSession?: string;

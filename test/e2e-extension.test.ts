@@ -206,6 +206,12 @@ test("installed with `subagents install`, pi auto-discovers the extension; its c
     expect(child).toBeDefined();
     expect(toolsOf(child)).not.toContain("delegate_to_subagents");
     expect(toolsOf(child)).not.toContain("subagent");
+    // `install` recorded the binary: children inside pi ran the pi compiled into it.
+    const { Database } = await import("bun:sqlite");
+    const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
+    const row = db.query("SELECT pi FROM runs WHERE prompt = 'child work' ORDER BY id DESC LIMIT 1").get() as { pi: string };
+    db.close();
+    expect(row.pi).toContain(`embedded (${bin})`);
   } finally {
     expect(spawnSync(bin, ["install", "--uninstall"], { env: world.env }).status).toBe(0);
   }

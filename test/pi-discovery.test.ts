@@ -132,3 +132,38 @@ test("versions and engines ranges", () => {
   expect(satisfiesNode("20.20.2", ">= 22.19")).toBe(false);
   expect(satisfiesNode("20.0.0", "^20 || ^22")).toBe(true);
 });
+
+test("embedded pi: used by default, but never older than the running parent pi; childPi chooses explicitly", () => {
+  const d = fresh();
+  const parent = fakePi(join(d, "parent", "node_modules"), "@earendil-works/pi-coding-agent", "0.87.1", ">=22.19.0");
+  fakeNode(join(d, "node24"), "24.21.0");
+  const env = { PATH: `${join(d, "node24")}:/usr/bin:/bin`, HOME: join(d, "home") };
+  const script = join(parent, "dist", "bundle", "cli.js");
+  const embedded = (version: string) => ({ argv: ["/opt/subagents"], env: { SUBAGENTS_ROLE: "pi" }, version, where: "/opt/subagents" });
+  const same = resolvePiCommand({ env, cwd: join(d, "cwd"), script, childRuntime: "auto", embedded: embedded("0.87.1") });
+  expect(same.argv).toEqual(["/opt/subagents"]);
+  expect(same.env).toEqual({ SUBAGENTS_ROLE: "pi" });
+  expect(same.builtinChild).toBe(true);
+  expect(same.describe).toStartWith("pi 0.87.1 · bun");
+  expect(same.describe).toEndWith("· embedded (/opt/subagents)");
+  const older = resolvePiCommand({ env, cwd: join(d, "cwd"), script, childRuntime: "auto", embedded: embedded("0.80.0") });
+  expect(older.packageDir).toBe(parent);
+  expect(older.builtinChild).toBeUndefined();
+  // Asked for explicitly, the embedded pi is used even when older; "system" never uses it.
+  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), script, childRuntime: "auto", childPi: "embedded", embedded: embedded("0.80.0") }).argv).toEqual(["/opt/subagents"]);
+  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), script, childRuntime: "auto", childPi: "system", embedded: embedded("0.87.1") }).packageDir).toBe(parent);
+  expect(() => resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: "embedded", embedded: null })).toThrow(/no subagents executable with pi inside/);
+  // A path: the package it belongs to, under the runtime it needs.
+  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: script }).argv).toEqual([join(d, "node24", "node"), script]);
+  expect(() => resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: join(d, "nope") })).toThrow(/does not exist/);
+});
+
+test("settings: childPi takes a path only from the user's own settings, never from a project's", async () => {
+  const { mergeSettings, defaultSettings } = await import("../src/core/settings.ts");
+  expect(mergeSettings(defaultSettings(), { childPi: "/opt/pi" }, "user", true).settings.childPi).toBe("/opt/pi");
+  const project = mergeSettings(defaultSettings(), { childPi: "/tmp/evil" }, "project", false);
+  expect(project.settings.childPi).toBe("auto");
+  expect(project.warnings[0]).toContain("only in your own settings");
+  expect(mergeSettings(defaultSettings(), { childPi: "system" }, "project", false).settings.childPi).toBe("system");
+  expect(mergeSettings(defaultSettings(), { childPi: "nonsense" }).warnings[0]).toContain("must be auto, embedded, system or an absolute path");
+});

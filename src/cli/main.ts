@@ -23,7 +23,9 @@ export async function main(argv: string[]): Promise<number> {
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
   if (first === "-v" || first === "--version") {
-    console.log(pkg.version);
+    // `subagents 0.2.0 · pi 0.87.1 inside`: the version, and the pi its children run by default.
+    const { EMBEDDED_PI_VERSION } = await import("../embedded/version.ts");
+    console.log(`subagents ${pkg.version}${EMBEDDED_PI_VERSION ? ` · pi ${EMBEDDED_PI_VERSION} inside` : ""}`);
     // --verbose also says which pi children would run (resolving it costs a few ms, so only when asked).
     if (rest.includes("--verbose")) console.log(`children: ${(await import("./engine.ts")).childPiLine(process.cwd())}`);
     return EXIT.ok;

@@ -106,6 +106,16 @@ export default function childExtension(pi: Api): void {
     process.kill(process.pid, "SIGTERM");
   };
   watchParent(stop);
+  // Our additions to the system prompt (finalize contract, inlined skills, an append-mode profile), after
+  // everything pi assembled — including the user's APPEND_SYSTEM.md, which --append-system-prompt would replace.
+  const appendFile = process.env.PI_SUBAGENT_APPEND_PROMPT;
+  let appended = "";
+  try {
+    if (appendFile) appended = fs.readFileSync(appendFile, "utf8");
+  } catch {
+    // gone already: nothing to add
+  }
+  if (appended.trim()) pi.on("before_agent_start", (e) => ({ systemPrompt: `${e?.systemPrompt ?? ""}\n\n${appended}` }));
   // pi ≥ 0.8x skips a folder's .pi settings/extensions/skills in -p mode unless trusted: carry the parent's decision.
   const trust = process.env.PI_SUBAGENT_PROJECT_TRUST;
   if (trust === "yes" || trust === "no") pi.on("project_trust", () => ({ trusted: trust }));

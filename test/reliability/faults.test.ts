@@ -82,10 +82,19 @@ test("pi missing: one clear configuration error, exit 2", async () => {
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('SUBAGENTS_PI is set to "/nonexistent/pi"');
   expect(bad.stderr).not.toContain("    at ");
-  const outside = mkdtempSync(join(tmpdir(), "no-pi-"));
-  const none = await cli(world, ["run", "default", "x"], { binary: true, cwd: outside, env: { PATH: "/usr/bin:/bin" } });
-  expect(none.code).toBe(2);
-  expect(none.stderr).toContain("Cannot find pi");
+  // The binary's own pi is always there; a user who chose their system pi and has none gets the install command.
+  world.setSubagentSettings({ childPi: "system" });
+  try {
+    const outside = mkdtempSync(join(tmpdir(), "no-pi-"));
+    const none = await cli(world, ["run", "default", "x"], { binary: true, cwd: outside, env: { PATH: "/usr/bin:/bin", HOME: outside } });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("Cannot find pi");
+    expect(none.stderr).toContain("`pi` on PATH");
+    expect(none.stderr).toContain("npm install -g @earendil-works/pi-coding-agent");
+    expect(none.stderr).not.toContain("    at ");
+  } finally {
+    world.setSubagentSettings({});
+  }
 }, 30_000);
 
 test("an incompatible pi (rejects our flags): the task fails with pi's own words, no hang", async () => {

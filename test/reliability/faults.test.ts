@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { script } from "../../src/scripted/model-server.ts";
-import { BUN, cli, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
+import { BUN, cli, piCmd, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -140,7 +140,7 @@ test("three CLI processes × 4 tasks and a pi parent with the extension, one dat
   const env = { SUBAGENTS_DB: db };
   const clis = [0, 1, 2].map((i) => cli(world, ["delegate", ...[0, 1, 2, 3].map((j) => `load ${i}-${j}`), "--json"], { env }));
   const parent = Bun.spawn({
-    cmd: [BUN, join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/bun/cli.js"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
+    cmd: [...piCmd("current", "bun"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
     cwd: world.workDir,
     env: { ...world.env, ...env },
     stdin: new TextEncoder().encode(`p ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "x", prompt: "from pi 1" }, { name: "y", prompt: "from pi 2" }] } }, { text: "ok" }])}`),
@@ -162,7 +162,7 @@ test("a parent pi killed with SIGKILL: its sub-agents stop by themselves; the ne
   const tag = `${Date.now() % 100000}.${Math.floor(Math.random() * 1000)}`;
   const inner = `[[script:[{"tool":"bash","args":{"command":"sleep 7${tag}"}}]]]`;
   const parent = Bun.spawn({
-    cmd: [BUN, join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/bun/cli.js"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
+    cmd: [...piCmd("current", "bun"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
     cwd: world.workDir,
     env: world.env,
     stdin: new TextEncoder().encode(`p ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "orphaned", prompt: `sleep ${inner}` }] } }])}`),

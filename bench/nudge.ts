@@ -14,14 +14,14 @@ export async function nudge(): Promise<string> {
   ];
   try {
     for (const [name, steps] of workloads) {
-      for (const runtime of ["bun", "node"] as const) {
+      for (const [release, runtime] of [["current", "bun"], ["current", "node"], ["old", "bun"]] as const) {
         const ways = { "in the child": undefined, "new process each": "optional" } as const;
         const measured: Record<string, { wall: number[]; spawns: number }> = {};
         for (const [way, childFinalize] of Object.entries(ways)) {
           const wall: number[] = [];
           let spawns = 0;
           for (let i = 0; i < ROUNDS; i++) {
-            const r = await runRealChild(world, steps, { finalize: "required", childRuntime: runtime, childFinalize });
+            const r = await runRealChild(world, steps, { finalize: "required", release, childRuntime: runtime, childFinalize });
             wall.push(r.wallMs);
             spawns = r.spawns;
           }
@@ -29,7 +29,7 @@ export async function nudge(): Promise<string> {
         }
         const inChild = stat(measured["in the child"].wall);
         const before = stat(measured["new process each"].wall);
-        rows.push([name, runtime, `${fmt(inChild, " ms")} · ${measured["in the child"].spawns} process`, `${fmt(before, " ms")} · ${measured["new process each"].spawns} processes`, `${(before.median - inChild.median).toFixed(0)} ms`]);
+        rows.push([name, `${release === "current" ? "current" : "0.73.1"} pi, ${runtime}`, `${fmt(inChild, " ms")} · ${measured["in the child"].spawns} process`, `${fmt(before, " ms")} · ${measured["new process each"].spawns} processes`, `${(before.median - inChild.median).toFixed(0)} ms`]);
       }
     }
   } finally {
@@ -41,7 +41,7 @@ export async function nudge(): Promise<string> {
     "A child under the strict finalize contract that ends in plain text. Wall time of the whole run (median, min–max",
     `of ${ROUNDS}), and how many child processes were started.`,
     "",
-    table(["workload", "child runtime", "in the child (pi follow-up)", "new process per message (before)", "saved"], rows),
+    table(["workload", "child", "in the child (pi follow-up)", "new process per message (before)", "saved"], rows),
     "",
   ].join("\n");
 }

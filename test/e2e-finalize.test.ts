@@ -3,7 +3,6 @@
 // a child inside its own process (pi follow-ups) instead of starting a new one per corrective message.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { NUDGE_TEXT, type FinalizeMode } from "../src/core/run/finalize-contract.ts";
-import type { Transport } from "../src/core/run/transport.ts";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld } from "./support/pi-env.ts";
 import { runRealChild } from "./support/real-child.ts";
@@ -68,12 +67,18 @@ describe("the delegate paths accept a plain final answer", () => {
   }, 60_000);
 });
 
-const runReal = (steps: ScriptStep[], finalize: FinalizeMode, transport: Transport) => runRealChild(world, steps, { finalize, transport });
+const CASES = [
+  ["current", "compact"],
+  ["current", "json"],
+  ["old", "compact"],
+  ["old", "json"],
+] as const;
 
-for (const transport of ["compact", "json"] as const) {
-  describe(`strict contract, real pi, ${transport} transport`, () => {
+for (const [release, transport] of CASES) {
+  const runReal = (steps: ScriptStep[], finalize: FinalizeMode) => runRealChild(world, steps, { finalize, transport, release });
+  describe(`strict contract, ${release} pi, ${transport} transport`, () => {
     test("corrective messages are delivered inside the running child: one process, two nudges, then FINALIZE_MISSING", async () => {
-      const { result, spawns } = await runReal([{ text: "draft one" }, { text: "OK." }, { text: "OK again." }], "required", transport);
+      const { result, spawns } = await runReal([{ text: "draft one" }, { text: "OK." }, { text: "OK again." }], "required");
       expect(spawns).toBe(1);
       expect(result.errorCode).toBe("FINALIZE_MISSING");
       expect(result.error).toBe("Sub-agent stopped without calling subagent_finalize (after 2 corrective messages)");
@@ -83,7 +88,7 @@ for (const transport of ["compact", "json"] as const) {
     }, 60_000);
 
     test("a child that forgets once finalizes after one corrective message, in the same process", async () => {
-      const { result, spawns } = await runReal([{ text: "I am done." }, { finalize: { status: "SUCCESS", result: "late but finalized" } }], "required", transport);
+      const { result, spawns } = await runReal([{ text: "I am done." }, { finalize: { status: "SUCCESS", result: "late but finalized" } }], "required");
       expect(spawns).toBe(1);
       expect(result).toMatchObject({ status: "completed", output: "late but finalized", finalized: true });
       expect(result.messages.filter((m) => m.role === "user" && m.text === NUDGE_TEXT)).toHaveLength(1);

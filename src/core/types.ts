@@ -56,7 +56,9 @@ export type ChildEvent =
   | { type: "finalize"; payload: FinalizePayload }
   /** A corrective message (finalize contract) reached the child's conversation. */
   | { type: "nudge" }
-  | { type: "agent_end" };
+  | { type: "agent_end" }
+  /** pi ≥ 0.80.4: no automatic work (retry, compaction recovery, queued messages) will follow. */
+  | { type: "settled" };
 
 /** One message as stored for transcripts (`get_subagent_session`). */
 export type StoredMessage =

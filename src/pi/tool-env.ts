@@ -11,6 +11,8 @@ export type ToolContext = {
   hasUI: boolean;
   ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void };
   sessionManager?: { getSessionId?(): string };
+  /** pi ≥ 0.8x: whether the user trusted this project (its .pi settings, extensions, skills load). */
+  isProjectTrusted?(): boolean;
 };
 
 export type CallEnv = {
@@ -53,6 +55,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         const { settings } = rt.settingsFor(ctx.cwd);
         const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
         const engine = rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.());
+        if (typeof ctx.isProjectTrusted === "function") engine.projectTrust = { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() };
         engine.parentTools = activeTools?.();
         engine.profileProblems = diagnostics;
         cached = { engine, profiles };

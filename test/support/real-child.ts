@@ -8,13 +8,13 @@ import { buildInvocation } from "../../src/core/run/invocation.ts";
 import { runChild } from "../../src/core/run/runner.ts";
 import type { Transport } from "../../src/core/run/transport.ts";
 import { createBunHost } from "../../src/host/bun.ts";
-import { resolvePiCommand } from "../../src/host/pi-command.ts";
 import { script, type ScriptStep } from "../../src/scripted/model-server.ts";
-import { REPO, type PiWorld } from "./pi-env.ts";
+import { piCmd, REPO, type PiRelease, type PiWorld } from "./pi-env.ts";
 
 export type RealChildOptions = {
   finalize: FinalizeMode;
   transport?: Transport;
+  release?: PiRelease;
   childRuntime?: "bun" | "node";
   /**
    * What the child extension is told (default: the same as the runner). "optional" with a runner that requires
@@ -28,11 +28,10 @@ export async function runRealChild(world: PiWorld, steps: ScriptStep[], opts: Re
   const host = createBunHost(() => {
     throw new Error("no database here");
   });
-  const pi = resolvePiCommand({ env: world.env, cwd: world.workDir, childRuntime: opts.childRuntime ?? "bun" });
   const tag = `${Date.now()}-${Math.random().toString(16).slice(2)}`;
   const sessionFile = join(world.root, `child-${tag}.jsonl`);
   const inv = buildInvocation({
-    piCommand: pi.argv,
+    piCommand: piCmd(opts.release ?? "current", opts.childRuntime ?? "bun"),
     childExtension: join(REPO, "src", "child", "extension.ts"),
     profile: null,
     transport,
@@ -42,7 +41,7 @@ export async function runRealChild(world: PiWorld, steps: ScriptStep[], opts: Re
     maxDepth: 1,
     parentPid: process.pid,
     promptFile: join(world.root, `prompt-${tag}.md`),
-    baseEnv: { ...world.env, ...pi.env },
+    baseEnv: world.env,
   });
   for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
   if (opts.childFinalize) inv.env.PI_SUBAGENT_FINALIZE = opts.childFinalize;

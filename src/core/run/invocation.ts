@@ -25,7 +25,8 @@ const PROVIDER_KEY_ENV: Record<string, string> = {
 export type InvocationInput = {
   /** How to start pi: e.g. ["/path/bun", "--no-install", "/path/pi/dist/bun/cli.js"]. */
   piCommand: string[];
-  childExtension: string;
+  /** Absent when the child's pi has our child extension built in (the embedded pi). */
+  childExtension?: string;
   profile: Profile | null;
   transport: Transport;
   finalize: FinalizeMode;
@@ -46,6 +47,9 @@ export type InvocationInput = {
   skillPaths?: string[];
   /** Extra text for the system prompt (e.g. loaded skills, the finalize instructions). */
   appendPrompt?: string;
+  /** The parent pi's project-trust decision, answered by the child extension's project_trust handler (a flag
+   *  like --approve would make pi 0.73.1 exit: it has no such option). */
+  projectTrust?: "yes" | "no";
   baseEnv: Record<string, string | undefined>;
 };
 
@@ -77,7 +81,8 @@ export function buildInvocation(input: InvocationInput): Invocation {
   const p = input.profile;
   const argv = [...input.piCommand];
   if (input.transport === "json") argv.push("--mode", "json");
-  argv.push("-p", "--session", input.sessionFile, "-e", input.childExtension);
+  argv.push("-p", "--session", input.sessionFile);
+  if (input.childExtension) argv.push("-e", input.childExtension);
   for (const ext of p?.extensions ?? []) argv.push("-e", ext);
   if (p?.noExtensions) argv.push("--no-extensions");
 
@@ -107,8 +112,10 @@ export function buildInvocation(input: InvocationInput): Invocation {
     files.push({ path: input.promptFile, content: [p.systemPrompt, appended].filter(Boolean).join("\n\n") });
     argv.push("--system-prompt", input.promptFile);
   } else if (appended) {
+    // Not --append-system-prompt: pi takes that flag INSTEAD of the user's own APPEND_SYSTEM.md (global or
+    // project), so a child would silently lose it. The child extension appends this file to the system prompt
+    // pi assembled (before_agent_start), so the user's additions stay.
     files.push({ path: input.promptFile, content: appended });
-    argv.push("--append-system-prompt", input.promptFile);
   }
   argv.push(...(p?.extraArgs ?? []));
 
@@ -121,6 +128,10 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_SUBAGENT_TRANSPORT = input.transport;
   env.PI_SUBAGENT_FINALIZE = input.finalize;
   env.PI_OFFLINE ??= "1";
+  if (appended && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
+  else delete env.PI_SUBAGENT_APPEND_PROMPT;
+  if (input.projectTrust) env.PI_SUBAGENT_PROJECT_TRUST = input.projectTrust;
+  else delete env.PI_SUBAGENT_PROJECT_TRUST;
   if (p?.apiKey) {
     const provider = (model?.includes("/") ? model.split("/")[0] : p.provider) ?? "";
     const name = PROVIDER_KEY_ENV[provider];

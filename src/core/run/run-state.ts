@@ -176,6 +176,7 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       pushActivity(s, ["↻ asked to call subagent_finalize"]);
       return;
     case "agent_end":
+    case "settled":
       s.agentEnded = true;
       return;
   }

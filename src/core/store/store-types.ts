@@ -22,6 +22,8 @@ export type RunRecord = {
   endedAt?: number;
   ownerPid: number | null;
   messageCount: number;
+  /** Which pi ran it: `pi 0.87.1 · node 24.21.0 · /path` (absent for runs recorded before this was kept). */
+  pi?: string;
 };
 
 export type SessionRecord = {
@@ -75,7 +77,7 @@ export interface SessionStore {
   newSessionId(): string;
   createSession(s: NewSession): void;
   /** `name`: the task name of this run, which becomes the session's (the latest run names it). */
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number; name?: string }): number;
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string; name?: string }): number;
   /** Stores messages from index `from` on of a run still going, so its transcript shows what happened so far. */
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void;
   finishRun(runId: number, result: RunResult): void;

@@ -150,12 +150,13 @@ for (const runtime of ["node", "bun"] as const) {
   });
 }
 
-test("subagent sessions are sticky across pi sessions (Node pi keeps its store in memory): the child's session file is resumed; a caller-chosen id starts one", async () => {
+test("subagent sessions are sticky across pi sessions and stores: the child's session file is resumed; a caller-chosen id starts one", async () => {
   const first = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "remember the word okapi-4417" } }, { text: "ok" }]);
   const id = first.results[0].details.sessionId;
   expect(first.results[0].details.error).toBeUndefined();
-  // A new parent pi: new pi session, empty in-memory store. The id still continues the same child context.
-  const second = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "which word was it?", sessionId: id } }, { text: "ok" }]);
+  // A new parent pi with a store that never saw the id (as under a Node pi without node:sqlite, whose store lives
+  // in memory, or another machine's database): the id still continues the same child context.
+  const second = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "which word was it?", sessionId: id } }, { text: "ok" }], { SUBAGENTS_DB: join(world.root, "another.db") });
   const [res] = second.results;
   expect(res.details.error).toBeUndefined();
   expect(res.details.sessionId).toBe(id);

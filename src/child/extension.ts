@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/finalize-contract.ts";
 import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/transport.ts";
+import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;
@@ -102,6 +103,13 @@ export default function childExtension(pi: Api): void {
     process.kill(process.pid, "SIGTERM");
   };
   watchParent(stop);
+  // The pi role starts with the JIT held back (start-up code runs once); the model loop is the long part.
+  let jitRestored = false;
+  pi.on("turn_end", () => {
+    if (jitRestored) return;
+    jitRestored = true;
+    setNormalJitPolicy();
+  });
   // Our additions to the system prompt (finalize contract, inlined skills, an append-mode profile), after
   // everything pi assembled — including the user's APPEND_SYSTEM.md, which --append-system-prompt would replace.
   const appendFile = process.env.PI_SUBAGENT_APPEND_PROMPT;

@@ -1,7 +1,7 @@
 // `subagents delegate` end to end: real pi children against the scripted model server.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { BUN, cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
@@ -115,6 +115,20 @@ test("--resume continues a session; an unknown id fails before anything runs", a
   const bad = await cli(world, ["delegate", "x", "--resume", "ffffffffffffffff"]);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('Cannot resume: session "ffffffffffffffff" not found. The session may have expired or the ID is incorrect.');
+}, 60_000);
+
+test("a task refused before it starts names its profile file with the home masked", async () => {
+  const agents = join(world.agentDir, "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(join(agents, "warped.md"), "---\nname: warped\nthinking: warp\n---\nx\n");
+  try {
+    const r = await cli(world, ["delegate", "--tasks", "-", "--json"], { stdin: JSON.stringify({ tasks: [{ name: "w", prompt: "x", profile: "warped" }] }) });
+    const [t] = r.json.at(-1)!.tasks;
+    expect(t.error).toContain('Profile "warped" (~/agent/agents/warped.md) cannot be used:');
+    expect(r.stdout).not.toContain(world.root);
+  } finally {
+    rmSync(join(agents, "warped.md"), { force: true });
+  }
 }, 60_000);
 
 test("--concurrency outside 1–16 is a usage error; the same refusal exits 2 in delegate and in run", async () => {

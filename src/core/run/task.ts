@@ -15,6 +15,7 @@ import type { Store } from "../store/store.ts";
 import { formatResumePrompt, resumeNotFound, resumeRunning } from "../store/transcript.ts";
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
+import { sanitize } from "../sanitize.ts";
 
 export type Engine = {
   host: Host;
@@ -93,8 +94,9 @@ export function childSessionFile(agentDir: string, cwd: string, agent: string, i
   return `${agentDir}/subagent-sessions/${cwdSlug(cwd)}/${safeAgent}_${id}.jsonl`;
 }
 
+/** A task that ended before or without a child. Its message can name files (a profile, a cwd): masked like all. */
 export function failedResult(message: string, code: ErrorCode): RunResult {
-  return { status: "error", output: "", error: message, errorCode: code, finalized: false, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
+  return { status: "error", output: "", error: sanitize(message), errorCode: code, finalized: false, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
 }
 
 export type TaskHooks = {

@@ -11,6 +11,8 @@ export type ToolContext = {
   hasUI: boolean;
   ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void };
   sessionManager?: { getSessionId?(): string };
+  /** The parent's current model: what an agent file's `model: inherit` means. */
+  model?: { provider?: string; id?: string };
 };
 
 export type CallEnv = {
@@ -48,7 +50,9 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         const rt = await getRuntime();
         const { settings } = rt.settingsFor(ctx.cwd);
         const { profiles } = rt.profilesFor(ctx.cwd);
-        cached = { engine: rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.()), profiles };
+        const engine = rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.());
+        if (ctx.model?.id) engine.parentModel = ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id;
+        cached = { engine, profiles };
         return cached;
       };
       return {

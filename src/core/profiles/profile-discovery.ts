@@ -1,15 +1,28 @@
-// Finds profiles in every location of DESIGN §3, later ones winning: built-ins → user dirs → project dirs
-// (searched from the filesystem root down to cwd, so the nearest directory wins).
+// Finds profiles in every location of DESIGN §3, later ones winning: built-ins → user dirs (Claude Code's, then
+// pi's) → project dirs (searched from the filesystem root down to cwd, so the nearest directory wins; in one
+// directory pi's folders win over Claude Code's). Folders are walked recursively, because collections install
+// as category sub-folders; a `.md` without front matter and a description is a document, not an agent.
 // Each directory is listed once and each file read once: discovery runs on every delegate call.
 import { BUILTIN_AGENTS } from "./builtin-agents.ts";
 import type { Host } from "../host.ts";
-import { parseProfile, type Profile, type ProfileSource } from "./profile.ts";
+import { isAgentFile, parseProfile, type Profile, type ProfileSource } from "./profile.ts";
 
 export type Diagnostic = { file: string; reason: string };
-export type Discovery = { profiles: Map<string, Profile>; diagnostics: Diagnostic[] };
+/** A profile that lost to another of the same name: `by` is the winner's file (or `builtin:name`). */
+export type Shadowed = { name: string; file: string; source: ProfileSource; by: string };
+/** A `.md` file that is not an agent definition (shown by `profiles --all`). */
+export type Skipped = { file: string; reason: string };
+export type Discovery = { profiles: Map<string, Profile>; diagnostics: Diagnostic[]; shadowed: Shadowed[]; skipped: Skipped[] };
 
+/** Lowest precedence first. `agent-profiles` holds spec 000's profiles, which need no description. */
 const USER_SUBDIRS = ["agents", "agent-profiles", "subagents"];
-const PROJECT_SUBDIRS = [".pi/agents", ".pi/agent-profiles", ".claude/agents"];
+const PROJECT_SUBDIRS = [".claude/agents", ".agents", ".pi/agents", ".pi/agent-profiles"];
+/** Sub-folder levels walked below an agents folder (a cloned collection: clone/plugins/x/agents/y.md). */
+export const MAX_DEPTH = 5;
+/** Folders of a cloned collection that hold other things than agents (Claude Code commands, skills, docs). */
+const SKIP_DIRS = new Set(["node_modules", "skills", "commands", "hooks", "docs", "doc"]);
+/** Documentation files that sit next to agents in collections; never agents even with front matter. */
+const DOC_FILE = /^(readme|changelog|contributing|license|licence|code_of_conduct|security|claude|agents|skill|index)(\..*)?\.md$/i;
 
 /** Forward slashes, no trailing slash (except a bare root): paths compare as strings. */
 function norm(path: string): string {
@@ -60,53 +73,74 @@ function copyProfile(p: Profile): Profile {
   return copy as Profile;
 }
 
-function markdownFiles(host: Host, dir: string): string[] {
-  let entries: ReturnType<Host["listDir"]>;
+type Candidate = { file: string; profile: Profile };
+
+type Walk = { host: Host; out: Discovery; seenDirs: Set<string>; candidates: Candidate[] };
+
+function entries(host: Host, dir: string): ReturnType<Host["listDir"]> {
   try {
-    entries = host.listDir(dir);
+    return [...host.listDir(dir)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch {
     return []; // missing or unreadable: simply no profiles there
   }
-  const names: string[] = [];
-  for (const e of entries) {
-    if (!e.name.toLowerCase().endsWith(".md")) continue;
-    // Some hosts report a symlink as neither file nor directory: ask once where it points.
-    const isFile = e.isFile || (!e.isDirectory && host.stat(join(dir, e.name))?.isFile === true);
-    if (isFile) names.push(e.name);
-  }
-  return names.sort();
 }
 
-function loadDir(host: Host, dir: string, source: ProfileSource, out: Discovery): void {
-  const seen = new Map<string, string>();
-  for (const name of markdownFiles(host, dir)) {
-    const file = join(dir, name);
-    const text = host.readText(file);
+/** Collects the profiles under one agents folder, depth first, in name order. */
+function walk(w: Walk, dir: string, source: ProfileSource, needsDescription: boolean, depth: number): void {
+  // A folder reached twice (a symlink to an ancestor or to another agents folder) is read once: no loops.
+  const real = w.host.realpath?.(dir) ?? dir;
+  if (w.seenDirs.has(real)) return;
+  w.seenDirs.add(real);
+  for (const e of entries(w.host, dir)) {
+    if (e.name.startsWith(".")) continue;
+    const path = join(dir, e.name);
+    // Some hosts report a symlink as neither file nor directory: ask once where it points.
+    const st = e.isFile || e.isDirectory ? e : w.host.stat(path);
+    if (st?.isDirectory) {
+      if (depth < MAX_DEPTH && !SKIP_DIRS.has(e.name.toLowerCase())) walk(w, path, source, needsDescription, depth + 1);
+      continue;
+    }
+    if (!st?.isFile || !e.name.toLowerCase().endsWith(".md")) continue;
+    if (DOC_FILE.test(e.name) || /\.chain\.md$/i.test(e.name)) {
+      w.out.skipped.push({ file: path, reason: "documentation file" });
+      continue;
+    }
+    const text = w.host.readText(path);
     if (text === null) {
-      out.diagnostics.push({ file, reason: "could not be read" });
+      w.out.diagnostics.push({ file: path, reason: "could not be read" });
       continue;
     }
-    const { profile, error } = parseProfile(text, file, source);
-    if (!profile) {
-      out.diagnostics.push({ file, reason: error ?? "invalid" });
+    if (needsDescription && !isAgentFile(text)) {
+      w.out.skipped.push({ file: path, reason: /^\uFEFF?---[ \t]*\r?\n/.test(text) ? "no description in its front matter" : "no front matter" });
       continue;
     }
-    const earlier = seen.get(profile.name);
-    if (earlier) out.diagnostics.push({ file, reason: `name "${profile.name}" is also used by ${earlier} in the same directory; this file wins` });
-    seen.set(profile.name, file);
+    const { profile, error } = parseProfile(text, path, source);
+    if (profile) w.candidates.push({ file: path, profile });
+    else w.out.diagnostics.push({ file: path, reason: error ?? "invalid" });
+  }
+}
+
+/** Adds one folder's profiles; a later folder (or a later file in the same walk) wins a name. */
+function loadDir(host: Host, dir: string, source: ProfileSource, out: Discovery, seenDirs: Set<string>): void {
+  const w: Walk = { host, out, seenDirs, candidates: [] };
+  walk(w, dir, source, !dir.endsWith("agent-profiles"), 0);
+  for (const { file, profile } of w.candidates) {
+    const earlier = out.profiles.get(profile.name);
+    if (earlier) out.shadowed.push({ name: earlier.name, file: earlier.filePath ?? `builtin:${earlier.name}`, source: earlier.source, by: file });
     out.profiles.set(profile.name, profile);
   }
 }
 
 /** Every profile visible from cwd, plus one diagnostic per file that could not be used. Never throws. */
 export function discoverProfiles(host: Host, opts: { cwd: string; agentDir: string }): Discovery {
-  const out: Discovery = { profiles: new Map(), diagnostics: [] };
+  const out: Discovery = { profiles: new Map(), diagnostics: [], shadowed: [], skipped: [] };
   for (const p of builtinProfiles(out.diagnostics)) out.profiles.set(p.name, p);
 
   const home = norm(host.homedir());
   const base = norm(opts.agentDir);
-  const userDirs = [...USER_SUBDIRS.map((d) => join(base, d)), join(home, ".claude/agents")];
-  for (const dir of userDirs) loadDir(host, dir, "user", out);
+  const userDirs = [join(home, ".claude/agents"), ...USER_SUBDIRS.map((d) => join(base, d))];
+  const seenDirs = new Set<string>();
+  for (const dir of userDirs) loadDir(host, dir, "user", out, seenDirs);
 
   const loaded = new Set(userDirs);
   for (const dir of ancestors(opts.cwd)) {
@@ -116,7 +150,7 @@ export function discoverProfiles(host: Host, opts: { cwd: string; agentDir: stri
       const path = join(dir, sub);
       if (loaded.has(path)) continue;
       loaded.add(path);
-      loadDir(host, path, "project", out);
+      loadDir(host, path, "project", out, seenDirs);
     }
   }
   return out;

@@ -8,6 +8,7 @@ import { applyEvent, newRunState, recordUserMessage, type RunState } from "./run
 import { sanitize } from "../sanitize.ts";
 import { JsonModeParser, MAX_EVENT_LINE, jsonModeKeep, parseCompactLine, type Transport } from "./transport.ts";
 import { TailBuffer } from "../truncate.ts";
+import { STDERR_HEAD_CHARS, stderrSummary } from "./stderr-summary.ts";
 import type { ChildEvent, ErrorCode, RunResult, StoredMessage } from "../types.ts";
 
 export type RunLimits = {
@@ -73,15 +74,20 @@ async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array)
 }
 
 /** One child process from spawn to exit. Returns why it was stopped, if it was. */
-async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number): Promise<{ exit: ExitInfo; stop: Stop | null; stderr: string }> {
+type Attempt = { exit: ExitInfo; stop: Stop | null; stderr: string; stderrHead: string; stderrWhole: boolean };
+
+async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number): Promise<Attempt> {
   const limits = { ...DEFAULT_LIMITS, ...(spec.transport === "json" ? { eventBytes: JSON_MODE_EVENT_BYTES } : {}), ...spec.limits };
   const stderr = new TailBuffer(limits.stderrTail);
+  // The start of stderr too: a crash's first exception line is often long gone from the tail.
+  let stderrHead = "";
+  let stderrChars = 0;
   let stop: Stop | null = null;
   let proc: ChildProcess;
   try {
     proc = host.spawn({ cmd: spec.argv, cwd: spec.cwd, env: spec.env, stdin, fd3: spec.transport === "compact" });
   } catch (err) {
-    return { exit: { code: null, signal: null }, stop: { code: "SUBAGENT_FAILED", message: `Failed to spawn sub-agent process: ${(err as Error).message}` }, stderr: "" };
+    return { exit: { code: null, signal: null }, stop: { code: "SUBAGENT_FAILED", message: `Failed to spawn sub-agent process: ${(err as Error).message}` }, stderr: "", stderrHead: "", stderrWhole: true };
   }
   spec.onSpawn?.(proc.pid);
 
@@ -136,7 +142,15 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   const readers = [
     events ? drain(events, counted(limits.eventBytes, "event output", (c) => splitter.push(c))) : Promise.resolve(),
     spec.transport === "json" ? Promise.resolve() : drain(proc.stdout, counted(limits.stdoutBytes, "stdout", () => {})),
-    drain(proc.stderr, counted(limits.stderrBytes, "stderr", (c) => stderr.append(decoder.decode(c, { stream: true })))),
+    drain(
+      proc.stderr,
+      counted(limits.stderrBytes, "stderr", (c) => {
+        const text = decoder.decode(c, { stream: true });
+        if (stderrHead.length < STDERR_HEAD_CHARS) stderrHead += text.slice(0, STDERR_HEAD_CHARS - stderrHead.length);
+        stderrChars += text.length;
+        stderr.append(text);
+      }),
+    ),
   ];
 
   // --- timers ---
@@ -163,15 +177,16 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   clearGrace();
   for (const t of timers) clock.clearTimeout(t);
   spec.signal?.removeEventListener("abort", onAbort);
-  return { exit, stop, stderr: stderr.toString() };
+  const tail = stderr.toString();
+  return { exit, stop, stderr: tail, stderrHead, stderrWhole: stderrChars <= tail.length };
 }
 
-function classify(state: RunState, exit: ExitInfo, stop: Stop | null, stderr: string, finalize: boolean): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
+function classify(state: RunState, { exit, stop, stderr, stderrHead, stderrWhole }: Attempt, finalize: boolean): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
   const partial = state.finalize?.result ?? state.lastText;
   if (stop) return { status: "error", output: partial, error: stop.message, code: stop.code };
   if (state.errorMessage) return { status: "error", output: state.lastText, error: state.errorMessage, code: "SUBAGENT_FAILED" };
   if (!state.agentEnded && !state.finalize) {
-    const why = stderr.trim().split("\n").slice(-3).join("\n") || (exit.signal ? `killed by ${exit.signal}` : "no output");
+    const why = stderrSummary(stderrHead, stderr, stderrWhole) || (exit.signal ? `killed by ${exit.signal}` : "no output");
     return { status: "error", output: state.lastText, error: `Sub-agent process exited with code ${exit.code ?? "null"} before finishing: ${why}`, code: "SUBAGENT_FAILED" };
   }
   if (!finalize) return { status: "completed", output: state.lastText };
@@ -201,8 +216,9 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
   for (;;) {
     recordUserMessage(state, stdin);
     state.agentEnded = false;
-    const { exit, stop, stderr } = await runAttempt(host, clock, spec, state, stdin, started);
-    const verdict = classify(state, exit, stop, stderr, spec.finalize);
+    const attempt = await runAttempt(host, clock, spec, state, stdin, started);
+    const { exit, stderr } = attempt;
+    const verdict = classify(state, attempt, spec.finalize);
     if (verdict === "nudge" && nudges < MAX_NUDGES && host.stat(spec.sessionFile)?.isFile && !spec.signal?.aborted) {
       nudges++;
       stdin = NUDGE_TEXT;

@@ -6,6 +6,7 @@ import { buildInvocation } from "./invocation.ts";
 import { validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { runChild, type RunLimits } from "./runner.ts";
 import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
+import { readUserModels, resolveModel, type UserModels } from "../profiles/model-resolve.ts";
 import type { RunState } from "./run-state.ts";
 import type { Settings } from "../settings.ts";
 import type { Store } from "../store/store.ts";
@@ -29,6 +30,10 @@ export type Engine = {
   limits?: Partial<RunLimits>;
   /** Discovered once per engine, and only when a profile asks for skills. */
   skills?: Map<string, Skill>;
+  /** The parent's model ("provider/id"), what `model: inherit` means; unset in the CLI (pi's default). */
+  parentModel?: string;
+  /** Read once per engine from pi's files, when a task names a model. */
+  userModels?: UserModels;
 };
 
 export type TaskInput = {
@@ -81,12 +86,36 @@ export type TaskHooks = {
   signal?: AbortSignal;
   onEvent?: (state: RunState, ev: ChildEvent) => void;
   /** Called once the session id and profile are known, before the child starts. */
-  onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string }) => void;
+  onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string; warnings: string[] }) => void;
 };
 
 function unknownProfile(name: string, profiles: Map<string, Profile>): string {
   const names = [...profiles.keys()].sort();
   return `Unknown profile: "${name}". Available profiles: ${names.length ? names.join(", ") : "(none)"}`;
+}
+
+/**
+ * The model a task runs on: the task's or profile's `model` as its author meant it (model-resolve.ts).
+ * `model: null` means "no --model" (pi's default) even when the profile names one; undefined leaves the
+ * profile's provider-only setting to the invocation.
+ */
+export function chooseModel(engine: Engine, profile: Profile | null, requested: string | undefined): { model?: string | null; warning?: string } {
+  const wanted = requested ?? profile?.model;
+  if (!wanted) return {};
+  engine.userModels ??= readUserModels(engine.host, engine.agentDir);
+  let user = engine.userModels;
+  // A profile that brings its own key makes its provider usable.
+  if (profile?.apiKey && profile.provider) user = { ...user, providers: new Set([...user.providers, profile.provider]) };
+  const choice = resolveModel(wanted, { provider: profile?.provider, parentModel: engine.parentModel, aliases: engine.settings.modelAliases, user });
+  return { model: choice.model ?? null, warning: choice.warning };
+}
+
+/** What a run does differently from its agent file, for the run header and record. */
+function runWarnings(profile: Profile | null, modelWarning: string | undefined): string[] {
+  const out: string[] = [];
+  if (modelWarning) out.push(modelWarning);
+  if (profile?.unavailableTools?.length) out.push(`tools not available here: ${profile.unavailableTools.join(", ")}`);
+  return out;
 }
 
 /** Why a session cannot be resumed now (spec 000's texts), or null. */
@@ -158,7 +187,9 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
     return { sessionId: id, name: input.name, agent, result: failedResult((err as Error).message, "INVALID_INPUT") };
   }
-  hooks.onStart?.({ sessionId: id, agent, profile, sessionFile });
+  const model = chooseModel(engine, profile, input.model);
+  const warnings = runWarnings(profile, model.warning);
+  hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   if (hooks.signal?.aborted) {
     const result = failedResult(CANCELLED_MESSAGE, "SUBAGENT_CANCELLED");
     store.finishRun(runId, result);
@@ -190,7 +221,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       transport: settings.transport,
       finalize,
       sessionFile,
-      model: input.model,
+      model: model.model,
       depth: engine.depth + 1,
       maxDepth: settings.maxDepth,
       parentPid: host.pid,
@@ -225,6 +256,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   } catch (err) {
     result = err instanceof TaskError ? failedResult(err.message, err.code) : failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
   }
+  if (warnings.length) result.warnings = warnings;
   store.finishRun(runId, result);
   if (result.sessionFile && result.sessionFile !== sessionFile) store.setSessionFile(id, result.sessionFile);
   return { sessionId: id, name: input.name, agent, result };

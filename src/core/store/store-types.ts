@@ -20,6 +20,8 @@ export type RunRecord = {
   endedAt?: number;
   ownerPid: number | null;
   messageCount: number;
+  /** What did not run as the agent file says (model substituted, tools missing). */
+  warnings?: string[];
 };
 
 export type SessionRecord = {

@@ -33,6 +33,8 @@ const MIGRATIONS = [
    CREATE TABLE messages (
      run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL, role TEXT NOT NULL,
      text TEXT NOT NULL, tool_calls TEXT, name TEXT, is_error INTEGER, error TEXT, PRIMARY KEY (run_id, seq));`,
+  // Agent-file compromises of a run (model fallback, missing tools), as a JSON list.
+  `ALTER TABLE runs ADD COLUMN warnings TEXT;`,
 ];
 
 type RunRow = {
@@ -53,6 +55,7 @@ type RunRow = {
   ended_at: number | null;
   owner_pid: number | null;
   message_count: number;
+  warnings: string | null;
 };
 
 type SessionRow = { id: string; name: string; agent: string; cwd: string; status: string; session_file: string | null; parent_session: string | null; created_at: number; updated_at: number };
@@ -77,6 +80,7 @@ function toRun(r: RunRow): RunRecord {
     endedAt: r.ended_at ?? undefined,
     ownerPid: r.owner_pid,
     messageCount: r.message_count,
+    ...(r.warnings ? { warnings: JSON.parse(r.warnings) as string[] } : {}),
   };
 }
 
@@ -163,8 +167,8 @@ export class Store implements SessionStore {
     this.write(() => {
       this.db.run(
         `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
-           tool_count = ?, ended_at = ?, message_count = ? WHERE id = ?`,
-        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.toolCount, now, messages.length, runId],
+           tool_count = ?, ended_at = ?, message_count = ?, warnings = ? WHERE id = ?`,
+        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.toolCount, now, messages.length, r.warnings?.length ? JSON.stringify(r.warnings) : null, runId],
       );
       this.insertMessages(runId, messages);
       this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);

@@ -110,6 +110,12 @@ export function chooseModel(engine: Engine, profile: Profile | null, requested: 
   return { model: choice.model ?? null, warning: choice.warning };
 }
 
+/** The model pi refused at start-up ("Model "x" not found"), when that is why the run failed; else null. */
+function unknownModel(r: RunResult): string | null {
+  if (r.status !== "error" || r.usage.turns > 0) return null;
+  return /Model "([^"]+)" not found/.exec(r.error ?? "")?.[1] ?? null;
+}
+
 /** What a run does differently from its agent file, for the run header and record. */
 function runWarnings(profile: Profile | null, modelWarning: string | undefined): string[] {
   const out: string[] = [];
@@ -212,7 +218,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   const tmpDir = `${host.tmpdir()}/subagents-${host.pid}`;
   const promptFile = `${tmpDir}/${id}-${runId}.md`;
   let result: RunResult;
-  try {
+  const attempt = async (childModel: string | null | undefined): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const inv = buildInvocation({
       piCommand: engine.piCommand,
@@ -221,7 +227,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       transport: settings.transport,
       finalize,
       sessionFile,
-      model: model.model,
+      model: childModel,
       depth: engine.depth + 1,
       maxDepth: settings.maxDepth,
       parentPid: host.pid,
@@ -234,7 +240,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {
       if (!host.stat(input.cwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${input.cwd}`, "INVALID_INPUT");
-      result = await runChild(host, engine.clock, {
+      return await runChild(host, engine.clock, {
         argv: inv.argv,
         env: inv.env,
         sessionFile,
@@ -252,6 +258,15 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       });
     } finally {
       for (const f of inv.files) host.remove(f.path);
+    }
+  };
+  try {
+    result = await attempt(model.model);
+    const unknown = model.model ? unknownModel(result) : null;
+    if (unknown && !hooks.signal?.aborted) {
+      // pi did not know the model and exited before any model call: run on the default model instead, and say so.
+      warnings.unshift(`model "${unknown}" is not known to pi here: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
+      result = await attempt(null);
     }
   } catch (err) {
     result = err instanceof TaskError ? failedResult(err.message, err.code) : failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");

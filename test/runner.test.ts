@@ -89,6 +89,15 @@ test("grandchildren (also in their own process group) do not outlive the run", a
   expect(alive(b)).toBe(false);
 });
 
+test("a crash keeps the meaningful stderr: the exception line from the start, its last lines, bounded", async () => {
+  const r = await runChild(host, realClock, spec("crash-stack"));
+  expect(r.status).toBe("error");
+  expect(r.error).toContain("Error: 401 Unauthorized: invalid x-api-key for provider nowhere");
+  expect(r.error).toContain("pi exited after the failure above");
+  expect(r.error).not.toContain("at frame");
+  expect(r.error!.length).toBeLessThan(2000);
+});
+
 test("a crash mid-run is an error with the stderr tail in the message", async () => {
   const r = await runChild(host, realClock, spec("crash"));
   expect(r.status).toBe("error");

@@ -84,7 +84,7 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
       const m = modelOf(p, ctx, user);
       console.log("");
       for (const l of wrap(`${p.name} (${p.source}) ${p.filePath ?? "built in"}`, width)) console.log(l);
-      if (p.description) for (const l of wrap(`  ${sanitizeLine(p.description)}`, width)) console.log(l);
+      if (p.description) for (const l of wrap(`  ${sanitizeLine(p.description.replace(/\s+/g, " "))}`, width)) console.log(l);
       for (const w of warningsOf(p, m)) for (const l of wrap(`  ⚠ ${sanitizeLine(w)}`, width)) console.log(l);
       if (p.maxTurns) console.log(`  maxTurns ${p.maxTurns}`);
     }

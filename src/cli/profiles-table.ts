@@ -35,15 +35,15 @@ export function formatTable(columns: Column[], rows: string[][], width: number):
 /** Splits text into lines of at most `width` columns at spaces (long words are cut), indenting continuations. */
 export function wrap(text: string, width: number, indent = "    "): string[] {
   const out: string[] = [];
-  let cur = "";
+  let cur = /^\s*/.exec(text)![0];
   for (const word of text.split(/\s+/).filter(Boolean)) {
-    const next = cur ? `${cur} ${word}` : word;
-    if (visibleWidth(next) <= width || !cur) cur = next;
+    const next = cur.trim() ? `${cur} ${word}` : `${cur}${word}`;
+    if (visibleWidth(next) <= width || !cur.trim()) cur = next;
     else {
       out.push(cur);
       cur = `${indent}${word}`;
     }
   }
-  if (cur) out.push(cur);
+  if (cur.trim()) out.push(cur);
   return out.map((l) => clip(l, width));
 }

@@ -114,7 +114,7 @@ export function readFrontMatter(text: string): FrontMatter {
   try {
     parsed = parseYaml(yaml);
   } catch (err) {
-    const why = String((err as Error).message).split("\n")[0];
+    const why = String((err as Error).message).split("\n")[0].replace(/:\s*$/, "");
     const fields = readLenient(yaml);
     if (!Object.keys(fields).length) throw new FrontMatterError(`invalid YAML front matter: ${why}`);
     return { present: true, fields, body, lenient: why };

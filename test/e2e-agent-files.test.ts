@@ -124,3 +124,41 @@ test("profiles: a table no wider than the terminal, --json per profile, --all li
   expect(check.stderr).toContain('broken.md: unknown thinking level "warp"');
   expect((await cli(world, ["profiles"])).code).toBe(0);
 }, 60_000);
+
+test("in pi, `model: inherit` runs on the parent's model (not the default); `sonnet` falls back with a window warning", async () => {
+  const PI = join(import.meta.dir, "..", "node_modules", "@mariozechner", "pi-coding-agent", "dist", "bun", "cli.js");
+  const sessionFile = join(world.root, `parent-inherit-${Date.now()}.jsonl`);
+  world.setSubagentSettings({ projectAgents: "allow" });
+  const steps = [
+    { tool: "delegate_to_subagents", args: { tasks: [{ name: "inh", prompt: "inherit-check-4410", profile: "on-inherit" }, { name: "son", prompt: "sonnet-check-4411", profile: "on-sonnet" }] } },
+    { text: "parent done" },
+  ];
+  const proc = Bun.spawn({
+    cmd: [process.execPath, PI, "-p", "--session", sessionFile, "--model", "fake/other-model", "-e", join(import.meta.dir, "..", "dist", "extension.js")],
+    cwd: world.workDir,
+    env: world.env,
+    stdin: new TextEncoder().encode(`parent task ${script(steps)}`),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  await new Response(proc.stdout).text();
+  expect(await proc.exited).toBe(0);
+  world.setSubagentSettings({});
+  // The children's own requests (the parent's requests carry the task text too, in its tool call).
+  const child = (marker: string) => requestsWith(marker).filter((q) => !JSON.stringify(q.messages).includes("parent task"));
+  const inherited = child("inherit-check-4410").map((q) => q.model);
+  expect(inherited.length).toBeGreaterThan(0);
+  expect(new Set(inherited)).toEqual(new Set(["other-model"]));
+  const fellBack = child("sonnet-check-4411").map((q) => q.model);
+  expect(fellBack.length).toBeGreaterThan(0);
+  expect(new Set(fellBack)).toEqual(new Set(["fake-model"]));
+  const result = readFileSync(sessionFile, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .find((e) => e.type === "message" && e.message?.role === "toolResult")!.message;
+  const [inh, son] = result.details.windows;
+  expect([inh.status, son.status]).toEqual(["completed", "completed"]);
+  expect(inh.warnings).toBeUndefined();
+  expect(son.warnings[0]).toContain('model "sonnet" is a Claude model');
+}, 90_000);

@@ -339,7 +339,9 @@ describe("discovery", () => {
       },
     };
     const opts = { cwd: proj, agentDir: agent };
+    reads = 0;
     discoverProfiles(real as Host, opts); // warm-up: module and YAML parser JIT
+    expect(reads).toBe(102); // each file once (the symlinked one under its own path too)
     // Best of three, so a busy machine (tests run in parallel) doesn't make this flaky.
     let ms = Infinity;
     let result = discoverProfiles(real as Host, opts);
@@ -351,7 +353,13 @@ describe("discovery", () => {
     }
     const { profiles, diagnostics } = result;
     expect(diagnostics).toEqual([]);
-    expect(reads).toBe(102);
+    expect(reads).toBe(0); // unchanged files are not read again
+    const changed = join(agent, "agents", "p3.md");
+    fs.writeFileSync(changed, md("description: changed p3\ntools: Read", "Prompt 3, longer now."));
+    reads = 0;
+    expect(discoverProfiles(real as Host, opts).profiles.get("p3")?.description).toBe("changed p3");
+    expect(reads).toBe(1);
+    fs.writeFileSync(changed, md("description: profile 3\ntools: Read, Grep\nthinking: low", "Prompt 3."));
     expect(profiles.size).toBe(100 + 4 + 1);
     expect(profiles.get("p7")?.source).toBe("project");
     expect(profiles.get("p3")?.tools).toEqual(["read", "grep"]);

@@ -5,7 +5,7 @@
 // Each directory is listed once and each file read once: discovery runs on every delegate call.
 import { BUILTIN_AGENTS } from "./builtin-agents.ts";
 import type { Host } from "../host.ts";
-import { isAgentFile, parseProfile, type Profile, type ProfileSource } from "./profile.ts";
+import { notAgentReason, parseProfile, type Profile, type ProfileSource } from "./profile.ts";
 
 export type Diagnostic = { file: string; reason: string };
 /** A profile that lost to another of the same name: `by` is the winner's file (or `builtin:name`). */
@@ -75,6 +75,40 @@ function copyProfile(p: Profile): Profile {
 
 type Candidate = { file: string; profile: Profile };
 
+/** What one file turned out to be. */
+type FileResult = { profile?: Profile; error?: string; skip?: string };
+/**
+ * Files already parsed, by path, valid while size and mtime are unchanged: in pi, discovery runs on every
+ * delegate call, and a user with a few hundred collection agents should not pay for parsing them each time.
+ */
+const parsedBy = new WeakMap<Host, Map<string, { size: number; mtimeMs: number; result: FileResult }>>();
+const PARSED_MAX = 5000;
+
+function readAgentFile(host: Host, path: string, source: ProfileSource, needsDescription: boolean): FileResult {
+  let parsed = parsedBy.get(host);
+  if (!parsed) parsedBy.set(host, (parsed = new Map()));
+  const st = host.stat(path);
+  const key = `${source}\u0000${needsDescription}\u0000${path}`;
+  const hit = st ? parsed.get(key) : undefined;
+  if (hit && st && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.result;
+  const result = parseAgentFile(host, path, source, needsDescription);
+  if (st && result.error !== "could not be read") {
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(key, { size: st.size, mtimeMs: st.mtimeMs, result });
+  }
+  return result;
+}
+
+function parseAgentFile(host: Host, path: string, source: ProfileSource, needsDescription: boolean): FileResult {
+  const text = host.readText(path);
+  if (text === null) return { error: "could not be read" };
+  const notAgent = needsDescription ? notAgentReason(text) : null;
+  if (notAgent) return { skip: notAgent };
+  const { profile, error } = parseProfile(text, path, source);
+  if (profile && needsDescription && !profile.description) return { skip: "no description in its front matter" };
+  return profile ? { profile } : { error: error ?? "invalid" };
+}
+
 type Walk = { host: Host; out: Discovery; seenDirs: Set<string>; candidates: Candidate[] };
 
 function entries(host: Host, dir: string): ReturnType<Host["listDir"]> {
@@ -105,18 +139,10 @@ function walk(w: Walk, dir: string, source: ProfileSource, needsDescription: boo
       w.out.skipped.push({ file: path, reason: "documentation file" });
       continue;
     }
-    const text = w.host.readText(path);
-    if (text === null) {
-      w.out.diagnostics.push({ file: path, reason: "could not be read" });
-      continue;
-    }
-    if (needsDescription && !isAgentFile(text)) {
-      w.out.skipped.push({ file: path, reason: /^\uFEFF?---[ \t]*\r?\n/.test(text) ? "no description in its front matter" : "no front matter" });
-      continue;
-    }
-    const { profile, error } = parseProfile(text, path, source);
-    if (profile) w.candidates.push({ file: path, profile });
-    else w.out.diagnostics.push({ file: path, reason: error ?? "invalid" });
+    const r = readAgentFile(w.host, path, source, needsDescription);
+    if (r.skip) w.out.skipped.push({ file: path, reason: r.skip });
+    else if (r.profile) w.candidates.push({ file: path, profile: copyProfile(r.profile) });
+    else w.out.diagnostics.push({ file: path, reason: r.error ?? "invalid" });
   }
 }
 

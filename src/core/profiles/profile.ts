@@ -3,7 +3,7 @@
 // Files written for Claude Code load as their authors meant them (claude-compat.ts); what cannot be honoured
 // becomes a warning on the profile, never a failure.
 import { EFFORT_TO_THINKING, mapTools, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
-import { FrontMatterError, readFrontMatter, type Fields } from "./front-matter.ts";
+import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -277,15 +277,19 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
   return p;
 }
 
-/** Whether a file is an agent definition at all: front matter with a description. Used by discovery. */
-export function isAgentFile(text: string): boolean {
+/**
+ * Whether a file may be an agent definition: front matter with a `description` key. A line test, not a parse:
+ * discovery asks this of every .md in a collection on each delegate call. Why a file is not one, or null.
+ */
+export function notAgentReason(text: string): string | null {
+  let yaml: string | null;
   try {
-    const fmr = readFrontMatter(text);
-    return fmr.present && typeof fmr.fields.description === "string" && fmr.fields.description.trim() !== "";
+    yaml = splitFrontMatter(text).yaml;
   } catch {
-    // Unreadable front matter on a file that starts with "---": treat it as meant to be an agent, so the error shows.
-    return true;
+    return null; // starts with "---" but cannot be split: meant as an agent, so its error shows
   }
+  if (yaml === null) return "no front matter";
+  return /^["']?description["']?[ \t]*:/m.test(yaml) ? null : "no description in its front matter";
 }
 
 /** Parses one profile file. Never throws: `{ profile }` on success, `{ error }` with a reason naming the field otherwise. */

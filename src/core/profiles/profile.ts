@@ -346,6 +346,8 @@ export function profileSummary(p: Profile): string {
     p.apiKey ? "own API key" : "",
     p.extraArgs?.length ? `extra args: ${p.extraArgs.length}` : "",
     p.finalize === false ? "no finalize" : "",
+    p.unavailableTools?.length ? `not available here: ${p.unavailableTools.join(",")}` : "",
+    p.maxTurns ? `maxTurns ${p.maxTurns}` : "",
   ].filter(Boolean);
   const head = [p.name, p.description ? preview(p.description, 100) : ""].filter(Boolean).join(" — ");
   const prompt = p.systemPrompt ? ` — prompt: "${preview(p.systemPrompt, 60)}"` : "";

@@ -4,7 +4,7 @@
 // file (for a collection's CI); `--json` prints one object per line.
 import * as path from "node:path";
 import { discoverProfiles, type Discovery } from "../core/profiles/profile-discovery.ts";
-import { readUserModels, resolveModel, type UserModels } from "../core/profiles/model-resolve.ts";
+import { readUserModels, resolveProfileModel, type UserModels } from "../core/profiles/model-resolve.ts";
 import type { Profile } from "../core/profiles/profile.ts";
 import { sanitizeLine } from "../ui/text-width.ts";
 import { parse } from "./args.ts";
@@ -21,8 +21,7 @@ function modelOf(p: Profile, ctx: CliContext, user: UserModels): Resolved {
     const written = p.provider ? `${p.provider}/default` : "default";
     return { written, runsOn: written };
   }
-  const providers = p.apiKey && p.provider ? new Set([...user.providers, p.provider]) : user.providers;
-  const c = resolveModel(p.model, { provider: p.provider, aliases: ctx.settings.modelAliases, user: { ...user, providers } });
+  const c = resolveProfileModel(p, p.model, { aliases: ctx.settings.modelAliases, user });
   return { written: p.model, runsOn: c.model ?? user.defaultModel ?? "default", warning: c.warning };
 }
 

@@ -4,7 +4,7 @@
 // dir, and API-key variables), through `subagents.modelAliases`; what cannot be resolved runs on the default
 // model with a warning instead of failing the task.
 import type { Host } from "../host.ts";
-import { THINKING_LEVELS } from "./profile.ts";
+import { THINKING_LEVELS, type Profile } from "./profile.ts";
 
 /** What the user can run, read from pi's own files (never by loading pi). */
 export type UserModels = {
@@ -128,4 +128,11 @@ export function resolveModel(requested: string, o: ResolveOptions): ModelChoice 
   const provider = providerOf(written);
   if (provider && !o.user.providers.has(provider)) return fallback(requested, `needs provider "${provider}", which has no credentials or models.json entry here`, o);
   return { model: `${written}${suffix}` };
+}
+
+/** resolveModel for a profile: its provider, and its own API key makes that provider usable. */
+export function resolveProfileModel(profile: Profile | null, requested: string, o: Omit<ResolveOptions, "provider">): ModelChoice {
+  let user = o.user;
+  if (profile?.apiKey && profile.provider) user = { ...user, providers: new Set([...user.providers, profile.provider]) };
+  return resolveModel(requested, { ...o, provider: profile?.provider, user });
 }

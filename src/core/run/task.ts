@@ -6,7 +6,7 @@ import { buildInvocation } from "./invocation.ts";
 import { validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { runChild, type RunLimits } from "./runner.ts";
 import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
-import { readUserModels, resolveModel, type UserModels } from "../profiles/model-resolve.ts";
+import { readUserModels, resolveProfileModel, type UserModels } from "../profiles/model-resolve.ts";
 import type { RunState } from "./run-state.ts";
 import type { Settings } from "../settings.ts";
 import type { Store } from "../store/store.ts";
@@ -103,10 +103,7 @@ export function chooseModel(engine: Engine, profile: Profile | null, requested: 
   const wanted = requested ?? profile?.model;
   if (!wanted) return {};
   engine.userModels ??= readUserModels(engine.host, engine.agentDir);
-  let user = engine.userModels;
-  // A profile that brings its own key makes its provider usable.
-  if (profile?.apiKey && profile.provider) user = { ...user, providers: new Set([...user.providers, profile.provider]) };
-  const choice = resolveModel(wanted, { provider: profile?.provider, parentModel: engine.parentModel, aliases: engine.settings.modelAliases, user });
+  const choice = resolveProfileModel(profile, wanted, { parentModel: engine.parentModel, aliases: engine.settings.modelAliases, user: engine.userModels });
   return { model: choice.model ?? null, warning: choice.warning };
 }
 

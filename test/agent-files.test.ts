@@ -58,7 +58,8 @@ describe("collections installed the way their READMEs say", () => {
     expect(skipped).toContain(".claude/agents/bold-colon/WORKFLOWS.md");
     expect(skipped).toContain(".claude/agents/marketing/slogan-writer.md");
     expect(skipped).toContain(".pi/agent/agents/pi-native/review-then-fix.chain.md");
-    for (const name of ["plant", "composting", "ratios", "usage", "slogan-writer", "review-then-fix", "README", "CLAUDE"]) expect(d.profiles.has(name)).toBe(false);
+    expect(d.skipped).toContainEqual({ file: join(agentDir, "agents", "pi-native", "retired.md"), reason: "disabled in its front matter" });
+    for (const name of ["plant", "composting", "ratios", "usage", "slogan-writer", "review-then-fix", "README", "CLAUDE", "retired"]) expect(d.profiles.has(name)).toBe(false);
   });
 
   test("each front-matter shape keeps what its author wrote", () => {
@@ -77,6 +78,9 @@ describe("collections installed the way their READMEs say", () => {
     // A quoted description with ": " inside is strict YAML: no warning about the front matter.
     expect(get("budget-keeper").description).toBe("Keeps a running budget; warns: over plan, under plan.");
     expect(get("budget-keeper").warnings?.join(" ")).not.toContain("strict YAML");
+    // A display-style name, a blank line after the opening fence and a long closing fence.
+    expect(get("soup-pot-expert").tools).toEqual(["ls", "read", "grep"]);
+    expect(get("soup-pot-expert").systemPrompt).toStartWith("# Soup Pot Expert");
     // An indented file after a blank line, and a dated Claude id.
     expect(get("teapot-expert").systemPrompt).toStartWith("## Focus Areas");
     expect(get("teapot-expert").model).toBe("claude-sonnet-4-20250514");
@@ -90,6 +94,12 @@ describe("collections installed the way their READMEs say", () => {
     // pi-subagents' own format.
     expect(get("lookout")).toMatchObject({ thinking: "low", tools: ["read", "grep", "find", "ls", "bash"], systemPromptMode: "replace" });
     expect(get("lookout").warnings).toEqual(["not supported here (ignored): inheritProjectContext, inheritSkills, defaultProgress, output"]);
+    // tintinweb's pi-subagents spellings: snake_case fields, booleans for skills/extensions, `max`, none, ext: tools.
+    expect(get("auditor")).toMatchObject({ tools: ["read", "grep", "find", "scan_licences"], maxTurns: 30, systemPromptMode: "append", thinking: "xhigh", noSkills: true });
+    expect(get("auditor").extensions).toBeUndefined();
+    expect(get("auditor").warnings).toEqual(["not supported here (ignored): isolation, inherit_context, run_in_background"]);
+    expect(get("quiet-one").tools).toEqual([]);
+    expect(get("quiet-one").warnings).toBeUndefined();
   });
 
   test("Claude Code fields: allow minus deny, maxTurns, effort, and the rest reported, never failing", () => {
@@ -122,10 +132,10 @@ describe("tolerant front matter", () => {
     expect(f).toEqual({ description: 'first: line\nsecond line\nuser: "kept in the description"', tools: ["Read", "Grep"], maxTurns: 5, background: true, model: "haiku" });
   });
 
-  test("a name that cannot be one falls back to the file name; unknown effort and bad maxTurns are warnings", () => {
+  test("a display-style name is made usable; unknown effort and bad maxTurns are warnings", () => {
     const p = parseProfile("---\nname: Code Reviewer\ndescription: d\neffort: turbo\nmaxTurns: lots\n---\nBody", "/x/code-reviewer.md", "user").profile!;
     expect(p.name).toBe("code-reviewer");
-    expect(p.warnings!.join("\n")).toContain('name "Code Reviewer" is not a usable name');
+    expect(p.warnings!.join("\n")).toContain('name "Code Reviewer" is used as "code-reviewer"');
     expect(p.warnings!.join("\n")).toContain('effort "turbo"');
     expect(p.warnings!.join("\n")).toContain("maxTurns must be a positive whole number");
     expect(p.thinking).toBeUndefined();
@@ -133,10 +143,10 @@ describe("tolerant front matter", () => {
   });
 
   test("tool patterns keep the tool with a note; Task(type) is unavailable", () => {
-    const p = parseProfile("---\ndescription: d\ntools: Bash(git:*), Read, Task(worker)\n---\nBody", "/x/p.md", "user").profile!;
-    expect(p.tools).toEqual(["bash", "read"]);
+    const p = parseProfile("---\ndescription: d\ntools: Bash(git log:*), Read Glob, Task(worker)\n---\nBody", "/x/p.md", "user").profile!;
+    expect(p.tools).toEqual(["bash", "read", "find"]);
     expect(p.unavailableTools).toEqual(["Task(worker)"]);
-    expect(p.warnings!.join("\n")).toContain('"Bash(git:*)": the pattern is not enforced here');
+    expect(p.warnings!.join("\n")).toContain('"Bash(git log:*)": the pattern is not enforced here');
   });
 
   test("the child is told which listed tools it does not have, and gets only the ones that exist", () => {

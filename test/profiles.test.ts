@@ -108,11 +108,13 @@ describe("parseProfile", () => {
     expect(err("---\njust text\n---\nbody")).toContain("front matter must be a mapping");
     expect(err("---\nname: x\nno closing line")).toContain('no closing "---"');
     expect(err(md("name: [a]"))).toContain('field "name" must be a string');
-    // A name that cannot be one falls back to the file name, said in a warning; only a bad file name too is an error.
+    // A display-style name is made usable, and one that cannot be falls back to the file name (said in a
+    // warning); only a bad file name too is an error.
     const spaced = ok(md("name: has space"), "/x/p.md");
-    expect(spaced.name).toBe("p");
-    expect(spaced.warnings?.[0]).toContain('name "has space" is not a usable name');
-    expect(err(md("name: has space"), "user", "/x/bad name.md")).toContain('field "name"');
+    expect(spaced.name).toBe("has-space");
+    expect(spaced.warnings?.[0]).toContain('name "has space" is used as "has-space"');
+    expect(ok(md("name: '!!!'"), "/x/p.md").name).toBe("p");
+    expect(err(md("name: '!!!'"), "user", "/x/bad name.md")).toContain('field "name"');
     expect(err("body", "user", "/x/has space.md")).toContain("taken from the file name");
     expect(err(md("description: {a: 1}"))).toContain('field "description" must be a string');
     expect(err(md("tools: 42"))).toContain('field "tools" must be a list of strings');

@@ -42,8 +42,19 @@ export function mapTools(written: string[]): MappedTools {
   const tools: string[] = [];
   const unavailable: string[] = [];
   const notes: string[] = [];
-  for (const raw of written) {
-    const name = raw.trim();
+  // "Read Grep Glob" (spaces instead of commas) is a list too; a pattern's own spaces ("Bash(git log:*)") are not.
+  const names = written.flatMap((raw) => (raw.includes("(") ? [raw.trim()] : raw.trim().split(/\s+/)));
+  for (const name of names.filter(Boolean)) {
+    // tintinweb's `ext:<extension>/<tool>` names one extension tool; `ext:<extension>` (all of them) cannot be mapped.
+    const ext = /^ext:[^/]+\/(.+)$/.exec(name);
+    if (ext) {
+      if (!tools.includes(ext[1])) tools.push(ext[1]);
+      continue;
+    }
+    if (name.startsWith("ext:")) {
+      if (!unavailable.includes(name)) unavailable.push(name);
+      continue;
+    }
     const pattern = /^([A-Za-z_][\w-]*)\((.*)\)$/.exec(name);
     const base = pattern ? pattern[1] : name;
     const mapped = CLAUDE_TOOL_MAP[base] ?? (PI_TOOLS.includes(base.toLowerCase()) ? base.toLowerCase() : undefined);
@@ -64,4 +75,29 @@ export const EFFORT_TO_THINKING: Record<string, string> = { low: "low", medium: 
 export const UNSUPPORTED_FIELDS = ["permissionMode", "hooks", "mcpServers", "memory", "background", "isolation", "initialPrompt"];
 
 /** Descriptive fields of the wider ecosystem (plugins, pi-subagents, skills): accepted without a word. */
-export const QUIET_FIELDS = ["version", "author", "tags", "license", "metadata", "keywords", "category", "globs", "argument-hint", "aliases", "package"];
+export const QUIET_FIELDS = ["version", "author", "tags", "license", "metadata", "keywords", "category", "globs", "argument-hint", "aliases", "package", "display_name", "enabled", "disabled", "expertise_level"];
+
+/**
+ * Other agent tools' spellings of our fields (tintinweb's pi-subagents writes snake_case, booleans for
+ * `skills`/`extensions`, `max` thinking), rewritten to ours before the fields are read.
+ */
+export function normalizeFields(fm: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...fm };
+  const rename = (from: string, to: string) => {
+    if (out[from] !== undefined && out[to] === undefined) out[to] = out[from];
+    if (out[from] !== undefined && out[to] === out[from]) delete out[from];
+  };
+  rename("disallowed_tools", "disallowedTools");
+  rename("max_turns", "maxTurns");
+  rename("prompt_mode", "systemPromptMode");
+  if (out.maxTurns === 0) delete out.maxTurns; // "0 = unlimited" there
+  for (const [key, off] of [["extensions", "noExtensions"], ["skills", "noSkills"]] as const) {
+    if (out[key] === true) delete out[key];
+    else if (out[key] === false) {
+      delete out[key];
+      out[off] ??= true;
+    }
+  }
+  for (const key of ["thinking", "thinkingLevel"]) if (typeof out[key] === "string" && out[key].trim().toLowerCase() === "max") out[key] = "xhigh";
+  return out;
+}

@@ -48,7 +48,8 @@ function normalize(text: string): string {
 export function splitFrontMatter(text: string): { yaml: string | null; body: string } {
   const src = normalize(text);
   if (!/^---[ \t]*\r?\n/.test(src)) return { yaml: null, body: src };
-  const m = /^---[ \t]*\r?\n([\s\S]*?)^---[ \t]*(?:\r?\n|$)/m.exec(src);
+  // The closing fence may be longer than three dashes (some files close with a whole row of them).
+  const m = /^---[ \t]*\r?\n([\s\S]*?)^-{3,}[ \t]*(?:\r?\n|$)/m.exec(src);
   if (!m) throw new FrontMatterError('front matter starts with "---" but has no closing "---" line');
   return { yaml: m[1], body: src.slice(m[0].length) };
 }

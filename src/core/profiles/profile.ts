@@ -2,7 +2,7 @@
 // Parsing never throws: a broken file becomes a reason string, so it never hides the other profiles.
 // Files written for Claude Code load as their authors meant them (claude-compat.ts); what cannot be honoured
 // becomes a warning on the profile, never a failure.
-import { EFFORT_TO_THINKING, mapTools, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
+import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
@@ -133,13 +133,15 @@ function toolFields(fm: Fields, warnings: string[]): ToolFields {
   const denyKey = pick(fm, ["excludeTools", "denied_tools", "disallowedTools"]);
   let allow = list(fm, allowKey);
   const deny = list(fm, denyKey);
-  // "all tools" spellings of the ecosystem mean: no allow list.
-  if (allow && allow.length === 1 && (allow[0] === "*" || allow[0] === "inherit")) allow = undefined;
+  // "all tools" spellings of the ecosystem mean: no allow list; "none" means none.
+  const only = allow?.length === 1 ? allow[0].toLowerCase() : undefined;
+  if (only === "*" || only === "all" || only === "inherit") allow = undefined;
+  if (only === "none") allow = [];
   const noTools = bool(fm, "noTools");
   const readonly = bool(fm, "readonly");
   if (noTools && (allow || deny)) throw new Invalid(`"noTools: true" contradicts "${allowKey ?? denyKey}": use one`);
   // An empty allow list means what it says (Claude Code reads `tools: []` the same way): no tools at all.
-  if (allow && allow.length === 0) warnings.push(`"${allowKey}" is empty: the agent runs without tools`);
+  if (allow && allow.length === 0 && only !== "none") warnings.push(`"${allowKey}" is empty: the agent runs without tools`);
   const out: ToolFields = {};
   if (noTools !== undefined) out.noTools = noTools;
   if (readonly !== undefined) out.readonly = readonly;
@@ -206,13 +208,24 @@ function unsupportedFields(fm: Fields): string | null {
   return `not supported here (ignored): ${[...claude, ...other].join(", ")}`;
 }
 
-/** `name`, or the file name when `name` is missing or not usable as one (said in a warning). */
+const validName = (n: string) => /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(n);
+
+/** "Python Security Expert" → "python-security-expert": how a display-style name becomes a usable one. */
+export function nameSlug(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9_.]+/g, "-").replace(/^[-_.]+|-+$/g, "").slice(0, 64);
+}
+
+/** `name` (a display-style one made usable, said in a warning), else the file name. */
 function nameField(fm: Fields, filePath: string, warnings: string[]): string {
   const base = filePath.split(/[\\/]/).pop()!.replace(/\.md$/i, "");
-  const valid = (n: string) => /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(n);
   const written = str(fm, "name")?.trim();
-  if (written !== undefined && valid(written)) return written;
-  if (!valid(base)) {
+  if (written !== undefined && validName(written)) return written;
+  const slug = written !== undefined ? nameSlug(written) : "";
+  if (slug && validName(slug)) {
+    warnings.push(`name "${written}" is used as "${slug}" (names are letters, digits, "_", "-", ".")`);
+    return slug;
+  }
+  if (!validName(base)) {
     throw new Invalid(`field "name" must be 1–64 letters, digits, "_", "-" or "." (got "${written ?? base}"${written !== undefined ? "" : ", taken from the file name"})`);
   }
   if (written !== undefined) warnings.push(`name "${written}" is not a usable name (letters, digits, "_", "-", "."): using the file name "${base}"`);
@@ -228,7 +241,7 @@ function timeoutField(fm: Fields): number | undefined {
 
 function build(text: string, filePath: string, source: ProfileSource): Profile {
   const fmr = readFrontMatter(text);
-  const fm = fmr.fields;
+  const fm = normalizeFields(fmr.fields);
   const warnings: string[] = [];
   if (fmr.lenient) warnings.push(`front matter is not strict YAML (${fmr.lenient}); read line by line — quote values containing ": " to silence this`);
   const name = nameField(fm, filePath, warnings);
@@ -289,6 +302,7 @@ export function notAgentReason(text: string): string | null {
     return null; // starts with "---" but cannot be split: meant as an agent, so its error shows
   }
   if (yaml === null) return "no front matter";
+  if (/^(?:enabled[ \t]*:[ \t]*false|disabled[ \t]*:[ \t]*true)[ \t]*$/m.test(yaml)) return "disabled in its front matter";
   return /^["']?description["']?[ \t]*:/m.test(yaml) ? null : "no description in its front matter";
 }
 

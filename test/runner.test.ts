@@ -49,6 +49,15 @@ test("a normal child: finalized result, usage, tool count, messages", async () =
   expect(r.messages[0]).toEqual({ role: "user", text: "the task" });
 });
 
+test("with a pi that settles, only agent_settled ends the run; an older pi's agent_end + grace does", async () => {
+  const settled = await runChild(host, realClock, spec("work-after-agent-end", { settles: true, finalize: false }));
+  expect(settled.status).toBe("completed");
+  expect(settled.output).toBe("after the automatic work");
+  // The same child under the old rule is stopped by the grace after its first agent_end.
+  const old = await runChild(host, realClock, spec("work-after-agent-end", { finalize: false }));
+  expect(old.output).toBe("first pass");
+});
+
 test("a child that forgets to finalize is nudged, in the same session, and then succeeds", async () => {
   const state = join(dir, `state-${Date.now()}`);
   const r = await runChild(host, realClock, spec("forget-then-finalize", {}, { FAKE_PI_STATE: state }));

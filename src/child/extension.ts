@@ -106,6 +106,9 @@ export default function childExtension(pi: Api): void {
     process.kill(process.pid, "SIGTERM");
   };
   watchParent(stop);
+  // pi ≥ 0.8x skips a folder's .pi settings/extensions/skills in -p mode unless trusted: carry the parent's decision.
+  const trust = process.env.PI_SUBAGENT_PROJECT_TRUST;
+  if (trust === "yes" || trust === "no") pi.on("project_trust", () => ({ trusted: trust }));
   const compact = process.env.PI_SUBAGENT_TRANSPORT !== "json";
   const out = compact ? new Fd3Writer(stop) : null;
   const emit = (ev: ChildEvent) => out?.emit(ev);
@@ -130,6 +133,7 @@ export default function childExtension(pi: Api): void {
       emit({ type: "tool_end", id: String(e.toolCallId), name: String(e.toolName), isError: !!e.isError, result: cap(textOfContent(e.result?.content), RESULT_CAP) }),
     );
     pi.on("agent_end", () => emit({ type: "agent_end" }));
+    pi.on("agent_settled", () => emit({ type: "settled" }));
     pi.on("session_shutdown", () => out.flushDelta());
   }
 

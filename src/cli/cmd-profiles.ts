@@ -8,7 +8,7 @@ import { readUserModels, resolveProfileModel, type UserModels } from "../core/pr
 import type { Profile } from "../core/profiles/profile.ts";
 import { sanitizeLine } from "../ui/text-width.ts";
 import { parse } from "./args.ts";
-import { cliContext, type CliContext } from "./engine.ts";
+import { childPiLine, cliContext, type CliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { PROFILES_HELP } from "./help.ts";
 import { formatTable, wrap } from "./profiles-table.ts";
@@ -61,7 +61,7 @@ function printJson(list: Profile[], d: Discovery, ctx: CliContext, user: UserMod
   if (all) for (const s of d.skipped) console.log(JSON.stringify({ type: "skipped", ...s }));
 }
 
-function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserModels, all: boolean): void {
+function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserModels, all: boolean, cwd: string): void {
   const width = terminalWidth();
   const rows = list.map((p) => {
     const m = modelOf(p, ctx, user);
@@ -97,6 +97,7 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
     for (const s of d.skipped) for (const l of wrap(`- not an agent (${s.reason}): ${s.file}`, width)) console.log(l);
   }
   for (const x of d.diagnostics) for (const l of wrap(`✗ ${x.file}: ${x.reason}`, width)) process.stderr.write(`${l}\n`);
+  for (const l of wrap(`children run: ${childPiLine(cwd)}`, width)) process.stderr.write(`${l}\n`);
 }
 
 export function cmdProfiles(argv: string[]): number {
@@ -119,6 +120,6 @@ export function cmdProfiles(argv: string[]): number {
   const list = [...d.profiles.values()].sort((a, b) => a.name.localeCompare(b.name));
   const all = !!(values.all || values.verbose);
   if (values.json) printJson(list, d, ctx, user, all);
-  else printTable(list, d, ctx, user, all);
+  else printTable(list, d, ctx, user, all, cwd);
   return values.check && d.diagnostics.length ? EXIT.taskFailed : EXIT.ok;
 }

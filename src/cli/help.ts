@@ -17,7 +17,7 @@ Commands:
 
 Options:
   -h, --help             Show help (also: subagents <command> --help)
-  -v, --version          Show the version
+  -v, --version          Show the version and the pi inside (--verbose: which pi children run)
 
 Exit codes: 0 success, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.
 Environment: PI_CODING_AGENT_DIR (pi's agent dir, default ~/.pi/agent), SUBAGENTS_DB (session database),

@@ -23,7 +23,11 @@ export async function main(argv: string[]): Promise<number> {
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
   if (first === "-v" || first === "--version") {
-    console.log(pkg.version);
+    // `subagents 0.2.0 · pi 0.87.1 inside`: the version, and the pi its children run by default.
+    const { EMBEDDED_PI_VERSION } = await import("../embedded/version.ts");
+    console.log(`subagents ${pkg.version}${EMBEDDED_PI_VERSION ? ` · pi ${EMBEDDED_PI_VERSION} inside` : ""}`);
+    // --verbose also says which pi children would run (resolving it costs a few ms, so only when asked).
+    if (rest.includes("--verbose")) console.log(`children: ${(await import("./engine.ts")).childPiLine(process.cwd())}`);
     return EXIT.ok;
   }
   const load = COMMANDS[first];
@@ -45,7 +49,12 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 // No top-level await: the compiled binary is built as bytecode, which needs a plain module body.
-void main(process.argv.slice(2)).then((code) => {
-  // Flush stdout before exiting: a pipe reader must get every JSON line.
-  process.stdout.write("", () => process.exit(code));
-});
+if (process.env.SUBAGENTS_ROLE === "pi") {
+  // The pi role (a child started from this same executable): pi runs the process from here on and exits it.
+  void import("../embedded/pi-role.ts").then((m) => m.runPiRole(pkg.version));
+} else {
+  void main(process.argv.slice(2)).then((code) => {
+    // Flush stdout before exiting: a pipe reader must get every JSON line.
+    process.stdout.write("", () => process.exit(code));
+  });
+}

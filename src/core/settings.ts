@@ -13,6 +13,8 @@ export type Settings = {
   finalize: boolean;
   transport: "compact" | "json";
   childRuntime: "auto" | "bun" | "node";
+  /** Which pi runs children: "auto" (the front decides: see README), "embedded", "system", or a path to a pi. */
+  childPi: string;
   tools: string[];
   projectAgents: "ask" | "allow" | "deny";
   timeout: number;
@@ -31,6 +33,7 @@ export function defaultSettings(): Settings {
     finalize: true,
     transport: "compact",
     childRuntime: "auto",
+    childPi: "auto",
     tools: [...TOOL_NAMES],
     projectAgents: "ask",
     timeout: 600,
@@ -55,8 +58,11 @@ const ENUMS = {
   projectAgents: ["ask", "allow", "deny"],
 } as const;
 
-/** Applies one raw `subagents` object over base. Pure; `where` names the source in warnings. */
-export function mergeSettings(base: Settings, raw: unknown, where = "settings"): { settings: Settings; warnings: string[] } {
+const CHILD_PI_WORDS = ["auto", "embedded", "system"];
+
+/** Applies one raw `subagents` object over base. Pure; `where` names the source in warnings. `userScope` is false
+ *  for a project's settings: a repository must not choose which program runs as every child. */
+export function mergeSettings(base: Settings, raw: unknown, where = "settings", userScope = true): { settings: Settings; warnings: string[] } {
   const out: Settings = { ...base, tools: [...base.tools], modelAliases: { ...base.modelAliases } };
   const warnings: string[] = [];
   if (raw === undefined || raw === null) return { settings: out, warnings };
@@ -82,6 +88,13 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings"):
       continue;
     }
     (out as Record<string, unknown>)[key] = v;
+  }
+  if (r.childPi !== undefined) {
+    const v = r.childPi;
+    if (typeof v === "string" && CHILD_PI_WORDS.includes(v)) out.childPi = v;
+    else if (typeof v === "string" && v.startsWith("/") && userScope) out.childPi = v;
+    else if (typeof v === "string" && v.startsWith("/")) warnings.push(`${where}: subagents.childPi may name a path only in your own settings (${v}); ignored`);
+    else warnings.push(`${where}: subagents.childPi must be ${CHILD_PI_WORDS.join(", ")} or an absolute path; ignored`);
   }
   if (r.finalize !== undefined) {
     if (typeof r.finalize === "boolean") out.finalize = r.finalize;
@@ -124,7 +137,7 @@ export function loadSettings(host: Host, opts: { agentDir: string; cwd: string }
   for (const file of [...new Set(files)]) {
     const { raw, warning } = readSection(host, file);
     if (warning) warnings.push(warning);
-    const merged = mergeSettings(settings, raw, file);
+    const merged = mergeSettings(settings, raw, file, file === files[0]);
     settings = merged.settings;
     warnings.push(...merged.warnings);
   }

@@ -54,7 +54,9 @@ export type ChildEvent =
     }
   | { type: "retry"; attempt: number; maxAttempts: number; delayMs: number; errorMessage: string }
   | { type: "finalize"; payload: FinalizePayload }
-  | { type: "agent_end" };
+  | { type: "agent_end" }
+  /** pi ≥ 0.80.4: no automatic work (retry, compaction recovery, queued messages) will follow. */
+  | { type: "settled" };
 
 /** One message as stored for transcripts (`get_subagent_session`). */
 export type StoredMessage =

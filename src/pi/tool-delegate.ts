@@ -19,9 +19,13 @@ export function delegateTool(env: ToolEnv) {
     label: "Delegate to sub-agents",
     description:
       "Run 1–16 independent tasks in parallel, each in an isolated sub-agent (its own pi process, context, tools and model). " +
-      "Give each task a short `name` and a self-contained `prompt`; optionally a `profile` (see list_subagent_profiles), `cwd`, " +
-      "`timeout` (seconds), `files` to prepend, or `resume` (a session id) to continue earlier work. Returns each task's status " +
-      "and output; get_subagent_output / get_subagent_session fetch more by session id.",
+      "Returns each task's status and output; get_subagent_output / get_subagent_session fetch more by session id.",
+    // pi ≥ 0.80 lists a custom tool in the system prompt only with a snippet; the guidelines say *when* to use it.
+    promptSnippet: "Run independent tasks in parallel sub-agents, each with a fresh context; returns their outputs",
+    promptGuidelines: [
+      "Use delegate_to_subagents when work splits into independent parts (surveys of many files, reviews, research); keep small or sequential edits yourself.",
+      "Sub-agents see none of this conversation: make each prompt self-contained (paths, goal, expected answer).",
+    ],
     parameters: DELEGATE_SCHEMA,
     async execute(_id: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
       const call = env.begin(ctx);

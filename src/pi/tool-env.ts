@@ -11,6 +11,8 @@ export type ToolContext = {
   hasUI: boolean;
   ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void };
   sessionManager?: { getSessionId?(): string };
+  /** pi ≥ 0.8x: whether the user trusted this project (its .pi settings, extensions, skills load). */
+  isProjectTrusted?(): boolean;
   /** The parent's current model: what an agent file's `model: inherit` means. */
   model?: { provider?: string; id?: string };
 };
@@ -51,6 +53,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         const { settings } = rt.settingsFor(ctx.cwd);
         const { profiles } = rt.profilesFor(ctx.cwd);
         const engine = rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.());
+        if (typeof ctx.isProjectTrusted === "function") engine.projectTrust = { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() };
         if (ctx.model?.id) engine.parentModel = ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id;
         cached = { engine, profiles };
         return cached;

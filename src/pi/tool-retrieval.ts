@@ -30,6 +30,7 @@ export function outputTool(env: ToolEnv) {
     name: "get_subagent_output",
     label: "Sub-agent output",
     description: "Get the final output of a sub-agent session's latest run, by the session id that delegate_to_subagents or subagent returned.",
+    promptSnippet: "Fetch a sub-agent's full final output by session id",
     parameters: SESSION_ID_SCHEMA,
     async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const { sessionId, record, last, maxLines } = await lookup(env, params, ctx);
@@ -48,6 +49,7 @@ export function sessionTool(env: ToolEnv) {
     name: "get_subagent_session",
     label: "Sub-agent session",
     description: "Get the complete transcript of a sub-agent session (all runs: messages, tool calls, tool results), by session id.",
+    promptSnippet: "Read a sub-agent session's transcript by session id",
     parameters: SESSION_ID_SCHEMA,
     async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const { sessionId, rt, record, last, maxLines } = await lookup(env, params, ctx);
@@ -77,6 +79,7 @@ export function profilesTool(env: ToolEnv) {
     name: "list_subagent_profiles",
     label: "Sub-agent profiles",
     description: "List the named sub-agent profiles (agents) available to delegate_to_subagents and subagent.",
+    promptSnippet: "List the named agents usable as profile / agent",
     parameters: EMPTY_SCHEMA,
     async execute(_id: string, _params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const rt = await env.runtime();

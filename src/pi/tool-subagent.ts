@@ -101,6 +101,8 @@ export function subagentTool(env: ToolEnv) {
     description:
       "Delegate one focused task to a named agent (see list_subagent_profiles) running in its own pi process, and get its " +
       "finalized result. Pass the returned sessionId back to continue the same sub-agent with its full context.",
+    promptSnippet: "Hand one focused task to a named agent; pass its sessionId back to continue it",
+    promptGuidelines: ["Use subagent for one specialised job (a named agent) you may want to follow up on; reuse its sessionId instead of re-explaining."],
     parameters: SUBAGENT_SCHEMA,
     async execute(_id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
       const problem = firstProblem(SCHEMAS.subagent, params);

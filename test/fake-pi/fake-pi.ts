@@ -40,6 +40,18 @@ switch (mode) {
     emit({ type: "agent_end" });
     break;
   }
+  case "work-after-agent-end":
+    // pi ≥ 0.80: agent_end, then automatic work (compaction recovery, a queued message) longer than any grace,
+    // and only then agent_settled.
+    assistant("first pass");
+    emit({ type: "agent_end" });
+    await sleep(1200);
+    emit({ type: "turn_start" });
+    assistant("after the automatic work");
+    emit({ type: "agent_end" });
+    emit({ type: "settled" });
+    hang();
+    break;
   case "hang-after-end":
     finalize("done but hanging");
     emit({ type: "agent_end" });

@@ -24,7 +24,8 @@ const PROVIDER_KEY_ENV: Record<string, string> = {
 export type InvocationInput = {
   /** How to start pi: e.g. ["/path/bun", "--no-install", "/path/pi/dist/bun/cli.js"]. */
   piCommand: string[];
-  childExtension: string;
+  /** Absent when the child's pi has our child extension built in (the embedded pi). */
+  childExtension?: string;
   profile: Profile | null;
   transport: Transport;
   finalize: boolean;
@@ -40,6 +41,9 @@ export type InvocationInput = {
   skillPaths?: string[];
   /** Extra text for the system prompt (e.g. loaded skills, the finalize instructions). */
   appendPrompt?: string;
+  /** The parent pi's project-trust decision, answered by the child extension's project_trust handler (a flag
+   *  like --approve would make pi 0.73.1 exit: it has no such option). */
+  projectTrust?: "yes" | "no";
   baseEnv: Record<string, string | undefined>;
 };
 
@@ -76,7 +80,8 @@ export function buildInvocation(input: InvocationInput): Invocation {
   const p = input.profile;
   const argv = [...input.piCommand];
   if (input.transport === "json") argv.push("--mode", "json");
-  argv.push("-p", "--session", input.sessionFile, "-e", input.childExtension);
+  argv.push("-p", "--session", input.sessionFile);
+  if (input.childExtension) argv.push("-e", input.childExtension);
   for (const ext of p?.extensions ?? []) argv.push("-e", ext);
   if (p?.noExtensions) argv.push("--no-extensions");
 
@@ -119,6 +124,8 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_SUBAGENT_PARENT_PID = String(input.parentPid);
   env.PI_SUBAGENT_TRANSPORT = input.transport;
   env.PI_OFFLINE ??= "1";
+  if (input.projectTrust) env.PI_SUBAGENT_PROJECT_TRUST = input.projectTrust;
+  else delete env.PI_SUBAGENT_PROJECT_TRUST;
   if (p?.apiKey) {
     const provider = (model?.includes("/") ? model.split("/")[0] : p.provider) ?? "";
     const name = PROVIDER_KEY_ENV[provider];

@@ -155,6 +155,7 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       s.finalize = ev.payload;
       return;
     case "agent_end":
+    case "settled":
       s.agentEnded = true;
       return;
   }

@@ -54,6 +54,9 @@ export type RunSpec = {
   limits?: Partial<RunLimits>;
   /** Grace after the final agent_end before the child is stopped (it normally exits by itself at once). */
   exitGraceMs?: number;
+  /** The child's pi emits agent_settled (≥ 0.80.4): only that ends the run; agent_end may be followed by
+   *  compaction recovery or queued messages that take longer than any grace. */
+  settles?: boolean;
   killGraceMs?: number;
   signal?: AbortSignal;
   onEvent?: (state: RunState, ev: ChildEvent) => void;
@@ -108,11 +111,11 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   const onEvent = (ev: ChildEvent) => {
     applyEvent(state, ev, clock.now());
     if (ev.type === "tool_start" && spec.loopingToolCount > 0 && state.loopCount >= spec.loopingToolCount) stopWith({ code: "LOOP_DETECTED", message: LOOP_MESSAGE });
-    if (ev.type === "agent_end") {
+    if (ev.type === "settled" || (ev.type === "agent_end" && !spec.settles)) {
       clearGrace();
       finalTree = host.descendants(proc.pid);
-      // After a failed model call pi may retry (2, 4, 8 s back-off): wait longer before calling it done.
-      const grace = state.stopReason === "error" ? 20_000 : (spec.exitGraceMs ?? 3000);
+      // After a failed model call an older pi may retry (2, 4, 8 s back-off): wait longer before calling it done.
+      const grace = state.stopReason === "error" && ev.type === "agent_end" ? 20_000 : (spec.exitGraceMs ?? 3000);
       graceTimer = clock.setTimeout(() => {
         if (state.agentEnded) killing ??= killTree(host, clock, proc, spec.killGraceMs);
       }, grace);

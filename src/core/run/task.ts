@@ -23,7 +23,14 @@ export type Engine = {
   agentDir: string;
   piCommand: string[];
   piEnv: Record<string, string>;
-  childExtension: string;
+  /** Which pi runs the children (`pi 0.87.1 · node 24.21.0 · /path`), recorded with every run. */
+  piDescribe?: string;
+  /** The children's pi emits agent_settled (pi ≥ 0.80.4). */
+  piSettles?: boolean;
+  /** The parent pi's project-trust decision for its cwd (pi ≥ 0.8x); children in that tree inherit it. */
+  projectTrust?: { cwd: string; trusted: boolean };
+  /** The child extension file for `-e`; absent when the child's pi has it built in (the embedded pi). */
+  childExtension?: string;
   /** Our own depth (0 for a user's CLI or top-level pi). */
   depth: number;
   parentSession?: string;
@@ -155,6 +162,14 @@ export function resolveTask(engine: Engine, input: TaskInput): { id: string; pro
   return { id, profile, agent: profile?.name ?? "default", resumeOf: prior };
 }
 
+/** The parent's trust decision applies to its own folder and everything under it; elsewhere pi's own rules decide. */
+export function trustFor(trust: Engine["projectTrust"], cwd: string): "yes" | "no" | undefined {
+  if (!trust) return undefined;
+  const root = trust.cwd.endsWith("/") ? trust.cwd : `${trust.cwd}/`;
+  if (cwd !== trust.cwd && !cwd.startsWith(root)) return undefined;
+  return trust.trusted ? "yes" : "no";
+}
+
 export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks = {}): Promise<TaskOutcome> {
   const { host, store, settings } = engine;
   let resolved: ReturnType<typeof resolveTask>;
@@ -186,7 +201,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
   let runId: number;
   try {
-    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid });
+    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe });
   } catch (err) {
     // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
     return { sessionId: id, name: input.name, agent, result: failedResult((err as Error).message, "INVALID_INPUT") };
@@ -232,6 +247,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       promptFile,
       skillPaths: skills.skillPaths,
       appendPrompt: skills.appendPrompt || undefined,
+      projectTrust: trustFor(engine.projectTrust, input.cwd),
       baseEnv: { ...host.env, ...engine.piEnv },
     });
     if (inv.files.length) host.mkdirp(tmpDir);
@@ -251,6 +267,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         maxRuntimeSec: settings.maxRuntime,
         loopingToolCount: settings.loopingToolCount,
         limits: engine.limits,
+        settles: engine.piSettles,
         signal: hooks.signal,
         onEvent: hooks.onEvent,
       });

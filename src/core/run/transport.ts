@@ -15,7 +15,7 @@ export function jsonModeKeep(head: string): number {
   return MAX_EVENT_LINE;
 }
 
-const KNOWN = new Set(["session", "turn_start", "text", "tool_start", "tool_end", "assistant", "retry", "finalize", "agent_end"]);
+const KNOWN = new Set(["session", "turn_start", "text", "tool_start", "tool_end", "assistant", "retry", "finalize", "agent_end", "settled"]);
 
 export function parseCompactLine(line: string): ChildEvent | null {
   if (!line.startsWith("{")) return null;
@@ -110,6 +110,7 @@ export class JsonModeParser {
     }
     if (line.startsWith('{"type":"message_update"') || line.startsWith('{"type":"message_start"')) return null;
     if (line.startsWith('{"type":"agent_end"')) return { type: "agent_end" };
+    if (line.startsWith('{"type":"agent_settled"')) return { type: "settled" };
     if (line.startsWith('{"type":"turn_start"')) return { type: "turn_start" };
     if (line.startsWith('{"type":"turn_end"') || line.startsWith('{"type":"tool_execution_update"')) return null;
     let ev: Record<string, any>;

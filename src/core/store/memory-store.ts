@@ -30,13 +30,13 @@ export class MemoryStore implements SessionStore {
     this.sessions.set(s.id, { id: s.id, name: s.name, agent: s.agent, cwd: s.cwd, status: "running", sessionFile: s.sessionFile, parentSession: s.parentSession, createdAt: now, updatedAt: now, runs: [] });
   }
 
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number }): number {
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string }): number {
     const s = this.sessions.get(sessionId);
     if (!s) throw new Error(`Session "${sessionId}" not found`);
     const last = s.runs[s.runs.length - 1];
     if (last?.status === "running" && (last.ownerPid === null || this.opts.isAlive(last.ownerPid))) throw new Error(resumeRunningMessage(sessionId));
     const id = this.nextRun++;
-    const record: RunRecord = { id, seq: s.runs.length + 1, prompt: run.prompt, status: "running", exitCode: null, usage: emptyUsage(), output: "", toolCount: 0, startedAt: Date.now(), ownerPid: run.ownerPid, messageCount: 0 };
+    const record: RunRecord = { id, seq: s.runs.length + 1, prompt: run.prompt, status: "running", exitCode: null, usage: emptyUsage(), output: "", toolCount: 0, startedAt: Date.now(), ownerPid: run.ownerPid, messageCount: 0, pi: run.pi };
     s.runs.push(record);
     s.status = "running";
     s.updatedAt = Date.now();

@@ -20,6 +20,8 @@ export type RunRecord = {
   endedAt?: number;
   ownerPid: number | null;
   messageCount: number;
+  /** Which pi ran it: `pi 0.87.1 · node 24.21.0 · /path` (absent for runs recorded before this was kept). */
+  pi?: string;
   /** What did not run as the agent file says (model substituted, tools missing). */
   warnings?: string[];
 };
@@ -73,7 +75,7 @@ export type ImportedRun = {
 export interface SessionStore {
   newSessionId(): string;
   createSession(s: NewSession): void;
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number }): number;
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string }): number;
   finishRun(runId: number, result: RunResult): void;
   setSessionFile(sessionId: string, file: string): void;
   getSession(id: string): SessionRecord | null;

@@ -33,6 +33,8 @@ const MIGRATIONS = [
    CREATE TABLE messages (
      run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL, role TEXT NOT NULL,
      text TEXT NOT NULL, tool_calls TEXT, name TEXT, is_error INTEGER, error TEXT, PRIMARY KEY (run_id, seq));`,
+  // Which pi ran the child (version · runtime · package): runs can differ across pi upgrades and settings.
+  `ALTER TABLE runs ADD COLUMN pi TEXT;`,
   // Agent-file compromises of a run (model fallback, missing tools), as a JSON list.
   `ALTER TABLE runs ADD COLUMN warnings TEXT;`,
 ];
@@ -55,6 +57,7 @@ type RunRow = {
   ended_at: number | null;
   owner_pid: number | null;
   message_count: number;
+  pi: string | null;
   warnings: string | null;
 };
 
@@ -80,6 +83,7 @@ function toRun(r: RunRow): RunRecord {
     endedAt: r.ended_at ?? undefined,
     ownerPid: r.owner_pid,
     messageCount: r.message_count,
+    pi: r.pi ?? undefined,
     ...(r.warnings ? { warnings: JSON.parse(r.warnings) as string[] } : {}),
   };
 }
@@ -148,13 +152,13 @@ export class Store implements SessionStore {
     );
   }
 
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number }): number {
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string }): number {
     const now = this.now();
     return this.write(() => {
       const running = this.db.get<{ owner_pid: number | null }>("SELECT owner_pid FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1", [sessionId]);
       if (running && (running.owner_pid === null || this.opts.isAlive(running.owner_pid))) throw new Error(resumeRunningMessage(sessionId));
       const seq = (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])?.n ?? 0) + 1;
-      this.db.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid) VALUES (?, ?, ?, 'running', ?, ?)", [sessionId, seq, run.prompt, now, run.ownerPid]);
+      this.db.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, pi) VALUES (?, ?, ?, 'running', ?, ?, ?)", [sessionId, seq, run.prompt, now, run.ownerPid, run.pi ?? null]);
       const id = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
       this.db.run("UPDATE sessions SET status = 'running', updated_at = ? WHERE id = ?", [now, sessionId]);
       return id;

@@ -10,7 +10,7 @@ import { script } from "../src/scripted/model-server.ts";
 import { Store } from "../src/core/store/store.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
 import { visibleWidth } from "../src/ui/text-width.ts";
-import { cli, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 const FIXTURES = join(import.meta.dir, "fixtures", "agent-collections");
@@ -82,7 +82,8 @@ test("subagents.modelAliases chooses the model (no warning); an unknown bare mod
   expect(u.code).toBe(0);
   const t = summaryOf(u.json)[0];
   expect(t.output).toBe("fell back");
-  expect(t.warnings[0]).toContain('model "fable" is not known to pi here: running on fake/fake-model');
+  // pi either does not know the name or matches it to a provider without credentials; both fall back.
+  expect(t.warnings[0]).toMatch(/^model "fable" (is not known to pi here|is matched by pi to provider "[\w.-]+", which has no credentials here): running on fake\/fake-model/);
 }, 60_000);
 
 test("profiles: a table no wider than the terminal, --json per profile, --all lists non-agents, --check fails on a broken file", async () => {
@@ -126,7 +127,6 @@ test("profiles: a table no wider than the terminal, --json per profile, --all li
 }, 60_000);
 
 test("in pi, `model: inherit` runs on the parent's model (not the default); `sonnet` falls back with a window warning", async () => {
-  const PI = join(import.meta.dir, "..", "node_modules", "@mariozechner", "pi-coding-agent", "dist", "bun", "cli.js");
   const sessionFile = join(world.root, `parent-inherit-${Date.now()}.jsonl`);
   world.setSubagentSettings({ projectAgents: "allow" });
   const steps = [
@@ -134,7 +134,7 @@ test("in pi, `model: inherit` runs on the parent's model (not the default); `son
     { text: "parent done" },
   ];
   const proc = Bun.spawn({
-    cmd: [process.execPath, PI, "-p", "--session", sessionFile, "--model", "fake/other-model", "-e", join(import.meta.dir, "..", "dist", "extension.js")],
+    cmd: [...piCmd("current", "bun"), "-p", "--session", sessionFile, "--model", "fake/other-model", "-e", join(import.meta.dir, "..", "dist", "extension.js")],
     cwd: world.workDir,
     env: world.env,
     stdin: new TextEncoder().encode(`parent task ${script(steps)}`),

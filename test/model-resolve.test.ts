@@ -66,8 +66,10 @@ test("readUserModels: settings.json default, models.json and auth.json providers
   const user = readUserModels(host, dir);
   expect(user.defaultModel).toBe("fake/fake-model");
   expect([...user.providers].sort()).toEqual(["anthropic", "fake", "local", "openrouter"]);
+  // A bare id that models.json has names its provider.
+  expect(resolveModel("m", { aliases: {}, user }).model).toBe("local/m");
   const empty = readUserModels({ ...host, env: {} }, join(dir, "missing"));
-  expect(empty).toEqual({ defaultModel: undefined, providers: new Set() });
+  expect(empty).toEqual({ defaultModel: undefined, providers: new Set(), custom: new Map() });
 });
 
 test("settings: subagents.modelAliases merges by name; bad values are warnings", () => {

@@ -12,6 +12,8 @@ export type UserModels = {
   defaultModel?: string;
   /** Providers with credentials (or a models.json entry, or the default's provider). */
   providers: Set<string>;
+  /** models.json's model ids → their provider, so a bare id names the provider that has it. */
+  custom?: Map<string, string>;
 };
 
 /** Built-in defaults of `subagents.modelAliases`: Claude Code's names in pi's Anthropic ids. */
@@ -56,15 +58,21 @@ export function readUserModels(host: Host, agentDir: string): UserModels {
   const settings = readJson(host, `${agentDir}/settings.json`);
   const models = readJson(host, `${agentDir}/models.json`);
   const auth = readJson(host, `${agentDir}/auth.json`);
-  const custom = models?.providers;
-  if (custom && typeof custom === "object") for (const p of Object.keys(custom)) providers.add(p);
+  const customProviders = models?.providers;
+  const custom = new Map<string, string>();
+  if (customProviders && typeof customProviders === "object") {
+    for (const [p, def] of Object.entries(customProviders as Record<string, { models?: { id?: unknown }[] }>)) {
+      providers.add(p);
+      for (const m of Array.isArray(def?.models) ? def.models : []) if (typeof m?.id === "string" && !custom.has(m.id)) custom.set(m.id, p);
+    }
+  }
   if (auth) for (const p of Object.keys(auth)) providers.add(p);
   for (const [p, vars] of Object.entries(PROVIDER_ENV)) if (vars.some((v) => host.env[v])) providers.add(p);
   const provider = typeof settings?.defaultProvider === "string" ? settings.defaultProvider : undefined;
   const model = typeof settings?.defaultModel === "string" ? settings.defaultModel : undefined;
   if (provider) providers.add(provider);
   const defaultModel = model ? (provider && !model.startsWith(`${provider}/`) ? `${provider}/${model}` : model) : undefined;
-  return { defaultModel, providers };
+  return { defaultModel, providers, custom };
 }
 
 export type ModelChoice = {
@@ -124,7 +132,8 @@ export function resolveModel(requested: string, o: ResolveOptions): ModelChoice 
     return fallback(requested, "is a Claude model and there are no Anthropic credentials here", o);
   }
 
-  const written = base.includes("/") ? base : o.provider ? `${o.provider}/${base}` : base;
+  const own = o.user.custom?.get(base);
+  const written = base.includes("/") ? base : o.provider ? `${o.provider}/${base}` : own ? `${own}/${base}` : base;
   const provider = providerOf(written);
   if (provider && !o.user.providers.has(provider)) return fallback(requested, `needs provider "${provider}", which has no credentials or models.json entry here`, o);
   return { model: `${written}${suffix}` };

@@ -114,10 +114,15 @@ export function chooseModel(engine: Engine, profile: Profile | null, requested: 
   return { model: choice.model ?? null, warning: choice.warning };
 }
 
-/** The model pi refused at start-up ("Model "x" not found"), when that is why the run failed; else null. */
-function unknownModel(r: RunResult): string | null {
+/**
+ * Why pi refused the model at start-up, when that is why the run failed (no model call was made): it did not
+ * know the name, or it matched the name to a provider without credentials. Else null.
+ */
+function refusedModel(r: RunResult, model: string): string | null {
   if (r.status !== "error" || r.usage.turns > 0) return null;
-  return /Model "([^"]+)" not found/.exec(r.error ?? "")?.[1] ?? null;
+  if (/Model "[^"]+" not found/.test(r.error ?? "")) return `model "${model}" is not known to pi here`;
+  const provider = /No API key found for ([\w.-]+)/.exec(r.error ?? "")?.[1];
+  return provider ? `model "${model}" is matched by pi to provider "${provider}", which has no credentials here` : null;
 }
 
 /** What a run does differently from its agent file, for the run header and record. */
@@ -277,10 +282,10 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   };
   try {
     result = await attempt(model.model);
-    const unknown = model.model ? unknownModel(result) : null;
-    if (unknown && !hooks.signal?.aborted) {
-      // pi did not know the model and exited before any model call: run on the default model instead, and say so.
-      warnings.unshift(`model "${unknown}" is not known to pi here: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
+    const refused = model.model ? refusedModel(result, model.model) : null;
+    if (refused && !hooks.signal?.aborted) {
+      // pi could not use the model and exited before any model call: run on the default model instead, and say so.
+      warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
       result = await attempt(null);
     }
   } catch (err) {

@@ -147,6 +147,17 @@ test("a provider error is status error with the provider's message", async () =>
   expect(r.error).toBe("401 invalid api key from the fake provider");
 });
 
+test("maxTurns: a turn asking for more tools after the budget stops the child; without it the run completes", async () => {
+  const stopped = await runChild(host, realClock, spec("many-turns", { maxTurns: 2 }));
+  expect(stopped.status).toBe("error");
+  expect(stopped.error).toBe("Stopped after 2 turns: the agent's maxTurns");
+  expect(stopped.usage.turns).toBeGreaterThanOrEqual(2);
+  expect(stopped.usage.turns).toBeLessThan(4); // stopped, not run to the end
+  const free = await runChild(host, realClock, spec("many-turns"));
+  expect(free.status).toBe("completed");
+  expect(free.output).toBe("all turns done");
+});
+
 test("five identical tool calls in a row: loop detected, child stopped", async () => {
   const r = await runChild(host, realClock, spec("loop"));
   expect(r.errorCode).toBe("LOOP_DETECTED");

@@ -122,6 +122,17 @@ switch (mode) {
     assistant("", { stopReason: "error", errorMessage: "401 invalid api key from the fake provider" });
     emit({ type: "agent_end" });
     break;
+  case "many-turns":
+    // Four turns that each ask for a tool, then the finalize turn.
+    for (let i = 0; i < 4; i++) {
+      emit({ type: "tool_start", id: `m${i}`, name: "read", args: `{"path":"f${i}.txt"}` });
+      emit({ type: "tool_end", id: `m${i}`, name: "read", isError: false, result: `content ${i}` });
+      assistant(`turn ${i}`, { toolCalls: [{ id: `m${i}`, name: "read", args: `{"path":"f${i}.txt"}` }], stopReason: "toolUse" });
+      await sleep(30);
+    }
+    finalize("all turns done");
+    emit({ type: "agent_end" });
+    break;
   case "loop":
     for (let i = 0; i < 8; i++) {
       emit({ type: "tool_start", id: `l${i}`, name: "read", args: '{"path":"same.txt"}' });

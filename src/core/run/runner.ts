@@ -51,6 +51,8 @@ export type RunSpec = {
   extendDebounceSec: number;
   maxRuntimeSec: number;
   loopingToolCount: number;
+  /** The agent file's maxTurns: no model turn asking for tools after this many. */
+  maxTurns?: number;
   limits?: Partial<RunLimits>;
   /** Grace after the final agent_end before the child is stopped (it normally exits by itself at once). */
   exitGraceMs?: number;
@@ -67,6 +69,7 @@ type Stop = { code: ErrorCode; message: string };
 
 export const timeoutMessage = (sec: number) => `Timed out after ${sec}s. Consider resuming with a longer timeout.`;
 export const LOOP_MESSAGE = "Loop detected: sub-agent is repeating the same tool calls";
+export const maxTurnsMessage = (n: number) => `Stopped after ${n} turn${n === 1 ? "" : "s"}: the agent's maxTurns`;
 
 async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array) => boolean): Promise<void> {
   try {
@@ -111,6 +114,10 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   const onEvent = (ev: ChildEvent) => {
     applyEvent(state, ev, clock.now());
     if (ev.type === "tool_start" && spec.loopingToolCount > 0 && state.loopCount >= spec.loopingToolCount) stopWith({ code: "LOOP_DETECTED", message: LOOP_MESSAGE });
+    // An agent file's maxTurns (Claude Code's): a turn that asks for more work once the budget is spent ends the run.
+    if (ev.type === "assistant" && spec.maxTurns && state.usage.turns >= spec.maxTurns && ev.toolCalls.some((c) => c.name !== "subagent_finalize")) {
+      stopWith({ code: "SUBAGENT_FAILED", message: maxTurnsMessage(spec.maxTurns) });
+    }
     if (ev.type === "settled" || (ev.type === "agent_end" && !spec.settles)) {
       clearGrace();
       finalTree = host.descendants(proc.pid);

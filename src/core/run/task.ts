@@ -271,6 +271,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         extendDebounceSec: settings.extendTimeoutDebounce,
         maxRuntimeSec: settings.maxRuntime,
         loopingToolCount: settings.loopingToolCount,
+        maxTurns: profile?.maxTurns,
         limits: engine.limits,
         settles: engine.piSettles,
         signal: hooks.signal,

@@ -146,6 +146,8 @@ describe("tolerant front matter", () => {
     const p = parseProfile("---\ndescription: d\ntools: Bash(git log:*), Read Glob, Task(worker)\n---\nBody", "/x/p.md", "user").profile!;
     expect(p.tools).toEqual(["bash", "read", "find"]);
     expect(p.unavailableTools).toEqual(["Task(worker)"]);
+    // pi-subagents' direct MCP selectors need its MCP adapter: unavailable here too.
+    expect(parseProfile("---\ndescription: d\ntools: read, mcp:github/search_repositories\n---\nBody", "/x/q.md", "user").profile!.unavailableTools).toEqual(["mcp:github/search_repositories"]);
     expect(p.warnings!.join("\n")).toContain('"Bash(git log:*)": the pattern is not enforced here');
   });
 

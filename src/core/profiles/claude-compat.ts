@@ -61,7 +61,7 @@ export function mapTools(written: string[]): MappedTools {
     if (mapped) {
       if (pattern) notes.push(`"${name}": the pattern is not enforced here; the whole ${mapped} tool is allowed`);
       if (!tools.includes(mapped)) tools.push(mapped);
-    } else if (CLAUDE_ONLY_TOOLS.has(base) || base.startsWith("mcp__")) {
+    } else if (CLAUDE_ONLY_TOOLS.has(base) || base.startsWith("mcp__") || base.startsWith("mcp:")) {
       if (!unavailable.includes(name)) unavailable.push(name);
     } else if (!tools.includes(name)) tools.push(name);
   }

@@ -19,10 +19,13 @@ const USER_SUBDIRS = ["agents", "agent-profiles", "subagents"];
 const PROJECT_SUBDIRS = [".claude/agents", ".agents", ".pi/agents", ".pi/agent-profiles"];
 /** Sub-folder levels walked below an agents folder (a cloned collection: clone/plugins/x/agents/y.md). */
 export const MAX_DEPTH = 5;
-/** Folders of a cloned collection that hold other things than agents (Claude Code commands, skills, docs). */
-const SKIP_DIRS = new Set(["node_modules", "skills", "commands", "hooks", "docs", "doc"]);
+/** Folders of a cloned collection that hold other things than agents (commands, skills, prompt templates, docs). */
+const SKIP_DIRS = new Set(["node_modules", "skills", "commands", "prompts", "hooks", "docs", "doc"]);
 /** Documentation files that sit next to agents in collections; never agents even with front matter. */
-const DOC_FILE = /^(readme|changelog|contributing|license|licence|code_of_conduct|security|claude|agents|skill|index)(\..*)?\.md$/i;
+const DOC_NAMES = /^(?:readme|changelog|contributing|license|licence|code_of_conduct)(?:\.[^.]+)?\.md$/i;
+/** These only in capitals: a lower-case `security.md` may well be an agent. */
+const UPPERCASE_DOCS = new Set(["SECURITY.md", "CLAUDE.md", "AGENTS.md", "SKILL.md"]);
+const isDocFile = (name: string) => DOC_NAMES.test(name) || UPPERCASE_DOCS.has(name);
 
 /** Forward slashes, no trailing slash (except a bare root): paths compare as strings. */
 function norm(path: string): string {
@@ -135,7 +138,7 @@ function walk(w: Walk, dir: string, source: ProfileSource, needsDescription: boo
       continue;
     }
     if (!st?.isFile || !e.name.toLowerCase().endsWith(".md")) continue;
-    if (DOC_FILE.test(e.name) || /\.chain\.md$/i.test(e.name)) {
+    if (isDocFile(e.name) || /\.chain\.md$/i.test(e.name)) {
       w.out.skipped.push({ file: path, reason: "documentation file" });
       continue;
     }

@@ -1,6 +1,6 @@
 // What every tool call needs from the extension: an engine for the call's cwd, consent for project-local
 // profiles, and mirroring of finished tasks into the parent session (pi.appendEntry, spec 000).
-import type { Profile } from "../core/profiles/profile.ts";
+import { findProfile, type Profile } from "../core/profiles/profile.ts";
 import { runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
@@ -64,7 +64,8 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         async checkProfiles(names) {
           const { engine, profiles } = await load();
           for (const name of new Set(names)) {
-            const p = name ? profiles.get(name) : undefined;
+            // The same lookup the task uses, so a display-style name cannot slip past the consent check.
+            const p = name ? findProfile(profiles, name) : undefined;
             if (!p || p.source !== "project" || !p.filePath || allowed.has(p.filePath)) continue;
             const policy = engine.settings.projectAgents;
             if (policy === "allow") continue;

@@ -215,6 +215,11 @@ export function nameSlug(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9_.]+/g, "-").replace(/^[-_.]+|-+$/g, "").slice(0, 64);
 }
 
+/** A profile by its name, or by the display-style name it was made from ("Python Security Expert"). */
+export function findProfile(profiles: Map<string, Profile>, name: string): Profile | undefined {
+  return profiles.get(name) ?? profiles.get(nameSlug(name));
+}
+
 /** `name` (a display-style one made usable, said in a warning), else the file name. */
 function nameField(fm: Fields, filePath: string, warnings: string[]): string {
   const base = filePath.split(/[\\/]/).pop()!.replace(/\.md$/i, "");

@@ -3,7 +3,7 @@
 import { renderFiles, type FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
 import { buildInvocation } from "./invocation.ts";
-import { nameSlug, validateProfileSkills, type Profile } from "../profiles/profile.ts";
+import { findProfile, validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { runChild, type RunLimits } from "./runner.ts";
 import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
 import { readUserModels, resolveProfileModel, type UserModels } from "../profiles/model-resolve.ts";
@@ -148,7 +148,7 @@ export function checkResumable(engine: Engine, id: string): string | null {
  */
 export function checkProfileSkills(engine: Engine, names: (string | undefined)[]): string | null {
   for (const name of new Set(names)) {
-    const p = name ? engine.profiles.get(name) : undefined;
+    const p = name ? findProfile(engine.profiles, name) : undefined;
     const problem = p ? validateProfileSkills(p) : null;
     if (problem) return problem;
   }
@@ -160,8 +160,7 @@ export function resolveTask(engine: Engine, input: TaskInput): { id: string; pro
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
   if (input.resume && (!prior || prior.runs.length === 0)) throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
   const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
-  // A display-style name ("Python Security Expert") finds the agent it was made usable as.
-  const profile = profileName ? (engine.profiles.get(profileName) ?? engine.profiles.get(nameSlug(profileName)) ?? null) : null;
+  const profile = profileName ? (findProfile(engine.profiles, profileName) ?? null) : null;
   if (profileName && !profile) throw new TaskError(unknownProfile(profileName, engine.profiles), "UNKNOWN_AGENT");
   const id = input.resume ?? input.sessionId ?? engine.store.newSessionId();
   return { id, profile, agent: profile?.name ?? "default", resumeOf: prior };

@@ -52,7 +52,6 @@ const compiled = await Bun.build({
     // A user's project .env or bunfig.toml must never change what our executable (or its pi) does.
     autoloadDotenv: false,
     autoloadBunfig: false,
-    ...(process.env.BYTECODE_ORDER ? { bytecodeOrder: process.env.BYTECODE_ORDER.split(",") } : {}),
   },
   define: {
     ...define,

@@ -25,5 +25,6 @@ test("the consent check sees the same agent: a display name of a project agent s
     engineFor: () => ({ ...engine }),
   } as unknown as PiRuntime;
   const call = makeToolEnv(async () => runtime, () => {}).begin({ cwd: "/w", hasUI: false });
-  await expect(call.checkProfiles(["Repo Helper"])).rejects.toThrow('Project-local profile "repo-helper" (/w/.pi/agents/helper.md) needs consent');
+  const refused = await call.refusedProfiles(["Repo Helper"]);
+  expect(refused.get("Repo Helper")).toBe('Project-local profile "repo-helper" (/w/.pi/agents/helper.md) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.');
 });

@@ -5,9 +5,10 @@
 // Each directory is listed once and each file read once: discovery runs on every delegate call.
 import { BUILTIN_AGENTS } from "./builtin-agents.ts";
 import type { Host } from "../host.ts";
-import { notAgentReason, parseProfile, type Profile, type ProfileSource } from "./profile.ts";
+import { notAgentReason, parseProfile, profileNameOf, type Profile, type ProfileSource } from "./profile.ts";
 
-export type Diagnostic = { file: string; reason: string };
+/** A file that could not be used; `name` is the profile it meant to define, so a call naming it hears why. */
+export type Diagnostic = { file: string; reason: string; name?: string };
 /** A profile that lost to another of the same name: `by` is the winner's file (or `builtin:name`). */
 export type Shadowed = { name: string; file: string; source: ProfileSource; by: string };
 /** A `.md` file that is not an agent definition (shown by `profiles --all`). */
@@ -79,7 +80,7 @@ function copyProfile(p: Profile): Profile {
 type Candidate = { file: string; profile: Profile };
 
 /** What one file turned out to be. */
-type FileResult = { profile?: Profile; error?: string; skip?: string };
+type FileResult = { profile?: Profile; error?: string; name?: string; skip?: string };
 /**
  * Files already parsed, by path, valid while size and mtime are unchanged: in pi, discovery runs on every
  * delegate call, and a user with a few hundred collection agents should not pay for parsing them each time.
@@ -109,7 +110,7 @@ function parseAgentFile(host: Host, path: string, source: ProfileSource, needsDe
   if (notAgent) return { skip: notAgent };
   const { profile, error } = parseProfile(text, path, source);
   if (profile && needsDescription && !profile.description) return { skip: "no description in its front matter" };
-  return profile ? { profile } : { error: error ?? "invalid" };
+  return profile ? { profile } : { error: error ?? "invalid", name: profileNameOf(text, path) };
 }
 
 type Walk = { host: Host; out: Discovery; seenDirs: Set<string>; candidates: Candidate[] };
@@ -145,7 +146,7 @@ function walk(w: Walk, dir: string, source: ProfileSource, needsDescription: boo
     const r = readAgentFile(w.host, path, source, needsDescription);
     if (r.skip) w.out.skipped.push({ file: path, reason: r.skip });
     else if (r.profile) w.candidates.push({ file: path, profile: copyProfile(r.profile) });
-    else w.out.diagnostics.push({ file: path, reason: r.error ?? "invalid" });
+    else w.out.diagnostics.push({ file: path, reason: r.error ?? "invalid", ...(r.name ? { name: r.name } : {}) });
   }
 }
 
@@ -158,6 +159,11 @@ function loadDir(host: Host, dir: string, source: ProfileSource, out: Discovery,
     if (earlier) out.shadowed.push({ name: earlier.name, file: earlier.filePath ?? `builtin:${earlier.name}`, source: earlier.source, by: file });
     out.profiles.set(profile.name, profile);
   }
+}
+
+/** Why a profile name that is not loaded cannot be used: a file meant to define it was refused. */
+export function brokenProfile(diagnostics: Diagnostic[] | undefined, name: string): Diagnostic | undefined {
+  return diagnostics?.filter((d) => d.name === name).pop();
 }
 
 /** Every profile visible from cwd, plus one diagnostic per file that could not be used. Never throws. */

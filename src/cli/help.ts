@@ -55,10 +55,20 @@ Options:
   --limit N     How many (default 20)
   --json        One JSON object per line`;
 
-export const PROFILES_HELP = `Usage: subagents profiles [--cwd DIR] [--json]
+export const PROFILES_HELP = `Usage: subagents profiles [--cwd DIR] [--all] [--json] [--check]
 
-Lists the agent profiles available from DIR (default: current directory): built-in, user and project ones,
-and names every profile file that could not be loaded, with the reason.`;
+Lists the agent profiles available from DIR (default: current directory) as a table: name, source (built-in,
+user, project; * = another file of that name is shadowed), model as written → the model it runs on here, tools,
+and warnings (tolerant front matter, tools not available here, fields not supported here). Agent folders are
+searched recursively; files that could not be loaded are named on stderr with the reason.
+
+Options:
+  --all, -v, --verbose  Each profile's file, description and every warning, plus the .md files that are not
+                        agents (no front matter or no description, documentation files)
+  --json                One JSON object per line: {"type":"profile", name, source, filePath, runsOn,
+                        warnings, …}, then "shadowed", "diagnostic" (and with --all "skipped") lines
+  --check               Exit 1 if any agent file has an error (for a collection's CI)
+  --cwd DIR             Look from DIR instead of the current directory`;
 
 export const DELEGATE_HELP = `Usage: subagents delegate "task" ["task" ...] [options]
        subagents delegate --tasks FILE|- [options]

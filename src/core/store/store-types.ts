@@ -24,6 +24,8 @@ export type RunRecord = {
   messageCount: number;
   /** Which pi ran it: `pi 0.87.1 · node 24.21.0 · /path` (absent for runs recorded before this was kept). */
   pi?: string;
+  /** What did not run as the agent file says (model substituted, tools missing). */
+  warnings?: string[];
 };
 
 export type SessionRecord = {

@@ -37,6 +37,8 @@ const MIGRATIONS = [
   `ALTER TABLE runs ADD COLUMN pi TEXT;`,
   // Whether the child called subagent_finalize (null: recorded before this was tracked, or still running).
   `ALTER TABLE runs ADD COLUMN finalized INTEGER;`,
+  // Agent-file compromises of a run (model fallback, missing tools), as a JSON list.
+  `ALTER TABLE runs ADD COLUMN warnings TEXT;`,
 ];
 
 type RunRow = {
@@ -59,6 +61,7 @@ type RunRow = {
   owner_pid: number | null;
   message_count: number;
   pi: string | null;
+  warnings: string | null;
 };
 
 type SessionRow = { id: string; name: string; agent: string; cwd: string; status: string; session_file: string | null; parent_session: string | null; created_at: number; updated_at: number };
@@ -85,6 +88,7 @@ function toRun(r: RunRow): RunRecord {
     ownerPid: r.owner_pid,
     messageCount: r.message_count,
     pi: r.pi ?? undefined,
+    ...(r.warnings ? { warnings: JSON.parse(r.warnings) as string[] } : {}),
   };
 }
 
@@ -171,8 +175,8 @@ export class Store implements SessionStore {
     this.write(() => {
       this.db.run(
         `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
-           finalized = ?, tool_count = ?, ended_at = ?, message_count = ? WHERE id = ?`,
-        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, runId],
+           finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ? WHERE id = ?`,
+        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, r.warnings?.length ? JSON.stringify(r.warnings) : null, runId],
       );
       this.insertMessages(runId, messages);
       this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);

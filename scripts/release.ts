@@ -60,7 +60,11 @@ async function executableFor(p: Platform, file: string): Promise<void> {
 function archive(p: Platform, folder: string, t: number): string {
   const name = archiveName(pkg.version, p);
   touchTree(join(work, folder), t);
-  if (p.archive === "zip") sh(["zip", "-X", "-q", "-r", join(out, name), folder], work);
+  if (p.archive === "zip") {
+    // Entries in a fixed order; DOS times in UTC, so the zip does not depend on the build machine's zone.
+    const entries = [`${folder}/`, ...readdirSync(join(work, folder)).sort().map((f) => `${folder}/${f}`)];
+    sh(["env", "TZ=UTC", "zip", "-X", "-q", join(out, name), ...entries], work);
+  }
   else {
     const tar = join(work, `${folder}.tar`);
     sh(["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=@${t}`, "-cf", tar, folder], work);

@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { cliLatency } from "./cli-latency.ts";
+import { childStart } from "./child-start.ts";
 import { fanout } from "./fanout.ts";
 import { promptFootprint } from "./prompt-footprint.ts";
 import { REPO, ROUNDS } from "./lib.ts";
@@ -13,7 +14,7 @@ import { stream } from "./stream.ts";
 import { updates } from "./updates.ts";
 
 const sections: string[] = [];
-for (const [name, run] of [["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates], ["prompt footprint", promptFootprint]] as const) {
+for (const [name, run] of [["child start", childStart], ["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates], ["prompt footprint", promptFootprint]] as const) {
   process.stderr.write(`bench: ${name}…\n`);
   sections.push(await run());
 }

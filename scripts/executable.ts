@@ -67,7 +67,6 @@ export async function compileExecutable(o: CompileOptions): Promise<void> {
       // A user's project .env or bunfig.toml must never change what our executable (or its pi) does.
       autoloadDotenv: false,
       autoloadBunfig: false,
-      ...(process.env.BYTECODE_ORDER ? { bytecodeOrder: process.env.BYTECODE_ORDER.split(",") } : {}),
     },
     define: {
       __SUBAGENTS_CHILD_SOURCE__: JSON.stringify(o.childSource),

@@ -110,11 +110,15 @@ const profile = (over: Partial<Profile>): Profile => ({ name: "p", source: "user
 
 test("invocation: tools, model flags, prompt files, env, api key by env", () => {
   const plain = buildInvocation(base());
-  expect(plain.argv).toEqual(["bun", "--no-install", "/pi/cli.js", "-p", "--session", "/s/x.jsonl", "-e", "/ext/child.js", "--tools", "read,bash,edit,write,subagent_finalize", "--append-system-prompt", "/tmp/p.md"]);
-  expect(plain.env).toMatchObject({ PATH: "/bin", PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1", PI_SUBAGENT_MAX_DEPTH: "1", PI_SUBAGENT_PARENT_PID: "42", PI_SUBAGENT_TRANSPORT: "compact" });
+  // Our additions reach the child extension by file (appended after pi's own prompt), never by
+  // --append-system-prompt, which would replace the user's APPEND_SYSTEM.md.
+  expect(plain.argv).toEqual(["bun", "--no-install", "/pi/cli.js", "-p", "--session", "/s/x.jsonl", "-e", "/ext/child.js", "--tools", "read,bash,edit,write,subagent_finalize"]);
+  expect(plain.env).toMatchObject({ PATH: "/bin", PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1", PI_SUBAGENT_MAX_DEPTH: "1", PI_SUBAGENT_PARENT_PID: "42", PI_SUBAGENT_TRANSPORT: "compact", PI_SUBAGENT_APPEND_PROMPT: "/tmp/p.md" });
+  expect(plain.files).toEqual([{ path: "/tmp/p.md", content: expect.stringContaining("subagent_finalize") }]);
   const allow = buildInvocation(base({ profile: profile({ tools: ["read", "subagent", "delegate_to_subagents"], model: "claude-x", provider: "anthropic", thinking: "high" }) }));
   expect(allow.argv.join(" ")).toContain("--model anthropic/claude-x --thinking high --tools read,subagent_finalize");
   expect(allow.argv).toContain("--system-prompt");
+  expect(allow.env.PI_SUBAGENT_APPEND_PROMPT).toBeUndefined();
   expect(allow.files[0].content).toStartWith("You are p.");
   expect(allow.files[0].content).toContain("subagent_finalize");
   const deny = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), finalize: false, depth: 0 }));
@@ -126,7 +130,8 @@ test("invocation: tools, model flags, prompt files, env, api key by env", () => 
   expect(json.argv.slice(3, 5)).toEqual(["--mode", "json"]);
   expect(json.argv).not.toContain("secret-key-value");
   expect(json.env.ANTHROPIC_API_KEY).toBe("secret-key-value");
-  expect(json.argv).toContain("--append-system-prompt");
+  expect(json.argv).not.toContain("--append-system-prompt");
+  expect(json.env.PI_SUBAGENT_APPEND_PROMPT).toBe("/tmp/p.md");
 });
 
 test("throttle: at most one call per interval, trailing value always delivered, flush sends the final", () => {

@@ -169,25 +169,6 @@ test("resume without the child's session file falls back to the transcript promp
   expect(prompt).toContain("Instructions:");
 }, 60_000);
 
-test("a machine with no pi: exit 2, the places searched and the install command", async () => {
-  const { mkdirSync } = await import("node:fs");
-  const home = join(world.root, "empty-home");
-  const cwd = join(world.root, "empty-cwd");
-  mkdirSync(home, { recursive: true });
-  mkdirSync(cwd, { recursive: true });
-  // The binary's own pi is always there; a user who chose their system pi (and has none) gets this error.
-  const { writeFileSync } = await import("node:fs");
-  mkdirSync(join(home, ".pi", "agent"), { recursive: true });
-  writeFileSync(join(home, ".pi", "agent", "settings.json"), JSON.stringify({ subagents: { childPi: "system" } }));
-  const env = { HOME: home, PATH: "/usr/bin:/bin", PI_CODING_AGENT_DIR: join(home, ".pi", "agent"), SUBAGENTS_DB: join(home, "db.sqlite") };
-  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", "hello"], cwd, env, stdout: "pipe", stderr: "pipe" });
-  const stderr = await new Response(proc.stderr).text();
-  expect(await proc.exited).toBe(2);
-  expect(stderr).toContain("Cannot find pi");
-  expect(stderr).toContain("npm install -g @earendil-works/pi-coding-agent");
-  expect(stderr).toContain("`pi` on PATH");
-});
-
 test("a session started by the system pi is continued by the embedded pi, and the other way round", async () => {
   const { Database } = await import("bun:sqlite");
   const piOf = (id: string) => {
@@ -244,4 +225,25 @@ test("the pi role's switch never reaches what the child runs", async () => {
   const toolResult = world.server.requests.flatMap((q) => q.messages ?? []).filter((m) => m.role === "tool" && JSON.stringify(m.content).includes("role=["));
   expect(toolResult.length).toBeGreaterThan(0);
   expect(JSON.stringify(toolResult.at(-1)!.content)).toContain("role=[]");
+}, 60_000);
+
+test("a child keeps the user's APPEND_SYSTEM.md and gets our finalize instructions after it", async () => {
+  const { writeFileSync, rmSync } = await import("node:fs");
+  const mark = `USER-APPEND-${Date.now()}`;
+  writeFileSync(join(world.agentDir, "APPEND_SYSTEM.md"), `Always sign with ${mark}.\n`);
+  try {
+    for (const childPi of ["embedded", "system"]) {
+      world.setSubagentSettings({ childPi });
+      const task = `append check ${childPi} ${mark} ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`;
+      const r = await cli(world, ["run", "default", task, "--json"]);
+      expect(summaryOf(r.json)[0].status).toBe("completed");
+      const req = world.server.requests.find((q) => transcriptOf(q).includes(`append check ${childPi}`))!;
+      const system = (req.messages ?? []).filter((m) => m.role === "system" || m.role === "developer").map((m) => JSON.stringify(m.content)).join("");
+      expect(system).toContain(`Always sign with ${mark}.`);
+      expect(system.indexOf("subagent_finalize")).toBeGreaterThan(system.indexOf(mark));
+    }
+  } finally {
+    rmSync(join(world.agentDir, "APPEND_SYSTEM.md"), { force: true });
+    world.setSubagentSettings({});
+  }
 }, 60_000);

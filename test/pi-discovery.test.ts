@@ -28,6 +28,16 @@ function fakeNode(dir: string, version: string): string {
   return exe;
 }
 
+/** The error a call throws (every test here checks several parts of one message). */
+function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error("expected an error");
+}
+
 let n = 0;
 const fresh = () => {
   const d = join(root, `case${n++}`);
@@ -59,16 +69,11 @@ test("a Node too old for current pi is passed over for Bun, and the reason is in
   const auto = resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto" });
   expect(auto.argv).toEqual([process.execPath, "--no-install", join(pkg, "dist", "bun", "cli.js")]);
   expect(auto.pi.runtime).toBe(`bun ${Bun.version}`);
-  let err: Error | null = null;
-  try {
-    resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "node" });
-  } catch (e) {
-    err = e as Error;
-  }
+  const err = thrown(() => resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "node" }));
   expect(err).toBeInstanceOf(PiNotFoundError);
-  expect(err!.message).toContain("pi 0.87.1");
-  expect(err!.message).toContain("needs Node >=22.19.0");
-  expect(err!.message).toContain("node 20.20.2");
+  expect(err.message).toContain("pi 0.87.1");
+  expect(err.message).toContain("needs Node >=22.19.0");
+  expect(err.message).toContain("node 20.20.2");
 });
 
 test("the old package name is found too, and old pi prefers Bun (it starts 2.5× faster there)", () => {
@@ -104,17 +109,12 @@ test("the running pi (inside a parent pi) comes before everything else", () => {
 test("no pi anywhere: the error names every place searched and the install command", () => {
   const d = fresh();
   const env = { PATH: "/usr/bin:/bin", HOME: join(d, "home") };
-  let err: Error | null = null;
-  try {
-    resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto" });
-  } catch (e) {
-    err = e as Error;
-  }
+  const err = thrown(() => resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto" }));
   expect(err).toBeInstanceOf(PiNotFoundError);
-  expect(err!.message).toContain("npm install -g @earendil-works/pi-coding-agent");
-  expect(err!.message).toContain("`pi` on PATH");
-  expect(err!.message).toContain(join(d, "home", ".npm-global", "lib", "node_modules"));
-  expect(err!.message).toContain(`node_modules above ${join(d, "cwd")}`);
+  expect(err.message).toContain("npm install -g @earendil-works/pi-coding-agent");
+  expect(err.message).toContain("`pi` on PATH");
+  expect(err.message).toContain(join(d, "home", ".npm-global", "lib", "node_modules"));
+  expect(err.message).toContain(`node_modules above ${join(d, "cwd")}`);
 });
 
 test("SUBAGENTS_PI wins and is reported as such", () => {

@@ -6,6 +6,7 @@
 // Self-contained on purpose: node:fs only, no package imports (Bun would try to auto-install them).
 import * as fs from "node:fs";
 import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/transport.ts";
+import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;
@@ -106,6 +107,23 @@ export default function childExtension(pi: Api): void {
     process.kill(process.pid, "SIGTERM");
   };
   watchParent(stop);
+  // The pi role starts with the JIT held back (start-up code runs once); the model loop is the long part.
+  let jitRestored = false;
+  pi.on("turn_end", () => {
+    if (jitRestored) return;
+    jitRestored = true;
+    setNormalJitPolicy();
+  });
+  // Our additions to the system prompt (finalize contract, inlined skills, an append-mode profile), after
+  // everything pi assembled — including the user's APPEND_SYSTEM.md, which --append-system-prompt would replace.
+  const appendFile = process.env.PI_SUBAGENT_APPEND_PROMPT;
+  let appended = "";
+  try {
+    if (appendFile) appended = fs.readFileSync(appendFile, "utf8");
+  } catch {
+    // gone already: nothing to add
+  }
+  if (appended.trim()) pi.on("before_agent_start", (e) => ({ systemPrompt: `${e?.systemPrompt ?? ""}\n\n${appended}` }));
   // pi ≥ 0.8x skips a folder's .pi settings/extensions/skills in -p mode unless trusted: carry the parent's decision.
   const trust = process.env.PI_SUBAGENT_PROJECT_TRUST;
   if (trust === "yes" || trust === "no") pi.on("project_trust", () => ({ trusted: trust }));

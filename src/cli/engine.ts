@@ -10,6 +10,7 @@ import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { selfEmbedded } from "../host/embedded-pi.ts";
+import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
 
@@ -58,6 +59,8 @@ export function childPiLine(cwd: string): string {
 }
 
 export function buildEngine(ctx: CliContext, cwd: string): Engine {
+  // A run follows: the parent's event loop is the long part (see cli/main.ts for why start-up holds the JIT back).
+  setNormalJitPolicy();
   const { profiles } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
   let pi;
   try {

@@ -3,6 +3,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
 import { MAIN_HELP } from "./help.ts";
+import { setStartupJitPolicy } from "../host/jit-policy.ts";
 
 type Command = (argv: string[]) => number | Promise<number>;
 const COMMANDS: Record<string, () => Promise<Command>> = {
@@ -49,6 +50,11 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.taskFailed;
   }
 }
+
+// Start-up code runs once: keep it in the interpreter instead of paying JIT compilation for it (measured on a
+// pi child: −10% CPU at the minimum, −18% at the median). The child extension (pi role) and the engine (CLI runs)
+// restore the normal policy once the long-running part begins.
+setStartupJitPolicy();
 
 // No top-level await: the compiled binary is built as bytecode, which needs a plain module body.
 if (process.env.SUBAGENTS_ROLE === "pi") {

@@ -105,8 +105,10 @@ export function buildInvocation(input: InvocationInput): Invocation {
     files.push({ path: input.promptFile, content: [p.systemPrompt, appended].filter(Boolean).join("\n\n") });
     argv.push("--system-prompt", input.promptFile);
   } else if (appended) {
+    // Not --append-system-prompt: pi takes that flag INSTEAD of the user's own APPEND_SYSTEM.md (global or
+    // project), so a child would silently lose it. The child extension appends this file to the system prompt
+    // pi assembled (before_agent_start), so the user's additions stay.
     files.push({ path: input.promptFile, content: appended });
-    argv.push("--append-system-prompt", input.promptFile);
   }
   argv.push(...(p?.extraArgs ?? []));
 
@@ -118,6 +120,8 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_SUBAGENT_PARENT_PID = String(input.parentPid);
   env.PI_SUBAGENT_TRANSPORT = input.transport;
   env.PI_OFFLINE ??= "1";
+  if (appended && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
+  else delete env.PI_SUBAGENT_APPEND_PROMPT;
   if (input.projectTrust) env.PI_SUBAGENT_PROJECT_TRUST = input.projectTrust;
   else delete env.PI_SUBAGENT_PROJECT_TRUST;
   if (p?.apiKey) {

@@ -1,7 +1,7 @@
 // doctor, prune, completion and install --bin, through the real CLI (source and the compiled binary).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { spawnSync } from "node:child_process";
 import pkg from "../package.json" with { type: "json" };
@@ -175,3 +175,19 @@ test("install --bin copies the executable into --prefix and says when that is no
   expect(fromSource.stderr).toContain("copies the compiled executable");
 }, 60_000);
 
+
+test("doctor: the extension installed as a pi package counts; installed both ways is a warning", async () => {
+  world.setSubagentSettings({}, { packages: ["npm:subagents"] });
+  const ext = join(world.agentDir, "extensions", "subagents.js");
+  const original = readFileSync(ext, "utf8");
+  try {
+    const twice = await doctor();
+    expect(check(twice.report, "extension")).toMatchObject({ status: "warn", detail: expect.stringContaining("installed twice"), fix: expect.stringContaining("pi remove npm:subagents") });
+    rmSync(ext);
+    const asPackage = await doctor();
+    expect(check(asPackage.report, "extension")).toMatchObject({ status: "ok", detail: expect.stringContaining("pi package npm:subagents") });
+  } finally {
+    writeFileSync(ext, original);
+    world.setSubagentSettings({});
+  }
+}, 60_000);

@@ -129,9 +129,22 @@ export function databaseCheck(ctx: CliContext): Check {
   }
 }
 
+/** A `subagents` entry in pi's `packages` setting (`pi install npm:subagents`, a git URL or a local path). */
+function piPackageEntry(ctx: CliContext): string | undefined {
+  const packages = readJson(path.join(ctx.agentDir, "settings.json"))?.packages;
+  if (!Array.isArray(packages)) return undefined;
+  const sources = packages.map((p) => (typeof p === "string" ? p : (p as { source?: unknown })?.source)).filter((s): s is string => typeof s === "string");
+  return sources.find((s) => /(^npm:subagents(@|$))|[/\\]subagents(\.git)?\/?$/.test(s));
+}
+
 export function extensionCheck(ctx: CliContext): Check[] {
   const file = path.join(ctx.agentDir, "extensions", "subagents.js");
-  if (!fs.existsSync(file)) return [warn("extension", `not installed in ${path.dirname(file)} (pi has no delegation tools unless installed as a pi package)`, "subagents install")];
+  const pkgEntry = piPackageEntry(ctx);
+  if (!fs.existsSync(file)) {
+    if (pkgEntry) return [ok("extension", `installed as the pi package ${pkgEntry} (its version is what npm installed)`)];
+    return [warn("extension", `not installed: pi has no delegation tools (${path.dirname(file)} has no subagents.js)`, "subagents install, or pi install npm:subagents")];
+  }
+  if (pkgEntry) return [warn("extension", `installed twice: ${file} and the pi package ${pkgEntry}`, `remove one: subagents install --uninstall, or pi remove ${pkgEntry}`)];
   let ours: string;
   try {
     ours = extensionSource();

@@ -72,7 +72,7 @@ export function modelCheck(ctx: CliContext, cwd: string): Check {
   const project = readJson(path.join(cwd, ".pi", "settings.json")) ?? {};
   const provider = (project.defaultProvider ?? global.defaultProvider) as string | undefined;
   const model = (project.defaultModel ?? global.defaultModel) as string | undefined;
-  if (!provider) return warn("model", "no default model in pi's settings.json: pi picks one from the credentials it finds", "choose one in pi with /model, or give profiles a model:");
+  if (!provider) return warn("model", "no default model in pi's settings.json: pi picks one from the credentials it finds", "choose one in pi with /model (or set model: in your profiles)");
   const name = `${provider}/${model ?? "(provider default)"}`;
   const source = credentialSource(ctx, provider);
   if (!source) return fail("model", `${name}: no credentials for ${provider}`, `log in from pi with /login, or set ${envKeysFor(provider)[0]}`);
@@ -164,9 +164,10 @@ export function extensionCheck(ctx: CliContext): Check[] {
 export function profilesCheck(ctx: CliContext, cwd: string): Check {
   const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
   const folders = new Set<string>();
-  for (const p of profiles.values()) if (p.filePath) folders.add(path.dirname(p.filePath));
-  const where = folders.size ? ` from ${[...folders].join(", ")}` : " (no agent folders found)";
-  const detail = `${profiles.size} profiles${where}`;
+  for (const p of profiles.values()) if (p.source !== "builtin" && p.filePath) folders.add(path.dirname(p.filePath));
+  const builtin = [...profiles.values()].filter((p) => p.source === "builtin").length;
+  const where = folders.size ? `agent folders ${[...folders].join(", ")}` : "no agent folders found";
+  const detail = `${profiles.size} profiles (${builtin} built in); ${where}`;
   if (diagnostics.length) return warn("profiles", `${detail}; ${diagnostics.length} profile file(s) with errors`, "subagents profiles (names each file and the reason)");
   return ok("profiles", detail);
 }
@@ -180,7 +181,7 @@ export function terminalCheck(env: Record<string, string | undefined>, out: { is
   if (!out.isTTY) return warn("terminal", "stdout is not a terminal: delegate prints one line per change instead of live windows");
   const utf8 = /utf-?8/i.test(env.LC_ALL || env.LC_CTYPE || env.LANG || "");
   const color = !env.NO_COLOR && env.TERM !== "dumb";
-  const detail = `${out.columns ?? "?"} columns, ${color ? "colour" : "no colour"}, ${utf8 ? "UTF-8" : "no UTF-8 locale"}`;
+  const detail = `${out.columns ? `${out.columns} columns` : "width unknown"}, ${color ? "colour" : "no colour"}, ${utf8 ? "UTF-8" : "no UTF-8 locale"}`;
   if (!utf8 || env.TERM === "dumb") return warn("terminal", detail, "use a UTF-8 locale (LANG=en_US.UTF-8) and a TERM other than dumb for live windows");
   return ok("terminal", detail);
 }

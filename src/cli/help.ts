@@ -12,11 +12,11 @@ Commands:
   session ID             Print a session's full transcript (all runs)
   sessions               List recent sessions
   profiles               List agent profiles (and problems with profile files)
-  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it)
+  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it; --bin: this executable onto PATH)
   demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)
   doctor [--json]        Check the setup: pi, model credentials, database, extension, profiles, terminal
-  prune [--older-than 30d] [--keep N] [--dry-run]   Delete old sessions and their files, compact the database
-  completion bash|zsh|fish   Print a shell completion script
+  prune                  Delete old sessions and their files (--older-than 30d, --keep N), compact the database
+  completion SHELL       Print a completion script for bash, zsh or fish
 
 Options:
   -h, --help             Show help (also: subagents <command> --help)

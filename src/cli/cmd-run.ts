@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { toolCallLine } from "../core/run/activity.ts";
-import { checkProfileSkills, runTask } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, profileRefusal, runTask } from "../core/run/task.ts";
 import { parse, positiveNumber } from "./args.ts";
 import { buildEngine, cliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
@@ -42,10 +42,10 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const ctx = cliContext(cwd);
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, cwd);
-  if (agent !== "default" && !engine.profiles.has(agent) && !values.session) {
-    const names = [...engine.profiles.keys()].sort().join(", ") || "(none)";
-    throw new UsageError(`run: Unknown profile: "${agent}". Available profiles: ${names}`);
-  }
+  // Refusals before anything starts are usage errors (exit 2), the same as in `delegate`.
+  if (agent !== "default" && !engine.profiles.has(agent) && !values.session) throw new UsageError(`run: ${profileRefusal(engine, agent).message}`);
+  const resumeProblem = values.session ? checkResumable(engine, values.session) : null;
+  if (resumeProblem) throw new UsageError(`run: ${resumeProblem}`);
   const conflict = checkProfileSkills(engine, [agent]);
   if (conflict) throw new UsageError(`run: ${conflict}`);
   const json = !!values.json;

@@ -13,7 +13,7 @@ import { ActiveRuns } from "./active-runs.ts";
 // Types only (erased from the bundle): checked against current pi; pi 0.73.1's API is a subset we stay within.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
-type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry">;
+type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools">;
 
 type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
 
@@ -41,7 +41,14 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   if (rt.host.env.PI_SUBAGENT_CHILD === "1" && rt.depth >= settings.maxDepth) return;
 
   const active = new ActiveRuns();
-  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active);
+  const activeTools = () => {
+    try {
+      return pi.getActiveTools();
+    } catch {
+      return undefined; // older pi or a stale context: deny lists fall back to pi's defaults
+    }
+  };
+  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools);
   const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
   // Our tools take plain JSON Schema (TypeBox symbols stripped, so pi's coercion works under both runtimes), not
   // pi's TypeBox generics: the one cast at the boundary.

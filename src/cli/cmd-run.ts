@@ -60,7 +60,10 @@ export async function cmdRun(argv: string[]): Promise<number> {
       onStart: (info) => {
         sessionId = info.sessionId;
         if (json) writeJson({ type: "task_start", task: name, sessionId, agent: info.agent });
-        else process.stderr.write(`▸ ${info.agent} · session ${sessionId}\n`);
+        else {
+          process.stderr.write(`▸ ${info.agent} · session ${sessionId}\n`);
+          for (const w of info.warnings) process.stderr.write(`  ⚠ ${w}\n`);
+        }
       },
       onEvent: (_state, ev) => {
         if (json) {

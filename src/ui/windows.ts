@@ -20,6 +20,8 @@ export type WindowView = {
   cost: number;
   lines: string[];
   error?: string;
+  /** What does not run as the agent file says (model substituted, tools missing): one line each under the header. */
+  warnings?: string[];
 };
 
 /** What a batch of windows looks like at one moment (the pi tool's `details`). */
@@ -83,6 +85,7 @@ export type RenderOptions = { width: number; maxLines: number; expanded: boolean
 /** One window: header, its last lines (all of them when expanded), and the error if any. */
 export function renderWindow(v: WindowView, o: RenderOptions): string[] {
   const out = [clip(windowHeader(v, o.style), o.width)];
+  for (const w of v.warnings ?? []) out.push(o.style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, o.width)));
   const body = o.expanded ? v.lines : v.lines.slice(-o.maxLines);
   const hidden = v.lines.length - body.length;
   if (hidden > 0) out.push(o.style.dim(clip(`  … ${hidden} earlier line${hidden === 1 ? "" : "s"}`, o.width)));

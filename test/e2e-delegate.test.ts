@@ -120,7 +120,7 @@ test("--resume continues a session; an unknown id fails before anything runs", a
 test("a task refused before it starts names its profile file with the home masked", async () => {
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "warped.md"), "---\nname: warped\nthinking: warp\n---\nx\n");
+  writeFileSync(join(agents, "warped.md"), "---\nname: warped\ndescription: broken on purpose\nthinking: warp\n---\nx\n");
   try {
     const r = await cli(world, ["delegate", "--tasks", "-", "--json"], { stdin: JSON.stringify({ tasks: [{ name: "w", prompt: "x", profile: "warped" }] }) });
     const [t] = r.json.at(-1)!.tasks;

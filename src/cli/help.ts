@@ -12,12 +12,15 @@ Commands:
   session ID             Print a session's full transcript (all runs)
   sessions               List recent sessions
   profiles               List agent profiles (and problems with profile files)
-  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it)
+  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it; --bin: this executable onto PATH)
   demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)
+  doctor [--json]        Check the setup: pi, model credentials, database, extension, profiles, terminal
+  prune                  Delete old sessions and their files (--older-than 30d, --keep N), compact the database
+  completion SHELL       Print a completion script for bash, zsh or fish
 
 Options:
   -h, --help             Show help (also: subagents <command> --help)
-  -v, --version          Show the version and the pi inside (--verbose: which pi children run)
+  -v, --version          Show the version, the pi inside and the build commit (--verbose: which pi children run)
 
 Exit codes: 0 success, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.
 Environment: PI_CODING_AGENT_DIR (pi's agent dir, default ~/.pi/agent), SUBAGENTS_DB (session database),
@@ -94,7 +97,9 @@ Options:
 Exit codes: 0 all tasks completed, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.`;
 
 export const INSTALL_HELP = `Usage: subagents install [--uninstall]
+       subagents install --bin [--prefix DIR]
 
 Writes the bundled pi extension to <agentDir>/extensions/subagents.js, where pi loads it automatically
 (<agentDir> is $PI_CODING_AGENT_DIR or ~/.pi/agent). --uninstall removes it. Sub-agents started by pi never
-get the delegation tools themselves beyond subagents.maxDepth (default 1).`;
+get the delegation tools themselves beyond subagents.maxDepth (default 1).
+--bin copies this executable to DIR (default ~/.local/bin) and says if DIR is not on your PATH.`;

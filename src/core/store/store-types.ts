@@ -53,6 +53,9 @@ export type SessionSummary = {
   updatedAt: number;
 };
 
+/** A session `prune` would delete. */
+export type PruneCandidate = { id: string; name: string; agent: string; cwd: string; sessionFile?: string; updatedAt: number; runCount: number };
+
 export type NewSession = { id: string; name: string; agent: string; cwd: string; parentSession?: string; sessionFile?: string };
 
 /** A finished (or interrupted) run as mirrored in a pi session, for rebuilding the store. */

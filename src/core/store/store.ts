@@ -8,6 +8,7 @@ import {
   resumeRunningMessage,
   type ImportedRun,
   type NewSession,
+  type PruneCandidate,
   type RunRecord,
   type SessionRecord,
   type SessionStore,
@@ -40,6 +41,9 @@ const MIGRATIONS = [
   // Agent-file compromises of a run (model fallback, missing tools), as a JSON list.
   `ALTER TABLE runs ADD COLUMN warnings TEXT;`,
 ];
+
+/** The schema this build writes (PRAGMA user_version after migrating): `doctor` reports it. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
 type RunRow = {
   id: number;
@@ -268,6 +272,41 @@ export class Store implements SessionStore {
       }
     });
     return dead.length;
+  }
+
+  /**
+   * Sessions `subagents prune` may delete, oldest last: all but the newest `keep`, and of those only the ones
+   * last updated before `before` (when given). Sessions with a running run are never candidates.
+   */
+  prunable(opts: { before?: number; keep?: number }): PruneCandidate[] {
+    const rows = this.db.all<PruneCandidate & { running: number }>(
+      `SELECT s.id, s.name, s.agent, s.cwd, s.session_file AS sessionFile, s.updated_at AS updatedAt,
+              (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS runCount,
+              EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status = 'running') AS running
+         FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC`,
+    );
+    return rows
+      .slice(opts.keep ?? 0)
+      .filter((r) => !r.running && (opts.before === undefined || r.updatedAt < opts.before))
+      .map(({ running: _, ...r }) => ({ ...r, sessionFile: r.sessionFile ?? undefined }));
+  }
+
+  /** Deletes these sessions with their runs and messages; one that started running meanwhile is kept. */
+  deleteSessions(ids: string[]): string[] {
+    return this.write(() =>
+      ids.filter((id) => {
+        if (this.db.get("SELECT 1 AS x FROM runs WHERE session_id = ? AND status = 'running'", [id])) return false;
+        this.db.run("DELETE FROM messages WHERE run_id IN (SELECT id FROM runs WHERE session_id = ?)", [id]);
+        this.db.run("DELETE FROM runs WHERE session_id = ?", [id]);
+        return this.db.run("DELETE FROM sessions WHERE id = ?", [id]).changes > 0;
+      }),
+    );
+  }
+
+  /** Gives the space of deleted rows back to the file system (outside any transaction). */
+  vacuum(): void {
+    this.db.exec("VACUUM");
+    this.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
   importRuns(runs: ImportedRun[]): void {

@@ -99,7 +99,7 @@ test("the window header shows [completed/total] while the child keeps an incompl
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
   const file = join(agents, "planner-todo.md");
-  writeFileSync(file, `---\nname: planner-todo\ndescription: plans with a todo list\nextensions: ${join(import.meta.dir, "fixtures", "todo-extension.ts")}\n---\nKeep a todo list.\n`);
+  writeFileSync(file, `---\nname: planner-todo\ndescription: Plans with a todo list\nextensions: ${join(import.meta.dir, "fixtures", "todo-extension.ts")}\n---\nKeep a todo list.\n`);
   const todos = [
     { content: "read", status: "completed" },
     { content: "write", status: "in_progress" },

@@ -175,7 +175,7 @@ test.skipIf(!hasTmux)("on a terminal: live windows, then the cursor is restored"
       screen = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
     }
     expect(screen).toContain("Sub-agents: 0 running, 2 done");
-    expect(screen).toContain("✓ task-1: completed");
+    expect(screen).toMatch(/^✓ task-1 • /m);
     expect(screen).toContain("tty result 1");
     expect(execFileSync("tmux", ["display", "-p", "-t", session, "#{cursor_flag}"], { encoding: "utf8" }).trim()).toBe("1");
   } finally {

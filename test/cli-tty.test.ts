@@ -2,8 +2,12 @@
 // pi children against the scripted model. Screens are sampled every ~40 ms for the whole run, so "every frame"
 // below means every sample.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { Store } from "../src/core/store/store.ts";
+import { emptyUsage } from "../src/core/types.ts";
+import { bunDbOpener } from "../src/host/sqlite-bun.ts";
 import { script } from "../src/scripted/model-server.ts";
 import { piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
 import { hasTmux, openPane, type Pane } from "./support/tmux.ts";
@@ -157,3 +161,18 @@ test.skipIf(!hasTmux)("demo interrupted by Ctrl-C exits 130 and does not claim t
     expect(screen).toContain("cancelled");
   });
 }, 90_000);
+
+test.skipIf(!hasTmux)("sessions at 60 columns: a header row, no line wider than 60, ids whole", async () => {
+  const store = new Store(bunDbOpener(Database)(world.env.SUBAGENTS_DB), { isAlive: () => true });
+  const id = store.newSessionId();
+  store.createSession({ id, name: "a session name far too long for a sixty column terminal, really", agent: "reviewer", cwd: world.workDir });
+  const run = store.startRun(id, { prompt: "p", ownerPid: process.pid });
+  store.finishRun(run, { status: "completed", output: "o", usage: { ...emptyUsage(), cost: 0.5 }, exitCode: 0, toolCount: 0, messages: [], stderrTail: "", durationMs: 1 });
+  await withPane(["sessions"], { cols: 60, rows: 20 }, async (pane) => {
+    const screen = await pane.waitFor(EXITED, 10_000);
+    const lines = screen.split("\n").filter((l) => l && !l.startsWith("EXIT="));
+    expect(lines[0]).toMatch(/^ID +STATUS +AGENT +UPDATED +NAME$/);
+    expect(lines.find((l) => l.startsWith(id))).toMatch(new RegExp(`^${id}  completed  reviewer +\\d+s ago  a session.*…$`));
+    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(60);
+  });
+}, 30_000);

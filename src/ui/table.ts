@@ -25,28 +25,24 @@ function naturalWidths(columns: Column[], rows: string[][]): number[] {
   return columns.map((c, i) => Math.max(visibleWidth(c.header), ...rows.map((r) => visibleWidth(r[i] ?? ""))));
 }
 
-/** Column widths within `width`, or null for a column that was dropped. */
+/** Column widths within `width`, or null for a column that was dropped. Each attempt starts again from the
+ * natural widths, so a dropped column gives its room back to the shortened ones. */
 function fitWidths(columns: Column[], natural: number[], width: number): (number | null)[] {
-  const widths: (number | null)[] = [...natural];
-  const total = () => widths.reduce<number>((n, w) => (w === null ? n : n + w + GAP.length), -GAP.length);
+  const dropped = new Set<number>();
   for (;;) {
-    let over = total() - width;
-    if (over <= 0) return widths;
+    const widths: (number | null)[] = natural.map((w, i) => (dropped.has(i) ? null : w));
+    let over = widths.reduce<number>((n, w) => (w === null ? n : n + w + GAP.length), -GAP.length) - width;
     for (let i = columns.length - 1; i >= 0 && over > 0; i--) {
       const w = widths[i];
       if (w === null || !columns[i].flex) continue;
-      const floor = Math.max(columns[i].min ?? 8, Math.min(visibleWidth(columns[i].header), w));
-      const cut = Math.min(over, w - floor);
-      if (cut > 0) {
-        widths[i] = w - cut;
-        over -= cut;
-      }
+      const cut = Math.min(over, w - Math.min(w, Math.max(columns[i].min ?? 8, visibleWidth(columns[i].header))));
+      widths[i] = w - cut;
+      over -= cut;
     }
     if (over <= 0) return widths;
-    const candidates = columns.map((c, i) => ({ i, rank: widths[i] === null ? 0 : (c.drop ?? 0) })).filter((c) => c.rank > 0);
-    if (!candidates.length) return widths; // nothing left to give up: the caller clips each line
-    const worst = candidates.reduce((a, b) => (b.rank > a.rank ? b : a));
-    widths[worst.i] = null;
+    const candidates = columns.map((c, i) => ({ i, rank: dropped.has(i) ? 0 : (c.drop ?? 0) })).filter((c) => c.rank > 0);
+    if (!candidates.length) return widths; // nothing left to give up: each line is clipped
+    dropped.add(candidates.reduce((a, b) => (b.rank > a.rank ? b : a)).i);
   }
 }
 

@@ -63,9 +63,10 @@ test("mixed results: success, provider failure and unknown profile in one call (
   expect(broken.error).toContain("scripted refusal 5521");
   expect(ghost.status).toBe("error");
   expect(ghost.error).toBe('Unknown profile: "no-such-profile". Available profiles: planner, reviewer, scout, worker');
-  // The unknown-profile task still has a session record, like every other task.
+  // The unknown-profile task still has a session record, like every other task (failed: exit 1).
   const out = await cli(world, ["session", ghost.sessionId]);
-  expect(out.code).toBe(0);
+  expect(out.code).toBe(1);
+  expect(out.stdout).toContain("Unknown profile");
 }, 60_000);
 
 test("files in every spec form are prepended as === path === blocks", async () => {

@@ -176,3 +176,13 @@ test.skipIf(!hasTmux)("sessions at 60 columns: a header row, no line wider than 
     for (const l of lines) expect([...l].length).toBeLessThanOrEqual(60);
   });
 }, 30_000);
+
+test.skipIf(!hasTmux)("run AGENT - on a terminal says it reads the task from standard input", async () => {
+  await withPane(["run", "scout", "-"], { cols: 100, rows: 10 }, async (pane) => {
+    await pane.waitFor((s) => s.includes("Reading the task from standard input; finish with Ctrl-D."), 10_000);
+    pane.keys("C-d");
+    const screen = await pane.waitFor(EXITED, 10_000);
+    expect(screen).toContain("run: the task is empty.");
+    expect(exitCode(screen)).toBe(2);
+  });
+}, 30_000);

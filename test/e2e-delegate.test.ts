@@ -210,3 +210,29 @@ test("skills: suggestedSkills reach pi as --skill, loadSkills are inlined; unkno
   expect(torn.code).toBe(2);
   expect(torn.stderr).toContain('Profile "torn" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.');
 }, 60_000);
+
+test("piped (not a terminal): start and end lines, failed tasks included, outputs under rules, a totals line last", async () => {
+  const good = `fine ${script([{ finalize: { status: "SUCCESS", result: "piped good result" } }])}`;
+  const bad = `fails ${script([{ status: 400, message: "scripted refusal 7781" }])}`;
+  const r = await cli(world, ["delegate", "--name", "good", "--name", "bad", good, bad]);
+  expect(r.code).toBe(1);
+  const lines = r.stdout.trimEnd().split("\n");
+  expect(lines.filter((l) => /^● (good|bad) • default • [0-9a-f]{16}$/.test(l)).length).toBe(2);
+  expect(lines.some((l) => /^✓ good • default \(.+\) • \d+ tools? • \d+\.\ds • [0-9a-f]{16}$/.test(l))).toBe(true);
+  const badAt = lines.findIndex((l) => /^✗ bad • /.test(l));
+  expect(lines[badAt + 1]).toContain("scripted refusal 7781");
+  const rule = lines.findIndex((l) => l.startsWith("── good ("));
+  expect(lines[rule + 1]).toBe("piped good result");
+  expect(lines.at(-1)).toMatch(/^1 completed, 1 failed · \d+\.\ds$/);
+  expect(r.stdout).not.toContain("\x1b[");
+}, 60_000);
+
+test("run speaks the same words: a start line, tool lines, and delegate's end line on stderr; the result alone on stdout", async () => {
+  const r = await cli(world, ["run", "scout", `look ${script([{ tool: "ls", args: { path: "." } }, { finalize: { status: "SUCCESS", result: "run result" } }])}`]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe("run result\n");
+  const err = r.stderr.trimEnd().split("\n");
+  expect(err[0]).toMatch(/^● scout • scout • [0-9a-f]{16}$/);
+  expect(err).toContain("  ls → .");
+  expect(err.at(-1)).toMatch(/^✓ scout • scout \(.+\) • 2 tools • \d+\.\ds • [0-9a-f]{16}$/);
+}, 60_000);

@@ -12,53 +12,44 @@ import { EXIT, UsageError } from "./errors.ts";
 import { OUTPUT_HELP, SESSION_HELP, SESSIONS_HELP } from "./help.ts";
 import { colorStyle, streamWidth } from "./style.ts";
 
-function oneId(command: string, positionals: string[]): string {
+/** The common start of `output ID` and `session ID`: flags, the one id, the stored session (or an exit code). */
+function sessionArg(command: string, argv: string[], helpText: string) {
+  const { values, positionals } = parse(command, argv, { json: { type: "boolean" }, "no-color": { type: "boolean" } });
+  if (values.help) return help(helpText);
   if (positionals.length !== 1) throw new UsageError(`${command}: expected one session ID (got ${positionals.length}). See 'subagents help ${command}'.`);
-  return positionals[0];
-}
-
-function findSession(id: string): { store: ReturnType<typeof openStore>; record: SessionRecord } | null {
+  const id = positionals[0];
   const store = openStore(cliContext(process.cwd()));
   const record = store.getSession(id);
   if (!record || record.runs.length === 0) {
     process.stderr.write(`subagents: ${sessionNotFound(id)} List them with: subagents sessions\n`);
-    return null;
+    return EXIT.taskFailed;
   }
-  return { store, record };
+  return { id, values, store, record, last: record.runs[record.runs.length - 1] };
 }
 
 const exitFor = (record: SessionRecord) => (record.status === "error" ? EXIT.taskFailed : EXIT.ok);
 
 export function cmdOutput(argv: string[]): number {
-  const { values, positionals } = parse("output", argv, { json: { type: "boolean" }, "no-color": { type: "boolean" } });
-  if (values.help) return help(OUTPUT_HELP);
-  const id = oneId("output", positionals);
-  const found = findSession(id);
-  if (!found) return EXIT.taskFailed;
-  const { record } = found;
+  const arg = sessionArg("output", argv, OUTPUT_HELP);
+  if (typeof arg === "number") return arg;
+  const { id, values, record, last } = arg;
   const text = latestOutput(record);
-  const last = record.runs[record.runs.length - 1];
   if (values.json) {
     console.log(JSON.stringify({ type: "output", sessionId: id, status: last.status, taskName: record.name, runCount: record.runs.length, output: text, error: last.error }));
     return exitFor(record);
   }
   // The header goes to stderr: `subagents output ID > result.md` keeps only the output.
-  const style = colorStyle(process.stderr, values["no-color"]);
-  process.stderr.write(`${sessionHeader(record, style).join("\n")}\n\n`);
+  process.stderr.write(`${sessionHeader(record, colorStyle(process.stderr, values["no-color"])).join("\n")}\n\n`);
   process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
   return exitFor(record);
 }
 
 export function cmdSession(argv: string[]): number {
-  const { values, positionals } = parse("session", argv, { json: { type: "boolean" }, "no-color": { type: "boolean" } });
-  if (values.help) return help(SESSION_HELP);
-  const id = oneId("session", positionals);
-  const found = findSession(id);
-  if (!found) return EXIT.taskFailed;
-  const { store, record } = found;
+  const arg = sessionArg("session", argv, SESSION_HELP);
+  if (typeof arg === "number") return arg;
+  const { id, values, store, record, last } = arg;
   const messages = new Map(record.runs.map((r) => [r.id, store.getMessages(r.id)]));
   if (values.json) {
-    const last = record.runs[record.runs.length - 1];
     const messageCount = [...messages.values()].reduce((n, m) => n + m.length, 0);
     const transcript = formatSessionTranscript(record, messages);
     console.log(JSON.stringify({ type: "session", sessionId: id, status: last.status, taskName: record.name, messageCount, exitCode: last.exitCode, model: last.model, runCount: record.runs.length, transcript }));

@@ -134,6 +134,7 @@ export function displayLines(raw: string[]): string[] {
 function bodyLine(raw: string, width: number, style: Style): string {
   const line = clip(`  ${sanitizeLine(raw)}`, width);
   if (raw.startsWith("↻ ")) return style.yellow(line);
+  if (/^\s*✗ /.test(raw)) return style.red(line);
   return isToolLine(raw) ? style.dim(line) : line;
 }
 

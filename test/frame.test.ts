@@ -51,3 +51,9 @@ test("when not even the headers fit, running tasks come first and the rest is co
   expect(headers(lines).slice(0, 4)).toEqual(["task-1", "task-2", "task-3", "task-4"]);
   expect(lines.at(-1)).toBe("… 10 more: 0 running, 4 done, 6 queued");
 });
+
+test("a collapsed failed task keeps room for why it failed, giving up the model first", () => {
+  const v = view(1, { status: "error", name: "fails-on-purpose", profile: "default", model: "fake/fake-model", toolCount: 2, error: "demo: this task fails on purpose (missing-file.txt)" });
+  const lines = fitFrame([v, view(2)], { width: 69, rows: 4, maxLines: 5, style: plainStyle });
+  expect(lines[1]).toBe("✗ fails-on-purpose • 2 tools • 3.0s — demo: this task fails on purpo…");
+});

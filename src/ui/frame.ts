@@ -6,13 +6,14 @@ import { displayLines, globalHeader, isFinished, renderWindow, windowHeader, typ
 
 export type FrameOptions = { width: number; rows: number; maxLines: number; style: Style };
 
-/** A finished task in one line: its header, then why it did not complete. */
+/** A finished task in one line: its header, then why it did not complete. The reason gets up to 30 columns
+ * of its own, taken from the header's droppable parts (model first), so a narrow terminal still says why. */
 export function collapsedLine(v: WindowView, width: number, style: Style): string {
-  const header = windowHeader(v, style, width);
   const why = v.status === "cancelled" ? "interrupted" : v.status === "error" ? sanitizeLine((v.error ?? "failed").split("\n")[0]) : "";
-  if (!why) return header;
+  if (!why) return windowHeader(v, style, width);
+  const header = windowHeader(v, style, width - Math.min(visibleWidth(why) + 3, 30));
   const room = width - visibleWidth(header) - 3;
-  if (room < 8) return header;
+  if (room < 8) return windowHeader(v, style, width);
   const note = clip(why, room);
   return `${header} ${style.dim("—")} ${v.status === "error" ? style.red(note) : style.yellow(note)}`;
 }

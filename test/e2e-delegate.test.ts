@@ -1,7 +1,7 @@
 // `subagents delegate` end to end: real pi children against the scripted model server.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { BUN, cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
@@ -235,4 +235,28 @@ test("run speaks the same words: a start line, tool lines, and delegate's end li
   expect(err[0]).toMatch(/^● scout • scout • [0-9a-f]{16}$/);
   expect(err).toContain("  ls → .");
   expect(err.at(-1)).toMatch(/^✓ scout • scout \(.+\) • 2 tools • \d+\.\ds • [0-9a-f]{16}$/);
+}, 60_000);
+
+test("piped, SIGINT twice: the second kills every process at once (a grandchild in its own session too), exit 130", async () => {
+  const tag = `${Date.now() % 100000}${Math.floor(Math.random() * 100)}`;
+  // A pi that ignores SIGTERM (so the first stop has to wait out its grace period) with a grandchild in a
+  // session of its own, like pi's bash tool.
+  const fake = join(world.root, `stubborn-pi-${tag}.sh`);
+  writeFileSync(fake, `#!/bin/sh\ntrap '' TERM\nsetsid sleep 5${tag} &\nwhile true; do sleep 1; done\n`);
+  chmodSync(fake, 0o755);
+  const proc = Bun.spawn({ cmd: [BUN, join(REPO, "src/cli/main.ts"), "run", "default", "wait"], cwd: world.workDir, env: { ...world.env, SUBAGENTS_PI: fake }, stdout: "pipe", stderr: "pipe" });
+  const stderr = new Response(proc.stderr).text();
+  for (let i = 0; i < 100 && pidsMatching(`sleep 5${tag}`).length === 0; i++) await Bun.sleep(100);
+  expect(pidsMatching(`sleep 5${tag}`).length).toBeGreaterThan(0);
+  proc.kill("SIGINT");
+  await Bun.sleep(300);
+  proc.kill("SIGINT");
+  const started = Date.now();
+  expect(await proc.exited).toBe(130);
+  expect(Date.now() - started).toBeLessThan(2000);
+  await Bun.sleep(100);
+  expect(pidsMatching(`sleep 5${tag}`)).toEqual([]);
+  const err = await stderr;
+  expect(err).toContain("stopping… press Ctrl-C again to force");
+  expect(err).toContain("stopped: every sub-agent process was killed");
 }, 60_000);

@@ -16,7 +16,7 @@ import { EXIT, UsageError } from "./errors.ts";
 import { DELEGATE_HELP } from "./help.ts";
 import { LiveDisplay } from "./live.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
-import { trapSignals } from "./signals.ts";
+import { FORCED, STOPPING, trapSignals } from "./signals.ts";
 import { colorStyle, streamWidth } from "./style.ts";
 
 const OUTPUT_BYTES = 8 * 1024;
@@ -125,10 +125,10 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   // A forced stop (second Ctrl-C) exits from inside the signal handler: tasks still running are drawn cancelled.
   const forcedViews = () => windows.snapshot(Date.now(), maxLines).windows.map((v) => (isFinished(v.status) ? v : { ...v, status: "cancelled" as const }));
   const interrupt = trapSignals({
-    onStop: () => (live ? live.setNote("stopping… press Ctrl-C again to force") : process.stderr.write("stopping… press Ctrl-C again to force\n")),
+    onStop: () => (live ? live.setNote(STOPPING) : process.stderr.write(`${STOPPING}\n`)),
     onForce: () => {
       if (live) live.stop(finalFrame(forcedViews(), width(), style));
-      else process.stderr.write("stopped: every sub-agent process was killed\n");
+      else process.stderr.write(`${FORCED}\n`);
     },
   });
   live?.start();

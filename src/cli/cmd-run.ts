@@ -13,7 +13,7 @@ import { buildEngine, cliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { RUN_HELP } from "./help.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
-import { trapSignals } from "./signals.ts";
+import { FORCED, STOPPING, trapSignals } from "./signals.ts";
 import { colorStyle, streamWidth } from "./style.ts";
 
 function readTask(raw: string): string {
@@ -61,7 +61,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const style = colorStyle(process.stderr, values["no-color"]);
   const width = streamWidth(process.stderr);
   const say = (line: string) => process.stderr.write(`${line}\n`);
-  const interrupt = trapSignals({ onStop: () => say(style.yellow("stopping… press Ctrl-C again to force")) });
+  const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });
   const name = agent;
   const profile = agent === "default" ? undefined : agent;
   let sessionId = values.session ?? "";

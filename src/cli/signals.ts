@@ -6,6 +6,9 @@
 import { descendantsOf } from "../host/proc-tree.ts";
 import { EXIT } from "./errors.ts";
 
+export const STOPPING = "stopping… press Ctrl-C again to force";
+export const FORCED = "stopped: every sub-agent process was killed";
+
 export type Interrupt = { signal: AbortSignal; exitCode(): number | null; dispose(): void };
 
 export type SignalHooks = {

@@ -24,8 +24,7 @@ afterAll(async () => {
 /** A task that streams a few lines, runs a command, and finishes: enough body to overflow a small terminal. */
 const busy = (i: number, sleep = 1.5) =>
   `busy task ${i} ${script([
-    { text: Array.from({ length: 6 }, (_, k) => `thinking ${i}.${k}`).join("\n") },
-    { tool: "bash", args: { command: `for k in 1 2 3 4 5 6 7 8; do echo out $k; done; sleep ${sleep}` } },
+    { text: Array.from({ length: 6 }, (_, k) => `thinking ${i}.${k}`).join("\n"), tool: "bash", args: { command: `for k in 1 2 3 4 5 6 7 8; do echo out $k; done; sleep ${sleep}` } },
     { finalize: { status: "SUCCESS", result: `result of ${i}` } },
   ])}`;
 
@@ -168,7 +167,7 @@ test.skipIf(!hasTmux)("sessions at 60 columns: a header row, no line wider than 
   store.createSession({ id, name: "a session name far too long for a sixty column terminal, really", agent: "reviewer", cwd: world.workDir });
   const run = store.startRun(id, { prompt: "p", ownerPid: process.pid });
   store.finishRun(run, { status: "completed", output: "o", usage: { ...emptyUsage(), cost: 0.5 }, exitCode: 0, toolCount: 0, messages: [], stderrTail: "", durationMs: 1 });
-  await withPane(["sessions"], { cols: 60, rows: 20 }, async (pane) => {
+  await withPane(["sessions", "--limit", "5"], { cols: 60, rows: 20 }, async (pane) => {
     const screen = await pane.waitFor(EXITED, 10_000);
     const lines = screen.split("\n").filter((l) => l && !l.startsWith("EXIT="));
     expect(lines[0]).toMatch(/^ID +STATUS +AGENT +UPDATED +NAME$/);

@@ -28,7 +28,6 @@ export function openPane(argv: string[], o: { cols: number; rows: number; cwd: s
   const env = Object.entries({ ...o.env, TERM: "xterm-256color" }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   const shell = `cd ${quote(o.cwd)} && ${o.clear ? "clear && " : ""}${argv.map(quote).join(" ")}; echo EXIT=$?; sleep 120`;
   tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", String(o.cols), "-y", String(o.rows), ...env, shell);
-  tmux("set-option", "-g", "history-limit", "5000");
   const trim = (s: string) => s.replace(/\s+$/, "");
   const pane: Pane = {
     screen: () => trim(tmux("capture-pane", "-p", "-t", "t")),

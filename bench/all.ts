@@ -1,21 +1,25 @@
 // `npm run bench`: every workload, side by side with pi's example subagent extension, into docs/BENCHMARKS.md.
 import { execSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { cliLatency } from "./cli-latency.ts";
+import { childStart } from "./child-start.ts";
 import { fanout } from "./fanout.ts";
+import { promptFootprint } from "./prompt-footprint.ts";
 import { REPO, ROUNDS } from "./lib.ts";
+import { nudge } from "./nudge.ts";
 import { scale } from "./scale.ts";
+import { NODE24, PI_PACKAGE_DIRS } from "../test/support/pi-env.ts";
 import { stream } from "./stream.ts";
 import { updates } from "./updates.ts";
 
 const sections: string[] = [];
-for (const [name, run] of [["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates]] as const) {
+for (const [name, run] of [["child start", childStart], ["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates], ["prompt footprint", promptFootprint], ["corrective messages", nudge]] as const) {
   process.stderr.write(`bench: ${name}…\n`);
   sections.push(await run());
 }
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${process.platform}; Bun ${Bun.version}, Node ${execSync("node --version").toString().trim()}, pi 0.73.1`;
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${process.platform}; Bun ${Bun.version}, Node ${execSync(`${NODE24} --version`).toString().trim()}, pi ${JSON.parse(readFileSync(join(PI_PACKAGE_DIRS.current, "package.json"), "utf8")).version}`;
 const doc = [
   "# Benchmarks",
   "",

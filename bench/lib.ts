@@ -2,11 +2,12 @@
 // whole process tree, peak RSS of the top process), and median/min/max over rounds.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { piWorld, REPO, type PiWorld } from "../test/support/pi-env.ts";
+import { piCmd as piCommand, piWorld, PI_PACKAGE_DIRS, REPO, type PiWorld } from "../test/support/pi-env.ts";
 
 export { REPO, type PiWorld };
-export const PI_DIST = join(REPO, "node_modules", "@mariozechner", "pi-coding-agent", "dist");
-export const EXAMPLE_EXT = join(REPO, "node_modules", "@mariozechner", "pi-coding-agent", "examples", "extensions", "subagent", "index.ts");
+// Benchmarks run current pi (the one people install today); its example subagent extension is the yardstick.
+export const PI_DIST = join(PI_PACKAGE_DIRS.current, "dist");
+export const EXAMPLE_EXT = join(PI_PACKAGE_DIRS.current, "examples", "extensions", "subagent", "index.ts");
 export const BIN = join(REPO, "dist", "subagents");
 export const BUN = process.execPath;
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -65,6 +66,7 @@ export function table(head: string[], rows: string[][]): string {
   return [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 }
 
+/** Current pi under Node 24 (its bundled entry, as npm's `pi` launcher runs it) or under Bun. */
 export function piCmd(runtime: "node" | "bun"): string[] {
-  return runtime === "node" ? ["node", join(PI_DIST, "cli.js")] : [BUN, join(PI_DIST, "bun", "cli.js")];
+  return piCommand("current", runtime);
 }

@@ -97,7 +97,7 @@ const base = (over: Partial<InvocationInput> = {}): InvocationInput => ({
   childExtension: "/ext/child.js",
   profile: null,
   transport: "compact",
-  finalize: true,
+  finalize: "required",
   sessionFile: "/s/x.jsonl",
   depth: 1,
   maxDepth: 1,
@@ -110,23 +110,31 @@ const profile = (over: Partial<Profile>): Profile => ({ name: "p", source: "user
 
 test("invocation: tools, model flags, prompt files, env, api key by env", () => {
   const plain = buildInvocation(base());
-  expect(plain.argv).toEqual(["bun", "--no-install", "/pi/cli.js", "-p", "--session", "/s/x.jsonl", "-e", "/ext/child.js", "--tools", "read,bash,edit,write,subagent_finalize", "--append-system-prompt", "/tmp/p.md"]);
-  expect(plain.env).toMatchObject({ PATH: "/bin", PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1", PI_SUBAGENT_MAX_DEPTH: "1", PI_SUBAGENT_PARENT_PID: "42", PI_SUBAGENT_TRANSPORT: "compact" });
+  // Our additions reach the child extension by file (appended after pi's own prompt), never by
+  // --append-system-prompt, which would replace the user's APPEND_SYSTEM.md.
+  expect(plain.argv).toEqual(["bun", "--no-install", "/pi/cli.js", "-p", "--session", "/s/x.jsonl", "-e", "/ext/child.js", "--tools", "read,bash,edit,write,subagent_finalize"]);
+  expect(plain.env).toMatchObject({ PATH: "/bin", PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1", PI_SUBAGENT_MAX_DEPTH: "1", PI_SUBAGENT_PARENT_PID: "42", PI_SUBAGENT_TRANSPORT: "compact", PI_SUBAGENT_APPEND_PROMPT: "/tmp/p.md" });
+  expect(plain.files).toEqual([{ path: "/tmp/p.md", content: expect.stringContaining("subagent_finalize") }]);
   const allow = buildInvocation(base({ profile: profile({ tools: ["read", "subagent", "delegate_to_subagents"], model: "claude-x", provider: "anthropic", thinking: "high" }) }));
   expect(allow.argv.join(" ")).toContain("--model anthropic/claude-x --thinking high --tools read,subagent_finalize");
   expect(allow.argv).toContain("--system-prompt");
+  expect(allow.env.PI_SUBAGENT_APPEND_PROMPT).toBeUndefined();
   expect(allow.files[0].content).toStartWith("You are p.");
   expect(allow.files[0].content).toContain("subagent_finalize");
-  const deny = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), finalize: false, depth: 0 }));
+  const deny = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), finalize: "off", depth: 0 }));
   expect(deny.argv.join(" ")).toContain("--tools read,edit,write");
   expect(deny.argv.join(" ")).not.toContain("subagent_finalize");
+  // Inside pi the deny list subtracts from the parent's active tools; `subagent` itself is never inherited.
+  const inherited = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), depth: 0, maxDepth: 2, parentTools: ["read", "grep", "bash", "subagent", "delegate_to_subagents"] }));
+  expect(inherited.argv.join(" ")).toContain("--tools read,grep,delegate_to_subagents,subagent_finalize");
   const none = buildInvocation(base({ profile: profile({ noTools: true }) }));
   expect(none.argv.join(" ")).toContain("--tools subagent_finalize");
   const json = buildInvocation(base({ transport: "json", profile: profile({ systemPromptMode: "append", apiKey: "secret-key-value", model: "anthropic/claude-x" }) }));
   expect(json.argv.slice(3, 5)).toEqual(["--mode", "json"]);
   expect(json.argv).not.toContain("secret-key-value");
   expect(json.env.ANTHROPIC_API_KEY).toBe("secret-key-value");
-  expect(json.argv).toContain("--append-system-prompt");
+  expect(json.argv).not.toContain("--append-system-prompt");
+  expect(json.env.PI_SUBAGENT_APPEND_PROMPT).toBe("/tmp/p.md");
 });
 
 test("throttle: at most one call per interval, trailing value always delivered, flush sends the final", () => {

@@ -1,13 +1,12 @@
-// The pi extension end to end: a REAL parent pi (Node and Bun) loads dist/extension.js, the scripted model
-// calls our tools, and the children are real pi processes on the same scripted server.
+// The pi extension end to end: a REAL parent pi — current pi (0.87) and the old 0.73.1, each under Node and
+// Bun — loads dist/extension.js, the scripted model calls our tools, and the children are real pi processes
+// on the same scripted server.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
-import { piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
-
-const PI_DIR = join(REPO, "node_modules", "@mariozechner", "pi-coding-agent", "dist");
+import { piCmd, piWorld, REPO, type PiRelease, type PiWorld } from "./support/pi-env.ts";
 const EXTENSION = join(REPO, "dist", "extension.js");
 
 let world: PiWorld;
@@ -21,11 +20,10 @@ afterAll(async () => {
 type ToolResultEntry = { toolName: string; text: string; details: any; isError: boolean };
 
 /** Runs a parent pi with our extension; returns the tool results it recorded in its session file. */
-async function parentPi(runtime: "node" | "bun", steps: ScriptStep[], env: Record<string, string> = {}): Promise<{ code: number; results: ToolResultEntry[]; stderr: string }> {
-  const sessionFile = join(world.root, `parent-${runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
-  const cmd = runtime === "node" ? ["node", join(PI_DIR, "cli.js")] : [process.execPath, join(PI_DIR, "bun", "cli.js")];
+async function parentPi(runtime: "node" | "bun", steps: ScriptStep[], env: Record<string, string> = {}, release: PiRelease = "current", args: string[] = []): Promise<{ code: number; results: ToolResultEntry[]; stderr: string }> {
+  const sessionFile = join(world.root, `parent-${release}-${runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
   const proc = Bun.spawn({
-    cmd: [...cmd, "-p", "--session", sessionFile, "-e", EXTENSION],
+    cmd: [...piCmd(release, runtime), "-p", "--session", sessionFile, "-e", EXTENSION, ...args],
     cwd: world.workDir,
     env: { ...world.env, ...env },
     stdin: new TextEncoder().encode(`parent task ${script(steps)}`),
@@ -47,7 +45,25 @@ async function parentPi(runtime: "node" | "bun", steps: ScriptStep[], env: Recor
 }
 
 for (const runtime of ["node", "bun"] as const) {
-  describe(`parent pi under ${runtime}`, () => {
+  test(`old pi 0.73.1 under ${runtime} as the parent: delegates two tasks to its own pi`, async () => {
+    const r = await parentPi(runtime, [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "one", prompt: "old first" }, { name: "two", prompt: "old second" }] } }, { text: "parent done" }], {}, "old");
+    expect(r.code, r.stderr).toBe(0);
+    const [res] = r.results;
+    expect(res.text).toMatch(/^✓ one: completed \(session: [0-9a-f]{16}\)\n✓ two: completed/);
+    expect(res.text).toContain("Done: old first");
+    expect(res.text).toContain("Done: old second");
+    // Its children ran pi 0.73.1 too (children run the parent's own pi), and the record says so. Under Node 20
+    // the store is in memory, so the record is checked where there is a database.
+    if (runtime === "bun") {
+      const { Database } = await import("bun:sqlite");
+      const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
+      const row = db.query("SELECT pi FROM runs WHERE prompt = 'old first' ORDER BY id DESC LIMIT 1").get() as { pi: string };
+      db.close();
+      expect(row.pi).toMatch(/^pi 0\.73\.1 · bun \d/);
+    }
+  }, 90_000);
+
+  describe(`current pi under ${runtime} as the parent`, () => {
     test("delegate_to_subagents with two tasks returns status lines and both outputs", async () => {
       const r = await parentPi(runtime, [
         { tool: "delegate_to_subagents", args: { tasks: [{ name: "alpha", prompt: "first job" }, { name: "beta", prompt: "second job", timeout: "600" }] } },
@@ -134,6 +150,48 @@ for (const runtime of ["node", "bun"] as const) {
   });
 }
 
+test("subagent sessions are sticky across pi sessions and stores: the child's session file is resumed; a caller-chosen id starts one", async () => {
+  const first = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "remember the word okapi-4417" } }, { text: "ok" }]);
+  const id = first.results[0].details.sessionId;
+  expect(first.results[0].details.error).toBeUndefined();
+  // A new parent pi with a store that never saw the id (as under a Node pi without node:sqlite, whose store lives
+  // in memory, or another machine's database): the id still continues the same child context.
+  const second = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "which word was it?", sessionId: id } }, { text: "ok" }], { SUBAGENTS_DB: join(world.root, "another.db") });
+  const [res] = second.results;
+  expect(res.details.error).toBeUndefined();
+  expect(res.details.sessionId).toBe(id);
+  expect(res.text).toStartWith("**Status:** SUCCESS");
+  // The child's request (it has subagent_finalize) still carries the first task.
+  const isChild = (q: (typeof world.server.requests)[number]) => (q.tools ?? []).some((t) => t.function?.name === "subagent_finalize");
+  const req = world.server.requests.filter((q) => isChild(q) && JSON.stringify(q.messages).includes("which word was it?")).at(-1)!;
+  expect(JSON.stringify(req.messages)).toContain("okapi-4417");
+
+  const chosen = "550e8400-e29b-41d4-a716-446655440000";
+  const fresh = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "a fresh start", sessionId: chosen } }, { text: "ok" }]);
+  expect(fresh.results[0].details.error).toBeUndefined();
+  expect(fresh.results[0].details.sessionId).toBe(chosen);
+  expect(fresh.results[0].details.results[0].sessionFile).toEndWith(`/scout_${chosen}.jsonl`);
+  const bad = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "x", sessionId: "../../etc/x" } }, { text: "ok" }]);
+  expect(bad.results[0].details.error.code).toBe("INVALID_INPUT");
+}, 90_000);
+
+test("a deny list subtracts from the parent's active tools: a read-only parent never hands a child write tools", async () => {
+  const { mkdirSync, writeFileSync, rmSync } = await import("node:fs");
+  const agents = join(world.agentDir, "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(join(agents, "nobash.md"), "---\nname: nobash\ndescription: no shell\ndenied_tools: bash\n---\nYou never use a shell.\n");
+  try {
+    const before = world.server.requests.length;
+    const r = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "deny list child 5521", profile: "nobash" }] } }, { text: "ok" }], {}, "current", ["--tools", "read,grep,find,ls,bash,delegate_to_subagents"]);
+    expect(r.results[0].text).toContain("✓ t: completed");
+    const child = world.server.requests.slice(before).find((q) => JSON.stringify(q.messages).includes("deny list child 5521") && (q.tools ?? []).some((t) => t.function?.name === "subagent_finalize"))!;
+    const names = (child.tools ?? []).map((t) => t.function?.name).sort();
+    expect(names).toEqual(["find", "grep", "ls", "read", "subagent_finalize"]);
+  } finally {
+    rmSync(join(agents, "nobash.md"), { force: true });
+  }
+}, 60_000);
+
 test("a child at max depth gets no delegation tools, even with the extension loaded", async () => {
   const before = world.server.requests.length;
   const r = await parentPi("bun", [{ text: "nothing to do" }], { PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1" });
@@ -149,7 +207,7 @@ test("SIGTERM to the parent pi stops its sub-agents and their commands", async (
   const sessionFile = join(world.root, `parent-term-${tag}.jsonl`);
   const inner = `[[script:[{"tool":"bash","args":{"command":"sleep 5${tag}"}}]]]`;
   const proc = Bun.spawn({
-    cmd: [process.execPath, join(PI_DIR, "bun", "cli.js"), "-p", "--session", sessionFile, "-e", EXTENSION],
+    cmd: [...piCmd("current", "bun"), "-p", "--session", sessionFile, "-e", EXTENSION],
     cwd: world.workDir,
     env: world.env,
     stdin: new TextEncoder().encode(`parent ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "sleeper", prompt: `sleep please ${inner}` }] } }])}`),
@@ -173,7 +231,7 @@ test("installed with `subagents install`, pi auto-discovers the extension; its c
     const sessionFile = join(world.root, `auto-${Date.now()}.jsonl`);
     const before = world.server.requests.length;
     const proc = Bun.spawn({
-      cmd: [process.execPath, join(PI_DIR, "bun", "cli.js"), "-p", "--session", sessionFile],
+      cmd: [...piCmd("current", "bun"), "-p", "--session", sessionFile],
       cwd: world.workDir,
       env: world.env,
       stdin: new TextEncoder().encode(`auto ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "kid", prompt: "child work" }] } }, { text: "ok" }])}`),
@@ -190,6 +248,12 @@ test("installed with `subagents install`, pi auto-discovers the extension; its c
     expect(child).toBeDefined();
     expect(toolsOf(child)).not.toContain("delegate_to_subagents");
     expect(toolsOf(child)).not.toContain("subagent");
+    // `install` recorded the binary: children inside pi ran the pi compiled into it.
+    const { Database } = await import("bun:sqlite");
+    const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
+    const row = db.query("SELECT pi FROM runs WHERE prompt = 'child work' ORDER BY id DESC LIMIT 1").get() as { pi: string };
+    db.close();
+    expect(row.pi).toContain(`embedded (${bin})`);
   } finally {
     expect(spawnSync(bin, ["install", "--uninstall"], { env: world.env }).status).toBe(0);
   }
@@ -199,7 +263,7 @@ test("a restarted parent (Node pi: memory store) rebuilds its sub-agents from th
   const sessionFile = join(world.root, `rebuild-${Date.now()}.jsonl`);
   const run = async (steps: ScriptStep[]) => {
     const proc = Bun.spawn({
-      cmd: ["node", join(PI_DIR, "cli.js"), "-p", "--session", sessionFile, "-e", EXTENSION],
+      cmd: [...piCmd("old", "node"), "-p", "--session", sessionFile, "-e", EXTENSION],
       cwd: world.workDir,
       env: world.env,
       stdin: new TextEncoder().encode(`again ${script(steps)}`),
@@ -239,14 +303,16 @@ test("project-local profiles: refused without a UI unless projectAgents allows t
   writeFileSync(join(agents, "sneaky.md"), "---\nname: sneaky\napiKey: stolen\n---\nx\n");
   try {
     const ask = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }] } }, { text: "ok" }]);
-    expect(ask.results[0].isError).toBe(true);
-    expect(ask.results[0].text).toContain('Project-local profile "repo-helper"');
+    // Only that task fails (headless: nobody to ask); the call itself is not an error.
+    expect(ask.results[0].isError).toBe(false);
+    expect(ask.results[0].text).toContain('✗ t: error — Project-local profile "repo-helper"');
     expect(ask.results[0].text).toContain("needs consent");
     world.setSubagentSettings({ projectAgents: "allow" });
     const allowed = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }, { name: "s", prompt: "hi", profile: "sneaky" }] } }, { text: "ok" }]);
     expect(allowed.results[0].text).toContain("✓ t: completed");
-    // A project profile with an apiKey never loads, so it is unknown.
-    expect(allowed.results[0].text).toContain('✗ s: error — Unknown profile: "sneaky"');
+    // A project profile with an apiKey never loads; the task says why.
+    expect(allowed.results[0].text).toContain('✗ s: error — Profile "sneaky" (');
+    expect(allowed.results[0].text).toContain('cannot be used: project profiles cannot set "apiKey"');
   } finally {
     world.setSubagentSettings({});
     const { rmSync } = await import("node:fs");
@@ -272,17 +338,17 @@ test("onUpdate stays within 10 per second while a real child streams 5,000 delta
 }, 60_000);
 
 test("`pi install <this checkout>` (the package.json pi manifest) gives pi our tools", async () => {
-  const install = spawnSync("node", [join(PI_DIR, "cli.js"), "install", REPO], { env: world.env, encoding: "utf8", timeout: 60_000 });
+  const install = spawnSync(piCmd("current", "node")[0], [piCmd("current", "node")[1], "install", REPO], { env: world.env, encoding: "utf8", timeout: 60_000 });
   expect(install.status).toBe(0);
   try {
     const before = world.server.requests.length;
-    const proc = Bun.spawn({ cmd: ["node", join(PI_DIR, "cli.js"), "-p", "--no-session"], cwd: world.workDir, env: world.env, stdin: new TextEncoder().encode(`hi ${script([{ text: "ok" }])}`), stdout: "ignore", stderr: "pipe" });
+    const proc = Bun.spawn({ cmd: [...piCmd("current", "node"), "-p", "--no-session"], cwd: world.workDir, env: world.env, stdin: new TextEncoder().encode(`hi ${script([{ text: "ok" }])}`), stdout: "ignore", stderr: "pipe" });
     const stderr = await new Response(proc.stderr).text();
     expect(await proc.exited, stderr).toBe(0);
     const names = (world.server.requests.slice(before)[0].tools ?? []).map((t) => t.function?.name);
     expect(names).toEqual(expect.arrayContaining(["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"]));
   } finally {
-    spawnSync("node", [join(PI_DIR, "cli.js"), "remove", REPO], { env: world.env, timeout: 60_000 });
+    spawnSync(piCmd("current", "node")[0], [piCmd("current", "node")[1], "remove", REPO], { env: world.env, timeout: 60_000 });
   }
 }, 90_000);
 
@@ -301,3 +367,24 @@ test("settings choose which tools are registered", async () => {
     world.setSubagentSettings({});
   }
 }, 60_000);
+
+test("children carry the parent's project-trust decision (current pi skips an untrusted folder's .pi files in -p mode)", async () => {
+  const { mkdirSync, writeFileSync, rmSync } = await import("node:fs");
+  // A project skill: trust-gated, and listed with its description in the system prompt of a pi that loads it.
+  mkdirSync(join(world.workDir, ".pi", "skills", "trust-mark"), { recursive: true });
+  const mark = `TRUSTMARK${Date.now()}`;
+  writeFileSync(join(world.workDir, ".pi", "skills", "trust-mark", "SKILL.md"), `---\nname: trust-mark\ndescription: Project skill ${mark}\n---\nBody.\n`);
+  const systemOf = (q: (typeof world.server.requests)[number]) => JSON.stringify((q.messages ?? []).filter((m) => m.role === "system" || m.role === "developer"));
+  try {
+    for (const [flag, expected] of [["--approve", true], ["--no-approve", false]] as const) {
+      const task = `trust task ${flag}`;
+      const r = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: task }] } }, { text: "ok" }], {}, "current", [flag]);
+      expect(r.results[0].text).toContain("✓ t: completed");
+      const child = world.server.requests.find((q) => JSON.stringify(q.messages).includes(task) && !JSON.stringify(q.messages).includes("delegate_to_subagents"))!;
+      expect(child).toBeDefined();
+      expect(systemOf(child).includes(mark)).toBe(expected);
+    }
+  } finally {
+    rmSync(join(world.workDir, ".pi"), { recursive: true, force: true });
+  }
+}, 90_000);

@@ -1,5 +1,6 @@
-// End to end: the CLI runs the REAL pi (from node_modules) as its child, under Bun and under Node, against the
-// scripted model server. Both transports. Nothing is mocked.
+// End to end: the CLI runs the REAL pi as its child — the pi compiled into our executable (its pi role), and the
+// user's pi from node_modules under Node 24 and under Bun — against the scripted model server. Both transports.
+// Nothing is mocked.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -24,10 +25,18 @@ const summaryOf = (json: Record<string, any>[]) => {
 const transcriptOf = (req: { messages?: { role: string; content?: unknown }[] }) =>
   (req.messages ?? []).map((m) => `${m.role}: ${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`).join("\n");
 
-for (const runtime of ["bun", "node"] as const) {
-  describe(`run with ${runtime} children`, () => {
+/** The three ways a child pi runs: embedded (the default), and the user's pi under either runtime. */
+const CHILD_PIS = {
+  embedded: {},
+  "system pi under node": { childPi: "system", childRuntime: "node" },
+  "system pi under bun": { childPi: "system", childRuntime: "bun" },
+} as const;
+
+for (const [label, childSettings] of Object.entries(CHILD_PIS)) {
+  const runtime = label.replace(/ /g, "-");
+  describe(`run with ${label} children`, () => {
     test("bash then subagent_finalize: the finalized result is the output", async () => {
-      world.setSubagentSettings({ childRuntime: runtime });
+      world.setSubagentSettings(childSettings);
       const marker = `m-${runtime}-${Date.now()}`;
       const task = `Count files ${script([{ tool: "bash", args: { command: `echo ${marker}` } }, { finalize: { status: "SUCCESS", result: `result for ${marker}` } }])}`;
       const r = await cli(world, ["run", "default", task, "--json"]);
@@ -48,9 +57,9 @@ for (const runtime of ["bun", "node"] as const) {
       expect(out.stdout.trim()).toBe(`result for ${marker}`);
     }, 60_000);
 
-    test("a child that forgets to finalize is nudged in the same session, then succeeds", async () => {
-      world.setSubagentSettings({ childRuntime: runtime });
+    test("with finalize: true, a child that forgets to finalize is nudged in the same session, then succeeds", async () => {
       const marker = `forgot-${runtime}-${Date.now()}`;
+      world.setSubagentSettings({ ...childSettings, finalize: true });
       const task = `Do it ${marker} ${script([{ text: "I think I am done." }, { finalize: { status: "SUCCESS", result: `late ${marker}` } }])}`;
       const r = await cli(world, ["run", "default", task, "--json"]);
       const [t] = summaryOf(r.json);
@@ -75,13 +84,14 @@ test("a provider error ends the run with status error and keeps the message", as
   expect(t.error).toContain("scripted bad request 7731");
 }, 60_000);
 
-test("a child that never finalizes ends with FINALIZE_MISSING and its last text as partial output", async () => {
-  world.setSubagentSettings({});
+test("with finalize: true, a child that never finalizes ends with FINALIZE_MISSING and its text from before the first nudge", async () => {
+  world.setSubagentSettings({ finalize: true });
   const r = await cli(world, ["run", "default", `chat ${script([{ text: "draft one" }, { text: "draft two" }, { text: "draft three" }])}`, "--json"]);
+  world.setSubagentSettings({});
   expect(r.code).toBe(1);
   const [t] = summaryOf(r.json);
   expect(t.errorCode).toBe("FINALIZE_MISSING");
-  expect(t.output).toBe("draft three");
+  expect(t.output).toBe("draft one");
 }, 60_000);
 
 test("finalize: false takes the last assistant text as the output", async () => {
@@ -126,7 +136,7 @@ test("the compiled binary runs a sub-agent end to end", async () => {
   const [t] = summaryOf(r.json);
   expect(t.output).toBe("binary ok");
   const v = await cli(world, ["--version"], { binary: true });
-  expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  expect(v.stdout.trim()).toMatch(/^subagents \d+\.\d+\.\d+ · pi 0\.87\.1 inside$/);
 }, 60_000);
 
 test("usage errors exit 2 with a clear message", async () => {
@@ -158,4 +168,83 @@ test("resume without the child's session file falls back to the transcript promp
   expect(prompt).toContain("--- Run 1 (completed,");
   expect(prompt).toContain(first);
   expect(prompt).toContain("Instructions:");
+}, 60_000);
+
+test("a session started by the system pi is continued by the embedded pi, and the other way round", async () => {
+  const { Database } = await import("bun:sqlite");
+  const piOf = (id: string) => {
+    const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
+    const rows = db.query("SELECT pi FROM runs WHERE session_id = ? ORDER BY seq").all(id) as { pi: string }[];
+    db.close();
+    return rows.map((r) => r.pi);
+  };
+  for (const [first, second] of [["system", "embedded"], ["embedded", "system"]] as const) {
+    const word = `${first}-then-${second}-${Date.now()}`;
+    world.setSubagentSettings({ childPi: first, childRuntime: "node" });
+    const r1 = await cli(world, ["run", "scout", `remember ${word} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`, "--json"], { binary: true });
+    const [t1] = summaryOf(r1.json);
+    expect(t1.status).toBe("completed");
+    world.setSubagentSettings({ childPi: second, childRuntime: "node" });
+    const r2 = await cli(world, ["run", "scout", `which word? ${script([{ finalize: { status: "SUCCESS", result: "that one" } }])}`, "--session", t1.sessionId, "--json"], { binary: true });
+    const [t2] = summaryOf(r2.json);
+    expect(t2.status).toBe("completed");
+    // The second pi continued the first one's session file: the model saw the first run's words.
+    const last = world.server.requests.filter((q) => transcriptOf(q).includes("which word?")).at(-1)!;
+    expect(transcriptOf(last)).toContain(word);
+    const pis = piOf(t1.sessionId);
+    expect(pis).toHaveLength(2);
+    const [embedded, system] = first === "embedded" ? pis : [pis[1], pis[0]];
+    expect(embedded).toMatch(/^pi 0\.87\.1 · bun \S+ · embedded \(/);
+    expect(system).toMatch(/^pi 0\.87\.1 · node 24\.\d+\.\d+ · \//);
+  }
+  world.setSubagentSettings({});
+}, 90_000);
+
+test("the executable alone (copied to an empty folder, clean env, no node/bun/pi) runs `demo --json` to its summary", async () => {
+  const { copyFileSync, mkdirSync, readdirSync } = await import("node:fs");
+  const lone = join(world.root, "lone");
+  mkdirSync(join(lone, "home"), { recursive: true });
+  mkdirSync(join(lone, "work"), { recursive: true });
+  copyFileSync(join(REPO, "dist", "subagents"), join(lone, "subagents"));
+  const { chmodSync } = await import("node:fs");
+  chmodSync(join(lone, "subagents"), 0o755);
+  const proc = Bun.spawn({ cmd: [join(lone, "subagents"), "demo", "--json"], cwd: join(lone, "work"), env: { HOME: join(lone, "home"), PATH: "/usr/bin:/bin", TERM: "dumb" }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  expect(await proc.exited, stderr).toBe(0); // one demo task fails on purpose; the demo itself succeeded
+  const last = JSON.parse(stdout.trim().split("\n").at(-1)!);
+  expect(last.type).toBe("summary");
+  expect(last.tasks.filter((t: { status: string }) => t.status === "completed")).toHaveLength(3);
+  // pi's assets were written once into the cache folder of this version.
+  expect(readdirSync(join(lone, "home", ".cache", "subagents"))).toEqual([expect.stringMatching(/^\d+\.\d+\.\d+$/)]);
+}, 60_000);
+
+test("the pi role's switch never reaches what the child runs", async () => {
+  world.setSubagentSettings({});
+  const task = `env check ${script([{ tool: "bash", args: { command: "echo role=[$SUBAGENTS_ROLE]" } }, { finalize: { status: "SUCCESS", result: "checked" } }])}`;
+  const r = await cli(world, ["run", "default", task, "--json"], { binary: true });
+  expect(summaryOf(r.json)[0].status).toBe("completed");
+  const toolResult = world.server.requests.flatMap((q) => q.messages ?? []).filter((m) => m.role === "tool" && JSON.stringify(m.content).includes("role=["));
+  expect(toolResult.length).toBeGreaterThan(0);
+  expect(JSON.stringify(toolResult.at(-1)!.content)).toContain("role=[]");
+}, 60_000);
+
+test("a child keeps the user's APPEND_SYSTEM.md and gets our finalize instructions after it", async () => {
+  const { writeFileSync, rmSync } = await import("node:fs");
+  const mark = `USER-APPEND-${Date.now()}`;
+  writeFileSync(join(world.agentDir, "APPEND_SYSTEM.md"), `Always sign with ${mark}.\n`);
+  try {
+    for (const childPi of ["embedded", "system"]) {
+      world.setSubagentSettings({ childPi });
+      const task = `append check ${childPi} ${mark} ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`;
+      const r = await cli(world, ["run", "default", task, "--json"]);
+      expect(summaryOf(r.json)[0].status).toBe("completed");
+      const req = world.server.requests.find((q) => transcriptOf(q).includes(`append check ${childPi}`))!;
+      const system = (req.messages ?? []).filter((m) => m.role === "system" || m.role === "developer").map((m) => JSON.stringify(m.content)).join("");
+      expect(system).toContain(`Always sign with ${mark}.`);
+      expect(system.indexOf("subagent_finalize")).toBeGreaterThan(system.indexOf(mark));
+    }
+  } finally {
+    rmSync(join(world.agentDir, "APPEND_SYSTEM.md"), { force: true });
+    world.setSubagentSettings({});
+  }
 }, 60_000);

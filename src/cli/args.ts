@@ -1,36 +1,11 @@
 // Thin wrapper over node:util parseArgs that turns its exceptions into UsageErrors with our wording: every
 // argument error names the command, suggests the closest known word, and points at `subagents help CMD`.
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { profileRefusal, type Engine } from "../core/run/task.ts";
 import { UsageError } from "./errors.ts";
+import { didYouMean } from "./suggest.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
-
-/** Edit distance, for "did you mean": small words only, so the quadratic table is nothing. */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length];
-}
-
-/** The known word closest to `word`, if it is close enough to be a likely typo. */
-export function closest(word: string, known: Iterable<string>): string | null {
-  let best: string | null = null;
-  let bestD = Infinity;
-  for (const k of known) {
-    const d = k.startsWith(word) && word.length >= 2 ? 0.5 : distance(word.toLowerCase(), k.toLowerCase());
-    if (d < bestD) [best, bestD] = [k, d];
-  }
-  return best !== null && bestD <= Math.max(1, Math.floor(best.length / 3)) ? best : null;
-}
-
-export const didYouMean = (word: string, known: Iterable<string>) => {
-  const c = closest(word, known);
-  return c ? ` Did you mean ${c}?` : "";
-};
 
 /** `--timeout -5` is a value, not an option: parseArgs would call it ambiguous, so it is joined as `--timeout=-5`. */
 function joinNegativeValues(argv: string[], options: Options): string[] {
@@ -75,9 +50,14 @@ export function noPositionals(command: string, positionals: string[]): void {
   if (positionals.length) throw new UsageError(`${command}: unexpected argument "${positionals[0]}". See 'subagents help ${command}'.`);
 }
 
-/** A profile named on the command line must exist ("default" is pi's defaults): exit 2 before anything starts. */
-export function requireProfile(command: string, name: string, profiles: Map<string, unknown>): void {
-  if (name === "default" || profiles.has(name)) return;
-  const names = ["default", ...[...profiles.keys()].sort()];
+/**
+ * A profile named on the command line must be usable ("default" is pi's defaults): exit 2 before anything
+ * starts. A refused profile file says why; an unknown name gets a suggestion and the full list.
+ */
+export function requireProfile(command: string, name: string, engine: Pick<Engine, "profiles" | "profileProblems">): void {
+  if (name === "default" || engine.profiles.has(name)) return;
+  const refusal = profileRefusal(engine, name);
+  if (refusal.code !== "UNKNOWN_AGENT") throw new UsageError(`${command}: ${refusal.message}`);
+  const names = ["default", ...[...engine.profiles.keys()].sort()];
   throw new UsageError(`${command}: Unknown profile: "${name}".${didYouMean(name, names)} Available profiles: ${names.join(", ")}`);
 }

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import type { FileSpec } from "../core/files.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
@@ -59,6 +59,9 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
   const timeout = positiveNumber("delegate", "timeout", values.timeout);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
+  if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {
+    throw new UsageError(`delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`);
+  }
 
   let params: DelegateParams;
   try {
@@ -87,7 +90,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, shellCwd);
   // A profile for the whole call fails up front like `run typo`; a task's own unknown profile fails that task only.
-  if (profileFlag) requireProfile("delegate", profileFlag, engine.profiles);
+  if (profileFlag) requireProfile("delegate", profileFlag, engine);
   const inputs: TaskInput[] = params.tasks.map((t) => ({
     name: t.name,
     prompt: t.prompt,
@@ -117,7 +120,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const width = () => streamWidth(out);
   const maxLines = engine.settings.maxLinesPerWindow;
   const windows = new CallWindows(
-    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: t.timeoutSec ?? engine.settings.timeout })),
+    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
     maxLines,
   );
   const started = Date.now();

@@ -3,6 +3,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { agentDir as resolveAgentDir } from "../core/profiles/profile-discovery.ts";
+import pkg from "../../package.json" with { type: "json" };
+import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
+import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../host/embedded-pi.ts";
+import { runtimeDir } from "../host/child-extension-path.ts";
 import { parse } from "./args.ts";
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
 import { INSTALL_HELP } from "./help.ts";
@@ -23,7 +27,8 @@ export function cmdInstall(argv: string[]): number {
     return EXIT.ok;
   }
   if (positionals.length) throw new UsageError(`install: unexpected argument "${positionals[0]}". See 'subagents install --help'.`);
-  const dir = path.join(resolveAgentDir(process.env, process.env.HOME ?? ""), "extensions");
+  const agentDir = resolveAgentDir(process.env, process.env.HOME ?? "");
+  const dir = path.join(agentDir, "extensions");
   const target = path.join(dir, "subagents.js");
   if (values.uninstall) {
     if (!fs.existsSync(target)) {
@@ -31,6 +36,7 @@ export function cmdInstall(argv: string[]): number {
       return EXIT.ok;
     }
     fs.rmSync(target);
+    removeBinaryRecord(runtimeDir(agentDir));
     console.log(`Removed ${target}. pi no longer loads the subagents extension.`);
     return EXIT.ok;
   }
@@ -39,10 +45,13 @@ export function cmdInstall(argv: string[]): number {
     const tmp = `${target}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, extensionSource());
     fs.renameSync(tmp, target);
+    // Children started inside pi then run this executable's pi (when it is at least as new as the user's pi).
+    if (isCompiledBinary()) writeBinaryRecord(runtimeDir(agentDir), { path: process.execPath, version: pkg.version, piVersion: EMBEDDED_PI_VERSION });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new ConfigError(`cannot write ${target}: ${(err as Error).message}`);
   }
   console.log(`Installed ${target}. Start pi and ask it to use delegate_to_subagents or subagent.`);
+  if (isCompiledBinary()) console.log(`Sub-agents started inside pi run the pi ${EMBEDDED_PI_VERSION} built into ${process.execPath} (unless your pi is newer).`);
   return EXIT.ok;
 }

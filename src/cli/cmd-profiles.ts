@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { profileSummary } from "../core/profiles/profile.ts";
 import { parse } from "./args.ts";
-import { cliContext } from "./engine.ts";
+import { childPiLine, cliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { PROFILES_HELP } from "./help.ts";
 
@@ -28,5 +28,6 @@ export function cmdProfiles(argv: string[]): number {
   }
   for (const p of list) console.log(`${profileSummary(p)}  [${p.source}${p.filePath ? `: ${p.filePath}` : ""}]`);
   for (const d of diagnostics) process.stderr.write(`✗ ${d.file}: ${d.reason}\n`);
+  process.stderr.write(`children run: ${childPiLine(cwd)}\n`);
   return EXIT.ok;
 }

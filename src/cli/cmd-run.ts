@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { toolCallLine } from "../core/run/activity.ts";
-import { checkProfileSkills, runTask } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, runTask } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, startLine } from "../ui/summary.ts";
@@ -50,7 +50,10 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const ctx = cliContext(cwd);
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, cwd);
-  if (!values.session) requireProfile("run", agent, engine.profiles);
+  // Refusals before anything starts are usage errors (exit 2), the same as in `delegate`.
+  if (!values.session) requireProfile("run", agent, engine);
+  const resumeProblem = values.session ? checkResumable(engine, values.session) : null;
+  if (resumeProblem) throw new UsageError(`run: ${resumeProblem}`);
   const conflict = checkProfileSkills(engine, [agent]);
   if (conflict) throw new UsageError(`run: ${conflict}`);
   const task = readTask(rawTask);

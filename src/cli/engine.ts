@@ -9,7 +9,9 @@ import type { Engine } from "../core/run/task.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
-import { PiNotFoundError, resolvePiCommand } from "../host/pi-command.ts";
+import { selfEmbedded } from "../host/embedded-pi.ts";
+import { setNormalJitPolicy } from "../host/jit-policy.ts";
+import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
 
 export type CliContext = {
@@ -42,11 +44,27 @@ export function openStore(ctx: CliContext): Store {
   }
 }
 
+/** The CLI's children run the pi inside this executable unless settings or SUBAGENTS_PI say otherwise. */
+function cliPiCommand(ctx: CliContext, cwd: string): PiCommand {
+  return resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime, childPi: ctx.settings.childPi, embedded: selfEmbedded() });
+}
+
+/** Which pi children started from `cwd` run, or why none can: for `--version --verbose` and `profiles`. */
+export function childPiLine(cwd: string): string {
+  try {
+    return cliPiCommand(cliContext(cwd), cwd).describe;
+  } catch (err) {
+    return `none (${(err as Error).message.split("\n")[0]})`;
+  }
+}
+
 export function buildEngine(ctx: CliContext, cwd: string): Engine {
-  const { profiles } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
+  // A run follows: the parent's event loop is the long part (see cli/main.ts for why start-up holds the JIT back).
+  setNormalJitPolicy();
+  const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
   let pi;
   try {
-    pi = resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime });
+    pi = cliPiCommand(ctx, cwd);
   } catch (err) {
     if (err instanceof PiNotFoundError) throw new ConfigError(err.message);
     throw err;
@@ -58,10 +76,13 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     store: openStore(ctx),
     settings: ctx.settings,
     profiles,
+    profileProblems: diagnostics,
     agentDir: ctx.agentDir,
     piCommand: pi.argv,
     piEnv: pi.env,
-    childExtension: childExtensionPath(runtimeDir(ctx.agentDir)),
+    piDescribe: pi.describe,
+    piSettles: pi.settles,
+    childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
   };
 }

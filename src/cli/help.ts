@@ -17,7 +17,7 @@ Commands:
 
 Options:
   -h, --help             Show help (also: subagents help <command>, subagents <command> --help)
-  -v, --version          Show the version
+  -v, --version          Show the version and the pi inside (--verbose: which pi children run)
 
 Exit codes: 0 success, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.
 Environment: PI_CODING_AGENT_DIR (pi's agent dir, default ~/.pi/agent), SUBAGENTS_DB (session database),
@@ -25,8 +25,9 @@ SUBAGENTS_PI (command that runs pi), NO_COLOR.`;
 
 export const RUN_HELP = `Usage: subagents run AGENT "task" [options]
 
-Runs one sub-agent with the profile AGENT ("default" for pi's defaults) on the task and prints its result.
-The task may also come from standard input: subagents run scout - < task.md
+Runs one sub-agent with the profile AGENT ("default" for pi's defaults) on the task and prints its result:
+its plain final answer, or what it reported with subagent_finalize (setting or profile "finalize: true" makes
+that call required). The task may also come from standard input: subagents run scout - < task.md
 
 Progress goes to standard error (one line per tool call, then a status line); the result to standard output.
 
@@ -34,7 +35,7 @@ Options:
   --session ID      Continue an earlier session (the child keeps its full context)
   --cwd DIR         Working directory for the child (default: current directory)
   --model M         Model for the child, "provider/id" or "provider/id:thinking" (overrides the profile)
-  --timeout S       Seconds before the child is stopped once idle (default 600)
+  --timeout S       Seconds after which the child is stopped once it makes no new tool call (default 600)
   --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
   -q, --quiet       No progress lines, only the final status line
   --no-color        No colours (also NO_COLOR=1)
@@ -95,17 +96,18 @@ Exit codes: 0 success, 2 usage or configuration error.`;
 export const DELEGATE_HELP = `Usage: subagents delegate "task" ["task" ...] [options]
        subagents delegate --tasks FILE|- [options]
 
-Runs 1–16 sub-agents in parallel (4 at a time by default). On a terminal each task gets a live window that
-always fits (finished tasks shrink to one line, then running windows share the rows); otherwise one line per
-task start and end. At the end: one status line per task, each output under its own rule, and a totals line.
+Runs 1–16 sub-agents in parallel (4 at a time by default). Each one's output is its plain final answer, or
+what it reported with subagent_finalize. On a terminal each task gets a live window that always fits
+(finished tasks shrink to one line, then running windows share the rows); otherwise one line per task start
+and end. At the end: one status line per task, each output under its own rule, and a totals line.
 Ctrl-C stops every sub-agent (a second Ctrl-C kills them at once).
 
 Options:
   --name NAME         Name of the next task (repeat once per task; default task-1, task-2, …)
   --profile P         Profile for every task (default: pi's defaults)
   --cwd DIR           Working directory for every task (default: current directory)
-  --timeout S         Seconds before an idle task is stopped (default 600)
-  --concurrency N     Tasks at once (default 4, setting subagents.concurrency)
+  --timeout S         Seconds after which a task is stopped once it makes no new tool call (default 600)
+  --concurrency N     Tasks at once, 1–16 (default 4, setting subagents.concurrency)
   --file PATH         Prepend this file to every task's prompt (repeatable)
   --model M           Model for every task, "provider/id" or "provider/id:thinking" (overrides profiles)
   --resume ID         Continue session ID with the (single) task given

@@ -10,9 +10,12 @@ export type Settings = {
   loopingToolCount: number;
   concurrency: number;
   maxDepth: number;
-  finalize: boolean;
+  /** Unset: each front's default (required for `subagent`, optional for delegate_to_subagents and the CLI). */
+  finalize?: boolean;
   transport: "compact" | "json";
   childRuntime: "auto" | "bun" | "node";
+  /** Which pi runs children: "auto" (the front decides: see README), "embedded", "system", or a path to a pi. */
+  childPi: string;
   tools: string[];
   projectAgents: "ask" | "allow" | "deny";
   timeout: number;
@@ -26,9 +29,9 @@ export function defaultSettings(): Settings {
     loopingToolCount: 5,
     concurrency: 4,
     maxDepth: 1,
-    finalize: true,
     transport: "compact",
     childRuntime: "auto",
+    childPi: "auto",
     tools: [...TOOL_NAMES],
     projectAgents: "ask",
     timeout: 600,
@@ -52,8 +55,11 @@ const ENUMS = {
   projectAgents: ["ask", "allow", "deny"],
 } as const;
 
-/** Applies one raw `subagents` object over base. Pure; `where` names the source in warnings. */
-export function mergeSettings(base: Settings, raw: unknown, where = "settings"): { settings: Settings; warnings: string[] } {
+const CHILD_PI_WORDS = ["auto", "embedded", "system"];
+
+/** Applies one raw `subagents` object over base. Pure; `where` names the source in warnings. `userScope` is false
+ *  for a project's settings: a repository must not choose which program runs as every child. */
+export function mergeSettings(base: Settings, raw: unknown, where = "settings", userScope = true): { settings: Settings; warnings: string[] } {
   const out: Settings = { ...base, tools: [...base.tools] };
   const warnings: string[] = [];
   if (raw === undefined || raw === null) return { settings: out, warnings };
@@ -79,6 +85,13 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings"):
       continue;
     }
     (out as Record<string, unknown>)[key] = v;
+  }
+  if (r.childPi !== undefined) {
+    const v = r.childPi;
+    if (typeof v === "string" && CHILD_PI_WORDS.includes(v)) out.childPi = v;
+    else if (typeof v === "string" && v.startsWith("/") && userScope) out.childPi = v;
+    else if (typeof v === "string" && v.startsWith("/")) warnings.push(`${where}: subagents.childPi may name a path only in your own settings (${v}); ignored`);
+    else warnings.push(`${where}: subagents.childPi must be ${CHILD_PI_WORDS.join(", ")} or an absolute path; ignored`);
   }
   if (r.finalize !== undefined) {
     if (typeof r.finalize === "boolean") out.finalize = r.finalize;
@@ -112,7 +125,7 @@ export function loadSettings(host: Host, opts: { agentDir: string; cwd: string }
   for (const file of [...new Set(files)]) {
     const { raw, warning } = readSection(host, file);
     if (warning) warnings.push(warning);
-    const merged = mergeSettings(settings, raw, file);
+    const merged = mergeSettings(settings, raw, file, file === files[0]);
     settings = merged.settings;
     warnings.push(...merged.warnings);
   }

@@ -10,12 +10,10 @@ import { makeToolEnv, type ToolContext } from "./tool-env.ts";
 import { subagentsCommand } from "./command.ts";
 import { ActiveRuns } from "./active-runs.ts";
 
-type PiApi = {
-  registerTool(def: unknown): void;
-  registerCommand(name: string, def: unknown): void;
-  on(event: string, handler: (event: any, ctx: any) => unknown): void;
-  appendEntry(type: string, data: unknown): void;
-};
+// Types only (erased from the bundle): checked against current pi; pi 0.73.1's API is a subset we stay within.
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+
+type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools">;
 
 type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
 
@@ -43,9 +41,19 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   if (rt.host.env.PI_SUBAGENT_CHILD === "1" && rt.depth >= settings.maxDepth) return;
 
   const active = new ActiveRuns();
-  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active);
+  const activeTools = () => {
+    try {
+      return pi.getActiveTools();
+    } catch {
+      return undefined; // older pi or a stale context: deny lists fall back to pi's defaults
+    }
+  };
+  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools);
   const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
-  for (const tool of tools) if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active));
+  // Our tools take plain JSON Schema (TypeBox symbols stripped, so pi's coercion works under both runtimes), not
+  // pi's TypeBox generics: the one cast at the boundary.
+  type Registered = Parameters<PiApi["registerTool"]>[0];
+  for (const tool of tools) if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active) as unknown as Registered);
   pi.registerCommand("subagents", subagentsCommand(runtime, active));
 
   let noticeShown = false;

@@ -10,6 +10,7 @@ import type { Engine } from "../core/run/task.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";
+import { installedEmbedded } from "../host/embedded-pi.ts";
 import { resolvePiCommand } from "../host/pi-command.ts";
 
 export type PiRuntime = {
@@ -67,8 +68,8 @@ export async function createRuntime(): Promise<PiRuntime> {
     settingsFor: (cwd) => loadSettings(host, { agentDir, cwd }),
     profilesFor: (cwd) => discoverProfiles(host, { cwd, agentDir }),
     engineFor(cwd, settings, profiles, parentSession) {
-      piCommand ??= resolvePiCommand({ env: host.env, cwd, script: process.argv[1], childRuntime: settings.childRuntime });
-      childExt ??= childExtensionPath(runtimeDir(agentDir));
+      piCommand ??= resolvePiCommand({ env: host.env, cwd, script: process.argv[1], childRuntime: settings.childRuntime, childPi: settings.childPi, embedded: installedEmbedded(runtimeDir(agentDir)) });
+      if (!piCommand.builtinChild) childExt ??= childExtensionPath(runtimeDir(agentDir));
       return {
         host,
         clock: realClock,
@@ -78,7 +79,9 @@ export async function createRuntime(): Promise<PiRuntime> {
         agentDir,
         piCommand: piCommand.argv,
         piEnv: piCommand.env,
-        childExtension: childExt,
+        piDescribe: piCommand.describe,
+        piSettles: piCommand.settles,
+        childExtension: childExt ?? undefined,
         depth,
         parentSession,
       };

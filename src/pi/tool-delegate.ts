@@ -3,7 +3,7 @@
 import { InputError, parseDelegateParams } from "../core/delegate-input.ts";
 import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
@@ -19,9 +19,13 @@ export function delegateTool(env: ToolEnv) {
     label: "Delegate to sub-agents",
     description:
       "Run 1–16 independent tasks in parallel, each in an isolated sub-agent (its own pi process, context, tools and model). " +
-      "Give each task a short `name` and a self-contained `prompt`; optionally a `profile` (see list_subagent_profiles), `cwd`, " +
-      "`timeout` (seconds), `files` to prepend, or `resume` (a session id) to continue earlier work. Returns each task's status " +
-      "and output; get_subagent_output / get_subagent_session fetch more by session id.",
+      "Returns each task's status and output; get_subagent_output / get_subagent_session fetch more by session id.",
+    // pi ≥ 0.80 lists a custom tool in the system prompt only with a snippet; the guidelines say *when* to use it.
+    promptSnippet: "Run independent tasks in parallel sub-agents, each with a fresh context; returns their outputs",
+    promptGuidelines: [
+      "Use delegate_to_subagents when work splits into independent parts (surveys of many files, reviews, research); keep small or sequential edits yourself.",
+      "Sub-agents see none of this conversation: make each prompt self-contained (paths, goal, expected answer).",
+    ],
     parameters: DELEGATE_SCHEMA,
     async execute(_id: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
       const call = env.begin(ctx);
@@ -50,9 +54,11 @@ export function delegateTool(env: ToolEnv) {
       }
       const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
       if (conflict) throw new Error(conflict);
-      await call.checkProfiles(inputs.map((t) => t.profile));
+      // A project-local profile that may not run fails only the tasks that name it; the others go on.
+      const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
+      for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
       const windows = new CallWindows(
-        inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: t.timeoutSec ?? engine.settings.timeout })),
+        inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
         engine.settings.maxLinesPerWindow,
       );
       const update = (details: WindowedDetails) => onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });

@@ -1,4 +1,5 @@
 // get_subagent_output, get_subagent_session, list_subagent_profiles (spec 000 §3–5).
+import { sanitize } from "../core/sanitize.ts";
 import { profileSummary } from "../core/profiles/profile.ts";
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";
 import { firstProblem, SCHEMAS, EMPTY_SCHEMA, SESSION_ID_SCHEMA } from "./schemas.ts";
@@ -30,6 +31,7 @@ export function outputTool(env: ToolEnv) {
     name: "get_subagent_output",
     label: "Sub-agent output",
     description: "Get the final output of a sub-agent session's latest run, by the session id that delegate_to_subagents or subagent returned.",
+    promptSnippet: "Fetch a sub-agent's full final output by session id",
     parameters: SESSION_ID_SCHEMA,
     async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const { sessionId, record, last, maxLines } = await lookup(env, params, ctx);
@@ -48,6 +50,7 @@ export function sessionTool(env: ToolEnv) {
     name: "get_subagent_session",
     label: "Sub-agent session",
     description: "Get the complete transcript of a sub-agent session (all runs: messages, tool calls, tool results), by session id.",
+    promptSnippet: "Read a sub-agent session's transcript by session id",
     parameters: SESSION_ID_SCHEMA,
     async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const { sessionId, rt, record, last, maxLines } = await lookup(env, params, ctx);
@@ -77,15 +80,19 @@ export function profilesTool(env: ToolEnv) {
     name: "list_subagent_profiles",
     label: "Sub-agent profiles",
     description: "List the named sub-agent profiles (agents) available to delegate_to_subagents and subagent.",
+    promptSnippet: "List the named agents usable as profile / agent",
     parameters: EMPTY_SCHEMA,
     async execute(_id: string, _params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const rt = await env.runtime();
-      const { profiles } = rt.profilesFor(ctx.cwd);
-      if (profiles.size === 0) return { content: [{ type: "text", text: NO_PROFILES }], details: { count: 0 } };
+      const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
+      // Files that could not be used are listed with their reason: otherwise a typo looks like a missing profile.
+      const broken = diagnostics.map((d) => `✗ ${sanitize(d.file)}: ${d.reason}`);
+      if (profiles.size === 0) return { content: [{ type: "text", text: [NO_PROFILES, ...broken].join("\n") }], details: { count: 0, broken: diagnostics.length } };
       const list = [...profiles.values()].sort((a, b) => a.name.localeCompare(b.name));
       const summaries: Record<string, string> = {};
       for (const p of list) summaries[p.name] = profileSummary(p);
-      return { content: [{ type: "text", text: list.map((p) => summaries[p.name]).join("\n") }], details: { count: list.length, profiles: summaries } };
+      const text = [...list.map((p) => summaries[p.name]), ...(broken.length ? ["", "Not loaded:", ...broken] : [])].join("\n");
+      return { content: [{ type: "text", text }], details: { count: list.length, profiles: summaries, broken: diagnostics.length } };
     },
     renderCall: (_args: unknown, theme: ThemeLike) => renderSimpleCall("list_subagent_profiles", "", theme),
     renderResult: (result: Result) => {

@@ -37,7 +37,13 @@ export type ScriptStep = {
 };
 
 type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown[] };
-type ChatRequest = { model?: string; messages?: ChatMessage[]; tools?: { function?: { name?: string } }[] };
+type ChatRequest = {
+  model?: string;
+  messages?: ChatMessage[];
+  tools?: { function?: { name?: string } }[];
+  /** When the request arrived (performance.now() of the server's process), for latency benches. */
+  receivedAt?: number;
+};
 
 export type ModelServer = {
   port: number;
@@ -201,6 +207,7 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
         res.writeHead(404).end();
         return;
       }
+      const receivedAt = performance.now();
       const raw = await readBody(req);
       let body: ChatRequest;
       try {
@@ -209,6 +216,7 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
         res.writeHead(400).end('{"error":{"message":"bad json"}}');
         return;
       }
+      body.receivedAt = receivedAt;
       requests.push(body);
       await answer(res, chooseStep(body, served), raw.length);
     })().catch(() => res.destroy());

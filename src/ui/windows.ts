@@ -13,6 +13,8 @@ export type WindowView = {
   model?: string;
   thinking?: string;
   toolCount: number;
+  /** The child's todo list progress, when it keeps one. */
+  todos?: { completed: number; total: number };
   elapsedMs: number;
   timeoutSec: number;
   cost: number;
@@ -103,6 +105,8 @@ export function windowHeaderParts(v: WindowView, style: Style, o: { session?: bo
   if (v.status === "queued") return [...parts, { text: style.dim("queued"), drop: 0 }];
   if (v.model) parts.push({ text: `(${v.model}${v.thinking ? ` ${v.thinking}` : ""})`, drop: 5, glue: true });
   parts.push({ text: `${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`, drop: 2 });
+  // Spec 000: the todo segment only while the list is active and incomplete.
+  if (v.todos && v.todos.completed < v.todos.total) parts.push({ text: `[${v.todos.completed}/${v.todos.total}]`, drop: 2 });
   parts.push({ text: v.status === "running" ? `${Math.floor(v.elapsedMs / 1000)}s/${v.timeoutSec}s` : seconds(v.elapsedMs), drop: 0 });
   if (v.cost > 0) parts.push({ text: `$${v.cost.toFixed(4)}`, drop: 4 });
   if (o.session && v.sessionId) parts.push({ text: style.dim(v.sessionId), drop: 1 });

@@ -40,6 +40,18 @@ switch (mode) {
     emit({ type: "agent_end" });
     break;
   }
+  case "work-after-agent-end":
+    // pi ≥ 0.80: agent_end, then automatic work (compaction recovery, a queued message) longer than any grace,
+    // and only then agent_settled.
+    assistant("first pass");
+    emit({ type: "agent_end" });
+    await sleep(1200);
+    emit({ type: "turn_start" });
+    assistant("after the automatic work");
+    emit({ type: "agent_end" });
+    emit({ type: "settled" });
+    hang();
+    break;
   case "hang-after-end":
     finalize("done but hanging");
     emit({ type: "agent_end" });
@@ -120,6 +132,15 @@ switch (mode) {
       emit({ type: "tool_end", id: `b${i}`, name: "bash", isError: false, result: `step ${i} ok` });
     }
     finalize("finished after the timeout while busy");
+    emit({ type: "agent_end" });
+    break;
+  case "chatty-past-timeout":
+    // Streams text for 3 s without any tool call, then finishes.
+    for (let i = 0; i < 30; i++) {
+      emit({ type: "text", delta: `word ${i} ` });
+      await sleep(100);
+    }
+    finalize("chatted to the end");
     emit({ type: "agent_end" });
     break;
   default:

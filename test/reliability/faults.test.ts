@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { script } from "../../src/scripted/model-server.ts";
-import { BUN, cli, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
+import { BUN, cli, piCmd, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -82,10 +82,19 @@ test("pi missing: one clear configuration error, exit 2", async () => {
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('SUBAGENTS_PI is set to "/nonexistent/pi"');
   expect(bad.stderr).not.toContain("    at ");
-  const outside = mkdtempSync(join(tmpdir(), "no-pi-"));
-  const none = await cli(world, ["run", "default", "x"], { binary: true, cwd: outside, env: { PATH: "/usr/bin:/bin" } });
-  expect(none.code).toBe(2);
-  expect(none.stderr).toContain("Cannot find pi");
+  // The binary's own pi is always there; a user who chose their system pi and has none gets the install command.
+  world.setSubagentSettings({ childPi: "system" });
+  try {
+    const outside = mkdtempSync(join(tmpdir(), "no-pi-"));
+    const none = await cli(world, ["run", "default", "x"], { binary: true, cwd: outside, env: { PATH: "/usr/bin:/bin", HOME: outside } });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("Cannot find pi");
+    expect(none.stderr).toContain("`pi` on PATH");
+    expect(none.stderr).toContain("npm install -g @earendil-works/pi-coding-agent");
+    expect(none.stderr).not.toContain("    at ");
+  } finally {
+    world.setSubagentSettings({});
+  }
 }, 30_000);
 
 test("an incompatible pi (rejects our flags): the task fails with pi's own words, no hang", async () => {
@@ -131,7 +140,7 @@ test("three CLI processes × 4 tasks and a pi parent with the extension, one dat
   const env = { SUBAGENTS_DB: db };
   const clis = [0, 1, 2].map((i) => cli(world, ["delegate", ...[0, 1, 2, 3].map((j) => `load ${i}-${j}`), "--json"], { env }));
   const parent = Bun.spawn({
-    cmd: [BUN, join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/bun/cli.js"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
+    cmd: [...piCmd("current", "bun"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
     cwd: world.workDir,
     env: { ...world.env, ...env },
     stdin: new TextEncoder().encode(`p ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "x", prompt: "from pi 1" }, { name: "y", prompt: "from pi 2" }] } }, { text: "ok" }])}`),
@@ -153,7 +162,7 @@ test("a parent pi killed with SIGKILL: its sub-agents stop by themselves; the ne
   const tag = `${Date.now() % 100000}.${Math.floor(Math.random() * 1000)}`;
   const inner = `[[script:[{"tool":"bash","args":{"command":"sleep 7${tag}"}}]]]`;
   const parent = Bun.spawn({
-    cmd: [BUN, join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/bun/cli.js"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
+    cmd: [...piCmd("current", "bun"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
     cwd: world.workDir,
     env: world.env,
     stdin: new TextEncoder().encode(`p ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "orphaned", prompt: `sleep ${inner}` }] } }])}`),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
+import { cli, piCmd, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
 
 const gen = (n: number, alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") =>
   Array.from({ length: n }, (_, i) => alphabet[(i * 11 + 5) % alphabet.length]).join("");
@@ -62,7 +62,7 @@ test("secrets never reach the pi tool result, its details, or the parent session
   const sessionFile = join(world.root, `secure-parent-${Date.now()}.jsonl`);
   const inner = `[[script:${JSON.stringify([{ finalize: { status: "SUCCESS", result: LEAKY } }])}]]`;
   const proc = Bun.spawn({
-    cmd: [process.execPath, join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/bun/cli.js"), "-p", "--session", sessionFile, "-e", join(REPO, "dist", "extension.js")],
+    cmd: [...piCmd("current", "bun"), "-p", "--session", sessionFile, "-e", join(REPO, "dist", "extension.js")],
     cwd: world.workDir,
     env: world.env,
     stdin: new TextEncoder().encode(`p ${script([{ tools: [{ name: "delegate_to_subagents", args: { tasks: [{ name: "leaky", prompt: `leak ${inner}` }] } }, { name: "subagent", args: { agent: "scout", task: `leak ${inner}` } }] }, { text: "ok" }])}`),

@@ -1,8 +1,8 @@
 // A throwaway pi world for end-to-end tests: a scripted model server on 127.0.0.1 and a temp
 // PI_CODING_AGENT_DIR pointing pi at it. Nothing touches the network or the user's real ~/.pi.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { piAgentConfig, startModelServer, type ModelServer } from "../../src/scripted/model-server.ts";
 
 export type PiWorld = {
@@ -18,6 +18,31 @@ export type PiWorld = {
 
 export const REPO = join(import.meta.dir, "..", "..");
 export const BUN = process.execPath;
+
+/** The two pi releases we test: the one people install today and the last one under the old name. */
+export const PI_PACKAGE_DIRS = {
+  current: join(REPO, "node_modules", "@earendil-works", "pi-coding-agent"),
+  old: join(REPO, "node_modules", "@mariozechner", "pi-coding-agent"),
+} as const;
+export type PiRelease = keyof typeof PI_PACKAGE_DIRS;
+/** Node 24 from the npm registry (devDependency `node`): current pi needs Node ≥ 22.19, CI's machine has Node 20. */
+export const NODE24 = join(REPO, "node_modules", "node", "bin", "node");
+
+/** The machine's own node (not the one in node_modules): Node 20 on CI, so old pi is tested where it ran. */
+export function systemNode(): string {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir || dir.startsWith(join(REPO, "node_modules"))) continue;
+    if (existsSync(join(dir, "node"))) return join(dir, "node");
+  }
+  return NODE24;
+}
+
+/** The command that starts a parent pi of this release under this runtime (the entries pi's own launchers use). */
+export function piCmd(release: PiRelease, runtime: "node" | "bun"): string[] {
+  const dist = join(PI_PACKAGE_DIRS[release], "dist");
+  if (runtime === "bun") return [BUN, "--no-install", join(dist, "bun", "cli.js")];
+  return release === "current" ? [NODE24, join(dist, "bundle", "cli.js")] : [systemNode(), join(dist, "cli.js")];
+}
 
 export async function piWorld(): Promise<PiWorld> {
   const server = await startModelServer();

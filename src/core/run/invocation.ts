@@ -1,6 +1,7 @@
 // Builds the command line and environment of one child pi. Pure: the caller writes the temp files it lists.
 import type { Profile } from "../profiles/profile.ts";
 import type { Transport } from "./transport.ts";
+import { FINALIZE_INSTRUCTIONS, type FinalizeMode } from "./finalize-contract.ts";
 
 /** The tools pi enables when no --tools is given (pi 0.73.1). */
 export const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
@@ -24,22 +25,31 @@ const PROVIDER_KEY_ENV: Record<string, string> = {
 export type InvocationInput = {
   /** How to start pi: e.g. ["/path/bun", "--no-install", "/path/pi/dist/bun/cli.js"]. */
   piCommand: string[];
-  childExtension: string;
+  /** Absent when the child's pi has our child extension built in (the embedded pi). */
+  childExtension?: string;
   profile: Profile | null;
   transport: Transport;
-  finalize: boolean;
+  finalize: FinalizeMode;
   sessionFile: string;
   /** Overrides the profile's model ("provider/id[:thinking]" or "id"). */
   model?: string;
   depth: number;
   maxDepth: number;
   parentPid: number;
+  /**
+   * The tools a deny list subtracts from: the parent pi's active tools (spec 001), or pi's defaults when there
+   * is no parent pi (the CLI).
+   */
+  parentTools?: string[];
   /** Where to put the system prompt file (0600); the caller creates and removes it. */
   promptFile: string;
   /** Skill files/dirs resolved from the profile's suggestedSkills. */
   skillPaths?: string[];
   /** Extra text for the system prompt (e.g. loaded skills, the finalize instructions). */
   appendPrompt?: string;
+  /** The parent pi's project-trust decision, answered by the child extension's project_trust handler (a flag
+   *  like --approve would make pi 0.73.1 exit: it has no such option). */
+  projectTrust?: "yes" | "no";
   baseEnv: Record<string, string | undefined>;
 };
 
@@ -50,19 +60,20 @@ export type Invocation = {
   files: { path: string; content: string }[];
 };
 
-export const FINALIZE_INSTRUCTIONS =
-  "You are a sub-agent working for another agent. When your task is done, call the `subagent_finalize` tool as your " +
-  'last action: status "SUCCESS" with your complete answer in `result`, or status "ERROR" with what went wrong in ' +
-  "`error` (partial findings may go in `result`). Do not end with plain text: only the finalize call is returned.";
+/** Never inherited through a deny list: `subagent` itself (spec 001) and our internal tool (added per contract). */
+const NOT_INHERITED = ["subagent", FINALIZE_TOOL];
 
-function toolList(p: Profile | null, finalize: boolean, atMaxDepth: boolean): string[] | null {
+function toolList(p: Profile | null, finalize: FinalizeMode, atMaxDepth: boolean, parentTools: string[] | undefined): string[] | null {
   let tools: string[] | null = null;
   if (p?.noTools) tools = [];
   else if (p?.tools?.length) tools = [...p.tools];
-  else if (p?.excludeTools?.length) tools = PI_DEFAULT_TOOLS.filter((t) => !p.excludeTools!.includes(t));
+  else if (p?.excludeTools?.length) {
+    const base = (parentTools ?? PI_DEFAULT_TOOLS).filter((t) => !NOT_INHERITED.includes(t));
+    tools = base.filter((t) => !p.excludeTools!.includes(t));
+  }
   if (atMaxDepth && tools) tools = tools.filter((t) => !DELEGATION_TOOLS.includes(t));
   if (tools === null) return null;
-  if (finalize && !tools.includes(FINALIZE_TOOL)) tools.push(FINALIZE_TOOL);
+  if (finalize !== "off" && !tools.includes(FINALIZE_TOOL)) tools.push(FINALIZE_TOOL);
   return tools;
 }
 
@@ -70,7 +81,8 @@ export function buildInvocation(input: InvocationInput): Invocation {
   const p = input.profile;
   const argv = [...input.piCommand];
   if (input.transport === "json") argv.push("--mode", "json");
-  argv.push("-p", "--session", input.sessionFile, "-e", input.childExtension);
+  argv.push("-p", "--session", input.sessionFile);
+  if (input.childExtension) argv.push("-e", input.childExtension);
   for (const ext of p?.extensions ?? []) argv.push("-e", ext);
   if (p?.noExtensions) argv.push("--no-extensions");
 
@@ -80,11 +92,11 @@ export function buildInvocation(input: InvocationInput): Invocation {
   if (p?.thinking && !(model && /:[a-z]+$/.test(model))) argv.push("--thinking", p.thinking);
 
   const atMaxDepth = input.depth >= input.maxDepth;
-  const tools = toolList(p, input.finalize, atMaxDepth);
+  const tools = toolList(p, input.finalize, atMaxDepth, input.parentTools);
   if (tools) argv.push("--tools", tools.join(","));
   else if (atMaxDepth) {
     // No explicit list: keep pi's defaults plus ours, which excludes any auto-discovered delegation tool.
-    argv.push("--tools", [...PI_DEFAULT_TOOLS, ...(input.finalize ? [FINALIZE_TOOL] : [])].join(","));
+    argv.push("--tools", [...PI_DEFAULT_TOOLS, ...(input.finalize !== "off" ? [FINALIZE_TOOL] : [])].join(","));
   }
 
   if (p?.noSkills) argv.push("--no-skills");
@@ -92,7 +104,7 @@ export function buildInvocation(input: InvocationInput): Invocation {
   if (p?.noContextFiles) argv.push("--no-context-files");
 
   const files: Invocation["files"] = [];
-  const appended = [p?.systemPromptMode === "append" ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", input.finalize ? FINALIZE_INSTRUCTIONS : ""]
+  const appended = [p?.systemPromptMode === "append" ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", input.finalize !== "off" ? FINALIZE_INSTRUCTIONS[input.finalize] : ""]
     .filter((s) => s.trim())
     .join("\n\n");
   if (p && p.systemPromptMode !== "append" && p.systemPrompt.trim()) {
@@ -100,8 +112,10 @@ export function buildInvocation(input: InvocationInput): Invocation {
     files.push({ path: input.promptFile, content: [p.systemPrompt, appended].filter(Boolean).join("\n\n") });
     argv.push("--system-prompt", input.promptFile);
   } else if (appended) {
+    // Not --append-system-prompt: pi takes that flag INSTEAD of the user's own APPEND_SYSTEM.md (global or
+    // project), so a child would silently lose it. The child extension appends this file to the system prompt
+    // pi assembled (before_agent_start), so the user's additions stay.
     files.push({ path: input.promptFile, content: appended });
-    argv.push("--append-system-prompt", input.promptFile);
   }
   argv.push(...(p?.extraArgs ?? []));
 
@@ -112,7 +126,12 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_SUBAGENT_MAX_DEPTH = String(input.maxDepth);
   env.PI_SUBAGENT_PARENT_PID = String(input.parentPid);
   env.PI_SUBAGENT_TRANSPORT = input.transport;
+  env.PI_SUBAGENT_FINALIZE = input.finalize;
   env.PI_OFFLINE ??= "1";
+  if (appended && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
+  else delete env.PI_SUBAGENT_APPEND_PROMPT;
+  if (input.projectTrust) env.PI_SUBAGENT_PROJECT_TRUST = input.projectTrust;
+  else delete env.PI_SUBAGENT_PROJECT_TRUST;
   if (p?.apiKey) {
     const provider = (model?.includes("/") ? model.split("/")[0] : p.provider) ?? "";
     const name = PROVIDER_KEY_ENV[provider];

@@ -1,0 +1,53 @@
+// pi's package-dir assets (package.json, theme/, export-html/, assets/) for the pi compiled into our executable.
+// A compiled pi reads them from PI_PACKAGE_DIR; they travel inside the executable (embedded under PI_ASSETS) and
+// are written once per version into the cache folder. The folder is filled under a temporary name and renamed
+// into place, so two first runs at once never see (or leave) a half-written copy.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+/** Where build.ts puts the assets inside the executable, relative to the bundle root. */
+export const PI_ASSETS = "pi-assets";
+
+/** The cache folder for one build: XDG cache, else ~/.cache, else the temp dir (an unwritable home). */
+export function assetCacheDir(env: Record<string, string | undefined>, key: string): string[] {
+  const home = env.HOME || os.homedir();
+  const bases = [env.XDG_CACHE_HOME, home ? path.join(home, ".cache") : undefined, os.tmpdir()].filter((b): b is string => !!b && path.isAbsolute(b));
+  return bases.map((b) => path.join(b, "subagents", key));
+}
+
+function copyTree(from: string, to: string): void {
+  fs.mkdirSync(to, { recursive: true });
+  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+    const src = path.join(from, entry.name);
+    const dst = path.join(to, entry.name);
+    if (entry.isDirectory()) copyTree(src, dst);
+    else fs.writeFileSync(dst, fs.readFileSync(src));
+  }
+}
+
+/** Copies `source` (a folder, here inside the executable) to `dest` once; returns `dest`. */
+export function materialize(source: string, dest: string): string {
+  if (fs.existsSync(path.join(dest, "package.json"))) return dest;
+  const tmp = `${dest}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
+  try {
+    copyTree(source, tmp);
+    // npm's layout too, for a pi from npm started inside a child (it inherits PI_PACKAGE_DIR from our pi).
+    for (const [link, target] of [["dist/modes/interactive/theme", "theme"], ["dist/modes/interactive/assets", "assets"], ["dist/core/export-html", "export-html"]]) {
+      const at = path.join(tmp, link);
+      fs.mkdirSync(path.dirname(at), { recursive: true });
+      try {
+        fs.symlinkSync(path.relative(path.dirname(at), path.join(tmp, target)), at);
+      } catch {
+        // no symlinks here (some Windows setups): only our own pi uses this folder then
+      }
+    }
+    fs.renameSync(tmp, dest);
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    // Another process won the race: its copy is complete (renames are atomic).
+    if (fs.existsSync(path.join(dest, "package.json"))) return dest;
+    throw err;
+  }
+  return dest;
+}

@@ -1,0 +1,34 @@
+// The executable's pi role: `subagents` started with SUBAGENTS_ROLE=pi is pi itself (DESIGN §2). The parent
+// sets the switch for the child only; we drop it at once, so nothing the child runs (bash, a nested `subagents`)
+// inherits it.
+import * as path from "node:path";
+import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
+import { EMBEDDED_PI_VERSION } from "./version.ts";
+
+const ROLE_ENV = "SUBAGENTS_ROLE";
+
+function isCompiled(): boolean {
+  return typeof Bun !== "undefined" && Bun.main.startsWith("/$bunfs");
+}
+
+export async function runPiRole(ourVersion: string): Promise<void> {
+  const buildKey = path.join(ourVersion, `pi-${EMBEDDED_PI_VERSION}`);
+  delete process.env[ROLE_ENV];
+  if (isCompiled() && !process.env.PI_PACKAGE_DIR) {
+    const source = path.join(path.dirname(Bun.main), PI_ASSETS);
+    let lastError: unknown;
+    for (const dest of assetCacheDir(process.env, buildKey)) {
+      try {
+        process.env.PI_PACKAGE_DIR = materialize(source, dest);
+        break;
+      } catch (err) {
+        lastError = err; // an unwritable cache: try the next place
+      }
+    }
+    if (!process.env.PI_PACKAGE_DIR) {
+      process.stderr.write(`subagents: cannot write pi's assets to a cache folder: ${(lastError as Error)?.message}\n`);
+      process.exit(1);
+    }
+  }
+  await import("./pi-entry.ts");
+}

@@ -1,0 +1,50 @@
+// The pi compiled into our executable (DESIGN §2): how to start it, from the executable itself (CLI), from a
+// source checkout (`bun src/cli/main.ts`: the same pi role, pi loaded from node_modules), or — inside a user's pi —
+// from the `subagents` binary that `subagents install` recorded.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
+
+export type EmbeddedPi = { argv: string[]; env: Record<string, string>; version: string; where: string };
+
+export const ROLE_ENV = "SUBAGENTS_ROLE";
+const RECORD = "binary.json";
+
+export function isCompiledBinary(): boolean {
+  return typeof Bun !== "undefined" && Bun.main.startsWith("/$bunfs");
+}
+
+/** This very process's embedded pi: the compiled executable, or (from source under Bun) our CLI entry. */
+export function selfEmbedded(): EmbeddedPi | null {
+  if (!EMBEDDED_PI_VERSION || typeof Bun === "undefined") return null;
+  const env = { [ROLE_ENV]: "pi" };
+  if (isCompiledBinary()) return { argv: [process.execPath], env, version: EMBEDDED_PI_VERSION, where: process.execPath };
+  const entry = path.resolve(import.meta.dir, "..", "cli", "main.ts");
+  if (!fs.existsSync(entry)) return null;
+  return { argv: [process.execPath, "--no-install", entry], env, version: EMBEDDED_PI_VERSION, where: entry };
+}
+
+/** What `subagents install` leaves next to the extension so children started inside pi can use the binary's pi. */
+export function writeBinaryRecord(runtimeDir: string, record: { path: string; version: string; piVersion: string }): void {
+  fs.mkdirSync(runtimeDir, { recursive: true });
+  const file = path.join(runtimeDir, RECORD);
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`);
+  fs.renameSync(tmp, file);
+}
+
+export function removeBinaryRecord(runtimeDir: string): void {
+  fs.rmSync(path.join(runtimeDir, RECORD), { force: true });
+}
+
+/** The recorded binary's pi, if the binary is still there. */
+export function installedEmbedded(runtimeDir: string): EmbeddedPi | null {
+  try {
+    const r = JSON.parse(fs.readFileSync(path.join(runtimeDir, RECORD), "utf8")) as { path?: string; piVersion?: string };
+    if (!r.path || !r.piVersion) return null;
+    fs.accessSync(r.path, fs.constants.X_OK);
+    return { argv: [r.path], env: { [ROLE_ENV]: "pi" }, version: r.piVersion, where: r.path };
+  } catch {
+    return null;
+  }
+}

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { spawnSync } from "node:child_process";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Store } from "../src/core/store/store.ts";
 import { emptyUsage } from "../src/core/types.ts";
@@ -125,7 +126,17 @@ test.skipIf(!hasTmux)("narrowing the terminal mid-run (120 → 60 columns) redra
 
 const pidsMatching = (needle: string) => spawnSync("pgrep", ["-f", `^${needle}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
 
-test.skipIf(!hasTmux)("two Ctrl-C: every process killed at once, exit 130, cursor visible, final frame complete", async () => {
+/** The final frame after an interrupt: both tasks, the interrupted one in its own state (not an error). */
+function expectInterruptedFrame(screen: string): void {
+  expect(exitCode(screen)).toBe(130);
+  expect(screen).toContain("Sub-agents: 0 running, 1 done, 1 cancelled");
+  expect(headerOf(screen, "hangs")).toStartWith("⊘ hangs");
+  expect(headerOf(screen, "quick")).toStartWith("✓ quick");
+  expect(screen).toContain("  interrupted");
+  expect(screen).toMatch(/^1 completed, 1 cancelled · \d+\.\ds$/m);
+}
+
+test.skipIf(!hasTmux)("Ctrl-C twice, back to back, with real pi children in `sleep 60`: exit 130, nothing left, cursor visible, final frame complete", async () => {
   const tag = `${Date.now() % 100000}${Math.floor(Math.random() * 100)}`;
   const hang = `hang ${script([{ tool: "bash", args: { command: `sleep 60${tag}` } }])}`;
   const quick = `quick ${script([{ finalize: { status: "SUCCESS", result: "quick result" } }])}`;
@@ -133,22 +144,57 @@ test.skipIf(!hasTmux)("two Ctrl-C: every process killed at once, exit 130, curso
     await pane.waitFor((s) => /✓ quick/.test(s) && /bash → sleep/.test(s), 60_000);
     for (let i = 0; i < 50 && pidsMatching(`sleep 60${tag}`).length === 0; i++) await Bun.sleep(100);
     expect(pidsMatching(`sleep 60${tag}`).length).toBeGreaterThan(0);
+    pane.keys("C-c", "C-c");
+    const screen = await pane.waitFor(EXITED, 5_000);
+    expect(pane.cursorVisible()).toBe(true);
+    expectInterruptedFrame(screen);
+    expect(pidsMatching(`sleep 60${tag}`)).toEqual([]);
+  });
+}, 90_000);
+
+test.skipIf(!hasTmux)("second Ctrl-C while a child ignores SIGTERM: \"stopping…\", then every process killed at once", async () => {
+  const tag = `${Date.now() % 100000}${Math.floor(Math.random() * 100)}`;
+  // A pi that finishes the "quick" task, and for the other one ignores SIGTERM (the first stop would wait out its
+  // 5 s grace period) with a grandchild in a session of its own, like pi's bash tool. Events go to fd 3.
+  const ev = (o: unknown) => `'${JSON.stringify(o)}'`;
+  const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, cost: 0 };
+  const fake = join(world.root, `stubborn-pi-${tag}.sh`);
+  writeFileSync(
+    fake,
+    [
+      "#!/bin/sh",
+      "task=$(cat)",
+      `case "$task" in *quick*) printf '%s\\n' ${ev({ type: "assistant", text: "quick result", toolCalls: [], usage, stopReason: "stop" })} ${ev({ type: "finalize", payload: { status: "SUCCESS", result: "quick result" } })} ${ev({ type: "agent_end" })} >&3; exit 0;; esac`,
+      "trap '' TERM",
+      `printf '%s\\n' ${ev({ type: "tool_start", id: "t1", name: "bash", args: JSON.stringify({ command: `sleep 60${tag}` }) })} >&3`,
+      `setsid sleep 60${tag} &`,
+      "while true; do sleep 1; done",
+    ].join("\n"),
+  );
+  chmodSync(fake, 0o755);
+  const pane = openPane([BIN, "delegate", "--name", "hangs", "--name", "quick", "hang", "quick"], { cols: 100, rows: 24, cwd: world.workDir, env: { ...world.env, SUBAGENTS_PI: fake } });
+  try {
+    await pane.waitFor((s) => /✓ quick/.test(s) && /bash → sleep/.test(s), 30_000);
+    for (let i = 0; i < 50 && pidsMatching(`sleep 60${tag}`).length === 0; i++) await Bun.sleep(100);
+    expect(pidsMatching(`sleep 60${tag}`).length).toBeGreaterThan(0);
     pane.keys("C-c");
     await pane.waitFor((s) => s.includes("stopping… press Ctrl-C again to force"), 5_000);
+    await Bun.sleep(300);
+    const leftAfterFirst = pidsMatching(`sleep 60${tag}`);
+    expect(EXITED(pane.screen())).toBe(false);
     pane.keys("C-c");
     const started = Date.now();
     const screen = await pane.waitFor(EXITED, 5_000);
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(exitCode(screen)).toBe(130);
     expect(pane.cursorVisible()).toBe(true);
-    // The final frame: both tasks, the interrupted one in its own state, not as an error.
+    expect(exitCode(screen)).toBe(130);
     expect(screen).toContain("Sub-agents: 0 running, 1 done, 1 cancelled");
     expect(headerOf(screen, "hangs")).toStartWith("⊘ hangs");
-    expect(headerOf(screen, "quick")).toStartWith("✓ quick");
-    expect(screen).toContain("  interrupted");
     expect(pidsMatching(`sleep 60${tag}`)).toEqual([]);
-  });
-}, 90_000);
+  } finally {
+    pane.close();
+  }
+}, 60_000);
 
 test.skipIf(!hasTmux)("demo interrupted by Ctrl-C exits 130 and does not claim to have finished", async () => {
   await withPane(["demo"], { cols: 100, rows: 30 }, async (pane) => {

@@ -28,6 +28,8 @@ export function openPane(argv: string[], o: { cols: number; rows: number; cwd: s
   const env = Object.entries({ ...o.env, TERM: "xterm-256color" }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   const shell = `cd ${quote(o.cwd)} && ${o.clear ? "clear && " : ""}${argv.map(quote).join(" ")}; echo EXIT=$?; sleep 120`;
   tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", String(o.cols), "-y", String(o.rows), ...env, shell);
+  // A late Ctrl-C may end the shell after the command exited: the pane (and its last screen) stays.
+  tmux("set-option", "-t", "t", "remain-on-exit", "on");
   const trim = (s: string) => s.replace(/\s+$/, "");
   const pane: Pane = {
     screen: () => trim(tmux("capture-pane", "-p", "-t", "t")),

@@ -180,7 +180,6 @@ test.skipIf(!hasTmux)("second Ctrl-C while a child ignores SIGTERM: \"stoppingâ€
     pane.keys("C-c");
     await pane.waitFor((s) => s.includes("stoppingâ€¦ press Ctrl-C again to force"), 5_000);
     await Bun.sleep(300);
-    const leftAfterFirst = pidsMatching(`sleep 60${tag}`);
     expect(EXITED(pane.screen())).toBe(false);
     pane.keys("C-c");
     const started = Date.now();

@@ -207,9 +207,9 @@ test("skills: suggestedSkills reach pi as --skill, loadSkills are inlined; unkno
   writeFileSync(join(world.agentDir, "skills", "house-style.md"), "---\nname: house-style\ndescription: Our writing style\n---\nAlways write in short sentences. MARKER-LOADED\n");
   const profiles = join(world.agentDir, "agents");
   mkdirSync(profiles, { recursive: true });
-  writeFileSync(join(profiles, "writer.md"), "---\nname: writer\nsuggestedSkills: release-notes\nloadSkills: house-style\n---\nYou write.\n");
-  writeFileSync(join(profiles, "typo.md"), "---\nname: typo\nloadSkills: no-such-skill\n---\nYou write.\n");
-  writeFileSync(join(profiles, "torn.md"), "---\nname: torn\nnoSkills: true\nsuggestedSkills: release-notes\n---\nYou write.\n");
+  writeFileSync(join(profiles, "writer.md"), "---\nname: writer\ndescription: Writes\nsuggestedSkills: release-notes\nloadSkills: house-style\n---\nYou write.\n");
+  writeFileSync(join(profiles, "typo.md"), "---\nname: typo\ndescription: Writes with a typo\nloadSkills: no-such-skill\n---\nYou write.\n");
+  writeFileSync(join(profiles, "torn.md"), "---\nname: torn\ndescription: Writes, torn\nnoSkills: true\nsuggestedSkills: release-notes\n---\nYou write.\n");
   const marker = `skills-${Date.now()}`;
   const file = join(world.root, "skills.json");
   writeFileSync(file, JSON.stringify({ tasks: [{ name: "w", prompt: marker, profile: "writer" }, { name: "t", prompt: "x", profile: "typo" }] }));

@@ -299,8 +299,8 @@ test("project-local profiles: refused without a UI unless projectAgents allows t
   const { mkdirSync, writeFileSync } = await import("node:fs");
   const agents = join(world.workDir, ".pi", "agents");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "repo-helper.md"), "---\nname: repo-helper\n---\nYou help with this repo.\n");
-  writeFileSync(join(agents, "sneaky.md"), "---\nname: sneaky\napiKey: stolen\n---\nx\n");
+  writeFileSync(join(agents, "repo-helper.md"), "---\nname: repo-helper\ndescription: Helps with this repo\n---\nYou help with this repo.\n");
+  writeFileSync(join(agents, "sneaky.md"), "---\nname: sneaky\ndescription: Tries to pick the key\napiKey: stolen\n---\nx\n");
   try {
     const ask = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }] } }, { text: "ok" }]);
     // Only that task fails (headless: nobody to ask); the call itself is not an error.

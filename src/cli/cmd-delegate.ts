@@ -144,6 +144,10 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
         if (json) writeJson({ type: "task_start", task: inputs[i].name, sessionId: inputs[i].sessionId!, agent: inputs[i].profile ?? "default" });
         else if (!tty && !values.quiet) log(startLine(inputs[i].name, inputs[i].profile, inputs[i].sessionId!, style));
       },
+      onTaskWarnings: (i, warnings) => {
+        windows.warn(i, warnings);
+        if (!tty && !json && !values.quiet) for (const w of warnings) log(`  ⚠ ${inputs[i].name}: ${w}`);
+      },
       onTaskEvent: (i, state, ev) => {
         windows.event(i, state);
         if (json) {

@@ -79,7 +79,10 @@ export async function cmdRun(argv: string[]): Promise<number> {
         windows = new CallWindows([{ name, sessionId, profile: info.agent, timeoutSec: timeoutSec ?? engine.settings.timeout }], 0);
         windows.start(0, Date.now());
         if (json) writeJson({ type: "task_start", task: name, sessionId, agent: info.agent });
-        else if (progress) say(startLine(name, info.agent, sessionId, style));
+        else if (progress) {
+          say(startLine(name, info.agent, sessionId, style));
+          for (const w of info.warnings) say(style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width)));
+        }
       },
       onEvent: (state, ev) => {
         windows?.event(0, state);

@@ -12,12 +12,15 @@ Commands:
   session ID             Print a session's full transcript (all runs)
   sessions               List recent sessions
   profiles               List agent profiles (and problems with profile files)
-  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it)
+  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it; --bin: this executable onto PATH)
   demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)
+  doctor [--json]        Check the setup: pi, model credentials, database, extension, profiles, terminal
+  prune                  Delete old sessions and their files (--older-than 30d, --keep N), compact the database
+  completion SHELL       Print a completion script for bash, zsh or fish
 
 Options:
   -h, --help             Show help (also: subagents help <command>, subagents <command> --help)
-  -v, --version          Show the version and the pi inside (--verbose: which pi children run)
+  -v, --version          Show the version, the pi inside and the build commit (--verbose: which pi children run)
 
 Exit codes: 0 success, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.
 Environment: PI_CODING_AGENT_DIR (pi's agent dir, default ~/.pi/agent), SUBAGENTS_DB (session database),
@@ -81,17 +84,23 @@ Options:
 
 Exit codes: 0 success, 2 usage or configuration error.`;
 
-export const PROFILES_HELP = `Usage: subagents profiles [--cwd DIR] [--json]
+export const PROFILES_HELP = `Usage: subagents profiles [--cwd DIR] [--all] [--json] [--check]
 
-Lists the agent profiles available from DIR (default: current directory): built-in, user and project ones,
-and names every profile file that could not be loaded, with the reason.
+Lists the agent profiles available from DIR (default: current directory) as a table: name, source (built-in,
+user, project; * = another file of that name is shadowed), model as written → the model it runs on here, tools,
+and warnings (tolerant front matter, tools not available here, fields not supported here). Agent folders are
+searched recursively; files that could not be loaded are named on stderr with the reason.
 
 Options:
-  --cwd DIR     Where project profiles are looked up (default: current directory)
-  --json        One JSON object per line
-  -h, --help    Show this help
+  --all, -v, --verbose  Each profile's file, description and every warning, plus the .md files that are not
+                        agents (no front matter or no description, documentation files)
+  --json                One JSON object per line: {"type":"profile", name, source, filePath, runsOn,
+                        warnings, …}, then "shadowed", "diagnostic" (and with --all "skipped") lines
+  --check               Exit 1 if any agent file has an error (for a collection's CI)
+  --cwd DIR             Look from DIR instead of the current directory
+  -h, --help            Show this help
 
-Exit codes: 0 success, 2 usage or configuration error.`;
+Exit codes: 0 success (with --check: no agent file has an error), 1 --check found errors, 2 usage error.`;
 
 export const DELEGATE_HELP = `Usage: subagents delegate "task" ["task" ...] [options]
        subagents delegate --tasks FILE|- [options]
@@ -120,13 +129,16 @@ Options:
 Exit codes: 0 all tasks completed, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.`;
 
 export const INSTALL_HELP = `Usage: subagents install [--uninstall]
+       subagents install --bin [--prefix DIR]
 
 Writes the bundled pi extension to <agentDir>/extensions/subagents.js, where pi loads it automatically
 (<agentDir> is $PI_CODING_AGENT_DIR or ~/.pi/agent). --uninstall removes it. Sub-agents started by pi never
 get the delegation tools themselves beyond subagents.maxDepth (default 1).
+--bin copies this executable to DIR (default ~/.local/bin) and says if DIR is not on your PATH.
 
 Options:
   --uninstall   Remove the extension again
+  --bin         Copy this executable to DIR (--prefix DIR, default ~/.local/bin)
   -h, --help    Show this help
 
 Exit codes: 0 success, 2 usage or configuration error.`;

@@ -16,6 +16,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   profiles: async () => (await import("./cmd-profiles.ts")).cmdProfiles,
   demo: async () => (await import("./cmd-demo.ts")).cmdDemo,
   install: async () => (await import("./cmd-install.ts")).cmdInstall,
+  doctor: async () => (await import("./cmd-doctor.ts")).cmdDoctor,
+  prune: async () => (await import("./cmd-prune.ts")).cmdPrune,
+  completion: async () => (await import("./cmd-completion.ts")).cmdCompletion,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -25,9 +28,8 @@ export async function main(argv: string[]): Promise<number> {
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
   if (first === "-v" || first === "--version") {
-    // `subagents 0.2.0 · pi 0.87.1 inside`: the version, and the pi its children run by default.
-    const { EMBEDDED_PI_VERSION } = await import("../embedded/version.ts");
-    console.log(`subagents ${pkg.version}${EMBEDDED_PI_VERSION ? ` · pi ${EMBEDDED_PI_VERSION} inside` : ""}`);
+    // The version, the pi its children run by default, and the commit it was built from.
+    console.log((await import("./version-info.ts")).versionLine());
     // --verbose also says which pi children would run (resolving it costs a few ms, so only when asked).
     if (rest.includes("--verbose")) console.log(`children: ${(await import("./engine.ts")).childPiLine(process.cwd())}`);
     return EXIT.ok;

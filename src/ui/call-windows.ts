@@ -36,6 +36,11 @@ export class CallWindows {
     this.started[i] = now;
   }
 
+  /** Agent-file warnings of a task, known once it starts (see runTask's onStart). */
+  warn(i: number, warnings: string[]): void {
+    if (warnings.length) this.views[i].warnings = [...warnings];
+  }
+
   event(i: number, state: RunState): void {
     this.states[i] = state;
     const v = this.views[i];
@@ -55,6 +60,7 @@ export class CallWindows {
     v.toolCount = r.toolCount;
     v.cost = r.usage.cost;
     if (r.model) v.model = r.model;
+    if (r.warnings?.length) v.warnings = [...r.warnings];
     const started = this.started[i];
     v.elapsedMs = started === null ? 0 : now - started;
     this.started[i] = null;

@@ -56,7 +56,7 @@ export function fitFrame(views: WindowView[], o: FrameOptions): string[] {
   // Finished tasks take one line each, queued ones only their header; running windows share the rest.
   const running = views.map((v) => v.status === "running");
   const bodies = views.map((v) => (v.status === "running" ? displayLines(v.lines).slice(-o.maxLines) : []));
-  const fixed = views.length;
+  const fixed = views.length + views.reduce((n, v) => n + (v.status === "running" ? (v.warnings?.length ?? 0) : 0), 0);
   const got = shareRows(bodies.map((b) => b.length), budget - fixed);
   const lines: string[] = [top];
   views.forEach((v, i) => {

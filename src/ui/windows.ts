@@ -22,6 +22,8 @@ export type WindowView = {
   error?: string;
   /** Head and tail of the task's output once it ended (bounded), for the expanded pi view. */
   output?: string;
+  /** What does not run as the agent file says (model substituted, tools missing): one line each under the header. */
+  warnings?: string[];
 };
 
 /** What a batch of windows looks like at one moment (the pi tool's `details`). */
@@ -154,6 +156,7 @@ export type RenderOptions = { width: number; maxLines: number; expanded: boolean
 /** One window: header, its last lines (all of them when expanded), its output (pi), and why it failed. */
 export function renderWindow(v: WindowView, o: RenderOptions): string[] {
   const out = [windowHeader(v, o.style, o.width)];
+  for (const w of v.warnings ?? []) out.push(o.style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, o.width)));
   const all = displayLines(v.lines);
   const body = o.expanded ? all : o.maxLines > 0 ? all.slice(-o.maxLines) : [];
   const hidden = all.length - body.length;

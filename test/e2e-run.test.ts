@@ -120,8 +120,8 @@ for (const transport of ["compact", "json"] as const) {
     expect(last).toContain("what was the word?");
 
     const s = await cli(world, ["session", t1.sessionId]);
-    expect(s.stdout).toContain("=== Run 1/2 (completed) ===");
-    expect(s.stdout).toContain("=== Run 2/2 (completed) ===");
+    expect(s.stdout).toContain("── Run 1/2 · completed");
+    expect(s.stdout).toContain("── Run 2/2 · completed");
     const list = await cli(world, ["sessions", "--json"]);
     expect(list.json.some((row) => row.id === t1.sessionId)).toBe(true);
     world.setSubagentSettings({});

@@ -1,6 +1,7 @@
 // CLI entry: dispatches subcommands. The only place that exits the process (DESIGN §1).
 // Commands are imported on demand: `--version` and `--help` then load almost nothing (startup time is a goal).
 import pkg from "../../package.json" with { type: "json" };
+import { didYouMean } from "./suggest.ts";
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
 import { MAIN_HELP } from "./help.ts";
 import { setStartupJitPolicy } from "../host/jit-policy.ts";
@@ -22,7 +23,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
-  if (first === undefined || first === "-h" || first === "--help" || first === "help") {
+  if (first === undefined || first === "-h" || first === "--help") {
     console.log(MAIN_HELP);
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
@@ -33,11 +34,17 @@ export async function main(argv: string[]): Promise<number> {
     if (rest.includes("--verbose")) console.log(`children: ${(await import("./engine.ts")).childPiLine(process.cwd())}`);
     return EXIT.ok;
   }
-  const load = COMMANDS[first];
-  if (!load) {
-    process.stderr.write(`subagents: unknown command "${first}". Commands: ${Object.keys(COMMANDS).join(", ")}. See 'subagents --help'.\n`);
-    return EXIT.usage;
+  // `subagents help CMD` is `subagents CMD --help`.
+  if (first === "help") {
+    if (!rest.length) {
+      console.log(MAIN_HELP);
+      return EXIT.ok;
+    }
+    if (!COMMANDS[rest[0]]) return unknownCommand(rest[0]);
+    return main([rest[0], "--help"]);
   }
+  const load = COMMANDS[first];
+  if (!load) return unknownCommand(first);
   try {
     const command = await load();
     return await command(rest);
@@ -49,6 +56,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`subagents: internal error: ${(err as Error).stack ?? err}\n`);
     return EXIT.taskFailed;
   }
+}
+
+function unknownCommand(word: string): number {
+  const names = Object.keys(COMMANDS);
+  const what = word.startsWith("-") ? `unknown option ${word}` : `unknown command "${word}"`;
+  process.stderr.write(`subagents: ${what}.${didYouMean(word.replace(/^-+/, ""), names)} Commands: ${names.join(", ")}. See 'subagents --help'.\n`);
+  return EXIT.usage;
 }
 
 // Start-up code runs once: keep it in the interpreter instead of paying JIT compilation for it (measured on a

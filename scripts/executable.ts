@@ -79,6 +79,7 @@ export async function compileExecutable(o: CompileOptions): Promise<void> {
     format: "esm",
     // Precompiled bytecode: neither our CLI nor pi parses its JS at start (startup time is a goal).
     bytecode: true,
+    splitting: true,
   } as Parameters<typeof Bun.build>[0]);
   if (!compiled.success) {
     for (const log of compiled.logs) console.error(log);

@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/transport.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
+import { listenForControl } from "./control.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;
@@ -18,6 +19,7 @@ const DELTA_FLUSH_BYTES = 8192;
 type Api = {
   on(event: string, handler: (event: any, ctx: any) => unknown): void;
   registerTool(def: Record<string, unknown>): void;
+  sendUserMessage(text: string, options?: { deliverAs?: "steer" | "followUp" }): void;
 };
 
 /** Why a finalize call is not acceptable, or null when it is (spec 001's rules). */
@@ -153,6 +155,7 @@ export default function childExtension(pi: Api): void {
     pi.on("agent_end", () => emit({ type: "agent_end" }));
     pi.on("agent_settled", () => emit({ type: "settled" }));
     pi.on("session_shutdown", () => out.flushDelta());
+    listenForControl(pi, emit);
   }
 
   pi.registerTool({

@@ -12,7 +12,9 @@ import { truncateHeadTail } from "../core/truncate.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { plainStyle, type Style } from "../ui/windows.ts";
 import { parse, positiveNumber } from "./args.ts";
-import { buildEngine, cliContext } from "./engine.ts";
+import { startBackground } from "./background.ts";
+import { buildEngine, cliContext, dataDir } from "./engine.ts";
+import { startOwner } from "../control/owner.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { DELEGATE_HELP } from "./help.ts";
 import { LiveDisplay } from "./live.ts";
@@ -55,6 +57,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     json: { type: "boolean" },
     quiet: { type: "boolean", short: "q" },
     "no-color": { type: "boolean" },
+    background: { type: "boolean" },
   });
   if (values.help) {
     console.log(DELEGATE_HELP);
@@ -109,6 +112,8 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     if (problem) throw new UsageError(`delegate: ${problem}`);
   }
 
+  if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs }, !!values.json);
+  const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!));
   const json = !!values.json;
   const tty = !json && !values.quiet && !!process.stdout.isTTY;
   const color = tty && !values["no-color"] && !process.env.NO_COLOR;
@@ -124,7 +129,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   live?.start();
   let outcomes: TaskOutcome[];
   try {
-    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, (input, hooks) => runTask(engine, input, hooks), {
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks)), {
       signal: interrupt.signal,
       onTaskStart: (i) => {
         windows.start(i, Date.now());
@@ -147,6 +152,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   } finally {
     live?.stop();
     interrupt.dispose();
+    owner.close();
   }
   if (json) writeJson(summaryEvent(outcomes));
   // Plain mode already printed each status as it happened; the windows and --quiet did not.
@@ -155,7 +161,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
 }
 
-function printOutputs(outcomes: TaskOutcome[], style: Style, log: (l: string) => void, withStatus: boolean): void {
+export function printOutputs(outcomes: TaskOutcome[], style: Style, log: (l: string) => void, withStatus: boolean): void {
   for (const o of outcomes) {
     if (withStatus) log(o.result.status === "completed" ? style.green(statusLine(o)) : style.red(statusLine(o)));
     if (!o.result.output) continue;

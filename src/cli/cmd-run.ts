@@ -2,9 +2,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { toolCallLine } from "../core/run/activity.ts";
-import { checkProfileSkills, runTask } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, runTask } from "../core/run/task.ts";
+import { startOwner } from "../control/owner.ts";
+import { startBackground } from "./background.ts";
 import { parse, positiveNumber } from "./args.ts";
-import { buildEngine, cliContext } from "./engine.ts";
+import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { RUN_HELP } from "./help.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
@@ -26,6 +28,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     model: { type: "string" },
     timeout: { type: "string" },
     json: { type: "boolean" },
+    background: { type: "boolean" },
   });
   if (values.help) {
     console.log(RUN_HELP);
@@ -49,12 +52,18 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const conflict = checkProfileSkills(engine, [agent]);
   if (conflict) throw new UsageError(`run: ${conflict}`);
   const json = !!values.json;
-  const interrupt = trapSignals();
   const name = agent;
-  let sessionId = values.session ?? "";
-  const outcome = await runTask(
-    engine,
-    { name, prompt: task, cwd, profile: agent === "default" ? undefined : agent, model: values.model, timeoutSec, resume: values.session },
+  let sessionId = values.session ?? engine.store.newSessionId();
+  const input = { name, prompt: task, cwd, profile: agent === "default" ? undefined : agent, model: values.model, timeoutSec, resume: values.session, sessionId };
+  if (values.background) {
+    const problem = values.session ? checkResumable(engine, values.session) : null;
+    if (problem) throw new UsageError(`run: ${problem}`);
+    return startBackground(ctx, { cwd, inputs: [input] }, json);
+  }
+  const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
+  const interrupt = trapSignals();
+  const outcome = await owner.wrap((i, h) => runTask(engine, i, h))(
+    input,
     {
       signal: interrupt.signal,
       onStart: (info) => {
@@ -72,6 +81,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     },
   );
   interrupt.dispose();
+  owner.close();
   const r = outcome.result;
   if (json) {
     writeJson(taskEndEvent(outcome));

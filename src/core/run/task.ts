@@ -89,6 +89,8 @@ export type TaskHooks = {
   onEvent?: (state: RunState, ev: ChildEvent) => void;
   /** Called once the session id and profile are known, before the child starts. */
   onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string }) => void;
+  /** Asks for a control pipe to the child (steer); see RunSpec.onControl. */
+  onControl?: (send: ((line: string) => boolean) | null) => void;
 };
 
 function unknownProfile(name: string, profiles: Map<string, Profile>): string {
@@ -235,6 +237,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         settles: engine.piSettles,
         signal: hooks.signal,
         onEvent: hooks.onEvent,
+        onControl: hooks.onControl,
       });
     } finally {
       for (const f of inv.files) host.remove(f.path);

@@ -1,0 +1,70 @@
+// `subagents wait ID… [--timeout S] [--json]`: blocks until each session's current run ends, then prints the
+// outputs the way `delegate` does. It follows the store and the owner registry, so it works for foreground
+// runs in another terminal, background runs, finished sessions, and runs whose owner died (recorded as
+// interrupted) — it never waits on a process that is gone.
+import type { TaskOutcome } from "../core/run/task.ts";
+import type { SessionRecord } from "../core/store/store-types.ts";
+import { emptyUsage } from "../core/types.ts";
+import { plainStyle } from "../ui/windows.ts";
+import { parse, positiveNumber } from "./args.ts";
+import { printOutputs } from "./cmd-delegate.ts";
+import { controlContext } from "./control-context.ts";
+import { EXIT, UsageError } from "./errors.ts";
+import { summaryEvent, writeJson } from "./report.ts";
+
+export const WAIT_HELP = `Usage: subagents wait ID [ID …] [--timeout S] [--json]
+
+Waits until every given session's current run has ended — background or foreground (from another
+terminal), or already finished — and prints the outputs like 'delegate': each task's status line and
+output; with --json a last "summary" line. A run whose owner died is reported as interrupted.
+
+Options:
+  --timeout S   give up after S seconds (exit 124); the sessions keep running
+  --json        JSON output (the same summary line as 'delegate --json')
+
+Exit codes: 0 all completed; 1 any failed, was cancelled or interrupted; 2 usage or unknown session; 124 timeout.`;
+
+const POLL_MS = 200;
+export const EXIT_WAIT_TIMEOUT = 124;
+
+function outcomeOf(id: string, s: SessionRecord | null): TaskOutcome {
+  const r = s?.runs[s.runs.length - 1];
+  // Still queued under its owner: no run recorded yet.
+  if (!s || !r) return { sessionId: id, name: s?.name ?? "", agent: s?.agent ?? "default", result: { status: "error", output: "", error: "not started yet", usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 } };
+  const status = r.status === "completed" ? "completed" : "error";
+  const durationMs = (r.endedAt ?? Date.now()) - r.startedAt;
+  return {
+    sessionId: s.id,
+    name: s.name,
+    agent: s.agent,
+    result: { status, output: r.output, error: r.status === "running" ? "still running" : r.error, errorCode: r.errorCode, usage: r.usage, model: r.model, exitCode: r.exitCode, toolCount: r.toolCount, messages: [], stderrTail: "", durationMs },
+  };
+}
+
+export async function cmdWait(argv: string[]): Promise<number> {
+  const { values, positionals } = parse("wait", argv, { timeout: { type: "string" }, json: { type: "boolean" } });
+  if (values.help) {
+    console.log(WAIT_HELP);
+    return EXIT.ok;
+  }
+  if (!positionals.length) throw new UsageError("wait: expected one or more session IDs. See 'subagents wait --help'.");
+  const timeout = positiveNumber("wait", "timeout", values.timeout);
+  const c = controlContext();
+  const ids = [...new Set(positionals)];
+  for (const id of ids) if (c.state(id).kind === "unknown") throw new UsageError(`wait: no session "${id}".`);
+  const deadline = timeout === undefined ? Infinity : Date.now() + timeout * 1000;
+  let pending = ids;
+  for (;;) {
+    pending = pending.filter((id) => c.state(id).kind !== "done");
+    if (!pending.length || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
+  }
+  const outcomes = ids.map((id) => outcomeOf(id, c.store.getSession(id)));
+  if (values.json) writeJson(summaryEvent(outcomes));
+  else printOutputs(outcomes.filter((o) => !pending.includes(o.sessionId)), plainStyle, (l) => console.log(l), true);
+  if (pending.length) {
+    process.stderr.write(`subagents: wait: timed out after ${timeout}s; still running: ${pending.join(" ")}\n`);
+    return EXIT_WAIT_TIMEOUT;
+  }
+  return outcomes.some((o) => o.result.status !== "completed") ? EXIT.taskFailed : EXIT.ok;
+}

@@ -2,7 +2,8 @@
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";
 import { sessionRow } from "../ui/format.ts";
 import { parse } from "./args.ts";
-import { cliContext, openStore } from "./engine.ts";
+import { cliContext, dataDir, openStore } from "./engine.ts";
+import { runningLine, runningSessions } from "./running.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { OUTPUT_HELP, SESSION_HELP, SESSIONS_HELP } from "./help.ts";
 
@@ -51,12 +52,14 @@ export function cmdSession(argv: string[]): number {
 
 
 export function cmdSessions(argv: string[]): number {
-  const { values, positionals } = parse("sessions", argv, { limit: { type: "string" }, json: { type: "boolean" } });
+  const { values, positionals } = parse("sessions", argv, { limit: { type: "string" }, json: { type: "boolean" }, running: { type: "boolean" } });
   if (values.help) return help(SESSIONS_HELP);
   if (positionals.length) throw new UsageError(`sessions: unexpected argument "${positionals[0]}". See 'subagents sessions --help'.`);
   const limit = values.limit === undefined ? 20 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`sessions: --limit must be a positive whole number (got "${values.limit}").`);
-  const store = openStore(cliContext(process.cwd()));
+  const ctx = cliContext(process.cwd());
+  const store = openStore(ctx);
+  if (values.running) return listRunning(store, dataDir(ctx), !!values.json);
   const rows = store.listSessions({ limit });
   if (values.json) {
     for (const r of rows) console.log(JSON.stringify({ type: "session", ...r }));
@@ -68,6 +71,14 @@ export function cmdSessions(argv: string[]): number {
   }
   const now = Date.now();
   for (const r of rows) console.log(sessionRow(r, now));
+  return EXIT.ok;
+}
+
+function listRunning(store: ReturnType<typeof openStore>, data: string, json: boolean): number {
+  const rows = runningSessions(store, data);
+  if (json) for (const r of rows) console.log(JSON.stringify({ type: "running", ...r }));
+  else if (!rows.length) console.log("Nothing is running.");
+  else for (const r of rows) console.log(runningLine(r, Date.now()));
   return EXIT.ok;
 }
 

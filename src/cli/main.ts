@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   wait: async () => (await import("./cmd-wait.ts")).cmdWait,
   steer: async () => (await import("./cmd-steer.ts")).cmdSteer,
   cancel: async () => (await import("./cmd-cancel.ts")).cmdCancel,
+  logs: async () => (await import("./cmd-logs.ts")).cmdLogs,
 };
 
 export async function main(argv: string[]): Promise<number> {

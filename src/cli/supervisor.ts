@@ -13,6 +13,7 @@ import { startOwner } from "../control/owner.ts";
 import { controlDir, procStartTime, type OwnerRecord } from "../control/registry.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
+import { appendEnd, appendEvent, sessionLogPath } from "./session-log.ts";
 import { trapSignals } from "./signals.ts";
 
 export type Job = { cwd: string; concurrency?: number; inputs: TaskInput[]; log?: string };
@@ -62,7 +63,8 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   }
   const ctx = cliContext(job.cwd);
   const engine = buildEngine(ctx, job.cwd);
-  const owner = await startOwner(dataDir(ctx), "supervisor", job.inputs.map((t) => t.sessionId!), { log: job.log });
+  const data = dataDir(ctx);
+  const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId!), { log: job.log });
   const interrupt = trapSignals();
   const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
   log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
@@ -70,7 +72,11 @@ export async function runSupervisor(argv: string[]): Promise<number> {
     await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks)), {
       signal: interrupt.signal,
       onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),
-      onTaskEnd: (_i, o) => log(statusLine(o)),
+      onTaskEvent: (i, _state, ev) => appendEvent(sessionLogPath(data, job.inputs[i].sessionId!), ev),
+      onTaskEnd: (i, o) => {
+        log(statusLine(o));
+        appendEnd(sessionLogPath(data, job.inputs[i].sessionId!), o);
+      },
     });
   } finally {
     owner.close();

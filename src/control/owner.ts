@@ -4,13 +4,14 @@
 // task's abort signal, so the kill protocol and the recorded status are the engine's usual ones).
 import * as fs from "node:fs";
 import * as net from "node:net";
+import * as path from "node:path";
 import type { RunState } from "../core/run/run-state.ts";
 import type { TaskHooks, TaskInput, TaskOutcome } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
 import { MAX_STEER_CHARS, type ControlReply, type ControlRequest } from "./protocol.ts";
 import { procStartTime, removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";
 
-type RunHooks = { signal: AbortSignal; onEvent: (state: RunState, ev: ChildEvent) => void };
+type RunHooks = { signal?: AbortSignal; onEvent?: (state: RunState, ev: ChildEvent) => void };
 type Hooks = RunHooks & TaskHooks;
 type Runner = (input: TaskInput, hooks: Hooks) => Promise<TaskOutcome>;
 
@@ -24,6 +25,8 @@ type Tracked = {
 export type Owner = {
   /** Wraps a task runner so each task can be steered and cancelled through this owner. */
   wrap(run: Runner): Runner;
+  /** Lists sessions this owner will run (queued ones too), so wait/steer/cancel find it before they start. */
+  adopt(ids: string[]): void;
   /** Stops listening and removes the record. */
   close(): void;
 };
@@ -34,7 +37,13 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
   const tasks = new Map<string, Tracked>();
   const unfinished = new Set(sessions);
   const record: OwnerRecord = { pid: process.pid, startTime: procStartTime(process.pid), role, socket: socketPath(dataDir, process.pid), sessions, startedAt: Date.now(), ...extra };
-  const publish = () => writeOwner(dataDir, { ...record, sessions: [...unfinished] });
+  const publish = () => {
+    try {
+      writeOwner(dataDir, { ...record, sessions: [...unfinished] });
+    } catch {
+      // the data dir went away or is read-only: the run goes on, only uncontrollable from elsewhere
+    }
+  };
 
   const steer = (id: string, text: string): Promise<ControlReply> => {
     const t = tasks.get(id);
@@ -78,7 +87,56 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
     return { ok: false, reason: `unknown request ${(req as { op?: string }).op}` };
   };
 
-  fs.rmSync(record.socket, { force: true });
+  let server: net.Server;
+  try {
+    server = await listen(record.socket, handle);
+  } catch (err) {
+    // Control is an addition: a data dir we cannot listen in must not stop the run itself.
+    if (role !== "pi") process.stderr.write(`subagents: warning: no control socket (steer/cancel from elsewhere unavailable): ${(err as Error).message}\n`);
+    return { wrap: (run) => run, adopt: () => {}, close: () => {} };
+  }
+  publish();
+
+  return {
+    adopt: (ids) => {
+      for (const id of ids) unfinished.add(id);
+      publish();
+    },
+    wrap: (run) => async (input, hooks) => {
+      const id = input.sessionId ?? "";
+      const t: Tracked = { abort: new AbortController(), send: null, waiting: new Map() };
+      if (cancelledEarly.has(id)) t.abort.abort();
+      tasks.set(id, t);
+      unfinished.add(id);
+      const signal = hooks.signal ? AbortSignal.any([hooks.signal, t.abort.signal]) : t.abort.signal;
+      const onEvent = (state: RunState, ev: ChildEvent) => {
+        if (ev.type === "steered") {
+          t.waiting.get(ev.id)?.({ ok: true, delivered: true });
+          t.waiting.delete(ev.id);
+        }
+        hooks.onEvent?.(state, ev);
+      };
+      try {
+        return await run(input, { ...hooks, signal, onEvent, onControl: (send) => (t.send = send) });
+      } finally {
+        // The run's status is recorded by now: a steer still waiting never reached the model.
+        for (const resolve of t.waiting.values()) resolve({ ok: false, reason: `session ${id} ended before the message was delivered` });
+        tasks.delete(id);
+        unfinished.delete(id);
+        publish();
+      }
+    },
+    close: () => {
+      server.close();
+      fs.rmSync(record.socket, { force: true });
+      removeOwner(dataDir, process.pid);
+    },
+  };
+}
+
+async function listen(socket: string, handle: (line: string) => Promise<ControlReply>): Promise<net.Server> {
+  fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 });
+  fs.rmSync(socket, { force: true });
   const server = net.createServer((sock) => {
     let buf = "";
     sock.on("error", () => {});
@@ -94,44 +152,9 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(record.socket, () => resolve());
+    server.listen(socket, () => resolve());
   });
-  fs.chmodSync(record.socket, 0o600);
+  fs.chmodSync(socket, 0o600);
   server.unref(); // the owner's own work decides when it exits
-  publish();
-
-  return {
-    wrap: (run) => async (input, hooks) => {
-      const id = input.sessionId ?? "";
-      const t: Tracked = { abort: new AbortController(), send: null, waiting: new Map() };
-      if (cancelledEarly.has(id)) t.abort.abort();
-      tasks.set(id, t);
-      const signal = AbortSignal.any([hooks.signal, t.abort.signal]);
-      const onEvent = (state: RunState, ev: ChildEvent) => {
-        if (ev.type === "steered") {
-          t.waiting.get(ev.id)?.({ ok: true, delivered: true });
-          t.waiting.delete(ev.id);
-        }
-        hooks.onEvent(state, ev);
-      };
-      try {
-        return await run(input, { ...hooks, signal, onEvent, onControl: (send) => (t.send = send) });
-      } finally {
-        // The run's status is recorded by now: a steer still waiting never reached the model.
-        for (const resolve of t.waiting.values()) resolve({ ok: false, reason: `session ${id} ended before the message was delivered` });
-        tasks.delete(id);
-        unfinished.delete(id);
-        try {
-          publish();
-        } catch {
-          // the data dir went away: nothing to tell anyone
-        }
-      }
-    },
-    close: () => {
-      server.close();
-      fs.rmSync(record.socket, { force: true });
-      removeOwner(dataDir, process.pid);
-    },
-  };
+  return server;
 }

@@ -11,6 +11,7 @@ import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./rende
 import { DELEGATE_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
+import { startInBackground } from "./background.ts";
 
 
 export function delegateTool(env: ToolEnv) {
@@ -55,6 +56,7 @@ export function delegateTool(env: ToolEnv) {
       const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
       if (conflict) throw new Error(conflict);
       await call.checkProfiles(inputs.map((t) => t.profile));
+      if (params.background) return startInBackground(call, engine, inputs);
       const windows = new CallWindows(
         inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: t.timeoutSec ?? engine.settings.timeout })),
         engine.settings.maxLinesPerWindow,

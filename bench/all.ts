@@ -8,13 +8,14 @@ import { childStart } from "./child-start.ts";
 import { fanout } from "./fanout.ts";
 import { promptFootprint } from "./prompt-footprint.ts";
 import { REPO, ROUNDS } from "./lib.ts";
+import { nudge } from "./nudge.ts";
 import { scale } from "./scale.ts";
 import { NODE24, PI_PACKAGE_DIRS } from "../test/support/pi-env.ts";
 import { stream } from "./stream.ts";
 import { updates } from "./updates.ts";
 
 const sections: string[] = [];
-for (const [name, run] of [["child start", childStart], ["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates], ["prompt footprint", promptFootprint]] as const) {
+for (const [name, run] of [["child start", childStart], ["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates], ["prompt footprint", promptFootprint], ["corrective messages", nudge]] as const) {
   process.stderr.write(`bench: ${name}…\n`);
   sections.push(await run());
 }

@@ -53,7 +53,7 @@ export async function stream(): Promise<string> {
           cwd: world.workDir,
           prompt: task,
           transport,
-          finalize: true,
+          finalize: "required",
           timeoutSec: 120,
           extendDebounceSec: 30,
           maxRuntimeSec: 600,

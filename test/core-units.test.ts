@@ -97,7 +97,7 @@ const base = (over: Partial<InvocationInput> = {}): InvocationInput => ({
   childExtension: "/ext/child.js",
   profile: null,
   transport: "compact",
-  finalize: true,
+  finalize: "required",
   sessionFile: "/s/x.jsonl",
   depth: 1,
   maxDepth: 1,
@@ -121,9 +121,12 @@ test("invocation: tools, model flags, prompt files, env, api key by env", () => 
   expect(allow.env.PI_SUBAGENT_APPEND_PROMPT).toBeUndefined();
   expect(allow.files[0].content).toStartWith("You are p.");
   expect(allow.files[0].content).toContain("subagent_finalize");
-  const deny = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), finalize: false, depth: 0 }));
+  const deny = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), finalize: "off", depth: 0 }));
   expect(deny.argv.join(" ")).toContain("--tools read,edit,write");
   expect(deny.argv.join(" ")).not.toContain("subagent_finalize");
+  // Inside pi the deny list subtracts from the parent's active tools; `subagent` itself is never inherited.
+  const inherited = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), depth: 0, maxDepth: 2, parentTools: ["read", "grep", "bash", "subagent", "delegate_to_subagents"] }));
+  expect(inherited.argv.join(" ")).toContain("--tools read,grep,delegate_to_subagents,subagent_finalize");
   const none = buildInvocation(base({ profile: profile({ noTools: true }) }));
   expect(none.argv.join(" ")).toContain("--tools subagent_finalize");
   const json = buildInvocation(base({ transport: "json", profile: profile({ systemPromptMode: "append", apiKey: "secret-key-value", model: "anthropic/claude-x" }) }));

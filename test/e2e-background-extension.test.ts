@@ -43,7 +43,7 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
     const reqs = world.server.requests;
     // The tool returned before the child finished: the parent's bash turn was asked for before the child's last turn.
     const toolReturned = reqs.findIndex((r) => text(r).includes("started in the background") && text(r).includes(`parent task ${marker}`));
-    const childLast = reqs.findLastIndex((r) => text(r).includes(`bg child ${marker}`));
+    const childLast = reqs.map((r) => text(r).includes(`bg child ${marker}`)).lastIndexOf(true);
     expect(toolReturned).toBeGreaterThanOrEqual(0);
     expect(toolReturned).toBeLessThan(childLast);
     // The notice came in while the parent was busy and went to the model in its next request.

@@ -117,6 +117,22 @@ test("--resume continues a session; an unknown id fails before anything runs", a
   expect(bad.stderr).toContain('Cannot resume: session "ffffffffffffffff" not found. The session may have expired or the ID is incorrect.');
 }, 60_000);
 
+test("--concurrency outside 1–16 is a usage error; the same refusal exits 2 in delegate and in run", async () => {
+  for (const bad of ["0", "17", "2.5"]) {
+    const r = await cli(world, ["delegate", "x", "--concurrency", bad]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--concurrency must be (a positive number|a whole number from 1 to 16)/);
+  }
+  const resumeDelegate = await cli(world, ["delegate", "x", "--resume", "0123456789abcdef"]);
+  const resumeRun = await cli(world, ["run", "default", "x", "--session", "0123456789abcdef"]);
+  expect([resumeDelegate.code, resumeRun.code]).toEqual([2, 2]);
+  expect(resumeRun.stderr).toContain('Cannot resume: session "0123456789abcdef" not found.');
+  const profileDelegate = await cli(world, ["delegate", "x", "--profile", "ghost"]);
+  const profileRun = await cli(world, ["run", "ghost", "x"]);
+  expect([profileDelegate.code, profileRun.code]).toEqual([2, 2]);
+  expect(profileDelegate.stderr).toContain('Unknown profile: "ghost". Available profiles:');
+}, 60_000);
+
 test("usage errors: 17 tasks, a missing cwd, a relative cwd in --tasks", async () => {
   const many = await cli(world, ["delegate", ...Array.from({ length: 17 }, (_, i) => `t${i}`)]);
   expect(many.code).toBe(2);

@@ -150,6 +150,48 @@ for (const runtime of ["node", "bun"] as const) {
   });
 }
 
+test("subagent sessions are sticky across pi sessions and stores: the child's session file is resumed; a caller-chosen id starts one", async () => {
+  const first = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "remember the word okapi-4417" } }, { text: "ok" }]);
+  const id = first.results[0].details.sessionId;
+  expect(first.results[0].details.error).toBeUndefined();
+  // A new parent pi with a store that never saw the id (as under a Node pi without node:sqlite, whose store lives
+  // in memory, or another machine's database): the id still continues the same child context.
+  const second = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "which word was it?", sessionId: id } }, { text: "ok" }], { SUBAGENTS_DB: join(world.root, "another.db") });
+  const [res] = second.results;
+  expect(res.details.error).toBeUndefined();
+  expect(res.details.sessionId).toBe(id);
+  expect(res.text).toStartWith("**Status:** SUCCESS");
+  // The child's request (it has subagent_finalize) still carries the first task.
+  const isChild = (q: (typeof world.server.requests)[number]) => (q.tools ?? []).some((t) => t.function?.name === "subagent_finalize");
+  const req = world.server.requests.filter((q) => isChild(q) && JSON.stringify(q.messages).includes("which word was it?")).at(-1)!;
+  expect(JSON.stringify(req.messages)).toContain("okapi-4417");
+
+  const chosen = "550e8400-e29b-41d4-a716-446655440000";
+  const fresh = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "a fresh start", sessionId: chosen } }, { text: "ok" }]);
+  expect(fresh.results[0].details.error).toBeUndefined();
+  expect(fresh.results[0].details.sessionId).toBe(chosen);
+  expect(fresh.results[0].details.results[0].sessionFile).toEndWith(`/scout_${chosen}.jsonl`);
+  const bad = await parentPi("node", [{ tool: "subagent", args: { agent: "scout", task: "x", sessionId: "../../etc/x" } }, { text: "ok" }]);
+  expect(bad.results[0].details.error.code).toBe("INVALID_INPUT");
+}, 90_000);
+
+test("a deny list subtracts from the parent's active tools: a read-only parent never hands a child write tools", async () => {
+  const { mkdirSync, writeFileSync, rmSync } = await import("node:fs");
+  const agents = join(world.agentDir, "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(join(agents, "nobash.md"), "---\nname: nobash\ndescription: no shell\ndenied_tools: bash\n---\nYou never use a shell.\n");
+  try {
+    const before = world.server.requests.length;
+    const r = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "deny list child 5521", profile: "nobash" }] } }, { text: "ok" }], {}, "current", ["--tools", "read,grep,find,ls,bash,delegate_to_subagents"]);
+    expect(r.results[0].text).toContain("✓ t: completed");
+    const child = world.server.requests.slice(before).find((q) => JSON.stringify(q.messages).includes("deny list child 5521") && (q.tools ?? []).some((t) => t.function?.name === "subagent_finalize"))!;
+    const names = (child.tools ?? []).map((t) => t.function?.name).sort();
+    expect(names).toEqual(["find", "grep", "ls", "read", "subagent_finalize"]);
+  } finally {
+    rmSync(join(agents, "nobash.md"), { force: true });
+  }
+}, 60_000);
+
 test("a child at max depth gets no delegation tools, even with the extension loaded", async () => {
   const before = world.server.requests.length;
   const r = await parentPi("bun", [{ text: "nothing to do" }], { PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1" });
@@ -261,14 +303,16 @@ test("project-local profiles: refused without a UI unless projectAgents allows t
   writeFileSync(join(agents, "sneaky.md"), "---\nname: sneaky\napiKey: stolen\n---\nx\n");
   try {
     const ask = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }] } }, { text: "ok" }]);
-    expect(ask.results[0].isError).toBe(true);
-    expect(ask.results[0].text).toContain('Project-local profile "repo-helper"');
+    // Only that task fails (headless: nobody to ask); the call itself is not an error.
+    expect(ask.results[0].isError).toBe(false);
+    expect(ask.results[0].text).toContain('✗ t: error — Project-local profile "repo-helper"');
     expect(ask.results[0].text).toContain("needs consent");
     world.setSubagentSettings({ projectAgents: "allow" });
     const allowed = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }, { name: "s", prompt: "hi", profile: "sneaky" }] } }, { text: "ok" }]);
     expect(allowed.results[0].text).toContain("✓ t: completed");
-    // A project profile with an apiKey never loads, so it is unknown.
-    expect(allowed.results[0].text).toContain('✗ s: error — Unknown profile: "sneaky"');
+    // A project profile with an apiKey never loads; the task says why.
+    expect(allowed.results[0].text).toContain('✗ s: error — Profile "sneaky" (');
+    expect(allowed.results[0].text).toContain('cannot be used: project profiles cannot set "apiKey"');
   } finally {
     world.setSubagentSettings({});
     const { rmSync } = await import("node:fs");

@@ -57,9 +57,9 @@ for (const [label, childSettings] of Object.entries(CHILD_PIS)) {
       expect(out.stdout.trim()).toBe(`result for ${marker}`);
     }, 60_000);
 
-    test("a child that forgets to finalize is nudged in the same session, then succeeds", async () => {
+    test("with finalize: true, a child that forgets to finalize is nudged in the same session, then succeeds", async () => {
       const marker = `forgot-${runtime}-${Date.now()}`;
-      world.setSubagentSettings(childSettings);
+      world.setSubagentSettings({ ...childSettings, finalize: true });
       const task = `Do it ${marker} ${script([{ text: "I think I am done." }, { finalize: { status: "SUCCESS", result: `late ${marker}` } }])}`;
       const r = await cli(world, ["run", "default", task, "--json"]);
       const [t] = summaryOf(r.json);
@@ -84,13 +84,14 @@ test("a provider error ends the run with status error and keeps the message", as
   expect(t.error).toContain("scripted bad request 7731");
 }, 60_000);
 
-test("a child that never finalizes ends with FINALIZE_MISSING and its last text as partial output", async () => {
-  world.setSubagentSettings({});
+test("with finalize: true, a child that never finalizes ends with FINALIZE_MISSING and its text from before the first nudge", async () => {
+  world.setSubagentSettings({ finalize: true });
   const r = await cli(world, ["run", "default", `chat ${script([{ text: "draft one" }, { text: "draft two" }, { text: "draft three" }])}`, "--json"]);
+  world.setSubagentSettings({});
   expect(r.code).toBe(1);
   const [t] = summaryOf(r.json);
   expect(t.errorCode).toBe("FINALIZE_MISSING");
-  expect(t.output).toBe("draft three");
+  expect(t.output).toBe("draft one");
 }, 60_000);
 
 test("finalize: false takes the last assistant text as the output", async () => {

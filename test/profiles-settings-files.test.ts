@@ -78,7 +78,8 @@ test("discovery: built-ins < user < project (nearest wins); broken files never h
   expect(profiles.get("helper")?.description).toBe("nearest helper");
   expect(profiles.get("helper")?.source).toBe("project");
   expect(profiles.get("planner")?.source).toBe("builtin");
-  expect(diagnostics).toEqual([{ file: join(agent, "agent-profiles", "broken.md"), reason: expect.stringContaining('unknown thinking level "warp"') }]);
+  // The name a broken file meant to define (here from its file name), so a task naming it hears why it failed.
+  expect(diagnostics).toEqual([{ file: join(agent, "agent-profiles", "broken.md"), reason: expect.stringContaining('unknown thinking level "warp"'), name: "broken" }]);
 });
 
 test("100 profile files load fast", () => {

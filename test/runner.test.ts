@@ -24,7 +24,7 @@ function spec(mode: string, over: Partial<RunSpec> = {}, env: Record<string, str
     cwd: dir,
     prompt: "the task",
     transport: "compact",
-    finalize: true,
+    finalize: "required",
     timeoutSec: 30,
     extendDebounceSec: 30,
     maxRuntimeSec: 60,
@@ -50,11 +50,11 @@ test("a normal child: finalized result, usage, tool count, messages", async () =
 });
 
 test("with a pi that settles, only agent_settled ends the run; an older pi's agent_end + grace does", async () => {
-  const settled = await runChild(host, realClock, spec("work-after-agent-end", { settles: true, finalize: false }));
+  const settled = await runChild(host, realClock, spec("work-after-agent-end", { settles: true, finalize: "off" }));
   expect(settled.status).toBe("completed");
   expect(settled.output).toBe("after the automatic work");
   // The same child under the old rule is stopped by the grace after its first agent_end.
-  const old = await runChild(host, realClock, spec("work-after-agent-end", { finalize: false }));
+  const old = await runChild(host, realClock, spec("work-after-agent-end", { finalize: "off" }));
   expect(old.output).toBe("first pass");
 });
 
@@ -79,8 +79,8 @@ test("a child that hangs after its last message is stopped after the exit grace,
 test("a child that ignores SIGTERM is killed with SIGKILL after the kill grace", async () => {
   let pid = 0;
   const started = Date.now();
-  // A tool is "running" forever, so only the hard cap (maxRuntime) stops it.
-  const r = await runChild(host, realClock, spec("ignore-term", { timeoutSec: 0.3, extendDebounceSec: 0, maxRuntimeSec: 0.5, onSpawn: (p) => (pid = p) }));
+  // A tool is "running" forever and the timeout is far off, so the hard cap (maxRuntime) stops it.
+  const r = await runChild(host, realClock, spec("ignore-term", { timeoutSec: 10, extendDebounceSec: 0, maxRuntimeSec: 0.5, onSpawn: (p) => (pid = p) }));
   expect(r.status).toBe("error");
   expect(r.errorCode).toBe("SUBAGENT_TIMEOUT");
   expect(alive(pid)).toBe(false);
@@ -159,6 +159,23 @@ test("a child still working past its timeout is not stopped until it goes idle",
   const r = await runChild(host, realClock, spec("busy-past-timeout", { timeoutSec: 1, extendDebounceSec: 1 }));
   expect(r.status).toBe("completed");
   expect(r.output).toBe("finished after the timeout while busy");
+});
+
+test("a tool call still running after the timeout is not activity: stopped after the debounce, the tool is named", async () => {
+  // The fake child starts `bash` and never finishes it (a hung dev server). Before, a running tool kept the child
+  // alive until maxRuntime (60 s here).
+  const started = Date.now();
+  const r = await runChild(host, realClock, spec("ignore-term", { timeoutSec: 0.5, extendDebounceSec: 0.5, killGraceMs: 100 }));
+  expect(r.errorCode).toBe("SUBAGENT_TIMEOUT");
+  expect(r.error).toStartWith("Timed out after 0.5s. Consider resuming with a longer timeout.");
+  expect(r.error).toContain('The tool call "bash" had been running for 1s without finishing.');
+  expect(Date.now() - started).toBeLessThan(5000);
+});
+
+test("after the timeout only tool calls extend it: streaming text alone does not", async () => {
+  const r = await runChild(host, realClock, spec("chatty-past-timeout", { timeoutSec: 0.5, extendDebounceSec: 0.5 }));
+  expect(r.errorCode).toBe("SUBAGENT_TIMEOUT");
+  expect(r.error).toBe("Timed out after 0.5s. Consider resuming with a longer timeout.");
 });
 
 test("maxRuntime is a hard cap even while the child is busy", async () => {

@@ -1,6 +1,6 @@
 // Secret masking (15+ formats, no false positives, linear time) and head+tail truncation.
 import { expect, test } from "bun:test";
-import { sanitize } from "../src/core/sanitize.ts";
+import { maskHomeDir, sanitize } from "../src/core/sanitize.ts";
 import { TailBuffer, truncateHeadTail, utf8Length } from "../src/core/truncate.ts";
 
 // Built at run time so this file itself holds no literal secrets.
@@ -75,6 +75,28 @@ test("home paths become ~ and long stack traces are shortened", () => {
   expect(out).not.toContain("at frame10 ");
   expect(out).toContain("… (20 more frames)");
   expect(out).toEndWith("after");
+});
+
+test("every home is masked: root, Windows profiles (plain and JSON-escaped), and this user's $HOME elsewhere", () => {
+  expect(sanitize("cat /root/.bashrc; ls /root")).toBe("cat ~/.bashrc; ls ~");
+  expect(sanitize("/srv/root/x and /rootfs stay")).toBe("/srv/root/x and /rootfs stay");
+  expect(sanitize(String.raw`C:\Users\Carol\repo\a.ts`)).toBe(String.raw`~\repo\a.ts`);
+  expect(sanitize(String.raw`{"path":"C:\\Users\\Carol\\repo"}`)).toBe(String.raw`{"path":"~\\repo"}`);
+  expect(sanitize("D:/Users/dave/x")).toBe("~/x");
+  maskHomeDir("/srv/ci-home");
+  try {
+    expect(sanitize("wrote /srv/ci-home/out.txt; /srv/ci-home2 is another")).toBe("wrote ~/out.txt; /srv/ci-home2 is another");
+  } finally {
+    maskHomeDir(undefined);
+  }
+  expect(sanitize("/srv/ci-home/out.txt")).toBe("/srv/ci-home/out.txt");
+});
+
+test("a head+tail cut inside one long line says how much was cut, without \"0 lines\"", () => {
+  const t = truncateHeadTail("x".repeat(6_000), { maxBytes: 1_000, maxLines: 100 });
+  expect(t.truncated).toBe(true);
+  const marker = t.text.split("\n")[1];
+  expect(marker).toBe("… [4.9 KB omitted] …");
 });
 
 test("linear time on adversarial input (1 MB)", () => {

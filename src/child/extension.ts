@@ -1,10 +1,12 @@
 // Loaded into every child pi with `-e`. Two jobs:
 //  1. the compact transport: one small JSON line per meaningful event on fd 3 (instead of pi's JSON mode,
 //     whose message_update lines repeat the whole message on every delta);
-//  2. the `subagent_finalize` tool, registered only in children (PI_SUBAGENT_CHILD=1).
+//  2. the `subagent_finalize` tool, registered only in children (PI_SUBAGENT_CHILD=1), and with the required
+//     contract the corrective messages, queued as pi follow-ups so they reach the model in this same process.
 // It also stops the child when the parent disappears, so a killed parent never leaves orphans running.
 // Self-contained on purpose: node:fs only, no package imports (Bun would try to auto-install them).
 import * as fs from "node:fs";
+import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/finalize-contract.ts";
 import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/transport.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
@@ -19,16 +21,9 @@ const DELTA_FLUSH_BYTES = 8192;
 type Api = {
   on(event: string, handler: (event: any, ctx: any) => unknown): void;
   registerTool(def: Record<string, unknown>): void;
-  sendUserMessage(text: string, options?: { deliverAs?: "steer" | "followUp" }): void;
+  /** pi ≥ 0.73: with deliverAs "followUp" the message is taken up before the agent loop would end. */
+  sendUserMessage(content: string, options?: { deliverAs?: "steer" | "followUp" }): void;
 };
-
-/** Why a finalize call is not acceptable, or null when it is (spec 001's rules). */
-export function finalizeProblem(p: Partial<FinalizePayload>): string | null {
-  if (p.status !== "SUCCESS" && p.status !== "ERROR") return 'status must be "SUCCESS" or "ERROR"';
-  if (p.status === "SUCCESS" && !(typeof p.result === "string" && p.result.trim())) return "SUCCESS requires a non-empty result";
-  if (p.status === "ERROR" && !(typeof p.error === "string" && p.error.trim())) return "ERROR requires a non-empty error";
-  return null;
-}
 
 class Fd3Writer {
   private open = true;
@@ -134,6 +129,9 @@ export default function childExtension(pi: Api): void {
   const emit = (ev: ChildEvent) => out?.emit(ev);
 
   if (out) {
+    // The first user message of a process is its task from stdin (or the runner's fallback nudge): only the
+    // corrective messages queued inside this process are reported, so none is counted twice.
+    let sawPrompt = false;
     pi.on("session_start", (_e, ctx) => {
       const sm = ctx?.sessionManager;
       emit({ type: "session", id: String(sm?.getSessionId?.() ?? ""), file: sm?.getSessionFile?.() ?? undefined });
@@ -145,6 +143,9 @@ export default function childExtension(pi: Api): void {
     });
     pi.on("message_end", (e) => {
       if (e?.message?.role === "assistant") emit(assistantFromMessage(e.message));
+      // Reported when the corrective message really reached the conversation, not when it was queued.
+      else if (e?.message?.role === "user" && !sawPrompt) sawPrompt = true;
+      else if (e?.message?.role === "user" && textOfContent(e.message.content) === NUDGE_TEXT) emit({ type: "nudge" });
     });
     pi.on("tool_execution_start", (e) =>
       emit({ type: "tool_start", id: String(e.toolCallId), name: String(e.toolName), args: cap(json(e.args ?? {}), ARGS_CAP) }),
@@ -156,6 +157,22 @@ export default function childExtension(pi: Api): void {
     pi.on("agent_settled", () => emit({ type: "settled" }));
     pi.on("session_shutdown", () => out.flushDelta());
     listenForControl(pi, emit);
+  }
+
+  const mode = process.env.PI_SUBAGENT_FINALIZE ?? "required";
+  if (mode === "off") return;
+  let finalized = false;
+  let nudges = 0;
+  if (mode === "required") {
+    // A turn that ends in plain text would end the run: queue the corrective message as a follow-up, which pi
+    // delivers before the loop stops. Far cheaper than a new process that reloads the whole session.
+    pi.on("turn_end", (e) => {
+      const m = e?.message;
+      if (finalized || nudges >= MAX_NUDGES || m?.role !== "assistant" || m.stopReason !== "stop") return;
+      if (Array.isArray(m.content) && m.content.some((p: { type?: string }) => p?.type === "toolCall")) return;
+      nudges++;
+      pi.sendUserMessage(NUDGE_TEXT, { deliverAs: "followUp" });
+    });
   }
 
   pi.registerTool({
@@ -180,6 +197,7 @@ export default function childExtension(pi: Api): void {
       // Throwing marks the tool result as an error: the model sees why and can call again in the same turn loop.
       if (problem) throw new Error(`Invalid subagent_finalize call: ${problem}.`);
       const payload: FinalizePayload = { status: params.status!, result: params.result, error: params.error };
+      finalized = true;
       emit({ type: "finalize", payload });
       return { content: [{ type: "text", text: "Final result recorded." }], details: payload, terminate: true };
     },

@@ -7,7 +7,7 @@ import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from 
 import type { FileSpec } from "../core/files.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { plainStyle, type Style } from "../ui/windows.ts";
@@ -67,6 +67,9 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
   const timeout = positiveNumber("delegate", "timeout", values.timeout);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
+  if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {
+    throw new UsageError(`delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`);
+  }
 
   let params: DelegateParams;
   try {
@@ -93,6 +96,9 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const ctx = cliContext(shellCwd);
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, shellCwd);
+  // The --profile flag names the profile of every task: unknown, it is refused like in `run` (exit 2). A profile
+  // named by one task in --tasks fails only that task (spec 000).
+  if (values.profile && !engine.profiles.has(values.profile)) throw new UsageError(`delegate: ${profileRefusal(engine, values.profile).message}`);
   const inputs: TaskInput[] = params.tasks.map((t) => ({
     name: t.name,
     prompt: t.prompt,
@@ -121,7 +127,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const log = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
   const maxLines = engine.settings.maxLinesPerWindow;
   const windows = new CallWindows(
-    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: t.timeoutSec ?? engine.settings.timeout })),
+    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
     maxLines,
   );
   const live = tty ? new LiveDisplay(() => windows.snapshot(Date.now(), maxLines).windows, { maxLines, style }) : null;

@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { toolCallLine } from "../core/run/activity.ts";
-import { checkProfileSkills, checkResumable, runTask } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, profileRefusal, runTask } from "../core/run/task.ts";
 import { startOwner } from "../control/owner.ts";
 import { startBackground } from "./background.ts";
 import { parse, positiveNumber } from "./args.ts";
@@ -45,10 +45,10 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const ctx = cliContext(cwd);
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, cwd);
-  if (agent !== "default" && !engine.profiles.has(agent) && !values.session) {
-    const names = [...engine.profiles.keys()].sort().join(", ") || "(none)";
-    throw new UsageError(`run: Unknown profile: "${agent}". Available profiles: ${names}`);
-  }
+  // Refusals before anything starts are usage errors (exit 2), the same as in `delegate`.
+  if (agent !== "default" && !engine.profiles.has(agent) && !values.session) throw new UsageError(`run: ${profileRefusal(engine, agent).message}`);
+  const resumeProblem = values.session ? checkResumable(engine, values.session) : null;
+  if (resumeProblem) throw new UsageError(`run: ${resumeProblem}`);
   const conflict = checkProfileSkills(engine, [agent]);
   if (conflict) throw new UsageError(`run: ${conflict}`);
   const json = !!values.json;

@@ -69,7 +69,7 @@ export function childPiLine(cwd: string): string {
 export function buildEngine(ctx: CliContext, cwd: string): Engine {
   // A run follows: the parent's event loop is the long part (see cli/main.ts for why start-up holds the JIT back).
   setNormalJitPolicy();
-  const { profiles } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
+  const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
   let pi;
   try {
     pi = cliPiCommand(ctx, cwd);
@@ -84,6 +84,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     store: openStore(ctx),
     settings: ctx.settings,
     profiles,
+    profileProblems: diagnostics,
     agentDir: ctx.agentDir,
     piCommand: pi.argv,
     piEnv: pi.env,

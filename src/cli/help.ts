@@ -29,14 +29,15 @@ SUBAGENTS_PI (command that runs pi), NO_COLOR.`;
 
 export const RUN_HELP = `Usage: subagents run AGENT "task" [options]
 
-Runs one sub-agent with the profile AGENT ("default" for pi's defaults) on the task and prints its result.
-The task may also come from standard input: subagents run scout - < task.md
+Runs one sub-agent with the profile AGENT ("default" for pi's defaults) on the task and prints its result:
+its plain final answer, or what it reported with subagent_finalize (setting or profile "finalize: true" makes
+that call required). The task may also come from standard input: subagents run scout - < task.md
 
 Options:
   --session ID      Continue an earlier session (the child keeps its full context)
   --cwd DIR         Working directory for the child (default: current directory)
   --model M         Model for the child, "provider/id" or "provider/id:thinking" (overrides the profile)
-  --timeout S       Seconds before the child is stopped once idle (default 600)
+  --timeout S       Seconds after which the child is stopped once it makes no new tool call (default 600)
   --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
   --background      Start it under a detached supervisor and return at once with its session id
   -h, --help        Show this help
@@ -68,15 +69,16 @@ and names every profile file that could not be loaded, with the reason.`;
 export const DELEGATE_HELP = `Usage: subagents delegate "task" ["task" ...] [options]
        subagents delegate --tasks FILE|- [options]
 
-Runs 1–16 sub-agents in parallel (4 at a time by default) and prints each one's output at the end.
+Runs 1–16 sub-agents in parallel (4 at a time by default) and prints each one's output at the end: its plain
+final answer, or what it reported with subagent_finalize.
 On a terminal each task gets a live window; otherwise one line per state change.
 
 Options:
   --name NAME         Name of the next task (repeat once per task; default task-1, task-2, …)
   --profile P         Profile for every task (default: pi's defaults)
   --cwd DIR           Working directory for every task (default: current directory)
-  --timeout S         Seconds before an idle task is stopped (default 600)
-  --concurrency N     Tasks at once (default 4, setting subagents.concurrency)
+  --timeout S         Seconds after which a task is stopped once it makes no new tool call (default 600)
+  --concurrency N     Tasks at once, 1–16 (default 4, setting subagents.concurrency)
   --file PATH         Prepend this file to every task's prompt (repeatable)
   --resume ID         Continue session ID with the (single) task given
   --tasks FILE|-      Read tasks as delegate_to_subagents JSON: {"tasks":[{"name","prompt",...}],"profile"?}

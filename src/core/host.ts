@@ -57,7 +57,8 @@ export interface Host {
   remove(path: string): void;
   mkdirp(path: string): void;
   realpath(path: string): string | null;
-  tmpdir(): string;
+  /** A private folder (0700, random name) for this process's temp files; removed when the process exits. */
+  privateTempDir(): string;
 
   openDb(path: string): Db;
 

@@ -43,9 +43,24 @@ const RULES: Rule[] = [
     re: /\b([A-Za-z0-9_.-]{0,40}(?:api[_-]?key|apikey|secret|token|password|passwd|pwd|access[_-]?key|private[_-]?key|client[_-]?secret)["']?)(\s*[:=]\s*)(["']?)(?![0-9]+\b)([^\s"',;}{\\]{4,})\3/gi,
     to: (_m, k, sep, q) => `${k}${sep}${q}${R}${q}`,
   },
-  // Home directories.
+  // Home directories: Linux and macOS users, root, Windows profiles (also with JSON-escaped backslashes).
+  { re: /\b[A-Za-z]:(?:\\{1,2}|\/)Users(?:\\{1,2}|\/)[^\\/\s"'`]{1,64}/g, to: "~" },
   { re: /\/(?:home|Users)\/[A-Za-z0-9._-]{1,64}(?=\/|\b)/g, to: "~" },
+  { re: /(?<![\w.-])\/root(?=\/|\b)/g, to: "~" },
 ];
+
+/** The running user's home when it is elsewhere (`$HOME=/srv/ci`): masked too. Set by the host. */
+let homeRule: Rule | null = null;
+
+export function maskHomeDir(dir: string | undefined): void {
+  const d = dir?.replace(/[\\/]+$/, "");
+  if (!d || d.length < 2 || RULES.some((r) => d.replace(r.re, "") === "")) {
+    homeRule = null;
+    return;
+  }
+  const literal = d.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  homeRule = { re: new RegExp(`(?<![\\w.-])${literal}(?=[\\/]|\\b|$)`, "g"), to: "~" };
+}
 
 const STACK_FRAME = /^\s+at\s.+$/;
 const MAX_FRAMES = 10;
@@ -80,5 +95,6 @@ export function sanitize(text: string): string {
   if (!text) return text;
   let out = text;
   for (const { re, to } of RULES) out = out.replace(re, to as string);
+  if (homeRule) out = out.replace(homeRule.re, "~");
   return shortenStacks(out);
 }

@@ -10,7 +10,8 @@ export type Settings = {
   loopingToolCount: number;
   concurrency: number;
   maxDepth: number;
-  finalize: boolean;
+  /** Unset: each front's default (required for `subagent`, optional for delegate_to_subagents and the CLI). */
+  finalize?: boolean;
   transport: "compact" | "json";
   childRuntime: "auto" | "bun" | "node";
   /** Which pi runs children: "auto" (the front decides: see README), "embedded", "system", or a path to a pi. */
@@ -28,7 +29,6 @@ export function defaultSettings(): Settings {
     loopingToolCount: 5,
     concurrency: 4,
     maxDepth: 1,
-    finalize: true,
     transport: "compact",
     childRuntime: "auto",
     childPi: "auto",

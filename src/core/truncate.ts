@@ -65,7 +65,9 @@ export function truncateHeadTail(text: string, opts: { maxBytes: number; maxLine
   const omittedBytes = Math.max(0, bytes - utf8Length(head) - utf8Length(tail));
   const omittedLines = Math.max(0, lines.length - head.split("\n").length - tail.split("\n").length);
   const kb = (omittedBytes / 1024).toFixed(omittedBytes < 10240 ? 1 : 0);
-  const marker = `… [${omittedLines} lines / ${kb} KB omitted${opts.hint ? ` — ${opts.hint}` : ""}] …`;
+  // A cut inside one long line drops no whole line: say only how much was cut.
+  const what = omittedLines ? `${omittedLines} lines / ${kb} KB` : `${kb} KB`;
+  const marker = `… [${what} omitted${opts.hint ? ` — ${opts.hint}` : ""}] …`;
   return { text: `${head}\n${marker}\n${tail}`, truncated: true, omittedLines, omittedBytes };
 }
 

@@ -54,6 +54,8 @@ export type ChildEvent =
     }
   | { type: "retry"; attempt: number; maxAttempts: number; delayMs: number; errorMessage: string }
   | { type: "finalize"; payload: FinalizePayload }
+  /** A corrective message (finalize contract) reached the child's conversation. */
+  | { type: "nudge" }
   | { type: "agent_end" }
   /** pi ≥ 0.80.4: no automatic work (retry, compaction recovery, queued messages) will follow. */
   | { type: "settled" }
@@ -74,6 +76,8 @@ export type RunResult = {
   error?: string;
   errorCode?: ErrorCode;
   finalize?: FinalizePayload;
+  /** Whether the child called subagent_finalize (false: its plain final text is the output, or it failed). */
+  finalized?: boolean;
   usage: Usage;
   model?: string;
   stopReason?: string;

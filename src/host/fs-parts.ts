@@ -2,6 +2,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import type { ChildProcess, Db, DirEntry, Host, SpawnSpec } from "../core/host.ts";
+import { maskHomeDir } from "../core/sanitize.ts";
 import { descendantsOf } from "./proc-tree.ts";
 
 function signal(pid: number, sig: "SIGTERM" | "SIGKILL"): void {
@@ -25,6 +26,25 @@ function isAlive(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+let tempDir: string | null = null;
+
+/**
+ * This process's folder for temp files: a random name made by mkdtemp, mode 0700, so another local user can
+ * neither create it first nor read what is in it. Made on first use and removed when the process exits.
+ */
+function privateTempDir(): string {
+  if (tempDir && fs.existsSync(tempDir)) return tempDir;
+  const dir = fs.mkdtempSync(`${os.tmpdir()}/subagents-`);
+  fs.chmodSync(dir, 0o700);
+  if (tempDir === null) {
+    process.once("exit", () => {
+      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+    });
+  }
+  tempDir = dir;
+  return dir;
 }
 
 export function fsParts() {
@@ -90,7 +110,7 @@ export function fsParts() {
         return null;
       }
     },
-    tmpdir: () => os.tmpdir(),
+    privateTempDir,
     homedir: () => os.homedir(),
     cwd: () => process.cwd(),
     descendants: descendantsOf,
@@ -102,5 +122,7 @@ export function fsParts() {
 
 /** A Host for this process: the runtime-specific parts are spawn and the database. */
 export function makeHost(kind: Host["kind"], spawn: (spec: SpawnSpec) => ChildProcess, openDb: (path: string) => Db): Host {
+  // Whatever this user's home is, it never reaches output, the store or the parent session unmasked.
+  maskHomeDir(os.homedir());
   return { kind, spawn, ...fsParts(), openDb, env: process.env, pid: process.pid, execPath: process.execPath, now: () => Date.now() };
 }

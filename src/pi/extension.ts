@@ -13,7 +13,7 @@ import { ActiveRuns } from "./active-runs.ts";
 // Types only (erased from the bundle): checked against current pi; pi 0.73.1's API is a subset we stay within.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
-type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "sendMessage">;
+type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "sendMessage">;
 
 type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
 
@@ -41,10 +41,17 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   if (rt.host.env.PI_SUBAGENT_CHILD === "1" && rt.depth >= settings.maxDepth) return;
 
   const active = new ActiveRuns();
+  const activeTools = () => {
+    try {
+      return pi.getActiveTools();
+    } catch {
+      return undefined; // older pi or a stale context: deny lists fall back to pi's defaults
+    }
+  };
   // A background task's end reaches the model the way pi delivers messages: a new turn when idle, at the next
   // turn boundary (steer) when it is busy.
   const notify = (text: string) => pi.sendMessage({ customType: "subagents-done", content: text, display: true }, { triggerTurn: true, deliverAs: "steer" });
-  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, notify);
+  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools, notify);
   const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
   // Our tools take plain JSON Schema (TypeBox symbols stripped, so pi's coercion works under both runtimes), not
   // pi's TypeBox generics: the one cast at the boundary.

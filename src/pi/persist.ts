@@ -38,6 +38,7 @@ export function toEntry(outcome: TaskOutcome, input: TaskInput): SubagentEntry {
     output: cap(r.output, OUTPUT_CAP),
     error: r.error,
     errorCode: r.errorCode,
+    finalized: r.finalized,
     usage: r.usage,
     model: r.model,
     exitCode: r.exitCode,

@@ -3,7 +3,7 @@
 import { InputError, parseDelegateParams } from "../core/delegate-input.ts";
 import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
@@ -55,10 +55,12 @@ export function delegateTool(env: ToolEnv) {
       }
       const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
       if (conflict) throw new Error(conflict);
-      await call.checkProfiles(inputs.map((t) => t.profile));
+      // A project-local profile that may not run fails only the tasks that name it; the others go on.
+      const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
+      for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
       if (params.background) return startInBackground(call, engine, inputs);
       const windows = new CallWindows(
-        inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: t.timeoutSec ?? engine.settings.timeout })),
+        inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
         engine.settings.maxLinesPerWindow,
       );
       const update = (details: WindowedDetails) => onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });

@@ -18,8 +18,8 @@ export type ToolContext = {
 export type CallEnv = {
   engine(): Promise<Engine>;
   profiles(): Map<string, Profile>;
-  /** Throws when a project-local profile is refused (no consent, or projectAgents: "deny"). */
-  checkProfiles(names: (string | undefined)[]): Promise<void>;
+  /** Project-local profiles that may not run (no consent, or projectAgents: "deny"), by name, with the reason. */
+  refusedProfiles(names: (string | undefined)[]): Promise<Map<string, string>>;
   /** Mirrors a task into the parent session when it starts (status running) and when it ends. */
   persistStart(input: TaskInput): void;
   persist(outcome: TaskOutcome, input: TaskInput): void;
@@ -40,7 +40,11 @@ function safely(fn: () => void): void {
   }
 }
 
-export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, notify?: (text: string) => void): ToolEnv {
+/**
+ * `activeTools` reads the parent pi's active tools at call time: a profile's deny list subtracts from them
+ * (spec 001), so a parent limited to read-only tools never hands a child write tools.
+ */
+export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void): ToolEnv {
   /** Project profiles the user already allowed in this pi session (by file path). */
   const allowed = new Set<string>();
   return {
@@ -51,30 +55,33 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         if (cached) return cached;
         const rt = await getRuntime();
         const { settings } = rt.settingsFor(ctx.cwd);
-        const { profiles } = rt.profilesFor(ctx.cwd);
+        const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
         const engine = rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.());
         if (typeof ctx.isProjectTrusted === "function") engine.projectTrust = { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() };
+        engine.parentTools = activeTools?.();
+        engine.profileProblems = diagnostics;
         cached = { engine, profiles };
         return cached;
       };
       return {
         engine: async () => (await load()).engine,
         profiles: () => cached?.profiles ?? new Map(),
-        async checkProfiles(names) {
+        async refusedProfiles(names) {
           const { engine, profiles } = await load();
+          const refused = new Map<string, string>();
           for (const name of new Set(names)) {
             const p = name ? profiles.get(name) : undefined;
             if (!p || p.source !== "project" || !p.filePath || allowed.has(p.filePath)) continue;
             const policy = engine.settings.projectAgents;
             if (policy === "allow") continue;
-            if (policy === "deny") throw new Error(`Project-local profile "${p.name}" (${p.filePath}) is not allowed: settings subagents.projectAgents is "deny".`);
-            if (!ctx.hasUI || !ctx.ui) {
-              throw new Error(`Project-local profile "${p.name}" (${p.filePath}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`);
-            }
-            const ok = await ctx.ui.confirm("Run a project-local sub-agent?", `Profile "${p.name}" comes from this repository (${p.filePath}) and sets the sub-agent's prompt and tools. Run it?`);
-            if (!ok) throw new Error(`Project-local profile "${p.name}" was not approved.`);
-            allowed.add(p.filePath);
+            if (policy === "deny") refused.set(p.name, `Project-local profile "${p.name}" (${p.filePath}) is not allowed: settings subagents.projectAgents is "deny".`);
+            else if (!ctx.hasUI || !ctx.ui) {
+              refused.set(p.name, `Project-local profile "${p.name}" (${p.filePath}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`);
+            } else if (await ctx.ui.confirm("Run a project-local sub-agent?", `Profile "${p.name}" comes from this repository (${p.filePath}) and sets the sub-agent's prompt and tools. Run it?`)) {
+              allowed.add(p.filePath);
+            } else refused.set(p.name, `Project-local profile "${p.name}" was not approved.`);
           }
+          return refused;
         },
         persistStart(input) {
           safely(() => appendEntry(ENTRY_TYPE, startEntry(input.sessionId ?? "", input, input.profile ?? "default")));

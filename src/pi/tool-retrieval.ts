@@ -1,4 +1,5 @@
 // get_subagent_output, get_subagent_session, list_subagent_profiles (spec 000 §3–5).
+import { sanitize } from "../core/sanitize.ts";
 import { profileSummary } from "../core/profiles/profile.ts";
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";
 import { firstProblem, SCHEMAS, EMPTY_SCHEMA, SESSION_ID_SCHEMA } from "./schemas.ts";
@@ -83,12 +84,15 @@ export function profilesTool(env: ToolEnv) {
     parameters: EMPTY_SCHEMA,
     async execute(_id: string, _params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const rt = await env.runtime();
-      const { profiles } = rt.profilesFor(ctx.cwd);
-      if (profiles.size === 0) return { content: [{ type: "text", text: NO_PROFILES }], details: { count: 0 } };
+      const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
+      // Files that could not be used are listed with their reason: otherwise a typo looks like a missing profile.
+      const broken = diagnostics.map((d) => `✗ ${sanitize(d.file)}: ${d.reason}`);
+      if (profiles.size === 0) return { content: [{ type: "text", text: [NO_PROFILES, ...broken].join("\n") }], details: { count: 0, broken: diagnostics.length } };
       const list = [...profiles.values()].sort((a, b) => a.name.localeCompare(b.name));
       const summaries: Record<string, string> = {};
       for (const p of list) summaries[p.name] = profileSummary(p);
-      return { content: [{ type: "text", text: list.map((p) => summaries[p.name]).join("\n") }], details: { count: list.length, profiles: summaries } };
+      const text = [...list.map((p) => summaries[p.name]), ...(broken.length ? ["", "Not loaded:", ...broken] : [])].join("\n");
+      return { content: [{ type: "text", text }], details: { count: list.length, profiles: summaries, broken: diagnostics.length } };
     },
     renderCall: (_args: unknown, theme: ThemeLike) => renderSimpleCall("list_subagent_profiles", "", theme),
     renderResult: (result: Result) => {

@@ -3,7 +3,7 @@
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
 import { sanitize } from "../core/sanitize.ts";
-import { checkProfileSkills, checkResumable, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
@@ -15,6 +15,8 @@ import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 
 const OUTPUT_BYTES = 48 * 1024;
+/** A caller-chosen session id becomes part of a file name: no separators, no dots. */
+const STICKY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 type DisplayItem = { type: "text"; text: string } | { type: "toolCall"; name: string; args: Record<string, unknown> };
 
@@ -76,7 +78,8 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
   const single: SingleResult = {
     agent: o.agent,
     task: sanitize(task),
-    exitCode: r.status === "completed" ? 0 : (r.exitCode && r.exitCode !== 0 ? r.exitCode : 1),
+    // The child's real exit code; a child that never exited on its own (stopped, never started) counts as 0 or 1.
+    exitCode: r.exitCode ?? (r.status === "completed" ? 0 : 1),
     usage: r.usage ?? emptyUsage(),
     ...(r.error ? { error: r.error } : {}),
     ...(r.sessionFile ? { sessionFile: r.sessionFile } : {}),
@@ -108,32 +111,44 @@ export function subagentTool(env: ToolEnv) {
       const problem = firstProblem(SCHEMAS.subagent, params);
       if (problem) return failure("INVALID_INPUT", `Invalid subagent call: ${problem}`);
       const { agent, task, sessionId } = params as { agent: string; task: string; sessionId?: string };
+      if (sessionId !== undefined && !STICKY_ID.test(sessionId)) {
+        return failure("INVALID_INPUT", `Invalid subagent call: sessionId "${sessionId}" may only hold letters, digits, "-" and "_" (at most 128).`);
+      }
       const rt = await env.runtime();
       const call = env.begin(ctx);
-      const engine = await call.engine();
+      let engine;
+      try {
+        engine = await call.engine();
+      } catch (err) {
+        // e.g. pi cannot be found: spec 003 wants a result with details.error, never a thrown tool error.
+        return failure("SUBAGENT_FAILED", `Cannot start a sub-agent: ${(err as Error).message}`);
+      }
       if (rt.depth >= engine.settings.maxDepth) {
         return failure("SUBAGENT_DEPTH_EXCEEDED", `Sub-agent depth limit reached (depth ${rt.depth}, maxDepth ${engine.settings.maxDepth}): sub-agents cannot start further sub-agents.`, "management");
       }
       const profiles = call.profiles();
       if (!profiles.has(agent)) {
+        const refused = profileRefusal(engine, agent);
+        if (refused.code !== "UNKNOWN_AGENT") return failure(refused.code, refused.message);
         return failure("UNKNOWN_AGENT", `Unknown agent: ${agent}. Available agents: ${[...profiles.keys()].sort().join(", ") || "(none)"}`);
       }
-      if (sessionId) {
-        const why = checkResumable(engine, sessionId);
+      // Sticky sessions (spec 001): an id the store knows is resumed. An id it does not know (another pi session, a
+      // store kept in memory, or one the caller chose) starts that sticky session: the child's session file is
+      // named by cwd, agent and id, so pi continues it when it is on disk and starts it fresh when not.
+      const known = sessionId ? engine.store.getSession(sessionId) : null;
+      const resume = known && known.runs.length > 0 ? sessionId : undefined;
+      if (resume) {
+        const why = checkResumable(engine, resume);
         if (why) return failure("INVALID_INPUT", why);
-        const prior = engine.store.getSession(sessionId);
-        if (prior && prior.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${prior.agent}", not "${agent}".`);
       }
+      if (known && known.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${known.agent}", not "${agent}".`);
       const conflict = checkProfileSkills(engine, [agent]);
       if (conflict) return failure("INVALID_INPUT", conflict);
-      try {
-        await call.checkProfiles([agent]);
-      } catch (err) {
-        return failure("SUBAGENTS_DISABLED", (err as Error).message);
-      }
+      const refused = (await call.refusedProfiles([agent])).get(agent);
+      if (refused) return failure("SUBAGENTS_DISABLED", refused);
       const id = sessionId ?? engine.store.newSessionId();
       const runId = id.slice(0, 8);
-      const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: engine.settings.timeout }], engine.settings.maxLinesPerWindow);
+      const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: effectiveTimeout(engine, { profile: agent }) }], engine.settings.maxLinesPerWindow);
       const throttle = new Throttle(
         (w: WindowedDetails) => {
           const state = w.windows[0];
@@ -144,7 +159,7 @@ export function subagentTool(env: ToolEnv) {
         realClock,
       );
       windows.start(0, Date.now());
-      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume: sessionId, sessionId: id };
+      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume, sessionId: id, finalize: "required" as const };
       call.persistStart(input);
       const outcome = await call.run(engine, input, {
         signal,

@@ -31,6 +31,7 @@ export class CallWindows {
     const v = this.views[i];
     v.toolCount = state.toolCount;
     v.cost = state.usage.cost;
+    if (state.todos) v.todos = { ...state.todos };
     if (state.model) v.model = state.provider ? `${state.provider}/${state.model}` : state.model;
   }
 

@@ -13,6 +13,8 @@ export type WindowView = {
   model?: string;
   thinking?: string;
   toolCount: number;
+  /** The child's todo list progress, when it keeps one. */
+  todos?: { completed: number; total: number };
   elapsedMs: number;
   timeoutSec: number;
   cost: number;
@@ -65,6 +67,8 @@ export function windowHeader(v: WindowView, style: Style): string {
   const model = v.model ? `${v.model}${v.thinking ? ` ${v.thinking}` : ""}` : "";
   if (v.profile || model) parts.push(`${v.profile ?? "default"}${model ? ` (${model})` : ""}`);
   parts.push(`${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`);
+  // Spec 000: only while the list is active and incomplete.
+  if (v.todos && v.todos.completed < v.todos.total) parts.push(`[${v.todos.completed}/${v.todos.total}]`);
   parts.push(`${Math.floor(v.elapsedMs / 1000)}s/${v.timeoutSec}s`);
   if (v.cost > 0) parts.push(`$${v.cost.toFixed(4)}`);
   return parts.join(" • ");

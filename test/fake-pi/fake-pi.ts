@@ -134,6 +134,15 @@ switch (mode) {
     finalize("finished after the timeout while busy");
     emit({ type: "agent_end" });
     break;
+  case "chatty-past-timeout":
+    // Streams text for 3 s without any tool call, then finishes.
+    for (let i = 0; i < 30; i++) {
+      emit({ type: "text", delta: `word ${i} ` });
+      await sleep(100);
+    }
+    finalize("chatted to the end");
+    emit({ type: "agent_end" });
+    break;
   default:
     process.stderr.write(`unknown FAKE_PI_MODE ${mode}\n`);
     process.exit(2);

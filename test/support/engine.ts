@@ -7,6 +7,7 @@ import { loadSettings } from "../../src/core/settings.ts";
 import { Store } from "../../src/core/store/store.ts";
 import type { Engine } from "../../src/core/run/task.ts";
 import { createBunHost } from "../../src/host/bun.ts";
+import { EMBEDDED_PI_VERSION } from "../../src/embedded/version.ts";
 import { resolvePiCommand } from "../../src/host/pi-command.ts";
 import { bunDbOpener } from "../../src/host/sqlite-bun.ts";
 import { REPO, type PiWorld } from "./pi-env.ts";
@@ -14,7 +15,9 @@ import { REPO, type PiWorld } from "./pi-env.ts";
 export function worldEngine(world: PiWorld): Engine & { store: Store } {
   const host = { ...createBunHost(bunDbOpener(Database)), env: world.env };
   const { settings } = loadSettings(host, { agentDir: world.agentDir, cwd: world.workDir });
-  const pi = resolvePiCommand({ env: world.env, cwd: world.workDir, moduleDir: import.meta.dir, childRuntime: "bun" });
+  // Children run the pi inside the built executable, as the CLI's do by default (and it is the cheapest to start).
+  const embedded = { argv: [join(REPO, "dist", "subagents")], env: { SUBAGENTS_ROLE: "pi" }, version: EMBEDDED_PI_VERSION, where: join(REPO, "dist", "subagents") };
+  const pi = resolvePiCommand({ env: world.env, cwd: world.workDir, childRuntime: "auto", childPi: "embedded", embedded });
   return {
     host,
     clock: realClock,
@@ -24,7 +27,8 @@ export function worldEngine(world: PiWorld): Engine & { store: Store } {
     agentDir: world.agentDir,
     piCommand: pi.argv,
     piEnv: pi.env,
-    childExtension: join(REPO, "dist", "child.js"),
+    piSettles: pi.settles,
+    piDescribe: pi.describe,
     depth: 0,
   };
 }

@@ -3,9 +3,10 @@
 // Each directory is listed once and each file read once: discovery runs on every delegate call.
 import { BUILTIN_AGENTS } from "./builtin-agents.ts";
 import type { Host } from "../host.ts";
-import { parseProfile, type Profile, type ProfileSource } from "./profile.ts";
+import { parseProfile, profileNameOf, type Profile, type ProfileSource } from "./profile.ts";
 
-export type Diagnostic = { file: string; reason: string };
+/** A file that could not be used; `name` is the profile it meant to define, so a call naming it hears why. */
+export type Diagnostic = { file: string; reason: string; name?: string };
 export type Discovery = { profiles: Map<string, Profile>; diagnostics: Diagnostic[] };
 
 const USER_SUBDIRS = ["agents", "agent-profiles", "subagents"];
@@ -88,7 +89,7 @@ function loadDir(host: Host, dir: string, source: ProfileSource, out: Discovery)
     }
     const { profile, error } = parseProfile(text, file, source);
     if (!profile) {
-      out.diagnostics.push({ file, reason: error ?? "invalid" });
+      out.diagnostics.push({ file, reason: error ?? "invalid", name: profileNameOf(text, file) });
       continue;
     }
     const earlier = seen.get(profile.name);
@@ -96,6 +97,11 @@ function loadDir(host: Host, dir: string, source: ProfileSource, out: Discovery)
     seen.set(profile.name, file);
     out.profiles.set(profile.name, profile);
   }
+}
+
+/** Why a profile name that is not loaded cannot be used: a file meant to define it was refused. */
+export function brokenProfile(diagnostics: Diagnostic[] | undefined, name: string): Diagnostic | undefined {
+  return diagnostics?.filter((d) => d.name === name).pop();
 }
 
 /** Every profile visible from cwd, plus one diagnostic per file that could not be used. Never throws. */

@@ -230,6 +230,12 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
   return p;
 }
 
+/** The name a (possibly broken) profile file means to define: its `name:` line, else the file name. */
+export function profileNameOf(text: string, filePath: string): string {
+  const m = /^name:[ \t]*["']?([A-Za-z0-9][A-Za-z0-9_.-]{0,63})["']?[ \t]*$/m.exec(text);
+  return m ? m[1] : filePath.split(/[\\/]/).pop()!.replace(/\.md$/i, "");
+}
+
 /** Parses one profile file. Never throws: `{ profile }` on success, `{ error }` with a reason naming the field otherwise. */
 export function parseProfile(text: string, filePath: string, source: ProfileSource): { profile?: Profile; error?: string } {
   try {

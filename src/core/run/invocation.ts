@@ -1,6 +1,7 @@
 // Builds the command line and environment of one child pi. Pure: the caller writes the temp files it lists.
 import type { Profile } from "../profiles/profile.ts";
 import type { Transport } from "./transport.ts";
+import { FINALIZE_INSTRUCTIONS, type FinalizeMode } from "./finalize-contract.ts";
 
 /** The tools pi enables when no --tools is given (pi 0.73.1). */
 export const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
@@ -28,13 +29,18 @@ export type InvocationInput = {
   childExtension?: string;
   profile: Profile | null;
   transport: Transport;
-  finalize: boolean;
+  finalize: FinalizeMode;
   sessionFile: string;
   /** Overrides the profile's model ("provider/id[:thinking]" or "id"). */
   model?: string;
   depth: number;
   maxDepth: number;
   parentPid: number;
+  /**
+   * The tools a deny list subtracts from: the parent pi's active tools (spec 001), or pi's defaults when there
+   * is no parent pi (the CLI).
+   */
+  parentTools?: string[];
   /** Where to put the system prompt file (0600); the caller creates and removes it. */
   promptFile: string;
   /** Skill files/dirs resolved from the profile's suggestedSkills. */
@@ -54,19 +60,20 @@ export type Invocation = {
   files: { path: string; content: string }[];
 };
 
-export const FINALIZE_INSTRUCTIONS =
-  "You are a sub-agent working for another agent. When your task is done, call the `subagent_finalize` tool as your " +
-  'last action: status "SUCCESS" with your complete answer in `result`, or status "ERROR" with what went wrong in ' +
-  "`error` (partial findings may go in `result`). Do not end with plain text: only the finalize call is returned.";
+/** Never inherited through a deny list: `subagent` itself (spec 001) and our internal tool (added per contract). */
+const NOT_INHERITED = ["subagent", FINALIZE_TOOL];
 
-function toolList(p: Profile | null, finalize: boolean, atMaxDepth: boolean): string[] | null {
+function toolList(p: Profile | null, finalize: FinalizeMode, atMaxDepth: boolean, parentTools: string[] | undefined): string[] | null {
   let tools: string[] | null = null;
   if (p?.noTools) tools = [];
   else if (p?.tools?.length) tools = [...p.tools];
-  else if (p?.excludeTools?.length) tools = PI_DEFAULT_TOOLS.filter((t) => !p.excludeTools!.includes(t));
+  else if (p?.excludeTools?.length) {
+    const base = (parentTools ?? PI_DEFAULT_TOOLS).filter((t) => !NOT_INHERITED.includes(t));
+    tools = base.filter((t) => !p.excludeTools!.includes(t));
+  }
   if (atMaxDepth && tools) tools = tools.filter((t) => !DELEGATION_TOOLS.includes(t));
   if (tools === null) return null;
-  if (finalize && !tools.includes(FINALIZE_TOOL)) tools.push(FINALIZE_TOOL);
+  if (finalize !== "off" && !tools.includes(FINALIZE_TOOL)) tools.push(FINALIZE_TOOL);
   return tools;
 }
 
@@ -85,11 +92,11 @@ export function buildInvocation(input: InvocationInput): Invocation {
   if (p?.thinking && !(model && /:[a-z]+$/.test(model))) argv.push("--thinking", p.thinking);
 
   const atMaxDepth = input.depth >= input.maxDepth;
-  const tools = toolList(p, input.finalize, atMaxDepth);
+  const tools = toolList(p, input.finalize, atMaxDepth, input.parentTools);
   if (tools) argv.push("--tools", tools.join(","));
   else if (atMaxDepth) {
     // No explicit list: keep pi's defaults plus ours, which excludes any auto-discovered delegation tool.
-    argv.push("--tools", [...PI_DEFAULT_TOOLS, ...(input.finalize ? [FINALIZE_TOOL] : [])].join(","));
+    argv.push("--tools", [...PI_DEFAULT_TOOLS, ...(input.finalize !== "off" ? [FINALIZE_TOOL] : [])].join(","));
   }
 
   if (p?.noSkills) argv.push("--no-skills");
@@ -97,7 +104,7 @@ export function buildInvocation(input: InvocationInput): Invocation {
   if (p?.noContextFiles) argv.push("--no-context-files");
 
   const files: Invocation["files"] = [];
-  const appended = [p?.systemPromptMode === "append" ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", input.finalize ? FINALIZE_INSTRUCTIONS : ""]
+  const appended = [p?.systemPromptMode === "append" ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", input.finalize !== "off" ? FINALIZE_INSTRUCTIONS[input.finalize] : ""]
     .filter((s) => s.trim())
     .join("\n\n");
   if (p && p.systemPromptMode !== "append" && p.systemPrompt.trim()) {
@@ -119,6 +126,7 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_SUBAGENT_MAX_DEPTH = String(input.maxDepth);
   env.PI_SUBAGENT_PARENT_PID = String(input.parentPid);
   env.PI_SUBAGENT_TRANSPORT = input.transport;
+  env.PI_SUBAGENT_FINALIZE = input.finalize;
   env.PI_OFFLINE ??= "1";
   if (appended && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
   else delete env.PI_SUBAGENT_APPEND_PROMPT;

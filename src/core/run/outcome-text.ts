@@ -5,9 +5,11 @@ import { truncateHeadTail } from "../truncate.ts";
 /** Output budget of the whole tool result, split between tasks; each task keeps its head and tail. */
 const TOTAL_OUTPUT_BYTES = 48 * 1024;
 
+/** Spec 000: status, task name, error (if any), session id and profile info (tasks without a profile show none). */
 export function statusLine(o: TaskOutcome): string {
   const r = o.result;
-  return r.status === "completed" ? `✓ ${o.name}: completed (session: ${o.sessionId})` : `✗ ${o.name}: error — ${r.error ?? "failed"} (session: ${o.sessionId})`;
+  const where = o.agent && o.agent !== "default" ? `profile: ${o.agent}, session: ${o.sessionId}` : `session: ${o.sessionId}`;
+  return r.status === "completed" ? `✓ ${o.name}: completed (${where})` : `✗ ${o.name}: error — ${r.error ?? "failed"} (${where})`;
 }
 
 export function delegateResultText(outcomes: TaskOutcome[]): string {

@@ -2,6 +2,8 @@
 // event of a streaming child, and copying it each time would cost more than the child's own work.
 import { textLines, toolCallLine, toolResultLine } from "./activity.ts";
 import { sanitize } from "../sanitize.ts";
+import { NUDGE_TEXT } from "./finalize-contract.ts";
+import { todoProgress, type TodoProgress } from "./todos.ts";
 import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../types.ts";
 
 export const LIMITS = {
@@ -19,7 +21,12 @@ export type RunState = {
   model?: string;
   provider?: string;
   toolCount: number;
-  runningTools: number;
+  /** Tool calls started and not yet ended, by call id (to name a hung tool in the timeout message). */
+  openTools: Map<string, { name: string; at: number }>;
+  /** When the last tool call started: after the timeout, only tool calls extend it (spec 000). */
+  lastToolCallAt: number;
+  /** The child's todo list, when it keeps one through a todo tool (the window's `[completed/total]`). */
+  todos?: TodoProgress;
   /** Last non-empty assistant text. */
   lastText: string;
   /** Text of the assistant message being streamed right now (tail only). */
@@ -30,6 +37,10 @@ export type RunState = {
   stopReason?: string;
   errorMessage?: string;
   finalize?: FinalizePayload;
+  /** Corrective messages delivered so far (finalize contract). */
+  nudges: number;
+  /** The last text from before the first corrective message: FINALIZE_MISSING's partial output. */
+  textBeforeNudge?: string;
   messages: StoredMessage[];
   droppedMessages: number;
   agentEnded: boolean;
@@ -45,11 +56,13 @@ export function newRunState(now: number): RunState {
   return {
     usage: emptyUsage(),
     toolCount: 0,
-    runningTools: 0,
+    openTools: new Map(),
+    lastToolCallAt: 0,
     lastText: "",
     streaming: "",
     activity: [],
     droppedActivity: 0,
+    nudges: 0,
     messages: [],
     droppedMessages: 0,
     agentEnded: false,
@@ -104,7 +117,9 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       return;
     case "tool_start": {
       s.toolCount++;
-      s.runningTools++;
+      s.lastToolCallAt = now;
+      s.openTools.set(ev.id, { name: ev.name, at: now });
+      s.todos = todoProgress(ev.name, ev.args) ?? s.todos;
       const signature = `${ev.name}\u0000${ev.args}`;
       if (signature === s.loopSignature) s.loopCount++;
       else {
@@ -115,7 +130,7 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       return;
     }
     case "tool_end": {
-      s.runningTools = Math.max(0, s.runningTools - 1);
+      s.openTools.delete(ev.id);
       const line = toolResultLine(ev.name, ev.result, ev.isError);
       if (line) pushActivity(s, [line]);
       pushMessage(s, { role: "toolResult", name: ev.name, text: capText(ev.result, LIMITS.toolResultText), isError: ev.isError });
@@ -153,6 +168,12 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       return;
     case "finalize":
       s.finalize = ev.payload;
+      return;
+    case "nudge":
+      // Replies to a nudge are often just "OK.": the answer worth keeping is the one from before it.
+      if (s.nudges++ === 0) s.textBeforeNudge = s.lastText;
+      recordUserMessage(s, NUDGE_TEXT);
+      pushActivity(s, ["↻ asked to call subagent_finalize"]);
       return;
     case "agent_end":
     case "settled":

@@ -5,6 +5,7 @@ import type { ChildProcess, Clock, ExitInfo, Host } from "../host.ts";
 import { killTree, reapDescendants, waitFor } from "./kill.ts";
 import { LineSplitter } from "./line-splitter.ts";
 import { applyEvent, newRunState, recordUserMessage, type RunState } from "./run-state.ts";
+import { MAX_NUDGES, NUDGE_TEXT, type FinalizeMode } from "./finalize-contract.ts";
 import { sanitize } from "../sanitize.ts";
 import { JsonModeParser, MAX_EVENT_LINE, jsonModeKeep, parseCompactLine, type Transport } from "./transport.ts";
 import { TailBuffer } from "../truncate.ts";
@@ -31,12 +32,6 @@ export const DEFAULT_LIMITS: RunLimits = {
 /** pi's JSON mode repeats the whole message per delta, so it legitimately sends far more. */
 export const JSON_MODE_EVENT_BYTES = 1024 * 1024 * 1024;
 
-export const MAX_NUDGES = 2;
-export const NUDGE_TEXT =
-  "You stopped without calling `subagent_finalize`. Your task is not delivered until you do. Call `subagent_finalize` " +
-  'now as your only action: status "SUCCESS" with your complete final answer in `result`, or status "ERROR" with ' +
-  "what went wrong in `error`.";
-
 export type RunSpec = {
   argv: string[];
   env: Record<string, string>;
@@ -45,7 +40,7 @@ export type RunSpec = {
   cwd: string;
   prompt: string;
   transport: Transport;
-  finalize: boolean;
+  finalize: FinalizeMode;
   timeoutSec: number;
   extendDebounceSec: number;
   maxRuntimeSec: number;
@@ -67,7 +62,15 @@ export type RunSpec = {
 type Stop = { code: ErrorCode; message: string };
 
 export const timeoutMessage = (sec: number) => `Timed out after ${sec}s. Consider resuming with a longer timeout.`;
+
 export const LOOP_MESSAGE = "Loop detected: sub-agent is repeating the same tool calls";
+
+/** The spec's timeout text, plus which tool call was still running (the usual reason a child hangs). */
+function timeoutStop(state: RunState, sec: number, now: number): Stop {
+  const open = [...state.openTools.values()].sort((a, b) => a.at - b.at)[0];
+  const hung = open ? ` The tool call "${open.name}" had been running for ${Math.round((now - open.at) / 1000)}s without finishing.` : "";
+  return { code: "SUBAGENT_TIMEOUT", message: `${timeoutMessage(sec)}${hung}` };
+}
 
 async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array) => boolean): Promise<void> {
   try {
@@ -151,14 +154,17 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   // --- timers ---
   const timers: unknown[] = [];
   const at = (ms: number, fn: () => void) => timers.push(clock.setTimeout(fn, Math.max(0, ms)));
+  // Spec 000: when `timeout` elapses an idle timer of extendDebounce starts, and only a new tool *call* resets it.
+  // A tool that is still running (a hung `npm run dev`) does not count as activity: nothing else stops it.
+  const timeoutAt = started + spec.timeoutSec * 1000;
   const checkTimeout = () => {
-    const idleMs = clock.now() - state.lastEventAt;
+    const sinceCall = clock.now() - Math.max(timeoutAt, state.lastToolCallAt);
     const debounceMs = spec.extendDebounceSec * 1000;
-    if (state.runningTools === 0 && idleMs >= debounceMs) stopWith({ code: "SUBAGENT_TIMEOUT", message: timeoutMessage(spec.timeoutSec) });
-    else at(Math.max(250, debounceMs - idleMs), checkTimeout);
+    if (sinceCall >= debounceMs) stopWith(timeoutStop(state, spec.timeoutSec, clock.now()));
+    else at(debounceMs - sinceCall, checkTimeout);
   };
-  at(started + spec.timeoutSec * 1000 - clock.now(), checkTimeout);
-  at(started + spec.maxRuntimeSec * 1000 - clock.now(), () => stopWith({ code: "SUBAGENT_TIMEOUT", message: timeoutMessage(spec.maxRuntimeSec) }));
+  at(timeoutAt - clock.now(), checkTimeout);
+  at(started + spec.maxRuntimeSec * 1000 - clock.now(), () => stopWith(timeoutStop(state, spec.maxRuntimeSec, clock.now())));
   const onAbort = () => stopWith({ code: "SUBAGENT_CANCELLED", message: "Cancelled" });
   if (spec.signal?.aborted) onAbort();
   else spec.signal?.addEventListener("abort", onAbort, { once: true });
@@ -176,7 +182,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   return { exit, stop, stderr: stderr.toString() };
 }
 
-function classify(state: RunState, exit: ExitInfo, stop: Stop | null, stderr: string, finalize: boolean): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
+function classify(state: RunState, exit: ExitInfo, stop: Stop | null, stderr: string, finalize: FinalizeMode): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
   const partial = state.finalize?.result ?? state.lastText;
   if (stop) return { status: "error", output: partial, error: stop.message, code: stop.code };
   if (state.errorMessage) return { status: "error", output: state.lastText, error: state.errorMessage, code: "SUBAGENT_FAILED" };
@@ -184,14 +190,15 @@ function classify(state: RunState, exit: ExitInfo, stop: Stop | null, stderr: st
     const why = stderr.trim().split("\n").slice(-3).join("\n") || (exit.signal ? `killed by ${exit.signal}` : "no output");
     return { status: "error", output: state.lastText, error: `Sub-agent process exited with code ${exit.code ?? "null"} before finishing: ${why}`, code: "SUBAGENT_FAILED" };
   }
-  if (!finalize) return { status: "completed", output: state.lastText };
   const f = state.finalize;
   if (f?.status === "SUCCESS") return { status: "completed", output: f.result ?? "" };
   if (f?.status === "ERROR") return { status: "error", output: f.result ?? "", error: f.error ?? "Sub-agent reported an error", code: "SUBAGENT_FAILED" };
+  // Spec 000: without the strict contract the result is the last assistant text.
+  if (finalize !== "required") return { status: "completed", output: state.lastText };
   return "nudge";
 }
 
-function sanitizeMessage(m: StoredMessage): StoredMessage {
+export function sanitizeMessage(m: StoredMessage): StoredMessage {
   if (m.role !== "assistant") return { ...m, text: sanitize(m.text) };
   return {
     ...m,
@@ -206,24 +213,26 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
   const state = newRunState(started);
   state.sessionFile = spec.sessionFile;
   let stdin = spec.prompt;
-  let nudges = 0;
   const limits = { ...DEFAULT_LIMITS, ...spec.limits };
+  recordUserMessage(state, stdin);
   for (;;) {
-    recordUserMessage(state, stdin);
     state.agentEnded = false;
     const { exit, stop, stderr } = await runAttempt(host, clock, spec, state, stdin, started);
     const verdict = classify(state, exit, stop, stderr, spec.finalize);
-    if (verdict === "nudge" && nudges < MAX_NUDGES && host.stat(spec.sessionFile)?.isFile && !spec.signal?.aborted) {
-      nudges++;
+    // The child extension normally delivers the corrective messages itself (pi follow-ups, same process). This
+    // is the fallback when it could not: continue the child's session file in a new process.
+    if (verdict === "nudge" && state.nudges < MAX_NUDGES && host.stat(spec.sessionFile)?.isFile && !spec.signal?.aborted) {
+      applyEvent(state, { type: "nudge" }, clock.now());
       stdin = NUDGE_TEXT;
       continue;
     }
+    const n = state.nudges;
     const v =
       verdict === "nudge"
         ? {
             status: "error" as const,
-            output: state.lastText,
-            error: `Sub-agent stopped without calling subagent_finalize (after ${nudges} corrective message${nudges === 1 ? "" : "s"})`,
+            output: state.textBeforeNudge ?? state.lastText,
+            error: `Sub-agent stopped without calling subagent_finalize (after ${n} corrective message${n === 1 ? "" : "s"})`,
             code: "FINALIZE_MISSING" as ErrorCode,
           }
         : verdict;
@@ -243,6 +252,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
         ...(state.finalize.result !== undefined ? { result: sanitize(state.finalize.result) } : {}),
         ...(state.finalize.error !== undefined ? { error: sanitize(state.finalize.error) } : {}),
       },
+      finalized: !!state.finalize,
       usage: { ...state.usage },
       model: state.provider && state.model ? `${state.provider}/${state.model}` : state.model,
       stopReason: state.stopReason,

@@ -3,7 +3,10 @@
 import { renderFiles, type FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
 import { buildInvocation } from "./invocation.ts";
+import { resolveFinalizeMode, type FinalizeMode } from "./finalize-contract.ts";
 import { validateProfileSkills, type Profile } from "../profiles/profile.ts";
+import { brokenProfile, type Diagnostic } from "../profiles/profile-discovery.ts";
+import { runCheckpoints } from "./checkpoint.ts";
 import { runChild, type RunLimits } from "./runner.ts";
 import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
 import type { RunState } from "./run-state.ts";
@@ -36,6 +39,10 @@ export type Engine = {
   limits?: Partial<RunLimits>;
   /** Discovered once per engine, and only when a profile asks for skills. */
   skills?: Map<string, Skill>;
+  /** Profile files that could not be used (discovery's diagnostics): a task naming one is told why. */
+  profileProblems?: Diagnostic[];
+  /** The parent pi's active tools, which a profile's deny list subtracts from (unset: pi's defaults). */
+  parentTools?: string[];
 };
 
 export type TaskInput = {
@@ -50,6 +57,10 @@ export type TaskInput = {
   files?: FileSpec[];
   /** A session id chosen up front (the scheduler shows ids before tasks start). */
   sessionId?: string;
+  /** Why this task may not run at all (its project-local profile was refused): it fails at once, alone. */
+  refused?: string;
+  /** The front's finalize contract when neither the profile nor the settings choose one (default optional). */
+  finalize?: FinalizeMode;
 };
 
 export type TaskOutcome = {
@@ -65,6 +76,8 @@ export class TaskError extends Error {
   constructor(
     message: string,
     readonly code: ErrorCode,
+    /** Spec 000: a task refused for its profile still gets a session marked as error, to be looked up later. */
+    readonly recordSession = false,
   ) {
     super(message);
   }
@@ -81,7 +94,7 @@ export function childSessionFile(agentDir: string, cwd: string, agent: string, i
 }
 
 export function failedResult(message: string, code: ErrorCode): RunResult {
-  return { status: "error", output: "", error: message, errorCode: code, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
+  return { status: "error", output: "", error: message, errorCode: code, finalized: false, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
 }
 
 export type TaskHooks = {
@@ -93,9 +106,22 @@ export type TaskHooks = {
   onControl?: (send: ((line: string) => boolean) | null) => void;
 };
 
-function unknownProfile(name: string, profiles: Map<string, Profile>): string {
+/** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
+export function profileRefusal(engine: Pick<Engine, "profiles" | "profileProblems">, name: string): TaskError {
+  const broken = brokenProfile(engine.profileProblems, name);
+  if (broken) return new TaskError(`Profile "${name}" (${broken.file}) cannot be used: ${broken.reason}`, "INVALID_INPUT", true);
+  return new TaskError(unknownProfile(name, engine.profiles), "UNKNOWN_AGENT", true);
+}
+
+export function unknownProfile(name: string, profiles: Map<string, Profile>): string {
   const names = [...profiles.keys()].sort();
   return `Unknown profile: "${name}". Available profiles: ${names.length ? names.join(", ") : "(none)"}`;
+}
+
+/** The timeout that really applies to a task: its own, else its profile's, else the settings' (spec 000). */
+export function effectiveTimeout(engine: Engine, input: Pick<TaskInput, "timeoutSec" | "profile">): number {
+  const profile = input.profile ? engine.profiles.get(input.profile) : undefined;
+  return input.timeoutSec ?? profile?.timeout ?? engine.settings.timeout;
 }
 
 /** Why a session cannot be resumed now (spec 000's texts), or null. */
@@ -122,11 +148,12 @@ export function checkProfileSkills(engine: Engine, names: (string | undefined)[]
 
 /** Checks that need no child: unknown profile, resume target. Throws TaskError. */
 export function resolveTask(engine: Engine, input: TaskInput): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<Store["getSession"]> } {
+  if (input.refused) throw new TaskError(input.refused, "SUBAGENTS_DISABLED", true);
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
   if (input.resume && (!prior || prior.runs.length === 0)) throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
   const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
   const profile = profileName ? (engine.profiles.get(profileName) ?? null) : null;
-  if (profileName && !profile) throw new TaskError(unknownProfile(profileName, engine.profiles), "UNKNOWN_AGENT");
+  if (profileName && !profile) throw profileRefusal(engine, profileName);
   const id = input.resume ?? input.sessionId ?? engine.store.newSessionId();
   return { id, profile, agent: profile?.name ?? "default", resumeOf: prior };
 }
@@ -149,10 +176,13 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     const id = input.sessionId ?? store.newSessionId();
     const agent = input.profile ?? "default";
     const result = failedResult(err.message, err.code);
-    if (err.code === "UNKNOWN_AGENT") {
-      // Spec 000: the task's session is marked as error at once, so it can be looked up like any other.
-      store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession });
-      store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid }), result);
+    if (err.recordSession) {
+      try {
+        if (!store.getSession(id)) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession });
+        store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name }), result);
+      } catch {
+        // the session (a resumed one) is running elsewhere: the refusal is still returned, just not recorded
+      }
     }
     return { sessionId: id, name: input.name, agent, result };
   }
@@ -167,10 +197,12 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     const runs = resumeOf.runs.map((r) => ({ ...r, messages: store.getMessages(r.id) }));
     prompt = formatResumePrompt(runs, prompt);
   }
-  if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
+  // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
+  if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
+  else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
   let runId: number;
   try {
-    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe });
+    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe, name: input.name });
   } catch (err) {
     // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
     return { sessionId: id, name: input.name, agent, result: failedResult((err as Error).message, "INVALID_INPUT") };
@@ -194,9 +226,8 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     }
     skills = resolved;
   }
-  const finalize = (profile?.finalize ?? settings.finalize) !== false;
-  const tmpDir = `${host.tmpdir()}/subagents-${host.pid}`;
-  const promptFile = `${tmpDir}/${id}-${runId}.md`;
+  const checkpoints = runCheckpoints(store, engine.clock, runId);
+  const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
   try {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
@@ -211,13 +242,13 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       depth: engine.depth + 1,
       maxDepth: settings.maxDepth,
       parentPid: host.pid,
-      promptFile,
+      parentTools: engine.parentTools,
+      promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
       skillPaths: skills.skillPaths,
       appendPrompt: skills.appendPrompt || undefined,
       projectTrust: trustFor(engine.projectTrust, input.cwd),
       baseEnv: { ...host.env, ...engine.piEnv },
     });
-    if (inv.files.length) host.mkdirp(tmpDir);
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {
       if (!host.stat(input.cwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${input.cwd}`, "INVALID_INPUT");
@@ -229,17 +260,21 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         prompt,
         transport: settings.transport,
         finalize,
-        timeoutSec: input.timeoutSec ?? profile?.timeout ?? settings.timeout,
+        timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
         extendDebounceSec: settings.extendTimeoutDebounce,
         maxRuntimeSec: settings.maxRuntime,
         loopingToolCount: settings.loopingToolCount,
         limits: engine.limits,
         settles: engine.piSettles,
         signal: hooks.signal,
-        onEvent: hooks.onEvent,
+        onEvent: (state, ev) => {
+          hooks.onEvent?.(state, ev);
+          checkpoints.update(state);
+        },
         onControl: hooks.onControl,
       });
     } finally {
+      checkpoints.stop();
       for (const f of inv.files) host.remove(f.path);
     }
   } catch (err) {

@@ -3,6 +3,7 @@
 //  - json:    pi's own `--mode json` stdout. Its message_update lines carry the whole message so far, so they
 //             are classified by their prefix and only the delta is cut out; they are never JSON.parsed.
 import type { ChildEvent, FinalizePayload } from "../types.ts";
+import { NUDGE_TEXT } from "./finalize-contract.ts";
 
 export type Transport = "compact" | "json";
 
@@ -15,7 +16,7 @@ export function jsonModeKeep(head: string): number {
   return MAX_EVENT_LINE;
 }
 
-const KNOWN = new Set(["session", "turn_start", "text", "tool_start", "tool_end", "assistant", "retry", "finalize", "agent_end", "settled", "steered"]);
+const KNOWN = new Set(["session", "turn_start", "text", "tool_start", "tool_end", "assistant", "retry", "finalize", "nudge", "agent_end", "settled", "steered"]);
 
 export function parseCompactLine(line: string): ChildEvent | null {
   if (!line.startsWith("{")) return null;
@@ -100,6 +101,8 @@ const DELTA_PREFIX = '{"type":"message_update","assistantMessageEvent":{"type":"
  */
 export class JsonModeParser {
   private pendingFinalize = new Map<string, FinalizePayload>();
+  /** One parser per process: its first user message is the task from stdin, later ones are follow-ups. */
+  private sawPrompt = false;
 
   parse(line: string): ChildEvent | null {
     if (line.startsWith(DELTA_PREFIX)) {
@@ -123,6 +126,11 @@ export class JsonModeParser {
       case "session":
         return { type: "session", id: String(ev.id ?? "") };
       case "message_end":
+        if (ev.message?.role === "user") {
+          const first = !this.sawPrompt;
+          this.sawPrompt = true;
+          return !first && textOfContent(ev.message.content) === NUDGE_TEXT ? { type: "nudge" } : null;
+        }
         return ev.message?.role === "assistant" ? assistantFromMessage(ev.message) : null;
       case "tool_execution_start":
         if (ev.toolName === "subagent_finalize") this.pendingFinalize.set(String(ev.toolCallId), ev.args ?? {});

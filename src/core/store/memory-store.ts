@@ -30,7 +30,7 @@ export class MemoryStore implements SessionStore {
     this.sessions.set(s.id, { id: s.id, name: s.name, agent: s.agent, cwd: s.cwd, status: "running", sessionFile: s.sessionFile, parentSession: s.parentSession, createdAt: now, updatedAt: now, runs: [] });
   }
 
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string }): number {
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string; name?: string }): number {
     const s = this.sessions.get(sessionId);
     if (!s) throw new Error(`Session "${sessionId}" not found`);
     const last = s.runs[s.runs.length - 1];
@@ -38,10 +38,18 @@ export class MemoryStore implements SessionStore {
     const id = this.nextRun++;
     const record: RunRecord = { id, seq: s.runs.length + 1, prompt: run.prompt, status: "running", exitCode: null, usage: emptyUsage(), output: "", toolCount: 0, startedAt: Date.now(), ownerPid: run.ownerPid, messageCount: 0, pi: run.pi };
     s.runs.push(record);
+    if (run.name) s.name = run.name;
     s.status = "running";
     s.updatedAt = Date.now();
     this.runs.set(id, { sessionId, run: record, messages: [] });
     return id;
+  }
+
+  checkpointRun(runId: number, messages: StoredMessage[], from: number): void {
+    const entry = this.runs.get(runId);
+    if (!entry || entry.run.status !== "running") return;
+    entry.messages.splice(from, entry.messages.length - from, ...messages.map(capMessage));
+    entry.run.messageCount = entry.messages.length;
   }
 
   finishRun(runId: number, r: RunResult): void {
@@ -56,6 +64,7 @@ export class MemoryStore implements SessionStore {
       errorCode: r.errorCode,
       output: r.output,
       finalize: r.finalize,
+      finalized: r.finalized,
       toolCount: r.toolCount,
       endedAt: Date.now(),
       messageCount: r.messages.length,
@@ -127,6 +136,7 @@ export class MemoryStore implements SessionStore {
         usage: r.usage ?? emptyUsage(),
         error: r.error,
         errorCode: r.errorCode as ErrorCode | undefined,
+        finalized: r.finalized,
         output: r.output ?? "",
         toolCount: 0,
         startedAt: r.at,

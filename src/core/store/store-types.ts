@@ -15,6 +15,8 @@ export type RunRecord = {
   errorCode?: ErrorCode;
   output: string;
   finalize?: FinalizePayload;
+  /** Whether the child called subagent_finalize (false: a plain final text was its answer). */
+  finalized?: boolean;
   toolCount: number;
   startedAt: number;
   endedAt?: number;
@@ -62,6 +64,7 @@ export type ImportedRun = {
   output?: string;
   error?: string;
   errorCode?: string;
+  finalized?: boolean;
   usage?: Usage;
   model?: string;
   exitCode?: number | null;
@@ -73,7 +76,10 @@ export type ImportedRun = {
 export interface SessionStore {
   newSessionId(): string;
   createSession(s: NewSession): void;
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string }): number;
+  /** `name`: the task name of this run, which becomes the session's (the latest run names it). */
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string; name?: string }): number;
+  /** Stores messages from index `from` on of a run still going, so its transcript shows what happened so far. */
+  checkpointRun(runId: number, messages: StoredMessage[], from: number): void;
   finishRun(runId: number, result: RunResult): void;
   setSessionFile(sessionId: string, file: string): void;
   getSession(id: string): SessionRecord | null;

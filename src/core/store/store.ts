@@ -35,6 +35,8 @@ const MIGRATIONS = [
      text TEXT NOT NULL, tool_calls TEXT, name TEXT, is_error INTEGER, error TEXT, PRIMARY KEY (run_id, seq));`,
   // Which pi ran the child (version · runtime · package): runs can differ across pi upgrades and settings.
   `ALTER TABLE runs ADD COLUMN pi TEXT;`,
+  // Whether the child called subagent_finalize (null: recorded before this was tracked, or still running).
+  `ALTER TABLE runs ADD COLUMN finalized INTEGER;`,
 ];
 
 type RunRow = {
@@ -50,6 +52,7 @@ type RunRow = {
   error_code: string | null;
   output: string;
   finalize: string | null;
+  finalized: number | null;
   tool_count: number;
   started_at: number;
   ended_at: number | null;
@@ -75,6 +78,7 @@ function toRun(r: RunRow): RunRecord {
     errorCode: (r.error_code ?? undefined) as RunRecord["errorCode"],
     output: r.output,
     finalize: r.finalize ? JSON.parse(r.finalize) : undefined,
+    ...(r.finalized === null ? {} : { finalized: r.finalized === 1 }),
     toolCount: r.tool_count,
     startedAt: r.started_at,
     endedAt: r.ended_at ?? undefined,
@@ -148,7 +152,7 @@ export class Store implements SessionStore {
     );
   }
 
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string }): number {
+  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string; name?: string }): number {
     const now = this.now();
     return this.write(() => {
       const running = this.db.get<{ owner_pid: number | null }>("SELECT owner_pid FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1", [sessionId]);
@@ -156,7 +160,7 @@ export class Store implements SessionStore {
       const seq = (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])?.n ?? 0) + 1;
       this.db.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, pi) VALUES (?, ?, ?, 'running', ?, ?, ?)", [sessionId, seq, run.prompt, now, run.ownerPid, run.pi ?? null]);
       const id = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
-      this.db.run("UPDATE sessions SET status = 'running', updated_at = ? WHERE id = ?", [now, sessionId]);
+      this.db.run("UPDATE sessions SET status = 'running', name = COALESCE(?, name), updated_at = ? WHERE id = ?", [run.name ?? null, now, sessionId]);
       return id;
     });
   }
@@ -167,16 +171,25 @@ export class Store implements SessionStore {
     this.write(() => {
       this.db.run(
         `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
-           tool_count = ?, ended_at = ?, message_count = ? WHERE id = ?`,
-        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.toolCount, now, messages.length, runId],
+           finalized = ?, tool_count = ?, ended_at = ?, message_count = ? WHERE id = ?`,
+        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, runId],
       );
       this.insertMessages(runId, messages);
       this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);
     });
   }
 
-  private insertMessages(runId: number, messages: StoredMessage[]): void {
-    messages.forEach((m, i) => {
+  checkpointRun(runId: number, messages: StoredMessage[], from: number): void {
+    if (!messages.length) return;
+    this.write(() => {
+      this.insertMessages(runId, messages.map(capMessage), from);
+      this.db.run("UPDATE runs SET message_count = ? WHERE id = ? AND status = 'running'", [from + messages.length, runId]);
+    });
+  }
+
+  private insertMessages(runId: number, messages: StoredMessage[], from = 0): void {
+    messages.forEach((m, j) => {
+      const i = from + j;
       const calls = m.role === "assistant" ? JSON.stringify(m.toolCalls) : null;
       const name = m.role === "toolResult" ? m.name : null;
       const isError = m.role === "toolResult" ? (m.isError ? 1 : 0) : null;
@@ -263,8 +276,8 @@ export class Store implements SessionStore {
       );
       runs.forEach((r, i) => {
         this.db.run(
-          "INSERT INTO runs (session_id, seq, prompt, status, exit_code, model, usage, error, error_code, output, started_at, ended_at, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          [r.sessionId, i + 1, r.prompt, r.status, r.exitCode ?? null, r.model ?? null, JSON.stringify(r.usage ?? emptyUsage()), r.error ?? null, r.errorCode ?? null, r.output ?? "", r.at, r.at, r.messages?.length ?? 0],
+          "INSERT INTO runs (session_id, seq, prompt, status, exit_code, model, usage, error, error_code, output, finalized, started_at, ended_at, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          [r.sessionId, i + 1, r.prompt, r.status, r.exitCode ?? null, r.model ?? null, JSON.stringify(r.usage ?? emptyUsage()), r.error ?? null, r.errorCode ?? null, r.output ?? "", typeof r.finalized === "boolean" ? Number(r.finalized) : null, r.at, r.at, r.messages?.length ?? 0],
         );
         const runId = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
         this.insertMessages(runId, (r.messages ?? []).map(capMessage));

@@ -1,0 +1,55 @@
+// Session lookups against the REAL pi: the latest run names the session, and a session still running already
+// shows what its child has done so far (the runner checkpoints messages into the store while it runs).
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { script } from "../src/scripted/model-server.ts";
+import { BUN, cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+
+let world: PiWorld;
+beforeAll(async () => {
+  world = await piWorld();
+});
+afterAll(async () => {
+  await world.close();
+});
+
+test("a resumed session is named by its latest run's task", async () => {
+  const first = await cli(world, ["delegate", "--name", "first-name", `one ${script([{ text: "one done" }])}`, "--json"]);
+  const id = first.json.at(-1)!.tasks[0].sessionId;
+  await cli(world, ["delegate", "--name", "second-name", "--resume", id, `two ${script([{ text: "two done" }])}`, "--json"]);
+  const s = await cli(world, ["session", id, "--json"]);
+  expect(s.json[0]).toMatchObject({ taskName: "second-name", runCount: 2 });
+}, 60_000);
+
+test("a running session's transcript shows what has happened so far", async () => {
+  const marker = `live-${Date.now()}`;
+  const proc = Bun.spawn({
+    cmd: [BUN, join(REPO, "src", "cli", "main.ts"), "run", "default", `go ${script([{ tool: "bash", args: { command: `echo ${marker}; sleep 4` } }, { text: "slept" }])}`, "--json"],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "ignore",
+  });
+  const reader = proc.stdout.getReader();
+  let buffered = "";
+  let id = "";
+  while (!id) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffered += new TextDecoder().decode(value);
+    id = /"type":"task_start"[^\n]*"sessionId":"([0-9a-f]{16})"/.exec(buffered)?.[1] ?? "";
+  }
+  expect(id).not.toBe("");
+  let transcript = "";
+  for (let i = 0; i < 40 && !transcript.includes("→ bash"); i++) {
+    await Bun.sleep(200);
+    const s = await cli(world, ["session", id, "--json"]);
+    expect(s.json[0].status).toBe("running");
+    transcript = s.json[0].transcript;
+  }
+  // The task and the bash call are there while `sleep 4` still runs.
+  expect(transcript).toContain("go [[script:");
+  expect(transcript).toContain(`→ bash: {"command":"echo ${marker}; sleep 4"}`);
+  reader.releaseLock();
+  await proc.exited;
+}, 60_000);

@@ -41,6 +41,16 @@ const modelAsked = (marker: string) => until(`a model request for ${marker}`, ()
 
 const sessionIds = (json: Record<string, any>[]) => json.filter((e) => e.type === "task_background").map((e) => e.sessionId as string);
 
+/** A background task inside a 60 s bash call (no turn boundary soon), once its child is working. */
+async function startLongBash(label: string): Promise<{ id: string; supervisor: number }> {
+  const marker = `${label}-${Date.now()}`;
+  const r = await cli(world, ["delegate", "--background", "--json", `Long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`]);
+  const [id] = sessionIds(r.json);
+  await modelAsked(marker);
+  await Bun.sleep(500);
+  return { id, supervisor: r.json.at(-1)!.supervisorPid as number };
+}
+
 test("delegate --background of 3 tasks returns at once; wait collects all three; nothing is left running", async () => {
   const marker = `bg3-${Date.now()}`;
   const tasks = [1, 2, 3].map((i) => `task ${i} ${marker} ${script([{ tool: "bash", args: { command: "sleep 1" } }, { finalize: { status: "SUCCESS", result: `out ${i} ${marker}` } }])}`);
@@ -116,13 +126,8 @@ test("steer: a session that is not running, or unknown, exits 1 with the reason"
 }, 60_000);
 
 test("a steer to a child that ends before its next turn is reported as not delivered", async () => {
-  const marker = `late-${Date.now()}`;
-  // The child is inside a long tool call (no turn boundary soon) and is cancelled while the steer waits.
-  const task = `Long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`;
-  const r = await cli(world, ["delegate", "--background", "--json", task]);
-  const [id] = sessionIds(r.json);
-  await modelAsked(marker);
-  await Bun.sleep(500);
+  // The child is inside a long tool call and is cancelled while the steer waits for a turn boundary.
+  const { id } = await startLongBash("late");
   const steer = cli(world, ["steer", id, "too late"]);
   await Bun.sleep(1500);
   expect((await cli(world, ["cancel", id])).code).toBe(0);
@@ -134,11 +139,7 @@ test("a steer to a child that ends before its next turn is reported as not deliv
 }, 120_000);
 
 test("cancel stops a background child through its owner (recorded as cancelled); wait --timeout exits 124 first", async () => {
-  const marker = `cancel-${Date.now()}`;
-  const task = `Long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`;
-  const r = await cli(world, ["delegate", "--background", "--json", task]);
-  const [id] = sessionIds(r.json);
-  await modelAsked(marker);
+  const { id } = await startLongBash("cancel");
   const t0 = performance.now();
   const w1 = await cli(world, ["wait", id, "--timeout", "1"]);
   expect(w1.code).toBe(124);
@@ -166,13 +167,7 @@ test("cancel stops a background child through its owner (recorded as cancelled);
 }, 120_000);
 
 test("SIGKILL of the supervisor: its children are gone within seconds and wait reports the run as interrupted", async () => {
-  const marker = `kill-${Date.now()}`;
-  const task = `Long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`;
-  const r = await cli(world, ["delegate", "--background", "--json", task]);
-  const [id] = sessionIds(r.json);
-  const supervisor = r.json.at(-1)!.supervisorPid as number;
-  await modelAsked(marker);
-  await Bun.sleep(500);
+  const { id, supervisor } = await startLongBash("kill");
   expect(worldProcesses().length).toBeGreaterThanOrEqual(3); // supervisor, pi, bash (sleep)
   process.kill(supervisor, "SIGKILL");
   const t0 = performance.now();

@@ -42,13 +42,13 @@ const modelAsked = (marker: string) => until(`a model request for ${marker}`, ()
 const sessionIds = (json: Record<string, any>[]) => json.filter((e) => e.type === "task_background").map((e) => e.sessionId as string);
 
 /** A background task inside a 60 s bash call (no turn boundary soon), once its child is working. */
-async function startLongBash(label: string): Promise<{ id: string; supervisor: number }> {
+async function startLongBash(label: string, more: string[] = []): Promise<{ id: string; ids: string[]; supervisor: number }> {
   const marker = `${label}-${Date.now()}`;
-  const r = await cli(world, ["delegate", "--background", "--json", `Long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`]);
-  const [id] = sessionIds(r.json);
+  const r = await cli(world, ["delegate", "--background", "--json", `Long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`, ...more]);
+  const ids = sessionIds(r.json);
   await modelAsked(marker);
   await Bun.sleep(500);
-  return { id, supervisor: r.json.at(-1)!.supervisorPid as number };
+  return { id: ids[0], ids, supervisor: r.json.at(-1)!.supervisorPid as number };
 }
 
 test("delegate --background of 3 tasks returns at once; wait collects all three; nothing is left running", async () => {
@@ -167,13 +167,17 @@ test("cancel stops a background child through its owner (recorded as cancelled);
 }, 120_000);
 
 test("SIGKILL of the supervisor: its children are gone within seconds and wait reports the run as interrupted", async () => {
-  const { id, supervisor } = await startLongBash("kill");
+  // Two tasks, one at a time: the second is still queued when the supervisor dies.
+  const { id, ids, supervisor } = await startLongBash("kill", ["queued task", "--concurrency", "1"]);
   expect(worldProcesses().length).toBeGreaterThanOrEqual(3); // supervisor, pi, bash (sleep)
   process.kill(supervisor, "SIGKILL");
   const t0 = performance.now();
   await until("the children to notice and exit", () => worldProcesses().length === 0, 5000);
   console.log(`children gone ${Math.round(performance.now() - t0)} ms after SIGKILL of the supervisor`);
-  const w = await cli(world, ["wait", id, "--json"]);
+  const w = await cli(world, ["wait", ...ids, "--json"]);
   expect(w.code).toBe(1);
-  expect(w.json.at(-1)!.tasks[0].error).toContain("interrupted");
+  const [first, queued] = w.json.at(-1)!.tasks;
+  expect(first.sessionId).toBe(id);
+  expect(first.error).toContain("interrupted");
+  expect(queued.error).toBe("never started: its owner ended first");
 }, 120_000);

@@ -50,7 +50,7 @@ export async function cmdLogs(argv: string[]): Promise<number> {
   }
   flush();
   if (!values.follow) return EXIT.ok;
-  while (c.state(id).kind !== "done") {
+  while (c.state(id).kind === "active") {
     await new Promise((r) => setTimeout(r, POLL_MS));
     flush();
   }

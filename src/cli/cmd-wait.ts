@@ -27,10 +27,10 @@ Exit codes: 0 all completed; 1 any failed, was cancelled or interrupted; 2 usage
 const POLL_MS = 200;
 export const EXIT_WAIT_TIMEOUT = 124;
 
-function outcomeOf(id: string, s: SessionRecord | null): TaskOutcome {
+function outcomeOf(id: string, s: SessionRecord | null, queued: boolean): TaskOutcome {
   const r = s?.runs[s.runs.length - 1];
-  // Still queued under its owner: no run recorded yet.
-  if (!s || !r) return { sessionId: id, name: s?.name ?? "", agent: s?.agent ?? "default", result: { status: "error", output: "", error: "not started yet", usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 } };
+  // No run recorded: still queued under its owner (on timeout), or its owner ended before starting it.
+  if (!s || !r) return { sessionId: id, name: s?.name ?? "", agent: s?.agent ?? "default", result: { status: "error", output: "", error: queued ? "not started yet" : "never started: its owner ended first", usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 } };
   const status = r.status === "completed" ? "completed" : "error";
   const durationMs = (r.endedAt ?? Date.now()) - r.startedAt;
   return {
@@ -55,11 +55,12 @@ export async function cmdWait(argv: string[]): Promise<number> {
   const deadline = timeout === undefined ? Infinity : Date.now() + timeout * 1000;
   let pending = ids;
   for (;;) {
-    pending = pending.filter((id) => c.state(id).kind !== "done");
+    // Only a live owner keeps a session pending: one that vanished with its owner before it started is over too.
+    pending = pending.filter((id) => c.state(id).kind === "active");
     if (!pending.length || Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
   }
-  const outcomes = ids.map((id) => outcomeOf(id, c.store.getSession(id)));
+  const outcomes = ids.map((id) => outcomeOf(id, c.store.getSession(id), pending.includes(id)));
   if (values.json) writeJson(summaryEvent(outcomes));
   else printOutputs(outcomes.filter((o) => !pending.includes(o.sessionId)), plainStyle, (l) => console.log(l), true);
   if (pending.length) {

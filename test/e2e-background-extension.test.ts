@@ -20,13 +20,16 @@ afterAll(async () => {
 const text = (req: { messages?: { content?: unknown }[] }) => JSON.stringify(req.messages ?? []);
 
 for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "bun"]) as ("node" | "bun")[]) {
-  test(`background: true under ${runtime} pi returns at once; the completion notice reaches the busy parent`, async () => {
+  test(`background: true under ${runtime} pi returns at once; the CLI steers the pi-owned child; the completion notice reaches the busy parent`, async () => {
     const marker = `bgext-${runtime}-${Date.now()}`;
-    const child = `bg child ${marker} ${script([{ tool: "bash", args: { command: "sleep 1" } }, { finalize: { status: "SUCCESS", result: `bg result ${marker}` } }])}`;
-    // The parent keeps busy until nothing runs any more (the CLI sees the pi session's background task through its
-    // owner record), plus a moment for the notice.
+    const child = `bg child ${marker} ${script([{ tool: "bash", args: { command: "sleep 4" } }, { finalize: { status: "SUCCESS", result: `not steered ${marker}` } }])}`;
+    // The parent, busy in one bash call: steers its child from the CLI (through the pi session's control socket; the
+    // steer is retried until the child is up), then waits until nothing runs any more, plus a moment for the notice.
     const cliBin = join(REPO, "dist", "subagents");
-    const busy = `sleep 1; for i in $(seq 1 300); do ${cliBin} sessions --running | grep -q "Nothing is running" && break; sleep 0.2; done; ${cliBin} sessions --running; sleep 1`;
+    const steer = `printf '%s' 'Change of plan ${script([{ finalize: { status: "SUCCESS", result: `bg result ${marker}` } }])}'`;
+    const busy =
+      `for i in $(seq 1 120); do ${steer} | ${cliBin} steer {{lastSessionId}} - && break; sleep 0.5; done; ` +
+      `for i in $(seq 1 300); do ${cliBin} sessions --running | grep -q "Nothing is running" && break; sleep 0.2; done; ${cliBin} sessions --running; sleep 1`;
     const sessionFile = join(world.root, `parent-${marker}.jsonl`);
     const steps = [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "bgone", prompt: child }], background: true } }, { tool: "bash", args: { command: busy } }, { text: `parent done ${marker}` }];
     const proc = Bun.spawn({
@@ -50,8 +53,11 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
     const withNotice = reqs.find((r) => text(r).includes(`parent task ${marker}`) && text(r).includes("Background sub-agent finished: ✓ bgone: completed"));
     if (!withNotice) console.log(stderr, reqs.filter((r) => text(r).includes(`parent task ${marker}`)).map((r) => text(r).slice(-1500)).join("\n-----\n"));
     expect(withNotice).toBeDefined();
-    expect(text(withNotice!)).toContain(`bg result ${marker}`);
-    // The busy loop ended because the task ended, not by running out of rounds.
+    const notice = JSON.stringify((withNotice!.messages ?? []).filter((m) => JSON.stringify(m.content ?? "").includes("Background sub-agent finished")));
+    expect(notice).toContain(`bg result ${marker}`);
+    // The steer was delivered (the child's answer is the steered one), and the wait loop ended because the task did.
+    expect(text(withNotice!)).toContain("delivered to");
+    expect(notice).not.toContain(`not steered ${marker}`);
     expect(text(withNotice!)).toContain("Nothing is running.");
     // The parent's session shows the notice as a message of ours.
     const entries = readFileSync(sessionFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));

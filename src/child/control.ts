@@ -51,10 +51,20 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void): void 
   } catch {
     return; // started without the pipe (an older owner): no control
   }
-  let running = false;
+  // Before the agent starts, pi is not streaming and would start a turn of its own: hold steers until it runs.
+  // After it ended, a steer would start a turn nobody collects: drop it (the owner reports it undelivered).
+  let phase: "before" | "running" | "ended" = "before";
+  const early: ControlLine[] = [];
   const pending: ControlLine[] = [];
-  pi.on("agent_start", () => (running = true));
-  pi.on("agent_end", () => (running = false));
+  const deliver = (msg: ControlLine) => {
+    pending.push(msg);
+    pi.sendUserMessage(msg.text, { deliverAs: "steer" });
+  };
+  pi.on("agent_start", () => {
+    phase = "running";
+    for (const msg of early.splice(0)) deliver(msg);
+  });
+  pi.on("agent_end", () => (phase = "ended"));
   pi.on("message_start", (e) => {
     if (e?.message?.role !== "user" || !pending.length) return;
     const text = textOfContent(e.message.content);
@@ -70,9 +80,8 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void): void 
     } catch {
       return;
     }
-    // Only while the agent runs: a steer after the last turn would start a new one that nobody collects.
-    if (msg?.type !== "steer" || typeof msg.text !== "string" || !running) return;
-    pending.push(msg);
-    pi.sendUserMessage(msg.text, { deliverAs: "steer" });
+    if (msg?.type !== "steer" || typeof msg.text !== "string") return;
+    if (phase === "running") deliver(msg);
+    else if (phase === "before") early.push(msg);
   });
 }

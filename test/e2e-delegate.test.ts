@@ -1,7 +1,7 @@
 // `subagents delegate` end to end: real pi children against the scripted model server.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { BUN, cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
@@ -63,9 +63,10 @@ test("mixed results: success, provider failure and unknown profile in one call (
   expect(broken.error).toContain("scripted refusal 5521");
   expect(ghost.status).toBe("error");
   expect(ghost.error).toBe('Unknown profile: "no-such-profile". Available profiles: planner, reviewer, scout, worker');
-  // The unknown-profile task still has a session record, like every other task.
+  // The unknown-profile task still has a session record, like every other task (failed: exit 1).
   const out = await cli(world, ["session", ghost.sessionId]);
-  expect(out.code).toBe(0);
+  expect(out.code).toBe(1);
+  expect(out.stdout).toContain("Unknown profile");
 }, 60_000);
 
 test("files in every spec form are prepended as === path === blocks", async () => {
@@ -115,6 +116,20 @@ test("--resume continues a session; an unknown id fails before anything runs", a
   const bad = await cli(world, ["delegate", "x", "--resume", "ffffffffffffffff"]);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('Cannot resume: session "ffffffffffffffff" not found. The session may have expired or the ID is incorrect.');
+}, 60_000);
+
+test("a task refused before it starts names its profile file with the home masked", async () => {
+  const agents = join(world.agentDir, "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(join(agents, "warped.md"), "---\nname: warped\ndescription: broken on purpose\nthinking: warp\n---\nx\n");
+  try {
+    const r = await cli(world, ["delegate", "--tasks", "-", "--json"], { stdin: JSON.stringify({ tasks: [{ name: "w", prompt: "x", profile: "warped" }] }) });
+    const [t] = r.json.at(-1)!.tasks;
+    expect(t.error).toContain('Profile "warped" (~/agent/agents/warped.md) cannot be used:');
+    expect(r.stdout).not.toContain(world.root);
+  } finally {
+    rmSync(join(agents, "warped.md"), { force: true });
+  }
 }, 60_000);
 
 test("--concurrency outside 1–16 is a usage error; the same refusal exits 2 in delegate and in run", async () => {
@@ -191,7 +206,7 @@ test.skipIf(!hasTmux)("on a terminal: live windows, then the cursor is restored"
       screen = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
     }
     expect(screen).toContain("Sub-agents: 0 running, 2 done");
-    expect(screen).toContain("✓ task-1: completed");
+    expect(screen).toMatch(/^✓ task-1 • /m);
     expect(screen).toContain("tty result 1");
     expect(execFileSync("tmux", ["display", "-p", "-t", session, "#{cursor_flag}"], { encoding: "utf8" }).trim()).toBe("1");
   } finally {
@@ -206,9 +221,9 @@ test("skills: suggestedSkills reach pi as --skill, loadSkills are inlined; unkno
   writeFileSync(join(world.agentDir, "skills", "house-style.md"), "---\nname: house-style\ndescription: Our writing style\n---\nAlways write in short sentences. MARKER-LOADED\n");
   const profiles = join(world.agentDir, "agents");
   mkdirSync(profiles, { recursive: true });
-  writeFileSync(join(profiles, "writer.md"), "---\nname: writer\nsuggestedSkills: release-notes\nloadSkills: house-style\n---\nYou write.\n");
-  writeFileSync(join(profiles, "typo.md"), "---\nname: typo\nloadSkills: no-such-skill\n---\nYou write.\n");
-  writeFileSync(join(profiles, "torn.md"), "---\nname: torn\nnoSkills: true\nsuggestedSkills: release-notes\n---\nYou write.\n");
+  writeFileSync(join(profiles, "writer.md"), "---\nname: writer\ndescription: Writes\nsuggestedSkills: release-notes\nloadSkills: house-style\n---\nYou write.\n");
+  writeFileSync(join(profiles, "typo.md"), "---\nname: typo\ndescription: Writes with a typo\nloadSkills: no-such-skill\n---\nYou write.\n");
+  writeFileSync(join(profiles, "torn.md"), "---\nname: torn\ndescription: Writes, torn\nnoSkills: true\nsuggestedSkills: release-notes\n---\nYou write.\n");
   const marker = `skills-${Date.now()}`;
   const file = join(world.root, "skills.json");
   writeFileSync(file, JSON.stringify({ tasks: [{ name: "w", prompt: marker, profile: "writer" }, { name: "t", prompt: "x", profile: "typo" }] }));
@@ -224,4 +239,54 @@ test("skills: suggestedSkills reach pi as --skill, loadSkills are inlined; unkno
   const torn = await cli(world, ["delegate", "x", "--profile", "torn"]);
   expect(torn.code).toBe(2);
   expect(torn.stderr).toContain('Profile "torn" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.');
+}, 60_000);
+
+test("piped (not a terminal): start and end lines, failed tasks included, outputs under rules, a totals line last", async () => {
+  const good = `fine ${script([{ finalize: { status: "SUCCESS", result: "piped good result" } }])}`;
+  const bad = `fails ${script([{ status: 400, message: "scripted refusal 7781" }])}`;
+  const r = await cli(world, ["delegate", "--name", "good", "--name", "bad", good, bad]);
+  expect(r.code).toBe(1);
+  const lines = r.stdout.trimEnd().split("\n");
+  expect(lines.filter((l) => /^● (good|bad) • default • [0-9a-f]{16}$/.test(l)).length).toBe(2);
+  expect(lines.some((l) => /^✓ good • default \(.+\) • \d+ tools? • \d+\.\ds • [0-9a-f]{16}$/.test(l))).toBe(true);
+  const badAt = lines.findIndex((l) => /^✗ bad • /.test(l));
+  expect(lines[badAt + 1]).toContain("scripted refusal 7781");
+  const rule = lines.findIndex((l) => l.startsWith("── good ("));
+  expect(lines[rule + 1]).toBe("piped good result");
+  expect(lines.at(-1)).toMatch(/^1 completed, 1 failed · \d+\.\ds$/);
+  expect(r.stdout).not.toContain("\x1b[");
+}, 60_000);
+
+test("run speaks the same words: a start line, tool lines, and delegate's end line on stderr; the result alone on stdout", async () => {
+  const r = await cli(world, ["run", "scout", `look ${script([{ tool: "ls", args: { path: "." } }, { finalize: { status: "SUCCESS", result: "run result" } }])}`]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe("run result\n");
+  const err = r.stderr.trimEnd().split("\n");
+  expect(err[0]).toMatch(/^● scout • scout • [0-9a-f]{16}$/);
+  expect(err).toContain("  ls → .");
+  expect(err.at(-1)).toMatch(/^✓ scout • scout \(.+\) • 2 tools • \d+\.\ds • [0-9a-f]{16}$/);
+}, 60_000);
+
+test("piped, SIGINT twice: the second kills every process at once (a grandchild in its own session too), exit 130", async () => {
+  const tag = `${Date.now() % 100000}${Math.floor(Math.random() * 100)}`;
+  // A pi that ignores SIGTERM (so the first stop has to wait out its grace period) with a grandchild in a
+  // session of its own, like pi's bash tool.
+  const fake = join(world.root, `stubborn-pi-${tag}.sh`);
+  writeFileSync(fake, `#!/bin/sh\ntrap '' TERM\nsetsid sleep 5${tag} &\nwhile true; do sleep 1; done\n`);
+  chmodSync(fake, 0o755);
+  const proc = Bun.spawn({ cmd: [BUN, join(REPO, "src/cli/main.ts"), "run", "default", "wait"], cwd: world.workDir, env: { ...world.env, SUBAGENTS_PI: fake }, stdout: "pipe", stderr: "pipe" });
+  const stderr = new Response(proc.stderr).text();
+  for (let i = 0; i < 100 && pidsMatching(`sleep 5${tag}`).length === 0; i++) await Bun.sleep(100);
+  expect(pidsMatching(`sleep 5${tag}`).length).toBeGreaterThan(0);
+  proc.kill("SIGINT");
+  await Bun.sleep(300);
+  proc.kill("SIGINT");
+  const started = Date.now();
+  expect(await proc.exited).toBe(130);
+  expect(Date.now() - started).toBeLessThan(2000);
+  await Bun.sleep(100);
+  expect(pidsMatching(`sleep 5${tag}`)).toEqual([]);
+  const err = await stderr;
+  expect(err).toContain("stopping… press Ctrl-C again to force");
+  expect(err).toContain("stopped: every sub-agent process was killed");
 }, 60_000);

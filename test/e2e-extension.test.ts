@@ -175,6 +175,17 @@ test("subagent sessions are sticky across pi sessions and stores: the child's se
   expect(bad.results[0].details.error.code).toBe("INVALID_INPUT");
 }, 90_000);
 
+test("delegate_to_subagents in a real parent pi: a child that answers in plain text is completed with that answer", async () => {
+  const before = world.server.requests.length;
+  const r = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "p", prompt: `plain ${script([{ text: "plain via pi 8080" }])}` }] } }, { text: "ok" }]);
+  const [res] = r.results;
+  expect(res.isError).toBe(false);
+  expect(res.text).toMatch(/^✓ p: completed \(session: [0-9a-f]{16}\)/);
+  expect(res.text).toContain("plain via pi 8080");
+  // Parent: 2 model calls; child: 1 — no corrective message.
+  expect(world.server.requests.length - before).toBe(3);
+}, 60_000);
+
 test("a deny list subtracts from the parent's active tools: a read-only parent never hands a child write tools", async () => {
   const { mkdirSync, writeFileSync, rmSync } = await import("node:fs");
   const agents = join(world.agentDir, "agents");
@@ -299,8 +310,8 @@ test("project-local profiles: refused without a UI unless projectAgents allows t
   const { mkdirSync, writeFileSync } = await import("node:fs");
   const agents = join(world.workDir, ".pi", "agents");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "repo-helper.md"), "---\nname: repo-helper\n---\nYou help with this repo.\n");
-  writeFileSync(join(agents, "sneaky.md"), "---\nname: sneaky\napiKey: stolen\n---\nx\n");
+  writeFileSync(join(agents, "repo-helper.md"), "---\nname: repo-helper\ndescription: Helps with this repo\n---\nYou help with this repo.\n");
+  writeFileSync(join(agents, "sneaky.md"), "---\nname: sneaky\ndescription: Tries to pick the key\napiKey: stolen\n---\nx\n");
   try {
     const ask = await parentPi("bun", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "hi", profile: "repo-helper" }] } }, { text: "ok" }]);
     // Only that task fails (headless: nobody to ask); the call itself is not an error.

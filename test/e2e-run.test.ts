@@ -120,8 +120,8 @@ for (const transport of ["compact", "json"] as const) {
     expect(last).toContain("what was the word?");
 
     const s = await cli(world, ["session", t1.sessionId]);
-    expect(s.stdout).toContain("=== Run 1/2 (completed) ===");
-    expect(s.stdout).toContain("=== Run 2/2 (completed) ===");
+    expect(s.stdout).toContain("── Run 1/2 · completed");
+    expect(s.stdout).toContain("── Run 2/2 · completed");
     const list = await cli(world, ["sessions", "--json"]);
     expect(list.json.some((row) => row.id === t1.sessionId)).toBe(true);
     world.setSubagentSettings({});
@@ -136,7 +136,7 @@ test("the compiled binary runs a sub-agent end to end", async () => {
   const [t] = summaryOf(r.json);
   expect(t.output).toBe("binary ok");
   const v = await cli(world, ["--version"], { binary: true });
-  expect(v.stdout.trim()).toMatch(/^subagents \d+\.\d+\.\d+ · pi 0\.87\.1 inside$/);
+  expect(v.stdout.trim()).toMatch(/^subagents \d+\.\d+\.\d+ · pi 0\.87\.1 inside · commit [0-9a-f]{12}(-dirty)?$/);
 }, 60_000);
 
 test("usage errors exit 2 with a clear message", async () => {

@@ -31,7 +31,7 @@ test("a profile refused for its extraArgs is reported as such (not as unknown), 
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
   const file = join(agents, "strict.md");
-  writeFileSync(file, "---\nname: strict\ntools: read\nextraArgs: --tools=bash\n---\nOnly read.\n");
+  writeFileSync(file, "---\nname: strict\ndescription: Reads only\ntools: read\nextraArgs: --tools=bash\n---\nOnly read.\n");
   try {
     const r = (await delegateTool(env()).execute(
       "t",
@@ -59,7 +59,7 @@ test("a profile refused for its extraArgs is reported as such (not as unknown), 
 test("headless, a project-local profile without consent fails only its own task", async () => {
   const agents = join(world.workDir, ".pi", "agents");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "repo-helper.md"), "---\nname: repo-helper\n---\nYou help with this repo.\n");
+  writeFileSync(join(agents, "repo-helper.md"), "---\nname: repo-helper\ndescription: Helps with this repo\n---\nYou help with this repo.\n");
   try {
     const r = (await delegateTool(env()).execute(
       "t",
@@ -99,7 +99,7 @@ test("the window header shows [completed/total] while the child keeps an incompl
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
   const file = join(agents, "planner-todo.md");
-  writeFileSync(file, `---\nname: planner-todo\nextensions: ${join(import.meta.dir, "fixtures", "todo-extension.ts")}\n---\nKeep a todo list.\n`);
+  writeFileSync(file, `---\nname: planner-todo\ndescription: Plans with a todo list\nextensions: ${join(import.meta.dir, "fixtures", "todo-extension.ts")}\n---\nKeep a todo list.\n`);
   const todos = [
     { content: "read", status: "completed" },
     { content: "write", status: "in_progress" },

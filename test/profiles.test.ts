@@ -70,7 +70,9 @@ describe("parseProfile", () => {
     expect(ok(md("tools: read, grep")).tools).toEqual(["read", "grep"]);
     expect(ok(md("approved_tools:\n  - Read\n  - Glob")).tools).toEqual(["read", "find"]);
     expect(ok(md("allowed_tools: [Bash, LS]")).tools).toEqual(["bash", "ls"]);
-    expect(ok(md("tools: Read, Grep, Glob, Bash, Edit, Write, LS, MultiEdit, WebFetch")).tools).toEqual(["read", "grep", "find", "bash", "edit", "write", "ls", "webfetch"]);
+    const claude = ok(md("tools: Read, Grep, Glob, Bash, Edit, Write, LS, MultiEdit, WebFetch"));
+    expect(claude.tools).toEqual(["read", "grep", "find", "bash", "edit", "write", "ls"]);
+    expect(claude.unavailableTools).toEqual(["WebFetch"]);
   });
 
   test("deny-list aliases", () => {
@@ -84,7 +86,7 @@ describe("parseProfile", () => {
     expect(ok(md("loadSkills: [c]")).loadSkills).toEqual(["c"]);
     const p = ok(md("provider: anthropic\nmodel: claude-x\nextensions: ./a.ts, ./b.ts\nnoExtensions: false\nsuggestedSkills: s1\nnoContextFiles: true\nappendSystemPrompt: extra\napiKey: k\ntimeout: 90\nfinalize: false\nnoTools: true\ncolor: blue"));
     expect(p).toMatchObject({ provider: "anthropic", model: "claude-x", extensions: ["./a.ts", "./b.ts"], noExtensions: false, suggestedSkills: ["s1"], noContextFiles: true, appendSystemPrompt: "extra", apiKey: "k", timeout: 90, finalize: false, noTools: true });
-    expect("color" in p).toBe(false);
+    expect(p.color).toBe("blue");
   });
 
   test("readonly defaults the allow list, narrows a deny list, keeps an explicit list", () => {
@@ -101,12 +103,18 @@ describe("parseProfile", () => {
   });
 
   test("every validation error names the problem", () => {
-    expect(err("---\nname: [unclosed\n---\nbody")).toContain("invalid YAML");
+    expect(err("---\n[unclosed\n---\nbody")).toContain("invalid YAML");
     expect(err("---\n- a\n- b\n---\nbody")).toContain("front matter must be a mapping");
     expect(err("---\njust text\n---\nbody")).toContain("front matter must be a mapping");
     expect(err("---\nname: x\nno closing line")).toContain('no closing "---"');
     expect(err(md("name: [a]"))).toContain('field "name" must be a string');
-    expect(err(md("name: has space"))).toContain('field "name"');
+    // A display-style name is made usable, and one that cannot be falls back to the file name (said in a
+    // warning); only a bad file name too is an error.
+    const spaced = ok(md("name: has space"), "/x/p.md");
+    expect(spaced.name).toBe("has-space");
+    expect(spaced.warnings?.[0]).toContain('name "has space" is used as "has-space"');
+    expect(ok(md("name: '!!!'"), "/x/p.md").name).toBe("p");
+    expect(err(md("name: '!!!'"), "user", "/x/bad name.md")).toContain('field "name"');
     expect(err("body", "user", "/x/has space.md")).toContain("taken from the file name");
     expect(err(md("description: {a: 1}"))).toContain('field "description" must be a string');
     expect(err(md("tools: 42"))).toContain('field "tools" must be a list of strings');
@@ -114,10 +122,7 @@ describe("parseProfile", () => {
     expect(err(md("skills: {a: 1}"))).toContain('field "skills" must be a list');
     expect(err(md("noTools: yes please"))).toContain('field "noTools" must be true or false');
     expect(err(md("readonly: 1"))).toContain('field "readonly" must be true or false');
-    expect(err(md("tools: read\nexcludeTools: bash"))).toContain("both an allow list (tools) and a deny list (excludeTools): use one");
-    expect(err(md("approved_tools: read\ndenied_tools: bash"))).toContain("both an allow list (approved_tools) and a deny list (denied_tools)");
     expect(err(md("tools: read\nallowed_tools: grep"))).toContain('"tools" and "allowed_tools" mean the same thing');
-    expect(err(md("tools: []"))).toContain('field "tools" is empty');
     expect(err(md("noTools: true\ntools: read"))).toContain('"noTools: true" contradicts "tools"');
     expect(err(md("readonly: true\ntools: read, Write"))).toContain('"readonly: true" but "tools" includes write');
     const thinking = err(md("thinking: turbo"));
@@ -213,7 +218,7 @@ describe("discovery", () => {
     expect(ancestors("C:\\w\\r")).toEqual(["C:/", "C:/w", "C:/w/r"]);
   });
 
-  test("built-ins < user dirs < project dirs, nearest project dir wins", () => {
+  test("built-ins < user dirs (Claude Code's, then pi's) < project dirs, nearest project dir wins", () => {
     const { host } = memHost({
       [`${AGENT}/agents/scout.md`]: md("description: user scout"),
       [`${AGENT}/agent-profiles/a.md`]: md("description: agent-profiles a"),
@@ -236,7 +241,7 @@ describe("discovery", () => {
     expect(desc("scout")).toBe("user: user scout");
     expect(desc("planner")).toMatch(/^builtin: /);
     expect(desc("a")).toBe("user: subagents a");
-    expect(desc("b")).toBe("user: claude b");
+    expect(desc("b")).toBe("user: subagents b"); // pi's folder wins over Claude Code's
     expect(desc("c")).toBe("project: far c");
     expect(desc("d")).toBe("project: repo agent-profiles d");
     expect(desc("e")).toBe("project: nearest e");
@@ -261,10 +266,10 @@ describe("discovery", () => {
   test("a broken or unreadable file is a diagnostic and hides nothing else; an unreadable dir is empty", () => {
     const { host } = memHost(
       {
-        [`${AGENT}/agents/aa-broken.md`]: "---\nthinking: warp\n---\nx",
+        [`${AGENT}/agents/aa-broken.md`]: "---\ndescription: broken\nthinking: warp\n---\nx",
         [`${AGENT}/agents/good.md`]: md("description: good"),
         [`${AGENT}/agents/locked.md`]: md("description: locked"),
-        "/w/.pi/agents/key.md": md("apiKey: stolen"),
+        "/w/.pi/agents/key.md": md("description: key\napiKey: stolen"),
         "/w/.pi/agents/fine.md": md("description: fine"),
         "/w/.claude/agents/hidden.md": md("description: hidden"),
         "/w/.pi/agent-profiles/dup1.md": md("name: dup\ndescription: first"),
@@ -283,8 +288,9 @@ describe("discovery", () => {
     expect(byFile[`${AGENT}/agents/aa-broken.md`]).toContain('unknown thinking level "warp"');
     expect(byFile[`${AGENT}/agents/locked.md`]).toBe("could not be read");
     expect(byFile["/w/.pi/agents/key.md"]).toContain('project profiles cannot set "apiKey"');
-    expect(byFile["/w/.pi/agent-profiles/dup2.md"]).toContain("dup1.md");
-    expect(diagnostics.length).toBe(4);
+    expect(diagnostics.length).toBe(3);
+    const { shadowed } = discoverProfiles(host, { cwd: "/w", agentDir: AGENT });
+    expect(shadowed).toContainEqual({ name: "dup", file: "/w/.pi/agent-profiles/dup1.md", source: "project", by: "/w/.pi/agent-profiles/dup2.md" });
   });
 
   test("built-ins are fresh objects each time", () => {
@@ -335,7 +341,9 @@ describe("discovery", () => {
       },
     };
     const opts = { cwd: proj, agentDir: agent };
+    reads = 0;
     discoverProfiles(real as Host, opts); // warm-up: module and YAML parser JIT
+    expect(reads).toBe(102); // each file once (the symlinked one under its own path too)
     // Best of three, so a busy machine (tests run in parallel) doesn't make this flaky.
     let ms = Infinity;
     let result = discoverProfiles(real as Host, opts);
@@ -347,7 +355,13 @@ describe("discovery", () => {
     }
     const { profiles, diagnostics } = result;
     expect(diagnostics).toEqual([]);
-    expect(reads).toBe(102);
+    expect(reads).toBe(0); // unchanged files are not read again
+    const changed = join(agent, "agents", "p3.md");
+    fs.writeFileSync(changed, md("description: changed p3\ntools: Read", "Prompt 3, longer now."));
+    reads = 0;
+    expect(discoverProfiles(real as Host, opts).profiles.get("p3")?.description).toBe("changed p3");
+    expect(reads).toBe(1);
+    fs.writeFileSync(changed, md("description: profile 3\ntools: Read, Grep\nthinking: low", "Prompt 3."));
     expect(profiles.size).toBe(100 + 4 + 1);
     expect(profiles.get("p7")?.source).toBe("project");
     expect(profiles.get("p3")?.tools).toEqual(["read", "grep"]);

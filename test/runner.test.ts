@@ -98,6 +98,15 @@ test("grandchildren (also in their own process group) do not outlive the run", a
   expect(alive(b)).toBe(false);
 });
 
+test("a crash keeps the meaningful stderr: the exception line from the start, its last lines, bounded", async () => {
+  const r = await runChild(host, realClock, spec("crash-stack"));
+  expect(r.status).toBe("error");
+  expect(r.error).toContain("Error: 401 Unauthorized: invalid x-api-key for provider nowhere");
+  expect(r.error).toContain("pi exited after the failure above");
+  expect(r.error).not.toContain("at frame");
+  expect(r.error!.length).toBeLessThan(2000);
+});
+
 test("a crash mid-run is an error with the stderr tail in the message", async () => {
   const r = await runChild(host, realClock, spec("crash"));
   expect(r.status).toBe("error");
@@ -136,6 +145,17 @@ test("a provider error is status error with the provider's message", async () =>
   expect(r.status).toBe("error");
   expect(r.errorCode).toBe("SUBAGENT_FAILED");
   expect(r.error).toBe("401 invalid api key from the fake provider");
+});
+
+test("maxTurns: a turn asking for more tools after the budget stops the child; without it the run completes", async () => {
+  const stopped = await runChild(host, realClock, spec("many-turns", { maxTurns: 2 }));
+  expect(stopped.status).toBe("error");
+  expect(stopped.error).toBe("Stopped after 2 turns: the agent's maxTurns");
+  expect(stopped.usage.turns).toBeGreaterThanOrEqual(2);
+  expect(stopped.usage.turns).toBeLessThan(4); // stopped, not run to the end
+  const free = await runChild(host, realClock, spec("many-turns"));
+  expect(free.status).toBe("completed");
+  expect(free.output).toBe("all turns done");
 });
 
 test("five identical tool calls in a row: loop detected, child stopped", async () => {

@@ -1,7 +1,7 @@
 // Window rendering (spec 000 layout) at narrow and wide widths, collapsed and expanded.
 import { expect, test } from "bun:test";
 import { clip, sanitizeLine, visibleWidth } from "../src/ui/text-width.ts";
-import { globalHeader, plainStyle, renderWindows, windowHeader, type WindowView } from "../src/ui/windows.ts";
+import { displayLines, globalHeader, plainStyle, renderWindows, windowHeader, type WindowView } from "../src/ui/windows.ts";
 
 const view = (over: Partial<WindowView> = {}): WindowView => ({
   name: "review-api",
@@ -20,7 +20,51 @@ const view = (over: Partial<WindowView> = {}): WindowView => ({
 
 test("header follows spec 000: icon, name, profile (provider/model thinking), tools, elapsed/timeout, cost", () => {
   expect(windowHeader(view(), plainStyle)).toBe("● review-api • reviewer (anthropic/claude-sonnet high) • 3 tools • 12s/600s • $0.0123");
-  expect(windowHeader(view({ status: "completed", toolCount: 1, cost: 0 }), plainStyle)).toBe("✓ review-api • reviewer (anthropic/claude-sonnet high) • 1 tool • 12s/600s");
+  // Finished: the time is frozen and the timeout no longer matters.
+  expect(windowHeader(view({ status: "completed", toolCount: 1, cost: 0 }), plainStyle)).toBe("✓ review-api • reviewer (anthropic/claude-sonnet high) • 1 tool • 12s");
+  expect(windowHeader(view({ status: "cancelled", elapsedMs: 4_200 }), plainStyle)).toStartWith("⊘ review-api • reviewer (anthropic/claude-sonnet high) • 3 tools • 4.2s");
+});
+
+test("the header keeps its shape: the profile is named before the model is known; queued tasks show no counters", () => {
+  const before = windowHeader(view({ profile: undefined, model: undefined, thinking: undefined, cost: 0 }), plainStyle);
+  const after = windowHeader(view({ profile: undefined, thinking: undefined, cost: 0 }), plainStyle);
+  expect(before).toBe("● review-api • default • 3 tools • 12s/600s");
+  expect(after).toBe("● review-api • default (anthropic/claude-sonnet) • 3 tools • 12s/600s");
+  expect(windowHeader(view({ status: "queued" }), plainStyle)).toBe("○ review-api • reviewer • queued");
+});
+
+test("narrow headers drop the model first, then cost, profile and tools; never elapsed/timeout", () => {
+  const v = view();
+  expect(windowHeader(v, plainStyle, 60)).toBe("● review-api • reviewer • 3 tools • 12s/600s • $0.0123");
+  expect(windowHeader(v, plainStyle, 45)).toBe("● review-api • reviewer • 3 tools • 12s/600s");
+  expect(windowHeader(v, plainStyle, 30)).toBe("● review-api • 12s/600s");
+  const long = windowHeader(view({ name: "a-very-long-task-name-that-goes-on-and-on" }), plainStyle, 30);
+  expect(long).toEndWith(" • 12s/600s");
+  expect(visibleWidth(long)).toBeLessThanOrEqual(30);
+});
+
+test("retries read `↻ retry 2/3 in 4s — 503 …`, without the failed attempt's ✗ line", () => {
+  const lines = displayLines(["read → a.ts", "✗ 503 overloaded", "↻ retry 1/3 in 2s: 503 overloaded", "✗ 503 overloaded", "↻ retry 2/3 in 4s: 503 overloaded", ""]);
+  expect(lines).toEqual(["read → a.ts", "↻ retry 1/3 in 2s — 503 overloaded", "↻ retry 2/3 in 4s — 503 overloaded"]);
+});
+
+test("a cancelled task is counted apart from errors and says it was interrupted", () => {
+  const views = [view({ status: "cancelled", error: "Cancelled" }), view({ status: "error", error: "boom" })];
+  expect(globalHeader(views)).toBe("Sub-agents: 0 running, 0 done, 1 error, 1 cancelled");
+  const lines = renderWindows(views, { width: 80, maxLines: 2, expanded: false, style: plainStyle, showFooter: false });
+  expect(lines).toContain("  interrupted");
+  expect(lines).toContain("  boom");
+  expect(lines).not.toContain("  Cancelled");
+});
+
+test("pi view: collapsed shows the first line of a task's output, expanded its (bounded) output", () => {
+  const v = view({ status: "completed", output: "\nFirst finding.\nSecond finding.", lines: ["read → a.ts"] });
+  const collapsed = renderWindows([v], { width: 80, maxLines: 5, expanded: false, style: plainStyle, showFooter: false });
+  expect(collapsed).toContain("  → First finding.");
+  expect(collapsed.join("\n")).not.toContain("Second finding.");
+  const expanded = renderWindows([v], { width: 80, maxLines: 5, expanded: true, style: plainStyle, showFooter: false });
+  expect(expanded).toContain("  ── output ──");
+  expect(expanded).toContain("  Second finding.");
 });
 
 test("global header counts running, done and error", () => {

@@ -2,16 +2,15 @@
 // one plain line per state change otherwise, or JSONL with --json; each task's output is printed at the end.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import pc from "picocolors";
 import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import type { FileSpec } from "../core/files.ts";
-import { statusLine } from "../core/run/outcome-text.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { CallWindows } from "../ui/call-windows.ts";
-import { plainStyle, type Style } from "../ui/windows.ts";
-import { parse, positiveNumber } from "./args.ts";
+import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
+import { isFinished, type Style } from "../ui/windows.ts";
+import { parse, positiveNumber, requireProfile } from "./args.ts";
 import { startBackground } from "./background.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { startOwner } from "../control/owner.ts";
@@ -19,7 +18,8 @@ import { EXIT, UsageError } from "./errors.ts";
 import { DELEGATE_HELP } from "./help.ts";
 import { LiveDisplay } from "./live.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
-import { trapSignals } from "./signals.ts";
+import { FORCED, STOPPING, trapSignals } from "./signals.ts";
+import { colorStyle, streamWidth } from "./style.ts";
 
 const OUTPUT_BYTES = 8 * 1024;
 const OUTPUT_LINES = 80;
@@ -38,16 +38,11 @@ function readTasksFile(source: string): unknown {
   }
 }
 
-function colorStyle(enabled: boolean): Style {
-  if (!enabled) return plainStyle;
-  const c = pc.createColors(true);
-  return { bold: c.bold, dim: c.dim, red: c.red, green: c.green, yellow: c.yellow, cyan: c.cyan };
-}
-
 export async function cmdDelegate(argv: string[]): Promise<number> {
   const { values, positionals } = parse("delegate", argv, {
     name: { type: "string", multiple: true },
     profile: { type: "string" },
+    model: { type: "string" },
     cwd: { type: "string" },
     timeout: { type: "string" },
     concurrency: { type: "string" },
@@ -91,19 +86,20 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     if (err instanceof InputError) throw new UsageError(`delegate: ${err.message}`);
     throw err;
   }
-  const profile = values.profile ?? params.profile;
+  const profileFlag = values.profile ?? params.profile;
+  const profile = profileFlag === "default" ? undefined : profileFlag;
 
   const ctx = cliContext(shellCwd);
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, shellCwd);
-  // The --profile flag names the profile of every task: unknown, it is refused like in `run` (exit 2). A profile
-  // named by one task in --tasks fails only that task (spec 000).
-  if (values.profile && !engine.profiles.has(values.profile)) throw new UsageError(`delegate: ${profileRefusal(engine, values.profile).message}`);
+  // A profile for the whole call fails up front like `run typo`; a task's own unknown profile fails that task only.
+  if (profileFlag) requireProfile("delegate", profileFlag, engine);
   const inputs: TaskInput[] = params.tasks.map((t) => ({
     name: t.name,
     prompt: t.prompt,
     cwd: t.cwd ?? shellCwd,
     profile: t.profile ?? profile,
+    model: values.model,
     timeoutSec: t.timeout ?? timeout,
     resume: t.resume,
     files: t.files,
@@ -122,16 +118,27 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!));
   const json = !!values.json;
   const tty = !json && !values.quiet && !!process.stdout.isTTY;
-  const color = tty && !values["no-color"] && !process.env.NO_COLOR;
-  const style = colorStyle(color);
-  const log = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
+  const out = json ? process.stderr : process.stdout;
+  const style = colorStyle(out, values["no-color"]);
+  const log = (line: string) => out.write(`${line}\n`);
+  // Read when used: the terminal may be resized during the run.
+  const width = () => streamWidth(out);
   const maxLines = engine.settings.maxLinesPerWindow;
   const windows = new CallWindows(
     inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
     maxLines,
   );
+  const started = Date.now();
   const live = tty ? new LiveDisplay(() => windows.snapshot(Date.now(), maxLines).windows, { maxLines, style }) : null;
-  const interrupt = trapSignals();
+  // A forced stop (second Ctrl-C) exits from inside the signal handler: tasks still running are drawn cancelled.
+  const forcedViews = () => windows.snapshot(Date.now(), maxLines).windows.map((v) => (isFinished(v.status) ? v : { ...v, status: "cancelled" as const }));
+  const interrupt = trapSignals({
+    onStop: () => (live ? live.setNote(STOPPING) : process.stderr.write(`${STOPPING}\n`)),
+    onForce: () => {
+      if (live) live.stop(finalFrame(forcedViews(), width(), style));
+      else process.stderr.write(`${FORCED}\n`);
+    },
+  });
   live?.start();
   let outcomes: TaskOutcome[];
   try {
@@ -140,7 +147,11 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
       onTaskStart: (i) => {
         windows.start(i, Date.now());
         if (json) writeJson({ type: "task_start", task: inputs[i].name, sessionId: inputs[i].sessionId!, agent: inputs[i].profile ?? "default" });
-        else if (!tty && !values.quiet) log(`● ${inputs[i].name}: running (session: ${inputs[i].sessionId})`);
+        else if (!tty && !values.quiet) log(startLine(inputs[i].name, inputs[i].profile, inputs[i].sessionId!, style));
+      },
+      onTaskWarnings: (i, warnings) => {
+        windows.warn(i, warnings);
+        if (!tty && !json && !values.quiet) for (const w of warnings) log(`  ⚠ ${inputs[i].name}: ${w}`);
       },
       onTaskEvent: (i, state, ev) => {
         windows.event(i, state);
@@ -152,27 +163,32 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
       onTaskEnd: (i, outcome) => {
         windows.end(i, outcome, Date.now());
         if (json) writeJson(taskEndEvent(outcome));
-        else if (!tty && !values.quiet) log(statusLine(outcome));
+        else if (!tty && !values.quiet) for (const l of endLines(windows.views[i], width(), style)) log(l);
       },
     });
   } finally {
-    live?.stop();
+    live?.stop(finalFrame(windows.snapshot(Date.now(), maxLines).windows, width(), style));
     interrupt.dispose();
     owner.close();
   }
   if (json) writeJson(summaryEvent(outcomes));
-  // Plain mode already printed each status as it happened; the windows and --quiet did not.
-  else printOutputs(outcomes, style, log, tty || !!values.quiet);
+  else {
+    // Plain mode printed each end as it happened; --quiet prints them now, the terminal did in its last frame.
+    if (values.quiet) for (const v of windows.views) for (const l of endLines(v, width(), style)) log(l);
+    printOutputs(outcomes, width(), style, log);
+    log("");
+    log(totalsLine(windows.views, Date.now() - started, style));
+  }
   const failed = outcomes.some((o) => o.result.status !== "completed");
   return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
 }
 
-export function printOutputs(outcomes: TaskOutcome[], style: Style, log: (l: string) => void, withStatus: boolean): void {
+export function printOutputs(outcomes: TaskOutcome[], width: number, style: Style, log: (l: string) => void): void {
   for (const o of outcomes) {
-    if (withStatus) log(o.result.status === "completed" ? style.green(statusLine(o)) : style.red(statusLine(o)));
-    if (!o.result.output) continue;
-    if (!withStatus) log(`\n=== ${o.name} (session: ${o.sessionId}) ===`);
+    if (!o.result.output.trim()) continue;
+    log("");
+    log(outputRule(o.name, o.sessionId, width, style));
     const t = truncateHeadTail(o.result.output, { maxBytes: OUTPUT_BYTES, maxLines: OUTPUT_LINES, hint: `full output: subagents output ${o.sessionId}` });
-    log(t.text);
+    log(t.text.replace(/\n+$/, ""));
   }
 }

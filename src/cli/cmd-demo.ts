@@ -5,12 +5,21 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { piAgentConfig, script, startModelServer, type ScriptStep } from "../scripted/model-server.ts";
 import { cmdDelegate } from "./cmd-delegate.ts";
+import { noPositionals, parse } from "./args.ts";
 import { EXIT } from "./errors.ts";
 
-export const DEMO_HELP = `Usage: subagents demo [--json] [--no-color]
+export const DEMO_HELP = `Usage: subagents demo [options]
 
 A demonstration: runs four scripted sub-agents through the real pi, in parallel, against a scripted model
-server on 127.0.0.1 (no API key, no network). Nothing outside a temporary directory is touched.`;
+server on 127.0.0.1 (no API key, no network). Nothing outside a temporary directory is touched.
+
+Options:
+  --json          JSON lines on stdout, as delegate --json prints them
+  -q, --quiet     Only the final status lines and outputs
+  --no-color      No colours (also NO_COLOR=1)
+  -h, --help      Show this help
+
+Exit codes: 0 the demo ran (one task fails on purpose), 2 usage error, 130/143 interrupted.`;
 
 const slow = (text: string, extra: ScriptStep = {}): ScriptStep => ({ text, chunks: Math.ceil(text.length / 6), chunkDelayMs: 40, ...extra });
 
@@ -52,11 +61,13 @@ function demoTasks(): { name: string; prompt: string; profile?: string }[] {
 }
 
 export async function cmdDemo(argv: string[]): Promise<number> {
-  if (argv.includes("-h") || argv.includes("--help")) {
+  const { values, positionals } = parse("demo", argv, { json: { type: "boolean" }, quiet: { type: "boolean", short: "q" }, "no-color": { type: "boolean" } });
+  if (values.help) {
     console.log(DEMO_HELP);
     return EXIT.ok;
   }
-  const passThrough = argv.filter((a) => a === "--json" || a === "--no-color" || a === "--quiet" || a === "-q");
+  noPositionals("demo", positionals);
+  const passThrough = [values.json && "--json", values.quiet && "--quiet", values["no-color"] && "--no-color"].filter((a): a is string => !!a);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "subagents-demo-"));
   const server = await startModelServer();
   const saved = { agentDir: process.env.PI_CODING_AGENT_DIR, db: process.env.SUBAGENTS_DB };
@@ -74,7 +85,9 @@ export async function cmdDemo(argv: string[]): Promise<number> {
     process.env.PI_CODING_AGENT_DIR = agentDir;
     process.env.SUBAGENTS_DB = path.join(root, "demo.db");
     process.stderr.write(`DEMO — scripted model on 127.0.0.1:${server.port}; no API key, no network. Real pi children, real engine.\n`);
-    await cmdDelegate(["--tasks", tasksFile, "--cwd", work, ...passThrough]);
+    const code = await cmdDelegate(["--tasks", tasksFile, "--cwd", work, ...passThrough]);
+    // Interrupted: say so with the exit code, as delegate does (one task failing is part of the show).
+    if (code === EXIT.sigint || code === EXIT.sigterm) return code;
     process.stderr.write("DEMO finished (one task fails on purpose to show an error). Run your own: subagents delegate \"task\" …\n");
     return EXIT.ok;
   } finally {

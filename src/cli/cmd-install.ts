@@ -13,20 +13,52 @@ import { INSTALL_HELP } from "./help.ts";
 
 declare const __SUBAGENTS_EXTENSION_SOURCE__: string | undefined;
 
-function extensionSource(): string {
+/** The pi extension this build carries (what `install` writes; `doctor` compares the installed one with it). */
+export function extensionSource(): string {
   if (typeof __SUBAGENTS_EXTENSION_SOURCE__ === "string") return __SUBAGENTS_EXTENSION_SOURCE__;
   const built = path.resolve(import.meta.dir, "../../dist/extension.js");
   if (!fs.existsSync(built)) throw new ConfigError(`${built} does not exist: run npm run build first.`);
   return fs.readFileSync(built, "utf8");
 }
 
+/** Where `install --bin` puts the executable (also install.sh's default). */
+const defaultBinDir = () => path.join(process.env.HOME ?? "", ".local", "bin");
+
+const onPath = (dir: string) => (process.env.PATH ?? "").split(path.delimiter).some((d) => d && path.resolve(d) === path.resolve(dir));
+
+/** Copies this executable to <dir>/subagents (write then rename: a running copy there keeps working). */
+function installBinary(dir: string): void {
+  if (!isCompiledBinary()) throw new ConfigError("install --bin copies the compiled executable: run it from dist/subagents or a release, not from source.");
+  const target = path.join(dir, process.platform === "win32" ? "subagents.exe" : "subagents");
+  if (path.resolve(target) === path.resolve(process.execPath)) {
+    console.log(`${target} is this executable already.`);
+  } else {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      const tmp = `${target}.${process.pid}.tmp`;
+      fs.copyFileSync(process.execPath, tmp);
+      fs.chmodSync(tmp, 0o755);
+      fs.renameSync(tmp, target);
+    } catch (err) {
+      throw new ConfigError(`cannot write ${target}: ${(err as Error).message}`);
+    }
+    console.log(`Installed ${target}.`);
+  }
+  if (!onPath(dir)) console.log(`${dir} is not on your PATH: add  export PATH="${dir}:$PATH"  to your shell profile.`);
+}
+
 export function cmdInstall(argv: string[]): number {
-  const { values, positionals } = parse("install", argv, { uninstall: { type: "boolean" } });
+  const { values, positionals } = parse("install", argv, { uninstall: { type: "boolean" }, bin: { type: "boolean" }, prefix: { type: "string" } });
   if (values.help) {
     console.log(INSTALL_HELP);
     return EXIT.ok;
   }
   if (positionals.length) throw new UsageError(`install: unexpected argument "${positionals[0]}". See 'subagents install --help'.`);
+  if (values.prefix !== undefined && !values.bin) throw new UsageError("install: --prefix goes with --bin. See 'subagents install --help'.");
+  if (values.bin) {
+    installBinary(path.resolve(values.prefix ?? defaultBinDir()));
+    return EXIT.ok;
+  }
   const agentDir = resolveAgentDir(process.env, process.env.HOME ?? "");
   const dir = path.join(agentDir, "extensions");
   const target = path.join(dir, "subagents.js");
@@ -53,5 +85,7 @@ export function cmdInstall(argv: string[]): number {
   }
   console.log(`Installed ${target}. Start pi and ask it to use delegate_to_subagents or subagent.`);
   if (isCompiledBinary()) console.log(`Sub-agents started inside pi run the pi ${EMBEDDED_PI_VERSION} built into ${process.execPath} (unless your pi is newer).`);
+  // Offer the other half: this executable on PATH, when it is not there yet.
+  if (isCompiledBinary() && !onPath(path.dirname(process.execPath))) console.log(`To run subagents from anywhere: ${process.execPath} install --bin  (copies it to ${defaultBinDir()})`);
   return EXIT.ok;
 }

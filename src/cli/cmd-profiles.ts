@@ -1,14 +1,113 @@
-// `subagents profiles`: every profile we can see from a directory, plus a line per broken profile file.
+// `subagents profiles`: every profile we can see from a directory as a compact table (name, source, model →
+// what it runs on, tools, warnings), the names that are shadowed by another file, and a line per broken file.
+// `--all` adds each profile's details and the .md files that are not agents; `--check` exits 1 on any broken
+// file (for a collection's CI); `--json` prints one object per line.
 import * as path from "node:path";
-import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
-import { profileSummary } from "../core/profiles/profile.ts";
+import { discoverProfiles, type Discovery } from "../core/profiles/profile-discovery.ts";
+import { readUserModels, resolveProfileModel, type UserModels } from "../core/profiles/model-resolve.ts";
+import type { Profile } from "../core/profiles/profile.ts";
+import { sanitizeLine } from "../ui/text-width.ts";
 import { parse } from "./args.ts";
-import { childPiLine, cliContext } from "./engine.ts";
+import { childPiLine, cliContext, type CliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { PROFILES_HELP } from "./help.ts";
+import { formatTable, wrap } from "./profiles-table.ts";
+
+type Resolved = { written: string; runsOn: string; warning?: string };
+
+/** What a profile's model means here (the CLI has no parent model: `inherit` is the user's default). */
+function modelOf(p: Profile, ctx: CliContext, user: UserModels): Resolved {
+  if (!p.model) {
+    const written = p.provider ? `${p.provider}/default` : "default";
+    return { written, runsOn: written };
+  }
+  const c = resolveProfileModel(p, p.model, { aliases: ctx.settings.modelAliases, user });
+  return { written: p.model, runsOn: c.model ?? user.defaultModel ?? "default", warning: c.warning };
+}
+
+function toolsOf(p: Profile): string {
+  if (p.noTools) return "none";
+  if (p.tools) return p.tools.length ? p.tools.join(",") : "none";
+  if (p.excludeTools) return `all-${p.excludeTools.join(",")}`;
+  return "default";
+}
+
+function warningsOf(p: Profile, model: Resolved): string[] {
+  return [...(model.warning ? [model.warning] : []), ...(p.warnings ?? [])];
+}
+
+/** A few words per warning for the table; `--all` shows them in full. */
+function shortWarning(w: string): string {
+  if (w.startsWith("front matter is not strict YAML")) return "lenient YAML";
+  if (w.startsWith("tools not available here:")) return `${w.split(":")[1].split(",").length} tools missing`;
+  if (w.startsWith("not supported here")) return `${w.split(":")[1].split(",").length} fields ignored`;
+  if (w.startsWith("model ")) return "model fallback";
+  return w.length > 24 ? `${w.slice(0, 23)}…` : w;
+}
+
+function terminalWidth(): number {
+  const cols = process.stdout.columns || Number(process.env.COLUMNS) || 100;
+  return Math.max(20, cols);
+}
+
+function printJson(list: Profile[], d: Discovery, ctx: CliContext, user: UserModels, all: boolean): void {
+  for (const p of list) {
+    const { systemPrompt, apiKey, warnings: _w, ...rest } = p;
+    const model = modelOf(p, ctx, user);
+    console.log(JSON.stringify({ type: "profile", ...rest, filePath: p.filePath ?? null, runsOn: model.runsOn, warnings: warningsOf(p, model), hasApiKey: apiKey !== undefined, promptChars: systemPrompt.length }));
+  }
+  for (const s of d.shadowed) console.log(JSON.stringify({ type: "shadowed", ...s }));
+  for (const x of d.diagnostics) console.log(JSON.stringify({ type: "diagnostic", ...x }));
+  if (all) for (const s of d.skipped) console.log(JSON.stringify({ type: "skipped", ...s }));
+}
+
+function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserModels, all: boolean, cwd: string): void {
+  const width = terminalWidth();
+  const rows = list.map((p) => {
+    const m = modelOf(p, ctx, user);
+    const model = m.written === m.runsOn ? m.written : `${m.written}→${m.runsOn}`;
+    const warnings = warningsOf(p, m);
+    const source = p.source + (d.shadowed.some((s) => s.name === p.name) ? "*" : "");
+    return [p.name, source, model, toolsOf(p), warnings.length ? `⚠ ${warnings.map(shortWarning).join(", ")}` : ""].map(sanitizeLine);
+  });
+  const columns = [
+    { title: "NAME", min: Math.min(20, Math.max(4, ...list.map((p) => p.name.length))), flex: true },
+    { title: "SOURCE", min: 6, flex: false },
+    { title: "MODEL", min: 7, flex: true },
+    { title: "TOOLS", min: 7, flex: true },
+    { title: "WARNINGS", min: 8, flex: true },
+  ];
+  for (const line of formatTable(columns, rows, width)) console.log(line);
+  if (all) {
+    for (const p of list) {
+      const m = modelOf(p, ctx, user);
+      console.log("");
+      for (const l of wrap(`${p.name} (${p.source}) ${p.filePath ?? "built in"}`, width)) console.log(l);
+      if (p.description) for (const l of wrap(`  ${sanitizeLine(p.description.replace(/\s+/g, " "))}`, width)) console.log(l);
+      for (const w of warningsOf(p, m)) for (const l of wrap(`  ⚠ ${sanitizeLine(w)}`, width)) console.log(l);
+      if (p.maxTurns) console.log(`  maxTurns ${p.maxTurns}`);
+    }
+  }
+  if (d.shadowed.length) {
+    console.log("");
+    for (const s of d.shadowed) for (const l of wrap(`* ${s.name}: ${s.file} is shadowed by ${s.by}`, width)) console.log(l);
+  }
+  if (all && d.skipped.length) {
+    console.log("");
+    for (const s of d.skipped) for (const l of wrap(`- not an agent (${s.reason}): ${s.file}`, width)) console.log(l);
+  }
+  for (const x of d.diagnostics) for (const l of wrap(`✗ ${x.file}: ${x.reason}`, width)) process.stderr.write(`${l}\n`);
+  for (const l of wrap(`children run: ${childPiLine(cwd)}`, width)) process.stderr.write(`${l}\n`);
+}
 
 export function cmdProfiles(argv: string[]): number {
-  const { values, positionals } = parse("profiles", argv, { cwd: { type: "string" }, json: { type: "boolean" } });
+  const { values, positionals } = parse("profiles", argv, {
+    cwd: { type: "string" },
+    json: { type: "boolean" },
+    all: { type: "boolean" },
+    verbose: { type: "boolean", short: "v" },
+    check: { type: "boolean" },
+  });
   if (values.help) {
     console.log(PROFILES_HELP);
     return EXIT.ok;
@@ -16,18 +115,11 @@ export function cmdProfiles(argv: string[]): number {
   if (positionals.length) throw new UsageError(`profiles: unexpected argument "${positionals[0]}". See 'subagents profiles --help'.`);
   const cwd = path.resolve(values.cwd ?? process.cwd());
   const ctx = cliContext(cwd);
-  const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
-  const list = [...profiles.values()].sort((a, b) => a.name.localeCompare(b.name));
-  if (values.json) {
-    for (const p of list) {
-      const { systemPrompt, apiKey, ...rest } = p;
-      console.log(JSON.stringify({ type: "profile", ...rest, hasApiKey: apiKey !== undefined, promptChars: systemPrompt.length }));
-    }
-    for (const d of diagnostics) console.log(JSON.stringify({ type: "diagnostic", ...d }));
-    return EXIT.ok;
-  }
-  for (const p of list) console.log(`${profileSummary(p)}  [${p.source}${p.filePath ? `: ${p.filePath}` : ""}]`);
-  for (const d of diagnostics) process.stderr.write(`✗ ${d.file}: ${d.reason}\n`);
-  process.stderr.write(`children run: ${childPiLine(cwd)}\n`);
-  return EXIT.ok;
+  const d = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
+  const user = readUserModels(ctx.host, ctx.agentDir);
+  const list = [...d.profiles.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const all = !!(values.all || values.verbose);
+  if (values.json) printJson(list, d, ctx, user, all);
+  else printTable(list, d, ctx, user, all, cwd);
+  return values.check && d.diagnostics.length ? EXIT.taskFailed : EXIT.ok;
 }

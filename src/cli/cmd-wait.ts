@@ -5,6 +5,8 @@
 import type { TaskOutcome } from "../core/run/task.ts";
 import type { SessionRecord } from "../core/store/store-types.ts";
 import { emptyUsage } from "../core/types.ts";
+import { CallWindows } from "../ui/call-windows.ts";
+import { endLines, totalsLine } from "../ui/summary.ts";
 import { plainStyle } from "../ui/windows.ts";
 import { parse, positiveNumber } from "./args.ts";
 import { printOutputs } from "./cmd-delegate.ts";
@@ -41,6 +43,22 @@ function outcomeOf(id: string, s: SessionRecord | null, queued: boolean): TaskOu
   };
 }
 
+/** Like the end of a plain `delegate`: one end line per task, each output under its rule, the totals. */
+function printEnded(outcomes: TaskOutcome[]): void {
+  if (!outcomes.length) return;
+  const log = (l: string) => console.log(l);
+  const now = Date.now();
+  const w = new CallWindows(outcomes.map((o) => ({ name: o.name, sessionId: o.sessionId, profile: o.agent, timeoutSec: 0 })), 0);
+  outcomes.forEach((o, i) => {
+    w.end(i, o, now);
+    w.views[i].elapsedMs = o.result.durationMs;
+  });
+  for (const v of w.views) for (const l of endLines(v, Infinity, plainStyle)) log(l);
+  printOutputs(outcomes, Infinity, plainStyle, log);
+  log("");
+  log(totalsLine(w.views, Math.max(...outcomes.map((o) => o.result.durationMs)), plainStyle));
+}
+
 export async function cmdWait(argv: string[]): Promise<number> {
   const { values, positionals } = parse("wait", argv, { timeout: { type: "string" }, json: { type: "boolean" } });
   if (values.help) {
@@ -62,7 +80,7 @@ export async function cmdWait(argv: string[]): Promise<number> {
   }
   const outcomes = ids.map((id) => outcomeOf(id, c.store.getSession(id), pending.includes(id)));
   if (values.json) writeJson(summaryEvent(outcomes));
-  else printOutputs(outcomes.filter((o) => !pending.includes(o.sessionId)), plainStyle, (l) => console.log(l), true);
+  else printEnded(outcomes.filter((o) => !pending.includes(o.sessionId)));
   if (pending.length) {
     process.stderr.write(`subagents: wait: timed out after ${timeout}s; still running: ${pending.join(" ")}\n`);
     return EXIT_WAIT_TIMEOUT;

@@ -16,12 +16,15 @@ Commands:
   cancel ID ... | --all  Stop running sub-agents (recorded as cancelled)
   logs ID [-f]           A background session's events as readable lines (-f: follow until it ends)
   profiles               List agent profiles (and problems with profile files)
-  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it)
+  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it; --bin: this executable onto PATH)
   demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)
+  doctor [--json]        Check the setup: pi, model credentials, database, extension, profiles, terminal
+  prune                  Delete old sessions and their files (--older-than 30d, --keep N), compact the database
+  completion SHELL       Print a completion script for bash, zsh or fish
 
 Options:
-  -h, --help             Show help (also: subagents <command> --help)
-  -v, --version          Show the version and the pi inside (--verbose: which pi children run)
+  -h, --help             Show help (also: subagents help <command>, subagents <command> --help)
+  -v, --version          Show the version, the pi inside and the build commit (--verbose: which pi children run)
 
 Exit codes: 0 success, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.
 Environment: PI_CODING_AGENT_DIR (pi's agent dir, default ~/.pi/agent), SUBAGENTS_DB (session database),
@@ -33,6 +36,8 @@ Runs one sub-agent with the profile AGENT ("default" for pi's defaults) on the t
 its plain final answer, or what it reported with subagent_finalize (setting or profile "finalize: true" makes
 that call required). The task may also come from standard input: subagents run scout - < task.md
 
+Progress goes to standard error (one line per tool call, then a status line); the result to standard output.
+
 Options:
   --session ID      Continue an earlier session (the child keeps its full context)
   --cwd DIR         Working directory for the child (default: current directory)
@@ -40,38 +45,77 @@ Options:
   --timeout S       Seconds after which the child is stopped once it makes no new tool call (default 600)
   --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
   --background      Start it under a detached supervisor and return at once with its session id
+  -q, --quiet       No progress lines, only the final status line
+  --no-color        No colours (also NO_COLOR=1)
   -h, --help        Show this help
 
-Exit codes: 0 completed, 1 the sub-agent failed, 2 usage or configuration error.`;
+Exit codes: 0 completed, 1 the sub-agent failed, 2 usage or configuration error, 130/143 interrupted.`;
 
-export const OUTPUT_HELP = `Usage: subagents output ID [--json]
+export const OUTPUT_HELP = `Usage: subagents output ID [options]
 
-Prints the final output of the latest run of session ID (the full text, never truncated).`;
+Prints the final output of the latest run of session ID (the full text, never truncated) on standard output,
+after a short header (status, agent, model, cwd, cost) on standard error.
 
-export const SESSION_HELP = `Usage: subagents session ID [--json]
+Options:
+  --json        One JSON object: {"type":"output","sessionId","status","output",...}
+  --no-color    No colours (also NO_COLOR=1)
+  -h, --help    Show this help
 
-Prints the whole transcript of session ID: messages, tool calls and tool results of every run.`;
+Exit codes: 0 the run completed (or is still running), 1 it failed or the session was not found, 2 usage error.`;
 
-export const SESSIONS_HELP = `Usage: subagents sessions [--limit N] [--json]
+export const SESSION_HELP = `Usage: subagents session ID [options]
 
-Lists recent sessions, newest first: id, status, agent, name, cost, age.
+Prints session ID: a header (status, agent, model, cwd, runs, cost), then every run's transcript — the
+prompt, the assistant's messages, tool calls, and tool results (failed ones marked ✗).
+
+Options:
+  --json        One JSON object with the transcript as the sub-agent tools return it
+  --no-color    No colours (also NO_COLOR=1)
+  -h, --help    Show this help
+
+Exit codes: 0 the last run completed (or is still running), 1 it failed or the session was not found, 2 usage error.`;
+
+export const SESSIONS_HELP = `Usage: subagents sessions [options]
+
+Lists recent sessions, newest first, as a table that fits the terminal: ID, STATUS, AGENT, COST, UPDATED, NAME
+(narrow terminals shorten names and leave out COST, then UPDATED).
 
 Options:
   --limit N     How many (default 20)
   --running     Only sessions still running or queued, with the process that owns them (pid, role)
-  --json        One JSON object per line`;
+  -w, --wide    Every column (adds RUNS and CWD), never shortened
+  --json        One JSON object per line
+  --no-color    No colours (also NO_COLOR=1)
+  -h, --help    Show this help
 
-export const PROFILES_HELP = `Usage: subagents profiles [--cwd DIR] [--json]
+Exit codes: 0 success, 2 usage or configuration error.`;
 
-Lists the agent profiles available from DIR (default: current directory): built-in, user and project ones,
-and names every profile file that could not be loaded, with the reason.`;
+export const PROFILES_HELP = `Usage: subagents profiles [--cwd DIR] [--all] [--json] [--check]
+
+Lists the agent profiles available from DIR (default: current directory) as a table: name, source (built-in,
+user, project; * = another file of that name is shadowed), model as written → the model it runs on here, tools,
+and warnings (tolerant front matter, tools not available here, fields not supported here). Agent folders are
+searched recursively; files that could not be loaded are named on stderr with the reason.
+
+Options:
+  --all, -v, --verbose  Each profile's file, description and every warning, plus the .md files that are not
+                        agents (no front matter or no description, documentation files)
+  --json                One JSON object per line: {"type":"profile", name, source, filePath, runsOn,
+                        warnings, …}, then "shadowed", "diagnostic" (and with --all "skipped") lines
+  --check               Exit 1 if any agent file has an error (for a collection's CI)
+  --cwd DIR             Look from DIR instead of the current directory
+  -h, --help            Show this help
+
+Exit codes: 0 success (with --check: no agent file has an error), 1 --check found errors, 2 usage error.`;
 
 export const DELEGATE_HELP = `Usage: subagents delegate "task" ["task" ...] [options]
        subagents delegate --tasks FILE|- [options]
 
-Runs 1–16 sub-agents in parallel (4 at a time by default) and prints each one's output at the end: its plain
-final answer, or what it reported with subagent_finalize.
-On a terminal each task gets a live window; otherwise one line per state change.
+Runs 1–16 sub-agents in parallel (4 at a time by default). Each one's output is its plain final answer, or
+what it reported with subagent_finalize. On a terminal each task gets a live window that always fits
+(finished tasks shrink to one line, then running windows share the rows); otherwise one line per task start
+and end. At the end: one status line per task, each output under its own rule, and a totals line.
+Ctrl-C stops every sub-agent (a second Ctrl-C kills them at once).
 
 Options:
   --name NAME         Name of the next task (repeat once per task; default task-1, task-2, …)
@@ -80,6 +124,7 @@ Options:
   --timeout S         Seconds after which a task is stopped once it makes no new tool call (default 600)
   --concurrency N     Tasks at once, 1–16 (default 4, setting subagents.concurrency)
   --file PATH         Prepend this file to every task's prompt (repeatable)
+  --model M           Model for every task, "provider/id" or "provider/id:thinking" (overrides profiles)
   --resume ID         Continue session ID with the (single) task given
   --tasks FILE|-      Read tasks as delegate_to_subagents JSON: {"tasks":[{"name","prompt",...}],"profile"?}
   --json              JSON lines on stdout (human text on stderr); the last line is {"type":"summary",...}
@@ -92,7 +137,16 @@ Options:
 Exit codes: 0 all tasks completed, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.`;
 
 export const INSTALL_HELP = `Usage: subagents install [--uninstall]
+       subagents install --bin [--prefix DIR]
 
 Writes the bundled pi extension to <agentDir>/extensions/subagents.js, where pi loads it automatically
 (<agentDir> is $PI_CODING_AGENT_DIR or ~/.pi/agent). --uninstall removes it. Sub-agents started by pi never
-get the delegation tools themselves beyond subagents.maxDepth (default 1).`;
+get the delegation tools themselves beyond subagents.maxDepth (default 1).
+--bin copies this executable to DIR (default ~/.local/bin) and says if DIR is not on your PATH.
+
+Options:
+  --uninstall   Remove the extension again
+  --bin         Copy this executable to DIR (--prefix DIR, default ~/.local/bin)
+  -h, --help    Show this help
+
+Exit codes: 0 success, 2 usage or configuration error.`;

@@ -1,6 +1,7 @@
 // CLI entry: dispatches subcommands. The only place that exits the process (DESIGN §1).
 // Commands are imported on demand: `--version` and `--help` then load almost nothing (startup time is a goal).
 import pkg from "../../package.json" with { type: "json" };
+import { didYouMean } from "./suggest.ts";
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
 import { MAIN_HELP } from "./help.ts";
 import { setStartupJitPolicy } from "../host/jit-policy.ts";
@@ -15,6 +16,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   profiles: async () => (await import("./cmd-profiles.ts")).cmdProfiles,
   demo: async () => (await import("./cmd-demo.ts")).cmdDemo,
   install: async () => (await import("./cmd-install.ts")).cmdInstall,
+  doctor: async () => (await import("./cmd-doctor.ts")).cmdDoctor,
+  prune: async () => (await import("./cmd-prune.ts")).cmdPrune,
+  completion: async () => (await import("./cmd-completion.ts")).cmdCompletion,
   wait: async () => (await import("./cmd-wait.ts")).cmdWait,
   steer: async () => (await import("./cmd-steer.ts")).cmdSteer,
   cancel: async () => (await import("./cmd-cancel.ts")).cmdCancel,
@@ -23,23 +27,28 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
-  if (first === undefined || first === "-h" || first === "--help" || first === "help") {
+  if (first === undefined || first === "-h" || first === "--help") {
     console.log(MAIN_HELP);
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
   if (first === "-v" || first === "--version") {
-    // `subagents 0.2.0 · pi 0.87.1 inside`: the version, and the pi its children run by default.
-    const { EMBEDDED_PI_VERSION } = await import("../embedded/version.ts");
-    console.log(`subagents ${pkg.version}${EMBEDDED_PI_VERSION ? ` · pi ${EMBEDDED_PI_VERSION} inside` : ""}`);
+    // The version, the pi its children run by default, and the commit it was built from.
+    console.log((await import("./version-info.ts")).versionLine());
     // --verbose also says which pi children would run (resolving it costs a few ms, so only when asked).
     if (rest.includes("--verbose")) console.log(`children: ${(await import("./engine.ts")).childPiLine(process.cwd())}`);
     return EXIT.ok;
   }
-  const load = COMMANDS[first];
-  if (!load) {
-    process.stderr.write(`subagents: unknown command "${first}". Commands: ${Object.keys(COMMANDS).join(", ")}. See 'subagents --help'.\n`);
-    return EXIT.usage;
+  // `subagents help CMD` is `subagents CMD --help`.
+  if (first === "help") {
+    if (!rest.length) {
+      console.log(MAIN_HELP);
+      return EXIT.ok;
+    }
+    if (!COMMANDS[rest[0]]) return unknownCommand(rest[0]);
+    return main([rest[0], "--help"]);
   }
+  const load = COMMANDS[first];
+  if (!load) return unknownCommand(first);
   try {
     const command = await load();
     return await command(rest);
@@ -51,6 +60,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`subagents: internal error: ${(err as Error).stack ?? err}\n`);
     return EXIT.taskFailed;
   }
+}
+
+function unknownCommand(word: string): number {
+  const names = Object.keys(COMMANDS);
+  const what = word.startsWith("-") ? `unknown option ${word}` : `unknown command "${word}"`;
+  process.stderr.write(`subagents: ${what}.${didYouMean(word.replace(/^-+/, ""), names)} Commands: ${names.join(", ")}. See 'subagents --help'.\n`);
+  return EXIT.usage;
 }
 
 // Start-up code runs once: keep it in the interpreter instead of paying JIT compilation for it (measured on a

@@ -33,7 +33,7 @@ function rawEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | 
 
 export function taskEndEvent(o: TaskOutcome): JsonEvent {
   const r = o.result;
-  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: r.status, finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs };
+  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: r.status, finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.warnings?.length ? { warnings: r.warnings } : {}) };
 }
 
 export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
@@ -48,6 +48,7 @@ export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
       output: o.result.output,
       ...(o.result.error !== undefined ? { error: o.result.error } : {}),
       ...(o.result.errorCode !== undefined ? { errorCode: o.result.errorCode } : {}),
+      ...(o.result.warnings?.length ? { warnings: o.result.warnings } : {}),
       usage: o.result.usage,
     })),
   };

@@ -1,16 +1,55 @@
-// SIGINT/SIGTERM: abort every running child (the kill protocol runs in the engine), let the command record the
-// statuses and restore the terminal, then exit 130/143. A second signal exits at once.
+// SIGINT/SIGTERM. The first one aborts every running child (the kill protocol runs in the engine: SIGTERM, pi
+// stops its bash process groups, SIGKILL after a grace period) and lets the command record the statuses and
+// restore the terminal before it exits 130/143. A second one means "now": every process tree we started is
+// SIGKILLed synchronously — including the ones that were already orphaned by the first stop — then the command
+// draws its final frame and the process exits at once.
+import { descendantsOf } from "../host/proc-tree.ts";
 import { EXIT } from "./errors.ts";
+
+export const STOPPING = "stopping… press Ctrl-C again to force";
+export const FORCED = "stopped: every sub-agent process was killed";
 
 export type Interrupt = { signal: AbortSignal; exitCode(): number | null; dispose(): void };
 
-export function trapSignals(onSignal?: () => void): Interrupt {
+export type SignalHooks = {
+  /** First signal: say that we are stopping (e.g. "stopping… press Ctrl-C again to force"). */
+  onStop?: () => void;
+  /** Second signal, after every known process was killed: draw the final frame, restore the terminal. */
+  onForce?: () => void;
+};
+
+/** SIGKILLs every pid given; the ones already gone are skipped. Returns how many were signalled. */
+export function killAll(pids: Iterable<number>): number {
+  let n = 0;
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+      n++;
+    } catch {
+      // Already gone.
+    }
+  }
+  return n;
+}
+
+export function trapSignals(hooks: SignalHooks = {}): Interrupt {
   const controller = new AbortController();
   let code: number | null = null;
+  // Taken at the first signal, before anything is stopped: a grandchild orphaned by its parent's exit can no
+  // longer be found by walking down from us, so it is remembered here.
+  let known = new Set<number>();
   const handler = (sig: NodeJS.Signals) => {
-    if (code !== null) process.exit(code);
+    if (code !== null) {
+      killAll(new Set([...known, ...descendantsOf(process.pid)]));
+      try {
+        hooks.onForce?.();
+      } finally {
+        process.exit(code);
+      }
+    }
     code = sig === "SIGINT" ? EXIT.sigint : EXIT.sigterm;
-    onSignal?.();
+    known = new Set(descendantsOf(process.pid));
+    hooks.onStop?.();
     controller.abort();
   };
   process.on("SIGINT", handler);

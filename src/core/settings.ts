@@ -20,6 +20,8 @@ export type Settings = {
   projectAgents: "ask" | "allow" | "deny";
   timeout: number;
   maxRuntime: number;
+  /** Model names in agent files → the model to run ("provider/id", "inherit" or "default"); see model-resolve.ts. */
+  modelAliases: Record<string, string>;
 };
 
 export function defaultSettings(): Settings {
@@ -36,6 +38,7 @@ export function defaultSettings(): Settings {
     projectAgents: "ask",
     timeout: 600,
     maxRuntime: 3600,
+    modelAliases: {},
   };
 }
 
@@ -60,7 +63,7 @@ const CHILD_PI_WORDS = ["auto", "embedded", "system"];
 /** Applies one raw `subagents` object over base. Pure; `where` names the source in warnings. `userScope` is false
  *  for a project's settings: a repository must not choose which program runs as every child. */
 export function mergeSettings(base: Settings, raw: unknown, where = "settings", userScope = true): { settings: Settings; warnings: string[] } {
-  const out: Settings = { ...base, tools: [...base.tools] };
+  const out: Settings = { ...base, tools: [...base.tools], modelAliases: { ...base.modelAliases } };
   const warnings: string[] = [];
   if (raw === undefined || raw === null) return { settings: out, warnings };
   if (typeof raw !== "object" || Array.isArray(raw)) return { settings: out, warnings: [`${where}: "subagents" must be an object; ignored`] };
@@ -103,6 +106,15 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
       if (unknown.length) warnings.push(`${where}: subagents.tools has unknown names ${unknown.join(", ")} (known: ${TOOL_NAMES.join(", ")})`);
       out.tools = (r.tools as string[]).filter((t) => TOOL_NAMES.includes(t));
     } else warnings.push(`${where}: subagents.tools must be a list of tool names; ignored`);
+  }
+  if (r.modelAliases !== undefined) {
+    const v = r.modelAliases;
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      for (const [name, model] of Object.entries(v as Record<string, unknown>)) {
+        if (typeof model === "string" && model.trim()) out.modelAliases[name] = model.trim();
+        else warnings.push(`${where}: subagents.modelAliases.${name} must be a model name ("provider/id", "inherit" or "default"); ignored`);
+      }
+    } else warnings.push(`${where}: subagents.modelAliases must be an object of name → model; ignored`);
   }
   return { settings: out, warnings };
 }

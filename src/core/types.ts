@@ -87,4 +87,6 @@ export type RunResult = {
   messages: StoredMessage[];
   stderrTail: string;
   durationMs: number;
+  /** What did not run as the agent file says (model substituted, tools missing): shown and recorded. */
+  warnings?: string[];
 };

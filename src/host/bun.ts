@@ -14,6 +14,10 @@ function spawn(spec: SpawnSpec): ChildProcess {
     stdout: "pipe",
     stderr: "pipe",
     stdio: spec.fd3 || spec.control ? [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", spec.fd3 ? "pipe" : "ignore", ...(spec.control ? ["pipe"] : [])] : undefined,
+    // A session of its own: Ctrl-C on the terminal signals the whole foreground process group, and a child that
+    // died of it at once would orphan its bash commands before our kill protocol could see them. The owner
+    // alone gets the signal and stops the child properly (and the child still notices a dead owner itself).
+    detached: true,
   };
   const proc = (Bun.spawn as unknown as (o: typeof options) => ReturnType<typeof Bun.spawn>)(options);
   if (spec.stdin !== null) {

@@ -75,6 +75,7 @@ export function delegateTool(env: ToolEnv) {
             windows.start(i, Date.now());
             throttle.push(windows.snapshot(Date.now()));
           },
+          onTaskWarnings: (i, warnings) => windows.warn(i, warnings),
           onTaskEvent: (i, state) => {
             windows.event(i, state);
             throttle.push(windows.snapshot(Date.now()));

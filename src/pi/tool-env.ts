@@ -1,6 +1,6 @@
 // What every tool call needs from the extension: an engine for the call's cwd, consent for project-local
 // profiles, and mirroring of finished tasks into the parent session (pi.appendEntry, spec 000).
-import type { Profile } from "../core/profiles/profile.ts";
+import { findProfile, type Profile } from "../core/profiles/profile.ts";
 import { runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
@@ -13,6 +13,8 @@ export type ToolContext = {
   sessionManager?: { getSessionId?(): string };
   /** pi ≥ 0.8x: whether the user trusted this project (its .pi settings, extensions, skills load). */
   isProjectTrusted?(): boolean;
+  /** The parent's current model: what an agent file's `model: inherit` means. */
+  model?: { provider?: string; id?: string };
 };
 
 export type CallEnv = {
@@ -58,6 +60,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
         const engine = rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.());
         if (typeof ctx.isProjectTrusted === "function") engine.projectTrust = { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() };
+        if (ctx.model?.id) engine.parentModel = ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id;
         engine.parentTools = activeTools?.();
         engine.profileProblems = diagnostics;
         cached = { engine, profiles };
@@ -70,16 +73,18 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           const { engine, profiles } = await load();
           const refused = new Map<string, string>();
           for (const name of new Set(names)) {
-            const p = name ? profiles.get(name) : undefined;
-            if (!p || p.source !== "project" || !p.filePath || allowed.has(p.filePath)) continue;
+            // The same lookup the task uses, and refusals keyed by the name as the call wrote it: a display-style
+            // name ("Repo Helper") cannot slip past the consent check.
+            const p = name ? findProfile(profiles, name) : undefined;
+            if (!name || !p || p.source !== "project" || !p.filePath || allowed.has(p.filePath)) continue;
             const policy = engine.settings.projectAgents;
             if (policy === "allow") continue;
-            if (policy === "deny") refused.set(p.name, `Project-local profile "${p.name}" (${p.filePath}) is not allowed: settings subagents.projectAgents is "deny".`);
+            if (policy === "deny") refused.set(name, `Project-local profile "${p.name}" (${p.filePath}) is not allowed: settings subagents.projectAgents is "deny".`);
             else if (!ctx.hasUI || !ctx.ui) {
-              refused.set(p.name, `Project-local profile "${p.name}" (${p.filePath}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`);
+              refused.set(name, `Project-local profile "${p.name}" (${p.filePath}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`);
             } else if (await ctx.ui.confirm("Run a project-local sub-agent?", `Profile "${p.name}" comes from this repository (${p.filePath}) and sets the sub-agent's prompt and tools. Run it?`)) {
               allowed.add(p.filePath);
-            } else refused.set(p.name, `Project-local profile "${p.name}" was not approved.`);
+            } else refused.set(name, `Project-local profile "${p.name}" was not approved.`);
           }
           return refused;
         },

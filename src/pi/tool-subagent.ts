@@ -163,6 +163,7 @@ export function subagentTool(env: ToolEnv) {
       call.persistStart(input);
       const outcome = await call.run(engine, input, {
         signal,
+        onStart: (info) => windows.warn(0, info.warnings),
         onEvent: (state) => {
           windows.event(0, state);
           throttle.push(windows.snapshot(Date.now()));

@@ -2,10 +2,20 @@
 // the pi tool's `details` is stored in the parent session on every call, so it carries only visible lines.
 import { windowLines, type RunState } from "../core/run/run-state.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
-import type { WindowedDetails, WindowView } from "./windows.ts";
+import { truncateHeadTail } from "../core/truncate.ts";
+import { isFinished, type WindowedDetails, type WindowStatus, type WindowView } from "./windows.ts";
 
 /** Lines kept per window in details: enough for the expanded view without growing with the transcript. */
 export const DETAIL_LINES = 60;
+/** Output kept per window in details (head and tail): what the expanded pi view shows of each task's result. */
+const OUTPUT_LINES = 40;
+const OUTPUT_BYTES = 4096;
+
+/** A cancelled task is not a failure of the task: it has a status of its own on screen. */
+export function windowStatus(o: TaskOutcome): WindowStatus {
+  if (o.result.status === "completed") return "completed";
+  return o.result.errorCode === "SUBAGENT_CANCELLED" ? "cancelled" : "error";
+}
 
 export class CallWindows {
   readonly views: WindowView[];
@@ -26,6 +36,11 @@ export class CallWindows {
     this.started[i] = now;
   }
 
+  /** Agent-file warnings of a task, known once it starts (see runTask's onStart). */
+  warn(i: number, warnings: string[]): void {
+    if (warnings.length) this.views[i].warnings = [...warnings];
+  }
+
   event(i: number, state: RunState): void {
     this.states[i] = state;
     const v = this.views[i];
@@ -38,12 +53,14 @@ export class CallWindows {
   end(i: number, o: TaskOutcome, now: number): void {
     const v = this.views[i];
     const r = o.result;
-    v.status = r.status;
+    v.status = windowStatus(o);
     v.sessionId = o.sessionId;
+    v.output = r.output ? truncateHeadTail(r.output, { maxBytes: OUTPUT_BYTES, maxLines: OUTPUT_LINES }).text : undefined;
     v.error = r.error;
     v.toolCount = r.toolCount;
     v.cost = r.usage.cost;
     if (r.model) v.model = r.model;
+    if (r.warnings?.length) v.warnings = [...r.warnings];
     const started = this.started[i];
     v.elapsedMs = started === null ? 0 : now - started;
     this.started[i] = null;
@@ -58,7 +75,7 @@ export class CallWindows {
       const started = this.started[i];
       return { ...v, elapsedMs: started === null ? v.elapsedMs : now - started, lines: s ? windowLines(s, lineCount) : v.lines.slice(-lineCount) };
     });
-    const done = windows.every((w) => w.status === "completed" || w.status === "error");
+    const done = windows.every((w) => isFinished(w.status));
     return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId) };
   }
 }

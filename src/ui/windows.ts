@@ -1,8 +1,8 @@
 // The rolling progress windows of spec 000, as plain lines. Shared by the CLI (ANSI via picocolors) and the
 // pi extension (pi's theme): each passes its own Style, so the layout lives in one place.
-import { clip, sanitizeLine } from "./text-width.ts";
+import { clip, sanitizeLine, visibleWidth } from "./text-width.ts";
 
-export type WindowStatus = "queued" | "running" | "completed" | "error";
+export type WindowStatus = "queued" | "running" | "completed" | "error" | "cancelled";
 
 export type WindowView = {
   name: string;
@@ -20,6 +20,10 @@ export type WindowView = {
   cost: number;
   lines: string[];
   error?: string;
+  /** Head and tail of the task's output once it ended (bounded), for the expanded pi view. */
+  output?: string;
+  /** What does not run as the agent file says (model substituted, tools missing): one line each under the header. */
+  warnings?: string[];
 };
 
 /** What a batch of windows looks like at one moment (the pi tool's `details`). */
@@ -41,6 +45,8 @@ export type Style = {
 
 export const plainStyle: Style = { bold: (s) => s, dim: (s) => s, red: (s) => s, green: (s) => s, yellow: (s) => s, cyan: (s) => s };
 
+export const isFinished = (s: WindowStatus) => s === "completed" || s === "error" || s === "cancelled";
+
 export function statusIcon(status: WindowStatus, style: Style): string {
   switch (status) {
     case "queued":
@@ -51,6 +57,8 @@ export function statusIcon(status: WindowStatus, style: Style): string {
       return style.green("✓");
     case "error":
       return style.red("✗");
+    case "cancelled":
+      return style.yellow("⊘");
   }
 }
 
@@ -58,47 +66,119 @@ export function globalHeader(views: WindowView[]): string {
   const count = (s: WindowStatus) => views.filter((v) => v.status === s).length;
   const parts = [`${count("running")} running`, `${count("completed")} done`];
   if (count("error")) parts.push(`${count("error")} error`);
+  if (count("cancelled")) parts.push(`${count("cancelled")} cancelled`);
   if (count("queued")) parts.push(`${count("queued")} queued`);
   return `Sub-agents: ${parts.join(", ")}`;
 }
 
-export function windowHeader(v: WindowView, style: Style): string {
-  const parts = [`${statusIcon(v.status, style)} ${style.bold(v.name)}`];
-  const model = v.model ? `${v.model}${v.thinking ? ` ${v.thinking}` : ""}` : "";
-  if (v.profile || model) parts.push(`${v.profile ?? "default"}${model ? ` (${model})` : ""}`);
-  parts.push(`${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`);
-  // Spec 000: only while the list is active and incomplete.
-  if (v.todos && v.todos.completed < v.todos.total) parts.push(`[${v.todos.completed}/${v.todos.total}]`);
-  parts.push(`${Math.floor(v.elapsedMs / 1000)}s/${v.timeoutSec}s`);
-  if (v.cost > 0) parts.push(`$${v.cost.toFixed(4)}`);
-  return parts.join(" • ");
+/** A header part; `drop` orders what goes first when the line is too wide (0 = never dropped); `glue` joins it
+ * to the part before with a space instead of " • ". */
+export type Part = { text: string; drop: number; glue?: boolean };
+
+const join = (parts: Part[], sep: string) => parts.map((p, i) => (i === 0 ? p.text : `${p.glue ? " " : sep}${p.text}`)).join("");
+
+/** Joins parts, dropping the most droppable ones until the line fits, then shortening the first part (the name). */
+export function fitParts(parts: Part[], width: number, sep = " • "): string {
+  let kept = parts;
+  while (visibleWidth(join(kept, sep)) > width) {
+    const worst = Math.max(...kept.map((p) => p.drop));
+    if (worst === 0) break;
+    const at = kept.map((p) => p.drop).lastIndexOf(worst);
+    kept = kept.filter((_, i) => i !== at);
+  }
+  const line = join(kept, sep);
+  if (visibleWidth(line) <= width) return line;
+  const rest = join(kept, sep).slice(kept[0].text.length);
+  const room = width - visibleWidth(rest);
+  return room < 4 ? clip(line, width) : `${clip(kept[0].text, room)}${rest}`;
 }
 
-function isToolLine(line: string): boolean {
-  return /^\S+ → /.test(line) || line.startsWith("  ");
+const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`);
+
+/**
+ * Header of one window: icon and name, profile (model), tools, time, cost. Its shape does not change while a
+ * task runs: the profile is always named ("default" for pi's defaults), the model fills in once known.
+ * Narrow terminals lose the model first (it is usually the same for every task), then cost, profile, tools;
+ * never the elapsed/timeout.
+ */
+export function windowHeaderParts(v: WindowView, style: Style, o: { session?: boolean } = {}): Part[] {
+  const parts: Part[] = [{ text: `${statusIcon(v.status, style)} ${style.bold(v.name)}`, drop: 0 }];
+  parts.push({ text: v.profile ?? "default", drop: 3 });
+  if (v.status === "queued") return [...parts, { text: style.dim("queued"), drop: 0 }];
+  if (v.model) parts.push({ text: `(${v.model}${v.thinking ? ` ${v.thinking}` : ""})`, drop: 5, glue: true });
+  parts.push({ text: `${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`, drop: 2 });
+  // Spec 000: the todo segment only while the list is active and incomplete.
+  if (v.todos && v.todos.completed < v.todos.total) parts.push({ text: `[${v.todos.completed}/${v.todos.total}]`, drop: 2 });
+  parts.push({ text: v.status === "running" ? `${Math.floor(v.elapsedMs / 1000)}s/${v.timeoutSec}s` : seconds(v.elapsedMs), drop: 0 });
+  if (v.cost > 0) parts.push({ text: `$${v.cost.toFixed(4)}`, drop: 4 });
+  if (o.session && v.sessionId) parts.push({ text: style.dim(v.sessionId), drop: 1 });
+  return parts;
+}
+
+export function windowHeader(v: WindowView, style: Style, width = Infinity, o: { session?: boolean } = {}): string {
+  return fitParts(windowHeaderParts(v, style, o), width);
+}
+
+const isToolLine = (line: string) => /^\S+ → /.test(line) || line.startsWith("  ");
+
+/** pi's retries: shown as `↻ retry 2/3 in 4s — 503 …`, without the failed attempt's `✗ 503 …` line before it. */
+export function displayLines(raw: string[]): string[] {
+  const out: string[] = [];
+  for (const line of raw) {
+    const retry = /^↻ retry (\d+)\/(\d+) in (\d+)s: (.*)$/.exec(line);
+    if (retry) {
+      if (out.at(-1) === `✗ ${retry[4]}`) out.pop();
+      out.push(`↻ retry ${retry[1]}/${retry[2]} in ${retry[3]}s — ${retry[4]}`);
+      continue;
+    }
+    out.push(line);
+  }
+  while (out.length && !out.at(-1)!.trim()) out.pop();
+  return out;
+}
+
+function bodyLine(raw: string, width: number, style: Style): string {
+  const line = clip(`  ${sanitizeLine(raw)}`, width);
+  if (raw.startsWith("↻ ")) return style.yellow(line);
+  if (/^\s*✗ /.test(raw)) return style.red(line);
+  return isToolLine(raw) ? style.dim(line) : line;
+}
+
+/** The line under a finished window that says why it did not complete. */
+export function endNote(v: WindowView, width: number, style: Style): string | null {
+  if (v.status === "cancelled") return style.yellow(clip("  interrupted", width));
+  if (v.status === "error" && v.error) return style.red(clip(`  ${sanitizeLine(v.error.split("\n")[0])}`, width));
+  return null;
 }
 
 export type RenderOptions = { width: number; maxLines: number; expanded: boolean; style: Style; showFooter?: boolean };
 
-/** One window: header, its last lines (all of them when expanded), and the error if any. */
+/** One window: header, its last lines (all of them when expanded), its output (pi), and why it failed. */
 export function renderWindow(v: WindowView, o: RenderOptions): string[] {
-  const out = [clip(windowHeader(v, o.style), o.width)];
-  const body = o.expanded ? v.lines : v.lines.slice(-o.maxLines);
-  const hidden = v.lines.length - body.length;
+  const out = [windowHeader(v, o.style, o.width)];
+  for (const w of v.warnings ?? []) out.push(o.style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, o.width)));
+  const all = displayLines(v.lines);
+  const body = o.expanded ? all : o.maxLines > 0 ? all.slice(-o.maxLines) : [];
+  const hidden = all.length - body.length;
   if (hidden > 0) out.push(o.style.dim(clip(`  … ${hidden} earlier line${hidden === 1 ? "" : "s"}`, o.width)));
-  for (const raw of body) {
-    const line = `  ${sanitizeLine(raw)}`;
-    out.push(isToolLine(raw) ? o.style.dim(clip(line, o.width)) : clip(line, o.width));
-  }
-  if (v.error) out.push(o.style.red(clip(`  ${sanitizeLine(v.error)}`, o.width)));
+  for (const raw of body) out.push(bodyLine(raw, o.width, o.style));
+  if (v.output?.trim()) out.push(...outputLines(v.output, o));
+  const note = endNote(v, o.width, o.style);
+  if (note) out.push(note);
   return out;
+}
+
+/** Expanded: the output (already bounded head/tail) under a rule; collapsed: its first line only. */
+function outputLines(output: string, o: RenderOptions): string[] {
+  const lines = output.replace(/\n+$/, "").split("\n");
+  if (!o.expanded) return [o.style.cyan(clip(`  → ${sanitizeLine(lines.find((l) => l.trim()) ?? "")}`, o.width))];
+  return [o.style.dim(clip("  ── output ──", o.width)), ...lines.map((l) => clip(`  ${sanitizeLine(l)}`, o.width))];
 }
 
 export function renderWindows(views: WindowView[], o: RenderOptions): string[] {
   const out = [clip(o.style.bold(globalHeader(views)), o.width)];
   for (const v of views) out.push(...renderWindow(v, o));
-  const allDone = views.every((v) => v.status === "completed" || v.status === "error");
-  if ((o.showFooter ?? true) && allDone && views.length) {
+  if ((o.showFooter ?? true) && views.length && views.every((v) => isFinished(v.status))) {
     out.push(o.style.dim(clip(`Sessions: ${views.map((v) => `${v.name}=${v.sessionId}`).join("  ")}`, o.width)));
   }
   return out;

@@ -75,6 +75,14 @@ switch (mode) {
     emit({ type: "text", delta: "partial" });
     process.stderr.write("fatal: the fake child broke on purpose\n");
     process.exit(1);
+  case "crash-stack": {
+    // A provider-style failure: the useful lines come first, then a long stack and unrelated noise.
+    process.stderr.write("Error: 401 Unauthorized: invalid x-api-key for provider nowhere\n");
+    for (let i = 0; i < 200; i++) process.stderr.write(`    at frame${i} (/opt/pi/dist/some/module${i}.js:${i}:17)\n`);
+    for (let i = 0; i < 40; i++) process.stderr.write(`debug: noise line ${i} ${"x".repeat(60)}\n`);
+    process.stderr.write("pi exited after the failure above\n");
+    process.exit(1);
+  }
   case "flood-fd3": {
     const line = `${JSON.stringify({ type: "text", delta: "x".repeat(60_000) })}\n`;
     for (;;) fs.writeSync(3, line);
@@ -112,6 +120,17 @@ switch (mode) {
     break;
   case "provider-error":
     assistant("", { stopReason: "error", errorMessage: "401 invalid api key from the fake provider" });
+    emit({ type: "agent_end" });
+    break;
+  case "many-turns":
+    // Four turns that each ask for a tool, then the finalize turn.
+    for (let i = 0; i < 4; i++) {
+      emit({ type: "tool_start", id: `m${i}`, name: "read", args: `{"path":"f${i}.txt"}` });
+      emit({ type: "tool_end", id: `m${i}`, name: "read", isError: false, result: `content ${i}` });
+      assistant(`turn ${i}`, { toolCalls: [{ id: `m${i}`, name: "read", args: `{"path":"f${i}.txt"}` }], stopReason: "toolUse" });
+      await sleep(30);
+    }
+    finalize("all turns done");
     emit({ type: "agent_end" });
     break;
   case "loop":

@@ -1,16 +1,32 @@
-// Finds profiles in every location of DESIGN §3, later ones winning: built-ins → user dirs → project dirs
-// (searched from the filesystem root down to cwd, so the nearest directory wins).
+// Finds profiles in every location of DESIGN §3, later ones winning: built-ins → user dirs (Claude Code's, then
+// pi's) → project dirs (searched from the filesystem root down to cwd, so the nearest directory wins; in one
+// directory pi's folders win over Claude Code's). Folders are walked recursively, because collections install
+// as category sub-folders; a `.md` without front matter and a description is a document, not an agent.
 // Each directory is listed once and each file read once: discovery runs on every delegate call.
 import { BUILTIN_AGENTS } from "./builtin-agents.ts";
 import type { Host } from "../host.ts";
-import { parseProfile, profileNameOf, type Profile, type ProfileSource } from "./profile.ts";
+import { notAgentReason, parseProfile, profileNameOf, type Profile, type ProfileSource } from "./profile.ts";
 
 /** A file that could not be used; `name` is the profile it meant to define, so a call naming it hears why. */
 export type Diagnostic = { file: string; reason: string; name?: string };
-export type Discovery = { profiles: Map<string, Profile>; diagnostics: Diagnostic[] };
+/** A profile that lost to another of the same name: `by` is the winner's file (or `builtin:name`). */
+export type Shadowed = { name: string; file: string; source: ProfileSource; by: string };
+/** A `.md` file that is not an agent definition (shown by `profiles --all`). */
+export type Skipped = { file: string; reason: string };
+export type Discovery = { profiles: Map<string, Profile>; diagnostics: Diagnostic[]; shadowed: Shadowed[]; skipped: Skipped[] };
 
+/** Lowest precedence first. `agent-profiles` holds spec 000's profiles, which need no description. */
 const USER_SUBDIRS = ["agents", "agent-profiles", "subagents"];
-const PROJECT_SUBDIRS = [".pi/agents", ".pi/agent-profiles", ".claude/agents"];
+const PROJECT_SUBDIRS = [".claude/agents", ".agents", ".pi/agents", ".pi/agent-profiles"];
+/** Sub-folder levels walked below an agents folder (a cloned collection: clone/plugins/x/agents/y.md). */
+export const MAX_DEPTH = 5;
+/** Folders of a cloned collection that hold other things than agents (commands, skills, prompt templates, docs). */
+const SKIP_DIRS = new Set(["node_modules", "skills", "commands", "prompts", "hooks", "docs", "doc"]);
+/** Documentation files that sit next to agents in collections; never agents even with front matter. */
+const DOC_NAMES = /^(?:readme|changelog|contributing|license|licence|code_of_conduct)(?:\.[^.]+)?\.md$/i;
+/** These only in capitals: a lower-case `security.md` may well be an agent. */
+const UPPERCASE_DOCS = new Set(["SECURITY.md", "CLAUDE.md", "AGENTS.md", "SKILL.md"]);
+const isDocFile = (name: string) => DOC_NAMES.test(name) || UPPERCASE_DOCS.has(name);
 
 /** Forward slashes, no trailing slash (except a bare root): paths compare as strings. */
 function norm(path: string): string {
@@ -61,40 +77,86 @@ function copyProfile(p: Profile): Profile {
   return copy as Profile;
 }
 
-function markdownFiles(host: Host, dir: string): string[] {
-  let entries: ReturnType<Host["listDir"]>;
+type Candidate = { file: string; profile: Profile };
+
+/** What one file turned out to be. */
+type FileResult = { profile?: Profile; error?: string; name?: string; skip?: string };
+/**
+ * Files already parsed, by path, valid while size and mtime are unchanged: in pi, discovery runs on every
+ * delegate call, and a user with a few hundred collection agents should not pay for parsing them each time.
+ */
+const parsedBy = new WeakMap<Host, Map<string, { size: number; mtimeMs: number; result: FileResult }>>();
+const PARSED_MAX = 5000;
+
+function readAgentFile(host: Host, path: string, source: ProfileSource, needsDescription: boolean): FileResult {
+  let parsed = parsedBy.get(host);
+  if (!parsed) parsedBy.set(host, (parsed = new Map()));
+  const st = host.stat(path);
+  const key = `${source}\u0000${needsDescription}\u0000${path}`;
+  const hit = st ? parsed.get(key) : undefined;
+  if (hit && st && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.result;
+  const result = parseAgentFile(host, path, source, needsDescription);
+  if (st && result.error !== "could not be read") {
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(key, { size: st.size, mtimeMs: st.mtimeMs, result });
+  }
+  return result;
+}
+
+function parseAgentFile(host: Host, path: string, source: ProfileSource, needsDescription: boolean): FileResult {
+  const text = host.readText(path);
+  if (text === null) return { error: "could not be read" };
+  const notAgent = needsDescription ? notAgentReason(text) : null;
+  if (notAgent) return { skip: notAgent };
+  const { profile, error } = parseProfile(text, path, source);
+  if (profile && needsDescription && !profile.description) return { skip: "no description in its front matter" };
+  return profile ? { profile } : { error: error ?? "invalid", name: profileNameOf(text, path) };
+}
+
+type Walk = { host: Host; out: Discovery; seenDirs: Set<string>; candidates: Candidate[] };
+
+function entries(host: Host, dir: string): ReturnType<Host["listDir"]> {
   try {
-    entries = host.listDir(dir);
+    return [...host.listDir(dir)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch {
     return []; // missing or unreadable: simply no profiles there
   }
-  const names: string[] = [];
-  for (const e of entries) {
-    if (!e.name.toLowerCase().endsWith(".md")) continue;
-    // Some hosts report a symlink as neither file nor directory: ask once where it points.
-    const isFile = e.isFile || (!e.isDirectory && host.stat(join(dir, e.name))?.isFile === true);
-    if (isFile) names.push(e.name);
-  }
-  return names.sort();
 }
 
-function loadDir(host: Host, dir: string, source: ProfileSource, out: Discovery): void {
-  const seen = new Map<string, string>();
-  for (const name of markdownFiles(host, dir)) {
-    const file = join(dir, name);
-    const text = host.readText(file);
-    if (text === null) {
-      out.diagnostics.push({ file, reason: "could not be read" });
+/** Collects the profiles under one agents folder, depth first, in name order. */
+function walk(w: Walk, dir: string, source: ProfileSource, needsDescription: boolean, depth: number): void {
+  // A folder reached twice (a symlink to an ancestor or to another agents folder) is read once: no loops.
+  const real = w.host.realpath?.(dir) ?? dir;
+  if (w.seenDirs.has(real)) return;
+  w.seenDirs.add(real);
+  for (const e of entries(w.host, dir)) {
+    if (e.name.startsWith(".")) continue;
+    const path = join(dir, e.name);
+    // Some hosts report a symlink as neither file nor directory: ask once where it points.
+    const st = e.isFile || e.isDirectory ? e : w.host.stat(path);
+    if (st?.isDirectory) {
+      if (depth < MAX_DEPTH && !SKIP_DIRS.has(e.name.toLowerCase())) walk(w, path, source, needsDescription, depth + 1);
       continue;
     }
-    const { profile, error } = parseProfile(text, file, source);
-    if (!profile) {
-      out.diagnostics.push({ file, reason: error ?? "invalid", name: profileNameOf(text, file) });
+    if (!st?.isFile || !e.name.toLowerCase().endsWith(".md")) continue;
+    if (isDocFile(e.name) || /\.chain\.md$/i.test(e.name)) {
+      w.out.skipped.push({ file: path, reason: "documentation file" });
       continue;
     }
-    const earlier = seen.get(profile.name);
-    if (earlier) out.diagnostics.push({ file, reason: `name "${profile.name}" is also used by ${earlier} in the same directory; this file wins` });
-    seen.set(profile.name, file);
+    const r = readAgentFile(w.host, path, source, needsDescription);
+    if (r.skip) w.out.skipped.push({ file: path, reason: r.skip });
+    else if (r.profile) w.candidates.push({ file: path, profile: copyProfile(r.profile) });
+    else w.out.diagnostics.push({ file: path, reason: r.error ?? "invalid", ...(r.name ? { name: r.name } : {}) });
+  }
+}
+
+/** Adds one folder's profiles; a later folder (or a later file in the same walk) wins a name. */
+function loadDir(host: Host, dir: string, source: ProfileSource, out: Discovery, seenDirs: Set<string>): void {
+  const w: Walk = { host, out, seenDirs, candidates: [] };
+  walk(w, dir, source, !dir.endsWith("agent-profiles"), 0);
+  for (const { file, profile } of w.candidates) {
+    const earlier = out.profiles.get(profile.name);
+    if (earlier) out.shadowed.push({ name: earlier.name, file: earlier.filePath ?? `builtin:${earlier.name}`, source: earlier.source, by: file });
     out.profiles.set(profile.name, profile);
   }
 }
@@ -106,13 +168,14 @@ export function brokenProfile(diagnostics: Diagnostic[] | undefined, name: strin
 
 /** Every profile visible from cwd, plus one diagnostic per file that could not be used. Never throws. */
 export function discoverProfiles(host: Host, opts: { cwd: string; agentDir: string }): Discovery {
-  const out: Discovery = { profiles: new Map(), diagnostics: [] };
+  const out: Discovery = { profiles: new Map(), diagnostics: [], shadowed: [], skipped: [] };
   for (const p of builtinProfiles(out.diagnostics)) out.profiles.set(p.name, p);
 
   const home = norm(host.homedir());
   const base = norm(opts.agentDir);
-  const userDirs = [...USER_SUBDIRS.map((d) => join(base, d)), join(home, ".claude/agents")];
-  for (const dir of userDirs) loadDir(host, dir, "user", out);
+  const userDirs = [join(home, ".claude/agents"), ...USER_SUBDIRS.map((d) => join(base, d))];
+  const seenDirs = new Set<string>();
+  for (const dir of userDirs) loadDir(host, dir, "user", out, seenDirs);
 
   const loaded = new Set(userDirs);
   for (const dir of ancestors(opts.cwd)) {
@@ -122,7 +185,7 @@ export function discoverProfiles(host: Host, opts: { cwd: string; agentDir: stri
       const path = join(dir, sub);
       if (loaded.has(path)) continue;
       loaded.add(path);
-      loadDir(host, path, "project", out);
+      loadDir(host, path, "project", out, seenDirs);
     }
   }
   return out;

@@ -1,6 +1,9 @@
 // Agent definitions ("profiles"): markdown with YAML front matter, body = system prompt (DESIGN §3).
 // Parsing never throws: a broken file becomes a reason string, so it never hides the other profiles.
-import { parse as parseYaml } from "yaml";
+// Files written for Claude Code load as their authors meant them (claude-compat.ts); what cannot be honoured
+// becomes a warning on the profile, never a failure.
+import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
+import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -13,10 +16,12 @@ export type Profile = {
   provider?: string;
   model?: string;
   thinking?: Thinking;
-  /** Allow list (pi names). */
+  /** Allow list (pi names); already minus the deny list when the file had both. May be empty (only finalize). */
   tools?: string[];
   /** Deny list (pi names). Never set together with `tools`. */
   excludeTools?: string[];
+  /** Tools the file lists that do not exist here (Claude Code's WebFetch, Task, mcp__…): the child is told. */
+  unavailableTools?: string[];
   noTools?: boolean;
   extensions?: string[];
   noExtensions?: boolean;
@@ -34,12 +39,16 @@ export type Profile = {
   /** Seconds. */
   timeout?: number;
   finalize?: boolean;
+  /** Claude Code's turn budget, recorded as written. */
+  maxTurns?: number;
+  /** Claude Code's display colour, as written. */
+  color?: string;
+  /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
+  warnings?: string[];
 };
 
 export type ProfileSource = Profile["source"];
 
-/** Claude Code tool names → pi's, so `.claude/agents/*.md` files work unchanged. */
-const CLAUDE_TOOLS: Record<string, string> = { Read: "read", Grep: "grep", Glob: "find", Bash: "bash", Edit: "edit", Write: "write", LS: "ls", MultiEdit: "edit" };
 export const READONLY_TOOLS = ["read", "grep", "find", "ls"];
 const WRITING_TOOLS = ["edit", "write"];
 const TOOL_OVERRIDE_FLAGS = ["--tools", "-t", "--no-tools", "-nt"];
@@ -51,28 +60,6 @@ const CONTRACT_FLAGS = [
 
 /** Thrown only inside this module; parseProfile turns it into `{ error }`. */
 class Invalid extends Error {}
-type Fields = Record<string, unknown>;
-
-function splitFrontMatter(text: string): { yaml: string; body: string } {
-  const src = text.replace(/^\uFEFF/, "");
-  if (!/^---[ \t]*\r?\n/.test(src)) return { yaml: "", body: src };
-  const m = /^---[ \t]*\r?\n([\s\S]*?)^---[ \t]*(?:\r?\n|$)/m.exec(src);
-  if (!m) throw new Invalid('front matter starts with "---" but has no closing "---" line');
-  return { yaml: m[1], body: src.slice(m[0].length) };
-}
-
-function readFields(yaml: string): Fields {
-  if (!yaml.trim()) return {};
-  let parsed: unknown;
-  try {
-    parsed = parseYaml(yaml);
-  } catch (err) {
-    throw new Invalid(`invalid YAML front matter: ${String((err as Error).message).split("\n")[0]}`);
-  }
-  if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== "object" || Array.isArray(parsed)) throw new Invalid("front matter must be a mapping of fields (key: value), not a list or a scalar");
-  return parsed as Fields;
-}
 
 const present = (fm: Fields, key: string) => fm[key] !== undefined && fm[key] !== null;
 
@@ -123,7 +110,6 @@ function kind(v: unknown): string {
   return `${typeof v} ${JSON.stringify(v)}`;
 }
 
-const mapTools = (tools: string[]) => [...new Set(tools.map((t) => CLAUDE_TOOLS[t] ?? t.toLowerCase()))];
 
 /** Spec 000's guard plus flags that would break the child contract. Returns a reason, or null. */
 export function extraArgsProblem(args: string[], restrictsTools: boolean): string | null {
@@ -140,40 +126,115 @@ export function extraArgsProblem(args: string[], restrictsTools: boolean): strin
   return null;
 }
 
-function toolFields(fm: Fields): Pick<Profile, "tools" | "excludeTools" | "noTools" | "readonly"> {
+type ToolFields = Pick<Profile, "tools" | "excludeTools" | "noTools" | "readonly" | "unavailableTools">;
+
+function toolFields(fm: Fields, warnings: string[]): ToolFields {
   const allowKey = pick(fm, ["tools", "approved_tools", "allowed_tools"]);
   const denyKey = pick(fm, ["excludeTools", "denied_tools", "disallowedTools"]);
-  const allow = list(fm, allowKey);
+  let allow = list(fm, allowKey);
   const deny = list(fm, denyKey);
-  if (allow && deny) throw new Invalid(`both an allow list (${allowKey}) and a deny list (${denyKey}): use one`);
+  // "all tools" spellings of the ecosystem mean: no allow list; "none" means none.
+  const only = allow?.length === 1 ? allow[0].toLowerCase() : undefined;
+  if (only === "*" || only === "all" || only === "inherit") allow = undefined;
+  if (only === "none") allow = [];
   const noTools = bool(fm, "noTools");
   const readonly = bool(fm, "readonly");
   if (noTools && (allow || deny)) throw new Invalid(`"noTools: true" contradicts "${allowKey ?? denyKey}": use one`);
-  // An empty allow list would silently mean "pi's default tools" downstream; make the intent explicit instead.
-  if (allow && allow.length === 0) throw new Invalid(`field "${allowKey}" is empty: set "noTools: true" for no tools, or remove it for the default tools`);
-  const out: Pick<Profile, "tools" | "excludeTools" | "noTools" | "readonly"> = {};
+  // An empty allow list means what it says (Claude Code reads `tools: []` the same way): no tools at all.
+  if (allow && allow.length === 0 && only !== "none") warnings.push(`"${allowKey}" is empty: the agent runs without tools`);
+  const out: ToolFields = {};
   if (noTools !== undefined) out.noTools = noTools;
   if (readonly !== undefined) out.readonly = readonly;
-  if (allow) {
-    out.tools = mapTools(allow);
+  const mappedAllow = allow ? mapTools(allow) : null;
+  const mappedDeny = deny ? mapTools(deny) : null;
+  warnings.push(...(mappedAllow?.notes ?? []));
+  if (mappedAllow?.unavailable.length) {
+    out.unavailableTools = mappedAllow.unavailable;
+    warnings.push(`tools not available here: ${mappedAllow.unavailable.join(", ")}`);
+  }
+  const denied = mappedDeny?.tools ?? [];
+  if (mappedAllow) {
+    // Claude Code's rule: the deny list is removed from the allow list.
+    out.tools = mappedAllow.tools.filter((t) => !denied.includes(t));
     const writers = out.tools.filter((t) => WRITING_TOOLS.includes(t));
     if (readonly && writers.length) throw new Invalid(`"readonly: true" but "${allowKey}" includes ${writers.join(", ")}`);
+    if (!out.tools.length && allow!.length) warnings.push("none of the listed tools exist here: the agent runs without tools");
   } else if (readonly && !noTools) {
     // Read-only narrows to the read tools; a deny list then removes from those.
-    const denied = deny ? mapTools(deny) : [];
     out.tools = READONLY_TOOLS.filter((t) => !denied.includes(t));
-  } else if (deny?.length) {
-    out.excludeTools = mapTools(deny);
+  } else if (denied.length) {
+    out.excludeTools = denied;
   }
   return out;
 }
 
-function thinkingField(fm: Fields): Thinking | undefined {
+function thinkingField(fm: Fields, warnings: string[]): Thinking | undefined {
   const key = pick(fm, ["thinkingLevel", "thinking"]);
   const raw = str(fm, key)?.trim().toLowerCase();
-  if (raw === undefined) return undefined;
+  if (raw === undefined) {
+    // Claude Code's `effort` is the same idea; an unknown value there is the author's tool's business, not an error.
+    const effort = present(fm, "effort") ? String(fm.effort).trim().toLowerCase() : undefined;
+    if (effort === undefined) return undefined;
+    const mapped = EFFORT_TO_THINKING[effort];
+    if (!mapped) warnings.push(`effort "${effort}" has no thinking level here (ignored)`);
+    return mapped as Thinking | undefined;
+  }
   if (!(THINKING_LEVELS as readonly string[]).includes(raw)) throw new Invalid(`unknown thinking level "${raw}" in "${key}" (use one of: ${THINKING_LEVELS.join(", ")})`);
   return raw as Thinking;
+}
+
+/** maxTurns: a positive whole number; anything else is reported and ignored. */
+function maxTurnsField(fm: Fields, warnings: string[]): number | undefined {
+  if (!present(fm, "maxTurns")) return undefined;
+  const v = typeof fm.maxTurns === "string" ? Number(fm.maxTurns) : fm.maxTurns;
+  if (typeof v === "number" && Number.isInteger(v) && v > 0) return v;
+  warnings.push(`maxTurns must be a positive whole number (got ${kind(fm.maxTurns)}; ignored)`);
+  return undefined;
+}
+
+/** Every field this loader reads; anything else is reported as not supported here. */
+const HANDLED_FIELDS = new Set([
+  "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
+  "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
+  "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
+  "timeout", "finalize", "maxTurns", "color", ...QUIET_FIELDS,
+]);
+
+function unsupportedFields(fm: Fields): string | null {
+  const keys = Object.keys(fm).filter((k) => !HANDLED_FIELDS.has(k));
+  if (!keys.length) return null;
+  const claude = keys.filter((k) => UNSUPPORTED_FIELDS.includes(k));
+  const other = keys.filter((k) => !UNSUPPORTED_FIELDS.includes(k));
+  return `not supported here (ignored): ${[...claude, ...other].join(", ")}`;
+}
+
+const validName = (n: string) => /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(n);
+
+/** "Python Security Expert" → "python-security-expert": how a display-style name becomes a usable one. */
+export function nameSlug(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9_.]+/g, "-").replace(/^[-_.]+|-+$/g, "").slice(0, 64);
+}
+
+/** A profile by its name, or by the display-style name it was made from ("Python Security Expert"). */
+export function findProfile(profiles: Map<string, Profile>, name: string): Profile | undefined {
+  return profiles.get(name) ?? profiles.get(nameSlug(name));
+}
+
+/** `name` (a display-style one made usable, said in a warning), else the file name. */
+function nameField(fm: Fields, filePath: string, warnings: string[]): string {
+  const base = filePath.split(/[\\/]/).pop()!.replace(/\.md$/i, "");
+  const written = str(fm, "name")?.trim();
+  if (written !== undefined && validName(written)) return written;
+  const slug = written !== undefined ? nameSlug(written) : "";
+  if (slug && validName(slug)) {
+    warnings.push(`name "${written}" is used as "${slug}" (names are letters, digits, "_", "-", ".")`);
+    return slug;
+  }
+  if (!validName(base)) {
+    throw new Invalid(`field "name" must be 1–64 letters, digits, "_", "-" or "." (got "${written ?? base}"${written !== undefined ? "" : ", taken from the file name"})`);
+  }
+  if (written !== undefined) warnings.push(`name "${written}" is not a usable name (letters, digits, "_", "-", "."): using the file name "${base}"`);
+  return base;
 }
 
 function timeoutField(fm: Fields): number | undefined {
@@ -184,15 +245,13 @@ function timeoutField(fm: Fields): number | undefined {
 }
 
 function build(text: string, filePath: string, source: ProfileSource): Profile {
-  const { yaml, body } = splitFrontMatter(text);
-  const fm = readFields(yaml);
-  const base = filePath.split(/[\\/]/).pop()!.replace(/\.md$/i, "");
-  const name = (str(fm, "name") ?? base).trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) {
-    throw new Invalid(`field "name" must be 1–64 letters, digits, "_", "-" or "." (got "${name}"${present(fm, "name") ? "" : ", taken from the file name"})`);
-  }
-  const tools = toolFields(fm);
-  const thinking = thinkingField(fm);
+  const fmr = readFrontMatter(text);
+  const fm = normalizeFields(fmr.fields);
+  const warnings: string[] = [];
+  if (fmr.lenient) warnings.push(`front matter is not strict YAML (${fmr.lenient}); read line by line — quote values containing ": " to silence this`);
+  const name = nameField(fm, filePath, warnings);
+  const tools = toolFields(fm, warnings);
+  const thinking = thinkingField(fm, warnings);
   const timeout = timeoutField(fm);
   const mode = str(fm, "systemPromptMode") ?? "replace";
   if (mode !== "replace" && mode !== "append") throw new Invalid(`field "systemPromptMode" must be "replace" or "append" (got "${mode}")`);
@@ -203,15 +262,19 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     const problem = extraArgsProblem(extraArgs, !!(tools.tools || tools.excludeTools || tools.noTools));
     if (problem) throw new Invalid(problem);
   }
-  const systemPrompt = body.trim();
+  const systemPrompt = fmr.body.trim();
   if (!systemPrompt && mode === "replace") throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
+  const maxTurns = maxTurnsField(fm, warnings);
+  const unsupported = unsupportedFields(fm);
+  if (unsupported) warnings.push(unsupported);
 
   const p: Profile = { name, source, systemPrompt, systemPromptMode: mode };
+  if (warnings.length) p.warnings = warnings;
   if (source !== "builtin") p.filePath = filePath;
   const fields: Partial<Profile> = {
     description: str(fm, "description")?.trim(),
     provider: str(fm, "provider"),
-    model: str(fm, "model"),
+    model: str(fm, "model")?.trim(),
     thinking,
     ...tools,
     extensions: list(fm, "extensions"),
@@ -225,9 +288,27 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     extraArgs,
     timeout,
     finalize: bool(fm, "finalize"),
+    maxTurns,
+    color: typeof fm.color === "string" ? fm.color.trim() : undefined,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
   return p;
+}
+
+/**
+ * Whether a file may be an agent definition: front matter with a `description` key. A line test, not a parse:
+ * discovery asks this of every .md in a collection on each delegate call. Why a file is not one, or null.
+ */
+export function notAgentReason(text: string): string | null {
+  let yaml: string | null;
+  try {
+    yaml = splitFrontMatter(text).yaml;
+  } catch {
+    return null; // starts with "---" but cannot be split: meant as an agent, so its error shows
+  }
+  if (yaml === null) return "no front matter";
+  if (/^(?:enabled[ \t]*:[ \t]*false|disabled[ \t]*:[ \t]*true)[ \t]*$/m.test(yaml)) return "disabled in its front matter";
+  return /^["']?description["']?[ \t]*:/m.test(yaml) ? null : "no description in its front matter";
 }
 
 /** The name a (possibly broken) profile file means to define: its `name:` line, else the file name. */
@@ -241,8 +322,18 @@ export function parseProfile(text: string, filePath: string, source: ProfileSour
   try {
     return { profile: build(text, filePath, source) };
   } catch (err) {
-    if (err instanceof Invalid) return { error: err.message };
+    if (err instanceof Invalid || err instanceof FrontMatterError) return { error: withYamlNote(text, err.message) };
     return { error: `could not be parsed: ${(err as Error)?.message ?? String(err)}` };
+  }
+}
+
+/** When a file was read leniently and still failed, say that its YAML was broken too: that is often the cause. */
+function withYamlNote(text: string, message: string): string {
+  try {
+    const why = readFrontMatter(text).lenient;
+    return why ? `${message} (its front matter is also invalid YAML: ${why})` : message;
+  } catch {
+    return message;
   }
 }
 
@@ -280,6 +371,8 @@ export function profileSummary(p: Profile): string {
     p.apiKey ? "own API key" : "",
     p.extraArgs?.length ? `extra args: ${p.extraArgs.length}` : "",
     p.finalize === false ? "no finalize" : "",
+    p.unavailableTools?.length ? `not available here: ${p.unavailableTools.join(",")}` : "",
+    p.maxTurns ? `maxTurns ${p.maxTurns}` : "",
   ].filter(Boolean);
   const head = [p.name, p.description ? preview(p.description, 100) : ""].filter(Boolean).join(" — ");
   const prompt = p.systemPrompt ? ` — prompt: "${preview(p.systemPrompt, 60)}"` : "";

@@ -1,6 +1,6 @@
 // Skills for profiles (spec 000): `suggestedSkills` are handed to the child with --skill PATH, `loadSkills` are
-// read and appended to its system prompt. Discovery follows pi's own locations (docs/skills.md): the first
-// skill found under a name wins, as in pi.
+// read and appended to its system prompt. Discovery follows pi's own locations (docs/skills.md), then Claude
+// Code's (.claude/skills in the project, then ~/.claude/skills): the first skill found under a name wins, as in pi.
 import type { Host } from "../host.ts";
 import type { Profile } from "./profile.ts";
 
@@ -37,6 +37,9 @@ export function discoverSkills(host: Host, opts: { agentDir: string; cwd: string
   scan(host, `${opts.agentDir}/skills`, true, found);
   scan(host, `${host.homedir()}/.agents/skills`, false, found);
   scan(host, `${opts.cwd}/.pi/skills`, true, found);
+  // Claude Code's skill folders, so an agent file's `skills:` finds what its author installed for it.
+  scan(host, `${opts.cwd}/.claude/skills`, false, found);
+  scan(host, `${host.homedir()}/.claude/skills`, false, found);
   const parts = opts.cwd.split("/").filter(Boolean);
   for (let i = parts.length; i >= 0; i--) scan(host, `/${parts.slice(0, i).join("/")}/.agents/skills`.replace("//", "/"), false, found);
   return found;

@@ -1,18 +1,20 @@
-// Checkpoints of a running child's messages into the store, about once a second, so a transcript asked for
+// Checkpoints of a running child's messages into the store, at most every 2 s, so a transcript asked for
 // meanwhile (another tool call, another process) shows what happened so far. Best effort: the final, complete
-// write is the store's finishRun.
+// write is the store's finishRun. Kept rare on purpose: many processes may share one database.
 import type { Clock } from "../host.ts";
 import type { SessionStore } from "../store/store-types.ts";
 import type { RunState } from "./run-state.ts";
 import { sanitizeMessage } from "./runner.ts";
 
-const CHECKPOINT_MS = 1000;
+const CHECKPOINT_MS = 2000;
 
 export function runCheckpoints(store: Pick<SessionStore, "checkpointRun">, clock: Clock, runId: number) {
   let written = 0;
-  let last = 0;
+  // Counted from the start: a child done within the first interval never writes a checkpoint.
+  let last = clock.now();
   let pending: unknown = null;
-  const unchanged = (s: RunState) => s.droppedMessages > 0 || s.messages.length === written;
+  // The task alone (message 0) is in the run record already.
+  const unchanged = (s: RunState) => s.droppedMessages > 0 || s.messages.length === written || s.messages.length < 2;
   const write = (s: RunState) => {
     pending = null;
     if (unchanged(s)) return;

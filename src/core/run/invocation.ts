@@ -31,8 +31,8 @@ export type InvocationInput = {
   transport: Transport;
   finalize: FinalizeMode;
   sessionFile: string;
-  /** Overrides the profile's model ("provider/id[:thinking]" or "id"). */
-  model?: string;
+  /** Overrides the profile's model ("provider/id[:thinking]" or "id"); null: no --model at all (pi's default). */
+  model?: string | null;
   depth: number;
   maxDepth: number;
   parentPid: number;
@@ -66,7 +66,7 @@ const NOT_INHERITED = ["subagent", FINALIZE_TOOL];
 function toolList(p: Profile | null, finalize: FinalizeMode, atMaxDepth: boolean, parentTools: string[] | undefined): string[] | null {
   let tools: string[] | null = null;
   if (p?.noTools) tools = [];
-  else if (p?.tools?.length) tools = [...p.tools];
+  else if (p?.tools) tools = [...p.tools];
   else if (p?.excludeTools?.length) {
     const base = (parentTools ?? PI_DEFAULT_TOOLS).filter((t) => !NOT_INHERITED.includes(t));
     tools = base.filter((t) => !p.excludeTools!.includes(t));
@@ -75,6 +75,12 @@ function toolList(p: Profile | null, finalize: FinalizeMode, atMaxDepth: boolean
   if (tools === null) return null;
   if (finalize !== "off" && !tools.includes(FINALIZE_TOOL)) tools.push(FINALIZE_TOOL);
   return tools;
+}
+
+/** The child is told which tools its agent file lists that it does not have, so it does not go looking for them. */
+export function missingToolsNote(p: Profile | null): string {
+  if (!p?.unavailableTools?.length) return "";
+  return `Your instructions mention tools that do not exist in this environment: ${p.unavailableTools.join(", ")}. Do not try to call them; do the work with the tools you have.`;
 }
 
 export function buildInvocation(input: InvocationInput): Invocation {
@@ -86,9 +92,9 @@ export function buildInvocation(input: InvocationInput): Invocation {
   for (const ext of p?.extensions ?? []) argv.push("-e", ext);
   if (p?.noExtensions) argv.push("--no-extensions");
 
-  const model = input.model ?? (p?.model ? (p.provider && !p.model.includes("/") ? `${p.provider}/${p.model}` : p.model) : undefined);
+  const model = input.model === null ? undefined : (input.model ?? (p?.model ? (p.provider && !p.model.includes("/") ? `${p.provider}/${p.model}` : p.model) : undefined));
   if (model) argv.push("--model", model);
-  else if (p?.provider) argv.push("--provider", p.provider);
+  else if (p?.provider && input.model !== null) argv.push("--provider", p.provider);
   if (p?.thinking && !(model && /:[a-z]+$/.test(model))) argv.push("--thinking", p.thinking);
 
   const atMaxDepth = input.depth >= input.maxDepth;
@@ -104,7 +110,7 @@ export function buildInvocation(input: InvocationInput): Invocation {
   if (p?.noContextFiles) argv.push("--no-context-files");
 
   const files: Invocation["files"] = [];
-  const appended = [p?.systemPromptMode === "append" ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", input.finalize !== "off" ? FINALIZE_INSTRUCTIONS[input.finalize] : ""]
+  const appended = [p?.systemPromptMode === "append" ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", missingToolsNote(p), input.finalize !== "off" ? FINALIZE_INSTRUCTIONS[input.finalize] : ""]
     .filter((s) => s.trim())
     .join("\n\n");
   if (p && p.systemPromptMode !== "append" && p.systemPrompt.trim()) {

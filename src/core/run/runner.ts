@@ -9,6 +9,7 @@ import { MAX_NUDGES, NUDGE_TEXT, type FinalizeMode } from "./finalize-contract.t
 import { sanitize } from "../sanitize.ts";
 import { JsonModeParser, MAX_EVENT_LINE, jsonModeKeep, parseCompactLine, type Transport } from "./transport.ts";
 import { TailBuffer } from "../truncate.ts";
+import { STDERR_HEAD_CHARS, stderrSummary } from "./stderr-summary.ts";
 import type { ChildEvent, ErrorCode, RunResult, StoredMessage } from "../types.ts";
 
 export type RunLimits = {
@@ -45,6 +46,8 @@ export type RunSpec = {
   extendDebounceSec: number;
   maxRuntimeSec: number;
   loopingToolCount: number;
+  /** The agent file's maxTurns: no model turn asking for tools after this many. */
+  maxTurns?: number;
   limits?: Partial<RunLimits>;
   /** Grace after the final agent_end before the child is stopped (it normally exits by itself at once). */
   exitGraceMs?: number;
@@ -64,6 +67,7 @@ type Stop = { code: ErrorCode; message: string };
 export const timeoutMessage = (sec: number) => `Timed out after ${sec}s. Consider resuming with a longer timeout.`;
 
 export const LOOP_MESSAGE = "Loop detected: sub-agent is repeating the same tool calls";
+export const maxTurnsMessage = (n: number) => `Stopped after ${n} turn${n === 1 ? "" : "s"}: the agent's maxTurns`;
 
 /** The spec's timeout text, plus which tool call was still running (the usual reason a child hangs). */
 function timeoutStop(state: RunState, sec: number, now: number): Stop {
@@ -81,9 +85,14 @@ async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array)
 }
 
 /** One child process from spawn to exit. Returns why it was stopped, if it was. */
-async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number): Promise<{ exit: ExitInfo; stop: Stop | null; stderr: string }> {
+type Attempt = { exit: ExitInfo; stop: Stop | null; stderr: string; stderrHead: string; stderrWhole: boolean };
+
+async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number): Promise<Attempt> {
   const limits = { ...DEFAULT_LIMITS, ...(spec.transport === "json" ? { eventBytes: JSON_MODE_EVENT_BYTES } : {}), ...spec.limits };
   const stderr = new TailBuffer(limits.stderrTail);
+  // The start of stderr too: a crash's first exception line is often long gone from the tail.
+  let stderrHead = "";
+  let stderrChars = 0;
   let stop: Stop | null = null;
   let proc: ChildProcess;
   try {
@@ -92,7 +101,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
     const env = control ? { ...spec.env, PI_SUBAGENT_CONTROL_FD: "4" } : spec.env;
     proc = host.spawn({ cmd: spec.argv, cwd: spec.cwd, env, stdin, fd3: spec.transport === "compact", control });
   } catch (err) {
-    return { exit: { code: null, signal: null }, stop: { code: "SUBAGENT_FAILED", message: `Failed to spawn sub-agent process: ${(err as Error).message}` }, stderr: "" };
+    return { exit: { code: null, signal: null }, stop: { code: "SUBAGENT_FAILED", message: `Failed to spawn sub-agent process: ${(err as Error).message}` }, stderr: "", stderrHead: "", stderrWhole: true };
   }
   spec.onSpawn?.(proc.pid);
   spec.onControl?.(proc.sendControl ?? null);
@@ -114,6 +123,10 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   const onEvent = (ev: ChildEvent) => {
     applyEvent(state, ev, clock.now());
     if (ev.type === "tool_start" && spec.loopingToolCount > 0 && state.loopCount >= spec.loopingToolCount) stopWith({ code: "LOOP_DETECTED", message: LOOP_MESSAGE });
+    // An agent file's maxTurns (Claude Code's): a turn that asks for more work once the budget is spent ends the run.
+    if (ev.type === "assistant" && spec.maxTurns && state.usage.turns >= spec.maxTurns && ev.toolCalls.some((c) => c.name !== "subagent_finalize")) {
+      stopWith({ code: "SUBAGENT_FAILED", message: maxTurnsMessage(spec.maxTurns) });
+    }
     if (ev.type === "settled" || (ev.type === "agent_end" && !spec.settles)) {
       clearGrace();
       finalTree = host.descendants(proc.pid);
@@ -148,7 +161,15 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   const readers = [
     events ? drain(events, counted(limits.eventBytes, "event output", (c) => splitter.push(c))) : Promise.resolve(),
     spec.transport === "json" ? Promise.resolve() : drain(proc.stdout, counted(limits.stdoutBytes, "stdout", () => {})),
-    drain(proc.stderr, counted(limits.stderrBytes, "stderr", (c) => stderr.append(decoder.decode(c, { stream: true })))),
+    drain(
+      proc.stderr,
+      counted(limits.stderrBytes, "stderr", (c) => {
+        const text = decoder.decode(c, { stream: true });
+        if (stderrHead.length < STDERR_HEAD_CHARS) stderrHead += text.slice(0, STDERR_HEAD_CHARS - stderrHead.length);
+        stderrChars += text.length;
+        stderr.append(text);
+      }),
+    ),
   ];
 
   // --- timers ---
@@ -179,15 +200,16 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   clearGrace();
   for (const t of timers) clock.clearTimeout(t);
   spec.signal?.removeEventListener("abort", onAbort);
-  return { exit, stop, stderr: stderr.toString() };
+  const tail = stderr.toString();
+  return { exit, stop, stderr: tail, stderrHead, stderrWhole: stderrChars <= tail.length };
 }
 
-function classify(state: RunState, exit: ExitInfo, stop: Stop | null, stderr: string, finalize: FinalizeMode): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
+function classify(state: RunState, { exit, stop, stderr, stderrHead, stderrWhole }: Attempt, finalize: FinalizeMode): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
   const partial = state.finalize?.result ?? state.lastText;
   if (stop) return { status: "error", output: partial, error: stop.message, code: stop.code };
   if (state.errorMessage) return { status: "error", output: state.lastText, error: state.errorMessage, code: "SUBAGENT_FAILED" };
   if (!state.agentEnded && !state.finalize) {
-    const why = stderr.trim().split("\n").slice(-3).join("\n") || (exit.signal ? `killed by ${exit.signal}` : "no output");
+    const why = stderrSummary(stderrHead, stderr, stderrWhole) || (exit.signal ? `killed by ${exit.signal}` : "no output");
     return { status: "error", output: state.lastText, error: `Sub-agent process exited with code ${exit.code ?? "null"} before finishing: ${why}`, code: "SUBAGENT_FAILED" };
   }
   const f = state.finalize;
@@ -217,8 +239,9 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
   recordUserMessage(state, stdin);
   for (;;) {
     state.agentEnded = false;
-    const { exit, stop, stderr } = await runAttempt(host, clock, spec, state, stdin, started);
-    const verdict = classify(state, exit, stop, stderr, spec.finalize);
+    const attempt = await runAttempt(host, clock, spec, state, stdin, started);
+    const { exit, stderr } = attempt;
+    const verdict = classify(state, attempt, spec.finalize);
     // The child extension normally delivers the corrective messages itself (pi follow-ups, same process). This
     // is the fallback when it could not: continue the child's session file in a new process.
     if (verdict === "nudge" && state.nudges < MAX_NUDGES && host.stat(spec.sessionFile)?.isFile && !spec.signal?.aborted) {

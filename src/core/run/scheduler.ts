@@ -8,12 +8,14 @@ import type { ChildEvent } from "../types.ts";
 
 export type TaskRunner = (
   input: TaskInput,
-  hooks: { signal: AbortSignal; onEvent: (state: RunState, ev: ChildEvent) => void },
+  hooks: { signal: AbortSignal; onEvent: (state: RunState, ev: ChildEvent) => void; onStart?: (info: { warnings: string[] }) => void },
 ) => Promise<TaskOutcome>;
 
 export type SchedulerHooks = {
   signal?: AbortSignal;
   onTaskStart?: (index: number) => void;
+  /** The task's agent-file warnings, once its profile and model are resolved. */
+  onTaskWarnings?: (index: number, warnings: string[]) => void;
   onTaskEvent?: (index: number, state: RunState, ev: ChildEvent) => void;
   onTaskEnd?: (index: number, outcome: TaskOutcome) => void;
 };
@@ -38,7 +40,13 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
       hooks.onTaskStart?.(i);
       let outcome: TaskOutcome;
       try {
-        outcome = await run(task, { signal: controllers[i].signal, onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev) });
+        outcome = await run(task, {
+          signal: controllers[i].signal,
+          onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev),
+          onStart: (info) => {
+            if (info.warnings.length) hooks.onTaskWarnings?.(i, info.warnings);
+          },
+        });
       } catch (err) {
         // A task runner must not throw, but if it does the other tasks still finish and this one is recorded.
         outcome = { sessionId: task.sessionId ?? "", name: task.name, agent: task.profile ?? "default", result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED") };

@@ -4,17 +4,19 @@ import { renderFiles, type FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
 import { buildInvocation } from "./invocation.ts";
 import { resolveFinalizeMode, type FinalizeMode } from "./finalize-contract.ts";
-import { validateProfileSkills, type Profile } from "../profiles/profile.ts";
+import { findProfile, validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { brokenProfile, type Diagnostic } from "../profiles/profile-discovery.ts";
 import { runCheckpoints } from "./checkpoint.ts";
 import { runChild, type RunLimits } from "./runner.ts";
 import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
+import { readUserModels, resolveProfileModel, type UserModels } from "../profiles/model-resolve.ts";
 import type { RunState } from "./run-state.ts";
 import type { Settings } from "../settings.ts";
 import type { Store } from "../store/store.ts";
 import { formatResumePrompt, resumeNotFound, resumeRunning } from "../store/transcript.ts";
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
+import { sanitize } from "../sanitize.ts";
 
 export type Engine = {
   host: Host;
@@ -39,6 +41,10 @@ export type Engine = {
   limits?: Partial<RunLimits>;
   /** Discovered once per engine, and only when a profile asks for skills. */
   skills?: Map<string, Skill>;
+  /** The parent's model ("provider/id"), what `model: inherit` means; unset in the CLI (pi's default). */
+  parentModel?: string;
+  /** Read once per engine from pi's files, when a task names a model. */
+  userModels?: UserModels;
   /** Profile files that could not be used (discovery's diagnostics): a task naming one is told why. */
   profileProblems?: Diagnostic[];
   /** The parent pi's active tools, which a profile's deny list subtracts from (unset: pi's defaults). */
@@ -93,15 +99,16 @@ export function childSessionFile(agentDir: string, cwd: string, agent: string, i
   return `${agentDir}/subagent-sessions/${cwdSlug(cwd)}/${safeAgent}_${id}.jsonl`;
 }
 
+/** A task that ended before or without a child. Its message can name files (a profile, a cwd): masked like all. */
 export function failedResult(message: string, code: ErrorCode): RunResult {
-  return { status: "error", output: "", error: message, errorCode: code, finalized: false, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
+  return { status: "error", output: "", error: sanitize(message), errorCode: code, finalized: false, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
 }
 
 export type TaskHooks = {
   signal?: AbortSignal;
   onEvent?: (state: RunState, ev: ChildEvent) => void;
   /** Called once the session id and profile are known, before the child starts. */
-  onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string }) => void;
+  onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string; warnings: string[] }) => void;
   /** Asks for a control pipe to the child (steer); see RunSpec.onControl. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
 };
@@ -118,9 +125,41 @@ export function unknownProfile(name: string, profiles: Map<string, Profile>): st
   return `Unknown profile: "${name}". Available profiles: ${names.length ? names.join(", ") : "(none)"}`;
 }
 
+/**
+ * The model a task runs on: the task's or profile's `model` as its author meant it (model-resolve.ts).
+ * `model: null` means "no --model" (pi's default) even when the profile names one; undefined leaves the
+ * profile's provider-only setting to the invocation.
+ */
+export function chooseModel(engine: Engine, profile: Profile | null, requested: string | undefined): { model?: string | null; warning?: string } {
+  const wanted = requested ?? profile?.model;
+  if (!wanted) return {};
+  engine.userModels ??= readUserModels(engine.host, engine.agentDir);
+  const choice = resolveProfileModel(profile, wanted, { parentModel: engine.parentModel, aliases: engine.settings.modelAliases, user: engine.userModels });
+  return { model: choice.model ?? null, warning: choice.warning };
+}
+
+/**
+ * Why pi refused the model at start-up, when that is why the run failed (no model call was made): it did not
+ * know the name, or it matched the name to a provider without credentials. Else null.
+ */
+function refusedModel(r: RunResult, model: string): string | null {
+  if (r.status !== "error" || r.usage.turns > 0) return null;
+  if (/Model "[^"]+" not found/.test(r.error ?? "")) return `model "${model}" is not known to pi here`;
+  const provider = /No API key found for ([\w.-]+)/.exec(r.error ?? "")?.[1];
+  return provider ? `model "${model}" is matched by pi to provider "${provider}", which has no credentials here` : null;
+}
+
+/** What a run does differently from its agent file, for the run header and record. */
+function runWarnings(profile: Profile | null, modelWarning: string | undefined): string[] {
+  const out: string[] = [];
+  if (modelWarning) out.push(modelWarning);
+  if (profile?.unavailableTools?.length) out.push(`tools not available here: ${profile.unavailableTools.join(", ")}`);
+  return out;
+}
+
 /** The timeout that really applies to a task: its own, else its profile's, else the settings' (spec 000). */
 export function effectiveTimeout(engine: Engine, input: Pick<TaskInput, "timeoutSec" | "profile">): number {
-  const profile = input.profile ? engine.profiles.get(input.profile) : undefined;
+  const profile = input.profile ? findProfile(engine.profiles, input.profile) : undefined;
   return input.timeoutSec ?? profile?.timeout ?? engine.settings.timeout;
 }
 
@@ -139,7 +178,7 @@ export function checkResumable(engine: Engine, id: string): string | null {
  */
 export function checkProfileSkills(engine: Engine, names: (string | undefined)[]): string | null {
   for (const name of new Set(names)) {
-    const p = name ? engine.profiles.get(name) : undefined;
+    const p = name ? findProfile(engine.profiles, name) : undefined;
     const problem = p ? validateProfileSkills(p) : null;
     if (problem) return problem;
   }
@@ -152,7 +191,7 @@ export function resolveTask(engine: Engine, input: TaskInput): { id: string; pro
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
   if (input.resume && (!prior || prior.runs.length === 0)) throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
   const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
-  const profile = profileName ? (engine.profiles.get(profileName) ?? null) : null;
+  const profile = profileName ? (findProfile(engine.profiles, profileName) ?? null) : null;
   if (profileName && !profile) throw profileRefusal(engine, profileName);
   const id = input.resume ?? input.sessionId ?? engine.store.newSessionId();
   return { id, profile, agent: profile?.name ?? "default", resumeOf: prior };
@@ -207,7 +246,9 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
     return { sessionId: id, name: input.name, agent, result: failedResult((err as Error).message, "INVALID_INPUT") };
   }
-  hooks.onStart?.({ sessionId: id, agent, profile, sessionFile });
+  const model = chooseModel(engine, profile, input.model);
+  const warnings = runWarnings(profile, model.warning);
+  hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   if (hooks.signal?.aborted) {
     const result = failedResult(CANCELLED_MESSAGE, "SUBAGENT_CANCELLED");
     store.finishRun(runId, result);
@@ -229,7 +270,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
-  try {
+  const attempt = async (childModel: string | null | undefined): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const inv = buildInvocation({
       piCommand: engine.piCommand,
@@ -238,7 +279,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       transport: settings.transport,
       finalize,
       sessionFile,
-      model: input.model,
+      model: childModel,
       depth: engine.depth + 1,
       maxDepth: settings.maxDepth,
       parentPid: host.pid,
@@ -252,7 +293,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {
       if (!host.stat(input.cwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${input.cwd}`, "INVALID_INPUT");
-      result = await runChild(host, engine.clock, {
+      return await runChild(host, engine.clock, {
         argv: inv.argv,
         env: inv.env,
         sessionFile,
@@ -264,6 +305,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         extendDebounceSec: settings.extendTimeoutDebounce,
         maxRuntimeSec: settings.maxRuntime,
         loopingToolCount: settings.loopingToolCount,
+        maxTurns: profile?.maxTurns,
         limits: engine.limits,
         settles: engine.piSettles,
         signal: hooks.signal,
@@ -274,12 +316,23 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         onControl: hooks.onControl,
       });
     } finally {
-      checkpoints.stop();
       for (const f of inv.files) host.remove(f.path);
+    }
+  };
+  try {
+    result = await attempt(model.model);
+    const refused = model.model ? refusedModel(result, model.model) : null;
+    if (refused && !hooks.signal?.aborted) {
+      // pi could not use the model and exited before any model call: run on the default model instead, and say so.
+      warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
+      result = await attempt(null);
     }
   } catch (err) {
     result = err instanceof TaskError ? failedResult(err.message, err.code) : failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
+  } finally {
+    checkpoints.stop();
   }
+  if (warnings.length) result.warnings = warnings;
   store.finishRun(runId, result);
   if (result.sessionFile && result.sessionFile !== sessionFile) store.setSessionFile(id, result.sessionFile);
   return { sessionId: id, name: input.name, agent, result };

@@ -68,6 +68,7 @@ export class MemoryStore implements SessionStore {
       toolCount: r.toolCount,
       endedAt: Date.now(),
       messageCount: r.messages.length,
+      ...(r.warnings?.length ? { warnings: [...r.warnings] } : {}),
     });
     entry.messages = r.messages.map(capMessage);
     const s = this.sessions.get(entry.sessionId);

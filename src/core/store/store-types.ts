@@ -24,6 +24,8 @@ export type RunRecord = {
   messageCount: number;
   /** Which pi ran it: `pi 0.87.1 · node 24.21.0 · /path` (absent for runs recorded before this was kept). */
   pi?: string;
+  /** What did not run as the agent file says (model substituted, tools missing). */
+  warnings?: string[];
 };
 
 export type SessionRecord = {
@@ -50,6 +52,9 @@ export type SessionSummary = {
   createdAt: number;
   updatedAt: number;
 };
+
+/** A session `prune` would delete. */
+export type PruneCandidate = { id: string; name: string; agent: string; cwd: string; sessionFile?: string; updatedAt: number; runCount: number };
 
 export type NewSession = { id: string; name: string; agent: string; cwd: string; parentSession?: string; sessionFile?: string };
 

@@ -8,6 +8,7 @@ import {
   resumeRunningMessage,
   type ImportedRun,
   type NewSession,
+  type PruneCandidate,
   type RunRecord,
   type SessionRecord,
   type SessionStore,
@@ -37,7 +38,12 @@ const MIGRATIONS = [
   `ALTER TABLE runs ADD COLUMN pi TEXT;`,
   // Whether the child called subagent_finalize (null: recorded before this was tracked, or still running).
   `ALTER TABLE runs ADD COLUMN finalized INTEGER;`,
+  // Agent-file compromises of a run (model fallback, missing tools), as a JSON list.
+  `ALTER TABLE runs ADD COLUMN warnings TEXT;`,
 ];
+
+/** The schema this build writes (PRAGMA user_version after migrating): `doctor` reports it. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
 type RunRow = {
   id: number;
@@ -59,6 +65,7 @@ type RunRow = {
   owner_pid: number | null;
   message_count: number;
   pi: string | null;
+  warnings: string | null;
 };
 
 type SessionRow = { id: string; name: string; agent: string; cwd: string; status: string; session_file: string | null; parent_session: string | null; created_at: number; updated_at: number };
@@ -85,6 +92,7 @@ function toRun(r: RunRow): RunRecord {
     ownerPid: r.owner_pid,
     messageCount: r.message_count,
     pi: r.pi ?? undefined,
+    ...(r.warnings ? { warnings: JSON.parse(r.warnings) as string[] } : {}),
   };
 }
 
@@ -171,8 +179,8 @@ export class Store implements SessionStore {
     this.write(() => {
       this.db.run(
         `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
-           finalized = ?, tool_count = ?, ended_at = ?, message_count = ? WHERE id = ?`,
-        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, runId],
+           finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ? WHERE id = ?`,
+        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, r.warnings?.length ? JSON.stringify(r.warnings) : null, runId],
       );
       this.insertMessages(runId, messages);
       this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);
@@ -264,6 +272,41 @@ export class Store implements SessionStore {
       }
     });
     return dead.length;
+  }
+
+  /**
+   * Sessions `subagents prune` may delete, oldest last: all but the newest `keep`, and of those only the ones
+   * last updated before `before` (when given). Sessions with a running run are never candidates.
+   */
+  prunable(opts: { before?: number; keep?: number }): PruneCandidate[] {
+    const rows = this.db.all<PruneCandidate & { running: number }>(
+      `SELECT s.id, s.name, s.agent, s.cwd, s.session_file AS sessionFile, s.updated_at AS updatedAt,
+              (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS runCount,
+              EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status = 'running') AS running
+         FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC`,
+    );
+    return rows
+      .slice(opts.keep ?? 0)
+      .filter((r) => !r.running && (opts.before === undefined || r.updatedAt < opts.before))
+      .map(({ running: _, ...r }) => ({ ...r, sessionFile: r.sessionFile ?? undefined }));
+  }
+
+  /** Deletes these sessions with their runs and messages; one that started running meanwhile is kept. */
+  deleteSessions(ids: string[]): string[] {
+    return this.write(() =>
+      ids.filter((id) => {
+        if (this.db.get("SELECT 1 AS x FROM runs WHERE session_id = ? AND status = 'running'", [id])) return false;
+        this.db.run("DELETE FROM messages WHERE run_id IN (SELECT id FROM runs WHERE session_id = ?)", [id]);
+        this.db.run("DELETE FROM runs WHERE session_id = ?", [id]);
+        return this.db.run("DELETE FROM sessions WHERE id = ?", [id]).changes > 0;
+      }),
+    );
+  }
+
+  /** Gives the space of deleted rows back to the file system (outside any transaction). */
+  vacuum(): void {
+    this.db.exec("VACUUM");
+    this.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
   importRuns(runs: ImportedRun[]): void {

@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { BUN, cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { BUN, cli, piWorld, REPO, type PiWorld, summaryOf } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -13,12 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await world.close();
 });
-
-const summaryOf = (json: Record<string, any>[]) => {
-  const last = json.at(-1)!;
-  expect(last.type).toBe("summary");
-  return last.tasks as Record<string, any>[];
-};
 
 const pidsMatching = (needle: string) => {
   const out = spawnSync("pgrep", ["-f", `^${needle}`], { encoding: "utf8" });

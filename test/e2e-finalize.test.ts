@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { NUDGE_TEXT, type FinalizeMode } from "../src/core/run/finalize-contract.ts";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
-import { cli, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { cli, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
 import { runRealChild } from "./support/real-child.ts";
 
 let world: PiWorld;
@@ -14,12 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await world.close();
 });
-
-const summaryOf = (json: Record<string, any>[]) => {
-  const last = json[json.length - 1];
-  expect(last?.type).toBe("summary");
-  return last.tasks as Record<string, any>[];
-};
 
 describe("the delegate paths accept a plain final answer", () => {
   test("run: completed with the answer, finalized false, exit 0, no corrective message", async () => {

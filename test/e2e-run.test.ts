@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { cli, piWorld, REPO, type PiWorld, summaryOf } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -14,12 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await world.close();
 });
-
-const summaryOf = (json: Record<string, any>[]) => {
-  const last = json[json.length - 1];
-  expect(last?.type).toBe("summary");
-  return last.tasks as Record<string, any>[];
-};
 
 /** Every user/tool message text the model server saw in one request. */
 const transcriptOf = (req: { messages?: { role: string; content?: unknown }[] }) =>

@@ -6,12 +6,13 @@ import * as path from "node:path";
 import { discoverProfiles, type Discovery } from "../core/profiles/profile-discovery.ts";
 import { readUserModels, resolveProfileModel, type UserModels } from "../core/profiles/model-resolve.ts";
 import type { Profile } from "../core/profiles/profile.ts";
-import { sanitizeLine } from "../ui/text-width.ts";
+import { renderTable } from "../ui/table.ts";
+import { sanitizeLine, wrap } from "../ui/text-width.ts";
+import { plainStyle } from "../ui/windows.ts";
 import { parse } from "./args.ts";
 import { childPiLine, cliContext, type CliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { PROFILES_HELP } from "./help.ts";
-import { formatTable, wrap } from "./profiles-table.ts";
 
 type Resolved = { written: string; runsOn: string; warning?: string };
 
@@ -71,13 +72,13 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
     return [p.name, source, model, toolsOf(p), warnings.length ? `⚠ ${warnings.map(shortWarning).join(", ")}` : ""].map(sanitizeLine);
   });
   const columns = [
-    { title: "NAME", min: Math.min(20, Math.max(4, ...list.map((p) => p.name.length))), flex: true },
-    { title: "SOURCE", min: 6, flex: false },
-    { title: "MODEL", min: 7, flex: true },
-    { title: "TOOLS", min: 7, flex: true },
-    { title: "WARNINGS", min: 8, flex: true },
+    { header: "NAME", min: Math.min(20, Math.max(4, ...list.map((p) => p.name.length))), flex: true },
+    { header: "SOURCE" },
+    { header: "MODEL", min: 7, flex: true },
+    { header: "TOOLS", min: 7, flex: true },
+    { header: "WARNINGS", min: 8, flex: true },
   ];
-  for (const line of formatTable(columns, rows, width)) console.log(line);
+  for (const line of renderTable(columns, rows, { width, style: plainStyle })) console.log(line);
   if (all) {
     for (const p of list) {
       const m = modelOf(p, ctx, user);

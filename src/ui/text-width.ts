@@ -61,3 +61,19 @@ export function sanitizeLine(s: string): string {
     .replace(/\t/g, "  ")
     .replace(/[\x00-\x1f\x7f]/g, "");
 }
+
+/** Splits text into lines of at most `width` columns at spaces (long words are cut), indenting continuations. */
+export function wrap(text: string, width: number, indent = "    "): string[] {
+  const out: string[] = [];
+  let cur = /^\s*/.exec(text)![0];
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const next = cur.trim() ? `${cur} ${word}` : `${cur}${word}`;
+    if (visibleWidth(next) <= width || !cur.trim()) cur = next;
+    else {
+      out.push(cur);
+      cur = `${indent}${word}`;
+    }
+  }
+  if (cur.trim()) out.push(cur);
+  return out.map((l) => clip(l, width));
+}

@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { script } from "../../src/scripted/model-server.ts";
-import { BUN, cli, piCmd, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
+import { BUN, cli, piCmd, piWorld, REPO, type PiWorld, summaryOf } from "../support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -16,7 +16,6 @@ afterAll(async () => {
   await world.close();
 });
 
-const summaryOf = (json: Record<string, any>[]) => json.at(-1)!.tasks as Record<string, any>[];
 const running = (needle: string) => spawnSync("pgrep", ["-f", needle], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
 
 test("the CLI killed with SIGKILL: its children notice and stop; the next start marks the session interrupted", async () => {

@@ -81,6 +81,13 @@ export async function piWorld(): Promise<PiWorld> {
   };
 }
 
+/** The tasks of a `--json` run's last line, which is always the summary. */
+export function summaryOf(json: Record<string, any>[]): Record<string, any>[] {
+  const last = json.at(-1);
+  if (last?.type !== "summary") throw new Error(`the last JSON line is not the summary: ${JSON.stringify(last)?.slice(0, 200)}`);
+  return last.tasks as Record<string, any>[];
+}
+
 export type CliResult = { code: number; stdout: string; stderr: string; json: Record<string, any>[] };
 
 /** Runs the CLI from source (`bun src/cli/main.ts`) or the compiled binary. */

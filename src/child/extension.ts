@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/finalize-contract.ts";
 import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/transport.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
+import { listenForControl } from "./control.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;
@@ -155,6 +156,7 @@ export default function childExtension(pi: Api): void {
     pi.on("agent_end", () => emit({ type: "agent_end" }));
     pi.on("agent_settled", () => emit({ type: "settled" }));
     pi.on("session_shutdown", () => out.flushDelta());
+    listenForControl(pi, emit);
   }
 
   const mode = process.env.PI_SUBAGENT_FINALIZE ?? "required";

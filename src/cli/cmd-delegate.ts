@@ -11,7 +11,9 @@ import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
 import { isFinished, type Style } from "../ui/windows.ts";
 import { parse, positiveNumber, requireProfile } from "./args.ts";
-import { buildEngine, cliContext } from "./engine.ts";
+import { startBackground } from "./background.ts";
+import { buildEngine, cliContext, dataDir } from "./engine.ts";
+import { startOwner } from "../control/owner.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { DELEGATE_HELP } from "./help.ts";
 import { LiveDisplay } from "./live.ts";
@@ -50,6 +52,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     json: { type: "boolean" },
     quiet: { type: "boolean", short: "q" },
     "no-color": { type: "boolean" },
+    background: { type: "boolean" },
   });
   if (values.help) {
     console.log(DELEGATE_HELP);
@@ -111,6 +114,8 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     if (problem) throw new UsageError(`delegate: ${problem}`);
   }
 
+  if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs }, !!values.json);
+  const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!));
   const json = !!values.json;
   const tty = !json && !values.quiet && !!process.stdout.isTTY;
   const out = json ? process.stderr : process.stdout;
@@ -137,7 +142,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   live?.start();
   let outcomes: TaskOutcome[];
   try {
-    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, (input, hooks) => runTask(engine, input, hooks), {
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks)), {
       signal: interrupt.signal,
       onTaskStart: (i) => {
         windows.start(i, Date.now());
@@ -164,6 +169,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   } finally {
     live?.stop(finalFrame(windows.snapshot(Date.now(), maxLines).windows, width(), style));
     interrupt.dispose();
+    owner.close();
   }
   if (json) writeJson(summaryEvent(outcomes));
   else {
@@ -177,7 +183,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
 }
 
-function printOutputs(outcomes: TaskOutcome[], width: number, style: Style, log: (l: string) => void): void {
+export function printOutputs(outcomes: TaskOutcome[], width: number, style: Style, log: (l: string) => void): void {
   for (const o of outcomes) {
     if (!o.result.output.trim()) continue;
     log("");

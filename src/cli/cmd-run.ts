@@ -9,7 +9,9 @@ import { endLines, startLine } from "../ui/summary.ts";
 import { clip, sanitizeLine } from "../ui/text-width.ts";
 import { displayLines } from "../ui/windows.ts";
 import { parse, positiveNumber, requireProfile } from "./args.ts";
-import { buildEngine, cliContext } from "./engine.ts";
+import { buildEngine, cliContext, dataDir } from "./engine.ts";
+import { startOwner } from "../control/owner.ts";
+import { startBackground } from "./background.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { RUN_HELP } from "./help.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
@@ -36,6 +38,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     json: { type: "boolean" },
     quiet: { type: "boolean", short: "q" },
     "no-color": { type: "boolean" },
+    background: { type: "boolean" },
   });
   if (values.help) {
     console.log(RUN_HELP);
@@ -64,14 +67,17 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const style = colorStyle(process.stderr, values["no-color"]);
   const width = streamWidth(process.stderr);
   const say = (line: string) => process.stderr.write(`${line}\n`);
-  const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });
   const name = agent;
   const profile = agent === "default" ? undefined : agent;
-  let sessionId = values.session ?? "";
+  // The id is chosen here so the owner can list it before the child starts (wait/steer from elsewhere).
+  let sessionId = values.session ?? engine.store.newSessionId();
+  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId };
+  if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
+  const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
+  const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });
   let windows: CallWindows | null = null;
-  const outcome = await runTask(
-    engine,
-    { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session },
+  const outcome = await owner.wrap((i, h) => runTask(engine, i, h))(
+    input,
     {
       signal: interrupt.signal,
       onStart: (info) => {
@@ -94,6 +100,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     },
   );
   interrupt.dispose();
+  owner.close();
   const r = outcome.result;
   if (json) {
     writeJson(taskEndEvent(outcome));

@@ -7,7 +7,8 @@ import { sessionHeader, transcriptView } from "../ui/session-view.ts";
 import { renderTable, type Column } from "../ui/table.ts";
 import type { Style } from "../ui/windows.ts";
 import { noPositionals, parse } from "./args.ts";
-import { cliContext, openStore } from "./engine.ts";
+import { cliContext, dataDir, openStore } from "./engine.ts";
+import { runningLine, runningSessions } from "./running.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { OUTPUT_HELP, SESSION_HELP, SESSIONS_HELP } from "./help.ts";
 import { colorStyle, streamWidth } from "./style.ts";
@@ -75,12 +76,14 @@ function sessionColumns(style: Style, rows: SessionSummary[], wide: boolean): Co
 }
 
 export function cmdSessions(argv: string[]): number {
-  const { values, positionals } = parse("sessions", argv, { limit: { type: "string" }, json: { type: "boolean" }, wide: { type: "boolean", short: "w" }, "no-color": { type: "boolean" } });
+  const { values, positionals } = parse("sessions", argv, { limit: { type: "string" }, json: { type: "boolean" }, wide: { type: "boolean", short: "w" }, "no-color": { type: "boolean" }, running: { type: "boolean" } });
   if (values.help) return help(SESSIONS_HELP);
   noPositionals("sessions", positionals);
   const limit = values.limit === undefined ? 20 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`sessions: --limit must be a positive whole number (got "${values.limit}").`);
-  const store = openStore(cliContext(process.cwd()));
+  const ctx = cliContext(process.cwd());
+  const store = openStore(ctx);
+  if (values.running) return listRunning(store, dataDir(ctx), !!values.json);
   const rows = store.listSessions({ limit });
   if (values.json) {
     for (const r of rows) console.log(JSON.stringify({ type: "session", ...r }));
@@ -105,6 +108,14 @@ export function cmdSessions(argv: string[]): number {
   ]);
   const lines = renderTable(sessionColumns(style, rows, wide), cells, { width: wide ? Infinity : streamWidth(process.stdout), style });
   console.log(lines.join("\n"));
+  return EXIT.ok;
+}
+
+function listRunning(store: ReturnType<typeof openStore>, data: string, json: boolean): number {
+  const rows = runningSessions(store, data);
+  if (json) for (const r of rows) console.log(JSON.stringify({ type: "running", ...r }));
+  else if (!rows.length) console.log("Nothing is running.");
+  else for (const r of rows) console.log(runningLine(r, Date.now()));
   return EXIT.ok;
 }
 

@@ -13,6 +13,7 @@ import { selfEmbedded } from "../host/embedded-pi.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
+import { ownerAlive } from "../control/registry.ts";
 
 export type CliContext = {
   host: Host;
@@ -32,12 +33,19 @@ export function dbPath(ctx: CliContext): string {
   return ctx.host.env.SUBAGENTS_DB || path.join(ctx.agentDir, "subagents.db");
 }
 
+/** Where the database lives; owner records, control sockets and background logs sit next to it. */
+export function dataDir(ctx: CliContext): string {
+  return path.dirname(dbPath(ctx));
+}
+
 export function openStore(ctx: CliContext): Store {
   const file = dbPath(ctx);
   try {
     ctx.host.mkdirp(path.dirname(file));
-    const store = new Store(ctx.host.openDb(file), { isAlive: (pid) => ctx.host.isAlive(pid) });
-    store.recoverStale((pid) => ctx.host.isAlive(pid));
+    // A run's owner counts as alive only while it is the same process (its registry record's start time).
+    const alive = (pid: number) => ownerAlive(path.dirname(file), pid);
+    const store = new Store(ctx.host.openDb(file), { isAlive: alive });
+    store.recoverStale(alive);
     return store;
   } catch (err) {
     throw new ConfigError(`Cannot open the session database ${file}: ${(err as Error).message}`);

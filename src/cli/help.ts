@@ -10,7 +10,11 @@ Commands:
   run AGENT "task"       Run one sub-agent with a profile and print its result
   output ID              Print the final output of a session's latest run
   session ID             Print a session's full transcript (all runs)
-  sessions               List recent sessions
+  sessions               List recent sessions (--running: only those still running, with their owner)
+  wait ID ...            Wait for sessions' runs to end and print their outputs like delegate
+  steer ID "message"     Send a message to a running sub-agent (delivered at its next turn boundary)
+  cancel ID ... | --all  Stop running sub-agents (recorded as cancelled)
+  logs ID [-f]           A background session's events as readable lines (-f: follow until it ends)
   profiles               List agent profiles (and problems with profile files)
   install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it; --bin: this executable onto PATH)
   demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)
@@ -40,6 +44,7 @@ Options:
   --model M         Model for the child, "provider/id" or "provider/id:thinking" (overrides the profile)
   --timeout S       Seconds after which the child is stopped once it makes no new tool call (default 600)
   --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
+  --background      Start it under a detached supervisor and return at once with its session id
   -q, --quiet       No progress lines, only the final status line
   --no-color        No colours (also NO_COLOR=1)
   -h, --help        Show this help
@@ -77,6 +82,7 @@ Lists recent sessions, newest first, as a table that fits the terminal: ID, STAT
 
 Options:
   --limit N     How many (default 20)
+  --running     Only sessions still running or queued, with the process that owns them (pid, role)
   -w, --wide    Every column (adds RUNS and CWD), never shortened
   --json        One JSON object per line
   --no-color    No colours (also NO_COLOR=1)
@@ -123,6 +129,8 @@ Options:
   --tasks FILE|-      Read tasks as delegate_to_subagents JSON: {"tasks":[{"name","prompt",...}],"profile"?}
   --json              JSON lines on stdout (human text on stderr); the last line is {"type":"summary",...}
   -q, --quiet         Only the final status lines and outputs
+  --background        Start the tasks under a detached supervisor and return at once with their session
+                      ids (--json: one line per task, then a summary); collect with 'subagents wait ID…'
   --no-color          No colours (also NO_COLOR=1)
   -h, --help          Show this help
 

@@ -19,6 +19,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   doctor: async () => (await import("./cmd-doctor.ts")).cmdDoctor,
   prune: async () => (await import("./cmd-prune.ts")).cmdPrune,
   completion: async () => (await import("./cmd-completion.ts")).cmdCompletion,
+  wait: async () => (await import("./cmd-wait.ts")).cmdWait,
+  steer: async () => (await import("./cmd-steer.ts")).cmdSteer,
+  cancel: async () => (await import("./cmd-cancel.ts")).cmdCancel,
+  logs: async () => (await import("./cmd-logs.ts")).cmdLogs,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -74,6 +78,9 @@ setStartupJitPolicy();
 if (process.env.SUBAGENTS_ROLE === "pi") {
   // The pi role (a child started from this same executable): pi runs the process from here on and exits it.
   void import("../embedded/pi-role.ts").then((m) => m.runPiRole(pkg.version));
+} else if (process.env.SUBAGENTS_ROLE === "supervisor") {
+  // A background supervisor (see supervisor.ts): started detached by `delegate --background`.
+  void import("./supervisor.ts").then((m) => m.runSupervisor(process.argv.slice(2))).then((code) => process.exit(code));
 } else {
   void main(process.argv.slice(2)).then((code) => {
     // Flush stdout before exiting: a pipe reader must get every JSON line.

@@ -14,7 +14,7 @@ export type DelegateTask = {
   files?: FileSpec[];
 };
 
-export type DelegateParams = { tasks: DelegateTask[]; profile?: string };
+export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean };
 
 export class InputError extends Error {}
 
@@ -92,7 +92,8 @@ function task(i: number, v: unknown): DelegateTask {
 
 export function parseDelegateParams(v: unknown): DelegateParams {
   if (!isObj(v)) throw new InputError('parameters must be an object with "tasks"');
-  for (const k of Object.keys(v)) if (k !== "tasks" && k !== "profile") throw new InputError(`${k} is not a known parameter (known: tasks, profile)`);
+  for (const k of Object.keys(v)) if (k !== "tasks" && k !== "profile" && k !== "background") throw new InputError(`${k} is not a known parameter (known: tasks, profile, background)`);
+  if (v.background !== undefined && typeof v.background !== "boolean") throw new InputError("background must be true or false");
   if (!Array.isArray(v.tasks)) throw new InputError("tasks must be an array of 1–16 task objects");
   if (v.tasks.length === 0) throw new InputError("tasks must contain at least one task");
   if (v.tasks.length > MAX_TASKS) throw new InputError(`tasks has ${v.tasks.length} entries; at most ${MAX_TASKS} tasks per call`);
@@ -103,5 +104,5 @@ export function parseDelegateParams(v: unknown): DelegateParams {
     if (t.resume && seen.has(t.resume)) throw new InputError(`two tasks resume the same session "${t.resume}"`);
     if (t.resume) seen.add(t.resume);
   }
-  return profile ? { tasks, profile } : { tasks };
+  return { tasks, ...(profile ? { profile } : {}), ...(v.background ? { background: true } : {}) };
 }

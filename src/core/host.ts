@@ -10,6 +10,8 @@ export type SpawnSpec = {
   stdin: string | null;
   /** Open fd 3 as a pipe from the child to us (the compact transport). */
   fd3: boolean;
+  /** Open fd 4 as a pipe from us to the child (control lines such as a steer; see src/control/). */
+  control?: boolean;
 };
 
 export type ExitInfo = { code: number | null; signal: string | null };
@@ -22,6 +24,8 @@ export interface ChildProcess {
   readonly fd3: AsyncIterable<Uint8Array> | null;
   /** Resolves once the process has really exited. */
   readonly exited: Promise<ExitInfo>;
+  /** Present when spawned with control: true. Writes one line to the child's fd 4; false once it is closed. */
+  readonly sendControl?: (line: string) => boolean;
   kill(signal: "SIGTERM" | "SIGKILL"): void;
 }
 

@@ -58,7 +58,9 @@ export type ChildEvent =
   | { type: "nudge" }
   | { type: "agent_end" }
   /** pi ≥ 0.80.4: no automatic work (retry, compaction recovery, queued messages) will follow. */
-  | { type: "settled" };
+  | { type: "settled" }
+  /** A steer message from the owner reached the child's model context (delivered at a turn boundary). */
+  | { type: "steered"; id: string; text: string };
 
 /** One message as stored for transcripts (`get_subagent_session`). */
 export type StoredMessage =

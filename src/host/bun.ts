@@ -2,6 +2,7 @@
 // bun:sqlite.
 import type { ChildProcess, Db, Host, SpawnSpec } from "../core/host.ts";
 import { makeHost } from "./fs-parts.ts";
+import { fdLineWriter } from "./control-fd.ts";
 
 function spawn(spec: SpawnSpec): ChildProcess {
   // Cast: Bun's typings do not model a 4-entry stdio array together with stdin/stdout/stderr.
@@ -12,7 +13,7 @@ function spawn(spec: SpawnSpec): ChildProcess {
     stdin: spec.stdin === null ? "ignore" : "pipe",
     stdout: "pipe",
     stderr: "pipe",
-    stdio: spec.fd3 ? [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", "pipe"] : undefined,
+    stdio: spec.fd3 || spec.control ? [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", spec.fd3 ? "pipe" : "ignore", ...(spec.control ? ["pipe"] : [])] : undefined,
     // A session of its own: Ctrl-C on the terminal signals the whole foreground process group, and a child that
     // died of it at once would orphan its bash commands before our kill protocol could see them. The owner
     // alone gets the signal and stops the child properly (and the child still notices a dead owner itself).
@@ -28,12 +29,16 @@ function spawn(spec: SpawnSpec): ChildProcess {
       // The child died before reading its task; its exit code tells the rest.
     }
   }
-  const fd3 = spec.fd3 ? ((proc as unknown as { stdio: unknown[] }).stdio[3] as unknown) : null;
+  const stdio = (proc as unknown as { stdio: unknown[] }).stdio;
+  const fd3 = spec.fd3 ? (stdio[3] as unknown) : null;
+  const control = spec.control && typeof stdio[4] === "number" ? fdLineWriter(stdio[4] as number) : undefined;
+  if (control) void proc.exited.then(control.close);
   return {
     pid: proc.pid,
     stdout: proc.stdout as unknown as AsyncIterable<Uint8Array>,
     stderr: proc.stderr as unknown as AsyncIterable<Uint8Array>,
     fd3: fd3 ? toIterable(fd3) : null,
+    sendControl: control?.write,
     exited: proc.exited.then(() => ({ code: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode) })),
     kill: (signal) => {
       try {

@@ -9,7 +9,7 @@ function spawn(spec: SpawnSpec): ChildProcess {
   const proc = nodeSpawn(file, args, {
     cwd: spec.cwd,
     env: spec.env,
-    stdio: [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", ...(spec.fd3 ? (["pipe"] as const) : [])],
+    stdio: [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", spec.fd3 ? "pipe" : "ignore", ...(spec.control ? (["pipe"] as const) : [])],
     windowsHide: true,
   });
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
@@ -32,8 +32,11 @@ function spawn(spec: SpawnSpec): ChildProcess {
     proc.stdin.end(spec.stdin);
   }
   const fd3 = spec.fd3 ? (proc.stdio[3] as NodeJS.ReadableStream | null) : null;
+  const control = spec.control ? (proc.stdio[4] as NodeJS.WritableStream & { destroyed?: boolean; on(e: string, f: () => void): void } | null) : null;
+  control?.on("error", () => {});
   return {
     pid: proc.pid,
+    ...(control ? { sendControl: (line: string) => !control.destroyed && (control.write(`${line}\n`), true) } : {}),
     stdout: proc.stdout as unknown as AsyncIterable<Uint8Array>,
     stderr: proc.stderr as unknown as AsyncIterable<Uint8Array>,
     fd3: fd3 as unknown as AsyncIterable<Uint8Array> | null,

@@ -13,7 +13,7 @@ import { ActiveRuns } from "./active-runs.ts";
 // Types only (erased from the bundle): checked against current pi; pi 0.73.1's API is a subset we stay within.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
-type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools">;
+type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "sendMessage">;
 
 type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
 
@@ -48,7 +48,10 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
       return undefined; // older pi or a stale context: deny lists fall back to pi's defaults
     }
   };
-  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools);
+  // A background task's end reaches the model the way pi delivers messages: a new turn when idle, at the next
+  // turn boundary (steer) when it is busy.
+  const notify = (text: string) => pi.sendMessage({ customType: "subagents-done", content: text, display: true }, { triggerTurn: true, deliverAs: "steer" });
+  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools, notify);
   const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
   // Our tools take plain JSON Schema (TypeBox symbols stripped, so pi's coercion works under both runtimes), not
   // pi's TypeBox generics: the one cast at the boundary.
@@ -68,5 +71,6 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   });
   pi.on("session_shutdown", () => {
     active.abortAll();
+    rt.closeOwner();
   });
 }

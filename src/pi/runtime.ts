@@ -12,6 +12,7 @@ import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";
 import { installedEmbedded } from "../host/embedded-pi.ts";
 import { resolvePiCommand } from "../host/pi-command.ts";
+import { startOwner, type Owner } from "../control/owner.ts";
 
 export type PiRuntime = {
   host: Host;
@@ -23,6 +24,10 @@ export type PiRuntime = {
   profilesFor(cwd: string): { profiles: Map<string, Profile>; diagnostics: { file: string; reason: string }[] };
   engineFor(cwd: string, settings: Settings, profiles: Map<string, Profile>, parentSession?: string): Engine;
   depth: number;
+  /** This pi session's control endpoint (started on first use): steer/cancel/wait reach its children through it. */
+  owner(): Promise<Owner>;
+  /** Stops the control endpoint (session shutdown). */
+  closeOwner(): void;
 };
 
 async function openDbFactory(): Promise<((file: string) => Db) | null> {
@@ -57,6 +62,7 @@ export async function createRuntime(): Promise<PiRuntime> {
     memoryNotice = `subagents: sessions are kept in memory only (${(err as Error).message}); they are still saved in this pi session.`;
   }
   const depth = Number(host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
+  let owner: Promise<Owner> | null = null;
   let piCommand: ReturnType<typeof resolvePiCommand> | null = null;
   let childExt: string | null = null;
   return {
@@ -65,6 +71,11 @@ export async function createRuntime(): Promise<PiRuntime> {
     store,
     memoryNotice,
     depth,
+    owner: () => (owner ??= startOwner(path.dirname(file), "pi", [])),
+    closeOwner: () => {
+      void owner?.then((o) => o.close());
+      owner = null;
+    },
     settingsFor: (cwd) => loadSettings(host, { agentDir, cwd }),
     profilesFor: (cwd) => discoverProfiles(host, { cwd, agentDir }),
     engineFor(cwd, settings, profiles, parentSession) {

@@ -39,6 +39,7 @@ export const DELEGATE_SCHEMA = plain(
     {
       tasks: Type.Array(TaskObject, { minItems: 1, maxItems: 16, description: "1–16 tasks to run in parallel" }),
       profile: Type.Optional(Type.String({ description: "Default profile for every task" })),
+      background: Type.Optional(Type.Boolean({ description: "Return at once with the session ids; a notice arrives as each task ends" })),
     },
     { additionalProperties: false },
   ),

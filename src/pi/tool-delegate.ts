@@ -11,6 +11,7 @@ import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./rende
 import { DELEGATE_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
+import { startInBackground } from "./background.ts";
 
 
 export function delegateTool(env: ToolEnv) {
@@ -57,6 +58,7 @@ export function delegateTool(env: ToolEnv) {
       // A project-local profile that may not run fails only the tasks that name it; the others go on.
       const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
       for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
+      if (params.background) return startInBackground(call, engine, inputs);
       const windows = new CallWindows(
         inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
         engine.settings.maxLinesPerWindow,

@@ -25,8 +25,10 @@ export type CallEnv = {
   /** Mirrors a task into the parent session when it starts (status running) and when it ends. */
   persistStart(input: TaskInput): void;
   persist(outcome: TaskOutcome, input: TaskInput): void;
-  /** Runs one task with a signal that `/subagents kill ID` can also trigger. */
+  /** Runs one task with a signal that `/subagents kill ID` can also trigger, steerable through the session's owner. */
   run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2]): ReturnType<typeof runTask>;
+  /** For background tasks: a signal that outlives the tool call but not the pi session, and the notice channel. */
+  background(sessionIds: string[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void }>;
 };
 
 export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime> };
@@ -44,7 +46,7 @@ function safely(fn: () => void): void {
  * `activeTools` reads the parent pi's active tools at call time: a profile's deny list subtracts from them
  * (spec 001), so a parent limited to read-only tools never hands a child write tools.
  */
-export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined): ToolEnv {
+export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void): ToolEnv {
   /** Project profiles the user already allowed in this pi session (by file path). */
   const allowed = new Set<string>();
   return {
@@ -95,10 +97,16 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         async run(engine, input, hooks = {}) {
           const t = active && input.sessionId ? active.task(input.sessionId, hooks.signal) : null;
           try {
-            return await runTask(engine, input, { ...hooks, signal: t?.signal ?? hooks.signal });
+            const owner = await (await getRuntime()).owner();
+            return await owner.wrap((i, h) => runTask(engine, i, h))(input, { ...hooks, signal: t?.signal ?? hooks.signal });
           } finally {
             t?.done();
           }
+        },
+        async background(sessionIds) {
+          (await (await getRuntime()).owner()).adopt(sessionIds);
+          const c = active?.link(undefined) ?? new AbortController();
+          return { signal: c.signal, done: () => active?.release(c), notify: (text) => safely(() => notify?.(text)) };
         },
       };
     },

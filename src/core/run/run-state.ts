@@ -179,6 +179,11 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
     case "settled":
       s.agentEnded = true;
       return;
+    case "steered":
+      // The owner's steer is part of the conversation: the transcript shows it where the model saw it.
+      recordUserMessage(s, ev.text);
+      pushActivity(s, [`↪ steer: ${ev.text.split("\n")[0]}`]);
+      return;
   }
 }
 

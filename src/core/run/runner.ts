@@ -58,6 +58,8 @@ export type RunSpec = {
   signal?: AbortSignal;
   onEvent?: (state: RunState, ev: ChildEvent) => void;
   onSpawn?: (pid: number) => void;
+  /** Given: the child gets a control pipe (fd 4); called with its writer at each spawn and with null at exit. */
+  onControl?: (send: ((line: string) => boolean) | null) => void;
 };
 
 type Stop = { code: ErrorCode; message: string };
@@ -94,11 +96,15 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   let stop: Stop | null = null;
   let proc: ChildProcess;
   try {
-    proc = host.spawn({ cmd: spec.argv, cwd: spec.cwd, env: spec.env, stdin, fd3: spec.transport === "compact" });
+    // The child reports delivery on fd 3, so control needs the compact transport.
+    const control = !!spec.onControl && spec.transport === "compact";
+    const env = control ? { ...spec.env, PI_SUBAGENT_CONTROL_FD: "4" } : spec.env;
+    proc = host.spawn({ cmd: spec.argv, cwd: spec.cwd, env, stdin, fd3: spec.transport === "compact", control });
   } catch (err) {
     return { exit: { code: null, signal: null }, stop: { code: "SUBAGENT_FAILED", message: `Failed to spawn sub-agent process: ${(err as Error).message}` }, stderr: "", stderrHead: "", stderrWhole: true };
   }
   spec.onSpawn?.(proc.pid);
+  spec.onControl?.(proc.sendControl ?? null);
 
   let killing: Promise<ExitInfo> | null = null;
   let finalTree: number[] = [];
@@ -185,6 +191,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   else spec.signal?.addEventListener("abort", onAbort, { once: true });
 
   let exit = await proc.exited;
+  spec.onControl?.(null);
   if (killing) exit = await killing;
   // Grandchildren can hold our pipes open after pi exits: give the readers a moment, never wait for EOF.
   await waitFor(clock, Promise.all(readers), 300);

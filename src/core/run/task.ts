@@ -109,6 +109,8 @@ export type TaskHooks = {
   onEvent?: (state: RunState, ev: ChildEvent) => void;
   /** Called once the session id and profile are known, before the child starts. */
   onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string; warnings: string[] }) => void;
+  /** Asks for a control pipe to the child (steer); see RunSpec.onControl. */
+  onControl?: (send: ((line: string) => boolean) | null) => void;
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
@@ -311,6 +313,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
           hooks.onEvent?.(state, ev);
           checkpoints.update(state);
         },
+        onControl: hooks.onControl,
       });
     } finally {
       for (const f of inv.files) host.remove(f.path);

@@ -1,0 +1,87 @@
+// The child's end of the control pipe (fd 4, PI_SUBAGENT_CONTROL_FD): the owner writes one JSON line per
+// command; a steer becomes pi's own steering message, which pi delivers at the next turn boundary (after the
+// tool calls in progress, before the next model call). When pi puts it into the conversation we report it on
+// fd 3 as `steered`: the owner's only proof of delivery (a child that ends first never reports it).
+import * as net from "node:net";
+import * as fs from "node:fs";
+import { textOfContent } from "../core/run/transport.ts";
+import type { ChildEvent } from "../core/types.ts";
+
+type Api = {
+  on(event: string, handler: (event: any, ctx: any) => unknown): void;
+  sendUserMessage(text: string, options?: { deliverAs?: "steer" | "followUp" }): void;
+};
+
+export type ControlLine = { type: "steer"; id: string; text: string };
+
+function readLines(fd: number, onLine: (line: string) => void): void {
+  let buf = "";
+  const push = (chunk: string) => {
+    buf += chunk;
+    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.trim()) onLine(line);
+    }
+  };
+  if (typeof Bun !== "undefined") {
+    // Bun's net.Socket does not read an inherited pipe fd; its file stream polls it properly.
+    void (async () => {
+      const dec = new TextDecoder();
+      try {
+        for await (const c of Bun.file(fd).stream() as unknown as AsyncIterable<Uint8Array>) push(dec.decode(c, { stream: true }));
+      } catch {
+        // the owner closed its end: nothing more to read
+      }
+    })();
+    return;
+  }
+  const sock = new net.Socket({ fd, readable: true, writable: false });
+  sock.unref(); // never keeps pi alive
+  sock.setEncoding("utf8");
+  sock.on("data", (c: string) => push(c));
+  sock.on("error", () => {});
+}
+
+export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void): void {
+  const fd = Number(process.env.PI_SUBAGENT_CONTROL_FD);
+  if (!Number.isInteger(fd) || fd < 3) return;
+  try {
+    fs.fstatSync(fd);
+  } catch {
+    return; // started without the pipe (an older owner): no control
+  }
+  // Before the agent starts, pi is not streaming and would start a turn of its own: hold steers until it runs.
+  // After it ended, a steer would start a turn nobody collects: drop it (the owner reports it undelivered).
+  let phase: "before" | "running" | "ended" = "before";
+  const early: ControlLine[] = [];
+  const pending: ControlLine[] = [];
+  const deliver = (msg: ControlLine) => {
+    pending.push(msg);
+    pi.sendUserMessage(msg.text, { deliverAs: "steer" });
+  };
+  pi.on("agent_start", () => {
+    phase = "running";
+    for (const msg of early.splice(0)) deliver(msg);
+  });
+  pi.on("agent_end", () => (phase = "ended"));
+  pi.on("message_start", (e) => {
+    if (e?.message?.role !== "user" || !pending.length) return;
+    const text = textOfContent(e.message.content);
+    const i = pending.findIndex((p) => p.text === text);
+    if (i < 0) return;
+    const [hit] = pending.splice(i, 1);
+    emit({ type: "steered", id: hit.id, text: hit.text });
+  });
+  readLines(fd, (line) => {
+    let msg: ControlLine;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (msg?.type !== "steer" || typeof msg.text !== "string") return;
+    if (phase === "running") deliver(msg);
+    else if (phase === "before") early.push(msg);
+  });
+}

@@ -1,0 +1,89 @@
+// `subagents wait ID… [--timeout S] [--json]`: blocks until each session's current run ends, then prints the
+// outputs the way `delegate` does. It follows the store and the owner registry, so it works for foreground
+// runs in another terminal, background runs, finished sessions, and runs whose owner died (recorded as
+// interrupted) — it never waits on a process that is gone.
+import type { TaskOutcome } from "../core/run/task.ts";
+import type { SessionRecord } from "../core/store/store-types.ts";
+import { emptyUsage } from "../core/types.ts";
+import { CallWindows } from "../ui/call-windows.ts";
+import { endLines, totalsLine } from "../ui/summary.ts";
+import { plainStyle } from "../ui/windows.ts";
+import { parse, positiveNumber } from "./args.ts";
+import { printOutputs } from "./cmd-delegate.ts";
+import { controlContext } from "./control-context.ts";
+import { EXIT, UsageError } from "./errors.ts";
+import { summaryEvent, writeJson } from "./report.ts";
+
+export const WAIT_HELP = `Usage: subagents wait ID [ID …] [--timeout S] [--json]
+
+Waits until every given session's current run has ended — background or foreground (from another
+terminal), or already finished — and prints the outputs like 'delegate': each task's status line and
+output; with --json a last "summary" line. A run whose owner died is reported as interrupted.
+
+Options:
+  --timeout S   give up after S seconds (exit 124); the sessions keep running
+  --json        JSON output (the same summary line as 'delegate --json')
+
+Exit codes: 0 all completed; 1 any failed, was cancelled or interrupted; 2 usage or unknown session; 124 timeout.`;
+
+const POLL_MS = 200;
+export const EXIT_WAIT_TIMEOUT = 124;
+
+function outcomeOf(id: string, s: SessionRecord | null, queued: boolean): TaskOutcome {
+  const r = s?.runs[s.runs.length - 1];
+  // No run recorded: still queued under its owner (on timeout), or its owner ended before starting it.
+  if (!s || !r) return { sessionId: id, name: s?.name ?? "", agent: s?.agent ?? "default", result: { status: "error", output: "", error: queued ? "not started yet" : "never started: its owner ended first", usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 } };
+  const status = r.status === "completed" ? "completed" : "error";
+  const durationMs = (r.endedAt ?? Date.now()) - r.startedAt;
+  return {
+    sessionId: s.id,
+    name: s.name,
+    agent: s.agent,
+    result: { status, output: r.output, error: r.status === "running" ? "still running" : r.error, errorCode: r.errorCode, usage: r.usage, model: r.model, exitCode: r.exitCode, toolCount: r.toolCount, messages: [], stderrTail: "", durationMs },
+  };
+}
+
+/** Like the end of a plain `delegate`: one end line per task, each output under its rule, the totals. */
+function printEnded(outcomes: TaskOutcome[]): void {
+  if (!outcomes.length) return;
+  const log = (l: string) => console.log(l);
+  const now = Date.now();
+  const w = new CallWindows(outcomes.map((o) => ({ name: o.name, sessionId: o.sessionId, profile: o.agent, timeoutSec: 0 })), 0);
+  outcomes.forEach((o, i) => {
+    w.end(i, o, now);
+    w.views[i].elapsedMs = o.result.durationMs;
+  });
+  for (const v of w.views) for (const l of endLines(v, Infinity, plainStyle)) log(l);
+  printOutputs(outcomes, Infinity, plainStyle, log);
+  log("");
+  log(totalsLine(w.views, Math.max(...outcomes.map((o) => o.result.durationMs)), plainStyle));
+}
+
+export async function cmdWait(argv: string[]): Promise<number> {
+  const { values, positionals } = parse("wait", argv, { timeout: { type: "string" }, json: { type: "boolean" } });
+  if (values.help) {
+    console.log(WAIT_HELP);
+    return EXIT.ok;
+  }
+  if (!positionals.length) throw new UsageError("wait: expected one or more session IDs. See 'subagents wait --help'.");
+  const timeout = positiveNumber("wait", "timeout", values.timeout);
+  const c = controlContext();
+  const ids = [...new Set(positionals)];
+  for (const id of ids) if (c.state(id).kind === "unknown") throw new UsageError(`wait: no session "${id}".`);
+  const deadline = timeout === undefined ? Infinity : Date.now() + timeout * 1000;
+  let pending = ids;
+  for (;;) {
+    // Only a live owner keeps a session pending: one that vanished with its owner before it started is over too.
+    pending = pending.filter((id) => c.state(id).kind === "active");
+    if (!pending.length || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
+  }
+  const outcomes = ids.map((id) => outcomeOf(id, c.store.getSession(id), pending.includes(id)));
+  if (values.json) writeJson(summaryEvent(outcomes));
+  else printEnded(outcomes.filter((o) => !pending.includes(o.sessionId)));
+  if (pending.length) {
+    process.stderr.write(`subagents: wait: timed out after ${timeout}s; still running: ${pending.join(" ")}\n`);
+    return EXIT_WAIT_TIMEOUT;
+  }
+  return outcomes.some((o) => o.result.status !== "completed") ? EXIT.taskFailed : EXIT.ok;
+}

@@ -1,0 +1,87 @@
+// Background runs (DESIGN §8): `delegate --background` validates, writes the tasks to a job file and starts this
+// executable again in the supervisor role — its own session and process group, stdio to a log file under the
+// data dir — then exits. The supervisor owns the children like a foreground CLI run would (control socket,
+// kill protocol, recorded statuses) and exits when its last task ends. Its children watch its PID, so killing
+// it stops them within about a second and their runs are then recorded as interrupted.
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { runScheduled } from "../core/run/scheduler.ts";
+import { statusLine } from "../core/run/outcome-text.ts";
+import { runTask, type TaskInput } from "../core/run/task.ts";
+import { startOwner } from "../control/owner.ts";
+import { controlDir, procStartTime, type OwnerRecord } from "../control/registry.ts";
+import { isCompiledBinary } from "../host/embedded-pi.ts";
+import { buildEngine, cliContext, dataDir } from "./engine.ts";
+import { appendEnd, appendEvent, sessionLogPath } from "./session-log.ts";
+import { trapSignals } from "./signals.ts";
+
+export type Job = { cwd: string; concurrency?: number; inputs: TaskInput[]; log?: string };
+
+/** How to start this same program again: the compiled executable, or our CLI entry under Bun from source. */
+function selfCommand(): string[] {
+  if (isCompiledBinary()) return [process.execPath];
+  return [process.execPath, "--no-install", path.resolve(import.meta.dir, "main.ts")];
+}
+
+/** Starts a detached supervisor for the job and registers it at once, so `wait ID` works before it is up. */
+export function startSupervisor(data: string, job: Job): { pid: number; log: string } {
+  const stamp = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  fs.mkdirSync(controlDir(data), { recursive: true, mode: 0o700 });
+  fs.mkdirSync(path.join(data, "logs"), { recursive: true });
+  const jobFile = path.join(controlDir(data), `job-${stamp}.json`);
+  const log = path.join(data, "logs", `supervisor-${stamp}.log`);
+  fs.writeFileSync(jobFile, JSON.stringify({ ...job, log }), { mode: 0o600 });
+  const out = fs.openSync(log, "a", 0o600);
+  const [cmd, ...args] = selfCommand();
+  const child = spawn(cmd, [...args, jobFile], { cwd: job.cwd, detached: true, stdio: ["ignore", out, out], env: { ...process.env, SUBAGENTS_ROLE: "supervisor" } });
+  fs.closeSync(out);
+  child.unref();
+  const pid = child.pid;
+  if (pid === undefined) throw new Error("cannot start the background supervisor");
+  const record: OwnerRecord = { pid, startTime: procStartTime(pid), role: "supervisor", socket: "", sessions: job.inputs.map((t) => t.sessionId!), log, startedAt: Date.now() };
+  try {
+    // "wx": if the supervisor already registered itself (with its socket), its record stays.
+    fs.writeFileSync(path.join(controlDir(data), `${pid}.json`), JSON.stringify(record), { flag: "wx", mode: 0o600 });
+  } catch {
+    // registered already
+  }
+  return { pid, log };
+}
+
+export async function runSupervisor(argv: string[]): Promise<number> {
+  // Our children (and anything they start) must not inherit the role.
+  delete process.env.SUBAGENTS_ROLE;
+  const jobFile = argv[0];
+  let job: Job;
+  try {
+    job = JSON.parse(fs.readFileSync(jobFile, "utf8")) as Job;
+    fs.rmSync(jobFile, { force: true });
+  } catch (err) {
+    console.error(`supervisor: cannot read job ${jobFile}: ${(err as Error).message}`);
+    return 2;
+  }
+  const ctx = cliContext(job.cwd);
+  const engine = buildEngine(ctx, job.cwd);
+  const data = dataDir(ctx);
+  const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId!), { log: job.log });
+  const interrupt = trapSignals();
+  const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
+  log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
+  try {
+    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks)), {
+      signal: interrupt.signal,
+      onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),
+      onTaskEvent: (i, _state, ev) => appendEvent(sessionLogPath(data, job.inputs[i].sessionId!), ev),
+      onTaskEnd: (i, o) => {
+        log(statusLine(o));
+        appendEnd(sessionLogPath(data, job.inputs[i].sessionId!), o);
+      },
+    });
+  } finally {
+    owner.close();
+    interrupt.dispose();
+  }
+  log("supervisor: all tasks ended");
+  return 0;
+}

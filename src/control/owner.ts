@@ -1,0 +1,160 @@
+// The control endpoint of a process that owns children (DESIGN §8): a CLI run, a background supervisor, a pi
+// session. It listens on a Unix socket recorded in the owner registry and acts on its own tasks: steer (over
+// the child's control pipe, answered once the child reports delivery or ends without it) and cancel (the
+// task's abort signal, so the kill protocol and the recorded status are the engine's usual ones).
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import type { RunState } from "../core/run/run-state.ts";
+import type { TaskHooks, TaskInput, TaskOutcome } from "../core/run/task.ts";
+import type { ChildEvent } from "../core/types.ts";
+import { MAX_STEER_CHARS, type ControlReply, type ControlRequest } from "./protocol.ts";
+import { procStartTime, removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";
+
+type RunHooks = { signal?: AbortSignal; onEvent?: (state: RunState, ev: ChildEvent) => void };
+type Hooks = RunHooks & TaskHooks;
+type Runner = (input: TaskInput, hooks: Hooks) => Promise<TaskOutcome>;
+
+type Tracked = {
+  abort: AbortController;
+  send: ((line: string) => boolean) | null;
+  /** Steers written to the child, waiting for its `steered` report. */
+  waiting: Map<string, (r: ControlReply) => void>;
+};
+
+export type Owner = {
+  /** Wraps a task runner so each task can be steered and cancelled through this owner. */
+  wrap(run: Runner): Runner;
+  /** Lists sessions this owner will run (queued ones too), so wait/steer/cancel find it before they start. */
+  adopt(ids: string[]): void;
+  /** Stops listening and removes the record. */
+  close(): void;
+};
+
+let steerSeq = 0;
+
+export async function startOwner(dataDir: string, role: OwnerRole, sessions: string[], extra: Partial<OwnerRecord> = {}): Promise<Owner> {
+  const tasks = new Map<string, Tracked>();
+  const unfinished = new Set(sessions);
+  const record: OwnerRecord = { pid: process.pid, startTime: procStartTime(process.pid), role, socket: socketPath(dataDir, process.pid), sessions, startedAt: Date.now(), ...extra };
+  const publish = () => {
+    try {
+      writeOwner(dataDir, { ...record, sessions: [...unfinished] });
+    } catch {
+      // the data dir went away or is read-only: the run goes on, only uncontrollable from elsewhere
+    }
+  };
+
+  const steer = (id: string, text: string): Promise<ControlReply> => {
+    const t = tasks.get(id);
+    if (!t) return Promise.resolve({ ok: false, reason: unfinished.has(id) ? `session ${id} has not started yet (queued)` : `session ${id} is not running` });
+    if (!t.send) return Promise.resolve({ ok: false, reason: `session ${id} has no control channel to its child right now (between attempts, or the json transport)` });
+    if (!text.trim()) return Promise.resolve({ ok: false, reason: "the message is empty" });
+    if (text.length > MAX_STEER_CHARS) return Promise.resolve({ ok: false, reason: `the message is longer than ${MAX_STEER_CHARS} characters` });
+    const steerId = `${process.pid}-${++steerSeq}`;
+    return new Promise((resolve) => {
+      t.waiting.set(steerId, resolve);
+      if (!t.send?.(JSON.stringify({ type: "steer", id: steerId, text }))) {
+        t.waiting.delete(steerId);
+        resolve({ ok: false, reason: `session ${id}: its child is exiting` });
+      }
+    });
+  };
+
+  const cancel = (req: Extract<ControlRequest, { op: "cancel" }>): ControlReply => {
+    const ids = req.all ? [...unfinished] : req.sessionId && unfinished.has(req.sessionId) ? [req.sessionId] : [];
+    if (!ids.length) return { ok: false, reason: `session ${req.sessionId} is not running here` };
+    for (const id of ids) {
+      const t = tasks.get(id);
+      if (t) t.abort.abort();
+      else cancelledEarly.add(id);
+    }
+    return { ok: true, cancelled: ids };
+  };
+  /** Queued tasks cancelled before they started: they start with an aborted signal and are recorded cancelled. */
+  const cancelledEarly = new Set<string>();
+
+  const handle = async (line: string): Promise<ControlReply> => {
+    let req: ControlRequest;
+    try {
+      req = JSON.parse(line);
+    } catch {
+      return { ok: false, reason: "bad request" };
+    }
+    if (req.op === "ping") return { ok: true };
+    if (req.op === "steer") return steer(String(req.sessionId), String(req.text ?? ""));
+    if (req.op === "cancel") return cancel(req);
+    return { ok: false, reason: `unknown request ${(req as { op?: string }).op}` };
+  };
+
+  let server: net.Server;
+  try {
+    server = await listen(record.socket, handle);
+  } catch (err) {
+    // Control is an addition: a data dir we cannot listen in must not stop the run itself.
+    if (role !== "pi") process.stderr.write(`subagents: warning: no control socket (steer/cancel from elsewhere unavailable): ${(err as Error).message}\n`);
+    return { wrap: (run) => run, adopt: () => {}, close: () => {} };
+  }
+  publish();
+
+  return {
+    adopt: (ids) => {
+      for (const id of ids) unfinished.add(id);
+      publish();
+    },
+    wrap: (run) => async (input, hooks) => {
+      const id = input.sessionId ?? "";
+      const t: Tracked = { abort: new AbortController(), send: null, waiting: new Map() };
+      if (cancelledEarly.has(id)) t.abort.abort();
+      tasks.set(id, t);
+      unfinished.add(id);
+      const signal = hooks.signal ? AbortSignal.any([hooks.signal, t.abort.signal]) : t.abort.signal;
+      const onEvent = (state: RunState, ev: ChildEvent) => {
+        if (ev.type === "steered") {
+          t.waiting.get(ev.id)?.({ ok: true, delivered: true });
+          t.waiting.delete(ev.id);
+        }
+        hooks.onEvent?.(state, ev);
+      };
+      try {
+        return await run(input, { ...hooks, signal, onEvent, onControl: (send) => (t.send = send) });
+      } finally {
+        // The run's status is recorded by now: a steer still waiting never reached the model.
+        for (const resolve of t.waiting.values()) resolve({ ok: false, reason: `session ${id} ended before the message was delivered` });
+        tasks.delete(id);
+        unfinished.delete(id);
+        publish();
+      }
+    },
+    close: () => {
+      server.close();
+      fs.rmSync(record.socket, { force: true });
+      removeOwner(dataDir, process.pid);
+    },
+  };
+}
+
+async function listen(socket: string, handle: (line: string) => Promise<ControlReply>): Promise<net.Server> {
+  fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 });
+  fs.rmSync(socket, { force: true });
+  const server = net.createServer((sock) => {
+    let buf = "";
+    sock.on("error", () => {});
+    sock.setEncoding("utf8");
+    sock.on("data", (c: string) => {
+      buf += c;
+      const nl = buf.indexOf("\n");
+      if (nl < 0) return;
+      const line = buf.slice(0, nl);
+      buf = "";
+      void handle(line).then((reply) => sock.end(`${JSON.stringify(reply)}\n`));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(socket, () => resolve());
+  });
+  fs.chmodSync(socket, 0o600);
+  server.unref(); // the owner's own work decides when it exits
+  return server;
+}

@@ -1,0 +1,10 @@
+// The control socket's wire format: one JSON request line, one JSON reply line, then the connection closes.
+export type ControlRequest =
+  | { op: "steer"; sessionId: string; text: string }
+  | { op: "cancel"; sessionId?: string; all?: boolean }
+  | { op: "ping" };
+
+export type ControlReply = { ok: true; delivered?: boolean; cancelled?: string[] } | { ok: false; reason: string };
+
+/** A steer is a message to a model, not a file transfer. */
+export const MAX_STEER_CHARS = 64 * 1024;

@@ -1,0 +1,109 @@
+// Who owns which runs (DESIGN §8): one small JSON record per owner process next to the session database,
+// `<data dir>/control/<pid>.json`, holding its PID, the kernel's start time of that PID (so a recycled PID is
+// not taken for the owner), its control socket and the sessions it has not finished yet. A record, not a table:
+// liveness is proven by the process and its socket, which no stored row can prove, and the schema stays put.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+export type OwnerRole = "cli" | "supervisor" | "pi";
+
+export type OwnerRecord = {
+  pid: number;
+  /** /proc/<pid>/stat start time (clock ticks since boot); null where the system does not tell. */
+  startTime: string | null;
+  role: OwnerRole;
+  /** Unix socket serving control requests; empty until the owner listens (a supervisor just spawned). */
+  socket: string;
+  /** Sessions the owner still has to finish (queued or running). */
+  sessions: string[];
+  /** Log file of a detached supervisor. */
+  log?: string;
+  startedAt: number;
+};
+
+export const controlDir = (dataDir: string) => path.join(dataDir, "control");
+
+export function procStartTime(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Field 22; the command name (field 2) may hold spaces and parentheses, so count from the last ')'.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === "EPERM";
+  }
+}
+
+export function recordAlive(r: OwnerRecord): boolean {
+  if (!pidAlive(r.pid)) return false;
+  if (r.startTime === null) return true;
+  const now = procStartTime(r.pid);
+  return now === null || now === r.startTime;
+}
+
+/** A socket path short enough for sun_path (~104 bytes): under the data dir when it fits, else the temp dir. */
+export function socketPath(dataDir: string, pid: number): string {
+  const near = path.join(controlDir(dataDir), `${pid}.sock`);
+  if (Buffer.byteLength(near) < 100) return near;
+  return path.join(os.tmpdir(), `subagents-${process.getuid?.() ?? "u"}-${pid}.sock`);
+}
+
+export function writeOwner(dataDir: string, r: OwnerRecord): void {
+  const dir = controlDir(dataDir);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, `${r.pid}.json`);
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(r), { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+export function removeOwner(dataDir: string, pid: number): void {
+  fs.rmSync(path.join(controlDir(dataDir), `${pid}.json`), { force: true });
+}
+
+export function readOwner(dataDir: string, pid: number): OwnerRecord | null {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(controlDir(dataDir), `${pid}.json`), "utf8")) as OwnerRecord;
+  } catch {
+    return null;
+  }
+}
+
+/** Live owners; records of dead ones (and their sockets) are removed on the way. */
+export function liveOwners(dataDir: string): OwnerRecord[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(controlDir(dataDir)).filter((n) => /^\d+\.json$/.test(n));
+  } catch {
+    return [];
+  }
+  const out: OwnerRecord[] = [];
+  for (const n of names) {
+    const r = readOwner(dataDir, Number(n.slice(0, -5)));
+    if (!r) continue;
+    if (recordAlive(r)) out.push(r);
+    else {
+      removeOwner(dataDir, r.pid);
+      if (r.socket) fs.rmSync(r.socket, { force: true });
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether the process recorded as a run's owner is still that owner: alive, and — when it left a record — the
+ * same process that wrote it. The store's stale-run recovery uses this instead of a bare PID check.
+ */
+export function ownerAlive(dataDir: string, pid: number): boolean {
+  const r = readOwner(dataDir, pid);
+  return r ? recordAlive(r) : pidAlive(pid);
+}

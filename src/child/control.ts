@@ -14,7 +14,11 @@ type Api = {
 
 export type ControlLine = { type: "steer"; id: string; text: string };
 
-function readLines(fd: number, onLine: (line: string) => void): void {
+/** Reads lines from fd until the returned stop() is called. Under Bun a pending read keeps the process alive
+ *  (its file stream cannot be unref'd), so the caller reads only while the agent runs: a pi that ends on its
+ *  own — including one that exits early on an error such as a missing API key — is never held open by us. Lines
+ *  written meanwhile wait in the pipe; a partial line is kept across stops. */
+function lineReader(fd: number, onLine: (line: string) => void): () => () => void {
   let buf = "";
   const push = (chunk: string) => {
     buf += chunk;
@@ -26,21 +30,34 @@ function readLines(fd: number, onLine: (line: string) => void): void {
   };
   if (typeof Bun !== "undefined") {
     // Bun's net.Socket does not read an inherited pipe fd; its file stream polls it properly.
-    void (async () => {
+    return () => {
+      const reader = (Bun.file(fd).stream() as ReadableStream<Uint8Array>).getReader();
       const dec = new TextDecoder();
-      try {
-        for await (const c of Bun.file(fd).stream() as unknown as AsyncIterable<Uint8Array>) push(dec.decode(c, { stream: true }));
-      } catch {
-        // the owner closed its end: nothing more to read
-      }
-    })();
-    return;
+      void (async () => {
+        try {
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) return;
+            push(dec.decode(value, { stream: true }));
+          }
+        } catch {
+          // the owner closed its end, or we stopped: nothing more to read now
+        }
+      })();
+      return () => void reader.cancel().catch(() => {});
+    };
   }
-  const sock = new net.Socket({ fd, readable: true, writable: false });
-  sock.unref(); // never keeps pi alive
-  sock.setEncoding("utf8");
-  sock.on("data", (c: string) => push(c));
-  sock.on("error", () => {});
+  let sock: net.Socket | null = null;
+  return () => {
+    if (!sock) {
+      sock = new net.Socket({ fd, readable: true, writable: false });
+      sock.unref(); // never keeps pi alive
+      sock.setEncoding("utf8");
+      sock.on("data", (c: string) => push(c));
+      sock.on("error", () => {});
+    }
+    return () => {};
+  };
 }
 
 export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void): void {
@@ -60,11 +77,17 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void): void 
     pending.push(msg);
     pi.sendUserMessage(msg.text, { deliverAs: "steer" });
   };
+  let stopReading: (() => void) | null = null;
   pi.on("agent_start", () => {
     phase = "running";
+    stopReading ??= startReading();
     for (const msg of early.splice(0)) deliver(msg);
   });
-  pi.on("agent_end", () => (phase = "ended"));
+  pi.on("agent_end", () => {
+    phase = "ended";
+    stopReading?.();
+    stopReading = null;
+  });
   pi.on("message_start", (e) => {
     if (e?.message?.role !== "user" || !pending.length) return;
     const text = textOfContent(e.message.content);
@@ -73,7 +96,7 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void): void 
     const [hit] = pending.splice(i, 1);
     emit({ type: "steered", id: hit.id, text: hit.text });
   });
-  readLines(fd, (line) => {
+  const startReading = lineReader(fd, (line) => {
     let msg: ControlLine;
     try {
       msg = JSON.parse(line);

@@ -2,19 +2,17 @@
 // sets the switch for the child only; we drop it at once, so nothing the child runs (bash, a nested `subagents`)
 // inherits it.
 import * as path from "node:path";
+import { isCompiledBinary, ROLE_ENV } from "../host/embedded-pi.ts";
 import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
 import { EMBEDDED_PI_VERSION } from "./version.ts";
-
-const ROLE_ENV = "SUBAGENTS_ROLE";
-
-function isCompiled(): boolean {
-  return typeof Bun !== "undefined" && Bun.main.startsWith("/$bunfs");
-}
 
 export async function runPiRole(ourVersion: string): Promise<void> {
   const buildKey = path.join(ourVersion, `pi-${EMBEDDED_PI_VERSION}`);
   delete process.env[ROLE_ENV];
-  if (isCompiled() && !process.env.PI_PACKAGE_DIR) {
+  // Always our own copy: a PI_PACKAGE_DIR inherited from the user's setup (Nix, a pi from npm) has another
+  // version's files in another layout.
+  if (isCompiledBinary()) {
+    delete process.env.PI_PACKAGE_DIR;
     const source = path.join(path.dirname(Bun.main), PI_ASSETS);
     let lastError: unknown;
     for (const dest of assetCacheDir(process.env, buildKey)) {

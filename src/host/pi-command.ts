@@ -9,7 +9,6 @@ import * as path from "node:path";
 import { isCompiledBinary, type EmbeddedPi } from "./embedded-pi.ts";
 import { compareVersions, findPi, packageOfScript, PI_INSTALL, PI_PACKAGES, readPiPackage, searchPlaces, satisfiesNode, which, type PiPackage } from "./pi-discovery.ts";
 
-export { which } from "./pi-discovery.ts";
 
 export type PiInfo = {
   /** pi's version, or "" when SUBAGENTS_PI names a command we cannot look inside. */
@@ -38,7 +37,6 @@ export type ChildPiSetting = "auto" | "embedded" | "system" | (string & {});
 
 export class PiNotFoundError extends Error {}
 
-export { isCompiledBinary };
 
 /** First release under the new name: bundled Node entry, compile cache, linear json stream. */
 const NODE_FIRST_FROM = "0.74.0";

@@ -9,7 +9,6 @@ import * as path from "node:path";
 import { isCompiledBinary, type EmbeddedPi } from "./embedded-pi.ts";
 import { compareVersions, findPi, packageOfScript, PI_INSTALL, PI_PACKAGES, readPiPackage, searchPlaces, satisfiesNode, which, type PiPackage } from "./pi-discovery.ts";
 
-
 export type PiInfo = {
   /** pi's version, or "" when SUBAGENTS_PI names a command we cannot look inside. */
   version: string;

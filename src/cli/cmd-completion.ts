@@ -26,6 +26,7 @@ export const COMPLETIONS: Record<string, string[]> = {
   steer: ["--help"],
   cancel: ["--all", "--help"],
   logs: ["--follow", "--help"],
+  attach: ["--no-color", "--help"],
 };
 
 const commands = () => Object.keys(COMPLETIONS).join(" ");

@@ -142,7 +142,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   live?.start();
   let outcomes: TaskOutcome[];
   try {
-    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks)), {
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
       signal: interrupt.signal,
       onTaskStart: (i) => {
         windows.start(i, Date.now());

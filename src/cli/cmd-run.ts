@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { toolCallLine } from "../core/run/activity.ts";
-import { checkProfileSkills, checkResumable, runTask } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, startLine } from "../ui/summary.ts";
@@ -76,7 +76,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
   const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });
   let windows: CallWindows | null = null;
-  const outcome = await owner.wrap((i, h) => runTask(engine, i, h))(
+  const outcome = await owner.wrap((i, h) => runTask(engine, i, h), (t) => effectiveTimeout(engine, t))(
     input,
     {
       signal: interrupt.signal,

@@ -7,7 +7,7 @@ import type { SessionRecord } from "../core/store/store-types.ts";
 import { emptyUsage } from "../core/types.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, totalsLine } from "../ui/summary.ts";
-import { plainStyle } from "../ui/windows.ts";
+import { plainStyle, type Style, type WindowView } from "../ui/windows.ts";
 import { parse, positiveNumber } from "./args.ts";
 import { printOutputs } from "./cmd-delegate.ts";
 import { controlContext } from "./control-context.ts";
@@ -29,7 +29,7 @@ Exit codes: 0 all completed; 1 any failed, was cancelled or interrupted; 2 usage
 const POLL_MS = 200;
 export const EXIT_WAIT_TIMEOUT = 124;
 
-function outcomeOf(id: string, s: SessionRecord | null, queued: boolean): TaskOutcome {
+export function outcomeOf(id: string, s: SessionRecord | null, queued: boolean): TaskOutcome {
   const r = s?.runs[s.runs.length - 1];
   // No run recorded: still queued under its owner (on timeout), or its owner ended before starting it.
   if (!s || !r) return { sessionId: id, name: s?.name ?? "", agent: s?.agent ?? "default", result: { status: "error", output: "", error: queued ? "not started yet" : "never started: its owner ended first", usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 } };
@@ -43,20 +43,27 @@ function outcomeOf(id: string, s: SessionRecord | null, queued: boolean): TaskOu
   };
 }
 
-/** Like the end of a plain `delegate`: one end line per task, each output under its rule, the totals. */
-function printEnded(outcomes: TaskOutcome[]): void {
-  if (!outcomes.length) return;
-  const log = (l: string) => console.log(l);
+/** The windows of recorded ends (as `delegate` draws them when its tasks end). */
+export function endedViews(outcomes: TaskOutcome[]): WindowView[] {
   const now = Date.now();
   const w = new CallWindows(outcomes.map((o) => ({ name: o.name, sessionId: o.sessionId, profile: o.agent, timeoutSec: 0 })), 0);
   outcomes.forEach((o, i) => {
     w.end(i, o, now);
     w.views[i].elapsedMs = o.result.durationMs;
   });
-  for (const v of w.views) for (const l of endLines(v, Infinity, plainStyle)) log(l);
-  printOutputs(outcomes, Infinity, plainStyle, log);
+  return w.views;
+}
+
+/** Like the end of a plain `delegate`: one end line per task (unless a last frame showed them), each output under
+ * its rule, the totals. */
+export function printEnded(outcomes: TaskOutcome[], style: Style = plainStyle, width = Infinity, o: { endLines?: boolean } = {}): void {
+  if (!outcomes.length) return;
+  const log = (l: string) => console.log(l);
+  const views = endedViews(outcomes);
+  if (o.endLines ?? true) for (const v of views) for (const l of endLines(v, width, style)) log(l);
+  printOutputs(outcomes, width, style, log);
   log("");
-  log(totalsLine(w.views, Math.max(...outcomes.map((o) => o.result.durationMs)), plainStyle));
+  log(totalsLine(views, Math.max(...outcomes.map((o) => o.result.durationMs)), style));
 }
 
 export async function cmdWait(argv: string[]): Promise<number> {

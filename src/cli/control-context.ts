@@ -2,13 +2,13 @@
 import { sessionState, type SessionState } from "../control/client.ts";
 import { liveOwners, ownerAlive } from "../control/registry.ts";
 import type { Store } from "../core/store/store.ts";
-import { cliContext, dataDir, openStore } from "./engine.ts";
+import { cliContext, dataDir, openStore, type CliContext } from "./engine.ts";
 
-export type ControlContext = { store: Store; data: string; state(id: string): SessionState };
+export type ControlContext = { ctx: CliContext; store: Store; data: string; state(id: string): SessionState };
 
 export function controlContext(): ControlContext {
   const ctx = cliContext(process.cwd());
   const store = openStore(ctx);
   const data = dataDir(ctx);
-  return { store, data, state: (id) => sessionState(store, liveOwners(data), id, (pid) => ownerAlive(data, pid)) };
+  return { ctx, store, data, state: (id) => sessionState(store, liveOwners(data), id, (pid) => ownerAlive(data, pid)) };
 }

@@ -15,6 +15,7 @@ Commands:
   steer ID "message"     Send a message to a running sub-agent (delivered at its next turn boundary)
   cancel ID ... | --all  Stop running sub-agents (recorded as cancelled)
   logs ID [-f]           A background session's events as readable lines (-f: follow until it ends)
+  attach ID              The live window of a running session (Ctrl-C detaches; the run goes on)
   profiles               List agent profiles (and problems with profile files)
   install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it; --bin: this executable onto PATH)
   demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)

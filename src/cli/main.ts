@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   steer: async () => (await import("./cmd-steer.ts")).cmdSteer,
   cancel: async () => (await import("./cmd-cancel.ts")).cmdCancel,
   logs: async () => (await import("./cmd-logs.ts")).cmdLogs,
+  attach: async () => (await import("./cmd-attach.ts")).cmdAttach,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -2,33 +2,13 @@
 // shows while nobody watches its window. One line per meaningful event, sanitized like everything we print.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { toolCallLine, toolResultLine } from "../core/run/activity.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
 import { sanitize } from "../core/sanitize.ts";
 import type { ChildEvent } from "../core/types.ts";
+import { eventLine } from "../ui/event-line.ts";
 
 export const sessionLogPath = (data: string, id: string) => path.join(data, "logs", `${id}.log`);
-
-function eventLine(ev: ChildEvent): string | null {
-  switch (ev.type) {
-    case "tool_start":
-      return ev.name === "subagent_finalize" ? null : `→ ${toolCallLine(ev.name, ev.args)}`;
-    case "tool_end":
-      return toolResultLine(ev.name, ev.result, ev.isError);
-    case "assistant":
-      if (ev.errorMessage) return `✗ model error: ${ev.errorMessage}`;
-      return ev.text.trim() ? ev.text.trim() : null;
-    case "retry":
-      return `↻ retry ${ev.attempt}/${ev.maxAttempts}: ${ev.errorMessage}`;
-    case "steered":
-      return `↪ steer: ${ev.text}`;
-    case "finalize":
-      return `■ finalize: ${ev.payload.status}`;
-    default:
-      return null;
-  }
-}
 
 export function appendEvent(file: string, ev: ChildEvent): void {
   const line = eventLine(ev);

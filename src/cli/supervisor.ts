@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { runScheduled } from "../core/run/scheduler.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
-import { runTask, type TaskInput } from "../core/run/task.ts";
+import { effectiveTimeout, runTask, type TaskInput } from "../core/run/task.ts";
 import { startOwner } from "../control/owner.ts";
 import { controlDir, procStartTime, type OwnerRecord } from "../control/registry.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
@@ -69,7 +69,7 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
   log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
   try {
-    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks)), {
+    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
       signal: interrupt.signal,
       onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),
       onTaskEvent: (i, _state, ev) => appendEvent(sessionLogPath(data, job.inputs[i].sessionId!), ev),

@@ -3,6 +3,7 @@ import * as net from "node:net";
 import type { SessionStore } from "../core/store/store-types.ts";
 import type { ControlReply, ControlRequest } from "./protocol.ts";
 import type { OwnerRecord } from "./registry.ts";
+import type { WatchMessage } from "./watch.ts";
 
 export function request(socket: string, req: ControlRequest, timeoutMs?: number): Promise<ControlReply> {
   return new Promise((resolve) => {
@@ -56,4 +57,38 @@ export function sessionState(store: SessionStore, owners: OwnerRecord[], id: str
   if (last.ownerPid !== null && ownerAlive(last.ownerPid)) return { kind: "active", owner: owners.find((o) => o.pid === last.ownerPid) ?? null };
   store.recoverStale(ownerAlive);
   return { kind: "done" };
+}
+
+/**
+ * Follows a session through its owner (`watch`): `onMessage` gets each message; resolves when the stream ends —
+ * `ended` (the task is over), `refused` (an owner that does not serve watch), neither (the owner went away) — or
+ * when `close()` is called.
+ */
+export function watch(socket: string, sessionId: string, onMessage: (m: WatchMessage) => void): { done: Promise<{ ended: boolean; refused?: string }>; close(): void } {
+  const sock = net.createConnection(socket);
+  let ended = false;
+  let refused: string | undefined;
+  let buf = "";
+  sock.setEncoding("utf8");
+  sock.on("connect", () => sock.write(`${JSON.stringify({ op: "watch", sessionId } satisfies ControlRequest)}\n`));
+  sock.on("data", (c: string) => {
+    buf += c;
+    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      let m: WatchMessage | { ok: false; reason: string };
+      try {
+        m = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if ("ok" in m) refused = m.reason; // an owner that does not know `watch` (an older build)
+      else if (m.type === "end") ended = true;
+      else onMessage(m);
+    }
+  });
+  // An owner that is gone ends the stream without "end": the caller looks at the store and registry again.
+  sock.on("error", () => {});
+  const done = new Promise<{ ended: boolean; refused?: string }>((resolve) => sock.on("close", () => resolve({ ended, refused })));
+  return { done, close: () => sock.destroy() };
 }

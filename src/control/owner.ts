@@ -8,7 +8,10 @@ import * as path from "node:path";
 import type { RunState } from "../core/run/run-state.ts";
 import type { TaskHooks, TaskInput, TaskOutcome } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
+import { CallWindows, DETAIL_LINES } from "../ui/call-windows.ts";
+import { eventLine } from "../ui/event-line.ts";
 import { MAX_STEER_CHARS, type ControlReply, type ControlRequest } from "./protocol.ts";
+import { serveWatch, type WatchMessage, type WatchSource } from "./watch.ts";
 import { procStartTime, removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";
 
 type RunHooks = { signal?: AbortSignal; onEvent?: (state: RunState, ev: ChildEvent) => void };
@@ -20,11 +23,14 @@ type Tracked = {
   send: ((line: string) => boolean) | null;
   /** Steers written to the child, waiting for its `steered` report. */
   waiting: Map<string, (r: ControlReply) => void>;
+  /** Its live window, for watchers (attach, /subagents). */
+  window: CallWindows;
 };
 
 export type Owner = {
-  /** Wraps a task runner so each task can be steered and cancelled through this owner. */
-  wrap(run: Runner): Runner;
+  /** Wraps a task runner so each task can be steered, cancelled and watched through this owner; `timeoutOf` is
+   * the timeout its window shows. */
+  wrap(run: Runner, timeoutOf?: (input: TaskInput) => number): Runner;
   /** Lists sessions this owner will run (queued ones too), so wait/steer/cancel find it before they start. */
   adopt(ids: string[]): void;
   /** Stops listening and removes the record. */
@@ -84,12 +90,31 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
     if (req.op === "ping") return { ok: true };
     if (req.op === "steer") return steer(String(req.sessionId), String(req.text ?? ""));
     if (req.op === "cancel") return cancel(req);
+    if (req.op === "watch") return { ok: false, reason: "watch keeps its connection" };
     return { ok: false, reason: `unknown request ${(req as { op?: string }).op}` };
+  };
+
+  /** Watchers by session (they may subscribe while the task is still queued). */
+  const watchers = new Map<string, Set<(m: WatchMessage) => void>>();
+  const watchSource: WatchSource = {
+    view: (id) => {
+      const t = tasks.get(id);
+      if (t) return t.window.snapshot(Date.now(), DETAIL_LINES).windows[0];
+      return unfinished.has(id) ? "queued" : null;
+    },
+    listen: (id, fn) => {
+      const set = watchers.get(id) ?? new Set();
+      watchers.set(id, set.add(fn));
+      return () => {
+        set.delete(fn);
+        if (!set.size) watchers.delete(id);
+      };
+    },
   };
 
   let server: net.Server;
   try {
-    server = await listen(record.socket, handle);
+    server = await listen(record.socket, handle, watchSource);
   } catch (err) {
     // Control is an addition: a data dir we cannot listen in must not stop the run itself.
     if (role !== "pi") process.stderr.write(`subagents: warning: no control socket (steer/cancel from elsewhere unavailable): ${(err as Error).message}\n`);
@@ -102,9 +127,11 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
       for (const id of ids) unfinished.add(id);
       publish();
     },
-    wrap: (run) => async (input, hooks) => {
+    wrap: (run, timeoutOf) => async (input, hooks) => {
       const id = input.sessionId ?? "";
-      const t: Tracked = { abort: new AbortController(), send: null, waiting: new Map() };
+      const window = new CallWindows([{ name: input.name, sessionId: id, profile: input.profile, timeoutSec: timeoutOf?.(input) ?? input.timeoutSec ?? 0 }], DETAIL_LINES);
+      window.start(0, Date.now());
+      const t: Tracked = { abort: new AbortController(), send: null, waiting: new Map(), window };
       if (cancelledEarly.has(id)) t.abort.abort();
       tasks.set(id, t);
       unfinished.add(id);
@@ -114,6 +141,9 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
           t.waiting.get(ev.id)?.({ ok: true, delivered: true });
           t.waiting.delete(ev.id);
         }
+        t.window.event(0, state);
+        const line = watchers.size ? eventLine(ev) : null;
+        if (line) for (const fn of watchers.get(id) ?? []) fn({ type: "line", text: line });
         hooks.onEvent?.(state, ev);
       };
       try {
@@ -134,7 +164,7 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
   };
 }
 
-async function listen(socket: string, handle: (line: string) => Promise<ControlReply>): Promise<net.Server> {
+async function listen(socket: string, handle: (line: string) => Promise<ControlReply>, watch: WatchSource): Promise<net.Server> {
   fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 });
   fs.rmSync(socket, { force: true });
   const server = net.createServer((sock) => {
@@ -147,6 +177,11 @@ async function listen(socket: string, handle: (line: string) => Promise<ControlR
       if (nl < 0) return;
       const line = buf.slice(0, nl);
       buf = "";
+      const req = watchRequest(line);
+      if (req) {
+        sock.unref(); // a watcher never keeps the owner alive
+        return serveWatch(sock, req.sessionId, watch);
+      }
       void handle(line).then((reply) => sock.end(`${JSON.stringify(reply)}\n`));
     });
   });
@@ -157,4 +192,13 @@ async function listen(socket: string, handle: (line: string) => Promise<ControlR
   fs.chmodSync(socket, 0o600);
   server.unref(); // the owner's own work decides when it exits
   return server;
+}
+
+function watchRequest(line: string): { sessionId: string } | null {
+  try {
+    const req = JSON.parse(line) as ControlRequest;
+    return req.op === "watch" && typeof req.sessionId === "string" ? { sessionId: req.sessionId } : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,8 +1,11 @@
-// The control socket's wire format: one JSON request line, one JSON reply line, then the connection closes.
+// The control socket's wire format: one JSON request line, one JSON reply line, then the connection closes
+// (except `watch`, which streams until the task ends: watch.ts).
 export type ControlRequest =
   | { op: "steer"; sessionId: string; text: string }
   | { op: "cancel"; sessionId?: string; all?: boolean }
-  | { op: "ping" };
+  | { op: "ping" }
+  /** Streams the session's window and event lines until it ends (see watch.ts). */
+  | { op: "watch"; sessionId: string };
 
 export type ControlReply = { ok: true; delivered?: boolean; cancelled?: string[] } | { ok: false; reason: string };
 

@@ -1,7 +1,7 @@
 // What every tool call needs from the extension: an engine for the call's cwd, consent for project-local
 // profiles, and mirroring of finished tasks into the parent session (pi.appendEntry, spec 000).
 import { findProfile, type Profile } from "../core/profiles/profile.ts";
-import { runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { effectiveTimeout, runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
@@ -98,7 +98,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           const t = active && input.sessionId ? active.task(input.sessionId, hooks.signal) : null;
           try {
             const owner = await (await getRuntime()).owner();
-            return await owner.wrap((i, h) => runTask(engine, i, h))(input, { ...hooks, signal: t?.signal ?? hooks.signal });
+            return await owner.wrap((i, h) => runTask(engine, i, h), (i) => effectiveTimeout(engine, i))(input, { ...hooks, signal: t?.signal ?? hooks.signal });
           } finally {
             t?.done();
           }

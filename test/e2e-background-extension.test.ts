@@ -2,7 +2,7 @@
 // dist/extension.js; the scripted model calls delegate_to_subagents with background: true, then works on
 // (a bash call) while the real child runs; the child's end reaches the parent model as a notice.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { piCmd, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
@@ -62,5 +62,79 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
     // The parent's session shows the notice as a message of ours.
     const entries = readFileSync(sessionFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     expect(entries.some((e) => e.message?.customType === "subagents-done" || e.customType === "subagents-done")).toBe(true);
+  }, 180_000);
+}
+
+/** A user agent for `subagent` (it needs a named agent). */
+function writeWorker(): void {
+  mkdirSync(join(world.agentDir, "agents"), { recursive: true });
+  writeFileSync(join(world.agentDir, "agents", "worker.md"), "---\nname: worker\ndescription: Does what it is told\n---\nYou do what you are told.\n");
+}
+
+async function runParent(runtime: "node" | "bun", marker: string, steps: unknown[]): Promise<{ code: number; stderr: string; ms: number }> {
+  const t0 = performance.now();
+  const proc = Bun.spawn({
+    cmd: [...piCmd("current", runtime), "-p", "--no-session", "-e", EXTENSION],
+    cwd: world.workDir,
+    env: world.env,
+    stdin: new TextEncoder().encode(`parent task ${marker} ${script(steps as never)}`),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  return { code: await proc.exited, stderr, ms: performance.now() - t0 };
+}
+
+/** The parent's bash step that waits until the child is inside its own bash call, then repeats the session id. */
+const untilChildBusy = (flag: string) => `for i in $(seq 1 600); do [ -f ${flag} ] && break; sleep 0.1; done; echo {{lastSessionId}}`;
+
+for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "bun"]) as ("node" | "bun")[]) {
+  test(`subagent background: true under ${runtime} pi; get_subagent_output steers the running child and waits for its end (no duplicate notice)`, async () => {
+    writeWorker();
+    const marker = `sgw-${runtime}-${Date.now()}`;
+    const flag = join(world.root, `${marker}.busy`);
+    const child = `worker job ${marker} ${script([{ tool: "bash", args: { command: `touch ${flag}; sleep 4` } }, { finalize: { status: "SUCCESS", result: `not steered ${marker}` } }])}`;
+    const steer = `Change of plan ${marker} ${script([{ finalize: { status: "SUCCESS", result: `steered ${marker}` } }])}`;
+    const steps = [
+      { tool: "subagent", args: { agent: "worker", task: child, background: true } },
+      { tool: "bash", args: { command: untilChildBusy(flag) } },
+      { tool: "get_subagent_output", args: { sessionId: "{{lastSessionId}}", steer, wait: true } },
+      { text: `parent done ${marker}` },
+    ];
+    const r = await runParent(runtime, marker, steps);
+    expect(r.code, r.stderr).toBe(0);
+    const parentReqs = world.server.requests.filter((q) => text(q).includes(`parent task ${marker}`));
+    // subagent returned at once, with the spec's header and a status of its own.
+    expect(parentReqs.some((q) => text(q).includes("**Status:** RUNNING"))).toBe(true);
+    const last = parentReqs.at(-1)!.messages ?? [];
+    const id = /`([0-9a-f]{16})`/.exec(text(parentReqs.at(-1)!))![1];
+    // The steer reached the child inside its bash call, it acted on it, and the wait returned its final output.
+    expect(last.at(-1)).toMatchObject({ role: "tool", content: `Steer delivered to ${id}.\n\nsteered ${marker}` });
+    // The model waited for the end and got the output: no notice repeats it.
+    expect(text(parentReqs.at(-1)!)).not.toContain("Background sub-agent finished");
+  }, 180_000);
+
+  test(`pi ${runtime} shutting down stops its background sub-agents and records them as interrupted, not cancelled`, async () => {
+    writeWorker();
+    const marker = `sdn-${runtime}-${Date.now()}`;
+    const flag = join(world.root, `${marker}.busy`);
+    const child = `long job ${marker} ${script([{ tool: "bash", args: { command: `touch ${flag}; sleep 60` } }])}`;
+    const steps = [
+      { tool: "delegate_to_subagents", args: { tasks: [{ name: "longone", prompt: child }], background: true } },
+      { tool: "bash", args: { command: untilChildBusy(flag) } },
+      { text: `parent done ${marker}` },
+    ];
+    const r = await runParent(runtime, marker, steps);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.ms).toBeLessThan(60_000);
+    const id = /\b[0-9a-f]{16}\b/.exec(text(world.server.requests.filter((q) => text(q).includes(`parent task ${marker}`)).at(-1)!))![0];
+    const { Database } = require("bun:sqlite");
+    const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
+    const run = db.query("SELECT status, error, error_code FROM runs WHERE session_id = ? ORDER BY id DESC LIMIT 1").get(id) as { status: string; error: string; error_code: string };
+    db.close();
+    expect(run).toEqual({ status: "error", error: "Session was interrupted (main agent session ended)", error_code: "SUBAGENT_FAILED" });
+    // Nothing of the child is left: no process holds the flag's sleep.
+    const left = Bun.spawnSync(["pgrep", "-f", `touch ${flag}`]).stdout.toString().trim();
+    expect(left).toBe("");
   }, 180_000);
 }

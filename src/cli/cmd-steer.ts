@@ -2,7 +2,7 @@
 // delivered at the child's next turn boundary; we wait for the child to confirm it, so exit 0 means the model
 // has it, and a child that ends first is reported as not delivered.
 import * as fs from "node:fs";
-import { request } from "../control/client.ts";
+import { steerSession } from "../control/actions.ts";
 import { parse } from "./args.ts";
 import { controlContext } from "./control-context.ts";
 import { EXIT, UsageError } from "./errors.ts";
@@ -28,16 +28,11 @@ export async function cmdSteer(argv: string[]): Promise<number> {
   const text = raw === "-" ? fs.readFileSync(0, "utf8") : raw;
   if (!text.trim()) throw new UsageError("steer: the message is empty.");
   const c = controlContext();
-  const state = c.state(id);
-  const fail = (reason: string) => {
-    process.stderr.write(`subagents: steer: not delivered: ${reason}\n`);
+  const r = await steerSession(c.state(id), id, text, () => c.store.getSession(id)?.status ?? "finished");
+  if (!r.ok) {
+    process.stderr.write(`subagents: steer: not delivered: ${r.reason}.\n`);
     return EXIT.taskFailed;
-  };
-  if (state.kind === "unknown") return fail(`no session "${id}".`);
-  if (state.kind === "done") return fail(`session ${id} is not running (${c.store.getSession(id)?.status ?? "finished"}).`);
-  if (!state.owner?.socket) return fail(`session ${id} is starting or its owner cannot be reached; try again in a moment.`);
-  const reply = await request(state.owner.socket, { op: "steer", sessionId: id, text });
-  if (!reply.ok) return fail(`${reply.reason}.`);
+  }
   process.stderr.write(`delivered to ${id}\n`);
   return EXIT.ok;
 }

@@ -4,6 +4,8 @@
 export class ActiveRuns {
   private readonly calls = new Set<AbortController>();
   private readonly tasks = new Map<string, AbortController>();
+  /** Background batches still running: shutdown waits (bounded) for them to be stopped and recorded. */
+  private readonly batches = new Set<Promise<unknown>>();
 
   /** A controller that follows `signal` and that abortAll() can trigger; release it when the call ends. */
   link(signal: AbortSignal | undefined): AbortController {
@@ -35,10 +37,25 @@ export class ActiveRuns {
     return true;
   }
 
-  abortAll(): number {
+  /** A background batch, for settle(). */
+  track(batch: Promise<unknown>): void {
+    this.batches.add(batch);
+    void batch.finally(() => this.batches.delete(batch));
+  }
+
+  /** Resolves when every tracked background batch has ended, or after `ms`. */
+  async settle(ms: number): Promise<void> {
+    if (!this.batches.size) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.allSettled([...this.batches]), new Promise((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+  }
+
+  /** `reason` goes to every task's signal: it decides how they are recorded (core/run/abort-reason.ts). */
+  abortAll(reason?: unknown): number {
     const n = this.tasks.size;
-    for (const c of this.calls) c.abort();
-    for (const c of this.tasks.values()) c.abort();
+    for (const c of this.calls) c.abort(reason);
+    for (const c of this.tasks.values()) c.abort(reason);
     this.calls.clear();
     this.tasks.clear();
     return n;
@@ -47,7 +64,7 @@ export class ActiveRuns {
 
 function follow(signal: AbortSignal | undefined): AbortController {
   const c = new AbortController();
-  if (signal?.aborted) c.abort();
-  else signal?.addEventListener("abort", () => c.abort(), { once: true });
+  if (signal?.aborted) c.abort(signal.reason);
+  else signal?.addEventListener("abort", () => c.abort(signal.reason), { once: true });
   return c;
 }

@@ -1,6 +1,8 @@
-// `background: true` on delegate_to_subagents: the tasks start under this pi session (its owner endpoint, so
-// `subagents steer/cancel/wait` reach them too), the tool returns at once with the session ids, and each
-// task's end comes back to the model as a short notice. The pi session owns them: its shutdown stops them.
+// `background: true` on delegate_to_subagents and subagent: the tasks start under this pi session (its owner
+// endpoint, so `subagents steer/cancel/wait/attach` reach them too), the tool returns at once with the session
+// ids, and each task's end comes back to the model as a short notice — unless the model is already waiting for
+// it (get_subagent_output with wait), which returns the output itself. The pi session owns them: its shutdown
+// stops them and records them as interrupted.
 import { runScheduled } from "../core/run/scheduler.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import type { Engine, TaskInput, TaskOutcome } from "../core/run/task.ts";
@@ -10,6 +12,18 @@ import type { CallEnv } from "./tool-env.ts";
 const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;
 
+/** Sessions a get_subagent_output call is waiting for right now: their end needs no notice. */
+const awaited = new Map<string, number>();
+
+export function awaiting(id: string): () => void {
+  awaited.set(id, (awaited.get(id) ?? 0) + 1);
+  return () => {
+    const n = (awaited.get(id) ?? 1) - 1;
+    if (n > 0) awaited.set(id, n);
+    else awaited.delete(id);
+  };
+}
+
 export function completionNotice(o: TaskOutcome): string {
   const head = `Background sub-agent finished: ${statusLine(o)}`;
   const out = o.result.output.trim();
@@ -18,17 +32,23 @@ export function completionNotice(o: TaskOutcome): string {
   return `${head}\n${t.text}`;
 }
 
-export async function startInBackground(call: CallEnv, engine: Engine, inputs: TaskInput[]) {
+/** Starts the tasks without waiting for them; each end is mirrored into the session and announced. */
+export async function launchBackground(call: CallEnv, engine: Engine, inputs: TaskInput[]): Promise<void> {
   const bg = await call.background(inputs.map((t) => t.sessionId!));
-  void runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
+  const batch = runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
     signal: bg.signal,
     onTaskStart: (i) => call.persistStart(inputs[i]),
     onTaskEnd: (i, outcome) => {
       call.persist(outcome, inputs[i]);
-      bg.notify(completionNotice(outcome));
+      if (!awaited.has(outcome.sessionId)) bg.notify(completionNotice(outcome));
     },
   }).finally(bg.done);
+  bg.track(batch);
+}
+
+export async function startInBackground(call: CallEnv, engine: Engine, inputs: TaskInput[]) {
+  await launchBackground(call, engine, inputs);
   const lines = inputs.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
-  const text = `${lines.join("\n")}\nA notice arrives as each one ends; get_subagent_output returns an output by session id.`;
+  const text = `${lines.join("\n")}\nA notice arrives as each one ends; get_subagent_output returns an output by session id (wait: true blocks until it ends).`;
   return { content: [{ type: "text", text }], details: { background: true, sessions: inputs.map((t) => ({ name: t.name, sessionId: t.sessionId })) } };
 }

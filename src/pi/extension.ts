@@ -9,6 +9,10 @@ import { subagentTool } from "./tool-subagent.ts";
 import { makeToolEnv, type ToolContext } from "./tool-env.ts";
 import { subagentsCommand } from "./command.ts";
 import { ActiveRuns } from "./active-runs.ts";
+import { ownerShutdown } from "../core/run/abort-reason.ts";
+
+/** The kill protocol's own bound (SIGTERM, 5 s, SIGKILL) plus a moment to record the ends. */
+const SHUTDOWN_GRACE_MS = 7000;
 
 // Types only (erased from the bundle): checked against current pi; pi 0.73.1's API is a subset we stay within.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -69,8 +73,11 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
     const entries = ctx?.sessionManager?.getEntries?.() ?? [];
     for (const runs of readEntries(entries)) rt.store.importRuns?.(runs);
   });
-  pi.on("session_shutdown", () => {
-    active.abortAll();
+  // The pi session owns its sub-agents: they stop with it and are recorded as interrupted, not cancelled. pi awaits
+  // this handler, so the kill protocol (up to ~5 s per child) finishes and the ends are recorded before pi exits.
+  pi.on("session_shutdown", async () => {
+    active.abortAll(ownerShutdown());
+    await active.settle(SHUTDOWN_GRACE_MS);
     rt.closeOwner();
   });
 }

@@ -45,8 +45,19 @@ export const DELEGATE_SCHEMA = plain(
   ),
 );
 
-const SessionIdParams = Type.Object({ sessionId: Type.String({ description: "The session id returned by delegate_to_subagents or subagent" }) }, { additionalProperties: false });
+const SessionIdParams = Type.Object({ sessionId: Type.String({ description: "Session id from delegate_to_subagents or subagent" }) }, { additionalProperties: false });
 export const SESSION_ID_SCHEMA = plain(SessionIdParams);
+
+// get_subagent_output reaches a running sub-agent too: cheaper in prompt tokens than a tool of its own.
+const OutputParams = Type.Object(
+  {
+    ...SessionIdParams.properties,
+    steer: Type.Optional(Type.String({ description: "Message to the running sub-agent" })),
+    wait: Type.Optional(Type.Boolean({ description: "Until it ends" })),
+  },
+  { additionalProperties: false },
+);
+export const OUTPUT_SCHEMA = plain(OutputParams);
 
 export const EMPTY_SCHEMA = plain(Type.Object({}, { additionalProperties: false }));
 
@@ -55,6 +66,7 @@ const SubagentParams = Type.Object(
     agent: Type.String({ minLength: 1, description: "Agent (profile) name, see list_subagent_profiles" }),
     task: Type.String({ minLength: 1, description: "The focused task for the agent" }),
     sessionId: Type.Optional(Type.String({ description: "Continue this earlier session of the same agent (keeps its context)" })),
+    background: Type.Optional(Type.Boolean({ description: "Return now; notice when done" })),
   },
   { additionalProperties: false },
 );
@@ -69,4 +81,4 @@ export function firstProblem(schema: TSchema, value: unknown): string | null {
   return null;
 }
 
-export const SCHEMAS = { sessionId: SessionIdParams, subagent: SubagentParams };
+export const SCHEMAS = { sessionId: SessionIdParams, output: OutputParams, subagent: SubagentParams };

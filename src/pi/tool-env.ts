@@ -28,7 +28,7 @@ export type CallEnv = {
   /** Runs one task with a signal that `/subagents kill ID` can also trigger, steerable through the session's owner. */
   run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2]): ReturnType<typeof runTask>;
   /** For background tasks: a signal that outlives the tool call but not the pi session, and the notice channel. */
-  background(sessionIds: string[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void }>;
+  background(sessionIds: string[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
 
 export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime> };
@@ -106,7 +106,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         async background(sessionIds) {
           (await (await getRuntime()).owner()).adopt(sessionIds);
           const c = active?.link(undefined) ?? new AbortController();
-          return { signal: c.signal, done: () => active?.release(c), notify: (text) => safely(() => notify?.(text)) };
+          return { signal: c.signal, done: () => active?.release(c), notify: (text) => safely(() => notify?.(text)), track: (batch) => active?.track(batch) };
         },
       };
     },

@@ -2,7 +2,8 @@
 import { sanitize } from "../core/sanitize.ts";
 import { profileSummary } from "../core/profiles/profile.ts";
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";
-import { firstProblem, SCHEMAS, EMPTY_SCHEMA, SESSION_ID_SCHEMA } from "./schemas.ts";
+import { firstProblem, SCHEMAS, EMPTY_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA } from "./schemas.ts";
+import { steerAndWait } from "./session-control.ts";
 import { renderSimpleCall, renderTruncating, lines, type ThemeLike } from "./render.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { clip } from "../ui/text-width.ts";
@@ -30,17 +31,23 @@ export function outputTool(env: ToolEnv) {
   return {
     name: "get_subagent_output",
     label: "Sub-agent output",
-    description: "Get the final output of a sub-agent session's latest run, by the session id that delegate_to_subagents or subagent returned.",
+    description: "Get the final output of a sub-agent session's latest run by session id; can steer or wait for a running one.",
     promptSnippet: "Fetch a sub-agent's full final output by session id",
-    parameters: SESSION_ID_SCHEMA,
-    async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
-      const { sessionId, record, last, maxLines } = await lookup(env, params, ctx);
+    parameters: OUTPUT_SCHEMA,
+    async execute(_id: string, params: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
+      const problem = firstProblem(SCHEMAS.output, params);
+      if (problem) throw new Error(`Invalid parameters: ${problem}`);
+      const p = params as { sessionId: string; steer?: string; wait?: boolean };
+      const notes = await steerAndWait(await env.runtime(), p.sessionId, p, signal);
+      const { sessionId, record, last, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
+      const output = last.status === "running" ? `Sub-agent ${sessionId} is still running (wait: true waits for its end).` : latestOutput(record);
       return {
-        content: [{ type: "text", text: latestOutput(record) }],
+        content: [{ type: "text", text: [...notes, output].join("\n\n") }],
         details: { sessionId, status: last.status, taskName: record.name, runCount: record.runs.length, maxLines },
       };
     },
-    renderCall: (args: { sessionId?: string }, theme: ThemeLike) => renderSimpleCall("get_subagent_output", args?.sessionId ?? "", theme),
+    renderCall: (args: { sessionId?: string; steer?: string; wait?: boolean }, theme: ThemeLike) =>
+      renderSimpleCall("get_subagent_output", `${args?.sessionId ?? ""}${args?.wait ? " (wait)" : ""}${args?.steer ? ` ↪ ${args.steer.slice(0, 80)}` : ""}`, theme),
     renderResult: truncatingResult,
   };
 }

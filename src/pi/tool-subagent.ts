@@ -13,6 +13,7 @@ import { renderSimpleCall, renderWindowsResult, type ThemeLike } from "./render.
 import { firstProblem, SCHEMAS, SUBAGENT_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
+import { launchBackground } from "./background.ts";
 
 const OUTPUT_BYTES = 48 * 1024;
 /** A caller-chosen session id becomes part of a file name: no separators, no dots. */
@@ -97,6 +98,13 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
   return { content: [{ type: "text", text }], details };
 }
 
+/** The spec's header with a status of its own: the result is still to come, as a notice. */
+function backgroundResult(sessionId: string, runId: string) {
+  const text = `**Status:** RUNNING\n**Session ID:** \`${sessionId}\`\n\n---\n\nStarted in the background. A notice arrives when it ends; get_subagent_output with this session id and wait: true waits for it.`;
+  const details: SubagentDetails = { mode: "single", runId, results: [], sessionId };
+  return { content: [{ type: "text", text }], details: { ...details, background: true } };
+}
+
 export function subagentTool(env: ToolEnv) {
   return {
     name: "subagent",
@@ -110,7 +118,7 @@ export function subagentTool(env: ToolEnv) {
     async execute(_id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
       const problem = firstProblem(SCHEMAS.subagent, params);
       if (problem) return failure("INVALID_INPUT", `Invalid subagent call: ${problem}`);
-      const { agent, task, sessionId } = params as { agent: string; task: string; sessionId?: string };
+      const { agent, task, sessionId, background } = params as { agent: string; task: string; sessionId?: string; background?: boolean };
       if (sessionId !== undefined && !STICKY_ID.test(sessionId)) {
         return failure("INVALID_INPUT", `Invalid subagent call: sessionId "${sessionId}" may only hold letters, digits, "-" and "_" (at most 128).`);
       }
@@ -160,6 +168,10 @@ export function subagentTool(env: ToolEnv) {
       );
       windows.start(0, Date.now());
       const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume, sessionId: id, finalize: "required" as const };
+      if (background) {
+        await launchBackground(call, engine, [input]);
+        return backgroundResult(id, runId);
+      }
       call.persistStart(input);
       const outcome = await call.run(engine, input, {
         signal,

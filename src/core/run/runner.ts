@@ -1,6 +1,7 @@
 // Runs one child pi to completion: spawn, read events, enforce timeouts / loop detection / output limits,
 // decide when it is done, stop it with the kill protocol, and (with the finalize contract) nudge it in the
 // same session when it stopped without calling subagent_finalize. Always resolves with a RunResult.
+import { abortStop } from "./abort-reason.ts";
 import type { ChildProcess, Clock, ExitInfo, Host } from "../host.ts";
 import { killTree, reapDescendants, waitFor } from "./kill.ts";
 import { LineSplitter } from "./line-splitter.ts";
@@ -186,7 +187,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   };
   at(timeoutAt - clock.now(), checkTimeout);
   at(started + spec.maxRuntimeSec * 1000 - clock.now(), () => stopWith(timeoutStop(state, spec.maxRuntimeSec, clock.now())));
-  const onAbort = () => stopWith({ code: "SUBAGENT_CANCELLED", message: "Cancelled" });
+  const onAbort = () => stopWith(abortStop(spec.signal?.reason));
   if (spec.signal?.aborted) onAbort();
   else spec.signal?.addEventListener("abort", onAbort, { once: true });
 

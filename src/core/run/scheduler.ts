@@ -24,7 +24,8 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
   const limit = Math.max(1, Math.floor(concurrency));
   const outcomes: TaskOutcome[] = new Array(tasks.length);
   const controllers = tasks.map(() => new AbortController());
-  const abortAll = () => controllers.forEach((c) => c.abort());
+  // The reason goes along: it decides whether tasks are recorded cancelled or interrupted (abort-reason.ts).
+  const abortAll = () => controllers.forEach((c) => c.abort(hooks.signal?.reason));
   if (hooks.signal?.aborted) abortAll();
   else hooks.signal?.addEventListener("abort", abortAll, { once: true });
 

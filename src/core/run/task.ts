@@ -1,5 +1,6 @@
 // One task end to end: resolve its session (new or resumed), build the child's prompt and command, record the
 // run before the child starts, run it, and always record a terminal status. Shared by the CLI and pi fronts.
+import { abortStop, CANCELLED_BEFORE_START } from "./abort-reason.ts";
 import { renderFiles, type FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
 import { buildInvocation } from "./invocation.ts";
@@ -76,7 +77,7 @@ export type TaskOutcome = {
   result: RunResult;
 };
 
-export const CANCELLED_MESSAGE = "Cancelled before it started";
+export const CANCELLED_MESSAGE = CANCELLED_BEFORE_START;
 
 export class TaskError extends Error {
   constructor(
@@ -250,7 +251,8 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   const warnings = runWarnings(profile, model.warning);
   hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   if (hooks.signal?.aborted) {
-    const result = failedResult(CANCELLED_MESSAGE, "SUBAGENT_CANCELLED");
+    const stop = abortStop(hooks.signal.reason, false);
+    const result = failedResult(stop.message, stop.code);
     store.finishRun(runId, result);
     return { sessionId: id, name: input.name, agent, result };
   }

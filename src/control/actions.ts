@@ -1,0 +1,31 @@
+// Steer and wait as the CLI and the pi extension both do them: from where a session stands (client.ts
+// sessionState) to a delivered message or an ended run, with the reason when not.
+import { request, type SessionState } from "./client.ts";
+
+export type SteerResult = { ok: true } | { ok: false; reason: string };
+
+/** Sends `text` to the session's running child through its owner; resolves once the child has it (or why not). */
+export async function steerSession(state: SessionState, id: string, text: string, status: () => string): Promise<SteerResult> {
+  if (state.kind === "unknown") return { ok: false, reason: `no session "${id}"` };
+  if (state.kind === "done") return { ok: false, reason: `session ${id} is not running (${status()})` };
+  if (!state.owner?.socket) return { ok: false, reason: `session ${id} is starting or its owner cannot be reached; try again in a moment` };
+  const reply = await request(state.owner.socket, { op: "steer", sessionId: id, text });
+  return reply.ok ? { ok: true } : { ok: false, reason: reply.reason };
+}
+
+/** Polls until the session is no longer active; false when `signal` aborted first. */
+export async function waitUntilEnded(state: () => SessionState, signal?: AbortSignal, pollMs = 200): Promise<boolean> {
+  while (state().kind === "active") {
+    if (signal?.aborted) return false;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, pollMs);
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      }
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+  return !signal?.aborted;
+}

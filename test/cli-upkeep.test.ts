@@ -1,7 +1,7 @@
 // doctor, prune, completion and install --bin, through the real CLI (source and the compiled binary).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { spawnSync } from "node:child_process";
 import pkg from "../package.json" with { type: "json" };
@@ -113,15 +113,30 @@ test("prune: --dry-run changes nothing; prune deletes old sessions and their fil
   const env = { SUBAGENTS_DB: db };
   const sizeBefore = statSync(db).size + (existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0);
 
+  // Background event logs next to the database, and two supervisor logs: one from long ago, one fresh.
+  const logs = join(world.root, "logs");
+  mkdirSync(logs, { recursive: true });
+  const logOf = (id: string) => join(logs, `${id}.log`);
+  for (const x of [s.old1, s.recent]) writeFileSync(logOf(x.id), "12:00:00 → bash → ls\n");
+  const oldSupervisor = join(logs, "supervisor-1-old.log");
+  const newSupervisor = join(logs, "supervisor-2-new.log");
+  writeFileSync(oldSupervisor, "x\n");
+  writeFileSync(newSupervisor, "x\n");
+  utimesSync(oldSupervisor, new Date(Date.now() - 40 * DAY), new Date(Date.now() - 40 * DAY));
+
   const dry = await cli(world, ["prune", "--dry-run", "--json"], { env });
   expect(dry.code, dry.stderr).toBe(0);
   expect(dry.json[0].sessions.map((x: { name: string }) => x.name).sort()).toEqual(["old-1", "old-2"]);
+  expect(dry.json[0].logs).toEqual([logOf(s.old1.id), oldSupervisor]);
+  expect(existsSync(logOf(s.old1.id))).toBe(true);
   expect(existsSync(s.old1.file)).toBe(true);
   expect((await cli(world, ["output", s.old1.id], { env })).code).toBe(0);
 
   const r = await cli(world, ["prune"], { env });
   expect(r.code, r.stderr).toBe(0);
-  expect(r.stdout).toContain("Deleted 2 session(s) and 2 session file(s)");
+  expect(r.stdout).toContain("Deleted 2 session(s) and 2 session file(s), 2 log file(s)");
+  expect([logOf(s.old1.id), oldSupervisor].filter(existsSync)).toEqual([]);
+  expect([logOf(s.recent.id), newSupervisor].filter(existsSync)).toEqual([logOf(s.recent.id), newSupervisor]);
   for (const gone of [s.old1, s.old2]) {
     expect(existsSync(gone.file)).toBe(false);
     expect((await cli(world, ["output", gone.id], { env })).stderr).toContain("not found");

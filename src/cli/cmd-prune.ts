@@ -6,20 +6,22 @@ import { childSessionFile } from "../core/run/task.ts";
 import type { PruneCandidate } from "../core/store/store-types.ts";
 import { parse } from "./args.ts";
 import { formatBytes } from "./doctor-checks.ts";
-import { cliContext, dbPath, openStore } from "./engine.ts";
+import { cliContext, dataDir, dbPath, openStore } from "./engine.ts";
+import { sessionLogs, staleSupervisorLogs } from "./prune-logs.ts";
 import { EXIT, UsageError } from "./errors.ts";
 
 export const PRUNE_HELP = `Usage: subagents prune [--older-than AGE] [--keep N] [--dry-run] [--json]
 
-Deletes sessions from the session database together with their child pi session files, then compacts the
-database (VACUUM). Running sessions are never deleted.
+Deletes sessions from the session database together with their child pi session files and background
+event logs, then compacts the database (VACUUM). Running sessions are never deleted. Logs of background
+supervisors that ended before the cut-off go too.
 
 Options:
   --older-than AGE  Only sessions last active more than AGE ago: 30d, 12h, 90m, 2w (default 30d,
                     unless only --keep is given)
   --keep N          Always keep the N most recent sessions
   --dry-run         List what would be deleted; change nothing
-  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","bytesBefore","bytesAfter"}
+  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","bytesBefore","bytesAfter"}
 
 Examples:
   subagents prune                       sessions older than 30 days
@@ -67,12 +69,14 @@ export function cmdPrune(argv: string[]): number {
   const ctx = cliContext(process.cwd());
   const store = openStore(ctx);
   const file = dbPath(ctx);
-  const candidates = store.prunable({ before: age === undefined ? undefined : Date.now() - age, keep });
+  const before = age === undefined ? undefined : Date.now() - age;
+  const candidates = store.prunable({ before, keep });
   const files = candidates.map((c) => sessionFileOf(ctx.agentDir, c)).filter((f): f is string => !!f);
   const bytesBefore = dbBytes(file);
   const dryRun = !!values["dry-run"];
   let deleted = candidates;
   let removedFiles = files;
+  let logs = [...sessionLogs(dataDir(ctx), candidates.map((c) => c.id)), ...staleSupervisorLogs(dataDir(ctx), before)];
   if (!dryRun) {
     const ids = new Set(store.deleteSessions(candidates.map((c) => c.id)));
     deleted = candidates.filter((c) => ids.has(c.id));
@@ -83,16 +87,20 @@ export function cmdPrune(argv: string[]): number {
       fs.rmSync(f, { force: true });
       removedFiles.push(f);
     }
+    // Only the logs of sessions really deleted (one may have started running meanwhile).
+    logs = [...sessionLogs(dataDir(ctx), deleted.map((c) => c.id)), ...staleSupervisorLogs(dataDir(ctx), before)];
+    for (const f of logs) fs.rmSync(f, { force: true });
     store.vacuum();
   }
   const bytesAfter = dbBytes(file);
   if (values.json) {
-    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, bytesBefore, bytesAfter }));
+    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, logs, bytesBefore, bytesAfter }));
     return EXIT.ok;
   }
   const verb = dryRun ? "Would delete" : "Deleted";
   for (const c of deleted) console.log(`${dryRun ? "would delete" : "deleted"}  ${c.id}  ${c.name}  (${c.agent}, ${new Date(c.updatedAt).toISOString().slice(0, 10)})`);
   const size = dryRun ? `database ${formatBytes(bytesBefore)}` : `database ${formatBytes(bytesBefore)} → ${formatBytes(bytesAfter)}`;
-  console.log(`${verb} ${deleted.length} session(s) and ${removedFiles.length} session file(s); ${size} (${file}).`);
+  const logNote = logs.length ? `, ${logs.length} log file(s)` : "";
+  console.log(`${verb} ${deleted.length} session(s) and ${removedFiles.length} session file(s)${logNote}; ${size} (${file}).`);
   return EXIT.ok;
 }

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -84,10 +84,17 @@ test("delegate --background of 3 tasks returns at once; wait collects all three;
   expect(readdirSync(`${world.root}/control`).filter((n) => n.endsWith(".json") || n.endsWith(".sock"))).toEqual([]);
 }, 120_000);
 
-test("steer reaches a foreground child 1.5 s into a 3 s bash call; the child acts on it; the transcript has it", async () => {
+// The default child pi, and the last pi under the old name (0.73.1) under the machine's Node: its
+// sendUserMessage(…, {deliverAs: "steer"}) is what our child extension relies on there too.
+const CHILD_PIS: [string, Record<string, string>][] = [
+  ["the default child pi", {}],
+  ["old pi 0.73.1 as the child", { SUBAGENTS_PI: piCmd("old", "node").join(" ") }],
+];
+
+for (const [label, childEnv] of CHILD_PIS) test(`steer reaches a foreground child 1.5 s into a 3 s bash call; the child acts on it; the transcript has it (${label})`, async () => {
   const marker = `steer-${Date.now()}`;
   const task = `Work ${marker} ${script([{ tool: "bash", args: { command: "sleep 3; echo slept" } }, { finalize: { status: "SUCCESS", result: "not steered" } }])}`;
-  const run = cli(world, ["run", "default", task, "--json"]);
+  const run = cli(world, ["run", "default", task, "--json"], { env: childEnv });
   await modelAsked(marker);
   await Bun.sleep(1500);
   const id = sessionOfPrompt(marker);
@@ -98,6 +105,8 @@ test("steer reaches a foreground child 1.5 s into a 3 s bash call; the child act
   const r = await run;
   expect(r.code).toBe(0);
   expect(r.json.at(-1)!.tasks[0].output).toBe(`steered ${marker}`);
+  // The run records which pi it ran.
+  if (childEnv.SUBAGENTS_PI) expect(runPi(id)).toContain("@mariozechner/pi-coding-agent");
   // Delivered at the turn boundary: after the bash result, before the next model call.
   const req = world.server.requests.find((q) => JSON.stringify(q.messages ?? []).includes(`Change of plan ${marker}`))!;
   const roles = (req.messages ?? []).map((m) => m.role);
@@ -106,6 +115,14 @@ test("steer reaches a foreground child 1.5 s into a 3 s bash call; the child act
   expect(transcript.stdout).toContain(`Change of plan ${marker}`);
   expect(transcript.stdout.indexOf("slept")).toBeLessThan(transcript.stdout.indexOf(`Change of plan ${marker}`));
 }, 120_000);
+
+function runPi(id: string): string {
+  const { Database } = require("bun:sqlite");
+  const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
+  const row = db.query("SELECT pi FROM runs WHERE session_id = ? ORDER BY id DESC LIMIT 1").get(id) as { pi: string };
+  db.close();
+  return row.pi;
+}
 
 /** The session whose recorded prompt carries the marker (a foreground run prints its id only on stderr/json). */
 function sessionOfPrompt(marker: string): string {

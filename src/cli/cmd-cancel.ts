@@ -1,5 +1,6 @@
 // `subagents cancel ID…|--all`: stops running or queued sub-agents through the process that owns them, with the
 // kill protocol; their runs are recorded as cancelled (SUBAGENT_CANCELLED).
+import { cancelSession } from "../control/actions.ts";
 import { request } from "../control/client.ts";
 import { liveOwners, type OwnerRecord } from "../control/registry.ts";
 import { parse } from "./args.ts";
@@ -40,15 +41,9 @@ export async function cmdCancel(argv: string[]): Promise<number> {
   }
   if (values.all && !owners.length) console.log("Nothing is running.");
   for (const id of positionals) {
-    const state = c.state(id);
-    if (state.kind === "unknown") fail(`no session "${id}".`);
-    else if (state.kind === "done") fail(`session ${id} is not running (${c.store.getSession(id)?.status ?? "finished"}).`);
-    else if (!state.owner?.socket) fail(`session ${id}: its owner cannot be reached yet; try again in a moment.`);
-    else {
-      const reply = await request(state.owner.socket, { op: "cancel", sessionId: id }, 5000);
-      if (reply.ok) console.log(`cancelled ${id}`);
-      else fail(reply.reason);
-    }
+    const r = await cancelSession(c.state(id), id, () => c.store.getSession(id)?.status ?? "finished");
+    if (r.ok) console.log(`cancelled ${id}`);
+    else fail(`${r.reason}.`);
   }
   return failed ? EXIT.taskFailed : EXIT.ok;
 }

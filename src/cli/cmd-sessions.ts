@@ -8,7 +8,7 @@ import { renderTable, type Column } from "../ui/table.ts";
 import type { Style } from "../ui/windows.ts";
 import { noPositionals, parse } from "./args.ts";
 import { cliContext, dataDir, openStore } from "./engine.ts";
-import { runningLine, runningSessions } from "./running.ts";
+import { runningLine, runningSessions } from "../control/running.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { OUTPUT_HELP, SESSION_HELP, SESSIONS_HELP } from "./help.ts";
 import { colorStyle, streamWidth } from "./style.ts";

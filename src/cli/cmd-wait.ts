@@ -3,11 +3,9 @@
 // runs in another terminal, background runs, finished sessions, and runs whose owner died (recorded as
 // interrupted) — it never waits on a process that is gone.
 import type { TaskOutcome } from "../core/run/task.ts";
-import type { SessionRecord } from "../core/store/store-types.ts";
-import { emptyUsage } from "../core/types.ts";
-import { CallWindows } from "../ui/call-windows.ts";
+import { endedViews, outcomeOf } from "../ui/recorded.ts";
 import { endLines, totalsLine } from "../ui/summary.ts";
-import { plainStyle, type Style, type WindowView } from "../ui/windows.ts";
+import { plainStyle, type Style } from "../ui/windows.ts";
 import { parse, positiveNumber } from "./args.ts";
 import { printOutputs } from "./cmd-delegate.ts";
 import { controlContext } from "./control-context.ts";
@@ -28,31 +26,6 @@ Exit codes: 0 all completed; 1 any failed, was cancelled or interrupted; 2 usage
 
 const POLL_MS = 200;
 export const EXIT_WAIT_TIMEOUT = 124;
-
-export function outcomeOf(id: string, s: SessionRecord | null, queued: boolean): TaskOutcome {
-  const r = s?.runs[s.runs.length - 1];
-  // No run recorded: still queued under its owner (on timeout), or its owner ended before starting it.
-  if (!s || !r) return { sessionId: id, name: s?.name ?? "", agent: s?.agent ?? "default", result: { status: "error", output: "", error: queued ? "not started yet" : "never started: its owner ended first", usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 } };
-  const status = r.status === "completed" ? "completed" : "error";
-  const durationMs = (r.endedAt ?? Date.now()) - r.startedAt;
-  return {
-    sessionId: s.id,
-    name: s.name,
-    agent: s.agent,
-    result: { status, output: r.output, error: r.status === "running" ? "still running" : r.error, errorCode: r.errorCode, usage: r.usage, model: r.model, exitCode: r.exitCode, toolCount: r.toolCount, messages: [], stderrTail: "", durationMs },
-  };
-}
-
-/** The windows of recorded ends (as `delegate` draws them when its tasks end). */
-export function endedViews(outcomes: TaskOutcome[]): WindowView[] {
-  const now = Date.now();
-  const w = new CallWindows(outcomes.map((o) => ({ name: o.name, sessionId: o.sessionId, profile: o.agent, timeoutSec: 0 })), 0);
-  outcomes.forEach((o, i) => {
-    w.end(i, o, now);
-    w.views[i].elapsedMs = o.result.durationMs;
-  });
-  return w.views;
-}
 
 /** Like the end of a plain `delegate`: one end line per task (unless a last frame showed them), each output under
  * its rule, the totals. */

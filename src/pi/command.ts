@@ -1,49 +1,117 @@
-// /subagents — recent sessions with status, cost and age; `/subagents show ID`; `/subagents kill` (stops every
-// running sub-agent of this pi session; a single call's children share one abort).
+// /subagents — with pi's terminal UI: the live fleet view (fleet-view.ts): pick a session to see its window,
+// steer it or stop it. Without one (older UIs, RPC clients): the same through select/input/confirm dialogs.
+// Without any UI: recent sessions as text. Also `/subagents show ID` and `/subagents kill ID | kill all` (stops
+// sub-agents of this pi session; a single call's children share one abort).
+import { cancelSession, steerSession } from "../control/actions.ts";
+import { runningSessions } from "../control/running.ts";
 import { formatSessionTranscript, sessionNotFound } from "../core/store/transcript.ts";
+import { fleetRows, renderFleet } from "../ui/fleet.ts";
 import { sessionRow } from "../ui/format.ts";
+import { plainStyle } from "../ui/windows.ts";
 import type { ActiveRuns } from "./active-runs.ts";
+import { FleetView, type FleetAction } from "./fleet-view.ts";
+import type { ThemeLike } from "./render.ts";
 import type { PiRuntime } from "./runtime.ts";
+import { dataDir, stateOf } from "./session-control.ts";
 
+type Notify = (m: string, t?: "info" | "warning" | "error") => void;
+type Ui = {
+  notify: Notify;
+  select?(title: string, options: string[]): Promise<string | undefined>;
+  input?(title: string, placeholder?: string): Promise<string | undefined>;
+  confirm?(title: string, message: string): Promise<boolean>;
+  custom?<T>(factory: (tui: { requestRender(): void }, theme: ThemeLike, keybindings: unknown, done: (r: T) => void) => unknown): Promise<T>;
+};
+type CommandContext = { ui: Ui; hasUI?: boolean; mode?: string };
+
+const DESCRIPTION = "Sub-agents: live fleet view (pick one to watch, steer or stop); /subagents [show ID | kill ID | kill all]";
 
 export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: ActiveRuns) {
   return {
-    description: "Sub-agent sessions: /subagents [show ID | kill ID | kill all]",
-    handler: async (args: string, ctx: { ui: { notify(m: string, t?: "info" | "warning" | "error"): void } }) => {
+    description: DESCRIPTION,
+    handler: async (args: string, ctx: CommandContext) => {
       const rt = await runtime();
       const [verb, id] = (args ?? "").trim().split(/\s+/);
-      if (verb === "kill") {
-        if (id === "all" || (!id && active.running().length <= 1)) {
-          const n = active.abortAll();
-          ctx.ui.notify(n ? `Stopping ${n} running sub-agent${n === 1 ? "" : "s"}.` : "No sub-agents are running.", "info");
-          return;
-        }
-        if (!id) {
-          ctx.ui.notify(`Several sub-agents are running: /subagents kill ID (one of ${active.running().join(", ")}) or /subagents kill all.`, "warning");
-          return;
-        }
-        const killed = active.kill(id);
-        ctx.ui.notify(killed ? `Stopping sub-agent ${id}.` : `Sub-agent ${id} is not running here.`, killed ? "info" : "warning");
-        return;
-      }
-      if (verb === "show") {
-        const record = id ? rt.store.getSession(id) : null;
-        if (!record || record.runs.length === 0) {
-          ctx.ui.notify(sessionNotFound(id ?? ""), "error");
-          return;
-        }
-        const messages = new Map(record.runs.map((r) => [r.id, rt.store.getMessages(r.id)]));
-        ctx.ui.notify(formatSessionTranscript(record, messages).slice(0, 20_000), "info");
-        return;
-      }
+      if (verb === "kill") return kill(active, id, ctx.ui.notify);
+      if (verb === "show") return show(rt, id, ctx.ui.notify);
+      if (ctx.hasUI && (ctx.mode === undefined || ctx.mode === "tui") && typeof ctx.ui.custom === "function") return fleet(rt, ctx.ui);
+      if (ctx.hasUI && ctx.ui.select) return fleetByDialogs(rt, ctx.ui);
       const rows = rt.store.listSessions({ limit: 20 });
-      if (!rows.length) {
-        ctx.ui.notify("No sub-agent sessions yet.", "info");
-        return;
-      }
       const now = Date.now();
-      const text = rows.map((r) => sessionRow(r, now)).join("\n");
-      ctx.ui.notify(text, "info");
+      ctx.ui.notify(rows.length ? rows.map((r) => sessionRow(r, now)).join("\n") : "No sub-agent sessions yet.", "info");
     },
   };
+}
+
+/** The live view until Esc; each steer/stop goes through pi's dialogs, then the view comes back on that session. */
+async function fleet(rt: PiRuntime, ui: Ui): Promise<void> {
+  let open: string | undefined;
+  for (;;) {
+    let answered = false;
+    const action = await ui.custom!<FleetAction | null>((tui, theme, _keys, done) => {
+      const view: FleetView = new FleetView(rt, tui, theme, (a) => {
+        answered = true;
+        view.dispose(); // also when a pi does not dispose custom components itself
+        done(a);
+      }, open);
+      return view;
+    });
+    // A UI that cannot show custom components (an RPC client) answers at once without us: use dialogs.
+    if (!answered && action === undefined) return fleetByDialogs(rt, ui);
+    if (!action) return;
+    await act(rt, ui, action);
+    open = action.id;
+  }
+}
+
+async function act(rt: PiRuntime, ui: Ui, a: FleetAction): Promise<void> {
+  if (a.status !== "running" && a.status !== "queued") {
+    ui.notify(`${a.name} (${a.id}) is not running (${a.status}).`, "warning");
+    return;
+  }
+  const status = () => rt.store.getSession(a.id)?.status ?? "finished";
+  if (a.kind === "steer") {
+    const text = await ui.input?.(`Steer ${a.name}`, "a message for the sub-agent, delivered at its next turn");
+    if (!text?.trim()) return;
+    // Delivery waits for the child's next turn boundary: the UI does not wait with it.
+    void steerSession(stateOf(rt, a.id), a.id, text, status).then((r) =>
+      ui.notify(r.ok ? `Steer delivered to ${a.name} (${a.id}).` : `Steer not delivered to ${a.name}: ${r.reason}.`, r.ok ? "info" : "warning"),
+    );
+    return;
+  }
+  if (ui.confirm && !(await ui.confirm(`Stop ${a.name}?`, `Session ${a.id} is stopped (kill protocol) and recorded as cancelled.`))) return;
+  const r = await cancelSession(stateOf(rt, a.id), a.id, status);
+  ui.notify(r.ok ? `Stopping ${a.name} (${a.id}).` : `Cannot stop ${a.name}: ${r.reason}.`, r.ok ? "info" : "warning");
+}
+
+/** The fleet through plain dialogs: pick a session, then what to do with it. */
+async function fleetByDialogs(rt: PiRuntime, ui: Ui): Promise<void> {
+  const rows = fleetRows(runningSessions(rt.store, dataDir(rt)), rt.store.listSessions({ limit: 30 }), process.pid);
+  if (!rows.length) return ui.notify("No sub-agent sessions yet.", "info");
+  const lines = renderFleet(rows, -1, { width: 200, style: plainStyle, now: Date.now() }).slice(1);
+  const picked = await ui.select!("Sub-agents", lines);
+  const row = rows[lines.indexOf(picked ?? "")];
+  if (!row) return;
+  const running = row.status === "running" || row.status === "queued";
+  const choice = await ui.select!(`${row.name} (${row.id})`, running ? ["Show transcript", "Steer", "Stop"] : ["Show transcript"]);
+  if (choice === "Show transcript") return show(rt, row.id, ui.notify);
+  if (choice === "Steer" || choice === "Stop") await act(rt, ui, { kind: choice === "Steer" ? "steer" : "stop", id: row.id, name: row.name, status: row.status });
+}
+
+function show(rt: PiRuntime, id: string | undefined, notify: Notify): void {
+  const record = id ? rt.store.getSession(id) : null;
+  if (!record || record.runs.length === 0) return notify(sessionNotFound(id ?? ""), "error");
+  const messages = new Map(record.runs.map((r) => [r.id, rt.store.getMessages(r.id)]));
+  notify(formatSessionTranscript(record, messages).slice(0, 20_000), "info");
+}
+
+function kill(active: ActiveRuns, id: string | undefined, notify: Notify): void {
+  if (id === "all" || (!id && active.running().length <= 1)) {
+    const n = active.abortAll();
+    notify(n ? `Stopping ${n} running sub-agent${n === 1 ? "" : "s"}.` : "No sub-agents are running.", "info");
+    return;
+  }
+  if (!id) return notify(`Several sub-agents are running: /subagents kill ID (one of ${active.running().join(", ")}) or /subagents kill all.`, "warning");
+  const killed = active.kill(id);
+  notify(killed ? `Stopping sub-agent ${id}.` : `Sub-agent ${id} is not running here.`, killed ? "info" : "warning");
 }

@@ -8,7 +8,7 @@ import { awaiting } from "./background.ts";
 import type { PiRuntime } from "./runtime.ts";
 
 /** Where the owner registry lives: next to the session database (as runtime.ts opens it). */
-const dataDir = (rt: PiRuntime) => path.dirname(rt.host.env.SUBAGENTS_DB || path.join(rt.agentDir, "subagents.db"));
+export const dataDir = (rt: PiRuntime) => path.dirname(rt.host.env.SUBAGENTS_DB || path.join(rt.agentDir, "subagents.db"));
 
 export function stateOf(rt: PiRuntime, id: string): SessionState {
   const data = dataDir(rt);

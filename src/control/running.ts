@@ -1,11 +1,11 @@
 // `sessions --running`: what is still in flight, and who owns it — the registry's live owners (which also
 // know queued tasks that have no run yet) joined with the store's running sessions.
-import { liveOwners, ownerAlive } from "../control/registry.ts";
-import type { Store } from "../core/store/store.ts";
+import { liveOwners, ownerAlive } from "./registry.ts";
+import type { SessionStore } from "../core/store/store-types.ts";
 
 export type RunningRow = { id: string; name: string; agent: string; status: "running" | "queued"; ownerPid: number | null; role: string; startedAt: number | null };
 
-export function runningSessions(store: Store, data: string): RunningRow[] {
+export function runningSessions(store: SessionStore, data: string): RunningRow[] {
   const owners = liveOwners(data);
   const rows: RunningRow[] = [];
   const seen = new Set<string>();

@@ -70,3 +70,21 @@ test.skipIf(!hasTmux)("attach on a terminal draws the live window; Ctrl-C detach
   expect(after.code).toBe(1);
   expect(after.stdout).toMatch(new RegExp(`^⊘ task-1 .*${id}`, "m"));
 }, 120_000);
+
+test.skipIf(!hasTmux)("attach on a terminal to a run that ends: the last frame shows its end, then its output and totals", async () => {
+  const marker = `atend-${Date.now()}`;
+  const id = await background(`short ${marker} ${script([{ tool: "bash", args: { command: "sleep 3" } }, { finalize: { status: "SUCCESS", result: `ended ${marker}` } }])}`);
+  const pane = openPane([join(REPO, "dist", "subagents"), "attach", id], { cols: 100, rows: 20, cwd: world.workDir, env: world.env });
+  try {
+    await pane.waitFor((s) => s.includes("bash → sleep 3"), 60_000);
+    const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 60_000);
+    expect(end).toContain("EXIT=0");
+    expect(end).toMatch(new RegExp(`✓ task-1 .*${id}`));
+    expect(end).toContain(`ended ${marker}`);
+    expect(end).toContain("1 completed");
+    // The live frame was replaced, not left above the end.
+    expect(pane.history()).not.toContain("bash → sleep 3");
+  } finally {
+    pane.close();
+  }
+}, 120_000);

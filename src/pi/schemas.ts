@@ -53,7 +53,7 @@ const OutputParams = Type.Object(
   {
     ...SessionIdParams.properties,
     steer: Type.Optional(Type.String({ description: "Message to the running sub-agent" })),
-    wait: Type.Optional(Type.Boolean({ description: "Until it ends" })),
+    wait: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -54,6 +54,7 @@ test.skipIf(!hasTmux)("attach on a terminal draws the live window; Ctrl-C detach
     const screen = await pane.waitFor((s) => s.includes("bash → sleep 60"), 60_000);
     expect(screen).toMatch(/^● task-1 • default/m);
     expect(screen).toMatch(/\d+s\/600s/);
+    expect(screen).toContain("Ctrl-C detaches; the run goes on");
     pane.keys("C-c");
     const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 10_000);
     expect(end).toContain(`Detached from ${id}; it keeps running.`);

@@ -96,6 +96,7 @@ export async function cmdAttach(argv: string[]): Promise<number> {
 
   const detach = detachSignal();
   live?.start();
+  live?.setNote("Ctrl-C detaches; the run goes on");
   let how: "ended" | "detached";
   try {
     how = c.state(id).kind === "active" ? await follow(c, id, show, detach.promise) : "ended";

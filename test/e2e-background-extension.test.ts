@@ -119,15 +119,25 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
     const marker = `sdn-${runtime}-${Date.now()}`;
     const flag = join(world.root, `${marker}.busy`);
     const child = `long job ${marker} ${script([{ tool: "bash", args: { command: `touch ${flag}; sleep 60` } }])}`;
+    // Once the child is busy, the parent attaches to it from a terminal command for 3 s (through this pi's
+    // control socket), then ends.
+    const attach = `timeout --preserve-status 3 ${join(REPO, "dist", "subagents")} attach {{lastSessionId}}; echo attach-exit=$?`;
     const steps = [
       { tool: "delegate_to_subagents", args: { tasks: [{ name: "longone", prompt: child }], background: true } },
-      { tool: "bash", args: { command: untilChildBusy(flag) } },
+      { tool: "bash", args: { command: `${untilChildBusy(flag)}; ${attach}` } },
       { text: `parent done ${marker}` },
     ];
     const r = await runParent(runtime, marker, steps);
     expect(r.code, r.stderr).toBe(0);
     expect(r.ms).toBeLessThan(60_000);
-    const id = /\b[0-9a-f]{16}\b/.exec(text(world.server.requests.filter((q) => text(q).includes(`parent task ${marker}`)).at(-1)!))![0];
+    const last = world.server.requests.filter((q) => text(q).includes(`parent task ${marker}`)).at(-1)!;
+    const id = /\b[0-9a-f]{16}\b/.exec(text(last))![0];
+    // attach showed the pi-owned child's window (its bash call so far) and detached on SIGTERM, exit 0.
+    const attached = String((last.messages ?? []).at(-1)?.content ?? "");
+    expect(attached).toContain(`● longone • default • ${id}`);
+    expect(attached).toContain(`${marker}.busy; sleep 60`);
+    expect(attached).toContain(`Detached from ${id}; it keeps running.`);
+    expect(attached).toContain("attach-exit=0");
     const { Database } = require("bun:sqlite");
     const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
     const run = db.query("SELECT status, error, error_code FROM runs WHERE session_id = ? ORDER BY id DESC LIMIT 1").get(id) as { status: string; error: string; error_code: string };

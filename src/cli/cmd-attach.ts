@@ -90,6 +90,8 @@ export async function cmdAttach(argv: string[]): Promise<number> {
     if (!announced && m.type !== "line") {
       announced = true;
       console.log(view.status === "queued" ? `○ ${view.name}: queued (session: ${id})` : startLine(view.name, view.profile, id, style));
+      // What it did before we came: its window's lines (the events from here on follow one per line).
+      for (const l of view.lines) console.log(`  ${l}`);
     }
     if (m.type === "line") console.log(`  ${m.text}`);
   };
@@ -101,11 +103,13 @@ export async function cmdAttach(argv: string[]): Promise<number> {
   try {
     how = c.state(id).kind === "active" ? await follow(c, id, show, detach.promise) : "ended";
   } catch (err) {
+    detach.dispose();
     live?.stop();
     throw err;
-  } finally {
-    detach.dispose();
   }
+  // Detached: the handlers stay until exit — a second signal (timeout(1) also signals its process group) must
+  // not kill us halfway through saying so.
+  if (how === "ended") detach.dispose();
   if (how === "detached") {
     live?.stop();
     process.stderr.write(`Detached from ${id}; it keeps running. Again: subagents attach ${id} · collect: subagents wait ${id}\n`);

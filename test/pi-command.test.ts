@@ -1,5 +1,8 @@
 // /subagents: listing, show, and kill of one running sub-agent or all of them.
 import { expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { MemoryStore } from "../src/core/store/store.ts";
 import { emptyUsage } from "../src/core/types.ts";
 import { ActiveRuns } from "../src/pi/active-runs.ts";
@@ -42,4 +45,30 @@ test("kill ID stops one task's signal and leaves the others running; kill all st
   await cmd.handler("kill all", ctx);
   expect(b.signal.aborted).toBe(true);
   expect(active.running()).toEqual([]);
+});
+
+test("/subagents where pi cannot show custom components (RPC): pick a session and an action through select dialogs", async () => {
+  const { id, notes } = setup();
+  const store = new MemoryStore({ isAlive: () => true });
+  store.createSession({ id, name: "review-api", agent: "reviewer", cwd: "/" });
+  store.finishRun(store.startRun(id, { prompt: "review", ownerPid: 1 }), { status: "completed", output: "fine", usage: emptyUsage(), exitCode: 0, toolCount: 0, messages: [{ role: "assistant", text: "all fine", toolCalls: [] }], stderrTail: "", durationMs: 1 });
+  const data = mkdtempSync(join(tmpdir(), "subagents-cmd-"));
+  const rt = { store, agentDir: data, host: { env: { SUBAGENTS_DB: join(data, "s.db") } } } as unknown as PiRuntime;
+  const asked: [string, string[]][] = [];
+  const answers = [(o: string[]) => o[0], () => "Show transcript"];
+  const ui = {
+    notify: (m: string, t?: "info" | "warning" | "error") => notes.push([m, t]),
+    select: async (title: string, options: string[]) => {
+      asked.push([title, options]);
+      return answers.shift()!(options);
+    },
+    custom: async () => undefined,
+  };
+  await subagentsCommand(async () => rt, new ActiveRuns()).handler("", { ui, hasUI: true, mode: "rpc" });
+  expect(asked[0][0]).toBe("Sub-agents");
+  expect(asked[0][1][0]).toMatch(new RegExp(`✓ review-api +reviewer +completed .*${id}$`));
+  // A finished session offers only its transcript.
+  expect(asked[1]).toEqual([`review-api (${id})`, ["Show transcript"]]);
+  expect(notes.at(-1)![0]).toContain("all fine");
+  rmSync(data, { recursive: true, force: true });
 });

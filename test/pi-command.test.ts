@@ -62,7 +62,7 @@ test("/subagents where pi cannot show custom components (RPC): pick a session an
       asked.push([title, options]);
       return answers.shift()!(options);
     },
-    custom: async () => undefined,
+    custom: async <T>() => undefined as T,
   };
   await subagentsCommand(async () => rt, new ActiveRuns()).handler("", { ui, hasUI: true, mode: "rpc" });
   expect(asked[0][0]).toBe("Sub-agents");

@@ -40,6 +40,16 @@ async function openDbFactory(): Promise<((file: string) => Db) | null> {
   return mod.loadNodeDb();
 }
 
+/** Whether this process is a sub-agent that may not delegate further (settings.maxDepth), read without a store. */
+export function childAtMaxDepth(): boolean {
+  const host = createNodeHost(() => {
+    throw new Error("no database here");
+  });
+  const depth = Number(host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
+  const { settings } = loadSettings(host, { agentDir: resolveAgentDir(host.env, host.homedir()), cwd: process.cwd() });
+  return depth >= settings.maxDepth;
+}
+
 export async function createRuntime(): Promise<PiRuntime> {
   const open = await openDbFactory();
   let host: Host;

@@ -14,6 +14,7 @@ import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
 import { ownerAlive } from "../control/registry.ts";
+import { createWorktreeHost } from "../host/git-worktree.ts";
 
 export type CliContext = {
   host: Host;
@@ -92,5 +93,6 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     piSettles: pi.settles,
     childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
+    worktrees: createWorktreeHost(dataDir(ctx)),
   };
 }

@@ -2,44 +2,21 @@
 // state, the user's tree and index left alone, a branch only when something changed, and cleanup of a worktree
 // whose owner was SIGKILLed.
 import { afterAll, expect, test } from "bun:test";
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWorktreeHost } from "../src/host/git-worktree.ts";
 import { branchSlug, isolationLines, overlaps } from "../src/core/run/isolation.ts";
+import { gitIn as git, makeRepo, subagentBranches, userState as userStateOf, worktreeList } from "./support/git-repo.ts";
 
 const root = mkdtempSync(join(tmpdir(), "subagents-iso-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const gitIn = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, HOME: root } });
-
-/** A repo with one commit, then an uncommitted edit, an untracked file and an ignored one. */
-export function dirtyRepo(name: string): string {
-  const repo = join(root, name);
-  mkdirSync(join(repo, "sub"), { recursive: true });
-  gitIn(repo, "init", "-q", "-b", "main");
-  gitIn(repo, "config", "user.email", "me@example.com");
-  gitIn(repo, "config", "user.name", "Me");
-  writeFileSync(join(repo, "a.txt"), "one\n");
-  writeFileSync(join(repo, ".gitignore"), "*.log\n");
-  writeFileSync(join(repo, "sub", "keep.txt"), "k\n");
-  gitIn(repo, "add", "-A");
-  gitIn(repo, "commit", "-q", "-m", "first");
-  writeFileSync(join(repo, "a.txt"), "one\ntwo (uncommitted)\n");
-  writeFileSync(join(repo, "new.txt"), "untracked\n");
-  writeFileSync(join(repo, "debug.log"), "ignored\n");
-  return repo;
-}
-
-/** The index is read first, and status may not refresh it (--no-optional-locks): only we could have changed it. */
-export const userState = (repo: string) => {
-  const index = join(repo, ".git", "index");
-  const before = { mtime: statSync(index).mtimeMs, bytes: readFileSync(index).toString("base64") };
-  return { ...before, status: gitIn(repo, "--no-optional-locks", "status", "--porcelain"), head: gitIn(repo, "rev-parse", "HEAD") };
-};
-const branches = (repo: string) => gitIn(repo, "branch", "--list", "subagents/*", "--format=%(refname:short)").split("\n").filter(Boolean);
-const worktrees = (repo: string) => gitIn(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree "));
+const gitIn = (cwd: string, ...args: string[]) => git(root, cwd, ...args);
+const dirtyRepo = (name: string) => makeRepo(root, join(root, name));
+const userState = (repo: string) => userStateOf(root, repo);
+const branches = (repo: string) => subagentBranches(root, repo);
+const worktrees = (repo: string) => worktreeList(root, repo);
 
 test("the worktree starts from what the user sees; the user's tree and index stay as they were", async () => {
   const repo = dirtyRepo("snapshot");

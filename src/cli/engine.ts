@@ -79,6 +79,9 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     throw err;
   }
   const depth = Number(ctx.host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
+  const worktrees = createWorktreeHost(dataDir(ctx));
+  // Worktrees a SIGKILLed owner left behind are finished while this run starts (a directory listing when none).
+  void worktrees.cleanStale();
   return {
     host: ctx.host,
     clock: realClock,
@@ -93,6 +96,6 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     piSettles: pi.settles,
     childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
-    worktrees: createWorktreeHost(dataDir(ctx)),
+    worktrees,
   };
 }

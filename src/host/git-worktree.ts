@@ -172,7 +172,12 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
     return result;
   }
 
-  async function cleanStale(): Promise<number> {
+  /** Remembered, so a worktree made in this process waits for the clean-up a front started earlier. */
+  function cleanStale(): Promise<number> {
+    return (staleChecked = cleanStaleNow());
+  }
+
+  async function cleanStaleNow(): Promise<number> {
     let names: string[];
     try {
       names = fs.readdirSync(root).filter((n) => n.endsWith(".json"));

@@ -1,0 +1,98 @@
+// Worktree isolation end to end: real pi children (CLI) against the scripted model server, writing with pi's
+// own `write` tool in real git repositories; then `subagents apply`.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { script } from "../src/scripted/model-server.ts";
+import { cli, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { gitIn, makeRepo, subagentBranches, userState, worktreeList } from "./support/git-repo.ts";
+
+let world: PiWorld;
+beforeAll(async () => {
+  world = await piWorld();
+});
+afterAll(async () => {
+  await world.close();
+});
+
+const writer = (text: string) => script([{ tool: "write", args: { path: "shared.txt", content: `${text}\n` } }, { finalize: { status: "SUCCESS", result: `wrote ${text}` } }]);
+/** Our worktree folders (not the owner records): none may be left after a run. */
+const ourWorktrees = () => (existsSync(join(world.root, "worktrees")) ? readdirSync(join(world.root, "worktrees")) : []);
+
+test("two isolated tasks writing the same file: user's tree and index untouched, two branches, the overlap named, no worktree left", async () => {
+  const repo = makeRepo(world.root, join(world.root, "repo-two"));
+  const before = userState(world.root, repo);
+  const r = await cli(world, ["delegate", "--isolation", "worktree", "--name", "alpha", "--name", "beta", `A ${writer("from alpha")}`, `B ${writer("from beta")}`, "--json"], { cwd: join(repo, "sub") });
+  expect(r.code).toBe(0);
+  const [a, b] = summaryOf(r.json);
+  expect(a.isolation.branch).toBe(`subagents/alpha-${a.sessionId.slice(0, 8)}`);
+  expect(b.isolation.branch).toBe(`subagents/beta-${b.sessionId.slice(0, 8)}`);
+  // The child ran in the task's subfolder of the worktree: that is where its relative path landed.
+  expect(a.isolation.files).toEqual([{ path: "sub/shared.txt", added: 1, deleted: 0 }]);
+  expect(a.isolation.diffstat).toBe("1 file changed, 1 insertion(+)");
+  expect(r.json.at(-1)!.overlaps).toEqual([{ path: "sub/shared.txt", tasks: ["alpha", "beta"] }]);
+  expect(userState(world.root, repo)).toEqual(before);
+  expect(existsSync(join(repo, "sub", "shared.txt"))).toBe(false);
+  expect(subagentBranches(world.root, repo).sort()).toEqual([a.isolation.branch, b.isolation.branch].sort());
+  expect(gitIn(world.root, repo, "show", `${b.isolation.branch}:sub/shared.txt`)).toBe("from beta\n");
+  // The child saw the user's uncommitted edit and untracked file (the branch starts from a snapshot of them).
+  expect(gitIn(world.root, repo, "show", `${a.isolation.branch}:a.txt`)).toBe("one\ntwo (uncommitted)\n");
+  expect(gitIn(world.root, repo, "show", `${a.isolation.branch}:new.txt`)).toBe("untracked\n");
+  expect(worktreeList(world.root, repo)).toHaveLength(1);
+  expect(ourWorktrees()).toEqual([]);
+  // The record keeps it: `apply --cherry-pick` takes only the sub-agent's commit, onto the still-dirty tree.
+  const applied = await cli(world, ["apply", a.sessionId, "--cherry-pick"], { cwd: repo });
+  expect(applied.stderr).toBe("");
+  expect(applied.code).toBe(0);
+  expect(readFileSync(join(repo, "sub", "shared.txt"), "utf8")).toBe("from alpha\n");
+  expect(readFileSync(join(repo, "a.txt"), "utf8")).toBe("one\ntwo (uncommitted)\n");
+  expect(gitIn(world.root, repo, "log", "-1", "--format=%s")).toBe("subagents: alpha\n");
+}, 90_000);
+
+test("apply merges a branch; a second branch touching the same lines is a conflict, named, exit 1", async () => {
+  const repo = makeRepo(world.root, join(world.root, "repo-apply"), false);
+  const r = await cli(world, ["delegate", "--isolation", "worktree", `A ${writer("alpha")}`, `B ${writer("beta")}`, "--json"], { cwd: repo });
+  expect(r.code).toBe(0);
+  const [a, b] = summaryOf(r.json);
+  const first = await cli(world, ["apply", a.sessionId], { cwd: repo });
+  expect(first.code).toBe(0);
+  expect(first.stdout).toContain(`Applied ${a.isolation.branch}`);
+  expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe("alpha\n");
+  const second = await cli(world, ["apply", b.sessionId], { cwd: repo });
+  expect(second.code).toBe(1);
+  expect(second.stderr).toContain(`conflict applying ${b.isolation.branch} in 1 file(s):\n  shared.txt\n`);
+  expect(second.stderr).toContain("git merge --abort");
+  gitIn(world.root, repo, "merge", "--abort");
+  // Not an isolated session, or an unknown one: a usage error that says so.
+  const unknown = await cli(world, ["apply", "0000000000000000"], { cwd: repo });
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain('no session "0000000000000000"');
+}, 90_000);
+
+test("a cwd outside any git repository fails that task before anything runs; nothing is written", async () => {
+  const plain = join(world.root, "not-a-repo");
+  mkdirSync(plain, { recursive: true });
+  const requests = world.server.requests.length;
+  const r = await cli(world, ["run", "default", `never ${writer("x")}`, "--isolation", "worktree", "--cwd", plain, "--json"]);
+  expect(r.code).toBe(1);
+  const [t] = summaryOf(r.json);
+  expect(t.errorCode).toBe("ISOLATION_FAILED");
+  // HOME is the world's root here, so the path is shown as ~/…
+  expect(t.error).toBe('Isolation "worktree" needs a git repository, but ~/not-a-repo is not inside one (nothing was run)');
+  expect(world.server.requests.length).toBe(requests);
+  expect(readdirSync(plain)).toEqual([]);
+  expect((await cli(world, ["session", t.sessionId])).code).toBe(1);
+  const bad = await cli(world, ["run", "default", "x", "--isolation", "container"]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--isolation must be "worktree" (got "container")');
+}, 60_000);
+
+test("an isolated task that changed nothing leaves no branch and says so", async () => {
+  const repo = makeRepo(world.root, join(world.root, "repo-quiet"));
+  const r = await cli(world, ["run", "default", `just look ${script([{ tool: "bash", args: { command: "echo scratch > build.log; ls" } }, { text: "looked" }])}`, "--isolation", "worktree"], { cwd: repo });
+  expect(r.code).toBe(0);
+  expect(r.stderr).toContain("default: no changes, no branch");
+  expect(subagentBranches(world.root, repo)).toEqual([]);
+  expect(worktreeList(world.root, repo)).toHaveLength(1);
+  expect(ourWorktrees()).toEqual([]);
+}, 60_000);

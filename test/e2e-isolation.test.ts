@@ -1,10 +1,10 @@
 // Worktree isolation end to end: real pi children (CLI) against the scripted model server, writing with pi's
 // own `write` tool in real git repositories; then `subagents apply`.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { BUN, cli, piWorld, REPO, type PiWorld, summaryOf } from "./support/pi-env.ts";
 import { gitIn, makeRepo, subagentBranches, userState, worktreeList } from "./support/git-repo.ts";
 
 let world: PiWorld;
@@ -94,5 +94,43 @@ test("an isolated task that changed nothing leaves no branch and says so", async
   expect(r.stderr).toContain("default: no changes, no branch");
   expect(subagentBranches(world.root, repo)).toEqual([]);
   expect(worktreeList(world.root, repo)).toHaveLength(1);
+  expect(ourWorktrees()).toEqual([]);
+}, 60_000);
+
+test("the owner SIGKILLed mid-run: `subagents prune` keeps the child's work on a branch and removes the worktree", async () => {
+  const repo = makeRepo(world.root, join(world.root, "repo-killed"));
+  const pidFile = join(world.root, "killed-child.pid");
+  // A stand-in pi that writes into its cwd (the worktree), then works forever.
+  const fake = join(world.root, "writing-pi.sh");
+  writeFileSync(fake, `#!/bin/sh\necho "half done" > work.txt\necho $$ > ${pidFile}\nwhile true; do sleep 1; done\n`);
+  chmodSync(fake, 0o755);
+  const owner = Bun.spawn({ cmd: [BUN, join(REPO, "src/cli/main.ts"), "run", "default", "work", "--isolation", "worktree"], cwd: repo, env: { ...world.env, SUBAGENTS_PI: fake }, stdout: "ignore", stderr: "ignore" });
+  for (let i = 0; i < 200 && !existsSync(pidFile); i++) await Bun.sleep(100);
+  expect(worktreeList(world.root, repo)).toHaveLength(2);
+  owner.kill("SIGKILL");
+  await owner.exited;
+  // A real pi notices its dead owner within a second; the stand-in is stopped by hand.
+  process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
+  const pruned = await cli(world, ["prune", "--json"], { cwd: repo });
+  expect(pruned.code).toBe(0);
+  expect(pruned.json[0].worktrees).toBe(1);
+  expect(worktreeList(world.root, repo)).toHaveLength(1);
+  expect(ourWorktrees()).toEqual([]);
+  const [branch] = subagentBranches(world.root, repo);
+  expect(branch).toStartWith("subagents/default-");
+  expect(gitIn(world.root, repo, "show", `${branch}:work.txt`)).toBe("half done\n");
+}, 60_000);
+
+test("resuming an isolated session runs it isolated again, in a worktree at the same path, with a branch of its own", async () => {
+  const repo = makeRepo(world.root, join(world.root, "repo-resume"), false);
+  const first = await cli(world, ["run", "default", `one ${writer("first")}`, "--isolation", "worktree", "--json"], { cwd: repo });
+  const [t1] = summaryOf(first.json);
+  expect(t1.isolation.branch).toBe(`subagents/default-${t1.sessionId.slice(0, 8)}`);
+  const again = await cli(world, ["run", "default", `two ${script([{ tool: "write", args: { path: "more.txt", content: "second\n" } }, { text: "done" }])}`, "--session", t1.sessionId, "--json"], { cwd: repo });
+  const [t2] = summaryOf(again.json);
+  expect(t2.status).toBe("completed");
+  expect(t2.isolation.branch).toBe(`${t1.isolation.branch}-2`);
+  expect(t2.isolation.files.map((f: { path: string }) => f.path)).toEqual(["more.txt"]);
+  expect(existsSync(join(repo, "more.txt"))).toBe(false);
   expect(ourWorktrees()).toEqual([]);
 }, 60_000);

@@ -231,7 +231,9 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     return { sessionId: id, name: input.name, agent, result };
   }
   const { id, profile, agent, resumeOf } = resolved;
-  const isolation = input.isolation ?? profile?.isolation;
+  // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
+  // made again at the same path (worktrees are named for the session).
+  const isolation = input.isolation ?? profile?.isolation ?? (resumeOf?.runs.at(-1)?.isolation ? "worktree" : undefined);
   // A cwd outside any git repository fails here: before anything is recorded, created or run.
   const notIsolable = isolation ? await isolationProblem(engine.worktrees, input.cwd) : null;
   if (notIsolable) return { sessionId: id, name: input.name, agent, result: failedResult(notIsolable, "ISOLATION_FAILED") };

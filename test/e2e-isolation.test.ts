@@ -5,6 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { BUN, cli, piWorld, REPO, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { runParentPi } from "./support/parent-pi.ts";
 import { gitIn, makeRepo, subagentBranches, userState, worktreeList } from "./support/git-repo.ts";
 
 let world: PiWorld;
@@ -134,3 +135,29 @@ test("resuming an isolated session runs it isolated again, in a worktree at the 
   expect(existsSync(join(repo, "more.txt"))).toBe(false);
   expect(ourWorktrees()).toEqual([]);
 }, 60_000);
+
+test("in pi: delegate_to_subagents tasks and a subagent call with isolation report branches and the overlap", async () => {
+  const repo = makeRepo(world.root, join(world.root, "repo-pi"));
+  const before = userState(world.root, repo);
+  const r = await runParentPi(world, {
+    runtime: "node",
+    cwd: repo,
+    steps: [
+      { tool: "delegate_to_subagents", args: { tasks: [{ name: "left", prompt: `L ${writer("left")}`, isolation: "worktree" }, { name: "right", prompt: `R ${writer("right")}`, isolation: "worktree" }] } },
+      { tool: "subagent", args: { agent: "worker", task: `W ${writer("worker")}`, isolation: "worktree" } },
+      { text: "parent done" },
+    ],
+  });
+  expect(r.code, r.stderr).toBe(0);
+  const [delegated, single] = r.results;
+  expect(delegated.isError).toBe(false);
+  const [left, right] = delegated.details.isolation.tasks;
+  expect(delegated.details.isolation.overlaps).toEqual([{ path: "shared.txt", tasks: ["left", "right"] }]);
+  expect(delegated.text).toContain(`Isolation:\nleft: branch ${left.branch}: 1 file changed, 1 insertion(+) (shared.txt) — subagents apply ${left.sessionId}\nright: branch ${right.branch}:`);
+  expect(delegated.text).toContain("overlap: shared.txt changed by left, right");
+  expect(single.details.isolation.branch).toStartWith("subagents/worker-");
+  expect(single.text).toContain(`worker: branch ${single.details.isolation.branch}: 1 file changed`);
+  expect(subagentBranches(world.root, repo)).toHaveLength(3);
+  expect(userState(world.root, repo)).toEqual(before);
+  expect(ourWorktrees()).toEqual([]);
+}, 120_000);

@@ -48,6 +48,8 @@ test("two isolated tasks writing the same file: user's tree and index untouched,
   expect(readFileSync(join(repo, "sub", "shared.txt"), "utf8")).toBe("from alpha\n");
   expect(readFileSync(join(repo, "a.txt"), "utf8")).toBe("one\ntwo (uncommitted)\n");
   expect(gitIn(world.root, repo, "log", "-1", "--format=%s")).toBe("subagents: alpha\n");
+  // `session ID` names the branch in its header.
+  expect((await cli(world, ["session", b.sessionId])).stdout).toContain(`Branch  ${b.isolation.branch} · 1 file changed, 1 insertion(+) (subagents apply ${b.sessionId})`);
 }, 90_000);
 
 test("apply merges a branch; a second branch touching the same lines is a conflict, named, exit 1", async () => {
@@ -83,6 +85,9 @@ test("a cwd outside any git repository fails that task before anything runs; not
   expect(world.server.requests.length).toBe(requests);
   expect(readdirSync(plain)).toEqual([]);
   expect((await cli(world, ["session", t.sessionId])).code).toBe(1);
+  // Without git at all, the task says so instead of calling the directory no repository.
+  const noGit = await cli(world, ["run", "default", "x", "--isolation", "worktree", "--json"], { env: { PATH: "/nonexistent", SUBAGENTS_PI: "/bin/false" } });
+  expect(summaryOf(noGit.json)[0].error).toStartWith('Isolation "worktree" needs git: git could not be run');
   const bad = await cli(world, ["run", "default", "x", "--isolation", "container"]);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--isolation must be "worktree" (got "container")');

@@ -14,8 +14,9 @@ type OwnerFile = Worktree & { pid: number; startTime: string | null; createdAt: 
 
 /** When the user has no git identity (a fresh machine, a CI box), commits are made as "subagents". */
 const FALLBACK_IDENTITY = { GIT_AUTHOR_NAME: "subagents", GIT_AUTHOR_EMAIL: "subagents@localhost", GIT_COMMITTER_NAME: "subagents", GIT_COMMITTER_EMAIL: "subagents@localhost" };
-/** The user's hooks are not run on our worktrees: they were written for their tree, and may block or prompt. */
-const NO_HOOKS = ["-c", "core.hooksPath=/dev/null"];
+/** The user's hooks are not run on our worktrees (written for their tree, they may block or prompt), and our
+ *  commits do not start a background `gc --auto` in the user's repository. */
+const NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0"];
 
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -34,7 +35,7 @@ export function git(args: string[], cwd: string, env: Record<string, string> = {
 
 async function must(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
   const r = await git(args, cwd, env);
-  if (r.code !== 0) throw new Error(`git ${args.filter((a) => !a.startsWith("core.hooksPath")).join(" ")} failed: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`);
+  if (r.code !== 0) throw new Error(`git ${args.filter((a) => !NO_HOOKS.includes(a)).join(" ")} failed: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`);
   return r.stdout;
 }
 
@@ -75,6 +76,7 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
 
   async function locate(cwd: string): Promise<string | null> {
     const r = await git(["rev-parse", "--show-toplevel"], cwd);
+    if (r.code === 127) throw new Error(`git could not be run (${r.stderr.trim() || "not on PATH"})`);
     return r.code === 0 && r.stdout.trim() ? r.stdout.trim() : null;
   }
 

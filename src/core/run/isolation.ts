@@ -64,7 +64,11 @@ export const GIT_LOCATION_VARS = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", 
 /** Why a task cannot be isolated (checked before anything is recorded or created), or null. */
 export async function isolationProblem(worktrees: WorktreeHost | undefined, cwd: string): Promise<string | null> {
   if (!worktrees) return 'Isolation "worktree" is not available in this front (nothing was run)';
-  return (await worktrees.locate(cwd)) ? null : ISOLATION_NOT_A_REPO(cwd);
+  try {
+    return (await worktrees.locate(cwd)) ? null : ISOLATION_NOT_A_REPO(cwd);
+  } catch (err) {
+    return `Isolation "worktree" needs git: ${(err as Error).message} (nothing was run)`;
+  }
 }
 
 export type LiveIsolation = { worktree: Worktree; finish(): Promise<IsolationResult>; scrubEnv(env: Record<string, string>): void };

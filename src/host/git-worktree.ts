@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { GIT_LOCATION_VARS, branchName, type ChangedFile, type IsolationResult, type Worktree, type WorktreeHost } from "../core/run/isolation.ts";
-import { procStartTime } from "../control/registry.ts";
+import { procStartTime, recordAlive } from "../control/registry.ts";
 
 type GitOut = { code: number; stdout: string; stderr: string };
 type OwnerFile = Worktree & { pid: number; startTime: string | null; createdAt: number };
@@ -37,21 +37,6 @@ async function must(args: string[], cwd: string, env?: Record<string, string>): 
   const r = await git(args, cwd, env);
   if (r.code !== 0) throw new Error(`git ${args.filter((a) => !NO_HOOKS.includes(a)).join(" ")} failed: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`);
   return r.stdout;
-}
-
-const processAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === "EPERM";
-  }
-};
-
-function ownerAlive(o: Pick<OwnerFile, "pid" | "startTime">): boolean {
-  if (!processAlive(o.pid)) return false;
-  const now = procStartTime(o.pid);
-  return o.startTime === null || now === null || now === o.startTime;
 }
 
 /** The identity env to commit with: none when the repository has one configured. */
@@ -194,7 +179,7 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
       } catch {
         continue;
       }
-      if (ownerAlive(rec)) continue;
+      if (recordAlive(rec)) continue;
       // Claimed by renaming the record: of two processes cleaning at once, only one goes on.
       const claimed = path.join(root, `${rec.id}.cleaning-${process.pid}`);
       try {

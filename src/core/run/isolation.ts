@@ -83,7 +83,14 @@ export async function createIsolation(worktrees: WorktreeHost, opts: { cwd: stri
   }
   return {
     worktree,
-    finish: () => worktrees.finish(worktree),
+    // Never throws: the run's terminal status must be recorded whatever git or the file system did.
+    finish: async () => {
+      try {
+        return await worktrees.finish(worktree);
+      } catch (err) {
+        return { base: worktree.base, repo: worktree.repo, files: [], diffstat: "", error: `worktree not finished (${worktree.path}): ${(err as Error).message}` };
+      }
+    },
     scrubEnv: (env) => {
       for (const k of GIT_LOCATION_VARS) delete env[k];
     },

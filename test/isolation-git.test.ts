@@ -79,6 +79,9 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
       const { createWorktreeHost } = await import(${JSON.stringify(join(import.meta.dir, "..", "src", "host", "git-worktree.ts"))});
       const wt = await createWorktreeHost(${JSON.stringify(data)}).create({ cwd: ${JSON.stringify(repo)}, id: "deadbeefdeadbeef", name: "killed task" });
       require("node:fs").writeFileSync(wt.path + "/work.txt", "half done\\n");
+      // As if the owner died in the middle of its own 'git add': the lock stays behind.
+      const gitDir = require("node:child_process").execFileSync("git", ["rev-parse", "--absolute-git-dir"], { cwd: wt.path, encoding: "utf8" }).trim();
+      require("node:fs").writeFileSync(gitDir + "/index.lock", "");
       require("node:fs").writeFileSync(${JSON.stringify(ready)}, wt.path);
       setInterval(() => {}, 1000);`],
     stdout: "ignore",

@@ -189,6 +189,9 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
       }
       fs.writeFileSync(recordFile(rec.id), JSON.stringify({ ...rec, pid: process.pid, startTime: procStartTime(process.pid) }), { mode: 0o600 });
       fs.rmSync(claimed, { force: true });
+      // A git command of the dead owner cut short leaves the worktree's index lock behind: nobody holds it now.
+      const gitDir = (await git(["rev-parse", "--absolute-git-dir"], rec.path)).stdout.trim();
+      if (gitDir && fs.existsSync(rec.path)) fs.rmSync(path.join(gitDir, "index.lock"), { force: true });
       const r = await finish(rec);
       if (!r.error) cleaned++;
     }

@@ -91,10 +91,15 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
   while (!existsSync(ready) && Date.now() < deadline) await Bun.sleep(50);
   const wtPath = readFileSync(ready, "utf8");
   expect(worktrees(repo)).toHaveLength(2);
+  // A process that looked for stale worktrees while the owner was alive, and later resumes the same session.
+  const early = createWorktreeHost(data);
+  expect(await early.cleanStale()).toBe(0);
   owner.kill("SIGKILL");
   await owner.exited;
+  const resumed = await early.create({ cwd: repo, id: "deadbeefdeadbeef", name: "killed task" });
+  expect(readFileSync(join(resumed.path, "a.txt"), "utf8")).toBe("one\ntwo (uncommitted)\n");
+  await early.finish(resumed);
   const host = createWorktreeHost(data);
-  expect(await host.cleanStale()).toBe(1);
   expect(existsSync(wtPath)).toBe(false);
   expect(worktrees(repo)).toHaveLength(1);
   expect(branches(repo)).toEqual(["subagents/killed-task-deadbeef"]);

@@ -88,6 +88,8 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
   async function create(opts: { cwd: string; id: string; name: string }): Promise<Worktree> {
     // A worktree a dead owner left behind (maybe this very session's) goes first.
     await (staleChecked ??= cleanStale());
+    // This session's own worktree may have been left since (its owner killed after we looked): look again.
+    if (fs.existsSync(recordFile(opts.id))) await cleanStale();
     const repo = await locate(opts.cwd);
     if (!repo) throw new Error(`${opts.cwd} is not inside a git repository`);
     const prefix = (await must(["rev-parse", "--show-prefix"], opts.cwd)).trim();

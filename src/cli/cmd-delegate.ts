@@ -7,10 +7,11 @@ import type { FileSpec } from "../core/files.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
+import { isolationLines } from "../core/run/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
 import { isFinished, type Style } from "../ui/windows.ts";
-import { parse, positiveNumber, requireProfile } from "./args.ts";
+import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts";
 import { startBackground } from "./background.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { startOwner } from "../control/owner.ts";
@@ -53,6 +54,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     quiet: { type: "boolean", short: "q" },
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
+    isolation: { type: "string" },
   });
   if (values.help) {
     console.log(DELEGATE_HELP);
@@ -61,6 +63,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const shellCwd = path.resolve(values.cwd ?? process.cwd());
   if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
   const timeout = positiveNumber("delegate", "timeout", values.timeout);
+  const isolation = isolationFlag("delegate", values.isolation);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
   if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {
     throw new UsageError(`delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`);
@@ -103,6 +106,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     timeoutSec: t.timeout ?? timeout,
     resume: t.resume,
     files: t.files,
+    isolation: t.isolation ?? isolation,
     sessionId: t.resume ?? engine.store.newSessionId(),
   }));
   // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
@@ -173,6 +177,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   }
   if (json) writeJson(summaryEvent(outcomes));
   else {
+    for (const l of isolationLines(outcomes)) log(l);
     // Plain mode printed each end as it happened; --quiet prints them now, the terminal did in its last frame.
     if (values.quiet) for (const v of windows.views) for (const l of endLines(v, width(), style)) log(l);
     printOutputs(outcomes, width(), style, log);

@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   install: async () => (await import("./cmd-install.ts")).cmdInstall,
   doctor: async () => (await import("./cmd-doctor.ts")).cmdDoctor,
   prune: async () => (await import("./cmd-prune.ts")).cmdPrune,
+  apply: async () => (await import("./cmd-apply.ts")).cmdApply,
   completion: async () => (await import("./cmd-completion.ts")).cmdCompletion,
   wait: async () => (await import("./cmd-wait.ts")).cmdWait,
   steer: async () => (await import("./cmd-steer.ts")).cmdSteer,

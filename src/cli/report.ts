@@ -3,6 +3,7 @@
 import { sanitize } from "../core/sanitize.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
+import { overlaps } from "../core/run/isolation.ts";
 
 export type JsonEvent = Record<string, unknown> & { type: string };
 
@@ -49,8 +50,10 @@ export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
       ...(o.result.error !== undefined ? { error: o.result.error } : {}),
       ...(o.result.errorCode !== undefined ? { errorCode: o.result.errorCode } : {}),
       ...(o.result.warnings?.length ? { warnings: o.result.warnings } : {}),
+      ...(o.result.isolation ? { isolation: o.result.isolation } : {}),
       usage: o.result.usage,
     })),
+    ...(outcomes.some((o) => o.result.isolation) ? { overlaps: overlaps(outcomes) } : {}),
   };
 }
 

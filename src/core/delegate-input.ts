@@ -1,6 +1,7 @@
 // Validates the `delegate_to_subagents` parameters (spec 000), for the pi tool and for `subagents delegate
 // --tasks`. Every rejection names the field, so a model (or a person) can fix the call in one go.
 import type { FileSpec } from "./files.ts";
+import { ISOLATION_MODES, type IsolationMode } from "./isolation-types.ts";
 
 export const MAX_TASKS = 16;
 
@@ -12,6 +13,7 @@ export type DelegateTask = {
   timeout?: number;
   resume?: string;
   files?: FileSpec[];
+  isolation?: IsolationMode;
 };
 
 export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean };
@@ -64,7 +66,14 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files"]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation"]);
+
+/** `isolation`: "worktree" (the only mode) or absent. */
+export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
+  if (v === undefined || v === null) return undefined;
+  if ((ISOLATION_MODES as readonly unknown[]).includes(v)) return v as IsolationMode;
+  throw new InputError(`${field} must be "worktree" (got ${JSON.stringify(v)?.slice(0, 40)})`);
+}
 
 function task(i: number, v: unknown): DelegateTask {
   const f = `tasks[${i}]`;
@@ -83,6 +92,8 @@ function task(i: number, v: unknown): DelegateTask {
   if (timeout !== undefined) out.timeout = timeout;
   const resume = str(`${f}.resume`, v.resume, false);
   if (resume) out.resume = resume;
+  const isolation = isolationValue(`${f}.isolation`, v.isolation);
+  if (isolation) out.isolation = isolation;
   if (v.files !== undefined) {
     if (!Array.isArray(v.files)) throw new InputError(`${f}.files must be an array`);
     out.files = v.files.map((x, j) => fileSpec(`${f}.files[${j}]`, x));

@@ -1,4 +1,5 @@
 // Shared data shapes of the engine. Plain types only: no runtime imports (see test/core-imports.test.ts).
+import type { IsolationResult } from "./isolation-types.ts";
 
 export type Usage = {
   input: number;
@@ -25,7 +26,8 @@ export type ErrorCode =
   | "SUBAGENT_OUTPUT_TRUNCATED"
   | "FINALIZE_MISSING"
   | "LOOP_DETECTED"
-  | "SUBAGENT_CANCELLED";
+  | "SUBAGENT_CANCELLED"
+  | "ISOLATION_FAILED";
 
 export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string };
 
@@ -89,4 +91,6 @@ export type RunResult = {
   durationMs: number;
   /** What did not run as the agent file says (model substituted, tools missing): shown and recorded. */
   warnings?: string[];
+  /** An isolated task's branch, changed files and diffstat (core/run/isolation.ts). */
+  isolation?: IsolationResult;
 };

@@ -13,6 +13,7 @@ import { createNodeHost } from "../host/node.ts";
 import { installedEmbedded } from "../host/embedded-pi.ts";
 import { resolvePiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
+import { createWorktreeHost } from "../host/git-worktree.ts";
 
 export type PiRuntime = {
   host: Host;
@@ -105,6 +106,7 @@ export async function createRuntime(): Promise<PiRuntime> {
         childExtension: childExt ?? undefined,
         depth,
         parentSession,
+        worktrees: createWorktreeHost(path.dirname(file)),
       };
     },
   };

@@ -21,6 +21,9 @@ const FileSpec = Type.Union([
   ),
 ]);
 
+/** Terse on purpose: every word here is in the model's prompt on every call. */
+const Isolation = Type.Optional(Type.Literal("worktree", { description: "Own git worktree; changes on a branch" }));
+
 const TaskObject = Type.Object(
   {
     name: Type.String({ description: "Short display name for this sub-agent's window" }),
@@ -30,6 +33,7 @@ const TaskObject = Type.Object(
     timeout: Type.Optional(Type.Number({ minimum: 1, description: "Timeout in seconds (default 600); extended while the sub-agent is still working" })),
     resume: Type.Optional(Type.String({ description: "Session id of an earlier sub-agent to continue" })),
     files: Type.Optional(Type.Array(FileSpec, { description: "Files whose contents are prepended to the prompt (1 MB limit each)" })),
+    isolation: Isolation,
   },
   { additionalProperties: false },
 );
@@ -55,6 +59,7 @@ const SubagentParams = Type.Object(
     agent: Type.String({ minLength: 1, description: "Agent (profile) name, see list_subagent_profiles" }),
     task: Type.String({ minLength: 1, description: "The focused task for the agent" }),
     sessionId: Type.Optional(Type.String({ description: "Continue this earlier session of the same agent (keeps its context)" })),
+    isolation: Isolation,
   },
   { additionalProperties: false },
 );

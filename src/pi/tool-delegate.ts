@@ -5,6 +5,7 @@ import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
+import { isolationDetails } from "../core/run/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
@@ -46,6 +47,7 @@ export function delegateTool(env: ToolEnv) {
         timeoutSec: t.timeout,
         resume: t.resume,
         files: t.files,
+        isolation: t.isolation,
         sessionId: t.resume ?? engine.store.newSessionId(),
       }));
       // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
@@ -91,7 +93,8 @@ export function delegateTool(env: ToolEnv) {
         throttle.cancel();
       }
       const details = windows.snapshot(Date.now());
-      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details };
+      const isolated = isolationDetails(outcomes);
+      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details: isolated ? { ...details, isolation: isolated } : details };
     },
     renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) => renderDelegateCall(args, theme),
     renderResult: (result: { details?: WindowedDetails; content?: { text?: string }[] }, opts: { expanded: boolean }, theme: ThemeLike) =>

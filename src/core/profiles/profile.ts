@@ -4,6 +4,7 @@
 // becomes a warning on the profile, never a failure.
 import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
+import { ISOLATION_MODES, type IsolationMode } from "../isolation-types.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -41,6 +42,8 @@ export type Profile = {
   finalize?: boolean;
   /** Claude Code's turn budget, recorded as written. */
   maxTurns?: number;
+  /** Run in a git worktree (Claude Code's `isolation: worktree`). */
+  isolation?: IsolationMode;
   /** Claude Code's display colour, as written. */
   color?: string;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
@@ -192,12 +195,21 @@ function maxTurnsField(fm: Fields, warnings: string[]): number | undefined {
   return undefined;
 }
 
+/** isolation: "worktree" (the only mode); anything else is reported and ignored. */
+function isolationField(fm: Fields, warnings: string[]): IsolationMode | undefined {
+  if (!present(fm, "isolation")) return undefined;
+  const v = typeof fm.isolation === "string" ? fm.isolation.trim() : fm.isolation;
+  if ((ISOLATION_MODES as readonly unknown[]).includes(v)) return v as IsolationMode;
+  warnings.push(`isolation must be "worktree" (got ${kind(fm.isolation)}; ignored)`);
+  return undefined;
+}
+
 /** Every field this loader reads; anything else is reported as not supported here. */
 const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "color", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "isolation", "color", ...QUIET_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -265,6 +277,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
   const systemPrompt = fmr.body.trim();
   if (!systemPrompt && mode === "replace") throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
   const maxTurns = maxTurnsField(fm, warnings);
+  const isolation = isolationField(fm, warnings);
   const unsupported = unsupportedFields(fm);
   if (unsupported) warnings.push(unsupported);
 
@@ -289,6 +302,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     timeout,
     finalize: bool(fm, "finalize"),
     maxTurns,
+    isolation,
     color: typeof fm.color === "string" ? fm.color.trim() : undefined,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
@@ -373,6 +387,7 @@ export function profileSummary(p: Profile): string {
     p.finalize === false ? "no finalize" : "",
     p.unavailableTools?.length ? `not available here: ${p.unavailableTools.join(",")}` : "",
     p.maxTurns ? `maxTurns ${p.maxTurns}` : "",
+    p.isolation ? `isolation ${p.isolation}` : "",
   ].filter(Boolean);
   const head = [p.name, p.description ? preview(p.description, 100) : ""].filter(Boolean).join(" — ");
   const prompt = p.systemPrompt ? ` — prompt: "${preview(p.systemPrompt, 60)}"` : "";

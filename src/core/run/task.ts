@@ -17,6 +17,7 @@ import { formatResumePrompt, resumeNotFound, resumeRunning } from "../store/tran
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
+import { createIsolation, isolationProblem, type IsolationMode, type WorktreeHost } from "./isolation.ts";
 
 export type Engine = {
   host: Host;
@@ -49,6 +50,8 @@ export type Engine = {
   profileProblems?: Diagnostic[];
   /** The parent pi's active tools, which a profile's deny list subtracts from (unset: pi's defaults). */
   parentTools?: string[];
+  /** Git worktrees for `isolation: "worktree"` tasks (src/host/git-worktree.ts); unset: isolation fails. */
+  worktrees?: WorktreeHost;
 };
 
 export type TaskInput = {
@@ -67,6 +70,8 @@ export type TaskInput = {
   refused?: string;
   /** The front's finalize contract when neither the profile nor the settings choose one (default optional). */
   finalize?: FinalizeMode;
+  /** Run in a git worktree of cwd's repository; the task's changes end on a branch of their own. */
+  isolation?: IsolationMode;
 };
 
 export type TaskOutcome = {
@@ -226,6 +231,12 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     return { sessionId: id, name: input.name, agent, result };
   }
   const { id, profile, agent, resumeOf } = resolved;
+  // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
+  // made again at the same path (worktrees are named for the session).
+  const isolation = input.isolation ?? profile?.isolation ?? (resumeOf?.runs.at(-1)?.isolation ? "worktree" : undefined);
+  // A cwd outside any git repository fails here: before anything is recorded, created or run.
+  const notIsolable = isolation ? await isolationProblem(engine.worktrees, input.cwd) : null;
+  if (notIsolable) return { sessionId: id, name: input.name, agent, result: failedResult(notIsolable, "ISOLATION_FAILED") };
   const sessionFile = resumeOf?.sessionFile ?? childSessionFile(engine.agentDir, input.cwd, agent, id);
   const canContinue = !!resumeOf && !!host.stat(sessionFile)?.isFile;
 
@@ -267,6 +278,13 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     }
     skills = resolved;
   }
+  const iso = isolation ? await createIsolation(engine.worktrees!, { cwd: input.cwd, id, name: input.name }) : null;
+  if (iso && "error" in iso) {
+    const result = failedResult(iso.error, "ISOLATION_FAILED");
+    store.finishRun(runId, result);
+    return { sessionId: id, name: input.name, agent, result };
+  }
+  const childCwd = iso?.worktree.cwd ?? input.cwd;
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
@@ -290,14 +308,15 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       projectTrust: trustFor(engine.projectTrust, input.cwd),
       baseEnv: { ...host.env, ...engine.piEnv },
     });
+    if (iso) iso.scrubEnv(inv.env);
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {
-      if (!host.stat(input.cwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${input.cwd}`, "INVALID_INPUT");
+      if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
       return await runChild(host, engine.clock, {
         argv: inv.argv,
         env: inv.env,
         sessionFile,
-        cwd: input.cwd,
+        cwd: childCwd,
         prompt,
         transport: settings.transport,
         finalize,
@@ -333,6 +352,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     checkpoints.stop();
   }
   if (warnings.length) result.warnings = warnings;
+  if (iso) result.isolation = await iso.finish();
   store.finishRun(runId, result);
   if (result.sessionFile && result.sessionFile !== sessionFile) store.setSessionFile(id, result.sessionFile);
   return { sessionId: id, name: input.name, agent, result };

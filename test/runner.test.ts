@@ -147,11 +147,12 @@ test("a provider error is status error with the provider's message", async () =>
   expect(r.error).toBe("401 invalid api key from the fake provider");
 });
 
-test("maxTurns: a turn asking for more tools after the budget stops the child; without it the run completes", async () => {
-  const stopped = await runChild(host, realClock, spec("many-turns", { maxTurns: 2 }));
+test("maxTurns: a turn asking for more tools after the budget (and one more to wrap up) stops the child; without it the run completes", async () => {
+  const stopped = await runChild(host, realClock, spec("many-turns", { budget: { maxTurns: 2 } }));
   expect(stopped.status).toBe("error");
-  expect(stopped.error).toBe("Stopped after 2 turns: the agent's maxTurns");
-  expect(stopped.usage.turns).toBeGreaterThanOrEqual(2);
+  expect(stopped.errorCode).toBe("BUDGET_EXCEEDED");
+  expect(stopped.error).toBe("Budget exceeded: maxTurns (turns 3/2)");
+  expect(stopped.usage.turns).toBeGreaterThanOrEqual(3);
   expect(stopped.usage.turns).toBeLessThan(4); // stopped, not run to the end
   const free = await runChild(host, realClock, spec("many-turns"));
   expect(free.status).toBe("completed");

@@ -22,6 +22,8 @@ export type Settings = {
   maxRuntime: number;
   /** Model names in agent files → the model to run ("provider/id", "inherit" or "default"); see model-resolve.ts. */
   modelAliases: Record<string, string>;
+  /** Models a task continues on, in order, when its own fails (profiles' fallbackModels win). */
+  fallbackModels: string[];
 };
 
 export function defaultSettings(): Settings {
@@ -39,6 +41,7 @@ export function defaultSettings(): Settings {
     timeout: 600,
     maxRuntime: 3600,
     modelAliases: {},
+    fallbackModels: [],
   };
 }
 
@@ -115,6 +118,11 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
         else warnings.push(`${where}: subagents.modelAliases.${name} must be a model name ("provider/id", "inherit" or "default"); ignored`);
       }
     } else warnings.push(`${where}: subagents.modelAliases must be an object of name → model; ignored`);
+  }
+  if (r.fallbackModels !== undefined) {
+    const v = r.fallbackModels;
+    if (Array.isArray(v) && v.every((m) => typeof m === "string" && m.trim())) out.fallbackModels = v.map((m: string) => m.trim());
+    else warnings.push(`${where}: subagents.fallbackModels must be a list of model names; ignored`);
   }
   return { settings: out, warnings };
 }

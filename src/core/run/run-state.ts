@@ -4,6 +4,7 @@ import { textLines, toolCallLine, toolResultLine } from "./activity.ts";
 import { sanitize } from "../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
 import { todoProgress, type TodoProgress } from "./todos.ts";
+import type { Budget } from "../budget.ts";
 import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../types.ts";
 
 export const LIMITS = {
@@ -48,6 +49,10 @@ export type RunState = {
   loopSignature: string;
   loopCount: number;
   lastEventAt: number;
+  /** The task's budgets, for windows ("turns 3/5"). */
+  budget?: Budget;
+  /** The call is held by a rate limit until then (the window says "waiting: rate limited"). */
+  holdUntil?: number;
   /** Bumped on every change, so renderers can skip identical frames. */
   version: number;
 };
@@ -178,6 +183,9 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
     case "agent_end":
     case "settled":
       s.agentEnded = true;
+      return;
+    case "rate_limit":
+      pushActivity(s, [`⏸ rate limited (${ev.status})${ev.retryAfterMs !== undefined ? `: retry after ${Math.ceil(ev.retryAfterMs / 1000)}s` : ""}`]);
       return;
     case "steered":
       // The owner's steer is part of the conversation: the transcript shows it where the model saw it.

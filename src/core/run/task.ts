@@ -17,6 +17,9 @@ import { formatResumePrompt, resumeNotFound, resumeRunning } from "../store/tran
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
+import type { RateGate } from "./rate-gate.ts";
+import { afterFallback, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
+import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
 
 export type Engine = {
   host: Host;
@@ -67,6 +70,8 @@ export type TaskInput = {
   refused?: string;
   /** The front's finalize contract when neither the profile nor the settings choose one (default optional). */
   finalize?: FinalizeMode;
+  /** The task's own budgets (each wins over its profile's). */
+  budget?: Budget;
 };
 
 export type TaskOutcome = {
@@ -111,6 +116,10 @@ export type TaskHooks = {
   onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string; warnings: string[] }) => void;
   /** Asks for a control pipe to the child (steer); see RunSpec.onControl. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
+  /** The delegate call's shared maxCost (scheduler.ts). */
+  callSpend?: CallSpend;
+  /** The call's rate-limit gate (rate-gate.ts). */
+  rateGate?: RateGate;
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
@@ -254,6 +263,13 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     store.finishRun(runId, result);
     return { sessionId: id, name: input.name, agent, result };
   }
+  const callHit = hooks.callSpend?.hit();
+  if (callHit) {
+    // The call's money is spent: a task still waiting to start does not start.
+    const result = failedResult(`${budgetMessage(callHit)}: not started`, "BUDGET_EXCEEDED");
+    store.finishRun(runId, result);
+    return { sessionId: id, name: input.name, agent, result };
+  }
 
   let skills: { skillPaths: string[]; appendPrompt: string } = { skillPaths: [], appendPrompt: "" };
   if (profile && (profile.suggestedSkills?.length || profile.loadSkills?.length)) {
@@ -270,7 +286,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
-  const attempt = async (childModel: string | null | undefined): Promise<RunResult> => {
+  const attempt = async (childModel: string | null | undefined, stdin = prompt): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const inv = buildInvocation({
       piCommand: engine.piCommand,
@@ -298,14 +314,16 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         env: inv.env,
         sessionFile,
         cwd: input.cwd,
-        prompt,
+        prompt: stdin,
         transport: settings.transport,
         finalize,
         timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
         extendDebounceSec: settings.extendTimeoutDebounce,
         maxRuntimeSec: settings.maxRuntime,
         loopingToolCount: settings.loopingToolCount,
-        maxTurns: profile?.maxTurns,
+        budget: mergeBudgets(input.budget, profile ?? undefined),
+        callSpend: hooks.callSpend && { spend: hooks.callSpend, key: id },
+        rateGate: hooks.rateGate,
         limits: engine.limits,
         settles: engine.piSettles,
         signal: hooks.signal,
@@ -321,7 +339,18 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   };
   try {
     result = await attempt(model.model);
-    const refused = model.model ? refusedModel(result, model.model) : null;
+    let refused = model.model ? refusedModel(result, model.model) : null;
+    let failedModel = result.model ?? model.model ?? "the default model";
+    for (const next of fallbackModels(profile, settings)) {
+      if (hooks.signal?.aborted || !(refused || modelFailed(result))) break;
+      const choice = chooseModel(engine, profile, next);
+      const warning = `model ${failedModel} failed (${refused ?? result.error}): continued on ${choice.model ?? next}`;
+      // A session the failed model already started is continued, so its work is kept.
+      const stdin = host.stat(sessionFile)?.isFile && (resumeOf || result.usage.turns > 0) ? FALLBACK_CONTINUE_TEXT : prompt;
+      result = afterFallback(result, failedModel, await attempt(choice.model, stdin), warning);
+      refused = choice.model ? refusedModel(result, choice.model) : null;
+      failedModel = result.model ?? choice.model ?? next;
+    }
     if (refused && !hooks.signal?.aborted) {
       // pi could not use the model and exited before any model call: run on the default model instead, and say so.
       warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
@@ -332,7 +361,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   } finally {
     checkpoints.stop();
   }
-  if (warnings.length) result.warnings = warnings;
+  if (warnings.length) result.warnings = [...warnings, ...(result.warnings ?? [])];
   store.finishRun(runId, result);
   if (result.sessionFile && result.sessionFile !== sessionFile) store.setSessionFile(id, result.sessionFile);
   return { sessionId: id, name: input.name, agent, result };

@@ -59,9 +59,9 @@ export function wrapUpText(hit: BudgetHit): string {
 /** Reads one budget field (task input, front matter, CLI flag): a positive number, whole for turns/tokens. */
 export function budgetValue(key: BudgetKey, v: unknown): number | string {
   const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isFinite(n) || n <= 0) return `${key} must be a positive number (got ${JSON.stringify(v)?.slice(0, 40)})`;
-  if (key !== "maxCost" && !Number.isInteger(n)) return `${key} must be a whole number (got ${n})`;
-  return n;
+  const whole = key !== "maxCost";
+  const ok = typeof n === "number" && Number.isFinite(n) && n > 0 && (!whole || Number.isInteger(n));
+  return ok ? n : `${key} must be a positive ${whole ? "whole " : ""}number (got ${JSON.stringify(v)?.slice(0, 40)})`;
 }
 
 /** The budget fields of an object; the first bad one is returned as a problem. */

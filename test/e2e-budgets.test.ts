@@ -111,6 +111,26 @@ test("8 tasks against a provider answering 429 (Retry-After: 3) for 3 s all comp
   }
 }, 120_000);
 
+test("a limit that outlasts the call's rateLimitWait fails fast with RATE_LIMITED (run has the same handling)", async () => {
+  world.setSubagentSettings({ rateLimitWait: 5 });
+  world.server.faults.rateLimit = { forMs: 60_000, retryAfterSec: 30 };
+  const before = world.server.requests.length;
+  const started = Date.now();
+  try {
+    const r = await cli(world, ["run", "default", "--json", "long limit"]);
+    const [t] = summaryOf(r.json);
+    expect(r.code).toBe(1);
+    expect(t.errorCode).toBe("RATE_LIMITED");
+    expect(t.error).toBe("Rate limited (429, retry after 30s): waiting longer would pass this call's 5s limit");
+    // Given up at the first answer that asks for more than the call may wait: no retries spent inside the limit.
+    expect(world.server.requests.length - before).toBe(1);
+    expect(Date.now() - started).toBeLessThan(25_000);
+  } finally {
+    delete world.server.faults.rateLimit;
+    world.setSubagentSettings({});
+  }
+}, 60_000);
+
 test("fallbackModels: a non-retryable error on the profile's model continues on the next, and the record names it", async () => {
   world.server.faults.modelErrors = { "broken-model": { status: 400, message: "model is retired" } };
   try {

@@ -20,6 +20,8 @@ export type Settings = {
   projectAgents: "ask" | "allow" | "deny";
   timeout: number;
   maxRuntime: number;
+  /** Seconds a call may spend held by provider rate limits before its rate-limited tasks fail (RATE_LIMITED). */
+  rateLimitWait: number;
   /** Model names in agent files → the model to run ("provider/id", "inherit" or "default"); see model-resolve.ts. */
   modelAliases: Record<string, string>;
   /** Models a task continues on, in order, when its own fails (profiles' fallbackModels win). */
@@ -40,12 +42,13 @@ export function defaultSettings(): Settings {
     projectAgents: "ask",
     timeout: 600,
     maxRuntime: 3600,
+    rateLimitWait: 300,
     modelAliases: {},
     fallbackModels: [],
   };
 }
 
-type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime";
+type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime" | "rateLimitWait";
 const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> = {
   maxLinesPerWindow: { min: 1, max: 200, aliases: ["max_lines_per_window"] },
   extendTimeoutDebounce: { min: 0, max: 300, aliases: ["extend_timeout_debounce"] },
@@ -54,6 +57,7 @@ const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> =
   maxDepth: { min: 0, max: 10, aliases: ["max_depth"] },
   timeout: { min: 1, max: 86_400, aliases: [] },
   maxRuntime: { min: 1, max: 604_800, aliases: ["max_runtime"] },
+  rateLimitWait: { min: 0, max: 86_400, aliases: [] },
 };
 const ENUMS = {
   transport: ["compact", "json"],

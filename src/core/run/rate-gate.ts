@@ -18,15 +18,17 @@ export type RatePolicy = {
   raiseAfter: number;
 };
 
-export const DEFAULT_RATE_POLICY: RatePolicy = { maxWaitMs: 300_000, baseDelayMs: 2_000, maxDelayMs: 60_000, raiseAfter: 2 };
+export const DEFAULT_RATE_POLICY: RatePolicy = { maxWaitMs: 300_000, baseDelayMs: 2_000, maxDelayMs: 60_000, raiseAfter: 1 };
 
 export class RateGate {
   /** Children allowed at once right now (≤ max). */
   limit: number;
   /** No model request (and no new child) before this time. */
   until = 0;
-  /** Total time this call has been held so far. */
+  /** Total time this call has been held so far (counted when a hold starts, so a long Retry-After is refused early). */
   heldMs = 0;
+  /** Longest total hold before rate-limited tasks give up (settings' rateLimitWait, set by the task runner). */
+  maxWaitMs: number;
   private active = 0;
   private streak = 0;
   private successes = 0;
@@ -41,6 +43,7 @@ export class RateGate {
     private readonly random: () => number = Math.random,
   ) {
     this.limit = max;
+    this.maxWaitMs = policy.maxWaitMs;
   }
 
   /** A provider said "slow down". Returns the time requests may resume. */
@@ -76,7 +79,7 @@ export class RateGate {
 
   /** The call has been held longer than it may be: rate-limited tasks give up now. */
   get exhausted(): boolean {
-    return this.heldMs >= this.policy.maxWaitMs;
+    return this.heldMs > this.maxWaitMs;
   }
 
   /** Ms until the hold ends (0 when not held). */

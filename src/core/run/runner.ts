@@ -75,6 +75,11 @@ type Stop = { code: ErrorCode; message: string };
 export const CONTINUE_TEXT = "The model provider was rate limited; continue the task where you left off.";
 const MAX_LIMITED_RUNS = 8;
 
+function rateLimitedStop(gate: RateGate, ev: ChildEvent): Stop {
+  const why = ev.type === "rate_limit" ? `${ev.status}${ev.retryAfterMs !== undefined ? `, retry after ${Math.ceil(ev.retryAfterMs / 1000)}s` : ""}` : (ev.type === "assistant" && ev.errorMessage) || "429";
+  return { code: "RATE_LIMITED", message: `Rate limited (${why}): waiting longer would pass this call's ${Math.round(gate.maxWaitMs / 1000)}s limit` };
+}
+
 export const timeoutMessage = (sec: number) => `Timed out after ${sec}s. Consider resuming with a longer timeout.`;
 
 export const LOOP_MESSAGE = "Loop detected: sub-agent is repeating the same tool calls";
@@ -142,15 +147,17 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   const onEvent = (ev: ChildEvent) => {
     applyEvent(state, ev, clock.now());
     if (ev.type === "tool_start" && spec.loopingToolCount > 0 && state.loopCount >= spec.loopingToolCount) stopWith({ code: "LOOP_DETECTED", message: LOOP_MESSAGE });
+    const gate = spec.rateGate;
     if (ev.type === "rate_limit") {
       reportedLimit = true;
-      spec.rateGate?.limited(ev.retryAfterMs);
+      gate?.limited(ev.retryAfterMs);
     }
-    if (ev.type === "assistant" && spec.rateGate) {
+    if (ev.type === "assistant" && gate) {
       // Without the child extension's report (json transport) the error text is all there is to go on.
-      if (ev.stopReason !== "error") spec.rateGate.succeeded();
-      else if (!reportedLimit && RATE_LIMIT_RE.test(ev.errorMessage ?? "")) spec.rateGate.limited();
+      if (ev.stopReason !== "error") gate.succeeded();
+      else if (!reportedLimit && RATE_LIMIT_RE.test(ev.errorMessage ?? "")) gate.limited();
     }
+    if ((ev.type === "rate_limit" || ev.type === "assistant") && gate?.exhausted) stopWith(rateLimitedStop(gate, ev));
     if (ev.type === "assistant") {
       const action = budget.onTurn(state.usage, ev.toolCalls.some((c) => c.name !== "subagent_finalize"), !!proc.sendControl);
       if (action && "stop" in action) stopWith(action.stop);

@@ -17,7 +17,7 @@ import { formatResumePrompt, resumeNotFound, resumeRunning } from "../store/tran
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
-import type { RateGate } from "./rate-gate.ts";
+import { RateGate } from "./rate-gate.ts";
 import { afterFallback, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
 
@@ -283,6 +283,9 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     }
     skills = resolved;
   }
+  // A call's gate comes from the scheduler; a lone task (`run`, `subagent`) gets its own.
+  const rateGate = hooks.rateGate ?? new RateGate(1, engine.clock);
+  rateGate.maxWaitMs = settings.rateLimitWait * 1000;
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
@@ -323,7 +326,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         loopingToolCount: settings.loopingToolCount,
         budget: mergeBudgets(input.budget, profile ?? undefined),
         callSpend: hooks.callSpend && { spend: hooks.callSpend, key: id },
-        rateGate: hooks.rateGate,
+        rateGate,
         limits: engine.limits,
         settles: engine.piSettles,
         signal: hooks.signal,

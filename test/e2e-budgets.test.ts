@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { Store } from "../src/core/store/store.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
-import { cli, piWorld, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 
@@ -149,3 +149,25 @@ test("fallbackModels: a non-retryable error on the profile's model continues on 
     delete world.server.faults.modelErrors;
   }
 }, 60_000);
+
+test("in pi, delegate_to_subagents takes a task's maxTurns: the result line and the window name the budget and the spend", async () => {
+  const parentSession = join(world.root, "parent-budget.jsonl");
+  const call = { tool: "delegate_to_subagents", args: { tasks: [{ name: "busy", prompt: `pi budget ${script(busy(10))}`, maxTurns: 2 }] } };
+  const proc = Bun.spawn({
+    cmd: [...piCmd("current", "node"), "-p", "--session", parentSession, "-e", join(REPO, "dist", "extension.js")],
+    cwd: world.workDir,
+    env: world.env,
+    stdin: new TextEncoder().encode(`parent ${script([call, { text: "parent done" }])}`),
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  expect(await proc.exited).toBe(0);
+  const entry = readFileSync(parentSession, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .find((e) => e.message?.role === "toolResult" && e.message.toolName === "delegate_to_subagents");
+  const text = entry.message.content.map((c: { text?: string }) => c.text ?? "").join("");
+  expect(text).toMatch(/^✗ busy: error — Budget exceeded: maxTurns \(turns 3\/2\) \(session: [0-9a-f]{16}\)/);
+  expect(entry.message.details.windows[0]).toMatchObject({ budget: "turns 3/2", error: "Budget exceeded: maxTurns (turns 3/2)" });
+}, 90_000);

@@ -1,7 +1,7 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { toolCallLine } from "../core/run/activity.ts";
+import { rateLimitLine, toolCallLine } from "../core/run/activity.ts";
 import { checkProfileSkills, checkResumable, runTask } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
 import { CallWindows } from "../ui/call-windows.ts";
@@ -120,6 +120,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
 /** The lines a window would gain from one event, for `run`'s line-by-line progress. */
 function activityLines(ev: ChildEvent): string[] {
   if (ev.type === "tool_start" && ev.name !== "subagent_finalize") return [sanitizeLine(toolCallLine(ev.name, ev.args))];
+  if (ev.type === "rate_limit") return [rateLimitLine(ev.status, ev.retryAfterMs)];
   if (ev.type === "retry") return displayLines([`↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${sanitizeLine(ev.errorMessage)}`]);
   return [];
 }

@@ -1,6 +1,6 @@
 // Folds engine events into a bounded picture of one child run. Mutable on purpose: it is updated for every
 // event of a streaming child, and copying it each time would cost more than the child's own work.
-import { textLines, toolCallLine, toolResultLine } from "./activity.ts";
+import { rateLimitLine, textLines, toolCallLine, toolResultLine } from "./activity.ts";
 import { sanitize } from "../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
 import { todoProgress, type TodoProgress } from "./todos.ts";
@@ -185,7 +185,7 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       s.agentEnded = true;
       return;
     case "rate_limit":
-      pushActivity(s, [`⏸ rate limited (${ev.status})${ev.retryAfterMs !== undefined ? `: retry after ${Math.ceil(ev.retryAfterMs / 1000)}s` : ""}`]);
+      pushActivity(s, [rateLimitLine(ev.status, ev.retryAfterMs)]);
       return;
     case "steered":
       // The owner's steer is part of the conversation: the transcript shows it where the model saw it.

@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realClock } from "../src/core/host.ts";
-import { runChild, type RunSpec } from "../src/core/run/runner.ts";
+import { CONTINUE_TEXT, runChild, type RunSpec } from "../src/core/run/runner.ts";
+import { RateGate } from "../src/core/run/rate-gate.ts";
 import { createBunHost } from "../src/host/bun.ts";
 
 const host = createBunHost(() => {
@@ -157,6 +158,20 @@ test("maxTurns: a turn asking for more tools after the budget (and one more to w
   const free = await runChild(host, realClock, spec("many-turns"));
   expect(free.status).toBe("completed");
   expect(free.output).toBe("all turns done");
+});
+
+test("a child whose pi gave up inside a rate limit goes on in its session once the call's hold ends; without a gate it is RATE_LIMITED", async () => {
+  const gate = new RateGate(4, realClock);
+  const started = Date.now();
+  const r = await runChild(host, realClock, spec("rate-limited-once", { rateGate: gate }));
+  expect(r.status).toBe("completed");
+  expect(r.output).toBe("finished after the limit");
+  expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // the Retry-After was waited out
+  expect(gate.limit).toBe(2);
+  expect(r.messages.filter((m) => m.role === "user").map((m) => m.text)).toEqual(["the task", CONTINUE_TEXT]);
+  const alone = await runChild(host, realClock, spec("rate-limited-once"));
+  expect(alone.errorCode).toBe("RATE_LIMITED");
+  expect(alone.error).toBe("Rate limited: 429 Rate limit reached for requests");
 });
 
 test("five identical tool calls in a row: loop detected, child stopped", async () => {

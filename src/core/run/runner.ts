@@ -295,6 +295,9 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       if (gate && !gate.exhausted && limitedRuns++ < MAX_LIMITED_RUNS && !spec.signal?.aborted) {
         if (!gate.remaining()) gate.limited();
         await gate.cleared(spec.signal);
+        // The failure is over: only what the next attempt reports counts.
+        state.errorMessage = undefined;
+        state.stopReason = undefined;
         stdin = host.stat(spec.sessionFile)?.isFile ? CONTINUE_TEXT : spec.prompt;
         if (stdin === CONTINUE_TEXT) recordUserMessage(state, stdin);
         continue;

@@ -41,6 +41,13 @@ export function budgetLabel(b: Budget | undefined, u: Usage): string {
     .join(" ");
 }
 
+/** The limits alone, as written: "maxTurns 30, maxCost $1.50" (profiles listing). */
+export function budgetLimits(b: Budget): string {
+  return BUDGET_KEYS.filter((k) => b[k] !== undefined)
+    .map((k) => `${k} ${k === "maxCost" ? money(b[k]!) : b[k]}`)
+    .join(", ");
+}
+
 export function budgetMessage(hit: BudgetHit): string {
   const what = hit.call ? "the call's maxCost" : hit.key;
   return `Budget exceeded: ${what} (${pair(hit.key, hit.spent, hit.limit)})`;

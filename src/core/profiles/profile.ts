@@ -4,7 +4,7 @@
 // becomes a warning on the profile, never a failure.
 import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
-import { BUDGET_KEYS, budgetValue, type BudgetKey } from "../budget.ts";
+import { BUDGET_KEYS, budgetLimits, budgetValue, type BudgetKey } from "../budget.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -380,9 +380,7 @@ export function profileSummary(p: Profile): string {
     p.extraArgs?.length ? `extra args: ${p.extraArgs.length}` : "",
     p.finalize === false ? "no finalize" : "",
     p.unavailableTools?.length ? `not available here: ${p.unavailableTools.join(",")}` : "",
-    p.maxTurns ? `maxTurns ${p.maxTurns}` : "",
-    p.maxTokens ? `maxTokens ${p.maxTokens}` : "",
-    p.maxCost ? `maxCost $${p.maxCost}` : "",
+    budgetLimits(p),
     p.fallbackModels?.length ? `fallback: ${p.fallbackModels.join(",")}` : "",
   ].filter(Boolean);
   const head = [p.name, p.description ? preview(p.description, 100) : ""].filter(Boolean).join(" — ");

@@ -171,3 +171,23 @@ test("in pi, delegate_to_subagents takes a task's maxTurns: the result line and 
   expect(text).toMatch(/^✗ busy: error — Budget exceeded: maxTurns \(turns 3\/2\) \(session: [0-9a-f]{16}\)/);
   expect(entry.message.details.windows[0]).toMatchObject({ budget: "turns 3/2", error: "Budget exceeded: maxTurns (turns 3/2)" });
 }, 90_000);
+
+test("settings fallbackModels: a model that fails after doing work hands its session to the next model, which keeps that work", async () => {
+  world.setSubagentSettings({ fallbackModels: ["fake/spare-model"] });
+  try {
+    const steps = [{ tool: "bash", args: { command: "echo first-step-output" } }, { status: 400, message: "model refused the request", times: 1, then: { finalize: { status: "SUCCESS", result: "kept going" } } }];
+    const r = await cli(world, ["delegate", "--json", `work then fail ${script(steps)}`]);
+    const [t] = summaryOf(r.json);
+    expect(t.status).toBe("completed");
+    expect(t.output).toBe("kept going");
+    expect(t.model).toBe("fake/spare-model");
+    const reqs = requestsWith("work then fail");
+    expect(reqs.map((q) => q.model)).toEqual(["fake-model", "fake-model", "spare-model"]);
+    // The spare model got the same conversation (the tool result included) and was told to go on.
+    const last = JSON.stringify(reqs[2].messages);
+    expect(last).toContain("first-step-output");
+    expect(last).toContain("The previous model failed; continue the task where it left off.");
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 60_000);

@@ -18,6 +18,9 @@ export function modelFailed(r: RunResult): boolean {
   return r.status === "error" && r.stopReason === "error" && (r.errorCode === "SUBAGENT_FAILED" || r.errorCode === "RATE_LIMITED");
 }
 
+/** The failed run got at least one answer through (errored attempts are not kept in pi's context). */
+export const didWork = (r: RunResult) => r.messages.some((m) => m.role === "assistant" && !m.error);
+
 /** The next attempt's result, carrying what the failed ones spent. */
 export function afterFallback(failed: RunResult, failedModel: string, next: RunResult, warning: string): RunResult {
   const failedModels = [...(failed.failedModels ?? []), failedModel];

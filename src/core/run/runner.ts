@@ -148,6 +148,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
     applyEvent(state, ev, clock.now());
     if (ev.type === "tool_start" && spec.loopingToolCount > 0 && state.loopCount >= spec.loopingToolCount) stopWith({ code: "LOOP_DETECTED", message: LOOP_MESSAGE });
     const gate = spec.rateGate;
+    const limitedTurn = ev.type === "assistant" && ev.stopReason === "error" && RATE_LIMIT_RE.test(ev.errorMessage ?? "");
     if (ev.type === "rate_limit") {
       reportedLimit = true;
       gate?.limited(ev.retryAfterMs);
@@ -155,9 +156,10 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
     if (ev.type === "assistant" && gate) {
       // Without the child extension's report (json transport) the error text is all there is to go on.
       if (ev.stopReason !== "error") gate.succeeded();
-      else if (!reportedLimit && RATE_LIMIT_RE.test(ev.errorMessage ?? "")) gate.limited();
+      else if (limitedTurn && !reportedLimit) gate.limited();
     }
-    if ((ev.type === "rate_limit" || ev.type === "assistant") && gate?.exhausted) stopWith(rateLimitedStop(gate, ev));
+    // Only a child that meets a limit gives up on the call's spent wait; the others go on.
+    if ((ev.type === "rate_limit" || limitedTurn) && gate?.exhausted) stopWith(rateLimitedStop(gate, ev));
     if (ev.type === "assistant") {
       const action = budget.onTurn(state.usage, ev.toolCalls.some((c) => c.name !== "subagent_finalize"), !!proc.sendControl);
       if (action && "stop" in action) stopWith(action.stop);

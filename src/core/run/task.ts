@@ -18,7 +18,7 @@ import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
 import { RateGate } from "./rate-gate.ts";
-import { afterFallback, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
+import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
 
 export type Engine = {
@@ -348,8 +348,8 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       if (hooks.signal?.aborted || !(refused || modelFailed(result))) break;
       const choice = chooseModel(engine, profile, next);
       const warning = `model ${failedModel} failed (${refused ?? result.error}): continued on ${choice.model ?? next}`;
-      // A session the failed model already started is continued, so its work is kept.
-      const stdin = host.stat(sessionFile)?.isFile && (resumeOf || result.usage.turns > 0) ? FALLBACK_CONTINUE_TEXT : prompt;
+      // Work the failed model already did is kept: its session goes on. Without any, the task starts over.
+      const stdin = didWork(result) && host.stat(sessionFile)?.isFile ? FALLBACK_CONTINUE_TEXT : prompt;
       result = afterFallback(result, failedModel, await attempt(choice.model, stdin), warning);
       refused = choice.model ? refusedModel(result, choice.model) : null;
       failedModel = result.model ?? choice.model ?? next;

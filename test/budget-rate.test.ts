@@ -33,6 +33,8 @@ test("budget watch: one wrap-up steer, a stop only if the next turn asks for wor
   expect(w.onTurn(usage({ turns: 1 }), true, true)).toBeNull();
   expect(w.onTurn(usage({ turns: 2 }), true, true)).toMatchObject({ steer: expect.stringContaining("Stop working now") });
   expect(w.onTurn(usage({ turns: 3 }), true, true)).toEqual({ stop: { code: "BUDGET_EXCEEDED", message: "Budget exceeded: maxTurns (turns 3/2)" } });
+  // A fallback attempt goes on within the same budget: what the failed model spent counts.
+  expect(budgetWatch({ maxCost: 1 }, undefined, usage({ cost: 0.9 })).onTurn(usage({ turns: 1, cost: 0.2 }), true, true)).toMatchObject({ steer: expect.any(String) });
   // Without a control pipe there is no way to warn: the first hit stops.
   expect(budgetWatch({ maxTurns: 1 }, undefined).onTurn(usage({ turns: 1 }), true, false)).toMatchObject({ stop: { code: "BUDGET_EXCEEDED" } });
   const spend = new CallSpend(1);

@@ -2,7 +2,7 @@
 // reaches a budget and still asks for work gets one "wrap up" steer; a later turn that again asks for work is
 // stopped with BUDGET_EXCEEDED. A turn that ends in text or only finalizes is the child wrapping up: let it.
 import { budgetHit, budgetMessage, wrapUpText, type Budget, type BudgetHit, type CallSpend } from "../budget.ts";
-import type { Usage } from "../types.ts";
+import { addUsage, emptyUsage, type Usage } from "../types.ts";
 
 export type BudgetAction = { steer: string } | { stop: { code: "BUDGET_EXCEEDED"; message: string } } | null;
 
@@ -13,14 +13,16 @@ export type BudgetWatch = {
   readonly reached: BudgetHit | null;
 };
 
-export function budgetWatch(budget: Budget | undefined, call: { spend: CallSpend; key: string } | undefined): BudgetWatch {
+/** `before`: what earlier attempts of the same task spent (a fallback model goes on within the same budget). */
+export function budgetWatch(budget: Budget | undefined, call: { spend: CallSpend; key: string } | undefined, before: Usage = emptyUsage()): BudgetWatch {
   let warnedAt: number | null = null;
   let reached: BudgetHit | null = null;
   return {
     get reached() {
       return reached;
     },
-    onTurn(usage, asksForWork, canSteer) {
+    onTurn(own, asksForWork, canSteer) {
+      const usage = addUsage(before, own);
       call?.spend.set(call.key, usage.cost);
       const hit = budgetHit(budget, usage) ?? call?.spend.hit() ?? null;
       if (!hit) return null;

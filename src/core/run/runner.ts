@@ -10,7 +10,7 @@ import { sanitize } from "../sanitize.ts";
 import { JsonModeParser, MAX_EVENT_LINE, jsonModeKeep, parseCompactLine, type Transport } from "./transport.ts";
 import { TailBuffer } from "../truncate.ts";
 import { STDERR_HEAD_CHARS, stderrSummary } from "./stderr-summary.ts";
-import type { ChildEvent, ErrorCode, RunResult, StoredMessage } from "../types.ts";
+import type { ChildEvent, ErrorCode, RunResult, StoredMessage, Usage } from "../types.ts";
 import { budgetMessage, hasBudget, type Budget, type CallSpend } from "../budget.ts";
 import { budgetWatch, type BudgetWatch } from "./budget-watch.ts";
 import { RATE_LIMIT_RE, type RateGate } from "./rate-gate.ts";
@@ -55,6 +55,8 @@ export type RunSpec = {
   rateGate?: RateGate;
   /** The delegate call's shared maxCost, and this child's key in it. */
   callSpend?: { spend: CallSpend; key: string };
+  /** Spent by earlier attempts of this task (a fallback model): counts against its budgets. */
+  spentBefore?: Usage;
   limits?: Partial<RunLimits>;
   /** Grace after the final agent_end before the child is stopped (it normally exits by itself at once). */
   exitGraceMs?: number;
@@ -277,7 +279,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
   let stdin = spec.prompt;
   const limits = { ...DEFAULT_LIMITS, ...spec.limits };
   recordUserMessage(state, stdin);
-  const budget = budgetWatch(spec.budget, spec.callSpend);
+  const budget = budgetWatch(spec.budget, spec.callSpend, spec.spentBefore);
   let limitedRuns = 0;
   for (;;) {
     state.agentEnded = false;

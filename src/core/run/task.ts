@@ -289,7 +289,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
-  const attempt = async (childModel: string | null | undefined, stdin = prompt): Promise<RunResult> => {
+  const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const inv = buildInvocation({
       piCommand: engine.piCommand,
@@ -326,6 +326,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         loopingToolCount: settings.loopingToolCount,
         budget: mergeBudgets(input.budget, profile ?? undefined),
         callSpend: hooks.callSpend && { spend: hooks.callSpend, key: id },
+        spentBefore,
         rateGate,
         limits: engine.limits,
         settles: engine.piSettles,
@@ -350,7 +351,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       const warning = `model ${failedModel} failed (${refused ?? result.error}): continued on ${choice.model ?? next}`;
       // Work the failed model already did is kept: its session goes on. Without any, the task starts over.
       const stdin = didWork(result) && host.stat(sessionFile)?.isFile ? FALLBACK_CONTINUE_TEXT : prompt;
-      result = afterFallback(result, failedModel, await attempt(choice.model, stdin), warning);
+      result = afterFallback(result, failedModel, await attempt(choice.model, stdin, result.usage), warning);
       refused = choice.model ? refusedModel(result, choice.model) : null;
       failedModel = result.model ?? choice.model ?? next;
     }

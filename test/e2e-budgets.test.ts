@@ -51,6 +51,19 @@ test("maxTurns 3: the child is told once to wrap up, keeps calling tools, and is
   expect(JSON.stringify(reqs[2].messages)).not.toContain(WRAP_UP);
 }, 60_000);
 
+test("with transport json (no channel to the child) reaching a budget stops the child at once", async () => {
+  world.setSubagentSettings({ transport: "json" });
+  try {
+    const r = await cli(world, ["delegate", "--json", "--max-turns", "2", `json budget ${script(busy(10))}`]);
+    const [t] = summaryOf(r.json);
+    expect(t.errorCode).toBe("BUDGET_EXCEEDED");
+    expect(t.error).toBe("Budget exceeded: maxTurns (turns 2/2)");
+    expect(requestsWith("json budget").length).toBe(2);
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 60_000);
+
 test("a child that wraps up when told completes, and says the budget was reached", async () => {
   const steps = [...busy(2), { finalize: { status: "SUCCESS", result: "partial but honest" } }];
   const r = await cli(world, ["delegate", "--json", "--max-turns", "2", `wraps up ${script(steps)}`]);

@@ -102,6 +102,17 @@ test("a call's maxCost: once spent, a task still queued does not start", async (
   expect(requestsWith("second never runs").length).toBe(0);
 }, 60_000);
 
+test("--background carries the call's maxCost to the supervisor", async () => {
+  const started = await cli(world, ["delegate", "--background", "--json", "--concurrency", "1", "--max-total-cost", "2", `bg spender ${script(busy(10))}`, "bg second never runs"]);
+  const ids = started.json.filter((e) => e.type === "task_background").map((e) => e.sessionId as string);
+  expect(ids).toHaveLength(2);
+  const w = await cli(world, ["wait", ...ids, "--json"]);
+  const [first, second] = summaryOf(w.json);
+  expect(first.errorCode).toBe("BUDGET_EXCEEDED");
+  expect(second.errorCode).toBe("BUDGET_EXCEEDED");
+  expect(requestsWith("bg second never runs").length).toBe(0);
+}, 90_000);
+
 test("8 tasks against a provider answering 429 (Retry-After: 3) for 3 s all complete, with fewer requests than 8 × pi's retries", async () => {
   const before = world.server.requests.length;
   world.server.faults.rateLimit = { forMs: 3000, retryAfterSec: 3 };

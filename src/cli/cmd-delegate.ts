@@ -17,6 +17,7 @@ import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { startOwner } from "../control/owner.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { DELEGATE_HELP } from "./help.ts";
+import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "./budget-flags.ts";
 import { LiveDisplay } from "./live.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
 import { FORCED, STOPPING, trapSignals } from "./signals.ts";
@@ -55,6 +56,8 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
+    ...BUDGET_OPTIONS,
+    "max-total-cost": { type: "string" },
   });
   if (values.help) {
     console.log(DELEGATE_HELP);
@@ -89,6 +92,8 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     if (err instanceof InputError) throw new UsageError(`delegate: ${err.message}`);
     throw err;
   }
+  const budget = budgetFlags("delegate", values);
+  const maxCost = totalCostFlag("delegate", values["max-total-cost"]) ?? params.maxCost;
   const profileFlag = values.profile ?? params.profile;
   const profile = profileFlag === "default" ? undefined : profileFlag;
 
@@ -108,6 +113,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     files: t.files,
     isolation: t.isolation ?? isolation,
     sessionId: t.resume ?? engine.store.newSessionId(),
+    budget: { ...budget, ...t.budget },
   }));
   // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
   const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
@@ -118,7 +124,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     if (problem) throw new UsageError(`delegate: ${problem}`);
   }
 
-  if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs }, !!values.json);
+  if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs, maxCost }, !!values.json);
   const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!));
   const json = !!values.json;
   const tty = !json && !values.quiet && !!process.stdout.isTTY;
@@ -148,6 +154,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   try {
     outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks)), {
       signal: interrupt.signal,
+      maxCost,
       onTaskStart: (i) => {
         windows.start(i, Date.now());
         if (json) writeJson({ type: "task_start", task: inputs[i].name, sessionId: inputs[i].sessionId!, agent: inputs[i].profile ?? "default" });

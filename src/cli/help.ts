@@ -44,6 +44,9 @@ Options:
   --cwd DIR         Working directory for the child (default: current directory)
   --model M         Model for the child, "provider/id" or "provider/id:thinking" (overrides the profile)
   --timeout S       Seconds after which the child is stopped once it makes no new tool call (default 600)
+  --max-turns N     Budget: model turns (then one wrap-up turn, then BUDGET_EXCEEDED)
+  --max-tokens N    Budget: tokens read and written, cache included
+  --max-cost USD    Budget: dollars, as pi prices the model
   --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
   --background      Start it under a detached supervisor and return at once with its session id
   --isolation worktree
@@ -130,6 +133,10 @@ Options:
   --file PATH         Prepend this file to every task's prompt (repeatable)
   --model M           Model for every task, "provider/id" or "provider/id:thinking" (overrides profiles)
   --resume ID         Continue session ID with the (single) task given
+  --max-turns N       Budget per task: model turns (then one wrap-up turn, then BUDGET_EXCEEDED)
+  --max-tokens N      Budget per task: tokens read and written, cache included
+  --max-cost USD      Budget per task: dollars, as pi prices the model
+  --max-total-cost USD  Budget for the whole call: running tasks wrap up, queued ones do not start
   --tasks FILE|-      Read tasks as delegate_to_subagents JSON: {"tasks":[{"name","prompt",...}],"profile"?}
   --isolation worktree
                       Each task in its own git worktree; its changes end on its own branch, listed at the

@@ -2,7 +2,7 @@
 // shows while nobody watches its window. One line per meaningful event, sanitized like everything we print.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { toolCallLine, toolResultLine } from "../core/run/activity.ts";
+import { rateLimitLine, toolCallLine, toolResultLine } from "../core/run/activity.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
 import { sanitize } from "../core/sanitize.ts";
@@ -23,6 +23,8 @@ function eventLine(ev: ChildEvent): string | null {
       return `↻ retry ${ev.attempt}/${ev.maxAttempts}: ${ev.errorMessage}`;
     case "steered":
       return `↪ steer: ${ev.text}`;
+    case "rate_limit":
+      return rateLimitLine(ev.status, ev.retryAfterMs);
     case "finalize":
       return `■ finalize: ${ev.payload.status}`;
     default:

@@ -18,10 +18,11 @@ export function completionNotice(o: TaskOutcome): string {
   return `${head}\n${t.text}`;
 }
 
-export async function startInBackground(call: CallEnv, engine: Engine, inputs: TaskInput[]) {
+export async function startInBackground(call: CallEnv, engine: Engine, inputs: TaskInput[], maxCost?: number) {
   const bg = await call.background(inputs.map((t) => t.sessionId!));
   void runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
     signal: bg.signal,
+    maxCost,
     onTaskStart: (i) => call.persistStart(inputs[i]),
     onTaskEnd: (i, outcome) => {
       call.persist(outcome, inputs[i]);

@@ -34,6 +34,10 @@ const TaskObject = Type.Object(
     resume: Type.Optional(Type.String({ description: "Session id of an earlier sub-agent to continue" })),
     files: Type.Optional(Type.Array(FileSpec, { description: "Files whose contents are prepended to the prompt (1 MB limit each)" })),
     isolation: Isolation,
+    // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
+    maxTurns: Type.Optional(Type.Integer()),
+    maxTokens: Type.Optional(Type.Integer()),
+    maxCost: Type.Optional(Type.Number({ description: "USD" })),
   },
   { additionalProperties: false },
 );
@@ -44,6 +48,7 @@ export const DELEGATE_SCHEMA = plain(
       tasks: Type.Array(TaskObject, { minItems: 1, maxItems: 16, description: "1–16 tasks to run in parallel" }),
       profile: Type.Optional(Type.String({ description: "Default profile for every task" })),
       background: Type.Optional(Type.Boolean({ description: "Return at once with the session ids; a notice arrives as each task ends" })),
+      maxCost: Type.Optional(Type.Number({ description: "USD, all tasks" })),
     },
     { additionalProperties: false },
   ),

@@ -49,6 +49,7 @@ export function delegateTool(env: ToolEnv) {
         files: t.files,
         isolation: t.isolation,
         sessionId: t.resume ?? engine.store.newSessionId(),
+        budget: t.budget,
       }));
       // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
       for (const t of inputs) {
@@ -60,7 +61,7 @@ export function delegateTool(env: ToolEnv) {
       // A project-local profile that may not run fails only the tasks that name it; the others go on.
       const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
       for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
-      if (params.background) return startInBackground(call, engine, inputs);
+      if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
       const windows = new CallWindows(
         inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
         engine.settings.maxLinesPerWindow,
@@ -72,6 +73,7 @@ export function delegateTool(env: ToolEnv) {
       try {
         outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
           signal,
+          maxCost: params.maxCost,
           onTaskStart: (i) => {
             call.persistStart(inputs[i]);
             windows.start(i, Date.now());

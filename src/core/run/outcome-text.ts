@@ -9,7 +9,8 @@ const TOTAL_OUTPUT_BYTES = 48 * 1024;
 /** Spec 000: status, task name, error (if any), session id and profile info (tasks without a profile show none). */
 export function statusLine(o: TaskOutcome): string {
   const r = o.result;
-  const where = o.agent && o.agent !== "default" ? `profile: ${o.agent}, session: ${o.sessionId}` : `session: ${o.sessionId}`;
+  const fellBack = r.failedModels?.length ? `, model: ${r.model ?? "default"} after ${r.failedModels.join(", ")} failed` : "";
+  const where = `${o.agent && o.agent !== "default" ? `profile: ${o.agent}, session: ${o.sessionId}` : `session: ${o.sessionId}`}${fellBack}`;
   return r.status === "completed" ? `✓ ${o.name}: completed (${where})` : `✗ ${o.name}: error — ${r.error ?? "failed"} (${where})`;
 }
 

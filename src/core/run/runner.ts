@@ -147,6 +147,9 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   };
   const parser = spec.transport === "json" ? new JsonModeParser() : null;
   const onEvent = (ev: ChildEvent) => {
+    // Once the run is being stopped, what the child still does while it dies is not part of the record: a budget
+    // stop reports the spend it stopped at, and the window agrees with it.
+    if (stop) return;
     applyEvent(state, ev, clock.now());
     if (ev.type === "tool_start" && spec.loopingToolCount > 0 && state.loopCount >= spec.loopingToolCount) stopWith({ code: "LOOP_DETECTED", message: LOOP_MESSAGE });
     const gate = spec.rateGate;

@@ -3,7 +3,9 @@
 // (from the npm registry, cached under ~/.bun/install/cache) — no extra step needed here.
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
+import { PHOTON_WASM } from "../src/embedded/photon-wasm.ts";
 import { LOADER_KEY } from "../src/embedded/builtin-extension.ts";
 
 const PI_DIR = join("node_modules", "@earendil-works", "pi-coding-agent");
@@ -38,6 +40,9 @@ export function stagePiAssets(): string {
   ]) {
     cpSync(join(PI_DIR, from), join(stage, to), { recursive: true });
   }
+  // pi's image library reads its wasm from the build machine's node_modules: without our copy, a child could not
+  // look at an image ("[Image omitted: could not be resized…]"). src/embedded/photon-wasm.ts points it here.
+  cpSync(createRequire(join(process.cwd(), PI_DIR, "package.json")).resolve("@silvia-odwyer/photon-node/photon_rs_bg.wasm"), join(stage, PHOTON_WASM));
   // Only pi's assets: export-html's compiled .js/.d.ts siblings are code already in the bundle.
   for (const base of ["index", "ansi-to-html", "tool-renderer"]) {
     for (const ext of [".js", ".d.ts", ".js.map", ".d.ts.map"]) rmSync(join(stage, "export-html", base + ext), { force: true });

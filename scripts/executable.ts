@@ -3,7 +3,10 @@
 // (from the npm registry, cached under ~/.bun/install/cache) — no extra step needed here.
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
+import { PHOTON_WASM } from "../src/embedded/photon-wasm.ts";
+import { LOADER_KEY } from "../src/embedded/builtin-extension.ts";
 
 const PI_DIR = join("node_modules", "@earendil-works", "pi-coding-agent");
 const STAGE_ROOT = join("dist", ".stage");
@@ -37,6 +40,9 @@ export function stagePiAssets(): string {
   ]) {
     cpSync(join(PI_DIR, from), join(stage, to), { recursive: true });
   }
+  // pi's image library reads its wasm from the build machine's node_modules: without our copy, a child could not
+  // look at an image ("[Image omitted: could not be resized…]"). src/embedded/photon-wasm.ts points it here.
+  cpSync(createRequire(join(process.cwd(), PI_DIR, "package.json")).resolve("@silvia-odwyer/photon-node/photon_rs_bg.wasm"), join(stage, PHOTON_WASM));
   // Only pi's assets: export-html's compiled .js/.d.ts siblings are code already in the bundle.
   for (const base of ["index", "ansi-to-html", "tool-renderer"]) {
     for (const ext of [".js", ".d.ts", ".js.map", ".d.ts.map"]) rmSync(join(stage, "export-html", base + ext), { force: true });
@@ -47,6 +53,25 @@ export function stagePiAssets(): string {
 export function removeStage(): void {
   rmSync(STAGE_ROOT, { recursive: true, force: true });
 }
+
+/**
+ * The one change the embedded pi gets: its extension loader first asks our hook (src/embedded/builtin-extension.ts)
+ * whether a file is our own installed stub, whose extension is built in. pi would otherwise load jiti with its
+ * Babel transform and every module an extension may import just to read a five-line file — in every child of an
+ * installed extension. Fails the build when pi's loader no longer has the function we hook.
+ */
+const LOADER_HOOK_AT = "async function loadExtensionModule(extensionPath, cacheToken) {";
+const piLoaderHook = {
+  name: "pi-loader-hook",
+  setup(build: { onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: "js" }): void }) {
+    build.onLoad({ filter: /pi-coding-agent[\\/]dist[\\/]core[\\/]extensions[\\/]loader\.js$/ }, ({ path }) => {
+      const source = readFileSync(path, "utf8");
+      if (!source.includes(LOADER_HOOK_AT)) throw new Error(`${path}: no "${LOADER_HOOK_AT}" to hook (pi changed its loader)`);
+      const hook = `${LOADER_HOOK_AT}\n    const builtin = globalThis[Symbol.for(${JSON.stringify(LOADER_KEY)})]?.(extensionPath);\n    if (builtin) return builtin;`;
+      return { contents: source.replace(LOADER_HOOK_AT, hook), loader: "js" };
+    });
+  },
+};
 
 export type CompileOptions = {
   outfile: string;
@@ -80,6 +105,7 @@ export async function compileExecutable(o: CompileOptions): Promise<void> {
     // Precompiled bytecode: neither our CLI nor pi parses its JS at start (startup time is a goal).
     bytecode: true,
     splitting: true,
+    plugins: [piLoaderHook],
   } as Parameters<typeof Bun.build>[0]);
   if (!compiled.success) {
     for (const log of compiled.logs) console.error(log);

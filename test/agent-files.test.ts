@@ -97,7 +97,8 @@ describe("collections installed the way their READMEs say", () => {
     // tintinweb's pi-subagents spellings: snake_case fields, booleans for skills/extensions, `max`, none, ext: tools.
     expect(get("auditor")).toMatchObject({ tools: ["read", "grep", "find", "scan_licences"], maxTurns: 30, systemPromptMode: "append", thinking: "xhigh", noSkills: true });
     expect(get("auditor").extensions).toBeUndefined();
-    expect(get("auditor").warnings).toEqual(["not supported here (ignored): isolation, inherit_context, run_in_background"]);
+    expect(get("auditor").warnings).toEqual(["not supported here (ignored): inherit_context, run_in_background"]);
+    expect(get("auditor").isolation).toBe("worktree");
     expect(get("quiet-one").tools).toEqual([]);
     expect(get("quiet-one").warnings).toBeUndefined();
   });
@@ -108,7 +109,9 @@ describe("collections installed the way their READMEs say", () => {
     expect(fixer.excludeTools).toBeUndefined();
     expect(fixer.maxTurns).toBe(12);
     expect(fixer.thinking).toBe("high");
-    expect(fixer.warnings).toEqual(["not supported here (ignored): permissionMode, isolation, background, memory, hooks, mcpServers, fallbackModels"]);
+    expect(fixer.isolation).toBe("worktree");
+    expect(fixer.warnings).toEqual(["not supported here (ignored): permissionMode, background, memory, hooks, mcpServers"]);
+    expect(fixer.fallbackModels).toEqual(["fake/fake-model"]);
   });
 
   test("at least 97% of names load (here: all), with the same discovery the engine uses", () => {

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
 import { piCmd, piWorld, REPO, type PiRelease, type PiWorld } from "./support/pi-env.ts";
-const EXTENSION = join(REPO, "dist", "extension.js");
+import { EXTENSION, runParentPi, type ToolResultEntry } from "./support/parent-pi.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -17,32 +17,9 @@ afterAll(async () => {
   await world.close();
 });
 
-type ToolResultEntry = { toolName: string; text: string; details: any; isError: boolean };
-
 /** Runs a parent pi with our extension; returns the tool results it recorded in its session file. */
-async function parentPi(runtime: "node" | "bun", steps: ScriptStep[], env: Record<string, string> = {}, release: PiRelease = "current", args: string[] = []): Promise<{ code: number; results: ToolResultEntry[]; stderr: string }> {
-  const sessionFile = join(world.root, `parent-${release}-${runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
-  const proc = Bun.spawn({
-    cmd: [...piCmd(release, runtime), "-p", "--session", sessionFile, "-e", EXTENSION, ...args],
-    cwd: world.workDir,
-    env: { ...world.env, ...env },
-    stdin: new TextEncoder().encode(`parent task ${script(steps)}`),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-  const code = await proc.exited;
-  expect(stdout).not.toContain('{"type"'); // the extension never writes to stdout
-  const results: ToolResultEntry[] = [];
-  for (const line of readFileSync(sessionFile, "utf8").split("\n")) {
-    if (!line) continue;
-    const e = JSON.parse(line);
-    if (e.type === "message" && e.message?.role === "toolResult") {
-      results.push({ toolName: e.message.toolName, text: e.message.content.map((c: { text?: string }) => c.text ?? "").join(""), details: e.message.details, isError: e.message.isError });
-    }
-  }
-  return { code, results, stderr };
-}
+const parentPi = (runtime: "node" | "bun", steps: ScriptStep[], env: Record<string, string> = {}, release: PiRelease = "current", args: string[] = []) =>
+  runParentPi(world, { runtime, steps, env, release, args });
 
 for (const runtime of ["node", "bun"] as const) {
   test(`old pi 0.73.1 under ${runtime} as the parent: delegates two tasks to its own pi`, async () => {

@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realClock } from "../src/core/host.ts";
-import { runChild, type RunSpec } from "../src/core/run/runner.ts";
+import { CONTINUE_TEXT, runChild, type RunSpec } from "../src/core/run/runner.ts";
+import { RateGate } from "../src/core/run/rate-gate.ts";
 import { createBunHost } from "../src/host/bun.ts";
 
 const host = createBunHost(() => {
@@ -147,15 +148,30 @@ test("a provider error is status error with the provider's message", async () =>
   expect(r.error).toBe("401 invalid api key from the fake provider");
 });
 
-test("maxTurns: a turn asking for more tools after the budget stops the child; without it the run completes", async () => {
-  const stopped = await runChild(host, realClock, spec("many-turns", { maxTurns: 2 }));
+test("maxTurns: a turn asking for more tools after the budget (and one more to wrap up) stops the child; without it the run completes", async () => {
+  const stopped = await runChild(host, realClock, spec("many-turns", { budget: { maxTurns: 2 } }));
   expect(stopped.status).toBe("error");
-  expect(stopped.error).toBe("Stopped after 2 turns: the agent's maxTurns");
-  expect(stopped.usage.turns).toBeGreaterThanOrEqual(2);
+  expect(stopped.errorCode).toBe("BUDGET_EXCEEDED");
+  expect(stopped.error).toBe("Budget exceeded: maxTurns (turns 3/2)");
+  expect(stopped.usage.turns).toBeGreaterThanOrEqual(3);
   expect(stopped.usage.turns).toBeLessThan(4); // stopped, not run to the end
   const free = await runChild(host, realClock, spec("many-turns"));
   expect(free.status).toBe("completed");
   expect(free.output).toBe("all turns done");
+});
+
+test("a child whose pi gave up inside a rate limit goes on in its session once the call's hold ends; without a gate it is RATE_LIMITED", async () => {
+  const gate = new RateGate(4, realClock);
+  const started = Date.now();
+  const r = await runChild(host, realClock, spec("rate-limited-once", { rateGate: gate }));
+  expect(r.status).toBe("completed");
+  expect(r.output).toBe("finished after the limit");
+  expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // the Retry-After was waited out
+  expect(gate.limit).toBe(2);
+  expect(r.messages.filter((m) => m.role === "user").map((m) => m.text)).toEqual(["the task", CONTINUE_TEXT]);
+  const alone = await runChild(host, realClock, spec("rate-limited-once"));
+  expect(alone.errorCode).toBe("RATE_LIMITED");
+  expect(alone.error).toBe("Rate limited: 429 Rate limit reached for requests");
 });
 
 test("five identical tool calls in a row: loop detected, child stopped", async () => {

@@ -12,7 +12,7 @@ type Api = {
   sendUserMessage(text: string, options?: { deliverAs?: "steer" | "followUp" }): void;
 };
 
-export type ControlLine = { type: "steer"; id: string; text: string };
+export type ControlLine = { type: "steer"; id: string; text: string } | { type: "hold"; until: number };
 
 /** Reads lines from fd until the returned stop() is called. Under Bun a pending read keeps the process alive
  *  (its file stream cannot be unref'd), so the caller reads only while the agent runs: a pi that ends on its
@@ -60,7 +60,7 @@ function lineReader(fd: number, onLine: (line: string) => void): () => () => voi
   };
 }
 
-export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void): void {
+export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold: (until: number) => void = () => {}): void {
   const fd = Number(process.env.PI_SUBAGENT_CONTROL_FD);
   if (!Number.isInteger(fd) || fd < 3) return;
   try {
@@ -71,9 +71,10 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void): void 
   // Before the agent starts, pi is not streaming and would start a turn of its own: hold steers until it runs.
   // After it ended, a steer would start a turn nobody collects: drop it (the owner reports it undelivered).
   let phase: "before" | "running" | "ended" = "before";
-  const early: ControlLine[] = [];
-  const pending: ControlLine[] = [];
-  const deliver = (msg: ControlLine) => {
+  type Steer = Extract<ControlLine, { type: "steer" }>;
+  const early: Steer[] = [];
+  const pending: Steer[] = [];
+  const deliver = (msg: Steer) => {
     pending.push(msg);
     pi.sendUserMessage(msg.text, { deliverAs: "steer" });
   };
@@ -103,6 +104,8 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void): void 
     } catch {
       return;
     }
+    // A call-wide rate-limit hold: the next model request waits for it (rate-limit.ts).
+    if (msg?.type === "hold" && typeof msg.until === "number") return onHold(msg.until);
     if (msg?.type !== "steer" || typeof msg.text !== "string") return;
     if (phase === "running") deliver(msg);
     else if (phase === "before") early.push(msg);

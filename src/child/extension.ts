@@ -10,6 +10,7 @@ import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/finalize-co
 import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/transport.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
+import { watchRateLimits } from "./rate-limit.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;
@@ -156,7 +157,8 @@ export default function childExtension(pi: Api): void {
     pi.on("agent_end", () => emit({ type: "agent_end" }));
     pi.on("agent_settled", () => emit({ type: "settled" }));
     pi.on("session_shutdown", () => out.flushDelta());
-    listenForControl(pi, emit);
+    const limits = watchRateLimits(pi, emit);
+    listenForControl(pi, emit, limits.hold);
   }
 
   const mode = process.env.PI_SUBAGENT_FINALIZE ?? "required";

@@ -3,6 +3,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { profileRefusal, type Engine } from "../core/run/task.ts";
 import { UsageError } from "./errors.ts";
+import { InputError, isolationValue } from "../core/delegate-input.ts";
 import { didYouMean } from "./suggest.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -43,6 +44,16 @@ export function positiveNumber(command: string, flag: string, raw: string | unde
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${command}: --${flag} must be a positive number (got "${raw}").`);
   return n;
+}
+
+/** `--isolation worktree`, the only mode. */
+export function isolationFlag(command: string, raw: string | undefined): "worktree" | undefined {
+  try {
+    return isolationValue("--isolation", raw);
+  } catch (err) {
+    if (err instanceof InputError) throw new UsageError(`${command}: ${err.message}.`);
+    throw err;
+  }
 }
 
 /** Fails when a command that takes no arguments got some. */

@@ -11,8 +11,8 @@ Prints a completion script for your shell. Install it with:
 
 /** Every command and its options (the CLI test checks this list against the commands main.ts knows). */
 export const COMPLETIONS: Record<string, string[]> = {
-  delegate: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--help"],
-  run: ["--session", "--cwd", "--model", "--timeout", "--json", "--quiet", "--no-color", "--background", "--help"],
+  delegate: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--isolation", "--help"],
+  run: ["--session", "--cwd", "--model", "--timeout", "--json", "--quiet", "--no-color", "--background", "--isolation", "--help"],
   output: ["--json", "--no-color", "--help"],
   session: ["--json", "--no-color", "--help"],
   sessions: ["--limit", "--wide", "--json", "--no-color", "--running", "--help"],
@@ -21,6 +21,7 @@ export const COMPLETIONS: Record<string, string[]> = {
   install: ["--uninstall", "--bin", "--prefix", "--help"],
   doctor: ["--cwd", "--json", "--help"],
   prune: ["--older-than", "--keep", "--dry-run", "--json", "--help"],
+  apply: ["--cherry-pick", "--cwd", "--help"],
   completion: ["bash", "zsh", "fish"],
   wait: ["--timeout", "--json", "--help"],
   steer: ["--help"],

@@ -7,15 +7,17 @@ import type { FileSpec } from "../core/files.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
+import { isolationLines } from "../core/run/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
 import { isFinished, type Style } from "../ui/windows.ts";
-import { parse, positiveNumber, requireProfile } from "./args.ts";
+import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts";
 import { startBackground } from "./background.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { startOwner } from "../control/owner.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { DELEGATE_HELP } from "./help.ts";
+import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "./budget-flags.ts";
 import { LiveDisplay } from "./live.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
 import { FORCED, STOPPING, trapSignals } from "./signals.ts";
@@ -53,6 +55,9 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     quiet: { type: "boolean", short: "q" },
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
+    isolation: { type: "string" },
+    ...BUDGET_OPTIONS,
+    "max-total-cost": { type: "string" },
   });
   if (values.help) {
     console.log(DELEGATE_HELP);
@@ -61,6 +66,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const shellCwd = path.resolve(values.cwd ?? process.cwd());
   if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
   const timeout = positiveNumber("delegate", "timeout", values.timeout);
+  const isolation = isolationFlag("delegate", values.isolation);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
   if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {
     throw new UsageError(`delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`);
@@ -86,6 +92,8 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     if (err instanceof InputError) throw new UsageError(`delegate: ${err.message}`);
     throw err;
   }
+  const budget = budgetFlags("delegate", values);
+  const maxCost = totalCostFlag("delegate", values["max-total-cost"]) ?? params.maxCost;
   const profileFlag = values.profile ?? params.profile;
   const profile = profileFlag === "default" ? undefined : profileFlag;
 
@@ -103,7 +111,9 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     timeoutSec: t.timeout ?? timeout,
     resume: t.resume,
     files: t.files,
+    isolation: t.isolation ?? isolation,
     sessionId: t.resume ?? engine.store.newSessionId(),
+    budget: { ...budget, ...t.budget },
   }));
   // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
   const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
@@ -114,7 +124,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     if (problem) throw new UsageError(`delegate: ${problem}`);
   }
 
-  if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs }, !!values.json);
+  if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs, maxCost }, !!values.json);
   const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!));
   const json = !!values.json;
   const tty = !json && !values.quiet && !!process.stdout.isTTY;
@@ -144,6 +154,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   try {
     outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
       signal: interrupt.signal,
+      maxCost,
       onTaskStart: (i) => {
         windows.start(i, Date.now());
         if (json) writeJson({ type: "task_start", task: inputs[i].name, sessionId: inputs[i].sessionId!, agent: inputs[i].profile ?? "default" });
@@ -173,6 +184,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   }
   if (json) writeJson(summaryEvent(outcomes));
   else {
+    for (const l of isolationLines(outcomes)) log(l);
     // Plain mode printed each end as it happened; --quiet prints them now, the terminal did in its last frame.
     if (values.quiet) for (const v of windows.views) for (const l of endLines(v, width(), style)) log(l);
     printOutputs(outcomes, width(), style, log);

@@ -1,10 +1,11 @@
-// `subagents install [--uninstall]`: puts the bundled pi extension where pi auto-discovers it
-// (<agentDir>/extensions/subagents.js), or removes it. Works from the compiled binary (the bundle is inside it).
+// `subagents install [--uninstall]`: puts the bundled pi extension where pi auto-discovers it (a stub in
+// <agentDir>/extensions/subagents.js, the bundle in <agentDir>/subagents-runtime/extension.js), or removes it. Works from the compiled binary (the bundle is inside it).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { agentDir as resolveAgentDir } from "../core/profiles/profile-discovery.ts";
 import pkg from "../../package.json" with { type: "json" };
 import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
+import { stubSource } from "../embedded/builtin-extension.ts";
 import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../host/embedded-pi.ts";
 import { runtimeDir } from "../host/child-extension-path.ts";
 import { parse } from "./args.ts";
@@ -19,6 +20,22 @@ export function extensionSource(): string {
   const built = path.resolve(import.meta.dir, "../../dist/extension.js");
   if (!fs.existsSync(built)) throw new ConfigError(`${built} does not exist: run npm run build first.`);
   return fs.readFileSync(built, "utf8");
+}
+
+/** The full extension bundle `install` writes; the file in pi's extensions folder is a stub that imports it. */
+export const installedBundle = (agentDir: string) => path.join(runtimeDir(agentDir), "extension.js");
+
+/** What `install` writes into pi's extensions folder: a stub importing the bundle by its relative path. */
+export function installedStub(agentDir: string): string {
+  const from = path.join(agentDir, "extensions");
+  return stubSource(path.relative(from, installedBundle(agentDir)).split(path.sep).join("/"), pkg.version);
+}
+
+function writeAtomically(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, text);
+  fs.renameSync(tmp, file);
 }
 
 /** Where `install --bin` puts the executable (also install.sh's default). */
@@ -62,21 +79,22 @@ export function cmdInstall(argv: string[]): number {
   const agentDir = resolveAgentDir(process.env, process.env.HOME ?? "");
   const dir = path.join(agentDir, "extensions");
   const target = path.join(dir, "subagents.js");
+  const bundle = installedBundle(agentDir);
   if (values.uninstall) {
     if (!fs.existsSync(target)) {
       console.log(`Not installed: ${target} does not exist.`);
       return EXIT.ok;
     }
     fs.rmSync(target);
+    fs.rmSync(bundle, { force: true });
     removeBinaryRecord(runtimeDir(agentDir));
     console.log(`Removed ${target}. pi no longer loads the subagents extension.`);
     return EXIT.ok;
   }
   try {
-    fs.mkdirSync(dir, { recursive: true });
-    const tmp = `${target}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, extensionSource());
-    fs.renameSync(tmp, target);
+    // The bundle first, then the stub pi discovers (it imports the bundle): never a stub without its bundle.
+    writeAtomically(bundle, extensionSource());
+    writeAtomically(target, installedStub(agentDir));
     // Children started inside pi then run this executable's pi (when it is at least as new as the user's pi).
     if (isCompiledBinary()) writeBinaryRecord(runtimeDir(agentDir), { path: process.execPath, version: pkg.version, piVersion: EMBEDDED_PI_VERSION });
   } catch (err) {

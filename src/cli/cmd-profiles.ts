@@ -6,6 +6,7 @@ import * as path from "node:path";
 import { discoverProfiles, type Discovery } from "../core/profiles/profile-discovery.ts";
 import { readUserModels, resolveProfileModel, type UserModels } from "../core/profiles/model-resolve.ts";
 import type { Profile } from "../core/profiles/profile.ts";
+import { budgetLimits } from "../core/budget.ts";
 import { renderTable } from "../ui/table.ts";
 import { sanitizeLine, wrap } from "../ui/text-width.ts";
 import { plainStyle } from "../ui/windows.ts";
@@ -86,7 +87,9 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
       for (const l of wrap(`${p.name} (${p.source}) ${p.filePath ?? "built in"}`, width)) console.log(l);
       if (p.description) for (const l of wrap(`  ${sanitizeLine(p.description.replace(/\s+/g, " "))}`, width)) console.log(l);
       for (const w of warningsOf(p, m)) for (const l of wrap(`  ⚠ ${sanitizeLine(w)}`, width)) console.log(l);
-      if (p.maxTurns) console.log(`  maxTurns ${p.maxTurns}`);
+      const budget = budgetLimits(p);
+      if (budget) console.log(`  budget: ${budget}`);
+      if (p.fallbackModels?.length) console.log(`  fallback models: ${p.fallbackModels.join(", ")}`);
     }
   }
   if (d.shadowed.length) {

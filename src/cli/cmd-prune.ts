@@ -8,20 +8,22 @@ import { parse } from "./args.ts";
 import { formatBytes } from "./doctor-checks.ts";
 import { cliContext, dataDir, dbPath, openStore } from "./engine.ts";
 import { sessionLogs, staleSupervisorLogs } from "./prune-logs.ts";
+import { createWorktreeHost } from "../host/git-worktree.ts";
 import { EXIT, UsageError } from "./errors.ts";
 
 export const PRUNE_HELP = `Usage: subagents prune [--older-than AGE] [--keep N] [--dry-run] [--json]
 
 Deletes sessions from the session database together with their child pi session files and background
 event logs, then compacts the database (VACUUM). Running sessions are never deleted. Logs of background
-supervisors that ended before the cut-off go too.
+supervisors that ended before the cut-off go too, and worktrees of isolated tasks whose owner process died
+(what they changed is committed on their branch first).
 
 Options:
   --older-than AGE  Only sessions last active more than AGE ago: 30d, 12h, 90m, 2w (default 30d,
                     unless only --keep is given)
   --keep N          Always keep the N most recent sessions
   --dry-run         List what would be deleted; change nothing
-  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","bytesBefore","bytesAfter"}
+  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","bytesBefore","bytesAfter"}
 
 Examples:
   subagents prune                       sessions older than 30 days
@@ -52,7 +54,7 @@ function sessionFileOf(agentDir: string, c: PruneCandidate): string | undefined 
 
 const dbBytes = (file: string) => [file, `${file}-wal`].reduce((n, f) => n + (fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
 
-export function cmdPrune(argv: string[]): number {
+export async function cmdPrune(argv: string[]): Promise<number> {
   const { values, positionals } = parse("prune", argv, {
     "older-than": { type: "string" },
     keep: { type: "string" },
@@ -92,9 +94,11 @@ export function cmdPrune(argv: string[]): number {
     for (const f of logs) fs.rmSync(f, { force: true });
     store.vacuum();
   }
+  // Worktrees of isolated tasks whose owner died (SIGKILL): changes kept on their branch, the folder removed.
+  const worktrees = dryRun ? 0 : await createWorktreeHost(dataDir(ctx)).cleanStale();
   const bytesAfter = dbBytes(file);
   if (values.json) {
-    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, logs, bytesBefore, bytesAfter }));
+    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, logs, worktrees, bytesBefore, bytesAfter }));
     return EXIT.ok;
   }
   const verb = dryRun ? "Would delete" : "Deleted";
@@ -102,5 +106,6 @@ export function cmdPrune(argv: string[]): number {
   const size = dryRun ? `database ${formatBytes(bytesBefore)}` : `database ${formatBytes(bytesBefore)} → ${formatBytes(bytesAfter)}`;
   const logNote = logs.length ? `, ${logs.length} log file(s)` : "";
   console.log(`${verb} ${deleted.length} session(s) and ${removedFiles.length} session file(s)${logNote}; ${size} (${file}).`);
+  if (worktrees) console.log(`Removed ${worktrees} abandoned worktree(s) of isolated tasks (their changes are on their branches).`);
   return EXIT.ok;
 }

@@ -1,19 +1,21 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { toolCallLine } from "../core/run/activity.ts";
+import { rateLimitLine, toolCallLine } from "../core/run/activity.ts";
+import { isolationLines } from "../core/run/isolation.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, runTask } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, startLine } from "../ui/summary.ts";
 import { clip, sanitizeLine } from "../ui/text-width.ts";
 import { displayLines } from "../ui/windows.ts";
-import { parse, positiveNumber, requireProfile } from "./args.ts";
+import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { startOwner } from "../control/owner.ts";
 import { startBackground } from "./background.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { RUN_HELP } from "./help.ts";
+import { BUDGET_OPTIONS, budgetFlags } from "./budget-flags.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
 import { FORCED, STOPPING, trapSignals } from "./signals.ts";
 import { colorStyle, streamWidth } from "./style.ts";
@@ -39,6 +41,8 @@ export async function cmdRun(argv: string[]): Promise<number> {
     quiet: { type: "boolean", short: "q" },
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
+    isolation: { type: "string" },
+    ...BUDGET_OPTIONS,
   });
   if (values.help) {
     console.log(RUN_HELP);
@@ -49,6 +53,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const cwd = path.resolve(values.cwd ?? process.cwd());
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`run: --cwd ${cwd} is not a directory.`);
   const timeoutSec = positiveNumber("run", "timeout", values.timeout);
+  const isolation = isolationFlag("run", values.isolation);
 
   const ctx = cliContext(cwd);
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -71,7 +76,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const profile = agent === "default" ? undefined : agent;
   // The id is chosen here so the owner can list it before the child starts (wait/steer from elsewhere).
   let sessionId = values.session ?? engine.store.newSessionId();
-  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId };
+  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values) };
   if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
   const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });
@@ -111,6 +116,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     w.end(0, outcome, Date.now());
     if (!windows) w.views[0].elapsedMs = r.durationMs;
     for (const line of endLines(w.views[0], width, style)) say(line);
+    for (const line of isolationLines([outcome])) say(line);
   }
   return interrupt.exitCode() ?? (r.status === "completed" ? EXIT.ok : EXIT.taskFailed);
 }
@@ -118,6 +124,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
 /** The lines a window would gain from one event, for `run`'s line-by-line progress. */
 function activityLines(ev: ChildEvent): string[] {
   if (ev.type === "tool_start" && ev.name !== "subagent_finalize") return [sanitizeLine(toolCallLine(ev.name, ev.args))];
+  if (ev.type === "rate_limit") return [rateLimitLine(ev.status, ev.retryAfterMs)];
   if (ev.type === "retry") return displayLines([`↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${sanitizeLine(ev.errorMessage)}`]);
   return [];
 }

@@ -8,7 +8,7 @@ import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { SCHEMA_VERSION } from "../core/store/store.ts";
 import { runtimeDir } from "../host/child-extension-path.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
-import { extensionSource } from "./cmd-install.ts";
+import { extensionSource, installedBundle, installedStub } from "./cmd-install.ts";
 import { childPiLine, dbPath, type CliContext } from "./engine.ts";
 import { versionLine } from "./version-info.ts";
 
@@ -19,9 +19,17 @@ const ok = (name: string, detail: string): Check => ({ name, status: "ok", detai
 const warn = (name: string, detail: string, fix?: string): Check => ({ name, status: "warn", detail, ...(fix ? { fix } : {}) });
 const fail = (name: string, detail: string, fix: string): Check => ({ name, status: "fail", detail, fix });
 
+function readText(file: string): string | null {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
+}
+
 function readJson(file: string): Record<string, unknown> | null {
   try {
-    const v = JSON.parse(fs.readFileSync(file, "utf8")) as unknown;
+    const v = JSON.parse(readText(file) ?? "") as unknown;
     return v && typeof v === "object" ? (v as Record<string, unknown>) : null;
   } catch {
     return null;
@@ -152,7 +160,8 @@ export function extensionCheck(ctx: CliContext): Check[] {
     return [warn("extension", `${file} installed; this checkout has no built extension to compare with`, "npm run build")];
   }
   const checks: Check[] = [];
-  if (fs.readFileSync(file, "utf8") === ours) checks.push(ok("extension", `${file}, same as this binary (${pkg.version})`));
+  const same = fs.readFileSync(file, "utf8") === installedStub(ctx.agentDir) && readText(installedBundle(ctx.agentDir)) === ours;
+  if (same) checks.push(ok("extension", `${file}, same as this binary (${pkg.version})`));
   else checks.push(warn("extension", `${file} differs from this binary's (${pkg.version}): installed by another version`, "subagents install"));
   const record = readJson(path.join(runtimeDir(ctx.agentDir), "binary.json"));
   if (isCompiledBinary() && record?.path !== process.execPath) {

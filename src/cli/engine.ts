@@ -14,6 +14,7 @@ import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
 import { ownerAlive } from "../control/registry.ts";
+import { createWorktreeHost } from "../host/git-worktree.ts";
 
 export type CliContext = {
   host: Host;
@@ -78,6 +79,9 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     throw err;
   }
   const depth = Number(ctx.host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
+  const worktrees = createWorktreeHost(dataDir(ctx));
+  // Worktrees a SIGKILLed owner left behind are finished while this run starts (a directory listing when none).
+  void worktrees.cleanStale();
   return {
     host: ctx.host,
     clock: realClock,
@@ -92,5 +96,6 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     piSettles: pi.settles,
     childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
+    worktrees,
   };
 }

@@ -20,6 +20,7 @@ Commands:
   install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it; --bin: this executable onto PATH)
   demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)
   doctor [--json]        Check the setup: pi, model credentials, database, extension, profiles, terminal
+  apply ID               Merge an isolated task's branch into the current tree (--cherry-pick: its commits only)
   prune                  Delete old sessions and their files (--older-than 30d, --keep N), compact the database
   completion SHELL       Print a completion script for bash, zsh or fish
 
@@ -44,8 +45,14 @@ Options:
   --cwd DIR         Working directory for the child (default: current directory)
   --model M         Model for the child, "provider/id" or "provider/id:thinking" (overrides the profile)
   --timeout S       Seconds after which the child is stopped once it makes no new tool call (default 600)
+  --max-turns N     Budget: model turns (then one wrap-up turn, then BUDGET_EXCEEDED)
+  --max-tokens N    Budget: tokens read and written, cache included
+  --max-cost USD    Budget: dollars, as pi prices the model
   --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
   --background      Start it under a detached supervisor and return at once with its session id
+  --isolation worktree
+                    Run in a git worktree of the repository; changes end on a branch subagents/<name>-<id>
+                    (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED)
   -q, --quiet       No progress lines, only the final status line
   --no-color        No colours (also NO_COLOR=1)
   -h, --help        Show this help
@@ -127,7 +134,14 @@ Options:
   --file PATH         Prepend this file to every task's prompt (repeatable)
   --model M           Model for every task, "provider/id" or "provider/id:thinking" (overrides profiles)
   --resume ID         Continue session ID with the (single) task given
+  --max-turns N       Budget per task: model turns (then one wrap-up turn, then BUDGET_EXCEEDED)
+  --max-tokens N      Budget per task: tokens read and written, cache included
+  --max-cost USD      Budget per task: dollars, as pi prices the model
+  --max-total-cost USD  Budget for the whole call: running tasks wrap up, queued ones do not start
   --tasks FILE|-      Read tasks as delegate_to_subagents JSON: {"tasks":[{"name","prompt",...}],"profile"?}
+  --isolation worktree
+                      Each task in its own git worktree; its changes end on its own branch, listed at the
+                      end with files, diffstat and files that several tasks changed (also a task field)
   --json              JSON lines on stdout (human text on stderr); the last line is {"type":"summary",...}
   -q, --quiet         Only the final status lines and outputs
   --background        Start the tasks under a detached supervisor and return at once with their session
@@ -151,3 +165,21 @@ Options:
   -h, --help    Show this help
 
 Exit codes: 0 success, 2 usage or configuration error.`;
+
+export const APPLY_HELP = `Usage: subagents apply ID [--cherry-pick] [--cwd DIR]
+
+Brings the changes of an isolated task (run with --isolation worktree or "isolation": "worktree") into the
+current tree of the repository in the current directory: merges its branch subagents/<name>-<id>, or with
+--cherry-pick replays only the sub-agent's own commits (without the snapshot of your then-uncommitted changes
+that the branch starts from). ID is the task's session id. Git refuses when your uncommitted changes are in
+the way; commit or stash them first.
+
+On a conflict git leaves the conflicted files marked in your tree: they are listed, and the command says how
+to finish (git add + git commit / git cherry-pick --continue) or undo (git merge --abort / git cherry-pick --abort).
+
+Options:
+  --cherry-pick  Cherry-pick the sub-agent's commits instead of merging the branch
+  --cwd DIR      The repository to apply to (default: current directory)
+  -h, --help     Show this help
+
+Exit codes: 0 applied, 1 conflict or git refused, 2 usage error (unknown session, no branch, not a repository).`;

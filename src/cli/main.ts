@@ -5,8 +5,12 @@ import { didYouMean } from "./suggest.ts";
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
 import { MAIN_HELP } from "./help.ts";
 import { setStartupJitPolicy } from "../host/jit-policy.ts";
+// Static, unlike the commands: a dynamic import costs --version ~8 ms of CPU in the compiled binary.
+import { versionLine } from "./version-info.ts";
 
 type Command = (argv: string[]) => number | Promise<number>;
+/** First arguments whose whole output goes through console.log. */
+const PRINT_ONLY = new Set(["", "-h", "--help", "-v", "--version"]);
 const COMMANDS: Record<string, () => Promise<Command>> = {
   delegate: async () => (await import("./cmd-delegate.ts")).cmdDelegate,
   run: async () => (await import("./cmd-run.ts")).cmdRun,
@@ -18,6 +22,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   install: async () => (await import("./cmd-install.ts")).cmdInstall,
   doctor: async () => (await import("./cmd-doctor.ts")).cmdDoctor,
   prune: async () => (await import("./cmd-prune.ts")).cmdPrune,
+  apply: async () => (await import("./cmd-apply.ts")).cmdApply,
   completion: async () => (await import("./cmd-completion.ts")).cmdCompletion,
   wait: async () => (await import("./cmd-wait.ts")).cmdWait,
   steer: async () => (await import("./cmd-steer.ts")).cmdSteer,
@@ -34,7 +39,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (first === "-v" || first === "--version") {
     // The version, the pi its children run by default, and the commit it was built from.
-    console.log((await import("./version-info.ts")).versionLine());
+    console.log(versionLine());
     // --verbose also says which pi children would run (resolving it costs a few ms, so only when asked).
     if (rest.includes("--verbose")) console.log(`children: ${(await import("./engine.ts")).childPiLine(process.cwd())}`);
     return EXIT.ok;
@@ -83,7 +88,11 @@ if (process.env.SUBAGENTS_ROLE === "pi") {
   // A background supervisor (see supervisor.ts): started detached by `delegate --background`.
   void import("./supervisor.ts").then((m) => m.runSupervisor(process.argv.slice(2))).then((code) => process.exit(code));
 } else {
-  void main(process.argv.slice(2)).then((code) => {
+  const argv = process.argv.slice(2);
+  void main(argv).then((code) => {
+    // --version and --help print with console.log, which process.exit flushes; touching process.stdout would build
+    // Node's stream machinery first (~25 ms of CPU, most of --version's time).
+    if (PRINT_ONLY.has(argv[0] ?? "")) process.exit(code);
     // Flush stdout before exiting: a pipe reader must get every JSON line.
     process.stdout.write("", () => process.exit(code));
   });

@@ -3,6 +3,7 @@
 import { sanitize } from "../core/sanitize.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
+import { overlaps } from "../core/run/isolation.ts";
 
 export type JsonEvent = Record<string, unknown> & { type: string };
 
@@ -26,6 +27,8 @@ function rawEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | 
       return { type: "retry", task, sessionId, attempt: ev.attempt, maxAttempts: ev.maxAttempts, error: ev.errorMessage };
     case "finalize":
       return { type: "finalize", task, sessionId, status: ev.payload.status };
+    case "rate_limit":
+      return { type: "rate_limit", task, sessionId, status: ev.status, retryAfterMs: ev.retryAfterMs };
     default:
       return null;
   }
@@ -33,7 +36,7 @@ function rawEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | 
 
 export function taskEndEvent(o: TaskOutcome): JsonEvent {
   const r = o.result;
-  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: r.status, finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.warnings?.length ? { warnings: r.warnings } : {}) };
+  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: r.status, finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.model ? { model: r.model } : {}), ...(r.warnings?.length ? { warnings: r.warnings } : {}) };
 }
 
 export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
@@ -49,8 +52,11 @@ export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
       ...(o.result.error !== undefined ? { error: o.result.error } : {}),
       ...(o.result.errorCode !== undefined ? { errorCode: o.result.errorCode } : {}),
       ...(o.result.warnings?.length ? { warnings: o.result.warnings } : {}),
+      ...(o.result.isolation ? { isolation: o.result.isolation } : {}),
       usage: o.result.usage,
+      ...(o.result.model ? { model: o.result.model } : {}),
     })),
+    ...(outcomes.some((o) => o.result.isolation) ? { overlaps: overlaps(outcomes) } : {}),
   };
 }
 

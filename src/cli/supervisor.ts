@@ -16,7 +16,7 @@ import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { appendEnd, appendEvent, sessionLogPath } from "./session-log.ts";
 import { trapSignals } from "./signals.ts";
 
-export type Job = { cwd: string; concurrency?: number; inputs: TaskInput[]; log?: string };
+export type Job = { cwd: string; concurrency?: number; inputs: TaskInput[]; log?: string; maxCost?: number };
 
 /** How to start this same program again: the compiled executable, or our CLI entry under Bun from source. */
 function selfCommand(): string[] {
@@ -70,6 +70,7 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
   try {
     await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
+      maxCost: job.maxCost,
       signal: interrupt.signal,
       onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),
       onTaskEvent: (i, _state, ev) => appendEvent(sessionLogPath(data, job.inputs[i].sessionId!), ev),

@@ -43,7 +43,7 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-export function recordAlive(r: OwnerRecord): boolean {
+export function recordAlive(r: Pick<OwnerRecord, "pid" | "startTime">): boolean {
   if (!pidAlive(r.pid)) return false;
   if (r.startTime === null) return true;
   const now = procStartTime(r.pid);

@@ -1,6 +1,8 @@
 // Validates the `delegate_to_subagents` parameters (spec 000), for the pi tool and for `subagents delegate
 // --tasks`. Every rejection names the field, so a model (or a person) can fix the call in one go.
 import type { FileSpec } from "./files.ts";
+import { ISOLATION_MODES, type IsolationMode } from "./isolation-types.ts";
+import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
 
 export const MAX_TASKS = 16;
 
@@ -12,9 +14,11 @@ export type DelegateTask = {
   timeout?: number;
   resume?: string;
   files?: FileSpec[];
+  isolation?: IsolationMode;
+  budget?: Budget;
 };
 
-export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean };
+export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean; maxCost?: number };
 
 export class InputError extends Error {}
 
@@ -64,7 +68,14 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files"]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", ...BUDGET_KEYS]);
+
+/** `isolation`: "worktree" (the only mode) or absent. */
+export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
+  if (v === undefined || v === null) return undefined;
+  if ((ISOLATION_MODES as readonly unknown[]).includes(v)) return v as IsolationMode;
+  throw new InputError(`${field} must be "worktree" (got ${JSON.stringify(v)?.slice(0, 40)})`);
+}
 
 function task(i: number, v: unknown): DelegateTask {
   const f = `tasks[${i}]`;
@@ -83,16 +94,23 @@ function task(i: number, v: unknown): DelegateTask {
   if (timeout !== undefined) out.timeout = timeout;
   const resume = str(`${f}.resume`, v.resume, false);
   if (resume) out.resume = resume;
+  const isolation = isolationValue(`${f}.isolation`, v.isolation);
+  if (isolation) out.isolation = isolation;
   if (v.files !== undefined) {
     if (!Array.isArray(v.files)) throw new InputError(`${f}.files must be an array`);
     out.files = v.files.map((x, j) => fileSpec(`${f}.files[${j}]`, x));
   }
+  const b = readBudget(v);
+  if ("problem" in b) throw new InputError(`${f}.${b.problem}`);
+  if (Object.keys(b.budget).length) out.budget = b.budget;
   return out;
 }
 
 export function parseDelegateParams(v: unknown): DelegateParams {
   if (!isObj(v)) throw new InputError('parameters must be an object with "tasks"');
-  for (const k of Object.keys(v)) if (k !== "tasks" && k !== "profile" && k !== "background") throw new InputError(`${k} is not a known parameter (known: tasks, profile, background)`);
+  for (const k of Object.keys(v)) if (!["tasks", "profile", "background", "maxCost"].includes(k)) throw new InputError(`${k} is not a known parameter (known: tasks, profile, background, maxCost)`);
+  const maxCost = v.maxCost === undefined || v.maxCost === null ? undefined : budgetValue("maxCost", v.maxCost);
+  if (typeof maxCost === "string") throw new InputError(maxCost);
   if (v.background !== undefined && typeof v.background !== "boolean") throw new InputError("background must be true or false");
   if (!Array.isArray(v.tasks)) throw new InputError("tasks must be an array of 1–16 task objects");
   if (v.tasks.length === 0) throw new InputError("tasks must contain at least one task");
@@ -104,5 +122,5 @@ export function parseDelegateParams(v: unknown): DelegateParams {
     if (t.resume && seen.has(t.resume)) throw new InputError(`two tasks resume the same session "${t.resume}"`);
     if (t.resume) seen.add(t.resume);
   }
-  return { tasks, ...(profile ? { profile } : {}), ...(v.background ? { background: true } : {}) };
+  return { tasks, ...(profile ? { profile } : {}), ...(v.background ? { background: true } : {}), ...(maxCost !== undefined ? { maxCost } : {}) };
 }

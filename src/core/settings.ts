@@ -20,8 +20,12 @@ export type Settings = {
   projectAgents: "ask" | "allow" | "deny";
   timeout: number;
   maxRuntime: number;
+  /** Seconds a call may spend held by provider rate limits before its rate-limited tasks fail (RATE_LIMITED). */
+  rateLimitWait: number;
   /** Model names in agent files → the model to run ("provider/id", "inherit" or "default"); see model-resolve.ts. */
   modelAliases: Record<string, string>;
+  /** Models a task continues on, in order, when its own fails (profiles' fallbackModels win). */
+  fallbackModels: string[];
 };
 
 export function defaultSettings(): Settings {
@@ -38,11 +42,13 @@ export function defaultSettings(): Settings {
     projectAgents: "ask",
     timeout: 600,
     maxRuntime: 3600,
+    rateLimitWait: 300,
     modelAliases: {},
+    fallbackModels: [],
   };
 }
 
-type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime";
+type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime" | "rateLimitWait";
 const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> = {
   maxLinesPerWindow: { min: 1, max: 200, aliases: ["max_lines_per_window"] },
   extendTimeoutDebounce: { min: 0, max: 300, aliases: ["extend_timeout_debounce"] },
@@ -51,6 +57,7 @@ const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> =
   maxDepth: { min: 0, max: 10, aliases: ["max_depth"] },
   timeout: { min: 1, max: 86_400, aliases: [] },
   maxRuntime: { min: 1, max: 604_800, aliases: ["max_runtime"] },
+  rateLimitWait: { min: 0, max: 86_400, aliases: [] },
 };
 const ENUMS = {
   transport: ["compact", "json"],
@@ -115,6 +122,11 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
         else warnings.push(`${where}: subagents.modelAliases.${name} must be a model name ("provider/id", "inherit" or "default"); ignored`);
       }
     } else warnings.push(`${where}: subagents.modelAliases must be an object of name → model; ignored`);
+  }
+  if (r.fallbackModels !== undefined) {
+    const v = r.fallbackModels;
+    if (Array.isArray(v) && v.every((m) => typeof m === "string" && m.trim())) out.fallbackModels = v.map((m: string) => m.trim());
+    else warnings.push(`${where}: subagents.fallbackModels must be a list of model names; ignored`);
   }
   return { settings: out, warnings };
 }

@@ -1,4 +1,5 @@
 // Shared data shapes of the engine. Plain types only: no runtime imports (see test/core-imports.test.ts).
+import type { IsolationResult } from "./isolation-types.ts";
 
 export type Usage = {
   input: number;
@@ -10,6 +11,14 @@ export type Usage = {
 };
 
 export const emptyUsage = (): Usage => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, turns: 0 });
+export const addUsage = (a: Usage, b: Usage): Usage => ({
+  input: a.input + b.input,
+  output: a.output + b.output,
+  cacheRead: a.cacheRead + b.cacheRead,
+  cacheWrite: a.cacheWrite + b.cacheWrite,
+  cost: a.cost + b.cost,
+  turns: a.turns + b.turns,
+});
 
 /** What users see as a task's / session's status (spec 000). */
 export type TaskStatus = "queued" | "running" | "completed" | "error";
@@ -25,7 +34,10 @@ export type ErrorCode =
   | "SUBAGENT_OUTPUT_TRUNCATED"
   | "FINALIZE_MISSING"
   | "LOOP_DETECTED"
-  | "SUBAGENT_CANCELLED";
+  | "SUBAGENT_CANCELLED"
+  | "ISOLATION_FAILED"
+  | "BUDGET_EXCEEDED"
+  | "RATE_LIMITED";
 
 export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string };
 
@@ -59,6 +71,8 @@ export type ChildEvent =
   | { type: "agent_end" }
   /** pi ≥ 0.80.4: no automatic work (retry, compaction recovery, queued messages) will follow. */
   | { type: "settled" }
+  /** The provider answered "slow down" (429/529, or 503 with a delay); retryAfterMs when it said how long. */
+  | { type: "rate_limit"; status: number; retryAfterMs?: number }
   /** A steer message from the owner reached the child's model context (delivered at a turn boundary). */
   | { type: "steered"; id: string; text: string };
 
@@ -87,6 +101,10 @@ export type RunResult = {
   messages: StoredMessage[];
   stderrTail: string;
   durationMs: number;
+  /** Models that failed before `model` answered (fallbackModels), in order. */
+  failedModels?: string[];
   /** What did not run as the agent file says (model substituted, tools missing): shown and recorded. */
   warnings?: string[];
+  /** An isolated task's branch, changed files and diffstat (core/run/isolation.ts). */
+  isolation?: IsolationResult;
 };

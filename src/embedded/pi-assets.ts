@@ -26,9 +26,19 @@ function copyTree(from: string, to: string): void {
   }
 }
 
+/** Whether `dest` has every top-level entry of `source` (a cache written by a build with fewer assets has not). */
+function complete(source: string, dest: string): boolean {
+  if (!fs.existsSync(path.join(dest, "package.json"))) return false;
+  try {
+    return fs.readdirSync(source).every((name) => fs.existsSync(path.join(dest, name)));
+  } catch {
+    return true;
+  }
+}
+
 /** Copies `source` (a folder, here inside the executable) to `dest` once; returns `dest`. */
 export function materialize(source: string, dest: string): string {
-  if (fs.existsSync(path.join(dest, "package.json"))) return dest;
+  if (complete(source, dest)) return dest;
   const tmp = `${dest}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
   try {
     copyTree(source, tmp);
@@ -42,11 +52,18 @@ export function materialize(source: string, dest: string): string {
         // no symlinks here (some Windows setups): only our own pi uses this folder then
       }
     }
+    // An incomplete older copy makes way (renaming onto a non-empty folder fails) unless another first run has
+    // just put a complete one there.
+    if (complete(source, dest)) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      return dest;
+    }
+    if (fs.existsSync(dest)) fs.rmSync(dest, { recursive: true, force: true });
     fs.renameSync(tmp, dest);
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
     // Another process won the race: its copy is complete (renames are atomic).
-    if (fs.existsSync(path.join(dest, "package.json"))) return dest;
+    if (complete(source, dest)) return dest;
     throw err;
   }
   return dest;

@@ -6,6 +6,9 @@ import "../../node_modules/@earendil-works/pi-coding-agent/dist/bun/runtime-setu
 import { setupCli } from "../../node_modules/@earendil-works/pi-coding-agent/dist/cli/setup.js";
 import { main } from "../../node_modules/@earendil-works/pi-coding-agent/dist/main.js";
 import childExtension from "../child/extension.ts";
+import { publishBuiltin } from "./builtin-extension.ts";
 
+// The installed stub (<agentDir>/extensions/subagents.js) picks this up: no transpiling of the bundle per child.
+publishBuiltin(async () => (await import("../pi/extension.ts")).default as (pi: unknown) => unknown);
 setupCli();
 void main(process.argv.slice(2), { extensionFactories: [childExtension as never] });

@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { isCompiledBinary, ROLE_ENV } from "../host/embedded-pi.ts";
 import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
 import { EMBEDDED_PI_VERSION } from "./version.ts";
+import { PHOTON_WASM, redirectPhotonWasm } from "./photon-wasm.ts";
 
 export async function runPiRole(ourVersion: string): Promise<void> {
   const buildKey = path.join(ourVersion, `pi-${EMBEDDED_PI_VERSION}`);
@@ -27,6 +28,7 @@ export async function runPiRole(ourVersion: string): Promise<void> {
       process.stderr.write(`subagents: cannot write pi's assets to a cache folder: ${(lastError as Error)?.message}\n`);
       process.exit(1);
     }
+    redirectPhotonWasm(path.join(process.env.PI_PACKAGE_DIR, PHOTON_WASM));
   }
   await import("./pi-entry.ts");
 }

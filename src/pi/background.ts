@@ -33,10 +33,11 @@ export function completionNotice(o: TaskOutcome): string {
 }
 
 /** Starts the tasks without waiting for them; each end is mirrored into the session and announced. */
-export async function launchBackground(call: CallEnv, engine: Engine, inputs: TaskInput[]): Promise<void> {
+export async function launchBackground(call: CallEnv, engine: Engine, inputs: TaskInput[], maxCost?: number): Promise<void> {
   const bg = await call.background(inputs.map((t) => t.sessionId!));
   const batch = runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
     signal: bg.signal,
+    maxCost,
     onTaskStart: (i) => call.persistStart(inputs[i]),
     onTaskEnd: (i, outcome) => {
       call.persist(outcome, inputs[i]);
@@ -46,8 +47,8 @@ export async function launchBackground(call: CallEnv, engine: Engine, inputs: Ta
   bg.track(batch);
 }
 
-export async function startInBackground(call: CallEnv, engine: Engine, inputs: TaskInput[]) {
-  await launchBackground(call, engine, inputs);
+export async function startInBackground(call: CallEnv, engine: Engine, inputs: TaskInput[], maxCost?: number) {
+  await launchBackground(call, engine, inputs, maxCost);
   const lines = inputs.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
   const text = `${lines.join("\n")}\nA notice arrives as each one ends; get_subagent_output returns an output by session id (wait: true blocks until it ends).`;
   return { content: [{ type: "text", text }], details: { background: true, sessions: inputs.map((t) => ({ name: t.name, sessionId: t.sessionId })) } };

@@ -2,7 +2,7 @@
 // list_subagent_profiles and subagent (as settings allow), the /subagents command, and the lifecycle hooks.
 // Never writes to stdout (under Bun pi that would corrupt JSON/RPC output).
 import { readEntries } from "./persist.ts";
-import { createRuntime, type PiRuntime } from "./runtime.ts";
+import { childAtMaxDepth, createRuntime, type PiRuntime } from "./runtime.ts";
 import { profilesTool, outputTool, sessionTool } from "./tool-retrieval.ts";
 import { delegateTool } from "./tool-delegate.ts";
 import { subagentTool } from "./tool-subagent.ts";
@@ -37,12 +37,13 @@ function tracked<T extends Tool>(tool: T, active: ActiveRuns): T {
 }
 
 export default async function subagentsExtension(pi: PiApi): Promise<void> {
+  // In a child at max depth no delegation tool exists at all: the child cannot recurse, whatever loaded us. Checked
+  // before anything else (no store, no host): every child of an installed extension passes through here.
+  if (process.env.PI_SUBAGENT_CHILD === "1" && childAtMaxDepth()) return;
   let runtimePromise: Promise<PiRuntime> | null = null;
   const runtime = () => (runtimePromise ??= createRuntime());
   const rt = await runtime();
   const { settings } = rt.settingsFor(process.cwd());
-  // In a child at max depth no delegation tool exists at all: the child cannot recurse, whatever loaded us.
-  if (rt.host.env.PI_SUBAGENT_CHILD === "1" && rt.depth >= settings.maxDepth) return;
 
   const active = new ActiveRuns();
   const activeTools = () => {

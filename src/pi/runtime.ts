@@ -13,6 +13,7 @@ import { createNodeHost } from "../host/node.ts";
 import { installedEmbedded } from "../host/embedded-pi.ts";
 import { resolvePiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
+import { createWorktreeHost } from "../host/git-worktree.ts";
 
 export type PiRuntime = {
   host: Host;
@@ -38,6 +39,16 @@ async function openDbFactory(): Promise<((file: string) => Db) | null> {
   }
   const mod = await import("../host/sqlite-node.ts");
   return mod.loadNodeDb();
+}
+
+/** Whether this process is a sub-agent that may not delegate further (settings.maxDepth), read without a store. */
+export function childAtMaxDepth(): boolean {
+  const host = createNodeHost(() => {
+    throw new Error("no database here");
+  });
+  const depth = Number(host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
+  const { settings } = loadSettings(host, { agentDir: resolveAgentDir(host.env, host.homedir()), cwd: process.cwd() });
+  return depth >= settings.maxDepth;
 }
 
 export async function createRuntime(): Promise<PiRuntime> {
@@ -95,6 +106,7 @@ export async function createRuntime(): Promise<PiRuntime> {
         childExtension: childExt ?? undefined,
         depth,
         parentSession,
+        worktrees: createWorktreeHost(path.dirname(file)),
       };
     },
   };

@@ -8,28 +8,36 @@ import { Value } from "@sinclair/typebox/value";
 export const plain = <T extends TSchema>(schema: T): T => JSON.parse(JSON.stringify(schema)) as T;
 
 const FileSpec = Type.Union([
-  Type.String({ description: "File path (relative to the task's cwd, or absolute)" }),
+  Type.String({ description: "Path (relative to cwd)" }),
   Type.Object(
     {
-      path: Type.String({ description: "File path" }),
-      start: Type.Optional(Type.Number({ minimum: 1, description: "First line (1-indexed, inclusive)" })),
-      end: Type.Optional(Type.Number({ minimum: 1, description: "Last line (inclusive)" })),
-      head: Type.Optional(Type.Number({ minimum: 1, description: "Only the first N lines" })),
-      tail: Type.Optional(Type.Number({ minimum: 1, description: "Only the last N lines" })),
+      path: Type.String(),
+      start: Type.Optional(Type.Number({ minimum: 1, description: "1-based" })),
+      end: Type.Optional(Type.Number({ minimum: 1 })),
+      head: Type.Optional(Type.Number({ minimum: 1, description: "First N lines" })),
+      tail: Type.Optional(Type.Number({ minimum: 1, description: "Last N lines" })),
     },
     { additionalProperties: false },
   ),
 ]);
 
+/** Terse on purpose: every word here is in the model's prompt on every call. */
+const Isolation = Type.Optional(Type.Literal("worktree", { description: "Own git worktree; changes on a branch" }));
+
 const TaskObject = Type.Object(
   {
-    name: Type.String({ description: "Short display name for this sub-agent's window" }),
-    prompt: Type.String({ description: "The complete, self-contained task for the sub-agent" }),
-    cwd: Type.Optional(Type.String({ description: "Absolute working directory (default: the current one); no '..' segments" })),
-    profile: Type.Optional(Type.String({ description: "Profile for this task (overrides the top-level profile)" })),
-    timeout: Type.Optional(Type.Number({ minimum: 1, description: "Timeout in seconds (default 600); extended while the sub-agent is still working" })),
-    resume: Type.Optional(Type.String({ description: "Session id of an earlier sub-agent to continue" })),
-    files: Type.Optional(Type.Array(FileSpec, { description: "Files whose contents are prepended to the prompt (1 MB limit each)" })),
+    name: Type.String({ description: "Display name" }),
+    prompt: Type.String({ description: "Self-contained task" }),
+    cwd: Type.Optional(Type.String({ description: "Absolute dir (default: current)" })),
+    profile: Type.Optional(Type.String({ description: "Agent profile" })),
+    timeout: Type.Optional(Type.Number({ minimum: 1, description: "Seconds (default 600)" })),
+    resume: Type.Optional(Type.String({ description: "Session id to continue" })),
+    files: Type.Optional(Type.Array(FileSpec, { description: "Files prepended to the prompt" })),
+    isolation: Isolation,
+    // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
+    maxTurns: Type.Optional(Type.Integer()),
+    maxTokens: Type.Optional(Type.Integer()),
+    maxCost: Type.Optional(Type.Number({ description: "USD" })),
   },
   { additionalProperties: false },
 );
@@ -37,15 +45,16 @@ const TaskObject = Type.Object(
 export const DELEGATE_SCHEMA = plain(
   Type.Object(
     {
-      tasks: Type.Array(TaskObject, { minItems: 1, maxItems: 16, description: "1–16 tasks to run in parallel" }),
-      profile: Type.Optional(Type.String({ description: "Default profile for every task" })),
-      background: Type.Optional(Type.Boolean({ description: "Return at once with the session ids; a notice arrives as each task ends" })),
+      tasks: Type.Array(TaskObject, { minItems: 1, maxItems: 16 }),
+      profile: Type.Optional(Type.String({ description: "Default profile" })),
+      background: Type.Optional(Type.Boolean({ description: "Return at once; a notice comes as each task ends" })),
+      maxCost: Type.Optional(Type.Number({ description: "USD, all tasks" })),
     },
     { additionalProperties: false },
   ),
 );
 
-const SessionIdParams = Type.Object({ sessionId: Type.String({ description: "Session id from delegate_to_subagents or subagent" }) }, { additionalProperties: false });
+const SessionIdParams = Type.Object({ sessionId: Type.String({ description: "From delegate_to_subagents or subagent" }) }, { additionalProperties: false });
 export const SESSION_ID_SCHEMA = plain(SessionIdParams);
 
 // get_subagent_output reaches a running sub-agent too: cheaper in prompt tokens than a tool of its own.
@@ -63,9 +72,10 @@ export const EMPTY_SCHEMA = plain(Type.Object({}, { additionalProperties: false 
 
 const SubagentParams = Type.Object(
   {
-    agent: Type.String({ minLength: 1, description: "Agent (profile) name, see list_subagent_profiles" }),
-    task: Type.String({ minLength: 1, description: "The focused task for the agent" }),
-    sessionId: Type.Optional(Type.String({ description: "Continue this earlier session of the same agent (keeps its context)" })),
+    agent: Type.String({ minLength: 1, description: "See list_subagent_profiles" }),
+    task: Type.String({ minLength: 1, description: "Focused task" }),
+    sessionId: Type.Optional(Type.String({ description: "Continue this session (keeps its context)" })),
+    isolation: Isolation,
     background: Type.Optional(Type.Boolean({ description: "Return now; notice when done" })),
   },
   { additionalProperties: false },

@@ -5,6 +5,7 @@ import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
+import { isolationDetails } from "../core/run/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
@@ -46,7 +47,9 @@ export function delegateTool(env: ToolEnv) {
         timeoutSec: t.timeout,
         resume: t.resume,
         files: t.files,
+        isolation: t.isolation,
         sessionId: t.resume ?? engine.store.newSessionId(),
+        budget: t.budget,
       }));
       // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
       for (const t of inputs) {
@@ -58,7 +61,7 @@ export function delegateTool(env: ToolEnv) {
       // A project-local profile that may not run fails only the tasks that name it; the others go on.
       const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
       for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
-      if (params.background) return startInBackground(call, engine, inputs);
+      if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
       const windows = new CallWindows(
         inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
         engine.settings.maxLinesPerWindow,
@@ -70,6 +73,7 @@ export function delegateTool(env: ToolEnv) {
       try {
         outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
           signal,
+          maxCost: params.maxCost,
           onTaskStart: (i) => {
             call.persistStart(inputs[i]);
             windows.start(i, Date.now());
@@ -91,7 +95,8 @@ export function delegateTool(env: ToolEnv) {
         throttle.cancel();
       }
       const details = windows.snapshot(Date.now());
-      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details };
+      const isolated = isolationDetails(outcomes);
+      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details: isolated ? { ...details, isolation: isolated } : details };
     },
     renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) => renderDelegateCall(args, theme),
     renderResult: (result: { details?: WindowedDetails; content?: { text?: string }[] }, opts: { expanded: boolean }, theme: ThemeLike) =>

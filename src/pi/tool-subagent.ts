@@ -7,6 +7,7 @@ import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, t
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
+import { isolationLines, type IsolationResult } from "../core/run/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderSimpleCall, renderWindowsResult, type ThemeLike } from "./render.ts";
@@ -39,6 +40,8 @@ export type SubagentDetails = {
   error?: { code: ErrorCode; message: string };
   sessionId?: string;
   finalized?: FinalizePayload;
+  /** An isolated run's branch, changed files and diffstat. */
+  isolation?: IsolationResult;
   /** Our live window (same layout as delegate_to_subagents). */
   window?: WindowedDetails;
 };
@@ -94,8 +97,10 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
     ...(code ? { error: { code, message: r.error ?? `Output truncated; get_subagent_output returns the full text` } } : {}),
     sessionId: o.sessionId,
     ...(r.finalize ? { finalized: r.finalize } : {}),
+    ...(r.isolation ? { isolation: r.isolation } : {}),
   };
-  return { content: [{ type: "text", text }], details };
+  const lines = isolationLines([o]);
+  return { content: [{ type: "text", text: lines.length ? `${text}\n\n---\n\n${lines.join("\n")}` : text }], details };
 }
 
 /** The spec's header with a status of its own: the result is still to come, as a notice. */
@@ -118,7 +123,7 @@ export function subagentTool(env: ToolEnv) {
     async execute(_id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
       const problem = firstProblem(SCHEMAS.subagent, params);
       if (problem) return failure("INVALID_INPUT", `Invalid subagent call: ${problem}`);
-      const { agent, task, sessionId, background } = params as { agent: string; task: string; sessionId?: string; background?: boolean };
+      const { agent, task, sessionId, isolation, background } = params as { agent: string; task: string; sessionId?: string; isolation?: "worktree"; background?: boolean };
       if (sessionId !== undefined && !STICKY_ID.test(sessionId)) {
         return failure("INVALID_INPUT", `Invalid subagent call: sessionId "${sessionId}" may only hold letters, digits, "-" and "_" (at most 128).`);
       }
@@ -167,7 +172,7 @@ export function subagentTool(env: ToolEnv) {
         realClock,
       );
       windows.start(0, Date.now());
-      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume, sessionId: id, finalize: "required" as const };
+      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume, sessionId: id, finalize: "required" as const, isolation };
       if (background) {
         await launchBackground(call, engine, [input]);
         return backgroundResult(id, runId);

@@ -13,6 +13,8 @@
 //   {"delayMs": n, ...}                              wait before answering (combines with the above)
 //   {"chunkDelayMs": n, ...}                         pause between streamed text chunks
 //   {"status": 503, "times": 1, "then": {...}}       fail this turn once (retries resend it), then answer `then`
+// Server-wide faults (`server.faults`, set by a test): a 429 with Retry-After for every request during a window
+// after the first one that sees it, and a fixed HTTP error for every request to a named model.
 // In arguments, {{lastSessionId}} stands for the last 16-hex id in the latest tool result.
 // Past the last step, or with no script at all: call subagent_finalize if the request offers it,
 // else answer with text. The default answer echoes the start of the prompt, so outputs differ per task.
@@ -43,6 +45,15 @@ type ChatRequest = {
   tools?: { function?: { name?: string } }[];
   /** When the request arrived (performance.now() of the server's process), for latency benches. */
   receivedAt?: number;
+  /** The HTTP status it was answered with (200 for a stream). */
+  status?: number;
+};
+
+export type ServerFaults = {
+  /** Every request answers 429 (with `Retry-After: retryAfterSec`) until `forMs` after the first one that saw this. */
+  rateLimit?: { forMs: number; retryAfterSec: number; since?: number };
+  /** Model id → an error every request to that model gets (a 400/404 is not retried by pi). */
+  modelErrors?: Record<string, { status: number; message?: string }>;
 };
 
 export type ModelServer = {
@@ -50,6 +61,7 @@ export type ModelServer = {
   baseUrl: string;
   /** Every request body received, in order. */
   requests: ChatRequest[];
+  faults: ServerFaults;
   close(): Promise<void>;
 };
 
@@ -145,10 +157,20 @@ function splitInto(text: string, n: number): string[] {
   return out.length ? out : [""];
 }
 
-async function answer(res: ServerResponse, step: ScriptStep, promptChars: number): Promise<void> {
+/** The fault this request meets, as an error step, or null. */
+function faultFor(faults: ServerFaults, body: ChatRequest, now: number): (ScriptStep & { retryAfterSec?: number }) | null {
+  const modelError = body.model ? faults.modelErrors?.[body.model] : undefined;
+  if (modelError) return { status: modelError.status, message: modelError.message ?? `scripted ${modelError.status} for ${body.model}` };
+  const rl = faults.rateLimit;
+  if (!rl) return null;
+  rl.since ??= now;
+  return now - rl.since < rl.forMs ? { status: 429, message: "Rate limit reached for requests", retryAfterSec: rl.retryAfterSec } : null;
+}
+
+async function answer(res: ServerResponse, step: ScriptStep & { retryAfterSec?: number }, promptChars: number): Promise<void> {
   if (step.delayMs) await new Promise((r) => setTimeout(r, step.delayMs));
   if (step.status && step.status >= 400) {
-    res.writeHead(step.status, { "content-type": "application/json" });
+    res.writeHead(step.status, { "content-type": "application/json", ...(step.retryAfterSec !== undefined ? { "retry-after": String(step.retryAfterSec) } : {}) });
     res.end(JSON.stringify({ error: { message: step.message ?? `scripted error ${step.status}`, type: "scripted" } }));
     return;
   }
@@ -200,6 +222,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startModelServer(port = 0): Promise<ModelServer> {
   const requests: ChatRequest[] = [];
+  const faults: ServerFaults = {};
   const served = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -218,7 +241,9 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
       }
       body.receivedAt = receivedAt;
       requests.push(body);
-      await answer(res, chooseStep(body, served), raw.length);
+      const step = faultFor(faults, body, Date.now()) ?? chooseStep(body, served);
+      body.status = step.status && step.status >= 400 ? step.status : 200;
+      await answer(res, step, raw.length);
     })().catch(() => res.destroy());
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
@@ -228,6 +253,7 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
     port: actual,
     baseUrl: `http://127.0.0.1:${actual}/v1`,
     requests,
+    faults,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections?.();

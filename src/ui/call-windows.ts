@@ -3,6 +3,7 @@
 import { windowLines, type RunState } from "../core/run/run-state.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
+import { budgetLabel } from "../core/budget.ts";
 import { isFinished, type WindowedDetails, type WindowStatus, type WindowView } from "./windows.ts";
 
 /** Lines kept per window in details: enough for the expanded view without growing with the transcript. */
@@ -48,6 +49,7 @@ export class CallWindows {
     v.cost = state.usage.cost;
     if (state.todos) v.todos = { ...state.todos };
     if (state.model) v.model = state.provider ? `${state.provider}/${state.model}` : state.model;
+    if (state.budget) v.budget = budgetLabel(state.budget, state.usage);
   }
 
   end(i: number, o: TaskOutcome, now: number): void {
@@ -73,7 +75,13 @@ export class CallWindows {
     const windows = this.views.map((v, i) => {
       const s = this.states[i];
       const started = this.started[i];
-      return { ...v, elapsedMs: started === null ? v.elapsedMs : now - started, lines: s ? windowLines(s, lineCount) : v.lines.slice(-lineCount) };
+      const wait = s?.holdUntil ? Math.ceil((s.holdUntil - now) / 1000) : 0;
+      return {
+        ...v,
+        elapsedMs: started === null ? v.elapsedMs : now - started,
+        lines: s ? windowLines(s, lineCount) : v.lines.slice(-lineCount),
+        ...(wait > 0 ? { rateWaitSec: wait } : {}),
+      };
     });
     const done = windows.every((w) => isFinished(w.status));
     return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId) };

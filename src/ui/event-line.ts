@@ -1,6 +1,6 @@
 // One readable line per meaningful child event (tool calls and results, the model's messages, steers, retries,
 // finalize): what `subagents logs` writes and what `subagents attach` prints when its output is not a terminal.
-import { toolCallLine, toolResultLine } from "../core/run/activity.ts";
+import { rateLimitLine, toolCallLine, toolResultLine } from "../core/run/activity.ts";
 import type { ChildEvent } from "../core/types.ts";
 
 export function eventLine(ev: ChildEvent): string | null {
@@ -16,6 +16,8 @@ export function eventLine(ev: ChildEvent): string | null {
       return `↻ retry ${ev.attempt}/${ev.maxAttempts}: ${ev.errorMessage}`;
     case "steered":
       return `↪ steer: ${ev.text}`;
+    case "rate_limit":
+      return rateLimitLine(ev.status, ev.retryAfterMs);
     case "finalize":
       return `■ finalize: ${ev.payload.status}`;
     default:

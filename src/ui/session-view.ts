@@ -23,6 +23,8 @@ export function sessionHeader(record: SessionRecord, style: Style): string[] {
     ["Cwd", record.cwd],
     ["Runs", [`${record.runs.length}`, ...(last ? [`last took ${seconds(last)}`] : []), ...(total > 0 ? [`$${total.toFixed(4)}`] : [])].join(" · ")],
   ];
+  const iso = last?.isolation;
+  if (iso) rows.push(["Branch", iso.branch ? `${iso.branch} · ${iso.diffstat} (subagents apply ${record.id})` : "none (isolated, changed nothing)"]);
   return rows.map(([k, v]) => `${style.dim(k.padEnd(8))}${v}`);
 }
 

@@ -22,6 +22,10 @@ export type WindowView = {
   error?: string;
   /** Head and tail of the task's output once it ended (bounded), for the expanded pi view. */
   output?: string;
+  /** Spend against the task's budgets: "turns 3/5 $0.12/$0.50". */
+  budget?: string;
+  /** Seconds until a rate-limit hold of the call ends (the header says "waiting: rate limited (12s)"). */
+  rateWaitSec?: number;
   /** What does not run as the agent file says (model substituted, tools missing): one line each under the header. */
   warnings?: string[];
 };
@@ -110,7 +114,9 @@ export function windowHeaderParts(v: WindowView, style: Style, o: { session?: bo
   // Spec 000: the todo segment only while the list is active and incomplete.
   if (v.todos && v.todos.completed < v.todos.total) parts.push({ text: `[${v.todos.completed}/${v.todos.total}]`, drop: 2 });
   parts.push({ text: v.status === "running" ? `${Math.floor(v.elapsedMs / 1000)}s/${v.timeoutSec}s` : seconds(v.elapsedMs), drop: 0 });
-  if (v.cost > 0) parts.push({ text: `$${v.cost.toFixed(4)}`, drop: 4 });
+  if (v.budget) parts.push({ text: v.budget, drop: 3 });
+  if (v.cost > 0 && !v.budget?.includes("$")) parts.push({ text: `$${v.cost.toFixed(4)}`, drop: 4 });
+  if (v.status === "running" && v.rateWaitSec) parts.push({ text: style.yellow(`waiting: rate limited (${v.rateWaitSec}s)`), drop: 0 });
   if (o.session && v.sessionId) parts.push({ text: style.dim(v.sessionId), drop: 1 });
   return parts;
 }

@@ -19,7 +19,7 @@ const finalize = (result: string) => {
   emit({ type: "tool_end", id: "f1", name: "subagent_finalize", isError: false, result: "ok" });
 };
 
-fs.readFileSync(0); // the task arrives on stdin, which is closed after it
+const stdin = fs.readFileSync(0, "utf8"); // the task arrives on stdin, which is closed after it
 if (sessionFile) fs.writeFileSync(sessionFile, "{}\n");
 emit({ type: "session", id: "fake-session", file: sessionFile });
 emit({ type: "turn_start" });
@@ -120,6 +120,16 @@ switch (mode) {
     break;
   case "provider-error":
     assistant("", { stopReason: "error", errorMessage: "401 invalid api key from the fake provider" });
+    emit({ type: "agent_end" });
+    break;
+  case "rate-limited-once":
+    // A pi whose own retries were spent inside a rate limit (Retry-After: 1 s); told to go on, it finishes.
+    if (stdin.includes("rate limited; continue")) {
+      finalize("finished after the limit");
+    } else {
+      emit({ type: "rate_limit", status: 429, retryAfterMs: 1000 });
+      assistant("", { stopReason: "error", errorMessage: "429 Rate limit reached for requests" });
+    }
     emit({ type: "agent_end" });
     break;
   case "many-turns":

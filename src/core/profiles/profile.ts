@@ -4,6 +4,8 @@
 // becomes a warning on the profile, never a failure.
 import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
+import { ISOLATION_MODES, type IsolationMode } from "../isolation-types.ts";
+import { BUDGET_KEYS, budgetLimits, budgetValue, type BudgetKey } from "../budget.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -39,8 +41,14 @@ export type Profile = {
   /** Seconds. */
   timeout?: number;
   finalize?: boolean;
-  /** Claude Code's turn budget, recorded as written. */
+  /** Budgets (budget.ts); maxTurns is also Claude Code's turn budget. */
   maxTurns?: number;
+  /** Run in a git worktree (Claude Code's `isolation: worktree`). */
+  isolation?: IsolationMode;
+  maxTokens?: number;
+  maxCost?: number;
+  /** Models to continue on, in order, when the task's model fails (fallback.ts). */
+  fallbackModels?: string[];
   /** Claude Code's display colour, as written. */
   color?: string;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
@@ -183,12 +191,21 @@ function thinkingField(fm: Fields, warnings: string[]): Thinking | undefined {
   return raw as Thinking;
 }
 
-/** maxTurns: a positive whole number; anything else is reported and ignored. */
-function maxTurnsField(fm: Fields, warnings: string[]): number | undefined {
-  if (!present(fm, "maxTurns")) return undefined;
-  const v = typeof fm.maxTurns === "string" ? Number(fm.maxTurns) : fm.maxTurns;
-  if (typeof v === "number" && Number.isInteger(v) && v > 0) return v;
-  warnings.push(`maxTurns must be a positive whole number (got ${kind(fm.maxTurns)}; ignored)`);
+/** A budget field (maxTurns, maxTokens, maxCost): a positive number; anything else is reported and ignored. */
+function budgetField(fm: Fields, key: BudgetKey, warnings: string[]): number | undefined {
+  if (!present(fm, key)) return undefined;
+  const v = budgetValue(key, fm[key]);
+  if (typeof v === "number") return v;
+  warnings.push(`${v}; ignored`);
+  return undefined;
+}
+
+/** isolation: "worktree" (the only mode); anything else is reported and ignored. */
+function isolationField(fm: Fields, warnings: string[]): IsolationMode | undefined {
+  if (!present(fm, "isolation")) return undefined;
+  const v = typeof fm.isolation === "string" ? fm.isolation.trim() : fm.isolation;
+  if ((ISOLATION_MODES as readonly unknown[]).includes(v)) return v as IsolationMode;
+  warnings.push(`isolation must be "worktree" (got ${kind(fm.isolation)}; ignored)`);
   return undefined;
 }
 
@@ -197,7 +214,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "color", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", ...QUIET_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -264,7 +281,8 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
   }
   const systemPrompt = fmr.body.trim();
   if (!systemPrompt && mode === "replace") throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
-  const maxTurns = maxTurnsField(fm, warnings);
+  const [maxTurns, maxTokens, maxCost] = BUDGET_KEYS.map((k) => budgetField(fm, k, warnings));
+  const isolation = isolationField(fm, warnings);
   const unsupported = unsupportedFields(fm);
   if (unsupported) warnings.push(unsupported);
 
@@ -289,6 +307,10 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     timeout,
     finalize: bool(fm, "finalize"),
     maxTurns,
+    isolation,
+    maxTokens,
+    maxCost,
+    fallbackModels: list(fm, "fallbackModels"),
     color: typeof fm.color === "string" ? fm.color.trim() : undefined,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
@@ -372,7 +394,9 @@ export function profileSummary(p: Profile): string {
     p.extraArgs?.length ? `extra args: ${p.extraArgs.length}` : "",
     p.finalize === false ? "no finalize" : "",
     p.unavailableTools?.length ? `not available here: ${p.unavailableTools.join(",")}` : "",
-    p.maxTurns ? `maxTurns ${p.maxTurns}` : "",
+    budgetLimits(p),
+    p.isolation ? `isolation ${p.isolation}` : "",
+    p.fallbackModels?.length ? `fallback: ${p.fallbackModels.join(",")}` : "",
   ].filter(Boolean);
   const head = [p.name, p.description ? preview(p.description, 100) : ""].filter(Boolean).join(" — ");
   const prompt = p.systemPrompt ? ` — prompt: "${preview(p.systemPrompt, 60)}"` : "";

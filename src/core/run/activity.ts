@@ -63,3 +63,8 @@ export function textLines(text: string): string[] {
     .map((l) => l.trimEnd())
     .filter((l) => l.length > 0);
 }
+
+/** A provider's "slow down", as windows and logs show it. */
+export function rateLimitLine(status: number, retryAfterMs?: number): string {
+  return `⏸ rate limited (${status})${retryAfterMs !== undefined ? `: retry after ${Math.ceil(retryAfterMs / 1000)}s` : ""}`;
+}

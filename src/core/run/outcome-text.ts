@@ -1,6 +1,7 @@
 // Spec 000's texts about finished tasks, shared by the pi tool and the CLI.
 import type { TaskOutcome } from "./task.ts";
 import { truncateHeadTail } from "../truncate.ts";
+import { isolationLines } from "./isolation.ts";
 
 /** Output budget of the whole tool result, split between tasks; each task keeps its head and tail. */
 const TOTAL_OUTPUT_BYTES = 48 * 1024;
@@ -8,13 +9,16 @@ const TOTAL_OUTPUT_BYTES = 48 * 1024;
 /** Spec 000: status, task name, error (if any), session id and profile info (tasks without a profile show none). */
 export function statusLine(o: TaskOutcome): string {
   const r = o.result;
-  const where = o.agent && o.agent !== "default" ? `profile: ${o.agent}, session: ${o.sessionId}` : `session: ${o.sessionId}`;
+  const fellBack = r.failedModels?.length ? `, model: ${r.model ?? "default"} after ${r.failedModels.join(", ")} failed` : "";
+  const where = `${o.agent && o.agent !== "default" ? `profile: ${o.agent}, session: ${o.sessionId}` : `session: ${o.sessionId}`}${fellBack}`;
   return r.status === "completed" ? `✓ ${o.name}: completed (${where})` : `✗ ${o.name}: error — ${r.error ?? "failed"} (${where})`;
 }
 
 export function delegateResultText(outcomes: TaskOutcome[]): string {
   const per = Math.max(2048, Math.floor(TOTAL_OUTPUT_BYTES / Math.max(1, outcomes.length)));
   const parts = [outcomes.map(statusLine).join("\n")];
+  const isolated = isolationLines(outcomes);
+  if (isolated.length) parts.push(`Isolation:\n${isolated.join("\n")}`);
   for (const o of outcomes) {
     if (!o.result.output) continue;
     const t = truncateHeadTail(o.result.output, { maxBytes: per, maxLines: 400, hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text` });

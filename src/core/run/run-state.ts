@@ -1,9 +1,10 @@
 // Folds engine events into a bounded picture of one child run. Mutable on purpose: it is updated for every
 // event of a streaming child, and copying it each time would cost more than the child's own work.
-import { textLines, toolCallLine, toolResultLine } from "./activity.ts";
+import { rateLimitLine, textLines, toolCallLine, toolResultLine } from "./activity.ts";
 import { sanitize } from "../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
 import { todoProgress, type TodoProgress } from "./todos.ts";
+import type { Budget } from "../budget.ts";
 import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../types.ts";
 
 export const LIMITS = {
@@ -48,6 +49,10 @@ export type RunState = {
   loopSignature: string;
   loopCount: number;
   lastEventAt: number;
+  /** The task's budgets, for windows ("turns 3/5"). */
+  budget?: Budget;
+  /** The call is held by a rate limit until then (the window says "waiting: rate limited"). */
+  holdUntil?: number;
   /** Bumped on every change, so renderers can skip identical frames. */
   version: number;
 };
@@ -178,6 +183,9 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
     case "agent_end":
     case "settled":
       s.agentEnded = true;
+      return;
+    case "rate_limit":
+      pushActivity(s, [rateLimitLine(ev.status, ev.retryAfterMs)]);
       return;
     case "steered":
       // The owner's steer is part of the conversation: the transcript shows it where the model saw it.

@@ -11,7 +11,10 @@ import { sanitize } from "../sanitize.ts";
 import { JsonModeParser, MAX_EVENT_LINE, jsonModeKeep, parseCompactLine, type Transport } from "./transport.ts";
 import { TailBuffer } from "../truncate.ts";
 import { STDERR_HEAD_CHARS, stderrSummary } from "./stderr-summary.ts";
-import type { ChildEvent, ErrorCode, RunResult, StoredMessage } from "../types.ts";
+import type { ChildEvent, ErrorCode, RunResult, StoredMessage, Usage } from "../types.ts";
+import { budgetMessage, hasBudget, type Budget, type CallSpend } from "../budget.ts";
+import { budgetWatch, type BudgetWatch } from "./budget-watch.ts";
+import { RATE_LIMIT_RE, type RateGate } from "./rate-gate.ts";
 
 export type RunLimits = {
   /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */
@@ -47,8 +50,14 @@ export type RunSpec = {
   extendDebounceSec: number;
   maxRuntimeSec: number;
   loopingToolCount: number;
-  /** The agent file's maxTurns: no model turn asking for tools after this many. */
-  maxTurns?: number;
+  /** Turns, tokens, dollars: reaching one gets the child a "wrap up" steer, then a stop (budget-watch.ts). */
+  budget?: Budget;
+  /** The call's rate-limit gate: told of this child's 429s and successes; its holds are sent to the child. */
+  rateGate?: RateGate;
+  /** The delegate call's shared maxCost, and this child's key in it. */
+  callSpend?: { spend: CallSpend; key: string };
+  /** Spent by earlier attempts of this task (a fallback model): counts against its budgets. */
+  spentBefore?: Usage;
   limits?: Partial<RunLimits>;
   /** Grace after the final agent_end before the child is stopped (it normally exits by itself at once). */
   exitGraceMs?: number;
@@ -65,10 +74,18 @@ export type RunSpec = {
 
 type Stop = { code: ErrorCode; message: string };
 
+/** What a child is told when it goes on after a rate limit outlasted pi's own retries. */
+export const CONTINUE_TEXT = "The model provider was rate limited; continue the task where you left off.";
+const MAX_LIMITED_RUNS = 8;
+
+function rateLimitedStop(gate: RateGate, ev: ChildEvent): Stop {
+  const why = ev.type === "rate_limit" ? `${ev.status}${ev.retryAfterMs !== undefined ? `, retry after ${Math.ceil(ev.retryAfterMs / 1000)}s` : ""}` : (ev.type === "assistant" && ev.errorMessage) || "429";
+  return { code: "RATE_LIMITED", message: `Rate limited (${why}): waiting longer would pass this call's ${Math.round(gate.maxWaitMs / 1000)}s limit` };
+}
+
 export const timeoutMessage = (sec: number) => `Timed out after ${sec}s. Consider resuming with a longer timeout.`;
 
 export const LOOP_MESSAGE = "Loop detected: sub-agent is repeating the same tool calls";
-export const maxTurnsMessage = (n: number) => `Stopped after ${n} turn${n === 1 ? "" : "s"}: the agent's maxTurns`;
 
 /** The spec's timeout text, plus which tool call was still running (the usual reason a child hangs). */
 function timeoutStop(state: RunState, sec: number, now: number): Stop {
@@ -88,7 +105,7 @@ async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array)
 /** One child process from spawn to exit. Returns why it was stopped, if it was. */
 type Attempt = { exit: ExitInfo; stop: Stop | null; stderr: string; stderrHead: string; stderrWhole: boolean };
 
-async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number): Promise<Attempt> {
+async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number, budget: BudgetWatch): Promise<Attempt> {
   const limits = { ...DEFAULT_LIMITS, ...(spec.transport === "json" ? { eventBytes: JSON_MODE_EVENT_BYTES } : {}), ...spec.limits };
   const stderr = new TailBuffer(limits.stderrTail);
   // The start of stderr too: a crash's first exception line is often long gone from the tail.
@@ -98,7 +115,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   let proc: ChildProcess;
   try {
     // The child reports delivery on fd 3, so control needs the compact transport.
-    const control = !!spec.onControl && spec.transport === "compact";
+    const control = (!!spec.onControl || !!spec.budget || !!spec.callSpend || !!spec.rateGate) && spec.transport === "compact";
     const env = control ? { ...spec.env, PI_SUBAGENT_CONTROL_FD: "4" } : spec.env;
     proc = host.spawn({ cmd: spec.argv, cwd: spec.cwd, env, stdin, fd3: spec.transport === "compact", control });
   } catch (err) {
@@ -106,6 +123,15 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   }
   spec.onSpawn?.(proc.pid);
   spec.onControl?.(proc.sendControl ?? null);
+  // Every hold of the call reaches this child's next model request, and its window.
+  const sendHold = (until: number) => {
+    state.holdUntil = until;
+    state.version++;
+    proc.sendControl?.(JSON.stringify({ type: "hold", until }));
+  };
+  const unhold = spec.rateGate?.onHold(sendHold);
+  if (spec.rateGate?.remaining()) sendHold(spec.rateGate.until);
+  let reportedLimit = false;
 
   let killing: Promise<ExitInfo> | null = null;
   let finalTree: number[] = [];
@@ -122,11 +148,28 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   };
   const parser = spec.transport === "json" ? new JsonModeParser() : null;
   const onEvent = (ev: ChildEvent) => {
+    // Once the run is being stopped, what the child still does while it dies is not part of the record: a budget
+    // stop reports the spend it stopped at, and the window agrees with it.
+    if (stop) return;
     applyEvent(state, ev, clock.now());
     if (ev.type === "tool_start" && spec.loopingToolCount > 0 && state.loopCount >= spec.loopingToolCount) stopWith({ code: "LOOP_DETECTED", message: LOOP_MESSAGE });
-    // An agent file's maxTurns (Claude Code's): a turn that asks for more work once the budget is spent ends the run.
-    if (ev.type === "assistant" && spec.maxTurns && state.usage.turns >= spec.maxTurns && ev.toolCalls.some((c) => c.name !== "subagent_finalize")) {
-      stopWith({ code: "SUBAGENT_FAILED", message: maxTurnsMessage(spec.maxTurns) });
+    const gate = spec.rateGate;
+    const limitedTurn = ev.type === "assistant" && ev.stopReason === "error" && RATE_LIMIT_RE.test(ev.errorMessage ?? "");
+    if (ev.type === "rate_limit") {
+      reportedLimit = true;
+      gate?.limited(ev.retryAfterMs);
+    }
+    if (ev.type === "assistant" && gate) {
+      // Without the child extension's report (json transport) the error text is all there is to go on.
+      if (ev.stopReason !== "error") gate.succeeded();
+      else if (limitedTurn && !reportedLimit) gate.limited();
+    }
+    // Only a child that meets a limit gives up on the call's spent wait; the others go on.
+    if ((ev.type === "rate_limit" || limitedTurn) && gate?.exhausted) stopWith(rateLimitedStop(gate, ev));
+    if (ev.type === "assistant") {
+      const action = budget.onTurn(state.usage, ev.toolCalls.some((c) => c.name !== "subagent_finalize"), !!proc.sendControl);
+      if (action && "stop" in action) stopWith(action.stop);
+      else if (action) proc.sendControl?.(JSON.stringify({ type: "steer", id: `budget-${proc.pid}`, text: action.steer }));
     }
     if (ev.type === "settled" || (ev.type === "agent_end" && !spec.settles)) {
       clearGrace();
@@ -192,6 +235,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   else spec.signal?.addEventListener("abort", onAbort, { once: true });
 
   let exit = await proc.exited;
+  unhold?.();
   spec.onControl?.(null);
   if (killing) exit = await killing;
   // Grandchildren can hold our pipes open after pi exits: give the readers a moment, never wait for EOF.
@@ -235,12 +279,15 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
   const started = clock.now();
   const state = newRunState(started);
   state.sessionFile = spec.sessionFile;
+  if (hasBudget(spec.budget)) state.budget = spec.budget;
   let stdin = spec.prompt;
   const limits = { ...DEFAULT_LIMITS, ...spec.limits };
   recordUserMessage(state, stdin);
+  const budget = budgetWatch(spec.budget, spec.callSpend, spec.spentBefore);
+  let limitedRuns = 0;
   for (;;) {
     state.agentEnded = false;
-    const attempt = await runAttempt(host, clock, spec, state, stdin, started);
+    const attempt = await runAttempt(host, clock, spec, state, stdin, started, budget);
     const { exit, stderr } = attempt;
     const verdict = classify(state, attempt, spec.finalize);
     // The child extension normally delivers the corrective messages itself (pi follow-ups, same process). This
@@ -249,6 +296,23 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       applyEvent(state, { type: "nudge" }, clock.now());
       stdin = NUDGE_TEXT;
       continue;
+    }
+    if (verdict !== "nudge" && verdict.code === "SUBAGENT_FAILED" && RATE_LIMIT_RE.test(state.errorMessage ?? "")) {
+      // pi spent its own retries inside the limit: wait out the call's hold and go on, until the call's wait is spent.
+      const gate = spec.rateGate;
+      if (gate && !gate.exhausted && limitedRuns++ < MAX_LIMITED_RUNS && !spec.signal?.aborted) {
+        if (!gate.remaining()) gate.limited();
+        await gate.cleared(spec.signal);
+        // The failure is over: only what the next attempt reports counts.
+        state.errorMessage = undefined;
+        state.stopReason = undefined;
+        stdin = host.stat(spec.sessionFile)?.isFile ? CONTINUE_TEXT : spec.prompt;
+        if (stdin === CONTINUE_TEXT) recordUserMessage(state, stdin);
+        continue;
+      }
+      const waited = gate ? ` after ${Math.round(gate.heldMs / 1000)}s of waiting` : "";
+      verdict.error = `Rate limited${waited}: ${state.errorMessage}`;
+      verdict.code = "RATE_LIMITED";
     }
     const n = state.nudges;
     const v =
@@ -286,6 +350,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       messages: state.messages.map(sanitizeMessage),
       stderrTail: sanitize(stderr),
       durationMs: clock.now() - started,
+      ...(budget.reached && v.status === "completed" ? { warnings: [`${budgetMessage(budget.reached).replace("Budget exceeded", "budget reached")}: wrapped up when told`] } : {}),
     };
   }
 }

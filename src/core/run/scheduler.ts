@@ -5,10 +5,19 @@
 import type { RunState } from "./run-state.ts";
 import { failedResult, type TaskInput, type TaskOutcome } from "./task.ts";
 import type { ChildEvent } from "../types.ts";
+import { CallSpend } from "../budget.ts";
+import { realClock } from "../host.ts";
+import { RateGate } from "./rate-gate.ts";
 
 export type TaskRunner = (
   input: TaskInput,
-  hooks: { signal: AbortSignal; onEvent: (state: RunState, ev: ChildEvent) => void; onStart?: (info: { warnings: string[] }) => void },
+  hooks: {
+    signal: AbortSignal;
+    onEvent: (state: RunState, ev: ChildEvent) => void;
+    onStart?: (info: { warnings: string[] }) => void;
+    callSpend?: CallSpend;
+    rateGate?: RateGate;
+  },
 ) => Promise<TaskOutcome>;
 
 export type SchedulerHooks = {
@@ -18,6 +27,10 @@ export type SchedulerHooks = {
   onTaskWarnings?: (index: number, warnings: string[]) => void;
   onTaskEvent?: (index: number, state: RunState, ev: ChildEvent) => void;
   onTaskEnd?: (index: number, outcome: TaskOutcome) => void;
+  /** The whole call's dollar budget (budget.ts). */
+  maxCost?: number;
+  /** Given for tests; else one per call (rate-gate.ts). */
+  rateGate?: RateGate;
 };
 
 export async function runScheduled(tasks: TaskInput[], concurrency: number, run: TaskRunner, hooks: SchedulerHooks = {}): Promise<TaskOutcome[]> {
@@ -29,6 +42,9 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
   if (hooks.signal?.aborted) abortAll();
   else hooks.signal?.addEventListener("abort", abortAll, { once: true });
 
+  // Rate limits lower how many children run at once (and hold new ones) for the whole call.
+  const gate = hooks.rateGate ?? new RateGate(limit, realClock);
+  const callSpend = hooks.maxCost !== undefined ? new CallSpend(hooks.maxCost) : undefined;
   let next = 0;
   const finish = (i: number, outcome: TaskOutcome) => {
     outcomes[i] = outcome;
@@ -38,10 +54,13 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
     while (next < tasks.length) {
       const i = next++;
       const task = tasks[i];
+      await gate.acquire(controllers[i].signal);
       hooks.onTaskStart?.(i);
       let outcome: TaskOutcome;
       try {
         outcome = await run(task, {
+          callSpend,
+          rateGate: gate,
           signal: controllers[i].signal,
           onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev),
           onStart: (info) => {
@@ -51,6 +70,8 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
       } catch (err) {
         // A task runner must not throw, but if it does the other tasks still finish and this one is recorded.
         outcome = { sessionId: task.sessionId ?? "", name: task.name, agent: task.profile ?? "default", result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED") };
+      } finally {
+        gate.release();
       }
       finish(i, outcome);
     }

@@ -18,6 +18,10 @@ import { formatResumePrompt, resumeNotFound, resumeRunning } from "../store/tran
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
+import { createIsolation, isolationProblem, type IsolationMode, type WorktreeHost } from "./isolation.ts";
+import { RateGate } from "./rate-gate.ts";
+import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
+import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
 
 export type Engine = {
   host: Host;
@@ -50,6 +54,8 @@ export type Engine = {
   profileProblems?: Diagnostic[];
   /** The parent pi's active tools, which a profile's deny list subtracts from (unset: pi's defaults). */
   parentTools?: string[];
+  /** Git worktrees for `isolation: "worktree"` tasks (src/host/git-worktree.ts); unset: isolation fails. */
+  worktrees?: WorktreeHost;
 };
 
 export type TaskInput = {
@@ -68,6 +74,10 @@ export type TaskInput = {
   refused?: string;
   /** The front's finalize contract when neither the profile nor the settings choose one (default optional). */
   finalize?: FinalizeMode;
+  /** Run in a git worktree of cwd's repository; the task's changes end on a branch of their own. */
+  isolation?: IsolationMode;
+  /** The task's own budgets (each wins over its profile's). */
+  budget?: Budget;
 };
 
 export type TaskOutcome = {
@@ -112,6 +122,10 @@ export type TaskHooks = {
   onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string; warnings: string[] }) => void;
   /** Asks for a control pipe to the child (steer); see RunSpec.onControl. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
+  /** The delegate call's shared maxCost (scheduler.ts). */
+  callSpend?: CallSpend;
+  /** The call's rate-limit gate (rate-gate.ts). */
+  rateGate?: RateGate;
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
@@ -227,6 +241,12 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     return { sessionId: id, name: input.name, agent, result };
   }
   const { id, profile, agent, resumeOf } = resolved;
+  // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
+  // made again at the same path (worktrees are named for the session).
+  const isolation = input.isolation ?? profile?.isolation ?? (resumeOf?.runs.at(-1)?.isolation ? "worktree" : undefined);
+  // A cwd outside any git repository fails here: before anything is recorded, created or run.
+  const notIsolable = isolation ? await isolationProblem(engine.worktrees, input.cwd) : null;
+  if (notIsolable) return { sessionId: id, name: input.name, agent, result: failedResult(notIsolable, "ISOLATION_FAILED") };
   const sessionFile = resumeOf?.sessionFile ?? childSessionFile(engine.agentDir, input.cwd, agent, id);
   const canContinue = !!resumeOf && !!host.stat(sessionFile)?.isFile;
 
@@ -256,6 +276,13 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     store.finishRun(runId, result);
     return { sessionId: id, name: input.name, agent, result };
   }
+  const callHit = hooks.callSpend?.hit();
+  if (callHit) {
+    // The call's money is spent: a task still waiting to start does not start.
+    const result = failedResult(`${budgetMessage(callHit)}: not started`, "BUDGET_EXCEEDED");
+    store.finishRun(runId, result);
+    return { sessionId: id, name: input.name, agent, result };
+  }
 
   let skills: { skillPaths: string[]; appendPrompt: string } = { skillPaths: [], appendPrompt: "" };
   if (profile && (profile.suggestedSkills?.length || profile.loadSkills?.length)) {
@@ -269,10 +296,20 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     }
     skills = resolved;
   }
+  const iso = isolation ? await createIsolation(engine.worktrees!, { cwd: input.cwd, id, name: input.name }) : null;
+  if (iso && "error" in iso) {
+    const result = failedResult(iso.error, "ISOLATION_FAILED");
+    store.finishRun(runId, result);
+    return { sessionId: id, name: input.name, agent, result };
+  }
+  const childCwd = iso?.worktree.cwd ?? input.cwd;
+  // A call's gate comes from the scheduler; a lone task (`run`, `subagent`) gets its own.
+  const rateGate = hooks.rateGate ?? new RateGate(1, engine.clock);
+  rateGate.maxWaitMs = settings.rateLimitWait * 1000;
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
-  const attempt = async (childModel: string | null | undefined): Promise<RunResult> => {
+  const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const inv = buildInvocation({
       piCommand: engine.piCommand,
@@ -292,22 +329,26 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       projectTrust: trustFor(engine.projectTrust, input.cwd),
       baseEnv: { ...host.env, ...engine.piEnv },
     });
+    if (iso) iso.scrubEnv(inv.env);
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {
-      if (!host.stat(input.cwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${input.cwd}`, "INVALID_INPUT");
+      if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
       return await runChild(host, engine.clock, {
         argv: inv.argv,
         env: inv.env,
         sessionFile,
-        cwd: input.cwd,
-        prompt,
+        cwd: childCwd,
+        prompt: stdin,
         transport: settings.transport,
         finalize,
         timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
         extendDebounceSec: settings.extendTimeoutDebounce,
         maxRuntimeSec: settings.maxRuntime,
         loopingToolCount: settings.loopingToolCount,
-        maxTurns: profile?.maxTurns,
+        budget: mergeBudgets(input.budget, profile ?? undefined),
+        callSpend: hooks.callSpend && { spend: hooks.callSpend, key: id },
+        spentBefore,
+        rateGate,
         limits: engine.limits,
         settles: engine.piSettles,
         signal: hooks.signal,
@@ -323,7 +364,18 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   };
   try {
     result = await attempt(model.model);
-    const refused = model.model ? refusedModel(result, model.model) : null;
+    let refused = model.model ? refusedModel(result, model.model) : null;
+    let failedModel = result.model ?? model.model ?? "the default model";
+    for (const next of fallbackModels(profile, settings)) {
+      if (hooks.signal?.aborted || !(refused || modelFailed(result))) break;
+      const choice = chooseModel(engine, profile, next);
+      const warning = `model ${failedModel} failed (${refused ?? result.error}): continued on ${choice.model ?? next}`;
+      // Work the failed model already did is kept: its session goes on. Without any, the task starts over.
+      const stdin = didWork(result) && host.stat(sessionFile)?.isFile ? FALLBACK_CONTINUE_TEXT : prompt;
+      result = afterFallback(result, failedModel, await attempt(choice.model, stdin, result.usage), warning);
+      refused = choice.model ? refusedModel(result, choice.model) : null;
+      failedModel = result.model ?? choice.model ?? next;
+    }
     if (refused && !hooks.signal?.aborted) {
       // pi could not use the model and exited before any model call: run on the default model instead, and say so.
       warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
@@ -334,7 +386,8 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   } finally {
     checkpoints.stop();
   }
-  if (warnings.length) result.warnings = warnings;
+  if (warnings.length) result.warnings = [...warnings, ...(result.warnings ?? [])];
+  if (iso) result.isolation = await iso.finish();
   store.finishRun(runId, result);
   if (result.sessionFile && result.sessionFile !== sessionFile) store.setSessionFile(id, result.sessionFile);
   return { sessionId: id, name: input.name, agent, result };

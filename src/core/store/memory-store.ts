@@ -69,6 +69,7 @@ export class MemoryStore implements SessionStore {
       endedAt: Date.now(),
       messageCount: r.messages.length,
       ...(r.warnings?.length ? { warnings: [...r.warnings] } : {}),
+      ...(r.isolation ? { isolation: r.isolation } : {}),
     });
     entry.messages = r.messages.map(capMessage);
     const s = this.sessions.get(entry.sessionId);

@@ -1,5 +1,6 @@
 // The session store's contract, shared by the SQLite store and the in-memory fallback.
 import type { ErrorCode, FinalizePayload, RunResult, StoredMessage, Usage } from "../types.ts";
+import type { IsolationResult } from "../isolation-types.ts";
 
 export type RunStatus = "running" | "completed" | "error";
 
@@ -26,6 +27,8 @@ export type RunRecord = {
   pi?: string;
   /** What did not run as the agent file says (model substituted, tools missing). */
   warnings?: string[];
+  /** An isolated run's branch, changed files and diffstat. */
+  isolation?: IsolationResult;
 };
 
 export type SessionRecord = {

@@ -40,6 +40,8 @@ const MIGRATIONS = [
   `ALTER TABLE runs ADD COLUMN finalized INTEGER;`,
   // Agent-file compromises of a run (model fallback, missing tools), as a JSON list.
   `ALTER TABLE runs ADD COLUMN warnings TEXT;`,
+  // An isolated run's branch, changed files and diffstat, as JSON.
+  `ALTER TABLE runs ADD COLUMN isolation TEXT;`,
 ];
 
 /** The schema this build writes (PRAGMA user_version after migrating): `doctor` reports it. */
@@ -66,6 +68,7 @@ type RunRow = {
   message_count: number;
   pi: string | null;
   warnings: string | null;
+  isolation: string | null;
 };
 
 type SessionRow = { id: string; name: string; agent: string; cwd: string; status: string; session_file: string | null; parent_session: string | null; created_at: number; updated_at: number };
@@ -93,6 +96,7 @@ function toRun(r: RunRow): RunRecord {
     messageCount: r.message_count,
     pi: r.pi ?? undefined,
     ...(r.warnings ? { warnings: JSON.parse(r.warnings) as string[] } : {}),
+    ...(r.isolation ? { isolation: JSON.parse(r.isolation) } : {}),
   };
 }
 
@@ -179,8 +183,8 @@ export class Store implements SessionStore {
     this.write(() => {
       this.db.run(
         `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
-           finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ? WHERE id = ?`,
-        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, r.warnings?.length ? JSON.stringify(r.warnings) : null, runId],
+           finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ?, isolation = ? WHERE id = ?`,
+        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, r.warnings?.length ? JSON.stringify(r.warnings) : null, r.isolation ? JSON.stringify(r.isolation) : null, runId],
       );
       this.insertMessages(runId, messages);
       this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);

@@ -1,0 +1,23 @@
+// Shapes of worktree isolation that every layer shares (profiles read the mode, the store keeps the result);
+// the lifecycle is core/run/isolation.ts.
+
+export const ISOLATION_MODES = ["worktree"] as const;
+export type IsolationMode = (typeof ISOLATION_MODES)[number];
+
+/** One changed file of an isolated task; null counts for binary files. */
+export type ChangedFile = { path: string; added: number | null; deleted: number | null };
+
+/** What an isolated task left behind: recorded with the run and shown in every result. */
+export type IsolationResult = {
+  /** The branch holding the task's changes; absent when it changed nothing (no branch is made). */
+  branch?: string;
+  /** The commit the worktree started from: HEAD, or a snapshot commit of the user's uncommitted state on top. */
+  base: string;
+  /** Top folder of the user's repository. */
+  repo: string;
+  files: ChangedFile[];
+  /** git's one-line summary: "2 files changed, 3 insertions(+), 1 deletion(-)". */
+  diffstat: string;
+  /** Set when committing or removing the worktree went wrong (the worktree is then kept for prune). */
+  error?: string;
+};

@@ -1,0 +1,104 @@
+// Worktree isolation (issue 15, DESIGN §8): the shapes the engine and the fronts share, and the pure parts
+// (branch names, overlap between tasks, result lines). The git work itself is a host part
+// (src/host/git-worktree.ts) reached through `WorktreeHost`, so the engine stays free of runtime imports.
+
+import type { IsolationResult } from "../isolation-types.ts";
+export type { ChangedFile, IsolationMode, IsolationResult } from "../isolation-types.ts";
+
+/** A live worktree, as the host made it; the engine only reads `cwd`. */
+export type Worktree = { id: string; path: string; cwd: string; base: string; repo: string; name: string };
+
+export interface WorktreeHost {
+  /** The repository top folder holding `cwd`, or null when `cwd` is in no git work tree. */
+  locate(cwd: string): Promise<string | null>;
+  /** A fresh worktree of cwd's repository at the user's current state (tree and index only read). Throws. */
+  create(opts: { cwd: string; id: string; name: string }): Promise<Worktree>;
+  /** Commits what the task changed on a branch of its own (if anything), then removes the worktree. */
+  finish(wt: Worktree): Promise<IsolationResult>;
+  /** Finishes worktrees whose owner process is gone (SIGKILL): changes kept on a branch, folder removed. */
+  cleanStale(): Promise<number>;
+}
+
+export const ISOLATION_NOT_A_REPO = (cwd: string) => `Isolation "worktree" needs a git repository, but ${cwd} is not inside one (nothing was run)`;
+
+/** "Fix the login bug!" → "fix-the-login-bug": the task's part of `subagents/<slug>-<id>`. */
+export function branchSlug(name: string): string {
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
+  return slug || "task";
+}
+
+export const branchName = (name: string, id: string, n = 1) => `subagents/${branchSlug(name)}-${id.slice(0, 8)}${n > 1 ? `-${n}` : ""}`;
+
+type Isolated = { name: string; result: { isolation?: IsolationResult } };
+
+/** Files that more than one isolated task of a call changed, with the tasks that did. */
+export function overlaps(outcomes: Isolated[]): { path: string; tasks: string[] }[] {
+  const by = new Map<string, string[]>();
+  for (const o of outcomes) {
+    const iso = o.result.isolation;
+    if (!iso?.branch) continue;
+    for (const f of iso.files) {
+      const key = `${iso.repo}\0${f.path}`;
+      by.set(key, [...(by.get(key) ?? []), o.name]);
+    }
+  }
+  return [...by.entries()].filter(([, t]) => t.length > 1).map(([k, tasks]) => ({ path: k.split("\0")[1], tasks }));
+}
+
+/** One line per isolated task ("branch …: 2 files changed …" or "no changes"), plus one per overlapping file. */
+export function isolationLines(outcomes: (Isolated & { sessionId: string })[]): string[] {
+  const lines: string[] = [];
+  for (const o of outcomes) {
+    const iso = o.result.isolation;
+    if (!iso) continue;
+    const what = iso.branch ? `branch ${iso.branch}: ${iso.diffstat} (${iso.files.map((f) => f.path).join(", ")}) — subagents apply ${o.sessionId}` : "no changes, no branch";
+    lines.push(`${o.name}: ${what}${iso.error ? ` [${iso.error}]` : ""}`);
+  }
+  for (const o of overlaps(outcomes)) lines.push(`overlap: ${o.path} changed by ${o.tasks.join(", ")}`);
+  return lines;
+}
+
+/** Variables that would point git (ours, or the child's) at another repository than the worktree. */
+export const GIT_LOCATION_VARS = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY"];
+
+/** Why a task cannot be isolated (checked before anything is recorded or created), or null. */
+export async function isolationProblem(worktrees: WorktreeHost | undefined, cwd: string): Promise<string | null> {
+  if (!worktrees) return 'Isolation "worktree" is not available in this front (nothing was run)';
+  try {
+    return (await worktrees.locate(cwd)) ? null : ISOLATION_NOT_A_REPO(cwd);
+  } catch (err) {
+    return `Isolation "worktree" needs git: ${(err as Error).message} (nothing was run)`;
+  }
+}
+
+export type LiveIsolation = { worktree: Worktree; finish(): Promise<IsolationResult>; scrubEnv(env: Record<string, string>): void };
+
+/** Makes the task's worktree; every end of the run then goes through `finish` (DESIGN §8). */
+export async function createIsolation(worktrees: WorktreeHost, opts: { cwd: string; id: string; name: string }): Promise<LiveIsolation | { error: string }> {
+  let worktree: Worktree;
+  try {
+    worktree = await worktrees.create(opts);
+  } catch (err) {
+    return { error: `Isolation failed (nothing was run): ${(err as Error).message}` };
+  }
+  return {
+    worktree,
+    // Never throws: the run's terminal status must be recorded whatever git or the file system did.
+    finish: async () => {
+      try {
+        return await worktrees.finish(worktree);
+      } catch (err) {
+        return { base: worktree.base, repo: worktree.repo, files: [], diffstat: "", error: `worktree not finished (${worktree.path}): ${(err as Error).message}` };
+      }
+    },
+    scrubEnv: (env) => {
+      for (const k of GIT_LOCATION_VARS) delete env[k];
+    },
+  };
+}
+
+/** Per-task isolation results and the overlap, for a call's details / JSON summary; null when none was isolated. */
+export function isolationDetails(outcomes: (Isolated & { sessionId: string })[]) {
+  const tasks = outcomes.filter((o) => o.result.isolation).map((o) => ({ name: o.name, sessionId: o.sessionId, ...o.result.isolation! }));
+  return tasks.length ? { tasks, overlaps: overlaps(outcomes) } : null;
+}

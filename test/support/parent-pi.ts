@@ -1,0 +1,39 @@
+// A real parent pi with our bundled extension, driven by a scripted model: what it recorded as tool results.
+import { expect } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { script, type ScriptStep } from "../../src/scripted/model-server.ts";
+import { piCmd, REPO, type PiRelease, type PiWorld } from "./pi-env.ts";
+
+export const EXTENSION = join(REPO, "dist", "extension.js");
+
+export type ToolResultEntry = { toolName: string; text: string; details: any; isError: boolean };
+
+/** Runs a parent pi with our extension; returns the tool results it recorded in its session file. */
+export async function runParentPi(
+  world: PiWorld,
+  opts: { runtime: "node" | "bun"; steps: ScriptStep[]; env?: Record<string, string>; release?: PiRelease; args?: string[]; cwd?: string },
+): Promise<{ code: number; results: ToolResultEntry[]; stderr: string }> {
+  const release = opts.release ?? "current";
+  const sessionFile = join(world.root, `parent-${release}-${opts.runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
+  const proc = Bun.spawn({
+    cmd: [...piCmd(release, opts.runtime), "-p", "--session", sessionFile, "-e", EXTENSION, ...(opts.args ?? [])],
+    cwd: opts.cwd ?? world.workDir,
+    env: { ...world.env, ...opts.env },
+    stdin: new TextEncoder().encode(`parent task ${script(opts.steps)}`),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  const code = await proc.exited;
+  expect(stdout).not.toContain('{"type"'); // the extension never writes to stdout
+  const results: ToolResultEntry[] = [];
+  for (const line of readFileSync(sessionFile, "utf8").split("\n")) {
+    if (!line) continue;
+    const e = JSON.parse(line);
+    if (e.type === "message" && e.message?.role === "toolResult") {
+      results.push({ toolName: e.message.toolName, text: e.message.content.map((c: { text?: string }) => c.text ?? "").join(""), details: e.message.details, isError: e.message.isError });
+    }
+  }
+  return { code, results, stderr };
+}

@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { script } from "../src/scripted/model-server.ts";
+import { script, type ScriptStep } from "../src/scripted/model-server.ts";
 import { piCmd, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { runParentPi } from "./support/parent-pi.ts";
 
 const EXTENSION = join(REPO, "dist", "extension.js");
 
@@ -71,18 +72,11 @@ function writeWorker(): void {
   writeFileSync(join(world.agentDir, "agents", "worker.md"), "---\nname: worker\ndescription: Does what it is told\n---\nYou do what you are told.\n");
 }
 
-async function runParent(runtime: "node" | "bun", marker: string, steps: unknown[]): Promise<{ code: number; stderr: string; ms: number }> {
+/** A parent pi run (support/parent-pi.ts) and how long it took. */
+async function runParent(runtime: "node" | "bun", steps: ScriptStep[]) {
   const t0 = performance.now();
-  const proc = Bun.spawn({
-    cmd: [...piCmd("current", runtime), "-p", "--no-session", "-e", EXTENSION],
-    cwd: world.workDir,
-    env: world.env,
-    stdin: new TextEncoder().encode(`parent task ${marker} ${script(steps as never)}`),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-  return { code: await proc.exited, stderr, ms: performance.now() - t0 };
+  const r = await runParentPi(world, { runtime, steps });
+  return { ...r, ms: performance.now() - t0, result: (tool: string) => r.results.find((x) => x.toolName === tool)?.text ?? "" };
 }
 
 /** The parent's bash step that waits until the child is inside its own bash call, then repeats the session id. */
@@ -101,16 +95,15 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
       { tool: "get_subagent_output", args: { sessionId: "{{lastSessionId}}", steer, wait: true } },
       { text: `parent done ${marker}` },
     ];
-    const r = await runParent(runtime, marker, steps);
+    const r = await runParent(runtime, steps);
     expect(r.code, r.stderr).toBe(0);
-    const parentReqs = world.server.requests.filter((q) => text(q).includes(`parent task ${marker}`));
     // subagent returned at once, with the spec's header and a status of its own.
-    expect(parentReqs.some((q) => text(q).includes("**Status:** RUNNING"))).toBe(true);
-    const last = parentReqs.at(-1)!.messages ?? [];
-    const id = /`([0-9a-f]{16})`/.exec(text(parentReqs.at(-1)!))![1];
+    expect(r.result("subagent")).toStartWith("**Status:** RUNNING");
+    const id = /`([0-9a-f]{16})`/.exec(r.result("subagent"))![1];
     // The steer reached the child inside its bash call, it acted on it, and the wait returned its final output.
-    expect(last.at(-1)).toMatchObject({ role: "tool", content: `Steer delivered to ${id}.\n\nsteered ${marker}` });
+    expect(r.result("get_subagent_output")).toBe(`Steer delivered to ${id}.\n\nsteered ${marker}`);
     // The model waited for the end and got the output: no notice repeats it.
+    const parentReqs = world.server.requests.filter((q) => text(q).includes("parent task") && text(q).includes(marker));
     expect(text(parentReqs.at(-1)!)).not.toContain("Background sub-agent finished");
   }, 180_000);
 
@@ -127,13 +120,12 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
       { tool: "bash", args: { command: `${untilChildBusy(flag)}; ${attach}` } },
       { text: `parent done ${marker}` },
     ];
-    const r = await runParent(runtime, marker, steps);
+    const r = await runParent(runtime, steps);
     expect(r.code, r.stderr).toBe(0);
     expect(r.ms).toBeLessThan(60_000);
-    const last = world.server.requests.filter((q) => text(q).includes(`parent task ${marker}`)).at(-1)!;
-    const id = /\b[0-9a-f]{16}\b/.exec(text(last))![0];
+    const id = /\b[0-9a-f]{16}\b/.exec(r.result("delegate_to_subagents"))![0];
     // attach showed the pi-owned child's window (its bash call so far) and detached on SIGTERM, exit 0.
-    const attached = String((last.messages ?? []).at(-1)?.content ?? "");
+    const attached = r.result("bash");
     expect(attached).toContain(`● longone • default • ${id}`);
     expect(attached).toContain(`${marker}.busy; sleep 60`);
     expect(attached).toContain(`Detached from ${id}; it keeps running.`);

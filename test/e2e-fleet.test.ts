@@ -41,7 +41,12 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
       await pane.waitFor((s) => s.includes("fake-model"), 60_000);
       pane.keys("/subagents");
       await pane.waitFor((s) => s.includes("/subagents"), 10_000);
-      pane.keys("Enter");
+      // pi draws its footer before its start-up has finished, and refuses a command until then ("Startup is
+      // still in progress", the text stays in the editor): submit until the view opens.
+      for (let i = 0; i < 30 && !pane.screen().includes("Sub-agents ·"); i++) {
+        pane.keys("Enter");
+        await pane.waitFor((s) => s.includes("Sub-agents ·"), 2000).catch(() => {});
+      }
       // Both live, with their owner: the CLI's background supervisor.
       const list = await pane.waitFor((s) => /● steerme .*running .*supervisor \d+/.test(s) && /● stopme .*running .*supervisor \d+/.test(s), 60_000);
       expect(list).toContain(steerId);

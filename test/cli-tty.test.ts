@@ -132,7 +132,7 @@ function expectInterruptedFrame(screen: string): void {
   expect(screen).toContain("Sub-agents: 0 running, 1 done, 1 cancelled");
   expect(headerOf(screen, "hangs")).toStartWith("⊘ hangs");
   expect(headerOf(screen, "quick")).toStartWith("✓ quick");
-  expect(screen).toContain("  interrupted");
+  expect(screen).toContain("  cancelled");
   expect(screen).toMatch(/^1 completed, 1 cancelled · \d+\.\ds$/m);
 }
 

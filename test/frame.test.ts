@@ -40,7 +40,7 @@ test("finished tasks collapse to one line (with the reason) before running windo
   const lines = fitFrame(views, { width: 100, rows: 12, maxLines: 5, style: plainStyle });
   expect(lines.filter((l) => l.includes("line 1.") || l.includes("line 2.") || l.includes("line 3."))).toEqual([]);
   expect(lines.some((l) => l.startsWith("✗ task-2 •") && l.endsWith("— provider said 503"))).toBe(true);
-  expect(lines.some((l) => l.startsWith("⊘ task-3 •") && l.endsWith("— interrupted"))).toBe(true);
+  expect(lines.some((l) => l.startsWith("⊘ task-3 •") && l.endsWith("— cancelled"))).toBe(true);
   expect(lines.filter((l) => l.includes("line 4.")).length).toBe(5);
 });
 

@@ -48,11 +48,11 @@ test("retries read `↻ retry 2/3 in 4s — 503 …`, without the failed attempt
   expect(lines).toEqual(["read → a.ts", "↻ retry 1/3 in 2s — 503 overloaded", "↻ retry 2/3 in 4s — 503 overloaded"]);
 });
 
-test("a cancelled task is counted apart from errors and says it was interrupted", () => {
+test("a cancelled task is counted apart from errors and says it was cancelled", () => {
   const views = [view({ status: "cancelled", error: "Cancelled" }), view({ status: "error", error: "boom" })];
   expect(globalHeader(views)).toBe("Sub-agents: 0 running, 0 done, 1 error, 1 cancelled");
   const lines = renderWindows(views, { width: 80, maxLines: 2, expanded: false, style: plainStyle, showFooter: false });
-  expect(lines).toContain("  interrupted");
+  expect(lines).toContain("  cancelled");
   expect(lines).toContain("  boom");
   expect(lines).not.toContain("  Cancelled");
 });

@@ -152,7 +152,7 @@ function bodyLine(raw: string, width: number, style: Style): string {
 
 /** The line under a finished window that says why it did not complete. */
 export function endNote(v: WindowView, width: number, style: Style): string | null {
-  if (v.status === "cancelled") return style.yellow(clip("  interrupted", width));
+  if (v.status === "cancelled") return style.yellow(clip("  cancelled", width));
   if (v.status === "error" && v.error) return style.red(clip(`  ${sanitizeLine(v.error.split("\n")[0])}`, width));
   return null;
 }

@@ -186,6 +186,17 @@ test("cancel stops a background child through its owner (recorded as cancelled);
   expect(again.stderr).toContain("is not running");
 }, 120_000);
 
+test("SIGTERM to the supervisor stops its children and records the run as interrupted, not cancelled", async () => {
+  const { id, supervisor } = await startLongBash("term", []);
+  process.kill(supervisor, "SIGTERM");
+  await until("the supervisor and its children to exit", () => worldProcesses().length === 0, 15_000);
+  const w = await cli(world, ["wait", id, "--json"]);
+  expect(w.code).toBe(1);
+  const [task] = w.json.at(-1)!.tasks;
+  expect(task.error).toContain("interrupted");
+  expect(task.errorCode).not.toBe("SUBAGENT_CANCELLED");
+}, 120_000);
+
 test("SIGKILL of the supervisor: its children are gone within seconds and wait reports the run as interrupted", async () => {
   // Two tasks, one at a time: the second is still queued when the supervisor dies.
   const { id, ids, supervisor } = await startLongBash("kill", ["queued task", "--concurrency", "1"]);

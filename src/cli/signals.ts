@@ -16,6 +16,8 @@ export type SignalHooks = {
   onStop?: () => void;
   /** Second signal, after every known process was killed: draw the final frame, restore the terminal. */
   onForce?: () => void;
+  /** What the first signal aborts with: the reason decides how the tasks' ends are recorded (abort-reason.ts). */
+  reason?: unknown;
 };
 
 /** SIGKILLs every pid given; the ones already gone are skipped. Returns how many were signalled. */
@@ -50,7 +52,7 @@ export function trapSignals(hooks: SignalHooks = {}): Interrupt {
     code = sig === "SIGINT" ? EXIT.sigint : EXIT.sigterm;
     known = new Set(descendantsOf(process.pid));
     hooks.onStop?.();
-    controller.abort();
+    controller.abort(hooks.reason);
   };
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);

@@ -15,6 +15,7 @@ import { isCompiledBinary } from "../host/embedded-pi.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { appendEnd, appendEvent, sessionLogPath } from "./session-log.ts";
 import { trapSignals } from "./signals.ts";
+import { ownerShutdown } from "../core/run/abort-reason.ts";
 
 export type Job = { cwd: string; concurrency?: number; inputs: TaskInput[]; log?: string; maxCost?: number };
 
@@ -65,7 +66,9 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const engine = buildEngine(ctx, job.cwd);
   const data = dataDir(ctx);
   const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId!), { log: job.log });
-  const interrupt = trapSignals();
+  // A signal to a detached supervisor is the machine or the user's session going away, not a cancel (that goes
+  // through `subagents cancel`): its tasks are recorded interrupted, as when pi shuts down.
+  const interrupt = trapSignals({ reason: ownerShutdown() });
   const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
   log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
   try {

@@ -8,6 +8,7 @@ import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
 import { stubSource } from "../embedded/builtin-extension.ts";
 import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../host/embedded-pi.ts";
 import { runtimeDir } from "../host/child-extension-path.ts";
+import { writeFileAtomic } from "../host/atomic-write.ts";
 import { parse } from "./args.ts";
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
 import { INSTALL_HELP } from "./help.ts";
@@ -29,13 +30,6 @@ export const installedBundle = (agentDir: string) => path.join(runtimeDir(agentD
 export function installedStub(agentDir: string): string {
   const from = path.join(agentDir, "extensions");
   return stubSource(path.relative(from, installedBundle(agentDir)).split(path.sep).join("/"), pkg.version);
-}
-
-function writeAtomically(file: string, text: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, text);
-  fs.renameSync(tmp, file);
 }
 
 /** Where `install --bin` puts the executable (also install.sh's default). */
@@ -93,8 +87,8 @@ export function cmdInstall(argv: string[]): number {
   }
   try {
     // The bundle first, then the stub pi discovers (it imports the bundle): never a stub without its bundle.
-    writeAtomically(bundle, extensionSource());
-    writeAtomically(target, installedStub(agentDir));
+    writeFileAtomic(bundle, extensionSource());
+    writeFileAtomic(target, installedStub(agentDir));
     // Children started inside pi then run this executable's pi (when it is at least as new as the user's pi).
     if (isCompiledBinary()) writeBinaryRecord(runtimeDir(agentDir), { path: process.execPath, version: pkg.version, piVersion: EMBEDDED_PI_VERSION });
   } catch (err) {

@@ -12,7 +12,8 @@ import { CallWindows, DETAIL_LINES } from "../ui/call-windows.ts";
 import { eventLine } from "../ui/event-line.ts";
 import { MAX_STEER_CHARS, type ControlReply, type ControlRequest } from "./protocol.ts";
 import { serveWatch, type WatchMessage, type WatchSource } from "./watch.ts";
-import { procStartTime, removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";
+import { procStartTime } from "../host/process-identity.ts";
+import { removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";
 
 type RunHooks = { signal?: AbortSignal; onEvent?: (state: RunState, ev: ChildEvent) => void };
 type Hooks = RunHooks & TaskHooks;

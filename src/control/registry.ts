@@ -5,6 +5,8 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { writeFileAtomic } from "../host/atomic-write.ts";
+import { pidAlive, recordAlive } from "../host/process-identity.ts";
 
 export type OwnerRole = "cli" | "supervisor" | "pi";
 
@@ -24,32 +26,6 @@ export type OwnerRecord = {
 
 export const controlDir = (dataDir: string) => path.join(dataDir, "control");
 
-export function procStartTime(pid: number): string | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Field 22; the command name (field 2) may hold spaces and parentheses, so count from the last ')'.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === "EPERM";
-  }
-}
-
-export function recordAlive(r: Pick<OwnerRecord, "pid" | "startTime">): boolean {
-  if (!pidAlive(r.pid)) return false;
-  if (r.startTime === null) return true;
-  const now = procStartTime(r.pid);
-  return now === null || now === r.startTime;
-}
-
 /** A socket path short enough for sun_path (~104 bytes): under the data dir when it fits, else the temp dir. */
 export function socketPath(dataDir: string, pid: number): string {
   const near = path.join(controlDir(dataDir), `${pid}.sock`);
@@ -58,12 +34,7 @@ export function socketPath(dataDir: string, pid: number): string {
 }
 
 export function writeOwner(dataDir: string, r: OwnerRecord): void {
-  const dir = controlDir(dataDir);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = path.join(dir, `${r.pid}.json`);
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(r), { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  writeFileAtomic(path.join(controlDir(dataDir), `${r.pid}.json`), JSON.stringify(r), { mode: 0o600, dirMode: 0o700 });
 }
 
 export function removeOwner(dataDir: string, pid: number): void {

@@ -3,6 +3,7 @@
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { writeFileAtomic } from "./atomic-write.ts";
 
 declare const __SUBAGENTS_CHILD_SOURCE__: string | undefined;
 
@@ -22,12 +23,6 @@ export function childExtensionPath(cacheDir: string): string {
   }
   const hash = crypto.createHash("sha256").update(source).digest("hex").slice(0, 12);
   const file = path.join(cacheDir, `child-extension-${hash}.js`);
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(cacheDir, { recursive: true });
-    // Write then rename, so a concurrent run never loads a half-written file.
-    const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, source, { mode: 0o644 });
-    fs.renameSync(tmp, file);
-  }
+  if (!fs.existsSync(file)) writeFileAtomic(file, source, { mode: 0o644 });
   return file;
 }

@@ -4,6 +4,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
+import { writeFileAtomic } from "./atomic-write.ts";
 
 export type EmbeddedPi = { argv: string[]; env: Record<string, string>; version: string; where: string };
 
@@ -26,11 +27,7 @@ export function selfEmbedded(): EmbeddedPi | null {
 
 /** What `subagents install` leaves next to the extension so children started inside pi can use the binary's pi. */
 export function writeBinaryRecord(runtimeDir: string, record: { path: string; version: string; piVersion: string }): void {
-  fs.mkdirSync(runtimeDir, { recursive: true });
-  const file = path.join(runtimeDir, RECORD);
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`);
-  fs.renameSync(tmp, file);
+  writeFileAtomic(path.join(runtimeDir, RECORD), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 export function removeBinaryRecord(runtimeDir: string): void {

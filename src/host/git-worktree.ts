@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { GIT_LOCATION_VARS, branchName, type ChangedFile, type IsolationResult, type Worktree, type WorktreeHost } from "../core/run/isolation.ts";
-import { procStartTime, recordAlive } from "../control/registry.ts";
+import { procStartTime, recordAlive } from "./process-identity.ts";
 
 type GitOut = { code: number; stdout: string; stderr: string };
 type OwnerFile = Worktree & { pid: number; startTime: string | null; createdAt: number };

@@ -10,7 +10,7 @@ import { runScheduled } from "../core/run/scheduler.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import { effectiveTimeout, runTask, type TaskInput } from "../core/run/task.ts";
 import { startOwner } from "../control/owner.ts";
-import { controlDir, type OwnerRecord } from "../control/registry.ts";
+import { controlDir, ownerFile, type OwnerRecord } from "../control/registry.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
@@ -44,7 +44,7 @@ export function startSupervisor(data: string, job: Job): { pid: number; log: str
   const record: OwnerRecord = { pid, startTime: procStartTime(pid), role: "supervisor", socket: "", sessions: job.inputs.map((t) => t.sessionId!), log, startedAt: Date.now() };
   try {
     // "wx": if the supervisor already registered itself (with its socket), its record stays.
-    fs.writeFileSync(path.join(controlDir(data), `${pid}.json`), JSON.stringify(record), { flag: "wx", mode: 0o600 });
+    fs.writeFileSync(ownerFile(data, pid), JSON.stringify(record), { flag: "wx", mode: 0o600 });
   } catch {
     // registered already
   }
@@ -72,15 +72,16 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const interrupt = trapSignals({ reason: ownerShutdown() });
   const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
   log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
+  const logs = job.inputs.map((t) => sessionLogPath(data, t.sessionId!));
   try {
     await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
       maxCost: job.maxCost,
       signal: interrupt.signal,
       onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),
-      onTaskEvent: (i, _state, ev) => appendEvent(sessionLogPath(data, job.inputs[i].sessionId!), ev),
+      onTaskEvent: (i, _state, ev) => appendEvent(logs[i], ev),
       onTaskEnd: (i, o) => {
         log(statusLine(o));
-        appendEnd(sessionLogPath(data, job.inputs[i].sessionId!), o);
+        appendEnd(logs[i], o);
       },
     });
   } finally {

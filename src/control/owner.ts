@@ -143,8 +143,10 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
           t.waiting.delete(ev.id);
         }
         t.window.event(0, state);
-        const line = watchers.size ? eventLine(ev) : null;
-        if (line) for (const fn of watchers.get(id) ?? []) fn({ type: "line", text: line });
+        // The readable line is built only for a session someone is watching (this runs on every event).
+        const watching = watchers.get(id);
+        const line = watching?.size ? eventLine(ev) : null;
+        if (line) for (const fn of watching!) fn({ type: "line", text: line });
         hooks.onEvent?.(state, ev);
       };
       try {

@@ -25,6 +25,8 @@ export type OwnerRecord = {
 };
 
 export const controlDir = (dataDir: string) => path.join(dataDir, "control");
+/** An owner's record file. */
+export const ownerFile = (dataDir: string, pid: number) => path.join(controlDir(dataDir), `${pid}.json`);
 
 /** A socket path short enough for sun_path (~104 bytes): under the data dir when it fits, else the temp dir. */
 export function socketPath(dataDir: string, pid: number): string {
@@ -34,16 +36,16 @@ export function socketPath(dataDir: string, pid: number): string {
 }
 
 export function writeOwner(dataDir: string, r: OwnerRecord): void {
-  writeFileAtomic(path.join(controlDir(dataDir), `${r.pid}.json`), JSON.stringify(r), { mode: 0o600, dirMode: 0o700 });
+  writeFileAtomic(ownerFile(dataDir, r.pid), JSON.stringify(r), { mode: 0o600, dirMode: 0o700 });
 }
 
 export function removeOwner(dataDir: string, pid: number): void {
-  fs.rmSync(path.join(controlDir(dataDir), `${pid}.json`), { force: true });
+  fs.rmSync(ownerFile(dataDir, pid), { force: true });
 }
 
 export function readOwner(dataDir: string, pid: number): OwnerRecord | null {
   try {
-    return JSON.parse(fs.readFileSync(path.join(controlDir(dataDir), `${pid}.json`), "utf8")) as OwnerRecord;
+    return JSON.parse(fs.readFileSync(ownerFile(dataDir, pid), "utf8")) as OwnerRecord;
   } catch {
     return null;
   }

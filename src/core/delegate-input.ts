@@ -1,7 +1,7 @@
 // Validates the `delegate_to_subagents` parameters (spec 000), for the pi tool and for `subagents delegate
 // --tasks`. Every rejection names the field, so a model (or a person) can fix the call in one go.
 import type { FileSpec } from "./files.ts";
-import { ISOLATION_MODES, type IsolationMode } from "./isolation-types.ts";
+import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
 import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
 
 export const MAX_TASKS = 16;
@@ -73,7 +73,7 @@ const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "res
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
   if (v === undefined || v === null) return undefined;
-  if ((ISOLATION_MODES as readonly unknown[]).includes(v)) return v as IsolationMode;
+  if (isIsolationMode(v)) return v;
   throw new InputError(`${field} must be "worktree" (got ${JSON.stringify(v)?.slice(0, 40)})`);
 }
 

@@ -3,6 +3,8 @@
 
 export const ISOLATION_MODES = ["worktree"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
+/** What a task field, tool parameter or agent file says about isolation, when it names a mode. */
+export const isIsolationMode = (v: unknown): v is IsolationMode => (ISOLATION_MODES as readonly unknown[]).includes(v);
 
 /** One changed file of an isolated task; null counts for binary files. */
 export type ChangedFile = { path: string; added: number | null; deleted: number | null };

@@ -4,7 +4,7 @@
 // becomes a warning on the profile, never a failure.
 import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
-import { ISOLATION_MODES, type IsolationMode } from "../isolation-types.ts";
+import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
 import { BUDGET_KEYS, budgetLimits, budgetValue, type BudgetKey } from "../budget.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
@@ -204,7 +204,7 @@ function budgetField(fm: Fields, key: BudgetKey, warnings: string[]): number | u
 function isolationField(fm: Fields, warnings: string[]): IsolationMode | undefined {
   if (!present(fm, "isolation")) return undefined;
   const v = typeof fm.isolation === "string" ? fm.isolation.trim() : fm.isolation;
-  if ((ISOLATION_MODES as readonly unknown[]).includes(v)) return v as IsolationMode;
+  if (isIsolationMode(v)) return v;
   warnings.push(`isolation must be "worktree" (got ${kind(fm.isolation)}; ignored)`);
   return undefined;
 }

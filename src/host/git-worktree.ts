@@ -18,10 +18,13 @@ const FALLBACK_IDENTITY = { GIT_AUTHOR_NAME: "subagents", GIT_AUTHOR_EMAIL: "sub
  *  commits do not start a background `gc --auto` in the user's repository. */
 const NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0"];
 
+/** Worked out once: an isolated task runs about 15 git commands. */
+let gitEnv: Record<string, string> | null = null;
 function baseEnv(): Record<string, string> {
+  if (gitEnv) return gitEnv;
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !GIT_LOCATION_VARS.includes(k)) env[k] = v;
-  return { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" };
+  return (gitEnv = { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" });
 }
 
 export function git(args: string[], cwd: string, env: Record<string, string> = {}): Promise<GitOut> {

@@ -153,6 +153,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   let outcomes: TaskOutcome[];
   try {
     outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
+      rateLimitWaitSec: engine.settings.rateLimitWait,
       signal: interrupt.signal,
       maxCost,
       onTaskStart: (i) => {

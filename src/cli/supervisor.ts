@@ -75,6 +75,7 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const logs = job.inputs.map((t) => sessionLogPath(data, t.sessionId!));
   try {
     await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
+      rateLimitWaitSec: engine.settings.rateLimitWait,
       maxCost: job.maxCost,
       signal: interrupt.signal,
       onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),

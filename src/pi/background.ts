@@ -36,6 +36,7 @@ export function completionNotice(o: TaskOutcome): string {
 export async function launchBackground(call: CallEnv, engine: Engine, inputs: TaskInput[], maxCost?: number): Promise<void> {
   const bg = await call.background(inputs.map((t) => t.sessionId!));
   const batch = runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
+    rateLimitWaitSec: engine.settings.rateLimitWait,
     signal: bg.signal,
     maxCost,
     onTaskStart: (i) => call.persistStart(inputs[i]),

@@ -72,6 +72,7 @@ export function delegateTool(env: ToolEnv) {
       let outcomes: TaskOutcome[];
       try {
         outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
+          rateLimitWaitSec: engine.settings.rateLimitWait,
           signal,
           maxCost: params.maxCost,
           onTaskStart: (i) => {

@@ -20,6 +20,9 @@ export type RatePolicy = {
 
 export const DEFAULT_RATE_POLICY: RatePolicy = { maxWaitMs: 300_000, baseDelayMs: 2_000, maxDelayMs: 60_000, raiseAfter: 1 };
 
+/** The gate for a call (or a lone task) whose settings allow `rateLimitWaitSec` of waiting in all. */
+export const rateGateFor = (max: number, clock: Clock, rateLimitWaitSec: number) => new RateGate(max, clock, { ...DEFAULT_RATE_POLICY, maxWaitMs: rateLimitWaitSec * 1000 });
+
 export class RateGate {
   /** Children allowed at once right now (≤ max). */
   limit: number;
@@ -27,8 +30,6 @@ export class RateGate {
   until = 0;
   /** Total time this call has been held so far (counted when a hold starts, so a long Retry-After is refused early). */
   heldMs = 0;
-  /** Longest total hold before rate-limited tasks give up (settings' rateLimitWait, set by the task runner). */
-  maxWaitMs: number;
   private active = 0;
   private streak = 0;
   private successes = 0;
@@ -43,7 +44,11 @@ export class RateGate {
     private readonly random: () => number = Math.random,
   ) {
     this.limit = max;
-    this.maxWaitMs = policy.maxWaitMs;
+  }
+
+  /** Longest total hold before rate-limited tasks give up (settings' rateLimitWait). */
+  get maxWaitMs(): number {
+    return this.policy.maxWaitMs;
   }
 
   /** A provider said "slow down". Returns the time requests may resume. */

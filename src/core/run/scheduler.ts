@@ -7,7 +7,7 @@ import { failedResult, type TaskInput, type TaskOutcome } from "./task.ts";
 import type { ChildEvent } from "../types.ts";
 import { CallSpend } from "../budget.ts";
 import { realClock } from "../host.ts";
-import { RateGate } from "./rate-gate.ts";
+import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./rate-gate.ts";
 
 export type TaskRunner = (
   input: TaskInput,
@@ -29,8 +29,9 @@ export type SchedulerHooks = {
   onTaskEnd?: (index: number, outcome: TaskOutcome) => void;
   /** The whole call's dollar budget (budget.ts). */
   maxCost?: number;
-  /** Given for tests; else one per call (rate-gate.ts). */
+  /** Given for tests; else one per call (rate-gate.ts), allowing this much waiting (settings.rateLimitWait). */
   rateGate?: RateGate;
+  rateLimitWaitSec?: number;
 };
 
 export async function runScheduled(tasks: TaskInput[], concurrency: number, run: TaskRunner, hooks: SchedulerHooks = {}): Promise<TaskOutcome[]> {
@@ -43,7 +44,7 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
   else hooks.signal?.addEventListener("abort", abortAll, { once: true });
 
   // Rate limits lower how many children run at once (and hold new ones) for the whole call.
-  const gate = hooks.rateGate ?? new RateGate(limit, realClock);
+  const gate = hooks.rateGate ?? rateGateFor(limit, realClock, hooks.rateLimitWaitSec ?? DEFAULT_RATE_POLICY.maxWaitMs / 1000);
   const callSpend = hooks.maxCost !== undefined ? new CallSpend(hooks.maxCost) : undefined;
   let next = 0;
   const finish = (i: number, outcome: TaskOutcome) => {

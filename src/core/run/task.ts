@@ -19,7 +19,7 @@ import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
 import { createIsolation, isolationProblem, type IsolationMode, type WorktreeHost } from "./isolation.ts";
-import { RateGate } from "./rate-gate.ts";
+import { rateGateFor, type RateGate } from "./rate-gate.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
 
@@ -304,8 +304,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   }
   const childCwd = iso?.worktree.cwd ?? input.cwd;
   // A call's gate comes from the scheduler; a lone task (`run`, `subagent`) gets its own.
-  const rateGate = hooks.rateGate ?? new RateGate(1, engine.clock);
-  rateGate.maxWaitMs = settings.rateLimitWait * 1000;
+  const rateGate = hooks.rateGate ?? rateGateFor(1, engine.clock, settings.rateLimitWait);
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { PHOTON_WASM } from "../src/embedded/photon-wasm.ts";
 import { LOADER_KEY } from "../src/embedded/builtin-extension.ts";
 
-const PI_DIR = join("node_modules", "@earendil-works", "pi-coding-agent");
+// Until the embedded pi moves to 1.x (issue 21), it is 0.87.1 from its alias package.
+const PI_DIR = join("node_modules", "pi-coding-agent-0.87");
 const STAGE_ROOT = join("dist", ".stage");
 
 export function embeddedPiVersion(): string {

@@ -19,9 +19,10 @@ export type PiWorld = {
 export const REPO = join(import.meta.dir, "..", "..");
 export const BUN = process.execPath;
 
-/** The two pi releases we test: the one people install today and the last one under the old name. */
+/** The pi releases we test: the one people install today (1.x), the last 0.x, and the last one under the old name. */
 export const PI_PACKAGE_DIRS = {
   current: join(REPO, "node_modules", "@earendil-works", "pi-coding-agent"),
+  previous: join(REPO, "node_modules", "pi-coding-agent-0.87"),
   old: join(REPO, "node_modules", "@mariozechner", "pi-coding-agent"),
 } as const;
 export type PiRelease = keyof typeof PI_PACKAGE_DIRS;
@@ -40,8 +41,10 @@ export function systemNode(): string {
 /** The command that starts a parent pi of this release under this runtime (the entries pi's own launchers use). */
 export function piCmd(release: PiRelease, runtime: "node" | "bun"): string[] {
   const dist = join(PI_PACKAGE_DIRS[release], "dist");
-  if (runtime === "bun") return [BUN, "--no-install", join(dist, "bun", "cli.js")];
-  return release === "current" ? [NODE24, join(dist, "bundle", "cli.js")] : [systemNode(), join(dist, "cli.js")];
+  // pi 1.x runs from its self-contained bundle (its unbundled dist imports internal packages the registry here lacks).
+  if (runtime === "bun") return [BUN, "--no-install", release === "current" ? join(dist, "bundle", "cli.js") : join(dist, "bun", "cli.js")];
+  if (release === "old") return [systemNode(), join(dist, "cli.js")];
+  return [NODE24, join(dist, "bundle", "cli.js")];
 }
 
 export async function piWorld(): Promise<PiWorld> {

@@ -2,6 +2,7 @@
 // one plain line per state change otherwise, or JSONL with --json; each task's output is printed at the end.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
 import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import type { FileSpec } from "../core/files.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
@@ -36,7 +37,13 @@ function readTasksFile(source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`delegate: --tasks ${source} is not valid JSON: ${(err as Error).message}`);
+    // YAML reads JSON too, but JSON's own message is the clearer one for a file that was meant as JSON.
+    if (/^\s*[[{]/.test(text)) throw new UsageError(`delegate: --tasks ${source} is not valid JSON: ${(err as Error).message}`);
+  }
+  try {
+    return parseYaml(text);
+  } catch (err) {
+    throw new UsageError(`delegate: --tasks ${source} is not valid JSON or YAML: ${(err as Error).message}`);
   }
 }
 
@@ -114,6 +121,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     isolation: t.isolation ?? isolation,
     sessionId: t.resume ?? engine.store.newSessionId(),
     budget: { ...budget, ...t.budget },
+    after: t.after,
   }));
   // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
   const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
@@ -135,7 +143,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const width = () => streamWidth(out);
   const maxLines = engine.settings.maxLinesPerWindow;
   const windows = new CallWindows(
-    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
+    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t), after: t.after })),
     maxLines,
   );
   const started = Date.now();

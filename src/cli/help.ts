@@ -138,7 +138,8 @@ Options:
   --max-tokens N      Budget per task: tokens read and written, cache included
   --max-cost USD      Budget per task: dollars, as pi prices the model
   --max-total-cost USD  Budget for the whole call: running tasks wrap up, queued ones do not start
-  --tasks FILE|-      Read tasks as delegate_to_subagents JSON: {"tasks":[{"name","prompt",...}],"profile"?}
+  --tasks FILE|-      Read tasks as delegate_to_subagents JSON or YAML: {"tasks":[{"name","prompt",...}],"profile"?}
+                      (a task may wait for others: "after": ["scout"], and use "{{scout}}" = its output)
   --isolation worktree
                       Each task in its own git worktree; its changes end on its own branch, listed at the
                       end with files, diffstat and files that several tasks changed (also a task field)

@@ -34,9 +34,12 @@ function rawEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | 
   }
 }
 
+/** A skipped task is recorded as an error with code SKIPPED; scripts see its own status. */
+const shownStatus = (r: TaskOutcome["result"]) => (r.errorCode === "SKIPPED" ? "skipped" : r.status);
+
 export function taskEndEvent(o: TaskOutcome): JsonEvent {
   const r = o.result;
-  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: r.status, finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.model ? { model: r.model } : {}), ...(r.warnings?.length ? { warnings: r.warnings } : {}) };
+  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: shownStatus(r), finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.model ? { model: r.model } : {}), ...(r.warnings?.length ? { warnings: r.warnings } : {}) };
 }
 
 export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
@@ -46,7 +49,7 @@ export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
       name: o.name,
       sessionId: o.sessionId,
       agent: o.agent,
-      status: o.result.status,
+      status: shownStatus(o.result),
       finalized: o.result.finalized ?? false,
       output: o.result.output,
       ...(o.result.error !== undefined ? { error: o.result.error } : {}),

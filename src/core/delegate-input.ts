@@ -3,6 +3,7 @@
 import type { FileSpec } from "./files.ts";
 import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
 import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
+import { dagProblem } from "./run/dag.ts";
 
 export const MAX_TASKS = 16;
 
@@ -16,6 +17,7 @@ export type DelegateTask = {
   files?: FileSpec[];
   isolation?: IsolationMode;
   budget?: Budget;
+  after?: string[];
 };
 
 export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean; maxCost?: number };
@@ -68,7 +70,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", ...BUDGET_KEYS]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
@@ -100,6 +102,10 @@ function task(i: number, v: unknown): DelegateTask {
     if (!Array.isArray(v.files)) throw new InputError(`${f}.files must be an array`);
     out.files = v.files.map((x, j) => fileSpec(`${f}.files[${j}]`, x));
   }
+  if (v.after !== undefined && v.after !== null) {
+    if (!Array.isArray(v.after) || v.after.some((n) => typeof n !== "string" || !n)) throw new InputError(`${f}.after must be a list of task names`);
+    if (v.after.length) out.after = [...new Set(v.after as string[])];
+  }
   const b = readBudget(v);
   if ("problem" in b) throw new InputError(`${f}.${b.problem}`);
   if (Object.keys(b.budget).length) out.budget = b.budget;
@@ -122,5 +128,7 @@ export function parseDelegateParams(v: unknown): DelegateParams {
     if (t.resume && seen.has(t.resume)) throw new InputError(`two tasks resume the same session "${t.resume}"`);
     if (t.resume) seen.add(t.resume);
   }
+  const graph = dagProblem(tasks);
+  if (graph) throw new InputError(graph);
   return { tasks, ...(profile ? { profile } : {}), ...(v.background ? { background: true } : {}), ...(maxCost !== undefined ? { maxCost } : {}) };
 }

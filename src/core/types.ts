@@ -37,7 +37,9 @@ export type ErrorCode =
   | "SUBAGENT_CANCELLED"
   | "ISOLATION_FAILED"
   | "BUDGET_EXCEEDED"
-  | "RATE_LIMITED";
+  | "RATE_LIMITED"
+  /** A task whose `after` dependency did not complete: it never started (dag.ts). */
+  | "SKIPPED";
 
 export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string };
 

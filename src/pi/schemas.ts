@@ -34,6 +34,7 @@ const TaskObject = Type.Object(
     resume: Type.Optional(Type.String({ description: "Session id to continue" })),
     files: Type.Optional(Type.Array(FileSpec, { description: "Files prepended to the prompt" })),
     isolation: Isolation,
+    after: Type.Optional(Type.Array(Type.String(), { description: "Task names to wait for; {{name}} in prompt = its output" })),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),
     maxTokens: Type.Optional(Type.Integer()),

@@ -50,6 +50,7 @@ export function delegateTool(env: ToolEnv) {
         isolation: t.isolation,
         sessionId: t.resume ?? engine.store.newSessionId(),
         budget: t.budget,
+        after: t.after,
       }));
       // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
       for (const t of inputs) {
@@ -63,7 +64,7 @@ export function delegateTool(env: ToolEnv) {
       for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
       if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
       const windows = new CallWindows(
-        inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
+        inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t), after: t.after })),
         engine.settings.maxLinesPerWindow,
       );
       const update = (details: WindowedDetails) => onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });

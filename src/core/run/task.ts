@@ -78,6 +78,10 @@ export type TaskInput = {
   isolation?: IsolationMode;
   /** The task's own budgets (each wins over its profile's). */
   budget?: Budget;
+  /** Names of tasks of the same call this one waits for (dag.ts); `{{name}}` in the prompt is their output. */
+  after?: string[];
+  /** Set by the scheduler when a task in `after` did not complete: recorded as skipped, no child starts. */
+  skipped?: string;
 };
 
 export type TaskOutcome = {
@@ -203,6 +207,7 @@ export function checkProfileSkills(engine: Engine, names: (string | undefined)[]
 /** Checks that need no child: unknown profile, resume target. Throws TaskError. */
 export function resolveTask(engine: Engine, input: TaskInput): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<Store["getSession"]> } {
   if (input.refused) throw new TaskError(input.refused, "SUBAGENTS_DISABLED", true);
+  if (input.skipped) throw new TaskError(input.skipped, "SKIPPED", true);
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
   if (input.resume && (!prior || prior.runs.length === 0)) throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
   const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);

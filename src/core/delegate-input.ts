@@ -3,7 +3,7 @@
 import type { FileSpec } from "./files.ts";
 import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
 import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
-import { dagProblem } from "./run/dag.ts";
+import { dagProblem } from "./task-graph.ts";
 
 export const MAX_TASKS = 16;
 

@@ -11,6 +11,7 @@ import { assistantFromMessage, cap, stringify as json, textOfContent } from "../
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
+import { gateFromEnv, gatePlainEndings } from "./gate.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;
@@ -162,8 +163,11 @@ export default function childExtension(pi: Api): void {
   }
 
   const mode = process.env.PI_SUBAGENT_FINALIZE ?? "required";
-  if (mode === "off") return;
   let finalized = false;
+  // An acceptance gate (child/gate.ts) checks every "done": a finalize call, or a plain answer when allowed.
+  const gate = gateFromEnv(emit);
+  if (gate && mode !== "required") gatePlainEndings(pi, gate, () => finalized);
+  if (mode === "off") return;
   let nudges = 0;
   if (mode === "required") {
     // A turn that ends in plain text would end the run: queue the corrective message as a follow-up, which pi
@@ -198,6 +202,8 @@ export default function childExtension(pi: Api): void {
       const problem = finalizeProblem(params);
       // Throwing marks the tool result as an error: the model sees why and can call again in the same turn loop.
       if (problem) throw new Error(`Invalid subagent_finalize call: ${problem}.`);
+      const correction = gate && params.status === "SUCCESS" ? await gate.check(true) : null;
+      if (correction) throw new Error(correction);
       const payload: FinalizePayload = { status: params.status!, result: params.result, error: params.error };
       finalized = true;
       emit({ type: "finalize", payload });

@@ -8,6 +8,7 @@ import type { FileSpec } from "../core/files.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
+import { gateFolderProblem } from "../core/run/gate-check.ts";
 import { isolationLines } from "../core/run/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
@@ -63,6 +64,9 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
+    gate: { type: "string" },
+    "gate-timeout": { type: "string" },
+    "gate-retries": { type: "string" },
     ...BUDGET_OPTIONS,
     "max-total-cost": { type: "string" },
   });
@@ -122,9 +126,12 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     sessionId: t.resume ?? engine.store.newSessionId(),
     budget: { ...budget, ...t.budget },
     after: t.after,
+    gate: t.gate ?? values.gate,
+    gateTimeout: t.gateTimeout ?? positiveNumber("delegate", "gate-timeout", values["gate-timeout"]),
+    gateRetries: t.gateRetries ?? gateRetriesFlag(values["gate-retries"]),
   }));
   // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
-  const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
+  const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile)) ?? gateFolderProblem(engine, inputs);
   if (conflict) throw new UsageError(`delegate: ${conflict}`);
   for (const t of inputs) {
     if (!fs.statSync(t.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: task "${t.name}": working directory ${t.cwd} does not exist.`);
@@ -202,6 +209,13 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   }
   const failed = outcomes.some((o) => o.result.status !== "completed");
   return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
+}
+
+function gateRetriesFlag(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`delegate: --gate-retries must be a whole number ≥ 0 (got "${v}").`);
+  return n;
 }
 
 export function printOutputs(outcomes: TaskOutcome[], width: number, style: Style, log: (l: string) => void): void {

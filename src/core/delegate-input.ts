@@ -18,6 +18,9 @@ export type DelegateTask = {
   isolation?: IsolationMode;
   budget?: Budget;
   after?: string[];
+  gate?: string;
+  gateTimeout?: number;
+  gateRetries?: number;
 };
 
 export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean; maxCost?: number };
@@ -70,7 +73,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", ...BUDGET_KEYS]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
@@ -105,6 +108,16 @@ function task(i: number, v: unknown): DelegateTask {
   if (v.after !== undefined && v.after !== null) {
     if (!Array.isArray(v.after) || v.after.some((n) => typeof n !== "string" || !n)) throw new InputError(`${f}.after must be a list of task names`);
     if (v.after.length) out.after = [...new Set(v.after as string[])];
+  }
+  const gate = str(`${f}.gate`, v.gate, false);
+  if (gate !== undefined && !gate.trim()) throw new InputError(`${f}.gate must be a shell command`);
+  if (gate) out.gate = gate;
+  const gateTimeout = posInt(`${f}.gateTimeout`, v.gateTimeout, 1);
+  if (gateTimeout !== undefined) out.gateTimeout = gateTimeout;
+  const gateRetries = posInt(`${f}.gateRetries`, v.gateRetries, 0);
+  if (gateRetries !== undefined) {
+    if (!Number.isInteger(gateRetries)) throw new InputError(`${f}.gateRetries must be a whole number`);
+    out.gateRetries = gateRetries;
   }
   const b = readBudget(v);
   if ("problem" in b) throw new InputError(`${f}.${b.problem}`);

@@ -39,7 +39,9 @@ export type ErrorCode =
   | "BUDGET_EXCEEDED"
   | "RATE_LIMITED"
   /** A task whose `after` dependency did not complete: it never started (dag.ts). */
-  | "SKIPPED";
+  | "SKIPPED"
+  /** The acceptance gate did not pass within its retries (gate.ts). */
+  | "GATE_FAILED";
 
 export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string };
 
@@ -76,7 +78,10 @@ export type ChildEvent =
   /** The provider answered "slow down" (429/529, or 503 with a delay); retryAfterMs when it said how long. */
   | { type: "rate_limit"; status: number; retryAfterMs?: number }
   /** A steer message from the owner reached the child's model context (delivered at a turn boundary). */
-  | { type: "steered"; id: string; text: string };
+  | { type: "steered"; id: string; text: string }
+  /** An acceptance gate attempt started / ended in the child (child/gate.ts). */
+  | { type: "gate_start"; attempt: number; command: string }
+  | { type: "gate"; attempt: number; passed: boolean; exitCode: number | null; timedOut: boolean; output: string };
 
 /** One message as stored for transcripts (`get_subagent_session`). */
 export type StoredMessage =
@@ -109,4 +114,6 @@ export type RunResult = {
   warnings?: string[];
   /** An isolated task's branch, changed files and diffstat (core/run/isolation.ts). */
   isolation?: IsolationResult;
+  /** The acceptance gate's outcome (core/run/gate.ts): whether it passed, after how many runs. */
+  gate?: { passed: boolean; attempts: number };
 };

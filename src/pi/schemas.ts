@@ -35,6 +35,9 @@ const TaskObject = Type.Object(
     files: Type.Optional(Type.Array(FileSpec, { description: "Files prepended to the prompt" })),
     isolation: Isolation,
     after: Type.Optional(Type.Array(Type.String(), { description: "Task names to wait for; {{name}} in prompt = its output" })),
+    gate: Type.Optional(Type.String({ description: "Shell check; must exit 0" })),
+    gateTimeout: Type.Optional(Type.Number()),
+    gateRetries: Type.Optional(Type.Integer()),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),
     maxTokens: Type.Optional(Type.Integer()),

@@ -5,6 +5,7 @@ import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
+import { gateFolderProblem } from "../core/run/gate-check.ts";
 import { isolationDetails } from "../core/run/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
@@ -51,13 +52,16 @@ export function delegateTool(env: ToolEnv) {
         sessionId: t.resume ?? engine.store.newSessionId(),
         budget: t.budget,
         after: t.after,
+        gate: t.gate,
+        gateTimeout: t.gateTimeout,
+        gateRetries: t.gateRetries,
       }));
       // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
       for (const t of inputs) {
         const problem = t.resume ? checkResumable(engine, t.resume) : null;
         if (problem) throw new Error(problem);
       }
-      const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
+      const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile)) ?? gateFolderProblem(engine, inputs);
       if (conflict) throw new Error(conflict);
       // A project-local profile that may not run fails only the tasks that name it; the others go on.
       const refused = await call.refusedProfiles(inputs.map((t) => t.profile));

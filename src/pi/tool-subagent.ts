@@ -42,6 +42,8 @@ export type SubagentDetails = {
   finalized?: FinalizePayload;
   /** An isolated run's branch, changed files and diffstat. */
   isolation?: IsolationResult;
+  /** The acceptance gate's outcome (profile `gate`). */
+  gate?: { passed: boolean; attempts: number };
   /** Our live window (same layout as delegate_to_subagents). */
   window?: WindowedDetails;
 };
@@ -98,6 +100,7 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
     sessionId: o.sessionId,
     ...(r.finalize ? { finalized: r.finalize } : {}),
     ...(r.isolation ? { isolation: r.isolation } : {}),
+    ...(r.gate ? { gate: r.gate } : {}),
   };
   const lines = isolationLines([o]);
   return { content: [{ type: "text", text: lines.length ? `${text}\n\n---\n\n${lines.join("\n")}` : text }], details };

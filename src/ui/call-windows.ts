@@ -64,6 +64,7 @@ export class CallWindows {
     v.cost = r.usage.cost;
     if (r.model) v.model = r.model;
     if (r.warnings?.length) v.warnings = [...r.warnings];
+    if (r.gate) v.gate = { ...r.gate };
     const started = this.started[i];
     v.elapsedMs = started === null ? 0 : now - started;
     this.started[i] = null;

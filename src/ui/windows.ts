@@ -30,6 +30,8 @@ export type WindowView = {
   warnings?: string[];
   /** Tasks this one waits for (`after`): a queued window says so. */
   after?: string[];
+  /** The acceptance gate's outcome once the task ended. */
+  gate?: { passed: boolean; attempts: number };
 };
 
 /** What a batch of windows looks like at one moment (the pi tool's `details`). */

@@ -51,6 +51,10 @@ export type Profile = {
   fallbackModels?: string[];
   /** Claude Code's display colour, as written. */
   color?: string;
+  /** Acceptance gate (run/gate.ts): a shell command that must pass before the task counts as completed. */
+  gate?: string;
+  gateTimeout?: number;
+  gateRetries?: number;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
   warnings?: string[];
 };
@@ -214,7 +218,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", ...QUIET_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -252,6 +256,26 @@ function nameField(fm: Fields, filePath: string, warnings: string[]): string {
   }
   if (written !== undefined) warnings.push(`name "${written}" is not a usable name (letters, digits, "_", "-", "."): using the file name "${base}"`);
   return base;
+}
+
+/** `gate` (a shell command), `gateTimeout` (seconds), `gateRetries` (corrections before GATE_FAILED). */
+function gateFields(fm: Fields): Partial<Profile> {
+  const out: Partial<Profile> = {};
+  if (present(fm, "gate")) {
+    if (typeof fm.gate !== "string" || !fm.gate.trim()) throw new Invalid(`field "gate" must be a shell command (got ${kind(fm.gate)})`);
+    out.gate = fm.gate;
+  }
+  if (present(fm, "gateTimeout")) {
+    const v = fm.gateTimeout;
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw new Invalid(`field "gateTimeout" must be a positive number of seconds (got ${kind(v)})`);
+    out.gateTimeout = v;
+  }
+  if (present(fm, "gateRetries")) {
+    const v = fm.gateRetries;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) throw new Invalid(`field "gateRetries" must be a whole number ≥ 0 (got ${kind(v)})`);
+    out.gateRetries = v;
+  }
+  return out;
 }
 
 function timeoutField(fm: Fields): number | undefined {
@@ -312,6 +336,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     maxCost,
     fallbackModels: list(fm, "fallbackModels"),
     color: typeof fm.color === "string" ? fm.color.trim() : undefined,
+    ...gateFields(fm),
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
   return p;

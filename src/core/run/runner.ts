@@ -15,6 +15,7 @@ import type { ChildEvent, ErrorCode, RunResult, StoredMessage, Usage } from "../
 import { budgetMessage, hasBudget, type Budget, type CallSpend } from "../budget.ts";
 import { budgetWatch, type BudgetWatch } from "./budget-watch.ts";
 import { RATE_LIMIT_RE, type RateGate } from "./rate-gate.ts";
+import { gateFailure, type GateSpec } from "./gate.ts";
 
 export type RunLimits = {
   /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */
@@ -70,6 +71,8 @@ export type RunSpec = {
   onSpawn?: (pid: number) => void;
   /** Given: the child gets a control pipe (fd 4); called with its writer at each spawn and with null at exit. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
+  /** An acceptance gate: the child runs it (its env says which); only a passing attempt makes the run complete. */
+  gate?: GateSpec;
 };
 
 type Stop = { code: ErrorCode; message: string };
@@ -314,6 +317,8 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       verdict.error = `Rate limited${waited}: ${state.errorMessage}`;
       verdict.code = "RATE_LIMITED";
     }
+    const gateFailed = verdict !== "nudge" && verdict.status === "completed" ? gateFailure(spec.gate, state.gate) : null;
+    if (gateFailed && verdict !== "nudge") Object.assign(verdict, { status: "error", error: gateFailed, code: "GATE_FAILED" });
     const n = state.nudges;
     const v =
       verdict === "nudge"
@@ -350,6 +355,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       messages: state.messages.map(sanitizeMessage),
       stderrTail: sanitize(stderr),
       durationMs: clock.now() - started,
+      ...(state.gate ? { gate: { passed: state.gate.passed, attempts: state.gate.attempts } } : {}),
       ...(budget.reached && v.status === "completed" ? { warnings: [`${budgetMessage(budget.reached).replace("Budget exceeded", "budget reached")}: wrapped up when told`] } : {}),
     };
   }

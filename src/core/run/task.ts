@@ -22,6 +22,7 @@ import { createIsolation, isolationProblem, type IsolationMode, type WorktreeHos
 import { rateGateFor, type RateGate } from "./rate-gate.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
+import { gateEnv, resolveGate } from "./gate.ts";
 
 export type Engine = {
   host: Host;
@@ -82,6 +83,10 @@ export type TaskInput = {
   after?: string[];
   /** Set by the scheduler when a task in `after` did not complete: recorded as skipped, no child starts. */
   skipped?: string;
+  /** Acceptance gate (gate.ts): a shell command that must exit 0; each wins over the profile's. */
+  gate?: string;
+  gateTimeout?: number;
+  gateRetries?: number;
 };
 
 export type TaskOutcome = {
@@ -312,6 +317,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   const rateGate = hooks.rateGate ?? rateGateFor(1, engine.clock, settings.rateLimitWait);
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
+  const gate = resolveGate(input, profile);
   let result: RunResult;
   const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
@@ -334,6 +340,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       baseEnv: { ...host.env, ...engine.piEnv },
     });
     if (iso) iso.scrubEnv(inv.env);
+    Object.assign(inv.env, gateEnv(gate));
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
@@ -361,6 +368,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
           checkpoints.update(state);
         },
         onControl: hooks.onControl,
+        gate,
       });
     } finally {
       for (const f of inv.files) host.remove(f.path);

@@ -129,6 +129,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     gate: t.gate ?? values.gate,
     gateTimeout: t.gateTimeout ?? positiveNumber("delegate", "gate-timeout", values["gate-timeout"]),
     gateRetries: t.gateRetries ?? gateRetriesFlag(values["gate-retries"]),
+    outputSchema: t.outputSchema,
   }));
   // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
   const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile)) ?? gateFolderProblem(engine, inputs);

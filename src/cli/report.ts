@@ -39,7 +39,7 @@ const shownStatus = (r: TaskOutcome["result"]) => (r.errorCode === "SKIPPED" ? "
 
 export function taskEndEvent(o: TaskOutcome): JsonEvent {
   const r = o.result;
-  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: shownStatus(r), finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.model ? { model: r.model } : {}), ...(r.warnings?.length ? { warnings: r.warnings } : {}), ...(r.gate ? { gate: r.gate } : {}) };
+  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: shownStatus(r), finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.model ? { model: r.model } : {}), ...(r.warnings?.length ? { warnings: r.warnings } : {}), ...(r.gate ? { gate: r.gate } : {}), ...(r.structured !== undefined ? { structured: r.structured } : {}) };
 }
 
 export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
@@ -57,6 +57,7 @@ export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
       ...(o.result.warnings?.length ? { warnings: o.result.warnings } : {}),
       ...(o.result.isolation ? { isolation: o.result.isolation } : {}),
       ...(o.result.gate ? { gate: o.result.gate } : {}),
+      ...(o.result.structured !== undefined ? { structured: o.result.structured } : {}),
       usage: o.result.usage,
       ...(o.result.model ? { model: o.result.model } : {}),
     })),

@@ -4,6 +4,7 @@ import type { FileSpec } from "./files.ts";
 import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
 import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
 import { dagProblem } from "./task-graph.ts";
+import { outputSchemaProblem } from "./output-schema.ts";
 
 export const MAX_TASKS = 16;
 
@@ -21,6 +22,7 @@ export type DelegateTask = {
   gate?: string;
   gateTimeout?: number;
   gateRetries?: number;
+  outputSchema?: Record<string, unknown>;
 };
 
 export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean; maxCost?: number };
@@ -73,7 +75,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", ...BUDGET_KEYS]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
@@ -118,6 +120,11 @@ function task(i: number, v: unknown): DelegateTask {
   if (gateRetries !== undefined) {
     if (!Number.isInteger(gateRetries)) throw new InputError(`${f}.gateRetries must be a whole number`);
     out.gateRetries = gateRetries;
+  }
+  if (v.outputSchema !== undefined && v.outputSchema !== null) {
+    const problem = outputSchemaProblem(`${f}.outputSchema`, v.outputSchema);
+    if (problem) throw new InputError(problem);
+    out.outputSchema = v.outputSchema as Record<string, unknown>;
   }
   const b = readBudget(v);
   if ("problem" in b) throw new InputError(`${f}.${b.problem}`);

@@ -43,7 +43,7 @@ export type ErrorCode =
   /** The acceptance gate did not pass within its retries (gate.ts). */
   | "GATE_FAILED";
 
-export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string };
+export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string; data?: unknown };
 
 /** A tool call as the engine keeps it: name + arguments already shortened to a string. */
 export type ToolCallInfo = { id: string; name: string; args: string };
@@ -116,4 +116,6 @@ export type RunResult = {
   isolation?: IsolationResult;
   /** The acceptance gate's outcome (core/run/gate.ts): whether it passed, after how many runs. */
   gate?: { passed: boolean; attempts: number };
+  /** The finalize call's `data` when the task has an outputSchema (the child's pi validated it). */
+  structured?: unknown;
 };

@@ -38,6 +38,7 @@ const TaskObject = Type.Object(
     gate: Type.Optional(Type.String({ description: "Shell check; must exit 0" })),
     gateTimeout: Type.Optional(Type.Number()),
     gateRetries: Type.Optional(Type.Integer()),
+    outputSchema: Type.Optional(Type.Object({}, { description: "JSON Schema of the result" })),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),
     maxTokens: Type.Optional(Type.Integer()),

@@ -55,6 +55,7 @@ export function delegateTool(env: ToolEnv) {
         gate: t.gate,
         gateTimeout: t.gateTimeout,
         gateRetries: t.gateRetries,
+        outputSchema: t.outputSchema,
       }));
       // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
       for (const t of inputs) {

@@ -44,6 +44,7 @@ export type SubagentDetails = {
   isolation?: IsolationResult;
   /** The acceptance gate's outcome (profile `gate`). */
   gate?: { passed: boolean; attempts: number };
+  structured?: unknown;
   /** Our live window (same layout as delegate_to_subagents). */
   window?: WindowedDetails;
 };
@@ -101,6 +102,7 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
     ...(r.finalize ? { finalized: r.finalize } : {}),
     ...(r.isolation ? { isolation: r.isolation } : {}),
     ...(r.gate ? { gate: r.gate } : {}),
+    ...(r.structured !== undefined ? { structured: r.structured } : {}),
   };
   const lines = isolationLines([o]);
   return { content: [{ type: "text", text: lines.length ? `${text}\n\n---\n\n${lines.join("\n")}` : text }], details };

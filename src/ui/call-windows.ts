@@ -65,6 +65,7 @@ export class CallWindows {
     if (r.model) v.model = r.model;
     if (r.warnings?.length) v.warnings = [...r.warnings];
     if (r.gate) v.gate = { ...r.gate };
+    if (r.structured !== undefined) v.structured = r.structured;
     const started = this.started[i];
     v.elapsedMs = started === null ? 0 : now - started;
     this.started[i] = null;

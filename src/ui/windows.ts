@@ -32,6 +32,8 @@ export type WindowView = {
   after?: string[];
   /** The acceptance gate's outcome once the task ended. */
   gate?: { passed: boolean; attempts: number };
+  /** The structured result (outputSchema) once the task ended. */
+  structured?: unknown;
 };
 
 /** What a batch of windows looks like at one moment (the pi tool's `details`). */

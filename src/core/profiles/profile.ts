@@ -2,6 +2,7 @@
 // Parsing never throws: a broken file becomes a reason string, so it never hides the other profiles.
 // Files written for Claude Code load as their authors meant them (claude-compat.ts); what cannot be honoured
 // becomes a warning on the profile, never a failure.
+import { outputSchemaProblem } from "../output-schema.ts";
 import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
@@ -55,6 +56,8 @@ export type Profile = {
   gate?: string;
   gateTimeout?: number;
   gateRetries?: number;
+  /** Structured result (output-schema.ts): a JSON Schema the child's finalize `data` must match. */
+  outputSchema?: Record<string, unknown>;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
   warnings?: string[];
 };
@@ -218,7 +221,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", "outputSchema", ...QUIET_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -269,6 +272,20 @@ function gateFields(fm: Fields): Partial<Profile> {
     const v = fm.gateTimeout;
     if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw new Invalid(`field "gateTimeout" must be a positive number of seconds (got ${kind(v)})`);
     out.gateTimeout = v;
+  }
+  if (present(fm, "outputSchema")) {
+    let schema = fm.outputSchema;
+    // Written as a JSON string (or read line by line from non-strict front matter): parse it.
+    if (typeof schema === "string") {
+      try {
+        schema = JSON.parse(schema);
+      } catch {
+        throw new Invalid('field "outputSchema" must be a JSON Schema (a YAML mapping, or JSON text)');
+      }
+    }
+    const problem = outputSchemaProblem('field "outputSchema"', schema);
+    if (problem) throw new Invalid(problem);
+    out.outputSchema = schema as Record<string, unknown>;
   }
   if (present(fm, "gateRetries")) {
     const v = fm.gateRetries;

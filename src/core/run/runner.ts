@@ -268,6 +268,16 @@ function classify(state: RunState, { exit, stop, stderr, stderrHead, stderrWhole
   return "nudge";
 }
 
+/** Secrets masked inside the structured result too; what no longer parses after masking is kept as masked text. */
+function sanitizedData(data: unknown): unknown {
+  const masked = sanitize(JSON.stringify(data));
+  try {
+    return JSON.parse(masked);
+  } catch {
+    return masked;
+  }
+}
+
 export function sanitizeMessage(m: StoredMessage): StoredMessage {
   if (m.role !== "assistant") return { ...m, text: sanitize(m.text) };
   return {
@@ -344,6 +354,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
         status: state.finalize.status,
         ...(state.finalize.result !== undefined ? { result: sanitize(state.finalize.result) } : {}),
         ...(state.finalize.error !== undefined ? { error: sanitize(state.finalize.error) } : {}),
+        ...(state.finalize.data !== undefined ? { data: sanitizedData(state.finalize.data) } : {}),
       },
       finalized: !!state.finalize,
       usage: { ...state.usage },
@@ -356,6 +367,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       stderrTail: sanitize(stderr),
       durationMs: clock.now() - started,
       ...(state.gate ? { gate: { passed: state.gate.passed, attempts: state.gate.attempts } } : {}),
+      ...(state.finalize?.data !== undefined ? { structured: sanitizedData(state.finalize.data) } : {}),
       ...(budget.reached && v.status === "completed" ? { warnings: [`${budgetMessage(budget.reached).replace("Budget exceeded", "budget reached")}: wrapped up when told`] } : {}),
     };
   }

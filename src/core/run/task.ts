@@ -87,6 +87,8 @@ export type TaskInput = {
   gate?: string;
   gateTimeout?: number;
   gateRetries?: number;
+  /** JSON Schema of the structured result (output-schema.ts); wins over the profile's. Makes finalize required. */
+  outputSchema?: Record<string, unknown>;
 };
 
 export type TaskOutcome = {
@@ -316,7 +318,9 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   // A call's gate comes from the scheduler; a lone task (`run`, `subagent`) gets its own.
   const rateGate = hooks.rateGate ?? rateGateFor(1, engine.clock, settings.rateLimitWait);
   const checkpoints = runCheckpoints(store, engine.clock, runId);
-  const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
+  const outputSchema = input.outputSchema ?? profile?.outputSchema;
+  // A structured result only comes through the finalize call: the contract is required then.
+  const finalize = outputSchema ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   const gate = resolveGate(input, profile);
   let result: RunResult;
   const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
@@ -340,7 +344,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       baseEnv: { ...host.env, ...engine.piEnv },
     });
     if (iso) iso.scrubEnv(inv.env);
-    Object.assign(inv.env, gateEnv(gate));
+    Object.assign(inv.env, gateEnv(gate), outputSchema ? { PI_SUBAGENT_OUTPUT_SCHEMA: JSON.stringify(outputSchema) } : {});
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");

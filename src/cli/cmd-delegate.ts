@@ -18,7 +18,7 @@ import { startBackground } from "./background.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { startOwner } from "../control/owner.ts";
 import { EXIT, UsageError } from "./errors.ts";
-import { DELEGATE_HELP } from "./help.ts";
+import { DELEGATE_HELP, FLOW_HELP } from "./help.ts";
 import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "./budget-flags.ts";
 import { LiveDisplay } from "./live.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
@@ -48,8 +48,11 @@ function readTasksFile(source: string): unknown {
   }
 }
 
-export async function cmdDelegate(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("delegate", argv, {
+/** `flow` (cmd-flow.ts): the call comes from a saved workflow named by the positionals; null: nothing to run. */
+export type FlowSource = (cwd: string, positionals: string[], json: boolean) => Record<string, unknown> | null;
+
+export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<number> {
+  const { values, positionals } = parse(flow ? "flow" : "delegate", argv, {
     name: { type: "string", multiple: true },
     profile: { type: "string" },
     model: { type: "string" },
@@ -71,7 +74,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     "max-total-cost": { type: "string" },
   });
   if (values.help) {
-    console.log(DELEGATE_HELP);
+    console.log(flow ? FLOW_HELP : DELEGATE_HELP);
     return EXIT.ok;
   }
   const shellCwd = path.resolve(values.cwd ?? process.cwd());
@@ -84,8 +87,13 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   }
 
   let params: DelegateParams;
+  const preset = flow?.(shellCwd, positionals, !!values.json);
+  if (preset === null) return EXIT.ok;
   try {
-    if (values.tasks !== undefined) {
+    if (preset) {
+      if (values.tasks !== undefined) throw new UsageError("flow: --tasks does not apply: the workflow gives the tasks.");
+      params = parseDelegateParams(preset);
+    } else if (values.tasks !== undefined) {
       if (positionals.length) throw new UsageError("delegate: give tasks either as arguments or with --tasks, not both.");
       params = parseDelegateParams(readTasksFile(values.tasks));
     } else {

@@ -8,6 +8,7 @@ Usage:
 Commands:
   delegate "task" ...    Run up to 16 sub-agents in parallel with live progress windows
   run AGENT "task"       Run one sub-agent with a profile and print its result
+  flow [NAME "input"]    Run a saved workflow (.pi/workflows/NAME.yaml); without NAME, list them
   output ID              Print the final output of a session's latest run
   session ID             Print a session's full transcript (all runs)
   sessions               List recent sessions (--running: only those still running, with their owner)
@@ -118,6 +119,17 @@ Options:
   -h, --help            Show this help
 
 Exit codes: 0 success (with --check: no agent file has an error), 1 --check found errors, 2 usage error.`;
+
+export const FLOW_HELP = `Usage: subagents flow                       list the saved workflows visible from here
+       subagents flow NAME ["input" ...] [delegate options]
+
+Runs a saved workflow: .pi/workflows/NAME.yaml|yml|json (this project; the nearest folder up from the current
+directory wins) or <agentDir>/workflows/NAME.* — a {"tasks": [...], "profile"?} document like delegate --tasks,
+where {{input}} stands for the text given after NAME. Every delegate option applies (--json, --background,
+--concurrency, --gate, --cwd, …). A project workflow does not run when settings subagents.projectAgents is
+"deny".
+
+Exit codes: 0 every task completed, 1 a task failed or was skipped, 2 usage error (unknown workflow, bad file).`;
 
 export const DELEGATE_HELP = `Usage: subagents delegate "task" ["task" ...] [options]
        subagents delegate --tasks FILE|- [options]

@@ -13,6 +13,7 @@ type Command = (argv: string[]) => number | Promise<number>;
 const PRINT_ONLY = new Set(["", "-h", "--help", "-v", "--version"]);
 const COMMANDS: Record<string, () => Promise<Command>> = {
   delegate: async () => (await import("./cmd-delegate.ts")).cmdDelegate,
+  flow: async () => (await import("./cmd-flow.ts")).cmdFlow,
   run: async () => (await import("./cmd-run.ts")).cmdRun,
   output: async () => (await import("./cmd-sessions.ts")).cmdOutput,
   session: async () => (await import("./cmd-sessions.ts")).cmdSession,

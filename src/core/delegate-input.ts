@@ -134,7 +134,9 @@ function task(i: number, v: unknown): DelegateTask {
 
 export function parseDelegateParams(v: unknown): DelegateParams {
   if (!isObj(v)) throw new InputError('parameters must be an object with "tasks"');
-  for (const k of Object.keys(v)) if (!["tasks", "profile", "background", "maxCost"].includes(k)) throw new InputError(`${k} is not a known parameter (known: tasks, profile, background, maxCost)`);
+  // `workflow` is replaced by a saved workflow's tasks before this check (pi/workflow-call.ts); `description` documents a workflow file.
+  for (const k of Object.keys(v)) if (!["tasks", "profile", "background", "maxCost", "workflow", "description"].includes(k)) throw new InputError(`${k} is not a known parameter (known: tasks, profile, background, maxCost, workflow)`);
+  if (v.workflow !== undefined) throw new InputError("workflow must be the text \"NAME input\" of a saved workflow");
   const maxCost = v.maxCost === undefined || v.maxCost === null ? undefined : budgetValue("maxCost", v.maxCost);
   if (typeof maxCost === "string") throw new InputError(maxCost);
   if (v.background !== undefined && typeof v.background !== "boolean") throw new InputError("background must be true or false");

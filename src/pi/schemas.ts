@@ -50,7 +50,8 @@ const TaskObject = Type.Object(
 export const DELEGATE_SCHEMA = plain(
   Type.Object(
     {
-      tasks: Type.Array(TaskObject, { minItems: 1, maxItems: 16 }),
+      tasks: Type.Optional(Type.Array(TaskObject, { minItems: 1, maxItems: 16 })),
+      workflow: Type.Optional(Type.String({ description: 'Saved workflow instead of tasks: "NAME input"' })),
       profile: Type.Optional(Type.String({ description: "Default profile" })),
       background: Type.Optional(Type.Boolean({ description: "Return at once; a notice comes as each task ends" })),
       maxCost: Type.Optional(Type.Number({ description: "USD, all tasks" })),

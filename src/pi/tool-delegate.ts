@@ -14,6 +14,7 @@ import { DELEGATE_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
+import { withWorkflow } from "./workflow-call.ts";
 
 
 export function delegateTool(env: ToolEnv) {
@@ -34,7 +35,7 @@ export function delegateTool(env: ToolEnv) {
       const call = env.begin(ctx);
       let params;
       try {
-        params = parseDelegateParams(rawParams);
+        params = parseDelegateParams(await withWorkflow(rawParams, ctx, () => call.engine()));
       } catch (err) {
         if (err instanceof InputError) throw new Error(`Invalid delegate_to_subagents call: ${err.message}`);
         throw err;

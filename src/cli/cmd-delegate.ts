@@ -9,6 +9,8 @@ import { runScheduled } from "../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { gateFolderProblem } from "../core/run/gate-check.ts";
+import { attachFork } from "../core/run/fork.ts";
+import { CLI_FORK_NEEDS, readForkSession } from "./fork-session.ts";
 import { isolationLines } from "../core/run/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
@@ -68,6 +70,7 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     background: { type: "boolean" },
     isolation: { type: "string" },
     gate: { type: "string" },
+    fork: { type: "string" },
     "gate-timeout": { type: "string" },
     "gate-retries": { type: "string" },
     ...BUDGET_OPTIONS,
@@ -140,7 +143,11 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     outputSchema: t.outputSchema,
   }));
   // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
-  const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile)) ?? gateFolderProblem(engine, inputs);
+  const forkOf = params.tasks.map((t) => ({ context: t.context ?? (values.fork ? ("fork" as const) : undefined) }));
+  const conflict =
+    checkProfileSkills(engine, inputs.map((t) => t.profile)) ??
+    gateFolderProblem(engine, inputs) ??
+    attachFork(engine.profiles, forkOf, inputs, () => (values.fork ? readForkSession(ctx.agentDir, values.fork, "delegate") : undefined), CLI_FORK_NEEDS);
   if (conflict) throw new UsageError(`delegate: ${conflict}`);
   for (const t of inputs) {
     if (!fs.statSync(t.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: task "${t.name}": working directory ${t.cwd} does not exist.`);

@@ -51,6 +51,8 @@ Options:
   --max-cost USD    Budget: dollars, as pi prices the model
   --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
   --background      Start it under a detached supervisor and return at once with its session id
+  --fork SESSION      Start every task from a copy of this pi session's conversation (a session file, or its id
+                      under <agentDir>/sessions), without the sub-agent tools' traffic
   --gate CMD          Acceptance check: a shell command that must exit 0 in the task's folder before the task
                       counts as completed; its output goes back to the child as a correction (GATE_FAILED after
                       --gate-retries N corrections, default 2; --gate-timeout S, default 300)

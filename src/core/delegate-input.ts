@@ -23,6 +23,7 @@ export type DelegateTask = {
   gateTimeout?: number;
   gateRetries?: number;
   outputSchema?: Record<string, unknown>;
+  context?: "fork" | "fresh";
 };
 
 export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean; maxCost?: number };
@@ -75,7 +76,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", ...BUDGET_KEYS]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
@@ -120,6 +121,10 @@ function task(i: number, v: unknown): DelegateTask {
   if (gateRetries !== undefined) {
     if (!Number.isInteger(gateRetries)) throw new InputError(`${f}.gateRetries must be a whole number`);
     out.gateRetries = gateRetries;
+  }
+  if (v.context !== undefined && v.context !== null) {
+    if (v.context !== "fork" && v.context !== "fresh") throw new InputError(`${f}.context must be "fork" or "fresh" (got ${JSON.stringify(v.context)?.slice(0, 40)})`);
+    out.context = v.context;
   }
   if (v.outputSchema !== undefined && v.outputSchema !== null) {
     const problem = outputSchemaProblem(`${f}.outputSchema`, v.outputSchema);

@@ -15,6 +15,7 @@ import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
 import { withWorkflow } from "./workflow-call.ts";
+import { attachFork, type ForkEntry } from "../core/run/fork.ts";
 
 
 export function delegateTool(env: ToolEnv) {
@@ -63,7 +64,10 @@ export function delegateTool(env: ToolEnv) {
         const problem = t.resume ? checkResumable(engine, t.resume) : null;
         if (problem) throw new Error(problem);
       }
-      const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile)) ?? gateFolderProblem(engine, inputs);
+      const conflict =
+        checkProfileSkills(engine, inputs.map((t) => t.profile)) ??
+        gateFolderProblem(engine, inputs) ??
+        attachFork(engine.profiles, params.tasks, inputs, () => ctx.sessionManager?.getBranch?.() as ForkEntry[] | undefined);
       if (conflict) throw new Error(conflict);
       // A project-local profile that may not run fails only the tasks that name it; the others go on.
       const refused = await call.refusedProfiles(inputs.map((t) => t.profile));

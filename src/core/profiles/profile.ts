@@ -58,6 +58,8 @@ export type Profile = {
   gateRetries?: number;
   /** Structured result (output-schema.ts): a JSON Schema the child's finalize `data` must match. */
   outputSchema?: Record<string, unknown>;
+  /** `fork`: start from a copy of the parent pi session's conversation (run/fork.ts); `fresh` (default): a new one. */
+  context?: "fork" | "fresh";
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
   warnings?: string[];
 };
@@ -221,7 +223,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", "outputSchema", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", ...QUIET_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -286,6 +288,10 @@ function gateFields(fm: Fields): Partial<Profile> {
     const problem = outputSchemaProblem('field "outputSchema"', schema);
     if (problem) throw new Invalid(problem);
     out.outputSchema = schema as Record<string, unknown>;
+  }
+  if (present(fm, "context")) {
+    if (fm.context !== "fork" && fm.context !== "fresh") throw new Invalid(`field "context" must be "fork" or "fresh" (got ${kind(fm.context)})`);
+    out.context = fm.context;
   }
   if (present(fm, "gateRetries")) {
     const v = fm.gateRetries;

@@ -23,6 +23,7 @@ import { rateGateFor, type RateGate } from "./rate-gate.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
 import { gateEnv, resolveGate } from "./gate.ts";
+import { writeFork, type ForkEntry } from "./fork.ts";
 
 export type Engine = {
   host: Host;
@@ -89,6 +90,8 @@ export type TaskInput = {
   gateRetries?: number;
   /** JSON Schema of the structured result (output-schema.ts); wins over the profile's. Makes finalize required. */
   outputSchema?: Record<string, unknown>;
+  /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
+  fork?: ForkEntry[];
 };
 
 export type TaskOutcome = {
@@ -315,6 +318,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     return { sessionId: id, name: input.name, agent, result };
   }
   const childCwd = iso?.worktree.cwd ?? input.cwd;
+  if (input.fork?.length && !resumeOf) writeFork(host, sessionFile, input.fork, childCwd, engine.parentSession);
   // A call's gate comes from the scheduler; a lone task (`run`, `subagent`) gets its own.
   const rateGate = hooks.rateGate ?? rateGateFor(1, engine.clock, settings.rateLimitWait);
   const checkpoints = runCheckpoints(store, engine.clock, runId);

@@ -27,7 +27,7 @@ export function fleetRows(running: RunningRow[], recent: SessionSummary[], ownPi
     if (rows.length >= limit) break;
     if (live.has(s.id)) continue;
     // A run recorded as running whose owner is not live is over: the store recovers it on its next open.
-    const status: WindowStatus = s.status === "completed" ? "completed" : "error";
+    const status: WindowStatus = s.status === "completed" ? "completed" : s.lastErrorCode === "SKIPPED" ? "skipped" : s.lastErrorCode === "SUBAGENT_CANCELLED" ? "cancelled" : "error";
     rows.push({ id: s.id, name: s.name || s.id, agent: s.agent, status, owner: "", since: s.updatedAt, cost: s.cost });
   }
   return rows;

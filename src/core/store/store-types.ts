@@ -52,6 +52,8 @@ export type SessionSummary = {
   status: RunStatus;
   cost: number;
   runCount: number;
+  /** Why the latest run did not complete (a skipped or cancelled one shows as such in lists). */
+  lastErrorCode?: ErrorCode;
   createdAt: number;
   updatedAt: number;
 };

@@ -160,3 +160,26 @@ test("a background run keeps the order: the dependent runs after its dependency,
   expect(w.code).toBe(0);
   expect(userTexts()).toContain("continue from BG-FIRST-31");
 }, 90_000);
+
+test("a resumed session can wait for a task of the call and get its output", async () => {
+  const first = await cli(world, ["delegate", `RESUME-BASE-1 ${script([{ finalize: { status: "SUCCESS", result: "base done" } }])}`, "--json"]);
+  const id = summaryOf(first.json)[0].sessionId;
+  const file = join(world.root, "resume-after.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tasks: [
+        { name: "continue", resume: id, after: ["fresh"], prompt: "RESUME-NEXT with {{fresh}}" },
+        { name: "fresh", prompt: `new ${script([{ finalize: { status: "SUCCESS", result: "FRESH-OUT-8" } }])}` },
+      ],
+    }),
+  );
+  const r = await cli(world, ["delegate", "--tasks", file, "--json"]);
+  expect(r.code, r.stderr).toBe(0);
+  const [cont] = summaryOf(r.json);
+  expect(cont.sessionId).toBe(id);
+  // The resumed child got its old conversation and the filled-in prompt.
+  const req = world.server.requests.find((q) => (q.messages ?? []).some((m) => m.role === "user" && messageText(m) === "RESUME-NEXT with FRESH-OUT-8"));
+  expect(req).toBeDefined();
+  expect((req!.messages ?? []).some((m) => m.role === "user" && messageText(m).startsWith("RESUME-BASE-1"))).toBe(true);
+}, 90_000);

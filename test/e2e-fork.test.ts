@@ -1,7 +1,7 @@
 // Forked context end to end: a child starts from a copy of the parent pi session's conversation, without our own
 // delegation traffic. Real parent and child pi against the scripted model server.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script } from "../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
@@ -85,3 +85,22 @@ test("CLI --fork SESSION_FILE forks from a pi session; context fork without --fo
   expect(missing.stderr).toContain("--fork nosuchsession123 is neither a pi session file nor the id");
   expect(world.server.requests.length).toBe(before);
 }, 120_000);
+
+test("an agent with context: fork and a gate in its front matter, through the subagent tool", async () => {
+  mkdirSync(join(world.agentDir, "agents"), { recursive: true });
+  writeFileSync(join(world.agentDir, "agents", "forker.md"), "---\nname: forker\ndescription: knows the conversation\ncontext: fork\ngate: 'echo AGENT-GATE-RAN'\n---\nYou continue the parent's work.");
+  const r = await runParentPi(world, {
+    runtime: "bun",
+    steps: [
+      { tool: "bash", args: { command: "echo AGENT-FORK-CONTEXT-3" } },
+      { tool: "subagent", args: { agent: "forker", task: `AGENT-FORKED-TASK ${script([{ finalize: { status: "SUCCESS", result: "agent forked ok" } }])}` } },
+      { text: "parent done" },
+    ],
+  });
+  expect(r.code, r.stderr).toBe(0);
+  const res = r.results[1];
+  expect(res.text).toContain("agent forked ok");
+  expect(res.details.gate).toEqual({ passed: true, attempts: 1 });
+  expect(requestWith("AGENT-FORKED-TASK")).toContain("AGENT-FORK-CONTEXT-3");
+  expect(toolTraffic("AGENT-FORKED-TASK").calls).toEqual(["bash"]);
+}, 90_000);

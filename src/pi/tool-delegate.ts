@@ -29,7 +29,7 @@ export function delegateTool(env: ToolEnv) {
     promptSnippet: "Run independent tasks in parallel sub-agents, each with a fresh context; returns their outputs",
     promptGuidelines: [
       "Use delegate_to_subagents when work splits into independent parts (surveys of many files, reviews, research); keep small or sequential edits yourself.",
-      "Sub-agents see none of this conversation: make each prompt self-contained (paths, goal, expected answer).",
+      'Sub-agents see none of this conversation (unless context: "fork"): make each prompt self-contained (paths, goal, expected answer).',
     ],
     parameters: DELEGATE_SCHEMA,
     async execute(_id: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {

@@ -183,3 +183,24 @@ test("a resumed session can wait for a task of the call and get its output", asy
   expect(req).toBeDefined();
   expect((req!.messages ?? []).some((m) => m.role === "user" && messageText(m).startsWith("RESUME-BASE-1"))).toBe(true);
 }, 90_000);
+
+test("while a call runs, `sessions --running` shows a waiting task with what it waits for", async () => {
+  const file = join(world.root, "waiting.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tasks: [
+        { name: "slow", prompt: `slow ${script([{ delayMs: 2500, finalize: { status: "SUCCESS", result: "slow done" } }])}` },
+        { name: "waiter", after: ["slow"], prompt: "after {{slow}}" },
+      ],
+    }),
+  );
+  const run = cli(world, ["delegate", "--tasks", file, "--json"]);
+  let seen = "";
+  for (let i = 0; i < 40 && !seen.includes("(after slow)"); i++) {
+    await Bun.sleep(150);
+    seen = (await cli(world, ["sessions", "--running"])).stdout;
+  }
+  expect(seen).toMatch(/queued .*waiter \(after slow\)/);
+  expect((await run).code).toBe(0);
+}, 90_000);

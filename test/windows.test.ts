@@ -120,3 +120,12 @@ test("composition in windows: a waiting task names what it waits for, a skipped 
   const rows = fleetRows([], [{ id: "b", name: "fix", agent: "default", cwd: "/", status: "error", lastErrorCode: "SKIPPED", cost: 0, runCount: 1, createdAt: 0, updatedAt: 0 }], 1);
   expect(rows[0].status).toBe("skipped");
 });
+
+test("/subagents: a queued task that waits for others says so", async () => {
+  const { fleetRows, renderFleet } = await import("../src/ui/fleet.ts");
+  const { plainStyle } = await import("../src/ui/windows.ts");
+  const rows = fleetRows([{ id: "q1", name: "fix", agent: "worker", status: "queued", ownerPid: 7, role: "cli", startedAt: null, after: ["scout", "review"] }], [], 1);
+  const line = renderFleet(rows, 0, { width: 200, style: plainStyle, now: 0 })[1];
+  expect(line).toContain("waiting");
+  expect(line).toContain("after scout, review");
+});

@@ -19,6 +19,7 @@ import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts"
 import { startBackground } from "./background.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { startOwner } from "../control/owner.ts";
+import { waitingOf } from "../control/running.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { DELEGATE_HELP, FLOW_HELP } from "./help.ts";
 import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "./budget-flags.ts";
@@ -156,7 +157,7 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
   }
 
   if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs, maxCost }, !!values.json);
-  const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!));
+  const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!), { waiting: waitingOf(inputs) });
   const json = !!values.json;
   const tty = !json && !values.quiet && !!process.stdout.isTTY;
   const out = json ? process.stderr : process.stdout;

@@ -7,7 +7,7 @@ import { age } from "./format.ts";
 import { clip, sanitizeLine } from "./text-width.ts";
 import { statusIcon, type Style, type WindowStatus } from "./windows.ts";
 
-export type FleetRow = { id: string; name: string; agent: string; status: WindowStatus; owner: string; since: number; cost: number };
+export type FleetRow = { id: string; name: string; agent: string; status: WindowStatus; owner: string; since: number; cost: number; after?: string[] };
 
 export const FLEET_KEYS = "↑↓ select · Enter open · s steer · x stop · Esc close";
 
@@ -21,6 +21,7 @@ export function fleetRows(running: RunningRow[], recent: SessionSummary[], ownPi
     owner: r.ownerPid === ownPid ? "this pi" : `${r.role} ${r.ownerPid ?? "?"}`,
     since: r.startedAt ?? Date.now(),
     cost: 0,
+    ...(r.after ? { after: r.after } : {}),
   }));
   const live = new Set(rows.map((r) => r.id));
   for (const s of recent) {
@@ -46,8 +47,9 @@ export function renderFleet(rows: FleetRow[], selected: number, o: { width: numb
       statusIcon(r.status, style),
       style.bold(clip(sanitizeLine(r.name), nameWidth).padEnd(nameWidth)),
       r.agent.padEnd(10),
-      r.status.padEnd(9),
+      (r.status === "queued" && r.after ? "waiting" : r.status).padEnd(9),
       when.padStart(8),
+      ...(r.after ? [style.dim(`after ${r.after.join(", ")}`)] : []),
       ...(r.owner ? [style.dim(r.owner)] : []),
       ...(r.cost > 0 ? [`$${r.cost.toFixed(4)}`] : []),
       style.dim(r.id),

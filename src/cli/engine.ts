@@ -15,6 +15,7 @@ import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-co
 import { ConfigError } from "./errors.ts";
 import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
+import { createMcpProbe } from "../host/mcp-probe.ts";
 
 export type CliContext = {
   host: Host;
@@ -94,6 +95,8 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     piEnv: pi.env,
     piDescribe: pi.describe,
     piSettles: pi.settles,
+    piVersion: pi.pi.version,
+    mcpProbe: createMcpProbe(ctx.host.env),
     childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
     worktrees,

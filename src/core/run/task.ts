@@ -22,6 +22,8 @@ import { createIsolation, isolationProblem, type IsolationMode, type WorktreeHos
 import { rateGateFor, type RateGate } from "./rate-gate.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
+import type { McpServer } from "./mcp-config.ts";
+import { childMcp } from "./mcp-select.ts";
 
 export type Engine = {
   host: Host;
@@ -56,6 +58,12 @@ export type Engine = {
   parentTools?: string[];
   /** Git worktrees for `isolation: "worktree"` tasks (src/host/git-worktree.ts); unset: isolation fails. */
   worktrees?: WorktreeHost;
+  /** The children's pi version ("" unknown): which flags and powers (MCP, --exclude-tools) it has. */
+  piVersion?: string;
+  /** Names of the given MCP servers that do not answer (src/host/mcp-probe.ts); unset: nothing is probed. */
+  mcpProbe?: (servers: McpServer[], cwd: string) => Promise<string[]>;
+  /** This call's probe results (one probe per call), keyed by folder and servers. */
+  mcpDead?: Map<string, Promise<string[]>>;
 };
 
 export type TaskInput = {
@@ -308,6 +316,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   let result: RunResult;
+  const mcp = await childMcp(engine, profile, childCwd);
   const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const inv = buildInvocation({
@@ -327,7 +336,10 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       appendPrompt: skills.appendPrompt || undefined,
       projectTrust: trustFor(engine.projectTrust, input.cwd),
       baseEnv: { ...host.env, ...engine.piEnv },
+      piVersion: engine.piVersion,
+      ...mcp,
     });
+    for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
     if (iso) iso.scrubEnv(inv.env);
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {

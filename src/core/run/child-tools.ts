@@ -55,7 +55,9 @@ export type ToolSelectionInput = {
   finalizeTool: string | null;
   atMaxDepth: boolean;
   delegationTools: string[];
-  /** The parent's active tools, which a deny list subtracts from on a pi without --exclude-tools. */
+  /** The parent pi's active tools (unset in the CLI): what a deny list subtracts from. */
+  parentTools?: string[];
+  /** pi's default tools: what a deny list subtracts from on a pi without --exclude-tools. */
   baseTools: string[];
   caps: ChildPiCaps;
   /** The agent's `mcp`, else `subagents.mcp`. */
@@ -79,8 +81,10 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
   if (p?.noTools) allow = [];
   else if (p?.tools) allow = [...p.tools];
   else if (p?.excludeTools?.length) {
-    if (input.caps.excludeTools) exclude.push(...p.excludeTools);
-    else allow = input.baseTools.filter((t) => !NOT_INHERITED.includes(t) && !p.excludeTools!.includes(t));
+    // Spec 001: a deny list subtracts from the PARENT's active tools (a read-only parent never hands a child write
+    // tools); with no parent pi (the CLI) it subtracts from what the child's pi gives, MCP tools included.
+    if (input.caps.excludeTools && !input.parentTools) exclude.push(...p.excludeTools);
+    else allow = (input.parentTools ?? input.baseTools).filter((t) => !NOT_INHERITED.includes(t) && !p.excludeTools!.includes(t));
   }
   if (input.atMaxDepth) {
     if (allow) allow = allow.filter((t) => !input.delegationTools.includes(t));

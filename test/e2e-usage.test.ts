@@ -79,6 +79,28 @@ test("a codemode script in pi 1.5.2 gets the tasks as structured values, and the
   expect(r.usage.cost.total).toBeCloseTo(want.cost, 10);
 }, 120_000);
 
+test("a background child's usage reaches pi once: with the first get_subagent_output that returns its result", async () => {
+  const id = "bgusage7741";
+  const { code, results } = await runParentPi(world, {
+    runtime: "node",
+    steps: [
+      { tool: "subagent", args: { agent: "worker", sessionId: id, background: true, task: `bg-7741 ${script([{ finalize: { status: "SUCCESS", result: "bg done" } }])}` } },
+      { tool: "get_subagent_output", args: { sessionId: id, wait: true } },
+      { tool: "get_subagent_output", args: { sessionId: id } },
+      { text: "ok" },
+    ],
+  });
+  expect(code).toBe(0);
+  const [started, first, second] = results;
+  expect(started.toolName).toBe("subagent");
+  expect(started.usage).toBeUndefined();
+  expect(first.text).toContain("bg done");
+  const want = spentIn(childFilesWith("bg-7741"));
+  expect(want.cost).toBeGreaterThan(0);
+  expect(first.usage.cost.total).toBeCloseTo(want.cost, 10);
+  expect(second.usage).toBeUndefined();
+}, 120_000);
+
 test("RPC get_session_stats of a parent pi 1.5.2 includes its children's tokens and cost", async () => {
   const sessionFile = join(world.root, "rpc-parent.jsonl");
   const proc = Bun.spawn({

@@ -8,7 +8,7 @@ import { statusLine } from "../core/run/outcome-text.ts";
 import type { Engine, TaskInput, TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
-import { startedTasks } from "./tool-results.ts";
+import { noteBackgroundSpend, startedTasks } from "./tool-results.ts";
 
 const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;
@@ -43,6 +43,7 @@ export async function launchBackground(call: CallEnv, engine: Engine, inputs: Ta
     onTaskStart: (i) => call.persistStart(inputs[i]),
     onTaskEnd: (i, outcome) => {
       call.persist(outcome, inputs[i]);
+      noteBackgroundSpend(outcome.sessionId, outcome.result.usage);
       if (!awaited.has(outcome.sessionId)) bg.notify(completionNotice(outcome));
     },
   }).finally(bg.done);

@@ -59,6 +59,8 @@ export type InvocationInput = {
   /** MCP servers configured for the child's folder, and those that did not answer the owner's probe. */
   mcpServers?: string[];
   deadMcpServers?: string[];
+  /** pi's default model ("provider/id", from its settings): what the child must run when no --model is given. */
+  defaultModel?: string;
 };
 
 export type Invocation = {
@@ -135,6 +137,12 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_OFFLINE ??= "1";
   if (appended && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
   else delete env.PI_SUBAGENT_APPEND_PROMPT;
+  // The child extension stops before any model call when pi resolved another model (src/child/model-guard.ts).
+  const expected = model ?? (p?.provider && input.model !== null ? undefined : input.defaultModel);
+  if (expected) env.PI_SUBAGENT_EXPECT_MODEL = expected;
+  else delete env.PI_SUBAGENT_EXPECT_MODEL;
+  if (input.piVersion) env.PI_SUBAGENT_PI_VERSION = input.piVersion;
+  else delete env.PI_SUBAGENT_PI_VERSION;
   if (input.projectTrust) env.PI_SUBAGENT_PROJECT_TRUST = input.projectTrust;
   else delete env.PI_SUBAGENT_PROJECT_TRUST;
   if (p?.apiKey) {

@@ -337,6 +337,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       projectTrust: trustFor(engine.projectTrust, input.cwd),
       baseEnv: { ...host.env, ...engine.piEnv },
       piVersion: engine.piVersion,
+      defaultModel: (engine.userModels ??= readUserModels(host, engine.agentDir)).defaultModel,
       ...mcp,
     });
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
@@ -375,7 +376,8 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   };
   try {
     result = await attempt(model.model);
-    let refused = model.model ? refusedModel(result, model.model) : null;
+    // With no --model, pi's default model was asked for: the child's pi may not know it (src/child/model-guard.ts).
+    let refused = refusedModel(result, model.model ?? engine.userModels?.defaultModel ?? "pi's default model");
     let failedModel = result.model ?? model.model ?? "the default model";
     for (const next of fallbackModels(profile, settings)) {
       if (hooks.signal?.aborted || !(refused || modelFailed(result))) break;
@@ -387,7 +389,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       refused = choice.model ? refusedModel(result, choice.model) : null;
       failedModel = result.model ?? choice.model ?? next;
     }
-    if (refused && !hooks.signal?.aborted) {
+    if (refused && model.model && !hooks.signal?.aborted) {
       // pi could not use the model and exited before any model call: run on the default model instead, and say so.
       warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
       result = await attempt(null);

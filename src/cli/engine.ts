@@ -55,7 +55,7 @@ export function openStore(ctx: CliContext): Store {
 }
 
 /** The CLI's children run the pi inside this executable unless settings or SUBAGENTS_PI say otherwise. */
-function cliPiCommand(ctx: CliContext, cwd: string): PiCommand {
+export function cliPiCommand(ctx: CliContext, cwd: string): PiCommand {
   return resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime, childPi: ctx.settings.childPi, embedded: selfEmbedded() });
 }
 

@@ -32,6 +32,8 @@ beforeAll(async () => {
   writeFileSync(join(agents, "nomcp.md"), "---\nname: nomcp\ndescription: No MCP servers\nmcp: false\n---\nWork without MCP.\n");
   writeFileSync(join(agents, "onlyfx.md"), "---\nname: onlyfx\ndescription: Only the fx server\nmcp: [fx]\n---\nUse fx.\n");
   writeFileSync(join(agents, "looker.md"), "---\nname: looker\ndescription: Read only\nreadonly: true\n---\nLook only.\n");
+  // Claude Code's spelling of an MCP tool is pi 1.x's own: an allow list may name one.
+  writeFileSync(join(agents, "echoer.md"), "---\nname: echoer\ndescription: Reads and echoes\ntools: Read, mcp__fx__echo\n---\nEcho.\n");
 });
 afterAll(async () => {
   await world.close();
@@ -74,6 +76,11 @@ test("mcp: false starts no server; a read-only agent neither; mcp: [fx] keeps fx
   const names = toolNames("only-4423");
   expect(names).toContain("mcp__fx__echo");
   expect(names.some((n) => n.startsWith("mcp__other__"))).toBe(false);
+
+  const d = await cli(world, ["run", "echoer", `allow-4424 ${script([{ tool: "mcp__fx__echo", args: { text: "allowed" } }, { text: "ok" }])}`, "--json"]);
+  expect(d.code).toBe(0);
+  expect(toolNames("allow-4424").sort()).toEqual(["mcp__fx__echo", "read", "subagent_finalize"]);
+  expect(calls()).toContain('call echo {"text":"allowed"}');
 }, 90_000);
 
 test("a server that never answers costs one probe per call, not pi's 10 s wait in each child", async () => {

@@ -286,6 +286,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
   if (!systemPrompt && mode === "replace") throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
   const [maxTurns, maxTokens, maxCost] = BUDGET_KEYS.map((k) => budgetField(fm, k, warnings));
   const isolation = isolationField(fm, warnings);
+  const mcp = mcpField(fm.mcp, warnings);
   const unsupported = unsupportedFields(fm);
   if (unsupported) warnings.push(unsupported);
 
@@ -315,7 +316,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     maxCost,
     fallbackModels: list(fm, "fallbackModels"),
     color: typeof fm.color === "string" ? fm.color.trim() : undefined,
-    mcp: mcpField(fm.mcp, warnings),
+    mcp,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
   return p;

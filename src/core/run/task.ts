@@ -24,6 +24,7 @@ import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFa
 import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
 import type { McpServer } from "./mcp-config.ts";
 import { childMcp } from "./mcp-select.ts";
+import { expectedDefaultModel } from "./default-model.ts";
 
 export type Engine = {
   host: Host;
@@ -337,7 +338,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       projectTrust: trustFor(engine.projectTrust, input.cwd),
       baseEnv: { ...host.env, ...engine.piEnv },
       piVersion: engine.piVersion,
-      defaultModel: (engine.userModels ??= readUserModels(host, engine.agentDir)).defaultModel,
+      defaultModel: expectedDefaultModel(engine, childCwd),
       ...mcp,
     });
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
@@ -377,7 +378,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   try {
     result = await attempt(model.model);
     // With no --model, pi's default model was asked for: the child's pi may not know it (src/child/model-guard.ts).
-    let refused = refusedModel(result, model.model ?? engine.userModels?.defaultModel ?? "pi's default model");
+    let refused = refusedModel(result, model.model ?? expectedDefaultModel(engine, childCwd) ?? "pi's default model");
     let failedModel = result.model ?? model.model ?? "the default model";
     for (const next of fallbackModels(profile, settings)) {
       if (hooks.signal?.aborted || !(refused || modelFailed(result))) break;

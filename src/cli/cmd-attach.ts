@@ -7,7 +7,7 @@ import { finalFrame, startLine } from "../ui/summary.ts";
 import type { WindowView } from "../ui/windows.ts";
 import { parse } from "./args.ts";
 import { endedViews, outcomeOf } from "../ui/recorded.ts";
-import { printEnded } from "./cmd-wait.ts";
+import { printEnded } from "./ended-output.ts";
 import { controlContext, type ControlContext } from "./control-context.ts";
 import { EXIT, UsageError } from "./errors.ts";
 import { LiveDisplay } from "./live.ts";

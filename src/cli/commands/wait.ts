@@ -2,12 +2,12 @@
 // outputs the way `delegate` does. It follows the store and the owner registry, so it works for foreground
 // runs in another terminal, background runs, finished sessions, and runs whose owner died (recorded as
 // interrupted) — it never waits on a process that is gone.
-import { outcomeOf } from "../ui/recorded.ts";
-import { parse, positiveNumber } from "./args.ts";
-import { printEnded } from "./ended-output.ts";
-import { controlContext } from "./control-context.ts";
-import { EXIT, UsageError } from "./errors.ts";
-import { summaryEvent, writeJson } from "./report.ts";
+import { outcomeOf } from "../../ui/recorded.ts";
+import { parse, positiveNumber } from "../args.ts";
+import { printEnded } from "../ended-output.ts";
+import { controlContext } from "../control-context.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { summaryEvent, writeJson } from "../report.ts";
 
 export const WAIT_HELP = `Usage: subagents wait ID [ID …] [--timeout S] [--json]
 

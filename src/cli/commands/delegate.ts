@@ -2,26 +2,26 @@
 // one plain line per state change otherwise, or JSONL with --json; each task's output is printed at the end.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
-import type { FileSpec } from "../core/files.ts";
-import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
-import { isolationLines } from "../core/run/isolation.ts";
-import { CallWindows } from "../ui/call-windows.ts";
-import { endLines, finalFrame, startLine, totalsLine } from "../ui/summary.ts";
-import { isFinished } from "../ui/windows.ts";
-import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts";
-import { startBackground } from "./background.ts";
-import { buildEngine, cliContext, dataDir } from "./engine.ts";
-import { startOwner } from "../control/owner.ts";
-import { EXIT, UsageError } from "./errors.ts";
-import { DELEGATE_HELP } from "./help.ts";
-import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "./budget-flags.ts";
-import { LiveDisplay } from "./live.ts";
-import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
-import { FORCED, STOPPING, trapSignals } from "./signals.ts";
-import { colorStyle, streamWidth } from "./style.ts";
-import { printOutputs } from "./ended-output.ts";
+import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../../core/delegate-input.ts";
+import type { FileSpec } from "../../core/files.ts";
+import { runScheduled } from "../../core/run/scheduler.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../../core/run/task.ts";
+import { isolationLines } from "../../core/run/isolation.ts";
+import { CallWindows } from "../../ui/call-windows.ts";
+import { endLines, finalFrame, startLine, totalsLine } from "../../ui/summary.ts";
+import { isFinished } from "../../ui/windows.ts";
+import { isolationFlag, parse, positiveNumber, requireProfile } from "../args.ts";
+import { startBackground } from "../background.ts";
+import { buildEngine, cliContext, dataDir } from "../engine.ts";
+import { startOwner } from "../../control/owner.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { DELEGATE_HELP } from "../help.ts";
+import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "../budget-flags.ts";
+import { LiveDisplay } from "../live.ts";
+import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
+import { FORCED, STOPPING, trapSignals } from "../signals.ts";
+import { colorStyle, streamWidth } from "../style.ts";
+import { printOutputs } from "../ended-output.ts";
 
 function readTasksFile(source: string): unknown {
   let text: string;

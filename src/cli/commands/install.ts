@@ -2,16 +2,16 @@
 // <agentDir>/extensions/subagents.js, the bundle in <agentDir>/subagents-runtime/extension.js), or removes it. Works from the compiled binary (the bundle is inside it).
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { agentDir as resolveAgentDir } from "../core/profiles/profile-discovery.ts";
-import pkg from "../../package.json" with { type: "json" };
-import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
-import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../host/embedded-pi.ts";
-import { runtimeDir } from "../host/child-extension-path.ts";
-import { writeFileAtomic } from "../host/atomic-write.ts";
-import { parse } from "./args.ts";
-import { ConfigError, EXIT, UsageError } from "./errors.ts";
-import { INSTALL_HELP } from "./help.ts";
-import { extensionSource, installedBundle, installedStub } from "./installed.ts";
+import { agentDir as resolveAgentDir } from "../../core/profiles/profile-discovery.ts";
+import pkg from "../../../package.json" with { type: "json" };
+import { EMBEDDED_PI_VERSION } from "../../embedded/version.ts";
+import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../../host/embedded-pi.ts";
+import { runtimeDir } from "../../host/child-extension-path.ts";
+import { writeFileAtomic } from "../../host/atomic-write.ts";
+import { parse } from "../args.ts";
+import { ConfigError, EXIT, UsageError } from "../errors.ts";
+import { INSTALL_HELP } from "../help.ts";
+import { extensionSource, installedBundle, installedStub } from "../installed.ts";
 
 /** Where `install --bin` puts the executable (also install.sh's default). */
 const defaultBinDir = () => path.join(process.env.HOME ?? "", ".local", "bin");

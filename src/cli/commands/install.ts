@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { agentDir as resolveAgentDir } from "../../core/profiles/profile-discovery.ts";
 import pkg from "../../../package.json" with { type: "json" };
-import { EMBEDDED_PI_VERSION } from "../../embedded/version.ts";
+import { EMBEDDED_PI_VERSION } from "../../host/embedded-version.ts";
 import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../../host/embedded-pi.ts";
 import { runtimeDir } from "../../host/child-extension-path.ts";
 import { writeFileAtomic } from "../../host/atomic-write.ts";

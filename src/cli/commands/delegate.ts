@@ -2,29 +2,26 @@
 // one plain line per state change otherwise, or JSONL with --json; each task's output is printed at the end.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
-import type { FileSpec } from "../core/files.ts";
-import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
-import { truncateHeadTail } from "../core/truncate.ts";
-import { isolationLines } from "../core/run/isolation.ts";
-import { CallWindows } from "../ui/call-windows.ts";
-import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
-import { isFinished, type Style } from "../ui/windows.ts";
-import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts";
-import { startBackground } from "./background.ts";
-import { buildEngine, cliContext, dataDir } from "./engine.ts";
-import { startOwner } from "../control/owner.ts";
-import { EXIT, UsageError } from "./errors.ts";
-import { DELEGATE_HELP } from "./help.ts";
-import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "./budget-flags.ts";
-import { LiveDisplay } from "./live.ts";
-import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
-import { FORCED, STOPPING, trapSignals } from "./signals.ts";
-import { colorStyle, streamWidth } from "./style.ts";
-
-const OUTPUT_BYTES = 8 * 1024;
-const OUTPUT_LINES = 80;
+import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../../core/delegate-input.ts";
+import type { FileSpec } from "../../core/files.ts";
+import { runScheduled } from "../../core/run/scheduler.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../../core/run/task.ts";
+import { isolationLines } from "../../core/run/isolation.ts";
+import { CallWindows } from "../../ui/call-windows.ts";
+import { endLines, finalFrame, startLine, totalsLine } from "../../ui/summary.ts";
+import { isFinished } from "../../ui/windows.ts";
+import { isolationFlag, parse, positiveNumber, requireProfile } from "../args.ts";
+import { startBackground } from "../background.ts";
+import { buildEngine, cliContext, dataDir } from "../engine.ts";
+import { startOwner } from "../../control/owner.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { DELEGATE_HELP } from "../help.ts";
+import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "../budget-flags.ts";
+import { LiveDisplay } from "../live.ts";
+import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
+import { FORCED, STOPPING, trapSignals } from "../signals.ts";
+import { colorStyle, streamWidth } from "../style.ts";
+import { printOutputs } from "../ended-output.ts";
 
 function readTasksFile(source: string): unknown {
   let text: string;
@@ -194,14 +191,4 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   }
   const failed = outcomes.some((o) => o.result.status !== "completed");
   return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
-}
-
-export function printOutputs(outcomes: TaskOutcome[], width: number, style: Style, log: (l: string) => void): void {
-  for (const o of outcomes) {
-    if (!o.result.output.trim()) continue;
-    log("");
-    log(outputRule(o.name, o.sessionId, width, style));
-    const t = truncateHeadTail(o.result.output, { maxBytes: OUTPUT_BYTES, maxLines: OUTPUT_LINES, hint: `full output: subagents output ${o.sessionId}` });
-    log(t.text.replace(/\n+$/, ""));
-  }
 }

@@ -15,10 +15,12 @@ function expand(value: string, env: Record<string, string | undefined>): string 
 /** Whether one stdio server answers `initialize` within waitMs. Its whole process group is stopped afterwards. */
 export function probeStdioServer(server: McpServer, opts: { cwd: string; env: Record<string, string | undefined>; waitMs?: number }): Promise<boolean> {
   const stdio = server.stdio;
-  if (!stdio) return Promise.resolve(true);
+  // Only stdio servers are probed, and not one whose env runs a command (`!cmd`): we do not run those, and
+  // without them the server may not start — it is taken to be alive.
+  if (!stdio || Object.values(stdio.env ?? {}).some((v) => typeof v === "string" && v.startsWith("!"))) return Promise.resolve(true);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(opts.env)) if (v !== undefined) env[k] = v;
-  for (const [k, v] of Object.entries(stdio.env ?? {})) if (typeof v === "string" && !v.startsWith("!")) env[k] = expand(v, opts.env);
+  for (const [k, v] of Object.entries(stdio.env ?? {})) if (typeof v === "string") env[k] = expand(v, opts.env);
   return new Promise((resolve) => {
     let done = false;
     let child: ReturnType<typeof spawn>;

@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { childPiCaps, selectTools, type ToolSelectionInput } from "../src/core/run/child-tools.ts";
 import { DELEGATION_TOOLS, PI_DEFAULT_TOOLS } from "../src/core/run/invocation.ts";
-import { parseProfile } from "../src/core/profiles/profile.ts";
+import { parseProfile, profileSummary } from "../src/core/profiles/profile.ts";
 import { mergeSettings, defaultSettings } from "../src/core/settings.ts";
 
 const base = (over: Partial<ToolSelectionInput>): ToolSelectionInput => ({
@@ -72,6 +72,8 @@ test("the mcp field and setting: true, false, a list or a comma string; anything
   expect(profile("mcp: false").mcp).toBe(false);
   expect(profile("mcp: [docs, github]").mcp).toEqual(["docs", "github"]);
   expect(profile("mcp: docs, github").mcp).toEqual(["docs", "github"]);
+  expect(profileSummary(profile("mcp: false"))).toContain("no MCP servers");
+  expect(profileSummary(profile("mcp: [docs]"))).toContain("MCP: docs");
   const bad = profile("mcp: 3");
   expect(bad.mcp).toBeUndefined();
   expect(bad.warnings?.join(" ")).toContain("mcp must be true, false or a list of MCP server names");

@@ -402,6 +402,7 @@ export function profileSummary(p: Profile): string {
     budgetLimits(p),
     p.isolation ? `isolation ${p.isolation}` : "",
     p.fallbackModels?.length ? `fallback: ${p.fallbackModels.join(",")}` : "",
+    p.mcp === false ? "no MCP servers" : Array.isArray(p.mcp) ? `MCP: ${p.mcp.join(",") || "none"}` : "",
   ].filter(Boolean);
   const head = [p.name, p.description ? preview(p.description, 100) : ""].filter(Boolean).join(" — ");
   const prompt = p.systemPrompt ? ` — prompt: "${preview(p.systemPrompt, 60)}"` : "";

@@ -6,6 +6,7 @@ import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTE
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
 import { BUDGET_KEYS, budgetLimits, budgetValue, type BudgetKey } from "../budget.ts";
+import { mcpField, type McpChoice } from "../mcp-choice.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -51,6 +52,8 @@ export type Profile = {
   fallbackModels?: string[];
   /** Claude Code's display colour, as written. */
   color?: string;
+  /** MCP servers the child may start (pi 1.x): all, none (`false`), or only the named ones. */
+  mcp?: McpChoice;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
   warnings?: string[];
 };
@@ -214,7 +217,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "mcp", ...QUIET_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -283,6 +286,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
   if (!systemPrompt && mode === "replace") throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
   const [maxTurns, maxTokens, maxCost] = BUDGET_KEYS.map((k) => budgetField(fm, k, warnings));
   const isolation = isolationField(fm, warnings);
+  const mcp = mcpField(fm.mcp, warnings);
   const unsupported = unsupportedFields(fm);
   if (unsupported) warnings.push(unsupported);
 
@@ -312,6 +316,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     maxCost,
     fallbackModels: list(fm, "fallbackModels"),
     color: typeof fm.color === "string" ? fm.color.trim() : undefined,
+    mcp,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
   return p;
@@ -397,6 +402,7 @@ export function profileSummary(p: Profile): string {
     budgetLimits(p),
     p.isolation ? `isolation ${p.isolation}` : "",
     p.fallbackModels?.length ? `fallback: ${p.fallbackModels.join(",")}` : "",
+    p.mcp === false ? "no MCP servers" : Array.isArray(p.mcp) ? `MCP: ${p.mcp.join(",") || "none"}` : "",
   ].filter(Boolean);
   const head = [p.name, p.description ? preview(p.description, 100) : ""].filter(Boolean).join(" — ");
   const prompt = p.systemPrompt ? ` — prompt: "${preview(p.systemPrompt, 60)}"` : "";

@@ -9,6 +9,8 @@ import { rateGateFor } from "./rate-gate.ts";
 import { runChild } from "./runner.ts";
 import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from "./task.ts";
 import type { TaskContext } from "./task-context.ts";
+import { childMcp } from "./mcp-select.ts";
+import { expectedDefaultModel } from "./default-model.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
   const { engine, input, hooks, profile, id, runId, sessionFile, prompt, finalize, skills, iso, warnings, model } = task;
@@ -18,6 +20,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   const rateGate = hooks.rateGate ?? rateGateFor(1, engine.clock, settings.rateLimitWait);
   const checkpoints = runCheckpoints(store, engine.clock, runId);
   let result: RunResult;
+  // pi 1.x MCP servers for this child (the agent's or settings' `mcp`, minus servers the owner found dead).
+  const mcp = await childMcp(engine, profile, childCwd);
   const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const inv = buildInvocation({
@@ -37,7 +41,11 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       appendPrompt: skills.appendPrompt || undefined,
       projectTrust: task.trust,
       baseEnv: { ...host.env, ...engine.piEnv },
+      piVersion: engine.piVersion,
+      defaultModel: expectedDefaultModel(engine, childCwd),
+      ...mcp,
     });
+    for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
     if (iso) iso.scrubEnv(inv.env);
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     try {
@@ -73,7 +81,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   };
   try {
     result = await attempt(model.model);
-    let refused = model.model ? refusedModel(result, model.model) : null;
+    // With no --model, pi's default model was asked for: the child's pi may not know it (src/child/model-guard.ts).
+    let refused = refusedModel(result, model.model ?? expectedDefaultModel(engine, childCwd) ?? "pi's default model");
     let failedModel = result.model ?? model.model ?? "the default model";
     for (const next of fallbackModels(profile, settings)) {
       if (hooks.signal?.aborted || !(refused || modelFailed(result))) break;
@@ -85,7 +94,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       refused = choice.model ? refusedModel(result, choice.model) : null;
       failedModel = result.model ?? choice.model ?? next;
     }
-    if (refused && !hooks.signal?.aborted) {
+    if (refused && model.model && !hooks.signal?.aborted) {
       // pi could not use the model and exited before any model call: run on the default model instead, and say so.
       warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
       result = await attempt(null);

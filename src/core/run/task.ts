@@ -28,6 +28,7 @@ import { placeTask } from "./task-place.ts";
 import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
+import type { McpServer } from "./mcp-config.ts";
 
 export type Engine = {
   host: Host;
@@ -62,6 +63,12 @@ export type Engine = {
   parentTools?: string[];
   /** Git worktrees for `isolation: "worktree"` tasks (src/host/git-worktree.ts); unset: isolation fails. */
   worktrees?: WorktreeHost;
+  /** The children's pi version ("" unknown): which flags and powers (MCP, --exclude-tools) it has. */
+  piVersion?: string;
+  /** Names of the given MCP servers that do not answer (src/host/mcp-probe.ts); unset: nothing is probed. */
+  mcpProbe?: (servers: McpServer[], cwd: string) => Promise<string[]>;
+  /** This call's probe results (one probe per call), keyed by folder and servers. */
+  mcpDead?: Map<string, Promise<string[]>>;
 };
 
 export type TaskInput = {

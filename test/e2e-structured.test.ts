@@ -83,3 +83,11 @@ test("delegate_to_subagents in a parent pi: outputSchema → details carry struc
   expect(res.details.windows[0].structured).toEqual({ files: ["x"], count: 1 });
   expect(res.text).toContain('"count": 1');
 }, 90_000);
+
+test("a codemode script in pi 1.5.2 reads a task's structured result as data (structuredContent)", async () => {
+  const tasks = [{ name: "s", outputSchema: SCHEMA, prompt: `cm-7741 ${script([fin({ data: { files: ["y"], count: 7 } })])}` }];
+  const code = `const r = await tools.delegate_to_subagents(${JSON.stringify({ tasks })}); return "DATA=" + JSON.stringify(r.tasks[0].data);`;
+  const { code: exit, results } = await runParentPi(world, { runtime: "node", args: ["--tools", "+codemode"], steps: [{ tool: "codemode", args: { code } }, { text: "ok" }] });
+  expect(exit).toBe(0);
+  expect(results.find((x) => x.toolName === "codemode")!.text).toContain('DATA={"files":["y"],"count":7}');
+}, 90_000);

@@ -13,6 +13,7 @@ import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
 import { gateFromEnv, gatePlainEndings } from "./gate.ts";
 import { finalizeParameters, withData } from "./finalize-data.ts";
+import { guardModel } from "./model-guard.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;
@@ -107,6 +108,7 @@ export default function childExtension(pi: Api): void {
     process.kill(process.pid, "SIGTERM");
   };
   watchParent(stop);
+  guardModel(pi);
   // The pi role starts with the JIT held back (start-up code runs once); the model loop is the long part.
   let jitRestored = false;
   pi.on("turn_end", () => {

@@ -1,6 +1,7 @@
 // Settings under `subagents` in pi's settings.json: the global file, then the project's (key by key).
 // Never throws: a broken file or value becomes a warning and the default stays.
 import type { Host } from "./host.ts";
+import { mcpField, type McpChoice } from "./mcp-choice.ts";
 
 export const TOOL_NAMES = ["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"];
 
@@ -26,6 +27,8 @@ export type Settings = {
   modelAliases: Record<string, string>;
   /** Models a task continues on, in order, when its own fails (profiles' fallbackModels win). */
   fallbackModels: string[];
+  /** MCP servers children may start (pi 1.x), unless their agent says (`mcp`): all, none, or the named ones. */
+  mcp: McpChoice;
 };
 
 export function defaultSettings(): Settings {
@@ -45,6 +48,7 @@ export function defaultSettings(): Settings {
     rateLimitWait: 300,
     modelAliases: {},
     fallbackModels: [],
+    mcp: true,
   };
 }
 
@@ -127,6 +131,10 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
     const v = r.fallbackModels;
     if (Array.isArray(v) && v.every((m) => typeof m === "string" && m.trim())) out.fallbackModels = v.map((m: string) => m.trim());
     else warnings.push(`${where}: subagents.fallbackModels must be a list of model names; ignored`);
+  }
+  if (r.mcp !== undefined) {
+    const mcp = mcpField(r.mcp, warnings, `${where}: subagents.mcp`);
+    if (mcp !== undefined) out.mcp = mcp;
   }
   return { settings: out, warnings };
 }

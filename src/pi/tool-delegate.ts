@@ -16,6 +16,7 @@ import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
 import { withWorkflow } from "./workflow-call.ts";
 import { attachFork, type ForkEntry } from "../core/run/fork.ts";
+import { childrenResultFields, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
 
 
 export function delegateTool(env: ToolEnv) {
@@ -32,6 +33,7 @@ export function delegateTool(env: ToolEnv) {
       'Sub-agents see none of this conversation (unless context: "fork"): make each prompt self-contained (paths, goal, expected answer).',
     ],
     parameters: DELEGATE_SCHEMA,
+    outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(_id: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
       const call = env.begin(ctx);
       let params;
@@ -108,7 +110,7 @@ export function delegateTool(env: ToolEnv) {
       }
       const details = windows.snapshot(Date.now());
       const isolated = isolationDetails(outcomes);
-      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details: isolated ? { ...details, isolation: isolated } : details };
+      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details: isolated ? { ...details, isolation: isolated } : details, ...childrenResultFields(outcomes) };
     },
     renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) => renderDelegateCall(args, theme),
     renderResult: (result: { details?: WindowedDetails; content?: { text?: string }[] }, opts: { expanded: boolean }, theme: ThemeLike) =>

@@ -7,6 +7,7 @@ import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTE
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
 import { BUDGET_KEYS, budgetLimits, budgetValue, type BudgetKey } from "../budget.ts";
+import { mcpField, type McpChoice } from "../mcp-choice.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -60,6 +61,8 @@ export type Profile = {
   outputSchema?: Record<string, unknown>;
   /** `fork`: start from a copy of the parent pi session's conversation (run/fork.ts); `fresh` (default): a new one. */
   context?: "fork" | "fresh";
+  /** MCP servers the child may start (pi 1.x): all, none (`false`), or only the named ones. */
+  mcp?: McpChoice;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
   warnings?: string[];
 };
@@ -223,7 +226,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "mcp", ...QUIET_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -330,6 +333,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
   if (!systemPrompt && mode === "replace") throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
   const [maxTurns, maxTokens, maxCost] = BUDGET_KEYS.map((k) => budgetField(fm, k, warnings));
   const isolation = isolationField(fm, warnings);
+  const mcp = mcpField(fm.mcp, warnings);
   const unsupported = unsupportedFields(fm);
   if (unsupported) warnings.push(unsupported);
 
@@ -360,6 +364,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     fallbackModels: list(fm, "fallbackModels"),
     color: typeof fm.color === "string" ? fm.color.trim() : undefined,
     ...gateFields(fm),
+    mcp,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
   return p;
@@ -445,6 +450,7 @@ export function profileSummary(p: Profile): string {
     budgetLimits(p),
     p.isolation ? `isolation ${p.isolation}` : "",
     p.fallbackModels?.length ? `fallback: ${p.fallbackModels.join(",")}` : "",
+    p.mcp === false ? "no MCP servers" : Array.isArray(p.mcp) ? `MCP: ${p.mcp.join(",") || "none"}` : "",
   ].filter(Boolean);
   const head = [p.name, p.description ? preview(p.description, 100) : ""].filter(Boolean).join(" — ");
   const prompt = p.systemPrompt ? ` — prompt: "${preview(p.systemPrompt, 60)}"` : "";

@@ -7,6 +7,7 @@
 import type { Host } from "../host.ts";
 import { findProfile, type Profile } from "../profiles/profile.ts";
 import type { TaskInput } from "./task.ts";
+import type { TaskContext } from "./task-context.ts";
 
 /** A pi session entry (format 3): a tree by id/parentId; the conversation is the branch from root to leaf. */
 export type ForkEntry = { type: string; id: string; parentId: string | null; [k: string]: unknown };
@@ -119,4 +120,9 @@ export function attachFork(
     input.fork = cleaned;
   }
   return null;
+}
+
+/** Stage "fork" (after place, which decides the folder the copy names): the forked conversation becomes the child's session. */
+export function forkTask(task: TaskContext): void {
+  if (task.input.fork?.length && !task.resumeOf) writeFork(task.engine.host, task.sessionFile, task.input.fork, task.cwd, task.engine.parentSession);
 }

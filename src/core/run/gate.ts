@@ -35,6 +35,12 @@ export function gateEnv(g: GateSpec | undefined): Record<string, string> {
   return { PI_SUBAGENT_GATE: g.command, PI_SUBAGENT_GATE_TIMEOUT: String(g.timeoutSec), PI_SUBAGENT_GATE_RETRIES: String(g.retries) };
 }
 
+/** What the child's extension reads: its gate, and the schema of its structured result (child/finalize-data.ts). */
+export function composeEnv(input: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> }, profile: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> } | null): Record<string, string> {
+  const schema = input.outputSchema ?? profile?.outputSchema;
+  return { ...gateEnv(resolveGate(input, profile)), ...(schema ? { PI_SUBAGENT_OUTPUT_SCHEMA: JSON.stringify(schema) } : {}) };
+}
+
 /** The correction the child gets after a failed attempt. */
 export function gateCorrection(command: string, r: { exitCode: number | null; timedOut: boolean; output: string }, attempt: number, tries: number, viaFinalize: boolean): string {
   const how = r.timedOut ? "did not finish in time" : `exited with code ${r.exitCode ?? "?"}`;

@@ -117,3 +117,7 @@ export function capMessage(m: StoredMessage): StoredMessage {
   const cap = m.role === "toolResult" ? TOOL_RESULT_CAP : MESSAGE_TEXT_CAP;
   return m.text.length > cap ? { ...m, text: `${m.text.slice(0, cap)}…` } : m;
 }
+
+/** A session still in flight (running, or queued in a live owner), with who owns it: control/running.ts lists them,
+ * ui/fleet.ts shows them. */
+export type RunningRow = { id: string; name: string; agent: string; status: "running" | "queued"; ownerPid: number | null; role: string; startedAt: number | null; after?: string[] };

@@ -1,11 +1,11 @@
 // `subagents cancel ID…|--all`: stops running or queued sub-agents through the process that owns them, with the
 // kill protocol; their runs are recorded as cancelled (SUBAGENT_CANCELLED).
-import { cancelSession } from "../control/actions.ts";
-import { request } from "../control/client.ts";
-import { liveOwners, type OwnerRecord } from "../control/registry.ts";
-import { parse } from "./args.ts";
-import { controlContext } from "./control-context.ts";
-import { EXIT, UsageError } from "./errors.ts";
+import { cancelSession } from "../../control/actions.ts";
+import { request } from "../../control/client.ts";
+import { liveOwners, type OwnerRecord } from "../../control/registry.ts";
+import { parse } from "../args.ts";
+import { controlContext } from "../control-context.ts";
+import { EXIT, UsageError } from "../errors.ts";
 
 export const CANCEL_HELP = `Usage: subagents cancel ID [ID …]
        subagents cancel --all

@@ -3,33 +3,30 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
-import type { FileSpec } from "../core/files.ts";
-import { runScheduled } from "../core/run/scheduler.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
-import { truncateHeadTail } from "../core/truncate.ts";
-import { gateFolderProblem } from "../core/run/gate-check.ts";
-import { attachFork } from "../core/run/fork.ts";
-import { CLI_FORK_NEEDS, readForkSession } from "./fork-session.ts";
-import { isolationLines } from "../core/run/isolation.ts";
-import { CallWindows } from "../ui/call-windows.ts";
-import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
-import { isFinished, type Style } from "../ui/windows.ts";
-import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts";
-import { startBackground } from "./background.ts";
-import { buildEngine, cliContext, dataDir } from "./engine.ts";
-import { startOwner } from "../control/owner.ts";
-import { waitingOf } from "../control/running.ts";
-import { EXIT, UsageError } from "./errors.ts";
-import { DELEGATE_HELP, FLOW_HELP } from "./help.ts";
-import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "./budget-flags.ts";
-import { LiveDisplay } from "./live.ts";
-import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
-import { FORCED, STOPPING, trapSignals } from "./signals.ts";
-import { colorStyle, streamWidth } from "./style.ts";
-
-const OUTPUT_BYTES = 8 * 1024;
-const OUTPUT_LINES = 80;
+import { gateFolderProblem } from "../../core/run/gate-check.ts";
+import { attachFork } from "../../core/run/fork.ts";
+import { CLI_FORK_NEEDS, readForkSession } from "../fork-session.ts";
+import { waitingOf } from "../../control/running.ts";
+import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../../core/delegate-input.ts";
+import type { FileSpec } from "../../core/files.ts";
+import { runScheduled } from "../../core/run/scheduler.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../../core/run/task.ts";
+import { isolationLines } from "../../core/run/isolation.ts";
+import { CallWindows } from "../../ui/call-windows.ts";
+import { endLines, finalFrame, startLine, totalsLine } from "../../ui/summary.ts";
+import { isFinished } from "../../ui/windows.ts";
+import { isolationFlag, parse, positiveNumber, requireProfile } from "../args.ts";
+import { startBackground } from "../background.ts";
+import { buildEngine, cliContext, dataDir } from "../engine.ts";
+import { startOwner } from "../../control/owner.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { DELEGATE_HELP, FLOW_HELP } from "../help.ts";
+import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "../budget-flags.ts";
+import { LiveDisplay } from "../live.ts";
+import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
+import { FORCED, STOPPING, trapSignals } from "../signals.ts";
+import { colorStyle, streamWidth } from "../style.ts";
+import { printOutputs } from "../ended-output.ts";
 
 function readTasksFile(source: string): unknown {
   let text: string;
@@ -233,14 +230,4 @@ function gateRetriesFlag(v: string | undefined): number | undefined {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`delegate: --gate-retries must be a whole number ≥ 0 (got "${v}").`);
   return n;
-}
-
-export function printOutputs(outcomes: TaskOutcome[], width: number, style: Style, log: (l: string) => void): void {
-  for (const o of outcomes) {
-    if (!o.result.output.trim()) continue;
-    log("");
-    log(outputRule(o.name, o.sessionId, width, style));
-    const t = truncateHeadTail(o.result.output, { maxBytes: OUTPUT_BYTES, maxLines: OUTPUT_LINES, hint: `full output: subagents output ${o.sessionId}` });
-    log(t.text.replace(/\n+$/, ""));
-  }
 }

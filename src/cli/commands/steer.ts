@@ -2,10 +2,10 @@
 // delivered at the child's next turn boundary; we wait for the child to confirm it, so exit 0 means the model
 // has it, and a child that ends first is reported as not delivered.
 import * as fs from "node:fs";
-import { steerSession } from "../control/actions.ts";
-import { parse } from "./args.ts";
-import { controlContext } from "./control-context.ts";
-import { EXIT, UsageError } from "./errors.ts";
+import { steerSession } from "../../control/actions.ts";
+import { parse } from "../args.ts";
+import { controlContext } from "../control-context.ts";
+import { EXIT, UsageError } from "../errors.ts";
 
 export const STEER_HELP = `Usage: subagents steer ID "message"
        subagents steer ID -            (the message from standard input)

@@ -2,15 +2,12 @@
 // outputs the way `delegate` does. It follows the store and the owner registry, so it works for foreground
 // runs in another terminal, background runs, finished sessions, and runs whose owner died (recorded as
 // interrupted) — it never waits on a process that is gone.
-import type { TaskOutcome } from "../core/run/task.ts";
-import { endedViews, outcomeOf } from "../ui/recorded.ts";
-import { endLines, totalsLine } from "../ui/summary.ts";
-import { plainStyle, type Style } from "../ui/windows.ts";
-import { parse, positiveNumber } from "./args.ts";
-import { printOutputs } from "./cmd-delegate.ts";
-import { controlContext } from "./control-context.ts";
-import { EXIT, UsageError } from "./errors.ts";
-import { summaryEvent, writeJson } from "./report.ts";
+import { outcomeOf } from "../../ui/recorded.ts";
+import { parse, positiveNumber } from "../args.ts";
+import { printEnded } from "../ended-output.ts";
+import { controlContext } from "../control-context.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { summaryEvent, writeJson } from "../report.ts";
 
 export const WAIT_HELP = `Usage: subagents wait ID [ID …] [--timeout S] [--json]
 
@@ -26,18 +23,6 @@ Exit codes: 0 all completed; 1 any failed, was cancelled or interrupted; 2 usage
 
 const POLL_MS = 200;
 export const EXIT_WAIT_TIMEOUT = 124;
-
-/** Like the end of a plain `delegate`: one end line per task (unless a last frame showed them), each output under
- * its rule, the totals. */
-export function printEnded(outcomes: TaskOutcome[], style: Style = plainStyle, width = Infinity, o: { endLines?: boolean } = {}): void {
-  if (!outcomes.length) return;
-  const log = (l: string) => console.log(l);
-  const views = endedViews(outcomes);
-  if (o.endLines ?? true) for (const v of views) for (const l of endLines(v, width, style)) log(l);
-  printOutputs(outcomes, width, style, log);
-  log("");
-  log(totalsLine(views, Math.max(...outcomes.map((o) => o.result.durationMs)), style));
-}
 
 export async function cmdWait(argv: string[]): Promise<number> {
   const { values, positionals } = parse("wait", argv, { timeout: { type: "string" }, json: { type: "boolean" } });

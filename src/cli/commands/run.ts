@@ -1,24 +1,24 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { rateLimitLine, toolCallLine } from "../core/run/activity.ts";
-import { isolationLines } from "../core/run/isolation.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, runTask } from "../core/run/task.ts";
-import type { ChildEvent } from "../core/types.ts";
-import { CallWindows } from "../ui/call-windows.ts";
-import { endLines, startLine } from "../ui/summary.ts";
-import { clip, sanitizeLine } from "../ui/text-width.ts";
-import { displayLines } from "../ui/windows.ts";
-import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts";
-import { buildEngine, cliContext, dataDir } from "./engine.ts";
-import { startOwner } from "../control/owner.ts";
-import { startBackground } from "./background.ts";
-import { EXIT, UsageError } from "./errors.ts";
-import { RUN_HELP } from "./help.ts";
-import { BUDGET_OPTIONS, budgetFlags } from "./budget-flags.ts";
-import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
-import { FORCED, STOPPING, trapSignals } from "./signals.ts";
-import { colorStyle, streamWidth } from "./style.ts";
+import { rateLimitLine, toolCallLine } from "../../core/run/activity.ts";
+import { isolationLines } from "../../core/run/isolation.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask } from "../../core/run/task.ts";
+import type { ChildEvent } from "../../core/types.ts";
+import { CallWindows } from "../../ui/call-windows.ts";
+import { endLines, startLine } from "../../ui/summary.ts";
+import { clip, sanitizeLine } from "../../ui/text-width.ts";
+import { displayLines } from "../../ui/windows.ts";
+import { isolationFlag, parse, positiveNumber, requireProfile } from "../args.ts";
+import { buildEngine, cliContext, dataDir } from "../engine.ts";
+import { startOwner } from "../../control/owner.ts";
+import { startBackground } from "../background.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { RUN_HELP } from "../help.ts";
+import { BUDGET_OPTIONS, budgetFlags } from "../budget-flags.ts";
+import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
+import { FORCED, STOPPING, trapSignals } from "../signals.ts";
+import { colorStyle, streamWidth } from "../style.ts";
 
 function readTask(raw: string): string {
   if (raw !== "-") return raw;

@@ -3,17 +3,17 @@
 // `--all` adds each profile's details and the .md files that are not agents; `--check` exits 1 on any broken
 // file (for a collection's CI); `--json` prints one object per line.
 import * as path from "node:path";
-import { discoverProfiles, type Discovery } from "../core/profiles/profile-discovery.ts";
-import { readUserModels, resolveProfileModel, type UserModels } from "../core/profiles/model-resolve.ts";
-import type { Profile } from "../core/profiles/profile.ts";
-import { budgetLimits } from "../core/budget.ts";
-import { renderTable } from "../ui/table.ts";
-import { sanitizeLine, wrap } from "../ui/text-width.ts";
-import { plainStyle } from "../ui/windows.ts";
-import { parse } from "./args.ts";
-import { childPiLine, cliContext, type CliContext } from "./engine.ts";
-import { EXIT, UsageError } from "./errors.ts";
-import { PROFILES_HELP } from "./help.ts";
+import { discoverProfiles, type Discovery } from "../../core/profiles/profile-discovery.ts";
+import { readUserModels, resolveProfileModel, type UserModels } from "../../core/profiles/model-resolve.ts";
+import type { Profile } from "../../core/profiles/profile.ts";
+import { budgetLimits } from "../../core/budget.ts";
+import { renderTable } from "../../ui/table.ts";
+import { sanitizeLine, wrap } from "../../ui/text-width.ts";
+import { plainStyle } from "../../ui/windows.ts";
+import { parse } from "../args.ts";
+import { childPiLine, cliContext, type CliContext } from "../engine.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { PROFILES_HELP } from "../help.ts";
 
 type Resolved = { written: string; runsOn: string; warning?: string };
 

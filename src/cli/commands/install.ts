@@ -2,35 +2,16 @@
 // <agentDir>/extensions/subagents.js, the bundle in <agentDir>/subagents-runtime/extension.js), or removes it. Works from the compiled binary (the bundle is inside it).
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { agentDir as resolveAgentDir } from "../core/profiles/profile-discovery.ts";
-import pkg from "../../package.json" with { type: "json" };
-import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
-import { stubSource } from "../embedded/builtin-extension.ts";
-import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../host/embedded-pi.ts";
-import { runtimeDir } from "../host/child-extension-path.ts";
-import { writeFileAtomic } from "../host/atomic-write.ts";
-import { parse } from "./args.ts";
-import { ConfigError, EXIT, UsageError } from "./errors.ts";
-import { INSTALL_HELP } from "./help.ts";
-
-declare const __SUBAGENTS_EXTENSION_SOURCE__: string | undefined;
-
-/** The pi extension this build carries (what `install` writes; `doctor` compares the installed one with it). */
-export function extensionSource(): string {
-  if (typeof __SUBAGENTS_EXTENSION_SOURCE__ === "string") return __SUBAGENTS_EXTENSION_SOURCE__;
-  const built = path.resolve(import.meta.dir, "../../dist/extension.js");
-  if (!fs.existsSync(built)) throw new ConfigError(`${built} does not exist: run npm run build first.`);
-  return fs.readFileSync(built, "utf8");
-}
-
-/** The full extension bundle `install` writes; the file in pi's extensions folder is a stub that imports it. */
-export const installedBundle = (agentDir: string) => path.join(runtimeDir(agentDir), "extension.js");
-
-/** What `install` writes into pi's extensions folder: a stub importing the bundle by its relative path. */
-export function installedStub(agentDir: string): string {
-  const from = path.join(agentDir, "extensions");
-  return stubSource(path.relative(from, installedBundle(agentDir)).split(path.sep).join("/"), pkg.version);
-}
+import { agentDir as resolveAgentDir } from "../../core/profiles/profile-discovery.ts";
+import pkg from "../../../package.json" with { type: "json" };
+import { EMBEDDED_PI_VERSION } from "../../host/embedded-version.ts";
+import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../../host/embedded-pi.ts";
+import { runtimeDir } from "../../host/child-extension-path.ts";
+import { writeFileAtomic } from "../../host/atomic-write.ts";
+import { parse } from "../args.ts";
+import { ConfigError, EXIT, UsageError } from "../errors.ts";
+import { INSTALL_HELP } from "../help.ts";
+import { extensionSource, installedBundle, installedStub } from "../installed.ts";
 
 /** Where `install --bin` puts the executable (also install.sh's default). */
 const defaultBinDir = () => path.join(process.env.HOME ?? "", ".local", "bin");

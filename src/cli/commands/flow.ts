@@ -1,9 +1,9 @@
 // `subagents flow [NAME ["input"]] [delegate options]`: runs a saved workflow (core/profiles/workflows.ts) through
 // `delegate` — every delegate option applies — or, without a name, lists the workflows visible from here.
-import { discoverWorkflows, loadWorkflow, WorkflowError } from "../core/profiles/workflows.ts";
-import { cmdDelegate } from "./cmd-delegate.ts";
-import { cliContext } from "./engine.ts";
-import { EXIT, UsageError } from "./errors.ts";
+import { discoverWorkflows, loadWorkflow, WorkflowError } from "../../core/profiles/workflows.ts";
+import { cmdDelegate } from "./delegate.ts";
+import { cliContext } from "../engine.ts";
+import { EXIT, UsageError } from "../errors.ts";
 
 /** The workflow as delegate parameters, or null once the list was printed (no name given). */
 function flowParams(cwd: string, positionals: string[], json: boolean): Record<string, unknown> | null {

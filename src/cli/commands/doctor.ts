@@ -1,10 +1,11 @@
 // `subagents doctor [--json]`: one line per check, ✓ fine, ! worth knowing, ✗ broken (with its fix).
 // Exit 0 when nothing is ✗, 1 otherwise, so scripts and CI can gate on it. Never prints a secret.
 import * as path from "node:path";
-import { parse } from "./args.ts";
-import { childPiCheck, databaseCheck, extensionCheck, modelCheck, profilesCheck, settingsCheck, terminalCheck, versionCheck, type Check } from "./doctor-checks.ts";
-import { cliContext } from "./engine.ts";
-import { EXIT, UsageError } from "./errors.ts";
+import { parse } from "../args.ts";
+import { childPiCheck, databaseCheck, extensionCheck, modelCheck, profilesCheck, settingsCheck, terminalCheck, versionCheck, type Check } from "../doctor-checks.ts";
+import { cliContext } from "../engine.ts";
+import { modelsCheck } from "../doctor-models.ts";
+import { EXIT, UsageError } from "../errors.ts";
 
 export const DOCTOR_HELP = `Usage: subagents doctor [--cwd DIR] [--json]
 
@@ -12,6 +13,7 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   version     this executable, the pi inside it, the commit it was built from
   children    which pi sub-agents run
   model       pi's default model and whether its provider has credentials (never printed)
+  models      every model the setup names (default, agents', fallbacks) against the children's pi --list-models
   database    the session database: writable, schema version, size
   extension   the pi extension in pi's agent dir, and whether it matches this binary
   profiles    agent folders found, profile files with errors
@@ -39,6 +41,7 @@ export function cmdDoctor(argv: string[]): number {
     versionCheck(),
     childPiCheck(cwd),
     modelCheck(ctx, cwd),
+    modelsCheck(ctx, cwd),
     databaseCheck(ctx),
     ...extensionCheck(ctx),
     profilesCheck(ctx, cwd),

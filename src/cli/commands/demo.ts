@@ -3,10 +3,10 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { piAgentConfig, script, startModelServer, type ScriptStep } from "../scripted/model-server.ts";
-import { cmdDelegate } from "./cmd-delegate.ts";
-import { noPositionals, parse } from "./args.ts";
-import { EXIT } from "./errors.ts";
+import { piAgentConfig, script, startModelServer, type ScriptStep } from "../../scripted/model-server.ts";
+import { cmdDelegate } from "./delegate.ts";
+import { noPositionals, parse } from "../args.ts";
+import { EXIT } from "../errors.ts";
 
 export const DEMO_HELP = `Usage: subagents demo [options]
 

@@ -1,17 +1,17 @@
 // `subagents attach ID`: the live window of a running session — background, or foreground in another terminal —
 // drawn like `delegate` draws it, from its owner's `watch` stream. Ctrl-C detaches and leaves the run alone; when
 // the run ends, its recorded end and output are printed as `wait` prints them.
-import { watch } from "../control/client.ts";
-import type { WatchMessage } from "../control/watch.ts";
-import { finalFrame, startLine } from "../ui/summary.ts";
-import type { WindowView } from "../ui/windows.ts";
-import { parse } from "./args.ts";
-import { endedViews, outcomeOf } from "../ui/recorded.ts";
-import { printEnded } from "./cmd-wait.ts";
-import { controlContext, type ControlContext } from "./control-context.ts";
-import { EXIT, UsageError } from "./errors.ts";
-import { LiveDisplay } from "./live.ts";
-import { colorStyle, streamWidth } from "./style.ts";
+import { watch } from "../../control/client.ts";
+import type { WatchMessage } from "../../control/watch.ts";
+import { finalFrame, startLine } from "../../ui/summary.ts";
+import type { WindowView } from "../../ui/windows.ts";
+import { parse } from "../args.ts";
+import { endedViews, outcomeOf } from "../../ui/recorded.ts";
+import { printEnded } from "../ended-output.ts";
+import { controlContext, type ControlContext } from "../control-context.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { LiveDisplay } from "../live.ts";
+import { colorStyle, streamWidth } from "../style.ts";
 
 export const ATTACH_HELP = `Usage: subagents attach ID [--no-color]
 

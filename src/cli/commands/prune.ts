@@ -2,14 +2,14 @@
 // so the database file shrinks. A session that is running is never touched.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { childSessionFile } from "../core/run/task.ts";
-import type { PruneCandidate } from "../core/store/store-types.ts";
-import { parse } from "./args.ts";
-import { formatBytes } from "./doctor-checks.ts";
-import { cliContext, dataDir, dbPath, openStore } from "./engine.ts";
-import { sessionLogs, staleSupervisorLogs } from "./prune-logs.ts";
-import { createWorktreeHost } from "../host/git-worktree.ts";
-import { EXIT, UsageError } from "./errors.ts";
+import { childSessionFile } from "../../core/run/task.ts";
+import type { PruneCandidate } from "../../core/store/store-types.ts";
+import { parse } from "../args.ts";
+import { formatBytes } from "../doctor-checks.ts";
+import { cliContext, dataDir, dbPath, openStore } from "../engine.ts";
+import { sessionLogs, staleSupervisorLogs } from "../prune-logs.ts";
+import { createWorktreeHost } from "../../host/git-worktree.ts";
+import { EXIT, UsageError } from "../errors.ts";
 
 export const PRUNE_HELP = `Usage: subagents prune [--older-than AGE] [--keep N] [--dry-run] [--json]
 

@@ -2,11 +2,11 @@
 // --cherry-pick only the sub-agent's own commits (the branch starts with a snapshot of what was uncommitted
 // when the task started). Conflicts are git's own: the files are listed and the way out is named.
 import * as path from "node:path";
-import { git } from "../host/git-worktree.ts";
-import { parse } from "./args.ts";
-import { cliContext, openStore } from "./engine.ts";
-import { EXIT, UsageError } from "./errors.ts";
-import { APPLY_HELP } from "./help.ts";
+import { git } from "../../host/git-worktree.ts";
+import { parse } from "../args.ts";
+import { cliContext, openStore } from "../engine.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { APPLY_HELP } from "../help.ts";
 
 export async function cmdApply(argv: string[]): Promise<number> {
   const { values, positionals } = parse("apply", argv, { "cherry-pick": { type: "boolean" }, cwd: { type: "string" } });

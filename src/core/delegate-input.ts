@@ -141,7 +141,8 @@ export function parseDelegateParams(v: unknown): DelegateParams {
   if (!isObj(v)) throw new InputError('parameters must be an object with "tasks"');
   // `workflow` is replaced by a saved workflow's tasks before this check (pi/workflow-call.ts); `description` documents a workflow file.
   for (const k of Object.keys(v)) if (!["tasks", "profile", "background", "maxCost", "workflow", "description"].includes(k)) throw new InputError(`${k} is not a known parameter (known: tasks, profile, background, maxCost, workflow)`);
-  if (v.workflow !== undefined) throw new InputError("workflow must be the text \"NAME input\" of a saved workflow");
+  // Only the pi tool resolves `workflow` (before this check); in a --tasks file it has no meaning.
+  if (v.workflow !== undefined) throw new InputError('workflow (a saved workflow\'s "NAME input") cannot be combined with a tasks document; in the CLI run it with: subagents flow NAME "input"');
   const maxCost = v.maxCost === undefined || v.maxCost === null ? undefined : budgetValue("maxCost", v.maxCost);
   if (typeof maxCost === "string") throw new InputError(maxCost);
   if (v.background !== undefined && typeof v.background !== "boolean") throw new InputError("background must be true or false");

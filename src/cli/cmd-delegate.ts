@@ -12,6 +12,7 @@ import { CallWindows } from "../ui/call-windows.ts";
 import { endLines, finalFrame, outputRule, startLine, totalsLine } from "../ui/summary.ts";
 import { isFinished, type Style } from "../ui/windows.ts";
 import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts";
+import { ENGINE_OPTIONS, engineFlags } from "./engine-flags.ts";
 import { startBackground } from "./background.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { startOwner } from "../control/owner.ts";
@@ -56,6 +57,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
+    ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
     "max-total-cost": { type: "string" },
   });
@@ -67,6 +69,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
   const timeout = positiveNumber("delegate", "timeout", values.timeout);
   const isolation = isolationFlag("delegate", values.isolation);
+  const where = engineFlags("delegate", values);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
   if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {
     throw new UsageError(`delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`);
@@ -112,6 +115,8 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     resume: t.resume,
     files: t.files,
     isolation: t.isolation ?? isolation,
+    sandbox: t.sandbox || where.sandbox || undefined,
+    runner: t.runner ?? where.runner,
     sessionId: t.resume ?? engine.store.newSessionId(),
     budget: { ...budget, ...t.budget },
   }));

@@ -2,6 +2,7 @@
 // Exit 0 when nothing is ✗, 1 otherwise, so scripts and CI can gate on it. Never prints a secret.
 import * as path from "node:path";
 import { parse } from "./args.ts";
+import { runnerCheck, sandboxCheck } from "./doctor-engines.ts";
 import { childPiCheck, databaseCheck, extensionCheck, modelCheck, profilesCheck, settingsCheck, terminalCheck, versionCheck, type Check } from "./doctor-checks.ts";
 import { cliContext } from "./engine.ts";
 import { EXIT, UsageError } from "./errors.ts";
@@ -43,6 +44,8 @@ export function cmdDoctor(argv: string[]): number {
     ...extensionCheck(ctx),
     profilesCheck(ctx, cwd),
     settingsCheck(ctx),
+    sandboxCheck(ctx),
+    runnerCheck(ctx),
     terminalCheck(process.env, process.stdout),
   ];
   const healthy = !checks.some((c) => c.status === "fail");

@@ -10,6 +10,7 @@ import { endLines, startLine } from "../ui/summary.ts";
 import { clip, sanitizeLine } from "../ui/text-width.ts";
 import { displayLines } from "../ui/windows.ts";
 import { isolationFlag, parse, positiveNumber, requireProfile } from "./args.ts";
+import { ENGINE_OPTIONS, engineFlags } from "./engine-flags.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { startOwner } from "../control/owner.ts";
 import { startBackground } from "./background.ts";
@@ -42,6 +43,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
+    ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
   });
   if (values.help) {
@@ -76,7 +78,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const profile = agent === "default" ? undefined : agent;
   // The id is chosen here so the owner can list it before the child starts (wait/steer from elsewhere).
   let sessionId = values.session ?? engine.store.newSessionId();
-  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values) };
+  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values), ...engineFlags("run", values) };
   if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
   const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });

@@ -1,6 +1,7 @@
 // Settings under `subagents` in pi's settings.json: the global file, then the project's (key by key).
 // Never throws: a broken file or value becomes a warning and the default stays.
 import type { Host } from "./host.ts";
+import { defaultEngineSettings, mergeEngineSettings, type EngineSettings } from "./engine-settings.ts";
 
 export const TOOL_NAMES = ["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"];
 
@@ -26,7 +27,7 @@ export type Settings = {
   modelAliases: Record<string, string>;
   /** Models a task continues on, in order, when its own fails (profiles' fallbackModels win). */
   fallbackModels: string[];
-};
+} & EngineSettings;
 
 export function defaultSettings(): Settings {
   return {
@@ -45,6 +46,7 @@ export function defaultSettings(): Settings {
     rateLimitWait: 300,
     modelAliases: {},
     fallbackModels: [],
+    ...defaultEngineSettings(),
   };
 }
 
@@ -128,6 +130,7 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
     if (Array.isArray(v) && v.every((m) => typeof m === "string" && m.trim())) out.fallbackModels = v.map((m: string) => m.trim());
     else warnings.push(`${where}: subagents.fallbackModels must be a list of model names; ignored`);
   }
+  Object.assign(out, mergeEngineSettings(out, r, where, userScope, warnings));
   return { settings: out, warnings };
 }
 

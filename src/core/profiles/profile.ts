@@ -6,6 +6,8 @@ import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTE
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
 import { BUDGET_KEYS, budgetLimits, budgetValue, type BudgetKey } from "../budget.ts";
+import { ENGINE_FIELDS, engineFields } from "./engine-fields.ts";
+import type { RunnerName } from "../engine-settings.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -51,6 +53,9 @@ export type Profile = {
   fallbackModels?: string[];
   /** Claude Code's display colour, as written. */
   color?: string;
+  /** Run sandboxed, and where (src/core/runners/). */
+  sandbox?: boolean;
+  runner?: RunnerName;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
   warnings?: string[];
 };
@@ -214,7 +219,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", ...QUIET_FIELDS, ...ENGINE_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -283,6 +288,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
   if (!systemPrompt && mode === "replace") throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
   const [maxTurns, maxTokens, maxCost] = BUDGET_KEYS.map((k) => budgetField(fm, k, warnings));
   const isolation = isolationField(fm, warnings);
+  const where = engineFields(fm, warnings);
   const unsupported = unsupportedFields(fm);
   if (unsupported) warnings.push(unsupported);
 
@@ -312,6 +318,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     maxCost,
     fallbackModels: list(fm, "fallbackModels"),
     color: typeof fm.color === "string" ? fm.color.trim() : undefined,
+    ...where,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
   return p;

@@ -22,6 +22,8 @@ import { createIsolation, isolationProblem, type IsolationMode, type WorktreeHos
 import { rateGateFor, type RateGate } from "./rate-gate.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
+import { chooseWhere, placeChild } from "./runners/choose.ts";
+import type { Placed, RunnerName } from "./runners/types.ts";
 
 export type Engine = {
   host: Host;
@@ -78,6 +80,10 @@ export type TaskInput = {
   isolation?: IsolationMode;
   /** The task's own budgets (each wins over its profile's). */
   budget?: Budget;
+  /** Run in the sandbox (src/core/run/sandbox.ts); the settings' "on" cannot be turned off. */
+  sandbox?: boolean;
+  /** Where the child runs (src/core/runners/). */
+  runner?: RunnerName;
 };
 
 export type TaskOutcome = {
@@ -269,6 +275,9 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   }
   const model = chooseModel(engine, profile, input.model);
   const warnings = runWarnings(profile, model.warning);
+  const where = chooseWhere(settings, input, profile);
+  warnings.push(...where.notes);
+  const transport = where.runner.transport ?? settings.transport;
   hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   if (hooks.signal?.aborted) {
     const stop = abortStop(hooks.signal.reason, false);
@@ -314,7 +323,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
       piCommand: engine.piCommand,
       childExtension: engine.childExtension,
       profile,
-      transport: settings.transport,
+      transport,
       finalize,
       sessionFile,
       model: childModel,
@@ -330,15 +339,18 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
     });
     if (iso) iso.scrubEnv(inv.env);
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
+    let placed: Placed | string | undefined;
     try {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
+      placed = await placeChild(where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings });
+      if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       return await runChild(host, engine.clock, {
-        argv: inv.argv,
-        env: inv.env,
+        argv: placed.argv,
+        env: placed.env,
         sessionFile,
         cwd: childCwd,
         prompt: stdin,
-        transport: settings.transport,
+        transport,
         finalize,
         timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
         extendDebounceSec: settings.extendTimeoutDebounce,
@@ -358,6 +370,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
         onControl: hooks.onControl,
       });
     } finally {
+      if (typeof placed === "object") await placed.cleanup?.();
       for (const f of inv.files) host.remove(f.path);
     }
   };

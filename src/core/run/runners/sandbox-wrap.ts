@@ -1,0 +1,37 @@
+// Wraps a child's command in the sandbox of this platform: bubblewrap on Linux (sandbox.ts), sandbox-exec on
+// macOS (a profile written to the same effect; untested here: no macOS machine). Shared by the local and slurm
+// runners; the docker runner builds its own confinement from docker's flags.
+import { bwrapArgv, hiddenArgvPaths } from "../sandbox.ts";
+import { onPath } from "./commands.ts";
+import type { PlaceRequest } from "./types.ts";
+
+export const BWRAP_MISSING =
+  "The sandbox needs bubblewrap (bwrap), which is not installed here. Install the Debian/Ubuntu package `bubblewrap` (apt-get install bubblewrap; Fedora: dnf install bubblewrap), or run without --sandbox / subagents.sandbox. Nothing was run.";
+
+const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
+const platform = () => (typeof process !== "undefined" ? process.platform : "linux");
+
+/** The command, sandboxed; a string is why it cannot be. `bwrap` is the path to use when found elsewhere (srun). */
+export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } = {}): string[] | string {
+  const home = req.env.HOME ?? req.host.homedir();
+  const writable = [req.cwd, dirOf(req.sessionFile), ...(req.gitDir ? [req.gitDir] : [])];
+  const readable = [...hiddenArgvPaths(req.argv, home), ...req.files];
+  if (platform() === "darwin") return ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable), ...req.argv];
+  if (opts.checkInstalled !== false && !onPath(req.host, "bwrap")) return BWRAP_MISSING;
+  const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
+  return bwrapArgv({ argv: req.argv, cwd: req.cwd, home, agentDir: req.agentDir, agentEntries, writable, readable });
+}
+
+const q = (p: string) => JSON.stringify(p);
+
+/** macOS: writes only in the task's folders and temp, nothing of home but pi's agent dir (read-only). */
+export function seatbeltProfile(home: string, agentDir: string, writable: string[]): string {
+  return [
+    "(version 1)",
+    "(allow default)",
+    "(deny file-write*)",
+    `(allow file-write* ${[...writable, "/private/tmp", "/private/var/folders", "/dev"].map((p) => `(subpath ${q(p)})`).join(" ")})`,
+    `(deny file-read* (subpath ${q(home)}))`,
+    `(allow file-read* (subpath ${q(agentDir)}) ${writable.map((p) => `(subpath ${q(p)})`).join(" ")})`,
+  ].join("\n");
+}

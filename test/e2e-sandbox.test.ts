@@ -1,0 +1,124 @@
+// The sandbox with the real bubblewrap and the real pi as child (the executable's embedded pi and pi from
+// node_modules), against the scripted model server on 127.0.0.1.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { script } from "../src/scripted/model-server.ts";
+import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { ensureEngine } from "./support/engines.ts";
+import { gitIn, makeRepo } from "./support/git-repo.ts";
+
+let world: PiWorld;
+let skip: string | null = null;
+beforeAll(async () => {
+  skip = ensureEngine("bwrap");
+  world = await piWorld();
+});
+afterAll(() => world?.close());
+
+const transcript = (q: { messages?: { content?: unknown }[] }) => JSON.stringify(q.messages ?? []);
+const requestsWith = (marker: string) => world.server.requests.filter((q) => transcript(q).includes(marker));
+
+/** One bash command, then finalize with what it printed. */
+const probe = (marker: string, command: string) => `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`;
+
+function secretProbe(marker: string) {
+  const secret = `s3cret-${marker}`;
+  writeFileSync(join(world.root, ".netrc"), `machine x password ${secret}\n`);
+  const outside = join(world.root, `outside-${marker}.txt`);
+  const command = [
+    `cat "$HOME/.netrc" || echo NO-SECRET`,
+    `echo w > "${outside}" || echo NO-OUTSIDE`,
+    `echo w > /etc/sbx-${marker} || echo NO-ETC`,
+    `echo inside > "$PWD/inside-${marker}.txt" && echo YES-INSIDE`,
+    `echo t > /tmp/t-${marker} && echo YES-TMP`,
+  ].join("; ");
+  return { secret, outside, task: probe(marker, command) };
+}
+
+for (const binary of [true, false]) {
+  test(`sandboxed child (${binary ? "embedded pi" : "pi from source/node_modules"}): home hidden, writes only in its folder, reaches the model`, async () => {
+    if (skip) return console.warn(skip);
+    const marker = `m${binary ? "b" : "s"}${Date.now()}`;
+    const p = secretProbe(marker);
+    const r = await cli(world, ["run", "default", p.task, "--sandbox", "--json"], { binary });
+    const [t] = summaryOf(r.json);
+    expect(t.status, r.stderr).toBe("completed");
+    expect(t.output).toContain(`done ${marker}`);
+    const seen = requestsWith(marker).map(transcript).join("\n");
+    expect(seen).toContain("NO-SECRET");
+    expect(seen).not.toContain(p.secret);
+    expect(seen).toContain("NO-OUTSIDE");
+    expect(seen).toContain("NO-ETC");
+    expect(seen).toContain("YES-INSIDE");
+    expect(seen).toContain("YES-TMP");
+    expect(existsSync(p.outside)).toBe(false);
+    expect(existsSync(`/etc/sbx-${marker}`)).toBe(false);
+    expect(existsSync(`/tmp/t-${marker}`)).toBe(false);
+    expect(readFileSync(join(world.workDir, `inside-${marker}.txt`), "utf8")).toBe("inside\n");
+  }, 90_000);
+}
+
+test("without the sandbox the same child reads the secret and writes outside (the probe can fail)", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `mplain${Date.now()}`;
+  const p = secretProbe(marker);
+  const r = await cli(world, ["run", "default", p.task, "--json"], { binary: true });
+  expect(summaryOf(r.json)[0].status).toBe("completed");
+  expect(requestsWith(marker).map(transcript).join("\n")).toContain(p.secret);
+  expect(existsSync(p.outside)).toBe(true);
+}, 90_000);
+
+test("sandbox + isolation worktree: the child writes in its worktree, the change lands on its branch", async () => {
+  if (skip) return console.warn(skip);
+  const repo = makeRepo(world.root, join(world.root, `repo-${Date.now()}`));
+  const marker = `miso${Date.now()}`;
+  const task = probe(marker, `echo sandboxed > made.txt && git status --short && cat "$HOME/.netrc" || echo NO-SECRET`);
+  writeFileSync(join(world.root, ".netrc"), `password iso-${marker}\n`);
+  const r = await cli(world, ["run", "default", task, "--sandbox", "--isolation", "worktree", "--json"], { binary: true, cwd: repo });
+  const [t] = summaryOf(r.json);
+  expect(t.status, r.stderr).toBe("completed");
+  expect(t.isolation.branch).toBeTruthy();
+  expect(gitIn(world.root, repo, "show", `${t.isolation.branch}:made.txt`)).toBe("sandboxed\n");
+  expect(existsSync(join(repo, "made.txt"))).toBe(false);
+  const seen = requestsWith(marker).map(transcript).join("\n");
+  expect(seen).toContain("made.txt");
+  expect(seen).not.toContain(`iso-${marker}`);
+}, 90_000);
+
+test("Ctrl-C on a sandboxed run stops the child with everything it started (no process left)", async () => {
+  if (skip) return console.warn(skip);
+  // A duration no other process uses: the sleep itself is found by it (the owner's argv holds the task text too).
+  const marker = `sleep 3${String(Date.now()).slice(-5)}`;
+  const task = `hang ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }])}`;
+  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--sandbox", "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
+  const started = Date.now();
+  const sleeping = () => spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim();
+  while (!sleeping() && Date.now() - started < 30_000) await Bun.sleep(100);
+  expect(sleeping()).not.toBe("");
+  proc.kill("SIGINT");
+  expect(await proc.exited).toBe(130);
+  const left = spawnSync("pgrep", ["-f", marker], { encoding: "utf8" }).stdout.trim();
+  expect(left).toBe("");
+}, 90_000);
+
+test("the control pipe crosses the sandbox: a budget's wrap-up steer reaches the child", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `msteer${Date.now()}`;
+  const busy = Array.from({ length: 8 }, (_, i) => ({ tool: "bash", args: { command: `echo ${marker} ${i}` } }));
+  const r = await cli(world, ["delegate", "--json", "--sandbox", "--max-turns", "2", `${marker} ${script(busy)}`], { binary: true });
+  expect(summaryOf(r.json)[0].errorCode).toBe("BUDGET_EXCEEDED");
+  expect(requestsWith(marker).map(transcript).join("\n")).toContain("Stop working now");
+}, 90_000);
+
+test("a missing bubblewrap is a clear error naming the package, and nothing runs", async () => {
+  if (skip) return console.warn(skip);
+  const bin = join(world.root, "nobwrap-bin");
+  mkdirSync(bin, { recursive: true });
+  const r = await cli(world, ["run", "default", "hello", "--sandbox", "--json"], { binary: true, env: { PATH: bin } });
+  const [t] = summaryOf(r.json);
+  expect(t.status).toBe("error");
+  expect(t.error).toContain("bubblewrap");
+  expect(t.errorCode ?? t.code).toBe("RUNNER_FAILED");
+}, 60_000);

@@ -1,0 +1,30 @@
+// The real engines (bubblewrap, Docker, Slurm) for the engine tests: installed and started by engines.sh on a
+// Debian machine as root (CI runs as root with apt), once per machine. Without root or apt the tests are
+// skipped with a loud message naming what is missing; they never pass silently.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+export type EngineName = "bwrap" | "docker" | "slurm";
+const SCRIPT = join(import.meta.dir, "engines.sh");
+const done = new Map<EngineName, string | null>();
+
+/** Why this engine cannot be tested here, or null once it is ready. */
+export function ensureEngine(engine: EngineName): string | null {
+  if (done.has(engine)) return done.get(engine)!;
+  let why: string | null = null;
+  if (process.getuid?.() !== 0) why = "not root";
+  else if (!existsSync("/usr/bin/apt-get")) why = "no apt-get";
+  if (why) {
+    const msg = `*** SKIPPING the ${engine} engine tests: ${why} (CI installs the engines as root with apt: test/support/engines.sh) ***`;
+    console.warn(`\n${msg}\n`);
+    done.set(engine, msg);
+    return msg;
+  }
+  const t0 = performance.now();
+  const r = spawnSync("sh", [SCRIPT, engine], { encoding: "utf8", timeout: 300_000, stdio: ["ignore", "pipe", "pipe"] });
+  if (r.status !== 0) throw new Error(`setting up ${engine} failed (exit ${r.status}): ${r.stderr || r.stdout} — see /run/subagents-engines/${engine}.log`);
+  console.warn(`engine ${engine} ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  done.set(engine, null);
+  return null;
+}

@@ -30,6 +30,11 @@ export type SandboxSpec = {
 const AGENT_HIDDEN = /^(sessions|subagent-sessions|subagents\.db.*)$/;
 const AGENT_WRITABLE = new Set(["auth.json"]);
 
+/** The user's entries of pi's agent dir that come back into the child's private one (the docker runner too). */
+export function agentDirMounts(agentDir: string, entries: string[]): { path: string; writable: boolean }[] {
+  return entries.filter((n) => !AGENT_HIDDEN.test(n)).map((n) => ({ path: `${agentDir}/${n}`, writable: AGENT_WRITABLE.has(n) }));
+}
+
 const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
 
 /** Paths in argv (the runtime, pi's entry, the child extension) that the hidden home or /tmp would take away. */
@@ -57,10 +62,7 @@ export function bwrapArgv(s: SandboxSpec): string[] {
   };
   for (const p of s.readable) add("--ro-bind-try", p);
   args.push("--tmpfs", s.agentDir);
-  for (const name of s.agentEntries) {
-    if (AGENT_HIDDEN.test(name)) continue;
-    add(AGENT_WRITABLE.has(name) ? "--bind" : "--ro-bind", `${s.agentDir}/${name}`);
-  }
+  for (const m of agentDirMounts(s.agentDir, s.agentEntries)) add(m.writable ? "--bind" : "--ro-bind", m.path);
   for (const p of s.writable) add("--bind", p);
   args.push("--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", s.cwd, "--", ...s.argv);
   return args;

@@ -1,6 +1,7 @@
 // The docker runner: one container per child (`docker run --rm -i --init`), from `subagents.docker.image` (any
 // image with a glibc). Our executable is mounted read-only at its own path and runs the pi built into it; the
-// task folder and the session folder are mounted read-write at the same paths, pi's agent dir read-only. The
+// task folder and the session folder are mounted read-write at the same paths, pi's agent dir as in the sandbox
+// (a private folder with the user's entries read-only, auth.json writable, no sessions, no store). The
 // container is read-only, has no capabilities and a private /tmp and home. `DOCKER_HOST` is honoured (the docker
 // CLI reads it): a remote daemon must see the same paths (a shared filesystem) and the same executable.
 //
@@ -10,6 +11,7 @@
 // for the child and removed with `docker rm -f` on every end path. Containers of an owner that died (SIGKILL)
 // are removed the next time this runner starts a child on the same machine.
 import type { Host } from "../../host.ts";
+import { agentDirMounts } from "../sandbox.ts";
 import { onPath, runCommand } from "./commands.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";
 
@@ -42,16 +44,18 @@ async function reapOrphans(host: Host, docker: string): Promise<void> {
   if (dead.length) await runCommand(host, [docker, "rm", "-f", ...dead], { timeoutMs: 30_000 });
 }
 
-export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: string | null; owner: number; host: string }): string[] {
+export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: string | null; owner: number; host: string; agentEntries: string[] }): string[] {
   const home = req.env.HOME ?? "/root";
   const { image, network, args } = req.settings.docker;
   const exe = req.argv[0];
   // Each path once (docker refuses a second mount at the same place); the first mode given wins.
   const mounts = new Map<string, "ro" | "rw">();
-  for (const [p, mode] of [[exe, "ro"], [req.agentDir, "ro"], [dirOf(req.sessionFile), "rw"], [req.cwd, "rw"], ...(req.gitDir ? [[req.gitDir, "rw"]] : []), ...req.files.map((f) => [f, "ro"])] as [string, "ro" | "rw"][]) {
+  const agent = agentDirMounts(req.agentDir, opts.agentEntries).map((m) => [m.path, m.writable ? "rw" : "ro"]);
+  for (const [p, mode] of [[exe, "ro"], ...agent, [dirOf(req.sessionFile), "rw"], [req.cwd, "rw"], ...(req.gitDir ? [[req.gitDir, "rw"]] : []), ...req.files.map((f) => [f, "ro"])] as [string, "ro" | "rw"][]) {
     if (!mounts.has(p)) mounts.set(p, mode);
   }
-  const tmpfs = ["/tmp", home].filter((t) => ![...mounts.keys()].some((m) => m === t || t.startsWith(`${m}/`)));
+  // pi's agent dir is a private writable folder (pi takes its lock files there) with the user's entries mounted in.
+  const tmpfs = ["/tmp", home, req.agentDir].filter((t) => ![...mounts.keys()].some((m) => m === t || t.startsWith(`${m}/`)));
   const argv = [opts.docker, "run", "--rm", "-i", "--init", "--name", req.name, "--label", `subagents.owner=${opts.owner}`, "--label", `subagents.host=${opts.host}`];
   argv.push("--network", network, "--read-only", ...tmpfs.flatMap((t) => ["--tmpfs", t]), "--cap-drop", "ALL", "--security-opt", "no-new-privileges");
   if (opts.user) argv.push("--user", opts.user);
@@ -69,11 +73,14 @@ export const dockerRunner: ChildRunner = {
     const docker = onPath(req.host, "docker");
     if (!docker) return "The docker runner needs the docker CLI (Debian/Ubuntu package docker.io), which is not on PATH. Nothing was run.";
     // The pi that runs in the container is the one built into our single-file executable.
-    if (req.env.SUBAGENTS_ROLE !== "pi" || req.argv.length < 1 || req.argv[0].endsWith("/bun") || !req.host.stat(req.argv[0])?.isFile) {
+    // From source it is a runtime plus a script (`bun --no-install main.ts`), which would need the whole checkout.
+    const script = req.argv[1] === "--no-install" || /\.(ts|js|mjs|cjs)$/.test(req.argv[1] ?? "");
+    if (req.env.SUBAGENTS_ROLE !== "pi" || script || !req.host.stat(req.argv[0])?.isFile) {
       return "The docker runner runs the pi built into the subagents executable, but children here would run another pi. Run the subagents executable (not from source), and leave subagents.childPi at auto or embedded. Nothing was run.";
     }
     await reapOrphans(req.host, docker);
-    const argv = dockerArgv(req, { docker, user: ids(req.host), owner: req.host.pid, host: hostname(req.host) });
+    const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
+    const argv = dockerArgv(req, { docker, user: ids(req.host), owner: req.host.pid, host: hostname(req.host), agentEntries });
     // The values of `-e NAME` come from the docker client's own environment, never from its argv.
     const { PI_SUBAGENT_PARENT_PID: _, ...env } = req.env;
     return {

@@ -15,7 +15,8 @@ beforeAll(async () => {
   skip = ensureEngine("docker");
   world = await piWorld();
   world.setSubagentSettings({ docker: { image: "subagents-test/base" } });
-});
+  // A fresh CI machine installs the engine here first (apt, daemons, for docker an image): minutes, not 60 s.
+}, 600_000);
 afterAll(() => world?.close());
 
 const transcript = (q: { messages?: { content?: unknown }[] }) => JSON.stringify(q.messages ?? []);

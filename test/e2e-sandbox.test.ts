@@ -14,7 +14,8 @@ let skip: string | null = null;
 beforeAll(async () => {
   skip = ensureEngine("bwrap");
   world = await piWorld();
-});
+  // A fresh CI machine installs the engine here first (apt, daemons, for docker an image): minutes, not 60 s.
+}, 600_000);
 afterAll(() => world?.close());
 
 const transcript = (q: { messages?: { content?: unknown }[] }) => JSON.stringify(q.messages ?? []);

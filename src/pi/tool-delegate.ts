@@ -48,6 +48,8 @@ export function delegateTool(env: ToolEnv) {
         resume: t.resume,
         files: t.files,
         isolation: t.isolation,
+        sandbox: t.sandbox,
+        runner: t.runner,
         sessionId: t.resume ?? engine.store.newSessionId(),
         budget: t.budget,
       }));

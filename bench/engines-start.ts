@@ -52,7 +52,7 @@ if (onPath(host, "bwrap")) time("bwrap", () => sandboxed(req) as string[]);
 const docker = onPath(host, "docker");
 let n = 0;
 if (docker && Bun.spawnSync({ cmd: [docker, "info"], stdout: "ignore", stderr: "ignore" }).exitCode === 0) {
-  time("docker", () => dockerArgv({ ...req, name: `subagents-bench-${process.pid}-${n++}`, argv: ["/bin/true"] }, { docker, user: null, owner: process.pid, host: "bench", agentEntries: [] }).filter((a) => a !== "-i"));
+  time("docker", () => dockerArgv({ ...req, name: `subagents-bench-${process.pid}-${n++}`, argv: ["/bin/true"] }, { docker, user: null, owner: process.pid, host: "bench", agentEntries: [], caches: [] }).filter((a) => a !== "-i"));
 }
 const srun = onPath(host, "srun");
 if (srun && Bun.spawnSync({ cmd: ["sinfo", "-h"], stdout: "ignore", stderr: "ignore" }).exitCode === 0) {

@@ -108,7 +108,7 @@ const req = (over: Partial<PlaceRequest> = {}): PlaceRequest => ({
 });
 
 test("docker argv: named and labelled, read-only, mounts at the same paths, env by name only", () => {
-  const argv = dockerArgv(req(), { docker: "/usr/bin/docker", user: "1000:1000", owner: 42, host: "vm", agentEntries: ["settings.json", "auth.json", "sessions", "subagents.db"] });
+  const argv = dockerArgv(req(), { docker: "/usr/bin/docker", user: "1000:1000", owner: 42, host: "vm", agentEntries: ["settings.json", "auth.json", "sessions", "subagents.db"], caches: [] });
   const s = argv.join(" ");
   expect(argv.slice(0, 7)).toEqual(["/usr/bin/docker", "run", "--rm", "-i", "--init", "--name", "subagents-abc-1"]);
   expect(s).toContain("--label subagents.owner=42 --label subagents.host=vm");

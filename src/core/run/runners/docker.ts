@@ -13,6 +13,7 @@
 import type { Host } from "../../host.ts";
 import { agentDirMounts } from "../sandbox.ts";
 import { onPath, runCommand } from "./commands.ts";
+import { assetCaches } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";
 
 /** Environment that crosses into the container: pi's, ours, locale, proxies and model-provider credentials. */
@@ -44,14 +45,14 @@ async function reapOrphans(host: Host, docker: string): Promise<void> {
   if (dead.length) await runCommand(host, [docker, "rm", "-f", ...dead], { timeoutMs: 30_000 });
 }
 
-export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: string | null; owner: number; host: string; agentEntries: string[] }): string[] {
+export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: string | null; owner: number; host: string; agentEntries: string[]; caches: string[] }): string[] {
   const home = req.env.HOME ?? "/root";
   const { image, network, args } = req.settings.docker;
   const exe = req.argv[0];
   // Each path once (docker refuses a second mount at the same place); the first mode given wins.
   const mounts = new Map<string, "ro" | "rw">();
   const agent = agentDirMounts(req.agentDir, opts.agentEntries).map((m) => [m.path, m.writable ? "rw" : "ro"]);
-  for (const [p, mode] of [[exe, "ro"], ...agent, [dirOf(req.sessionFile), "rw"], [req.cwd, "rw"], ...(req.gitDir ? [[req.gitDir, "rw"]] : []), ...req.files.map((f) => [f, "ro"])] as [string, "ro" | "rw"][]) {
+  for (const [p, mode] of [[exe, "ro"], ...agent, [dirOf(req.sessionFile), "rw"], [req.cwd, "rw"], ...(req.gitDir ? [[req.gitDir, "rw"]] : []), ...req.files.map((f) => [f, "ro"]), ...opts.caches.map((c) => [c, "ro"])] as [string, "ro" | "rw"][]) {
     if (!mounts.has(p)) mounts.set(p, mode);
   }
   // pi's agent dir is a private writable folder (pi takes its lock files there) with the user's entries mounted in.
@@ -80,7 +81,7 @@ export const dockerRunner: ChildRunner = {
     }
     await reapOrphans(req.host, docker);
     const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
-    const argv = dockerArgv(req, { docker, user: ids(req.host), owner: req.host.pid, host: hostname(req.host), agentEntries });
+    const argv = dockerArgv(req, { docker, user: ids(req.host), owner: req.host.pid, host: hostname(req.host), agentEntries, caches: assetCaches(req.env, req.env.HOME ?? "/root").filter((c) => req.host.stat(c)?.isDirectory) });
     // The values of `-e NAME` come from the docker client's own environment, never from its argv.
     const { PI_SUBAGENT_PARENT_PID: _, ...env } = req.env;
     return {

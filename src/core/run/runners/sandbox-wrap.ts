@@ -8,6 +8,12 @@ import type { PlaceRequest } from "./types.ts";
 export const BWRAP_MISSING =
   "The sandbox needs bubblewrap (bwrap), which is not installed here. Install the Debian/Ubuntu package `bubblewrap` (apt-get install bubblewrap; Fedora: dnf install bubblewrap), or run without --sandbox / subagents.sandbox. Nothing was run.";
 
+/** The embedded pi's assets, unpacked once per version under the cache folder (src/embedded/pi-assets.ts):
+ *  read-only in the child, or it unpacks them again into its empty home on every start (~70 ms). */
+export function assetCaches(env: Record<string, string | undefined>, home: string): string[] {
+  return [env.XDG_CACHE_HOME, `${home}/.cache`].filter((b): b is string => !!b && b.startsWith("/")).map((b) => `${b}/subagents`);
+}
+
 const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
 const platform = () => (typeof process !== "undefined" ? process.platform : "linux");
 
@@ -15,7 +21,7 @@ const platform = () => (typeof process !== "undefined" ? process.platform : "lin
 export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } = {}): string[] | string {
   const home = req.env.HOME ?? req.host.homedir();
   const writable = [req.cwd, dirOf(req.sessionFile), ...(req.gitDir ? [req.gitDir] : [])];
-  const readable = [...hiddenArgvPaths(req.argv, home), ...req.files];
+  const readable = [...hiddenArgvPaths(req.argv, home), ...req.files, ...assetCaches(req.env, home)];
   if (platform() === "darwin") return ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable), ...req.argv];
   if (opts.checkInstalled !== false && !onPath(req.host, "bwrap")) return BWRAP_MISSING;
   const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);

@@ -8,6 +8,7 @@ import { script } from "../src/scripted/model-server.ts";
 import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 import { ensureEngine } from "./support/engines.ts";
 import { gitIn, makeRepo } from "./support/git-repo.ts";
+import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
 let skip: string | null = null;
@@ -123,3 +124,21 @@ test("a missing bubblewrap is a clear error naming the package, and nothing runs
   expect(t.error).toContain("bubblewrap");
   expect(t.errorCode ?? t.code).toBe("RUNNER_FAILED");
 }, 60_000);
+
+test("in pi (Node parent, our extension): a delegate_to_subagents task with sandbox: true is confined, its neighbour is not", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `mpi${Date.now()}`;
+  writeFileSync(join(world.root, ".netrc"), `password pi-${marker}\n`);
+  const child = (who: string) => `${who} ${marker} ${script([{ tool: "bash", args: { command: `cat "$HOME/.netrc" || echo NO-SECRET-${who}` } }, { finalize: { status: "SUCCESS", result: `${who} done` } }])}`;
+  const r = await runParentPi(world, {
+    runtime: "node",
+    steps: [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "boxed", prompt: child("boxed"), sandbox: true }, { name: "open", prompt: child("open") }] } }, { text: "parent done" }],
+  });
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.results[0].isError).toBe(false);
+  const boxed = world.server.requests.filter((q) => transcript(q).includes(`boxed ${marker}`)).map(transcript).join("\n");
+  const open = world.server.requests.filter((q) => transcript(q).includes(`open ${marker}`)).map(transcript).join("\n");
+  expect(boxed).toContain("NO-SECRET-boxed");
+  expect(boxed).not.toContain(`pi-${marker}`);
+  expect(open).toContain(`pi-${marker}`);
+}, 120_000);

@@ -112,7 +112,7 @@ test("docker argv: named and labelled, read-only, mounts at the same paths, env 
   const s = argv.join(" ");
   expect(argv.slice(0, 7)).toEqual(["/usr/bin/docker", "run", "--rm", "-i", "--init", "--name", "subagents-abc-1"]);
   expect(s).toContain("--label subagents.owner=42 --label subagents.host=vm");
-  expect(s).toContain("--network host --read-only --tmpfs /tmp --tmpfs /home/u --tmpfs /home/u/.pi/agent --cap-drop ALL --security-opt no-new-privileges --user 1000:1000");
+  expect(s).toContain("--network host --read-only --tmpfs /tmp:exec --tmpfs /home/u:exec --tmpfs /home/u/.pi/agent:exec --cap-drop ALL --security-opt no-new-privileges --user 1000:1000");
   expect(s).toContain("-v /opt/subagents:/opt/subagents:ro -v /home/u/.pi/agent/settings.json:/home/u/.pi/agent/settings.json:ro -v /home/u/.pi/agent/auth.json:/home/u/.pi/agent/auth.json:rw -v /home/u/.pi/agent/subagent-sessions/s:/home/u/.pi/agent/subagent-sessions/s:rw -v /work/proj:/work/proj:rw");
   expect(s).toContain("-v /tmp/p/1.md:/tmp/p/1.md:ro");
   expect(s).toContain("-e HOME -e OPENAI_API_KEY -e PI_OFFLINE");

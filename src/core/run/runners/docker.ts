@@ -55,10 +55,11 @@ export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: stri
   for (const [p, mode] of [[exe, "ro"], ...agent, [dirOf(req.sessionFile), "rw"], [req.cwd, "rw"], ...(req.gitDir ? [[req.gitDir, "rw"]] : []), ...req.files.map((f) => [f, "ro"]), ...opts.caches.map((c) => [c, "ro"])] as [string, "ro" | "rw"][]) {
     if (!mounts.has(p)) mounts.set(p, mode);
   }
+  // Like a normal /tmp and home, scripts there may run (docker's tmpfs default is noexec).
   // pi's agent dir is a private writable folder (pi takes its lock files there) with the user's entries mounted in.
   const tmpfs = ["/tmp", home, req.agentDir].filter((t) => ![...mounts.keys()].some((m) => m === t || t.startsWith(`${m}/`)));
   const argv = [opts.docker, "run", "--rm", "-i", "--init", "--name", req.name, "--label", `subagents.owner=${opts.owner}`, "--label", `subagents.host=${opts.host}`];
-  argv.push("--network", network, "--read-only", ...tmpfs.flatMap((t) => ["--tmpfs", t]), "--cap-drop", "ALL", "--security-opt", "no-new-privileges");
+  argv.push("--network", network, "--read-only", ...tmpfs.flatMap((t) => ["--tmpfs", `${t}:exec`]), "--cap-drop", "ALL", "--security-opt", "no-new-privileges");
   if (opts.user) argv.push("--user", opts.user);
   for (const [p, mode] of mounts) argv.push("-v", `${p}:${p}:${mode}`);
   for (const k of Object.keys(req.env).sort()) if (ENV_CROSSES.test(k) && k !== "PI_SUBAGENT_PARENT_PID") argv.push("-e", k);

@@ -30,7 +30,8 @@ function secretProbe(marker: string) {
   writeFileSync(join(world.root, ".netrc"), `machine x password ${secret}\n`);
   const outside = join(world.root, `outside-${marker}.txt`);
   const command = [
-    `cat "$HOME/.netrc" || echo NO-SECRET`,
+    // As root with any capability left, the hidden home could be unmounted and read.
+    `umount -l "$HOME" 2>/dev/null; umount -l "$HOME" 2>/dev/null; cat "$HOME/.netrc" || echo NO-SECRET`,
     `echo w > "${outside}" || echo NO-OUTSIDE`,
     `echo w > /etc/sbx-${marker} || echo NO-ETC`,
     `echo inside > "$PWD/inside-${marker}.txt" && echo YES-INSIDE`,
@@ -105,6 +106,22 @@ test("Ctrl-C on a sandboxed run stops the child with everything it started (no p
   expect(left).toBe("");
 }, 90_000);
 
+test("an owner killed with SIGKILL takes its sandboxed child and the child's commands with it (--die-with-parent)", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `sleep 2${String(Date.now()).slice(-5)}`;
+  const task = `hang ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }])}`;
+  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--sandbox", "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
+  const sleeping = () => spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim();
+  const started = Date.now();
+  while (!sleeping() && Date.now() - started < 30_000) await Bun.sleep(100);
+  expect(sleeping()).not.toBe("");
+  proc.kill("SIGKILL");
+  await proc.exited;
+  const t1 = Date.now();
+  while (sleeping() && Date.now() - t1 < 5000) await Bun.sleep(50);
+  expect(sleeping()).toBe("");
+}, 90_000);
+
 test("the control pipe crosses the sandbox: a budget's wrap-up steer reaches the child", async () => {
   if (skip) return console.warn(skip);
   const marker = `msteer${Date.now()}`;
@@ -123,6 +140,12 @@ test("a missing bubblewrap is a clear error naming the package, and nothing runs
   expect(t.status).toBe("error");
   expect(t.error).toContain("bubblewrap");
   expect(t.errorCode ?? t.code).toBe("RUNNER_FAILED");
+  const doctor = await cli(world, ["doctor", "--json"], { binary: true, env: { PATH: bin } });
+  const check = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === "sandbox");
+  expect(check.status).toBe("warn");
+  expect(check.fix).toContain("apt-get install bubblewrap");
+  const found = await cli(world, ["doctor", "--json"], { binary: true });
+  expect(JSON.parse(found.stdout).checks.find((c: { name: string }) => c.name === "sandbox").detail).toContain("bubblewrap 0.");
 }, 60_000);
 
 test("in pi (Node parent, our extension): a delegate_to_subagents task with sandbox: true is confined, its neighbour is not", async () => {

@@ -43,8 +43,8 @@ export function hiddenArgvPaths(argv: string[], home: string): string[] {
   for (const a of argv) {
     if (!a.startsWith("/")) continue;
     if (!under(a, home) && !under(a, "/tmp")) continue;
-    // A script inside a package needs the package's dependencies too: its node_modules' parent.
-    const nm = a.lastIndexOf("/node_modules/");
+    // A script inside a package needs the packages around it too: the outermost node_modules folder's parent.
+    const nm = a.indexOf("/node_modules/");
     out.push(nm > 0 ? a.slice(0, nm) : a);
   }
   return out;
@@ -60,9 +60,10 @@ export function bwrapArgv(s: SandboxSpec): string[] {
     seen.add(`${flag}${p}`);
     args.push(flag, p, p);
   };
-  for (const p of s.readable) add("--ro-bind-try", p);
   args.push("--tmpfs", s.agentDir);
   for (const m of agentDirMounts(s.agentDir, s.agentEntries)) add(m.writable ? "--bind" : "--ro-bind", m.path);
+  // After the agent dir: a file the child needs may live in it (the child extension, under subagents-runtime/).
+  for (const p of s.readable) add("--ro-bind-try", p);
   for (const p of s.writable) add("--bind", p);
   args.push("--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", s.cwd, "--", ...s.argv);
   return args;

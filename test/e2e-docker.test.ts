@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
 import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
-import { ensureEngine } from "./support/engines.ts";
+import { ensureEngine, sessionOfPrompt, untilSleeping } from "./support/engines.ts";
 
 let world: PiWorld;
 let skip: string | null = null;
@@ -83,3 +83,17 @@ test("from source (no single-file executable to mount) the docker runner says wh
   expect(t.error).toContain("runs the pi built into the subagents executable");
   expect(existsSync(join(world.workDir, "nothing"))).toBe(false);
 }, 60_000);
+
+test("steering a container child is refused with the reason (only stdin/stdout cross docker run)", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `sleep 3.${String(Date.now()).slice(-4)}`;
+  const run = cli(world, ["run", "default", `steer me ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }, { finalize: { status: "SUCCESS", result: "ran" } }])}`, "--runner", "docker", "--json"], { binary: true });
+  expect(await untilSleeping(marker)).toBe(true);
+  const id = sessionOfPrompt(world.env.SUBAGENTS_DB, marker)!;
+  const s = await cli(world, ["steer", id, "change of plan"], { binary: true });
+  expect(s.code).toBe(1);
+  expect(s.stderr).toContain("no control channel");
+  expect(s.stderr).toContain("docker/slurm runner");
+  expect(summaryOf((await run).json)[0].status).toBe("completed");
+  expect(containers()).toBe("");
+}, 120_000);

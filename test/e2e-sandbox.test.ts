@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
 import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
-import { ensureEngine } from "./support/engines.ts";
+import { ensureEngine, sessionOfPrompt, untilSleeping } from "./support/engines.ts";
 import { gitIn, makeRepo } from "./support/git-repo.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
@@ -164,4 +164,15 @@ test("in pi (Node parent, our extension): a delegate_to_subagents task with sand
   expect(boxed).toContain("NO-SECRET-boxed");
   expect(boxed).not.toContain(`pi-${marker}`);
   expect(open).toContain(`pi-${marker}`);
+}, 120_000);
+
+test("steer reaches a sandboxed child (the control pipe is inherited through bwrap)", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `sleep 2.${String(Date.now()).slice(-4)}`;
+  const run = cli(world, ["run", "default", `steer me ${script([{ tool: "bash", args: { command: `${marker}; echo slept` } }, { finalize: { status: "SUCCESS", result: "not steered" } }])}`, "--sandbox", "--json"], { binary: true });
+  expect(await untilSleeping(marker)).toBe(true);
+  const id = sessionOfPrompt(world.env.SUBAGENTS_DB, marker)!;
+  const s = await cli(world, ["steer", id, `Change of plan ${script([{ finalize: { status: "SUCCESS", result: "steered in the box" } }])}`], { binary: true });
+  expect(s.stderr).toContain(`delivered to ${id}`);
+  expect(summaryOf((await run).json)[0].output).toBe("steered in the box");
 }, 120_000);

@@ -28,3 +28,22 @@ export function ensureEngine(engine: EngineName): string | null {
   done.set(engine, null);
   return null;
 }
+
+/** The session whose recorded prompt carries the marker (a foreground run prints its id only at its end). */
+export function sessionOfPrompt(dbPath: string, marker: string): string | null {
+  const { Database } = require("bun:sqlite");
+  const db = new Database(dbPath, { readonly: true });
+  const row = db.query("SELECT session_id FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1").get(`%${marker}%`) as { session_id: string } | null;
+  db.close();
+  return row?.session_id ?? null;
+}
+
+/** Waits until the sleep with this exact argv runs (the task's bash call has started). */
+export async function untilSleeping(marker: string, ms = 60_000): Promise<boolean> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    if (spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim()) return true;
+    await Bun.sleep(100);
+  }
+  return false;
+}

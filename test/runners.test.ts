@@ -131,3 +131,14 @@ test("srun argv and the shared-filesystem test", () => {
   expect(fsTypeOf(mounts, "/sharedx")).toBe("ext4");
   expect(fsTypeOf(mounts, "/tmp/a")).toBe("tmpfs");
 });
+
+test("macOS profile: writes only in the task's folders and temp, home unreadable except pi's agent dir", () => {
+  const { seatbeltProfile } = require("../src/core/run/runners/sandbox-wrap.ts");
+  const p: string = seatbeltProfile("/Users/u", "/Users/u/.pi/agent", ["/Users/u/proj", "/Users/u/.pi/agent/subagent-sessions/x"]);
+  expect(p).toContain("(deny file-write*)");
+  expect(p).toContain('(allow file-write* (subpath "/Users/u/proj") (subpath "/Users/u/.pi/agent/subagent-sessions/x") (subpath "/private/tmp")');
+  expect(p).toContain('(deny file-read* (subpath "/Users/u"))');
+  expect(p).toContain('(allow file-read* (subpath "/Users/u/.pi/agent") (subpath "/Users/u/proj")');
+  // Later rules win in sandbox-exec: the allows come after the denies.
+  expect(p.indexOf("(deny file-read*")).toBeLessThan(p.indexOf("(allow file-read*"));
+});

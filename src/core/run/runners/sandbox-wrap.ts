@@ -22,7 +22,7 @@ export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } 
   const home = req.env.HOME ?? req.host.homedir();
   const writable = [req.cwd, dirOf(req.sessionFile), ...(req.gitDir ? [req.gitDir] : [])];
   const readable = [...hiddenArgvPaths(req.argv, home), ...req.files, ...assetCaches(req.env, home)];
-  if (platform() === "darwin") return ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable), ...req.argv];
+  if (platform() === "darwin") return ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable, readable), ...req.argv];
   if (opts.checkInstalled !== false && !onPath(req.host, "bwrap")) return BWRAP_MISSING;
   const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
   return bwrapArgv({ argv: req.argv, cwd: req.cwd, home, agentDir: req.agentDir, agentEntries, writable, readable });
@@ -31,13 +31,13 @@ export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } 
 const q = (p: string) => JSON.stringify(p);
 
 /** macOS: writes only in the task's folders and temp, nothing of home but pi's agent dir (read-only). */
-export function seatbeltProfile(home: string, agentDir: string, writable: string[]): string {
+export function seatbeltProfile(home: string, agentDir: string, writable: string[], readable: string[] = []): string {
   return [
     "(version 1)",
     "(allow default)",
     "(deny file-write*)",
     `(allow file-write* ${[...writable, "/private/tmp", "/private/var/folders", "/dev"].map((p) => `(subpath ${q(p)})`).join(" ")})`,
     `(deny file-read* (subpath ${q(home)}))`,
-    `(allow file-read* (subpath ${q(agentDir)}) ${writable.map((p) => `(subpath ${q(p)})`).join(" ")})`,
+    `(allow file-read* ${[agentDir, ...writable, ...readable].map((p) => `(subpath ${q(p)})`).join(" ")})`,
   ].join("\n");
 }

@@ -1,4 +1,4 @@
-// `doctor` lines for the sandbox and the runner (src/core/runners/): is bubblewrap there, does the chosen
+// `doctor` lines for the sandbox and the runner (src/core/run/runners/): is bubblewrap there, does the chosen
 // runner's engine answer. Read-only; each engine is asked one cheap question.
 import { spawnSync } from "node:child_process";
 import { onPath } from "../core/run/runners/commands.ts";

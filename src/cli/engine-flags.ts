@@ -1,4 +1,4 @@
-// `--sandbox` and `--runner local|docker|slurm` on `run` and `delegate` (src/core/runners/).
+// `--sandbox` and `--runner local|docker|slurm` on `run` and `delegate` (src/core/run/runners/).
 import { RUNNER_NAMES, type RunnerName } from "../core/engine-settings.ts";
 import { UsageError } from "./errors.ts";
 

@@ -53,7 +53,7 @@ export type Profile = {
   fallbackModels?: string[];
   /** Claude Code's display colour, as written. */
   color?: string;
-  /** Run sandboxed, and where (src/core/runners/). */
+  /** Run sandboxed, and where (src/core/run/runners/). */
   sandbox?: boolean;
   runner?: RunnerName;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */

@@ -82,7 +82,7 @@ export type TaskInput = {
   budget?: Budget;
   /** Run in the sandbox (src/core/run/sandbox.ts); the settings' "on" cannot be turned off. */
   sandbox?: boolean;
-  /** Where the child runs (src/core/runners/). */
+  /** Where the child runs (src/core/run/runners/). */
   runner?: RunnerName;
 };
 

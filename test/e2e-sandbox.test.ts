@@ -144,6 +144,14 @@ test("a missing bubblewrap is a clear error naming the package, and nothing runs
   const check = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === "sandbox");
   expect(check.status).toBe("warn");
   expect(check.fix).toContain("apt-get install bubblewrap");
+  // Installed but refused by the system (Ubuntu's AppArmor rule for user namespaces): doctor says so.
+  const { chmodSync } = await import("node:fs");
+  writeFileSync(join(bin, "bwrap"), "#!/bin/sh\n[ \"$1\" = --version ] && { echo bubblewrap 9.9; exit 0; }\necho 'bwrap: setting up uid map: Permission denied' >&2; exit 1\n");
+  chmodSync(join(bin, "bwrap"), 0o755);
+  const refused = await cli(world, ["doctor", "--json"], { binary: true, env: { PATH: `${bin}:/usr/bin:/bin` } });
+  const line = JSON.parse(refused.stdout).checks.find((c: { name: string }) => c.name === "sandbox");
+  expect(line.status).toBe("warn");
+  expect(line.detail).toContain("cannot start a sandbox here: bwrap: setting up uid map: Permission denied");
   const found = await cli(world, ["doctor", "--json"], { binary: true });
   expect(JSON.parse(found.stdout).checks.find((c: { name: string }) => c.name === "sandbox").detail).toContain("bubblewrap 0.");
 }, 60_000);

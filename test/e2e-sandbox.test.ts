@@ -184,3 +184,17 @@ test("steer reaches a sandboxed child (the control pipe is inherited through bwr
   expect(s.stderr).toContain(`delivered to ${id}`);
   expect(summaryOf((await run).json)[0].output).toBe("steered in the box");
 }, 120_000);
+
+test("--background --sandbox: the detached supervisor runs the task sandboxed too", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `mbg${Date.now()}`;
+  const p = secretProbe(marker);
+  const r = await cli(world, ["delegate", "--background", "--sandbox", "--json", p.task], { binary: true });
+  const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
+  const w = await cli(world, ["wait", id, "--json"], { binary: true });
+  expect(w.code, w.stderr).toBe(0);
+  const seen = requestsWith(marker).map(transcript).join("\n");
+  expect(seen).toContain("NO-SECRET");
+  expect(seen).not.toContain(p.secret);
+  expect(existsSync(p.outside)).toBe(false);
+}, 120_000);

@@ -198,3 +198,24 @@ test("--background --sandbox: the detached supervisor runs the task sandboxed to
   expect(seen).not.toContain(p.secret);
   expect(existsSync(p.outside)).toBe(false);
 }, 120_000);
+
+test("subagents.sandboxReadable shows more of the home read-only (a toolchain), and nothing else of it", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `mtool${Date.now()}`;
+  mkdirSync(join(world.root, ".toolchain", "bin"), { recursive: true });
+  writeFileSync(join(world.root, ".toolchain", "bin", "tool"), `#!/bin/sh\necho tool-ran-${marker}\n`, { mode: 0o755 });
+  writeFileSync(join(world.root, ".netrc"), `password tc-${marker}\n`);
+  world.setSubagentSettings({ sandboxReadable: ["~/.toolchain"] });
+  try {
+    const command = `"$HOME/.toolchain/bin/tool"; echo x > "$HOME/.toolchain/w" || echo NO-WRITE; cat "$HOME/.netrc" || echo NO-SECRET`;
+    const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--json"], { binary: true });
+    expect(summaryOf(r.json)[0].status, r.stderr).toBe("completed");
+    const seen = requestsWith(marker).map(transcript).join("\n");
+    expect(seen).toContain(`tool-ran-${marker}`);
+    expect(seen).toContain("NO-WRITE");
+    expect(seen).toContain("NO-SECRET");
+    expect(seen).not.toContain(`tc-${marker}`);
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 90_000);

@@ -30,6 +30,10 @@ test("settings: a project may turn the sandbox on, never off, and may not choose
   expect(project.warnings.join("\n")).toContain("cannot turn subagents.sandbox off");
   expect(project.warnings.join("\n")).toContain("subagents.runner may be set only in your own settings");
   expect(mergeSettings(defaultSettings(), { sandbox: "on" }, "proj", false).settings.sandbox).toBe("on");
+  // Which parts of the home a child may read is the user's choice alone.
+  expect(mergeSettings(defaultSettings(), { sandboxReadable: ["~/.ssh"] }, "proj", false).settings.sandboxReadable).toEqual([]);
+  expect(mergeSettings(defaultSettings(), { sandboxReadable: ["~/.cargo", "/opt/x"] }).settings.sandboxReadable).toEqual(["~/.cargo", "/opt/x"]);
+  expect(mergeSettings(defaultSettings(), { sandboxReadable: ["relative"] }).warnings[0]).toContain("sandboxReadable must be a list of absolute or ~/ paths");
   expect(mergeSettings(defaultSettings(), { runner: "k8s", sandbox: "yes" }).warnings).toEqual([
     'settings: subagents.sandbox must be "off" or "on"; ignored',
     "settings: subagents.runner must be one of local, docker, slurm; ignored",

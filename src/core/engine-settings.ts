@@ -6,6 +6,8 @@ export const RUNNER_NAMES: RunnerName[] = ["local", "docker", "slurm"];
 
 export type EngineSettings = {
   sandbox: "off" | "on";
+  /** More of the hidden home the sandbox shows read-only (toolchains: ~/.cargo, ~/.rustup, ~/.nvm, …). */
+  sandboxReadable: string[];
   runner: RunnerName;
   docker: { image: string; network: string; args: string[] };
   slurm: { partition?: string; args: string[] };
@@ -13,6 +15,7 @@ export type EngineSettings = {
 
 export const defaultEngineSettings = (): EngineSettings => ({
   sandbox: "off",
+  sandboxReadable: [],
   runner: "local",
   docker: { image: "debian:bookworm-slim", network: "host", args: [] },
   slurm: { args: [] },
@@ -22,7 +25,7 @@ const strList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) =
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
 export function mergeEngineSettings(base: EngineSettings, r: Record<string, unknown>, where: string, userScope: boolean, warnings: string[]): EngineSettings {
-  const out: EngineSettings = { ...base, docker: { ...base.docker, args: [...base.docker.args] }, slurm: { ...base.slurm, args: [...base.slurm.args] } };
+  const out: EngineSettings = { ...base, sandboxReadable: [...base.sandboxReadable], docker: { ...base.docker, args: [...base.docker.args] }, slurm: { ...base.slurm, args: [...base.slurm.args] } };
   if (r.sandbox !== undefined) {
     const v = r.sandbox === true ? "on" : r.sandbox === false ? "off" : r.sandbox;
     if (v !== "on" && v !== "off") warnings.push(`${where}: subagents.sandbox must be "off" or "on"; ignored`);
@@ -34,6 +37,11 @@ export function mergeEngineSettings(base: EngineSettings, r: Record<string, unkn
     warnings.push(`${where}: subagents.${key} may be set only in your own settings; ignored`);
     return false;
   };
+  if (userOnly("sandboxReadable")) {
+    const v = r.sandboxReadable;
+    if (strList(v) && v.every((p) => p.startsWith("/") || p.startsWith("~/"))) out.sandboxReadable = v;
+    else warnings.push(`${where}: subagents.sandboxReadable must be a list of absolute or ~/ paths; ignored`);
+  }
   if (userOnly("runner")) {
     if (typeof r.runner === "string" && (RUNNER_NAMES as string[]).includes(r.runner)) out.runner = r.runner as RunnerName;
     else warnings.push(`${where}: subagents.runner must be one of ${RUNNER_NAMES.join(", ")}; ignored`);

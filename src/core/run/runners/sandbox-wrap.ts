@@ -21,7 +21,8 @@ const platform = () => (typeof process !== "undefined" ? process.platform : "lin
 export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } = {}): string[] | string {
   const home = req.env.HOME ?? req.host.homedir();
   const writable = [req.cwd, dirOf(req.sessionFile), ...(req.gitDir ? [req.gitDir] : [])];
-  const readable = [...hiddenArgvPaths(req.argv, home), ...req.files, ...assetCaches(req.env, home)];
+  const extra = req.settings.sandboxReadable.map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p));
+  const readable = [...hiddenArgvPaths(req.argv, home), ...req.files, ...assetCaches(req.env, home), ...extra];
   if (platform() === "darwin") return ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable, readable), ...req.argv];
   if (opts.checkInstalled !== false && !onPath(req.host, "bwrap")) return BWRAP_MISSING;
   const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);

@@ -53,6 +53,9 @@ Options:
   --isolation worktree
                     Run in a git worktree of the repository; changes end on a branch subagents/<name>-<id>
                     (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED)
+  --sandbox         Run the child in the sandbox (bubblewrap): filesystem read-only except its folder,
+                    home hidden except pi's settings; see README "Sandbox and runners"
+  --runner R        Where the child runs: local (default), docker (a container), slurm (a job step)
   -q, --quiet       No progress lines, only the final status line
   --no-color        No colours (also NO_COLOR=1)
   -h, --help        Show this help
@@ -142,6 +145,8 @@ Options:
   --isolation worktree
                       Each task in its own git worktree; its changes end on its own branch, listed at the
                       end with files, diffstat and files that several tasks changed (also a task field)
+  --sandbox           Each task in the sandbox (bubblewrap; also a task field "sandbox": true)
+  --runner R          Where the children run: local (default), docker, slurm (also a task field "runner")
   --json              JSON lines on stdout (human text on stderr); the last line is {"type":"summary",...}
   -q, --quiet         Only the final status lines and outputs
   --background        Start the tasks under a detached supervisor and return at once with their session

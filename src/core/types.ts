@@ -36,6 +36,7 @@ export type ErrorCode =
   | "LOOP_DETECTED"
   | "SUBAGENT_CANCELLED"
   | "ISOLATION_FAILED"
+  | "RUNNER_FAILED"
   | "BUDGET_EXCEEDED"
   | "RATE_LIMITED";
 

@@ -50,6 +50,8 @@ export function delegateTool(env: ToolEnv) {
         resume: t.resume,
         files: t.files,
         isolation: t.isolation,
+        sandbox: t.sandbox,
+        runner: t.runner,
         sessionId: t.resume ?? engine.store.newSessionId(),
         budget: t.budget,
       }));

@@ -16,6 +16,7 @@ import { buildEngine, cliContext, dataDir } from "../engine.ts";
 import { startOwner } from "../../control/owner.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { DELEGATE_HELP } from "../help.ts";
+import { ENGINE_OPTIONS, engineFlags } from "../engine-flags.ts";
 import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "../budget-flags.ts";
 import { LiveDisplay } from "../live.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
@@ -53,6 +54,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
+    ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
     "max-total-cost": { type: "string" },
   });
@@ -64,6 +66,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
   const timeout = positiveNumber("delegate", "timeout", values.timeout);
   const isolation = isolationFlag("delegate", values.isolation);
+  const where = engineFlags("delegate", values);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
   if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {
     throw new UsageError(`delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`);
@@ -109,6 +112,8 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     resume: t.resume,
     files: t.files,
     isolation: t.isolation ?? isolation,
+    sandbox: t.sandbox || where.sandbox || undefined,
+    runner: t.runner ?? where.runner,
     sessionId: t.resume ?? engine.store.newSessionId(),
     budget: { ...budget, ...t.budget },
   }));

@@ -15,6 +15,7 @@ import { startOwner } from "../../control/owner.ts";
 import { startBackground } from "../background.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { RUN_HELP } from "../help.ts";
+import { ENGINE_OPTIONS, engineFlags } from "../engine-flags.ts";
 import { BUDGET_OPTIONS, budgetFlags } from "../budget-flags.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
 import { FORCED, STOPPING, trapSignals } from "../signals.ts";
@@ -42,6 +43,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
+    ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
   });
   if (values.help) {
@@ -76,7 +78,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const profile = agent === "default" ? undefined : agent;
   // The id is chosen here so the owner can list it before the child starts (wait/steer from elsewhere).
   let sessionId = values.session ?? engine.store.newSessionId();
-  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values) };
+  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values), ...engineFlags("run", values) };
   if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
   const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });

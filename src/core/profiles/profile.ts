@@ -7,6 +7,8 @@ import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from
 import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
 import { BUDGET_KEYS, budgetLimits, budgetValue, type BudgetKey } from "../budget.ts";
 import { mcpField, type McpChoice } from "../mcp-choice.ts";
+import { ENGINE_FIELDS, engineFields } from "./engine-fields.ts";
+import type { RunnerName } from "../engine-settings.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -54,6 +56,9 @@ export type Profile = {
   color?: string;
   /** MCP servers the child may start (pi 1.x): all, none (`false`), or only the named ones. */
   mcp?: McpChoice;
+  /** Run sandboxed, and where (src/core/run/runners/). */
+  sandbox?: boolean;
+  runner?: RunnerName;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
   warnings?: string[];
 };
@@ -217,7 +222,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "mcp", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "mcp", ...QUIET_FIELDS, ...ENGINE_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -287,6 +292,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
   const [maxTurns, maxTokens, maxCost] = BUDGET_KEYS.map((k) => budgetField(fm, k, warnings));
   const isolation = isolationField(fm, warnings);
   const mcp = mcpField(fm.mcp, warnings);
+  const where = engineFields(fm, warnings);
   const unsupported = unsupportedFields(fm);
   if (unsupported) warnings.push(unsupported);
 
@@ -317,6 +323,7 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     fallbackModels: list(fm, "fallbackModels"),
     color: typeof fm.color === "string" ? fm.color.trim() : undefined,
     mcp,
+    ...where,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
   return p;

@@ -11,6 +11,8 @@ import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from 
 import type { TaskContext } from "./task-context.ts";
 import { childMcp } from "./mcp-select.ts";
 import { expectedDefaultModel } from "./default-model.ts";
+import { placeChild } from "./runners/choose.ts";
+import type { Placed } from "./runners/types.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
   const { engine, input, hooks, profile, id, runId, sessionFile, prompt, finalize, skills, iso, warnings, model } = task;
@@ -28,7 +30,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       piCommand: engine.piCommand,
       childExtension: engine.childExtension,
       profile,
-      transport: settings.transport,
+      transport: task.transport,
       finalize,
       sessionFile,
       model: childModel,
@@ -48,15 +50,18 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
     if (iso) iso.scrubEnv(inv.env);
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
+    let placed: Placed | string | undefined;
     try {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
+      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings });
+      if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       return await runChild(host, engine.clock, {
-        argv: inv.argv,
-        env: inv.env,
+        argv: placed.argv,
+        env: placed.env,
         sessionFile,
         cwd: childCwd,
         prompt: stdin,
-        transport: settings.transport,
+        transport: task.transport,
         finalize,
         timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
         extendDebounceSec: settings.extendTimeoutDebounce,
@@ -76,6 +81,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         onControl: hooks.onControl,
       });
     } finally {
+      if (typeof placed === "object") await placed.cleanup?.();
       for (const f of inv.files) host.remove(f.path);
     }
   };

@@ -29,6 +29,7 @@ import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
 import type { McpServer } from "./mcp-config.ts";
+import type { RunnerName } from "./runners/types.ts";
 
 export type Engine = {
   host: Host;
@@ -91,6 +92,10 @@ export type TaskInput = {
   isolation?: IsolationMode;
   /** The task's own budgets (each wins over its profile's). */
   budget?: Budget;
+  /** Run in the sandbox (src/core/run/sandbox.ts); the settings' "on" cannot be turned off. */
+  sandbox?: boolean;
+  /** Where the child runs (src/core/run/runners/). */
+  runner?: RunnerName;
 };
 
 export type TaskOutcome = {

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { script } from "../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 

@@ -6,6 +6,13 @@ import { callRefusal, duplicateTasks, startRefusal } from "../src/core/session-c
 import { CapGuard } from "../src/core/run/cap-guard.ts";
 import type { TaskInput, TaskOutcome } from "../src/core/run/task.ts";
 import { emptyUsage } from "../src/core/types.ts";
+import { Database } from "bun:sqlite";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemoryStore, Store } from "../src/core/store/store.ts";
+import { bunDbOpener } from "../src/host/sqlite-bun.ts";
+import { failedResult } from "../src/core/run/task.ts";
 
 test("caps: a project can lower a cap, never raise it; the user sets it", () => {
   const user = mergeSettings(defaultSettings(), { maxSpawnsPerSession: 300, maxSessionCost: 5, confirmAbove: 8 }, "user", true).settings;
@@ -67,3 +74,27 @@ test("guard: once the session's spend reaches maxSessionCost, queued tasks are r
   expect(guard.used()).toEqual({ spawns: 2, cost: 1.2 });
   expect(guard.status()).toEqual({ running: 0, queued: 0, cost: 1.2 });
 });
+
+for (const [kind, make] of [
+  ["sqlite", () => new Store(bunDbOpener(Database)(join(mkdtempSync(join(tmpdir(), "caps-")), "s.db")), { isAlive: () => true })],
+  ["memory", () => new MemoryStore({ isAlive: () => true })],
+] as const) {
+  test(`store (${kind}): a pi session's children — running ones count, runs refused before a child started do not, other sessions' neither`, () => {
+    const store = make();
+    const run = (parent: string, cost: number | null, refused?: "BUDGET_EXCEEDED" | "INVALID_INPUT") => {
+      const id = store.newSessionId();
+      store.createSession({ id, name: "t", agent: "default", cwd: "/", parentSession: parent });
+      const runId = store.startRun(id, { prompt: "p", ownerPid: process.pid });
+      if (refused) store.finishRun(runId, failedResult("not started", refused));
+      else if (cost !== null) store.finishRun(runId, { ...failedResult("", "SUBAGENT_FAILED"), status: "completed", error: undefined, errorCode: undefined, exitCode: 0, usage: { ...emptyUsage(), cost, turns: 1 } });
+    };
+    run("pi-1", 0.25);
+    run("pi-1", 0.5);
+    run("pi-1", null); // still running
+    run("pi-1", null, "BUDGET_EXCEEDED");
+    run("pi-1", null, "INVALID_INPUT");
+    run("pi-2", 9);
+    expect(store.parentUsage("pi-1")).toEqual({ spawns: 3, cost: 0.75 });
+    expect(store.parentUsage("nobody")).toEqual({ spawns: 0, cost: 0 });
+  });
+}

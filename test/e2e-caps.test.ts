@@ -165,3 +165,21 @@ test("the CLI has the same caps per invocation: spawn cap (exit 2, nothing start
     world.setSubagentSettings({});
   }
 }, 120_000);
+
+test("background tasks count too: after a background call used the cap, the subagent tool is refused (SPAWN_LIMIT in details.error)", async () => {
+  world.setSubagentSettings({ maxSpawnsPerSession: 2 });
+  try {
+    const m = `bgcap-${Date.now()}`;
+    const r = await runParentPi(world, {
+      runtime: "node",
+      steps: [delegate([{ name: "bg1", prompt: `${m} bg1` }, { name: "bg2", prompt: `${m} bg2` }], { background: true }), { tool: "subagent", args: { agent: "scout", task: `${m} one more` } }, { text: "parent done" }],
+    });
+    const [bg, single] = r.results;
+    expect(bg.text).toContain("started in the background");
+    expect(single.details.error.code).toBe("SPAWN_LIMIT");
+    expect(single.details.error.message).toContain("subagents.maxSpawnsPerSession is 2; this pi session has started 2 sub-agents, and this call asks for 1 more");
+    expect(requestsWith(`${m} one more`).length).toBe(0);
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 120_000);

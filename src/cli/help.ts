@@ -154,6 +154,10 @@ Options:
   --no-color          No colours (also NO_COLOR=1)
   -h, --help          Show this help
 
+Caps (settings subagents.maxSpawnsPerSession, maxSessionCost; per invocation here): a call past them, or
+with two identical tasks (same prompt, agent, cwd), is refused before anything starts (exit 2); once
+maxSessionCost is spent, queued tasks do not start.
+
 Exit codes: 0 all tasks completed, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.`;
 
 export const INSTALL_HELP = `Usage: subagents install [--uninstall]

@@ -14,6 +14,14 @@ import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
 import { childrenResultFields, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
+import { duplicateTasks } from "../core/session-caps.ts";
+import type { ErrorCode } from "../core/types.ts";
+import { fanoutRefusal } from "./confirm-fanout.ts";
+
+/** A call refused before anything started, with the spec's error shape in details (and pi's error flag). */
+export function refusedCall(code: ErrorCode, message: string) {
+  return { content: [{ type: "text", text: message }], details: { error: { code, message } }, isError: true };
+}
 
 
 export function delegateTool(env: ToolEnv) {
@@ -55,6 +63,8 @@ export function delegateTool(env: ToolEnv) {
         sessionId: t.resume ?? engine.store.newSessionId(),
         budget: t.budget,
       }));
+      const duplicate = duplicateTasks(inputs);
+      if (duplicate) return refusedCall("INVALID_INPUT", duplicate);
       // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
       for (const t of inputs) {
         const problem = t.resume ? checkResumable(engine, t.resume) : null;
@@ -65,6 +75,8 @@ export function delegateTool(env: ToolEnv) {
       // A project-local profile that may not run fails only the tasks that name it; the others go on.
       const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
       for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
+      const limit = (await call.check(engine, { tasks: inputs.length, maxCost: params.maxCost })) ?? (await fanoutRefusal(ctx, engine.settings, inputs.length)) ?? (await call.admit(engine, { tasks: inputs.length, maxCost: params.maxCost }));
+      if (limit) return refusedCall(limit.code, limit.message);
       if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
       const windows = new CallWindows(
         inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),

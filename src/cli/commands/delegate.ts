@@ -23,6 +23,8 @@ import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
 import { FORCED, STOPPING, trapSignals } from "../signals.ts";
 import { colorStyle, streamWidth } from "../style.ts";
 import { printOutputs } from "../ended-output.ts";
+import { duplicateTasks } from "../../core/session-caps.ts";
+import { CapGuard } from "../../core/run/cap-guard.ts";
 
 function readTasksFile(source: string): unknown {
   let text: string;
@@ -125,6 +127,12 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     const problem = t.resume ? checkResumable(engine, t.resume) : null;
     if (problem) throw new UsageError(`delegate: ${problem}`);
   }
+  const duplicate = duplicateTasks(inputs);
+  if (duplicate) throw new UsageError(`delegate: ${duplicate}`);
+  // The session caps hold per invocation here (and per supervisor for --background, checked again there).
+  const caps = new CapGuard(undefined, "this invocation");
+  const limit = caps.admit(engine.settings, { tasks: inputs.length, maxCost });
+  if (limit) throw new UsageError(`delegate: ${limit.code}: ${limit.message}`);
 
   if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs, maxCost }, !!values.json);
   const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!));
@@ -154,7 +162,8 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   live?.start();
   let outcomes: TaskOutcome[];
   try {
-    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
+    const run = caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)));
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, run, {
       rateLimitWaitSec: engine.settings.rateLimitWait,
       signal: interrupt.signal,
       maxCost,

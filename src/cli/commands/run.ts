@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { rateLimitLine, toolCallLine } from "../../core/run/activity.ts";
 import { isolationLines } from "../../core/run/isolation.ts";
+import { CapGuard } from "../../core/run/cap-guard.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, runTask } from "../../core/run/task.ts";
 import type { ChildEvent } from "../../core/types.ts";
 import { CallWindows } from "../../ui/call-windows.ts";
@@ -68,6 +69,8 @@ export async function cmdRun(argv: string[]): Promise<number> {
   if (conflict) throw new UsageError(`run: ${conflict}`);
   const task = readTask(rawTask);
   if (!task.trim()) throw new UsageError("run: the task is empty.");
+  const limit = new CapGuard(undefined, "this invocation").check(engine.settings, { tasks: 1 });
+  if (limit) throw new UsageError(`run: ${limit.code}: ${limit.message}`);
 
   const json = !!values.json;
   const progress = !json && !values.quiet;

@@ -144,6 +144,9 @@ export type TaskHooks = {
   callSpend?: CallSpend;
   /** The call's rate-limit gate (rate-gate.ts). */
   rateGate?: RateGate;
+  /** Asked just before the child would start: a refusal (the session's cost cap, session-caps.ts) records the task
+   *  as not started. Children already running are not affected. */
+  startRefusal?: () => { code: ErrorCode; message: string } | null;
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */

@@ -138,6 +138,15 @@ describe("agent files of every harness", () => {
     expect(get("user-only")).toMatchObject({ harness: "codex", source: "user" });
   });
 
+  test("Claude Code's inline mcpServers mapping is recorded; a list of names is still reported", () => {
+    const inline = parseProfile("---\ndescription: d\nmcpServers:\n  notes:\n    command: notes-mcp\n---\nx", "/x/a.md", "user").profile!;
+    expect(inline.mcpServers).toEqual({ notes: { command: "notes-mcp" } });
+    expect(inline.warnings).toEqual(["inline MCP servers are not started yet: notes"]);
+    const names = parseProfile("---\ndescription: d\nmcpServers: [github]\n---\nx", "/x/b.md", "user").profile!;
+    expect(names.mcpServers).toBeUndefined();
+    expect(names.warnings).toEqual(["not supported here (ignored): mcpServers"]);
+  });
+
   test("a broken TOML file and a runtime other than pi are diagnostics naming the file; the rest load", () => {
     const broken = d.diagnostics.find((x) => x.file.endsWith("broken.toml"))!;
     expect(broken.reason).toStartWith("invalid TOML:");

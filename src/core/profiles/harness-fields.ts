@@ -202,8 +202,13 @@ function omp(fm: Fields, out: Adapted): void {
 /** Reads a harness's fields as ours. `fields` is copied; the caller's object is left alone. */
 export function adaptFields(harness: Harness, fields: Fields, body: string): Adapted {
   const out: Adapted = { fields: { ...fields }, body, warnings: [], unavailable: [] };
-  if (AS_WRITTEN.includes(harness)) return out;
   const fm = out.fields;
+  if (AS_WRITTEN.includes(harness)) {
+    // Claude Code's `mcpServers` as inline definitions (a mapping) is recorded like the others'; a list of
+    // server names stays "not supported here" until agents can choose MCP servers.
+    if (isMap(fm.mcpServers)) inlineMcp(fm, "mcpServers", out);
+    return out;
+  }
   if (harness === "codex") codex(fm, out);
   else if (harness === "cursor") cursor(fm, out);
   else if (harness === "opencode") opencode(fm, out);

@@ -112,10 +112,12 @@ describe("agent files of every harness", () => {
     expect(p).toMatchObject({ harness: "copilot", tools: ["read", "edit", "write", "grep", "find"], unavailableTools: ["web", "github/*"], model: "claude-sonnet-4-5" });
     expect(p.mcpServers).toEqual({ tracker: { type: "local", command: "tracker-mcp" } });
     expect(copilotModelId("GPT-4.1 (copilot)")).toBe("gpt-4.1");
-    // The user's ~/.copilot/agents: `tools: ['*']` means every tool (no list), a display name made usable.
-    const helper = get("copilot-helper");
+    // The user's ~/.copilot/agents: `tools: ['*']` means every tool (no list); a display name ("Copilot Helper")
+    // gives way to the file name, which is the agent's identity in Copilot.
+    const helper = get("helper");
     expect(helper).toMatchObject({ harness: "copilot", source: "user" });
     expect(helper.tools).toBeUndefined();
+    expect(helper.warnings).toBeUndefined();
   });
 
   test("oh-my-pi: thinkingLevel, a model list → model + fallbacks, output → outputSchema, omp-only tools unavailable", () => {

@@ -173,6 +173,9 @@ export function copilotModelId(written: string): string {
 }
 
 function copilot(fm: Fields, out: Adapted): void {
+  // Copilot's `name` is a display name ("API Architect"); the file name is the agent's identity there. A
+  // name that is already usable as one is kept; a display name gives way to the file name, quietly.
+  if (typeof fm.name === "string" && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(fm.name.trim())) delete fm.name;
   mapToolList("copilot", fm, out);
   inlineMcp(fm, "mcp-servers", out);
   if (typeof fm.model === "string") fm.model = copilotModelId(fm.model);

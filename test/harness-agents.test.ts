@@ -105,6 +105,10 @@ describe("agent files of every harness", () => {
     const p = get("test-runner");
     expect(p).toMatchObject({ harness: "qwen", tools: ["read", "bash"], unavailableTools: ["WebSearch"], model: "fake/fake-model", maxTurns: 15, timeout: 120, color: "green" });
     expect(p.warnings).toEqual(["modelConfig: not supported here (ignored): temp", "tools not available here: WebSearch"]);
+     // approvalMode: plan is analyse-only → read-only; `authType:model` → provider/model; deny lists in Qwen's names.
+    expect(get("careful-reader")).toMatchObject({ readonly: true, model: "openai/gpt-4o", tools: ["read", "grep", "find", "ls"] });
+    expect(get("careful-reader").warnings).toBeUndefined();
+    expect(get("shell-free")).toMatchObject({ model: "fast", excludeTools: ["bash"] });
   });
 
   test("GitHub Copilot: name from the .agent.md file name, tool aliases, display model names made ids, mcp-servers", () => {

@@ -53,6 +53,15 @@ function mapToolList(harness: Harness, fm: Fields, out: Adapted): void {
   if (!mapped.all && !mapped.tools.length && mapped.unavailable.length) out.warnings.push("none of the listed tools exist here: the agent runs without tools");
 }
 
+/** A deny list in a harness's names: mapped; names with no equivalent here need no denying. */
+function mapDenyList(harness: Harness, fm: Fields): void {
+  for (const key of ["disallowedTools", "excludeTools"]) {
+    const v = fm[key];
+    const written = typeof v === "string" ? v.split(",") : Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null;
+    if (written) fm[key] = mapHarnessTools(harness, written).tools;
+  }
+}
+
 function inlineMcp(fm: Fields, key: string, out: Adapted): void {
   const v = take(fm, key);
   if (v === undefined || v === null) return;
@@ -145,18 +154,33 @@ function gemini(fm: Fields, out: Adapted): void {
   const kind = take(fm, "kind");
   if (kind === "remote") out.skip = "a remote (A2A) agent: only local agents run here";
   mapToolList("gemini", fm, out);
+  mapDenyList("gemini", fm);
   inlineMcp(fm, "mcpServers", out);
   minutes(fm, "timeout_mins", out);
 }
 
+/** Qwen's `authType:modelId` (e.g. `openai:gpt-4o`) is our `provider/id`; a `:high` suffix stays a thinking level. */
+function qwenModel(model: string): string {
+  const m = /^([a-z][\w-]*):(.+)$/i.exec(model.trim());
+  if (!m || REASONING[m[2].toLowerCase()] || m[2].toLowerCase() === "off") return model;
+  return `${m[1]}/${m[2]}`;
+}
+
 function qwen(fm: Fields, out: Adapted): void {
   mapToolList("qwen", fm, out);
+  mapDenyList("qwen", fm);
+  // approvalMode: `plan` is analyse-only (read-only here); the others say how calls are approved, which
+  // a child that runs without asking already does.
+  const approval = take(fm, "approvalMode");
+  if (approval === "plan") fm.readonly ??= true;
+  else if (approval !== undefined && !["default", "auto-edit", "yolo", "bubble"].includes(String(approval))) out.warnings.push(`approvalMode ${JSON.stringify(approval)} is not known (ignored)`);
   const model = take(fm, "modelConfig");
   if (isMap(model)) {
     if (typeof model.model === "string" && fm.model === undefined) fm.model = model.model;
     const rest = Object.keys(model).filter((k) => k !== "model");
     if (rest.length) out.warnings.push(`modelConfig: not supported here (ignored): ${rest.join(", ")}`);
   }
+  if (typeof fm.model === "string") fm.model = qwenModel(fm.model);
   const run = take(fm, "runConfig");
   if (isMap(run)) {
     turns(fm, "max_turns", run.max_turns ?? run.maxTurns);
@@ -173,6 +197,7 @@ export function copilotModelId(written: string): string {
 }
 
 function copilot(fm: Fields, out: Adapted): void {
+  mapDenyList("copilot", fm);
   // Copilot's `name` is a display name ("API Architect"); the file name is the agent's identity there. A
   // name that is already usable as one is kept; a display name gives way to the file name, quietly.
   if (typeof fm.name === "string" && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(fm.name.trim())) delete fm.name;

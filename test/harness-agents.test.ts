@@ -82,6 +82,10 @@ describe("agent files of every harness", () => {
       "not supported here (ignored): temperature",
     ]);
     expect(d.skipped.find((s) => s.file.endsWith(".opencode/agents/off-duty.md"))?.reason).toBe("disabled in its front matter (disable: true)");
+    // One rule for everything, and "*" as the rule for tools not named.
+    const od = (fm: string) => parseProfile(`---\ndescription: d\n${fm}\n---\nx`, "/x/od.md", "project", "opencode").profile!;
+    expect(od("permission: deny").excludeTools).toEqual(["bash", "edit", "write", "read", "grep", "find", "ls"]);
+    expect(od('permission:\n  "*": deny\n  read: allow\n  grep: allow').excludeTools).toEqual(["bash", "edit", "write", "find", "ls"]);
   });
 
   test("opencode.json: agent.<name> with a {file:} prompt; an entry without a prompt tunes opencode's own agent and is skipped", () => {

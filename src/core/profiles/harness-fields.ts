@@ -125,10 +125,14 @@ function opencode(fm: Fields, out: Adapted): void {
     delete fm.tools;
     for (const [name, on] of Object.entries(tools)) if (on === false) add(name);
   }
-  const permission = take(fm, "permission");
+  const written = take(fm, "permission");
+  // `permission: deny` (one rule for everything) and a `"*"` key are the rule for every tool not named.
+  const permission = typeof written === "string" ? { "*": written } : written;
   if (isMap(permission)) {
     const asked: string[] = [];
-    for (const [name, rule] of Object.entries(permission)) {
+    const rules = Object.entries(permission);
+    if (permission["*"] !== undefined) for (const tool of Object.keys(OPENCODE_TOOLS)) if (!(tool in permission)) rules.push([tool, permission["*"]]);
+    for (const [name, rule] of rules) {
       if (!OPENCODE_TOOLS[name]) continue;
       // A pattern map (bash: {"git *": "allow", "*": "deny"}) is read by its "*" rule; its patterns are not enforced.
       const whole = isMap(rule) ? rule["*"] : rule;

@@ -57,6 +57,10 @@ describe("agent files of every harness", () => {
     expect(p.mcpServers).toEqual({ docs: { command: "node", args: ["docs-server.js"] } });
     // nickname_candidates is Codex's display detail (quiet); web_search cannot be honoured (said once).
     expect(p.warnings).toEqual(["inline MCP servers are not started yet: docs", "not supported here (ignored): web_search"]);
+    const tables = parseProfile('name = "t"\ndescription = "d"\ndeveloper_instructions = "x"\n[tools]\nweb_search = true\n[[skills.config]]\npath = "a"\n', "/x/t.toml", "user", "codex", "toml").profile!;
+    expect(tables.tools).toBeUndefined();
+    expect(tables.warnings).toEqual(["Codex's [tools] settings are not supported here (ignored)", "Codex's [skills] settings are not supported here (ignored)"]);
+    expect(parseProfile('name = "e"\ndescription = "d"\n', "/x/e.toml", "user", "codex", "toml").error).toBe('empty system prompt: set "developer_instructions"');
     const writer = get("quiet-writer");
     expect(writer.thinking).toBe("off");
     expect(writer.tools).toBeUndefined();

@@ -101,6 +101,12 @@ function codex(fm: Fields, out: Adapted): void {
   else if (sandbox !== undefined && sandbox !== "danger-full-access") out.warnings.push(`sandbox_mode ${JSON.stringify(sandbox)} is not known (ignored)`);
   inlineMcp(fm, "mcp_servers", out);
   delete fm.nickname_candidates; // display names in Codex's UI
+  // Codex's [tools] and [skills] tables are its own settings, not our tool or skill lists: reported, not misread.
+  for (const key of ["tools", "skills"]) {
+    if (!isMap(fm[key])) continue;
+    delete fm[key];
+    out.warnings.push(`Codex's [${key}] settings are not supported here (ignored)`);
+  }
 }
 
 function cursor(fm: Fields, out: Adapted): void {

@@ -98,6 +98,8 @@ describe("agent files of every harness", () => {
     expect(p.systemPrompt).toBe("You review diffs. Name each risk with file:line.");
     expect(p.warnings).toBeUndefined();
     expect(d.profiles.has("build")).toBe(false);
+    // The user's ~/.config/opencode/opencode.jsonc: comments and trailing commas, as opencode reads it.
+    expect(get("night-owl")).toMatchObject({ harness: "opencode", source: "user", maxTurns: 3, systemPrompt: "Read last night's logs, list errors." });
     expect(d.skipped.map((s) => s.file)).toContain(`${join(env.project, "opencode.json")}#agent.build`);
   });
 

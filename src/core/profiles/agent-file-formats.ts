@@ -24,6 +24,46 @@ export function readCodexToml(text: string): ReadAgent {
   return { fields, body: developer_instructions ?? "" };
 }
 
+/**
+ * JSON with comments (opencode.jsonc): line and block comments and trailing commas removed, strings left
+ * alone. Small on purpose: the result still goes through JSON.parse, which reports anything else.
+ */
+export function stripJsonc(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j;
+    } else if (c === "/" && text[i + 1] === "/") {
+      while (i < text.length && text[i] !== "\n") i++;
+      out += "\n";
+    } else if (c === "/" && text[i + 1] === "*") {
+      const end = text.indexOf("*/", i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else out += c;
+  }
+  return dropTrailingCommas(out);
+}
+
+/** `[1, 2,]` → `[1, 2]`, outside strings only. */
+function dropTrailingCommas(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j;
+    } else if (c === "," && /^\s*[}\]]/.test(text.slice(i + 1, i + 200))) continue;
+    else out += c;
+  }
+  return out;
+}
+
 export type OpencodeEntry = { name: string; read?: ReadAgent; error?: string; skip?: string };
 
 /**
@@ -34,7 +74,7 @@ export type OpencodeEntry = { name: string; read?: ReadAgent; error?: string; sk
 export function readOpencodeJson(text: string, dir: string, readText: (path: string) => string | null): { entries: OpencodeEntry[]; error?: string } {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(stripJsonc(text));
   } catch (err) {
     return { entries: [], error: `invalid JSON: ${String((err as Error).message).split("\n")[0]}` };
   }

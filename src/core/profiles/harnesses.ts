@@ -21,6 +21,7 @@ export function userLocations(env: Record<string, string | undefined>): Location
   return [
     { harness: "codex", path: `${codexHome}/agents`, kind: "toml" },
     { harness: "cursor", path: "~/.cursor/agents", kind: "md" },
+    { harness: "opencode", path: `${xdg}/opencode/opencode.jsonc`, kind: "opencode-json", file: true },
     { harness: "opencode", path: `${xdg}/opencode/opencode.json`, kind: "opencode-json", file: true },
     { harness: "opencode", path: `${xdg}/opencode/agent`, kind: "md" },
     { harness: "opencode", path: `${xdg}/opencode/agents`, kind: "md" },
@@ -40,6 +41,7 @@ export function userLocations(env: Record<string, string | undefined>): Location
 export const PROJECT_LOCATIONS: Location[] = [
   { harness: "codex", path: ".codex/agents", kind: "toml" },
   { harness: "cursor", path: ".cursor/agents", kind: "md" },
+  { harness: "opencode", path: "opencode.jsonc", kind: "opencode-json", file: true },
   { harness: "opencode", path: "opencode.json", kind: "opencode-json", file: true },
   { harness: "opencode", path: ".opencode/agent", kind: "md" },
   { harness: "opencode", path: ".opencode/agents", kind: "md" },

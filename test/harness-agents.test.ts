@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { discoverProfiles, type Discovery } from "../src/core/profiles/profile-discovery.ts";
 import { parseProfile, type Profile } from "../src/core/profiles/profile.ts";
 import { copilotModelId } from "../src/core/profiles/harness-fields.ts";
+import { mapHarnessTools } from "../src/core/profiles/harnesses.ts";
 import { resolveModel } from "../src/core/profiles/model-resolve.ts";
 import { hasWriteTools, memoryFile, memoryPrompt, MEMORY_LINES, projectRoot } from "../src/core/profiles/agent-memory.ts";
 import { buildInvocation } from "../src/core/run/invocation.ts";
@@ -126,6 +127,12 @@ describe("agent files of every harness", () => {
     expect(p).toMatchObject({ harness: "copilot", tools: ["read", "edit", "write", "grep", "find"], unavailableTools: ["web", "github/*"], model: "claude-sonnet-4-5" });
     expect(p.mcpServers).toEqual({ tracker: { type: "local", command: "tracker-mcp" } });
     expect(copilotModelId("GPT-4.1 (copilot)")).toBe("gpt-4.1");
+    // VS Code's tool names as Copilot files list them, with or without their tool set; the rest are unavailable.
+    expect(mapHarnessTools("copilot", ["edit/editFiles", "execute/runInTerminal", "search/codebase", "read/terminalLastCommand", "runTests", "Grep", "read/*", "listDirectory"])).toEqual({
+      tools: ["edit", "write", "bash", "grep", "find", "read", "ls"],
+      unavailable: ["read/terminalLastCommand", "runTests"],
+      all: false,
+    });
     // The user's ~/.copilot/agents: `tools: ['*']` means every tool (no list); a display name ("Copilot Helper")
     // gives way to the file name, which is the agent's identity in Copilot.
     const helper = get("helper");

@@ -74,12 +74,21 @@ const QWEN_TOOLS: ToolTable = {
 };
 const QWEN_ONLY = [...GEMINI_ONLY, "WebFetch", "WebSearch", "TodoWrite", "SaveMemory", "Task", "Skill"];
 
-/** GitHub Copilot's tool aliases (its docs' table), in pi's terms. */
+/**
+ * GitHub Copilot's tool aliases (its docs' table) and the VS Code tool names its agent files list, bare or
+ * with their tool set (`edit/editFiles`, `execute/runInTerminal`), in pi's terms. Copilot's other tools (VS Code
+ * UI, web, tests, its own MCP servers) have no equivalent: every other name is unavailable.
+ */
 const COPILOT_TOOLS: ToolTable = {
-  read: ["read"], edit: ["edit", "write"], execute: ["bash"], shell: ["bash"], bash: ["bash"], powershell: ["bash"],
-  search: ["grep", "find"],
+  read: ["read"], readfile: ["read"], edit: ["edit", "write"], editfiles: ["edit", "write"], createfile: ["write"],
+  execute: ["bash"], shell: ["bash"], bash: ["bash"], powershell: ["bash"], runinterminal: ["bash"], runcommands: ["bash"],
+  getterminaloutput: ["bash"], search: ["grep", "find"], codebase: ["grep", "find"], textsearch: ["grep"],
+  filesearch: ["find"], listdirectory: ["ls"],
+  // Claude Code's names, which Copilot accepts as aliases
+  write: ["write"], multiedit: ["edit"], grep: ["grep"], glob: ["find"], ls: ["ls"],
 };
-const COPILOT_ONLY = ["agent", "custom-agent", "web", "todo", "fetch", "githubRepo", "runSubagent", "problems", "usages", "changes", "vscodeAPI", "codebase", "terminalLastCommand"];
+/** Copilot tool sets whose whole set (`edit/*`) maps like the bare name. */
+const COPILOT_SETS = ["read", "edit", "execute", "search"];
 
 /** opencode's tool names (its `tools` map and `permission` keys). */
 export const OPENCODE_TOOLS: ToolTable = {
@@ -88,6 +97,13 @@ export const OPENCODE_TOOLS: ToolTable = {
 
 /** oh-my-pi's tools that pi does not have (its others are pi's own names). */
 const OMP_ONLY = ["task", "fetch", "web_search", "browser", "python", "lsp", "ask", "todo_write", "notebook", "ssh", "calc"];
+
+/** A Copilot name: `set/tool` by its tool, `set/*` and a bare set name by the set. */
+function copilotTool(name: string): string[] | undefined {
+  const [set, tool] = name.includes("/") ? name.split("/", 2) : [name, undefined];
+  if (tool === undefined || tool === "*") return COPILOT_SETS.includes(set.toLowerCase()) || tool === undefined ? COPILOT_TOOLS[set.toLowerCase()] : undefined;
+  return COPILOT_TOOLS[tool.toLowerCase()];
+}
 
 export type MappedHarnessTools = { tools: string[]; unavailable: string[]; all: boolean };
 
@@ -98,7 +114,7 @@ export type MappedHarnessTools = { tools: string[]; unavailable: string[]; all: 
  */
 export function mapHarnessTools(harness: Harness, written: string[]): MappedHarnessTools {
   const table = harness === "gemini" ? GEMINI_TOOLS : harness === "qwen" ? QWEN_TOOLS : harness === "copilot" ? COPILOT_TOOLS : {};
-  const only = harness === "gemini" ? GEMINI_ONLY : harness === "qwen" ? QWEN_ONLY : harness === "copilot" ? COPILOT_ONLY : harness === "omp" ? OMP_ONLY : [];
+  const only = harness === "gemini" ? GEMINI_ONLY : harness === "qwen" ? QWEN_ONLY : harness === "omp" ? OMP_ONLY : [];
   const tools: string[] = [];
   const unavailable: string[] = [];
   let all = false;
@@ -107,10 +123,10 @@ export function mapHarnessTools(harness: Harness, written: string[]): MappedHarn
       all = true;
       continue;
     }
-    const mapped = table[name] ?? table[name.toLowerCase()];
+    const mapped = harness === "copilot" ? copilotTool(name) : (table[name] ?? table[name.toLowerCase()]);
     if (mapped) {
       for (const t of mapped) if (!tools.includes(t)) tools.push(t);
-    } else if (only.includes(name) || /^mcp_/.test(name) || (harness === "copilot" && name.includes("/"))) {
+    } else if (harness === "copilot" || only.includes(name) || /^mcp_/.test(name)) {
       if (!unavailable.includes(name)) unavailable.push(name);
     } else if (!tools.includes(name)) tools.push(name);
   }

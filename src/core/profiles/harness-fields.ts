@@ -19,8 +19,6 @@ export type Adapted = {
   outputSchema?: Record<string, unknown>;
   /** Set when the file is, by its own harness's rules, not a usable agent here (disabled, remote). */
   skip?: string;
-  /** The field that holds the prompt in this shape, for the "empty prompt" error. */
-  promptField?: string;
 };
 
 const isMap = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);

@@ -338,7 +338,7 @@ function buildFrom(read: { fields: Fields; body: string; lenient?: string }, fil
   }
   const systemPrompt = adapted.body.trim();
   if (!systemPrompt && mode === "replace") {
-    if (adapted.promptField || harness === "codex") throw new Invalid(`empty system prompt: set "${adapted.promptField ?? "developer_instructions"}"`);
+    if (harness === "codex") throw new Invalid('empty system prompt: set "developer_instructions"');
     throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
   }
   const [maxTurns, maxTokens, maxCost] = BUDGET_KEYS.map((k) => budgetField(fm, k, warnings));

@@ -40,7 +40,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       parentTools: engine.parentTools,
       promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
       skillPaths: skills.skillPaths,
-      appendPrompt: skills.appendPrompt || undefined,
+      appendPrompt: [skills.appendPrompt, task.memory].filter(Boolean).join("\n\n") || undefined,
       projectTrust: task.trust,
       baseEnv: { ...host.env, ...engine.piEnv },
       piVersion: engine.piVersion,

@@ -33,6 +33,9 @@ export type TaskContext = {
   transport: Engine["settings"]["transport"];
   // skills
   skills: { skillPaths: string[]; appendPrompt: string };
+  // memory
+  /** The agent's memory section for the system prompt (task-memory.ts), when it has one. */
+  memory?: string;
   // place
   iso: LiveIsolation | null;
   /** Where the child runs: the task's cwd, or its worktree. */

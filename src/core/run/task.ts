@@ -24,6 +24,7 @@ import type { TaskStage } from "./task-context.ts";
 import { prepareTask } from "./task-prepare.ts";
 import { admitTask } from "./task-admit.ts";
 import { loadSkills } from "./task-skills.ts";
+import { loadMemory } from "./task-memory.ts";
 import { placeTask } from "./task-place.ts";
 import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
@@ -223,7 +224,7 @@ export function trustFor(trust: Engine["projectTrust"], cwd: string): "yes" | "n
 }
 
 /** A task's life after prepare, in order (each stage in its own file: task-<stage>.ts). */
-const STAGES: TaskStage[] = [admitTask, loadSkills, placeTask, runTaskChild, acceptResult];
+const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, placeTask, runTaskChild, acceptResult];
 
 /**
  * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then

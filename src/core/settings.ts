@@ -2,6 +2,8 @@
 // Never throws: a broken file or value becomes a warning and the default stays.
 import type { Host } from "./host.ts";
 import { mcpField, type McpChoice } from "./mcp-choice.ts";
+import { defaultEngineSettings, mergeEngineSettings, type EngineSettings } from "./engine-settings.ts";
+import { DEFAULT_MAX_SPAWNS, mergeCapSettings, type CapSettings } from "./cap-settings.ts";
 
 export const TOOL_NAMES = ["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"];
 
@@ -29,7 +31,7 @@ export type Settings = {
   fallbackModels: string[];
   /** MCP servers children may start (pi 1.x), unless their agent says (`mcp`): all, none, or the named ones. */
   mcp: McpChoice;
-};
+} & EngineSettings & CapSettings;
 
 export function defaultSettings(): Settings {
   return {
@@ -49,6 +51,8 @@ export function defaultSettings(): Settings {
     modelAliases: {},
     fallbackModels: [],
     mcp: true,
+    ...defaultEngineSettings(),
+    maxSpawnsPerSession: DEFAULT_MAX_SPAWNS,
   };
 }
 
@@ -136,6 +140,8 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
     const mcp = mcpField(r.mcp, warnings, `${where}: subagents.mcp`);
     if (mcp !== undefined) out.mcp = mcp;
   }
+  Object.assign(out, mergeEngineSettings(out, r, where, userScope, warnings));
+  mergeCapSettings(out, r, where, userScope, warnings);
   return { settings: out, warnings };
 }
 

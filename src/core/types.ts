@@ -36,12 +36,15 @@ export type ErrorCode =
   | "LOOP_DETECTED"
   | "SUBAGENT_CANCELLED"
   | "ISOLATION_FAILED"
+  | "RUNNER_FAILED"
   | "BUDGET_EXCEEDED"
   | "RATE_LIMITED"
   /** A task whose `after` dependency did not complete: it never started (dag.ts). */
   | "SKIPPED"
   /** The acceptance gate did not pass within its retries (gate.ts). */
-  | "GATE_FAILED";
+  | "GATE_FAILED"
+  /** A call refused: it would start more children than subagents.maxSpawnsPerSession (or was not approved). */
+  | "SPAWN_LIMIT";
 
 export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string; data?: unknown };
 

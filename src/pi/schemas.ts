@@ -40,6 +40,7 @@ const TaskObject = Type.Object(
     gateRetries: Type.Optional(Type.Integer()),
     outputSchema: Type.Optional(Type.Object({}, { description: "JSON Schema of the result" })),
     context: Type.Optional(Type.Literal("fork", { description: "Start from a copy of this conversation" })),
+    sandbox: Type.Optional(Type.Boolean()),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),
     maxTokens: Type.Optional(Type.Integer()),

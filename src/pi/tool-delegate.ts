@@ -17,6 +17,14 @@ import { startInBackground } from "./background.ts";
 import { withWorkflow } from "./workflow-call.ts";
 import { attachFork, type ForkEntry } from "../core/run/fork.ts";
 import { childrenResultFields, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
+import { duplicateTasks } from "../core/session-caps.ts";
+import type { ErrorCode } from "../core/types.ts";
+import { fanoutRefusal } from "./confirm-fanout.ts";
+
+/** A call refused before anything started, with the spec's error shape in details (and pi's error flag). */
+export function refusedCall(code: ErrorCode, message: string) {
+  return { content: [{ type: "text", text: message }], details: { error: { code, message } }, isError: true };
+}
 
 
 export function delegateTool(env: ToolEnv) {
@@ -53,6 +61,8 @@ export function delegateTool(env: ToolEnv) {
         resume: t.resume,
         files: t.files,
         isolation: t.isolation,
+        sandbox: t.sandbox,
+        runner: t.runner,
         sessionId: t.resume ?? engine.store.newSessionId(),
         budget: t.budget,
         after: t.after,
@@ -61,6 +71,8 @@ export function delegateTool(env: ToolEnv) {
         gateRetries: t.gateRetries,
         outputSchema: t.outputSchema,
       }));
+      const duplicate = duplicateTasks(inputs);
+      if (duplicate) return refusedCall("INVALID_INPUT", duplicate);
       // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
       for (const t of inputs) {
         const problem = t.resume ? checkResumable(engine, t.resume) : null;
@@ -74,6 +86,8 @@ export function delegateTool(env: ToolEnv) {
       // A project-local profile that may not run fails only the tasks that name it; the others go on.
       const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
       for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
+      const limit = (await call.check(engine, { tasks: inputs.length, maxCost: params.maxCost })) ?? (await fanoutRefusal(ctx, engine.settings, inputs.length)) ?? (await call.admit(engine, { tasks: inputs.length, maxCost: params.maxCost }));
+      if (limit) return refusedCall(limit.code, limit.message);
       if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
       const windows = new CallWindows(
         inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t), after: t.after })),

@@ -167,6 +167,8 @@ export function subagentTool(env: ToolEnv) {
       if (conflict) return failure("INVALID_INPUT", conflict);
       const refused = (await call.refusedProfiles([agent])).get(agent);
       if (refused) return failure("SUBAGENTS_DISABLED", refused);
+      const limit = await call.admit(engine, { tasks: 1 });
+      if (limit) return failure(limit.code, limit.message);
       const id = sessionId ?? engine.store.newSessionId();
       const runId = id.slice(0, 8);
       const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: effectiveTimeout(engine, { profile: agent }) }], engine.settings.maxLinesPerWindow);

@@ -12,10 +12,10 @@ export type ToolResultEntry = { toolName: string; text: string; details: any; is
 /** Runs a parent pi with our extension; returns the tool results it recorded in its session file. */
 export async function runParentPi(
   world: PiWorld,
-  opts: { runtime: "node" | "bun"; steps: ScriptStep[]; env?: Record<string, string>; release?: PiRelease; args?: string[]; cwd?: string },
+  opts: { runtime: "node" | "bun"; steps: ScriptStep[]; env?: Record<string, string>; release?: PiRelease; args?: string[]; cwd?: string; sessionFile?: string },
 ): Promise<{ code: number; results: ToolResultEntry[]; stderr: string; sessionFile: string }> {
   const release = opts.release ?? "current";
-  const sessionFile = join(world.root, `parent-${release}-${opts.runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
+  const sessionFile = opts.sessionFile ?? join(world.root, `parent-${release}-${opts.runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
   const proc = Bun.spawn({
     cmd: [...piCmd(release, opts.runtime), "-p", "--session", sessionFile, "-e", EXTENSION, ...(opts.args ?? [])],
     cwd: opts.cwd ?? world.workDir,

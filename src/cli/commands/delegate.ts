@@ -21,12 +21,15 @@ import { buildEngine, cliContext, dataDir } from "../engine.ts";
 import { startOwner } from "../../control/owner.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { DELEGATE_HELP, FLOW_HELP } from "../help.ts";
+import { ENGINE_OPTIONS, engineFlags } from "../engine-flags.ts";
 import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "../budget-flags.ts";
 import { LiveDisplay } from "../live.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
 import { FORCED, STOPPING, trapSignals } from "../signals.ts";
 import { colorStyle, streamWidth } from "../style.ts";
 import { printOutputs } from "../ended-output.ts";
+import { duplicateTasks } from "../../core/session-caps.ts";
+import { CapGuard } from "../../core/run/cap-guard.ts";
 
 function readTasksFile(source: string): unknown {
   let text: string;
@@ -71,6 +74,7 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     fork: { type: "string" },
     "gate-timeout": { type: "string" },
     "gate-retries": { type: "string" },
+    ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
     "max-total-cost": { type: "string" },
   });
@@ -82,6 +86,7 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
   if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
   const timeout = positiveNumber("delegate", "timeout", values.timeout);
   const isolation = isolationFlag("delegate", values.isolation);
+  const where = engineFlags("delegate", values);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
   if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {
     throw new UsageError(`delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`);
@@ -132,6 +137,8 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     resume: t.resume,
     files: t.files,
     isolation: t.isolation ?? isolation,
+    sandbox: t.sandbox || where.sandbox || undefined,
+    runner: t.runner ?? where.runner,
     sessionId: t.resume ?? engine.store.newSessionId(),
     budget: { ...budget, ...t.budget },
     after: t.after,
@@ -152,6 +159,12 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     const problem = t.resume ? checkResumable(engine, t.resume) : null;
     if (problem) throw new UsageError(`delegate: ${problem}`);
   }
+  const duplicate = duplicateTasks(inputs);
+  if (duplicate) throw new UsageError(`delegate: ${duplicate}`);
+  // The session caps hold per invocation here (and per supervisor for --background, checked again there).
+  const caps = new CapGuard(undefined, "this invocation");
+  const limit = caps.admit(engine.settings, { tasks: inputs.length, maxCost });
+  if (limit) throw new UsageError(`delegate: ${limit.code}: ${limit.message}`);
 
   if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs, maxCost }, !!values.json);
   const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!), { waiting: waitingOf(inputs) });
@@ -181,7 +194,8 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
   live?.start();
   let outcomes: TaskOutcome[];
   try {
-    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
+    const run = caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)));
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, run, {
       rateLimitWaitSec: engine.settings.rateLimitWait,
       signal: interrupt.signal,
       maxCost,

@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { parse } from "../args.ts";
 import { childPiCheck, databaseCheck, extensionCheck, modelCheck, profilesCheck, settingsCheck, terminalCheck, versionCheck, type Check } from "../doctor-checks.ts";
 import { cliContext } from "../engine.ts";
+import { runnerCheck, sandboxCheck } from "../doctor-engines.ts";
 import { modelsCheck } from "../doctor-models.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
@@ -46,6 +47,8 @@ export function cmdDoctor(argv: string[]): number {
     ...extensionCheck(ctx),
     profilesCheck(ctx, cwd),
     settingsCheck(ctx),
+    sandboxCheck(ctx),
+    runnerCheck(ctx),
     terminalCheck(process.env, process.stdout),
   ];
   const healthy = !checks.some((c) => c.status === "fail");

@@ -7,6 +7,7 @@ import { discoverProfiles, type Discovery } from "../../core/profiles/profile-di
 import { readUserModels, resolveProfileModel, type UserModels } from "../../core/profiles/model-resolve.ts";
 import type { Profile } from "../../core/profiles/profile.ts";
 import { budgetLimits } from "../../core/budget.ts";
+import { memoryFile } from "../../core/profiles/agent-memory.ts";
 import { renderTable } from "../../ui/table.ts";
 import { sanitizeLine, wrap } from "../../ui/text-width.ts";
 import { plainStyle } from "../../ui/windows.ts";
@@ -52,11 +53,15 @@ function terminalWidth(): number {
   return Math.max(20, cols);
 }
 
-function printJson(list: Profile[], d: Discovery, ctx: CliContext, user: UserModels, all: boolean): void {
+/** Whose file it is, short: a built-in is pi's. */
+const harnessOf = (p: Profile) => (p.harness === "claude-code" ? "claude" : (p.harness ?? "pi"));
+
+function printJson(list: Profile[], d: Discovery, ctx: CliContext, user: UserModels, all: boolean, cwd: string): void {
   for (const p of list) {
     const { systemPrompt, apiKey, warnings: _w, ...rest } = p;
     const model = modelOf(p, ctx, user);
-    console.log(JSON.stringify({ type: "profile", ...rest, filePath: p.filePath ?? null, runsOn: model.runsOn, warnings: warningsOf(p, model), hasApiKey: apiKey !== undefined, promptChars: systemPrompt.length }));
+    const memory = memoryFile(ctx.host, p, { agentDir: ctx.agentDir, cwd });
+    console.log(JSON.stringify({ type: "profile", ...rest, harness: p.harness ?? "pi", filePath: p.filePath ?? null, ...(memory ? { memoryFile: memory } : {}), runsOn: model.runsOn, warnings: warningsOf(p, model), hasApiKey: apiKey !== undefined, promptChars: systemPrompt.length }));
   }
   for (const s of d.shadowed) console.log(JSON.stringify({ type: "shadowed", ...s }));
   for (const x of d.diagnostics) console.log(JSON.stringify({ type: "diagnostic", ...x }));
@@ -70,11 +75,12 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
     const model = m.written === m.runsOn ? m.written : `${m.written}→${m.runsOn}`;
     const warnings = warningsOf(p, m);
     const source = p.source + (d.shadowed.some((s) => s.name === p.name) ? "*" : "");
-    return [p.name, source, model, toolsOf(p), warnings.length ? `⚠ ${warnings.map(shortWarning).join(", ")}` : ""].map(sanitizeLine);
+    return [p.name, source, harnessOf(p), model, toolsOf(p), warnings.length ? `⚠ ${warnings.map(shortWarning).join(", ")}` : ""].map(sanitizeLine);
   });
   const columns = [
     { header: "NAME", min: Math.min(20, Math.max(4, ...list.map((p) => p.name.length))), flex: true },
     { header: "SOURCE" },
+    { header: "HARNESS" },
     { header: "MODEL", min: 7, flex: true },
     { header: "TOOLS", min: 7, flex: true },
     { header: "WARNINGS", min: 8, flex: true },
@@ -84,12 +90,14 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
     for (const p of list) {
       const m = modelOf(p, ctx, user);
       console.log("");
-      for (const l of wrap(`${p.name} (${p.source}) ${p.filePath ?? "built in"}`, width)) console.log(l);
+      for (const l of wrap(`${p.name} (${p.source}, ${harnessOf(p)}) ${p.filePath ?? "built in"}`, width)) console.log(l);
       if (p.description) for (const l of wrap(`  ${sanitizeLine(p.description.replace(/\s+/g, " "))}`, width)) console.log(l);
       for (const w of warningsOf(p, m)) for (const l of wrap(`  ⚠ ${sanitizeLine(w)}`, width)) console.log(l);
       const budget = budgetLimits(p);
       if (budget) console.log(`  budget: ${budget}`);
       if (p.fallbackModels?.length) console.log(`  fallback models: ${p.fallbackModels.join(", ")}`);
+      const memory = memoryFile(ctx.host, p, { agentDir: ctx.agentDir, cwd });
+      if (memory) for (const l of wrap(`  memory (${p.memory}): ${memory}${ctx.host.stat(memory)?.isFile ? "" : " (not written yet)"}`, width)) console.log(l);
     }
   }
   if (d.shadowed.length) {
@@ -123,7 +131,7 @@ export function cmdProfiles(argv: string[]): number {
   const user = readUserModels(ctx.host, ctx.agentDir);
   const list = [...d.profiles.values()].sort((a, b) => a.name.localeCompare(b.name));
   const all = !!(values.all || values.verbose);
-  if (values.json) printJson(list, d, ctx, user, all);
+  if (values.json) printJson(list, d, ctx, user, all, cwd);
   else printTable(list, d, ctx, user, all, cwd);
   return values.check && d.diagnostics.length ? EXIT.taskFailed : EXIT.ok;
 }

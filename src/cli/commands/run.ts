@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { rateLimitLine, toolCallLine } from "../../core/run/activity.ts";
 import { isolationLines } from "../../core/run/isolation.ts";
+import { CapGuard } from "../../core/run/cap-guard.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, runTask } from "../../core/run/task.ts";
 import type { ChildEvent } from "../../core/types.ts";
 import { CallWindows } from "../../ui/call-windows.ts";
@@ -15,6 +16,7 @@ import { startOwner } from "../../control/owner.ts";
 import { startBackground } from "../background.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { RUN_HELP } from "../help.ts";
+import { ENGINE_OPTIONS, engineFlags } from "../engine-flags.ts";
 import { BUDGET_OPTIONS, budgetFlags } from "../budget-flags.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
 import { FORCED, STOPPING, trapSignals } from "../signals.ts";
@@ -42,6 +44,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
+    ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
   });
   if (values.help) {
@@ -66,6 +69,8 @@ export async function cmdRun(argv: string[]): Promise<number> {
   if (conflict) throw new UsageError(`run: ${conflict}`);
   const task = readTask(rawTask);
   if (!task.trim()) throw new UsageError("run: the task is empty.");
+  const limit = new CapGuard(undefined, "this invocation").check(engine.settings, { tasks: 1 });
+  if (limit) throw new UsageError(`run: ${limit.code}: ${limit.message}`);
 
   const json = !!values.json;
   const progress = !json && !values.quiet;
@@ -76,7 +81,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const profile = agent === "default" ? undefined : agent;
   // The id is chosen here so the owner can list it before the child starts (wait/steer from elsewhere).
   let sessionId = values.session ?? engine.store.newSessionId();
-  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values) };
+  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values), ...engineFlags("run", values) };
   if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
   const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });

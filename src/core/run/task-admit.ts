@@ -1,4 +1,5 @@
-// Stage "admit": a task whose call was cancelled, or whose call's money is spent, while it waited does not start.
+// Stage "admit": a task whose call was cancelled, or whose call's (or pi session's) money is spent, while it waited
+// does not start.
 import { budgetMessage } from "../budget.ts";
 import type { RunResult } from "../types.ts";
 import { abortStop } from "./abort-reason.ts";
@@ -14,4 +15,7 @@ export function admitTask(task: TaskContext): RunResult | void {
   const callHit = hooks.callSpend?.hit();
   // The call's money is spent: a task still waiting to start does not start.
   if (callHit) return failedResult(`${budgetMessage(callHit)}: not started`, "BUDGET_EXCEEDED");
+  // The session's caps (session-caps.ts): once its children spent maxSessionCost, queued tasks do not start.
+  const refusal = hooks.startRefusal?.();
+  if (refusal) return failedResult(refusal.message, refusal.code);
 }

@@ -12,6 +12,8 @@ import type { TaskContext } from "./task-context.ts";
 import { childMcp } from "./mcp-select.ts";
 import { expectedDefaultModel } from "./default-model.ts";
 import { composeEnv, resolveGate } from "./gate.ts";
+import { placeChild } from "./runners/choose.ts";
+import type { Placed } from "./runners/types.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
   const { engine, input, hooks, profile, id, runId, sessionFile, prompt, finalize, skills, iso, warnings, model } = task;
@@ -29,7 +31,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       piCommand: engine.piCommand,
       childExtension: engine.childExtension,
       profile,
-      transport: settings.transport,
+      transport: task.transport,
       finalize,
       sessionFile,
       model: childModel,
@@ -39,7 +41,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       parentTools: engine.parentTools,
       promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
       skillPaths: skills.skillPaths,
-      appendPrompt: skills.appendPrompt || undefined,
+      appendPrompt: [skills.appendPrompt, task.memory].filter(Boolean).join("\n\n") || undefined,
       projectTrust: task.trust,
       baseEnv: { ...host.env, ...engine.piEnv },
       piVersion: engine.piVersion,
@@ -50,15 +52,18 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     if (iso) iso.scrubEnv(inv.env);
     Object.assign(inv.env, composeEnv(input, profile));
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
+    let placed: Placed | string | undefined;
     try {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
+      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings });
+      if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       return await runChild(host, engine.clock, {
-        argv: inv.argv,
-        env: inv.env,
+        argv: placed.argv,
+        env: placed.env,
         sessionFile,
         cwd: childCwd,
         prompt: stdin,
-        transport: settings.transport,
+        transport: task.transport,
         finalize,
         timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
         extendDebounceSec: settings.extendTimeoutDebounce,
@@ -79,6 +84,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         gate: resolveGate(input, profile),
       });
     } finally {
+      if (typeof placed === "object") await placed.cleanup?.();
       for (const f of inv.files) host.remove(f.path);
     }
   };

@@ -6,6 +6,7 @@ import type { RunResult } from "../types.ts";
 import type { FinalizeMode } from "./finalize-contract.ts";
 import type { IsolationMode, LiveIsolation } from "./isolation.ts";
 import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task.ts";
+import type { Where } from "./runners/choose.ts";
 
 export type TaskContext = {
   engine: Engine;
@@ -27,8 +28,14 @@ export type TaskContext = {
   warnings: string[];
   finalize: FinalizeMode;
   trust: "yes" | "no" | undefined;
+  /** Where the child process runs (local, docker, slurm; sandboxed or not) and the transport that reaches it. */
+  where: Where;
+  transport: Engine["settings"]["transport"];
   // skills
   skills: { skillPaths: string[]; appendPrompt: string };
+  // memory
+  /** The agent's memory section for the system prompt (task-memory.ts), when it has one. */
+  memory?: string;
   // place
   iso: LiveIsolation | null;
   /** Where the child runs: the task's cwd, or its worktree. */

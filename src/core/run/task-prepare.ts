@@ -8,6 +8,7 @@ import { resolveFinalizeMode } from "./finalize-contract.ts";
 import { isolationProblem } from "./isolation.ts";
 import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
+import { chooseWhere } from "./runners/choose.ts";
 
 export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskHooks): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
@@ -47,6 +48,8 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   }
   const model = chooseModel(engine, profile, input.model);
   const warnings = runWarnings(profile, model.warning);
+  const where = chooseWhere(settings, input, profile);
+  warnings.push(...where.notes);
   hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   return {
     task: {
@@ -54,6 +57,8 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
       // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
       finalize: (input.outputSchema ?? profile?.outputSchema) ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional"),
       trust: trustFor(engine.projectTrust, input.cwd),
+      where,
+      transport: where.runner.transport ?? settings.transport,
       skills: { skillPaths: [], appendPrompt: "" },
       iso: null,
       cwd: input.cwd,

@@ -24,6 +24,7 @@ import type { TaskStage } from "./task-context.ts";
 import { prepareTask } from "./task-prepare.ts";
 import { admitTask } from "./task-admit.ts";
 import { loadSkills } from "./task-skills.ts";
+import { loadMemory } from "./task-memory.ts";
 import { placeTask } from "./task-place.ts";
 import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
@@ -31,6 +32,7 @@ import { recordEnd, recordTask } from "./task-record.ts";
 import { forkTask } from "./fork.ts";
 import type { McpServer } from "./mcp-config.ts";
 import type { ForkEntry } from "./fork.ts";
+import type { RunnerName } from "./runners/types.ts";
 
 export type Engine = {
   host: Host;
@@ -105,6 +107,10 @@ export type TaskInput = {
   outputSchema?: Record<string, unknown>;
   /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
   fork?: ForkEntry[];
+  /** Run in the sandbox (src/core/run/sandbox.ts); the settings' "on" cannot be turned off. */
+  sandbox?: boolean;
+  /** Where the child runs (src/core/run/runners/). */
+  runner?: RunnerName;
 };
 
 export type TaskOutcome = {
@@ -153,6 +159,9 @@ export type TaskHooks = {
   callSpend?: CallSpend;
   /** The call's rate-limit gate (rate-gate.ts). */
   rateGate?: RateGate;
+  /** Asked just before the child would start: a refusal (the session's cost cap, session-caps.ts) records the task
+   *  as not started. Children already running are not affected. */
+  startRefusal?: () => { code: ErrorCode; message: string } | null;
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
@@ -230,7 +239,7 @@ export function trustFor(trust: Engine["projectTrust"], cwd: string): "yes" | "n
 }
 
 /** A task's life after prepare, in order (each stage in its own file: task-<stage>.ts). */
-const STAGES: TaskStage[] = [admitTask, loadSkills, placeTask, forkTask, runTaskChild, acceptResult];
+const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, placeTask, forkTask, runTaskChild, acceptResult];
 
 /**
  * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then

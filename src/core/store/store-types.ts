@@ -98,6 +98,15 @@ export interface SessionStore {
   recoverStale(isAlive: (pid: number) => boolean): number;
   /** Adds runs of a session that this store does not know yet (all-or-nothing per session). */
   importRuns(runs: ImportedRun[]): void;
+  /** Children started by one parent pi session (running ones included) and what the ended ones cost (caps). */
+  parentUsage(parentSession: string): { spawns: number; cost: number };
+}
+
+/** Error codes of runs refused before any child started (they made no model turn): not counted as spawns. */
+export const NOT_STARTED_CODES = ["INVALID_INPUT", "ISOLATION_FAILED", "BUDGET_EXCEEDED", "SPAWN_LIMIT", "SUBAGENT_CANCELLED"];
+
+export function startedChild(r: Pick<RunRecord, "status" | "exitCode" | "errorCode" | "usage">): boolean {
+  return !(r.status === "error" && r.exitCode === null && r.usage.turns === 0 && NOT_STARTED_CODES.includes(r.errorCode ?? ""));
 }
 
 export const INTERRUPTED_MESSAGE = "Session was interrupted (main agent session ended unexpectedly)";

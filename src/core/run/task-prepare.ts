@@ -54,7 +54,8 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   return {
     task: {
       engine, input, hooks, id, agent, profile, resumeOf, isolation, sessionFile, prompt, runId, model, warnings,
-      finalize: resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional"),
+      // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
+      finalize: (input.outputSchema ?? profile?.outputSchema) ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional"),
       trust: trustFor(engine.projectTrust, input.cwd),
       where,
       transport: where.runner.transport ?? settings.transport,

@@ -11,6 +11,7 @@ import { assistantFromMessage, cap, stringify as json, textOfContent } from "../
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
+import { createAsker, installAsk } from "./ask.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;
@@ -128,6 +129,9 @@ export default function childExtension(pi: Api): void {
   const compact = process.env.PI_SUBAGENT_TRANSPORT !== "json";
   const out = compact ? new Fd3Writer(stop) : null;
   const emit = (ev: ChildEvent) => out?.emit(ev);
+  // Questions to the owner: ask_parent and the child's own extensions' dialogs (ask.ts).
+  const asker = createAsker(emit);
+  installAsk(pi, asker, emit);
 
   if (out) {
     // The first user message of a process is its task from stdin (or the runner's fallback nudge): only the
@@ -158,7 +162,7 @@ export default function childExtension(pi: Api): void {
     pi.on("agent_settled", () => emit({ type: "settled" }));
     pi.on("session_shutdown", () => out.flushDelta());
     const limits = watchRateLimits(pi, emit);
-    listenForControl(pi, emit, limits.hold);
+    asker.setChannel(listenForControl(pi, emit, limits.hold, asker.onAnswer));
   }
 
   const mode = process.env.PI_SUBAGENT_FINALIZE ?? "required";

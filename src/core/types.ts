@@ -74,7 +74,11 @@ export type ChildEvent =
   /** The provider answered "slow down" (429/529, or 503 with a delay); retryAfterMs when it said how long. */
   | { type: "rate_limit"; status: number; retryAfterMs?: number }
   /** A steer message from the owner reached the child's model context (delivered at a turn boundary). */
-  | { type: "steered"; id: string; text: string };
+  | { type: "steered"; id: string; text: string }
+  /** A question for the owner (ask.ts): ask_parent or one of the child's extensions' dialogs. */
+  | { type: "ask"; id: string; kind: "confirm" | "select" | "input" | "ask_parent"; title: string; message?: string; options?: string[] }
+  /** A line for the child's window: an extension's notify, a question and its answer. */
+  | { type: "note"; text: string };
 
 /** One message as stored for transcripts (`get_subagent_session`). */
 export type StoredMessage =

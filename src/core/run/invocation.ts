@@ -8,6 +8,8 @@ export const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
 /** Tool names that delegate to further sub-agents: never offered to a child at max depth. */
 export const DELEGATION_TOOLS = ["delegate_to_subagents", "subagent", "get_subagent_output", "get_subagent_session", "list_subagent_profiles"];
 export const FINALIZE_TOOL = "subagent_finalize";
+/** Registered in every child by our extension (child/ask.ts): asking is not acting, so every tool list gets it. */
+export const ASK_TOOL = "ask_parent";
 
 /** Env var each built-in provider reads its key from, so a profile's apiKey never appears in argv. */
 const PROVIDER_KEY_ENV: Record<string, string> = {
@@ -61,7 +63,7 @@ export type Invocation = {
 };
 
 /** Never inherited through a deny list: `subagent` itself (spec 001) and our internal tool (added per contract). */
-const NOT_INHERITED = ["subagent", FINALIZE_TOOL];
+const NOT_INHERITED = ["subagent", FINALIZE_TOOL, ASK_TOOL];
 
 function toolList(p: Profile | null, finalize: FinalizeMode, atMaxDepth: boolean, parentTools: string[] | undefined): string[] | null {
   let tools: string[] | null = null;
@@ -74,6 +76,7 @@ function toolList(p: Profile | null, finalize: FinalizeMode, atMaxDepth: boolean
   if (atMaxDepth && tools) tools = tools.filter((t) => !DELEGATION_TOOLS.includes(t));
   if (tools === null) return null;
   if (finalize !== "off" && !tools.includes(FINALIZE_TOOL)) tools.push(FINALIZE_TOOL);
+  if (!tools.includes(ASK_TOOL)) tools.push(ASK_TOOL);
   return tools;
 }
 
@@ -102,7 +105,7 @@ export function buildInvocation(input: InvocationInput): Invocation {
   if (tools) argv.push("--tools", tools.join(","));
   else if (atMaxDepth) {
     // No explicit list: keep pi's defaults plus ours, which excludes any auto-discovered delegation tool.
-    argv.push("--tools", [...PI_DEFAULT_TOOLS, ...(input.finalize !== "off" ? [FINALIZE_TOOL] : [])].join(","));
+    argv.push("--tools", [...PI_DEFAULT_TOOLS, ...(input.finalize !== "off" ? [FINALIZE_TOOL] : []), ASK_TOOL].join(","));
   }
 
   if (p?.noSkills) argv.push("--no-skills");

@@ -22,6 +22,7 @@ import { createIsolation, isolationProblem, type IsolationMode, type WorktreeHos
 import { rateGateFor, type RateGate } from "./rate-gate.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
+import type { Asker } from "./ask.ts";
 
 export type Engine = {
   host: Host;
@@ -126,6 +127,8 @@ export type TaskHooks = {
   callSpend?: CallSpend;
   /** The call's rate-limit gate (rate-gate.ts). */
   rateGate?: RateGate;
+  /** Who answers the child's questions (ask.ts); none: "no one can answer now", recorded as a warning. */
+  ask?: Asker;
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
@@ -356,6 +359,7 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
           checkpoints.update(state);
         },
         onControl: hooks.onControl,
+        ask: { asker: hooks.ask, mode: settings.ask, timeoutSec: settings.askTimeout, sessionId: id, label: input.name ?? agent },
       });
     } finally {
       for (const f of inv.files) host.remove(f.path);

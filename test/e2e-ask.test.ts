@@ -1,0 +1,51 @@
+// Children that ask (DESIGN §10): real pi children whose own extension asks ctx.ui.confirm, and the ask_parent
+// tool, answered by nobody (headless), by the CLI's terminal, by a parent pi's dialog, or by `subagents answer`.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { script } from "../src/scripted/model-server.ts";
+import { cli, piWorld, summaryOf, type PiWorld } from "./support/pi-env.ts";
+
+let world: PiWorld;
+const FIXTURE = join(import.meta.dir, "fixtures", "ask-extension.ts");
+beforeAll(async () => {
+  world = await piWorld();
+  const agents = join(world.agentDir, "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(join(agents, "gated.md"), `---\nname: gated\ndescription: Asks before rm\nextensions: ${FIXTURE}\n---\nWork carefully.\n`);
+});
+afterAll(async () => {
+  await world.close();
+});
+
+const gatedSteps = [{ tool: "bash", args: { command: "echo rm-build" } }, { finalize: { status: "SUCCESS", result: "done" } }];
+
+test("headless (--json): a child extension's confirm is answered no at once and recorded as a task warning", async () => {
+  const log = join(world.root, "ask-headless.log");
+  rmSync(log, { force: true });
+  const t0 = Date.now();
+  const r = await cli(world, ["delegate", `gate ${script(gatedSteps)}`, "--profile", "gated", "--json"], { env: { ASK_FIXTURE_LOG: log } });
+  expect(r.code).toBe(0);
+  expect(Date.now() - t0).toBeLessThan(30_000);
+  const [task] = summaryOf(r.json);
+  expect(task.status).toBe("completed");
+  expect(readFileSync(log, "utf8")).toBe("confirm:false\n");
+  expect(task.warnings).toEqual(['unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build']);
+}, 60_000);
+
+test("headless: ask_parent tells the child to decide itself; subagents.ask = deny records it the same way", async () => {
+  const steps = [{ tool: "ask_parent", args: { question: "Which design?", options: ["a", "b"] } }, { finalize: { status: "SUCCESS", result: "went with a" } }];
+  const r = await cli(world, ["delegate", `ask ${script(steps)}`, "--json"]);
+  expect(r.code).toBe(0);
+  const [task] = summaryOf(r.json);
+  expect(task.warnings).toEqual(['unanswered question (no one can answer now; the child got "decide yourself"): Which design? (a | b)']);
+  const settings = join(world.workDir, ".pi", "settings.json");
+  mkdirSync(join(world.workDir, ".pi"), { recursive: true });
+  writeFileSync(settings, JSON.stringify({ subagents: { ask: "deny" } }));
+  try {
+    const d = await cli(world, ["delegate", `ask ${script(steps)}`, "--json"]);
+    expect(summaryOf(d.json)[0].warnings).toEqual(['unanswered question (questions are turned off (subagents.ask = deny); the child got "decide yourself"): Which design? (a | b)']);
+  } finally {
+    rmSync(settings, { force: true });
+  }
+}, 60_000);

@@ -1,10 +1,11 @@
 // Children that ask (DESIGN §10): real pi children whose own extension asks ctx.ui.confirm, and the ask_parent
 // tool, answered by nobody (headless), by the CLI's terminal, by a parent pi's dialog, or by `subagents answer`.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { BUN, cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { hasTmux, openPane } from "./support/tmux.ts";
 
 let world: PiWorld;
 const FIXTURE = join(import.meta.dir, "fixtures", "ask-extension.ts");
@@ -49,3 +50,23 @@ test("headless: ask_parent tells the child to decide itself; subagents.ask = den
     rmSync(settings, { force: true });
   }
 }, 60_000);
+
+test.skipIf(!hasTmux)("the CLI on a terminal: the live frame pauses, the question is asked there, and 'y' reaches the child", async () => {
+  const log = join(world.root, "ask-tty.log");
+  rmSync(log, { force: true });
+  const steps = [{ tool: "bash", args: { command: "echo rm-build" } }, { finalize: { status: "SUCCESS", result: "done" } }];
+  const pane = openPane([BUN, join(REPO, "src", "cli", "main.ts"), "delegate", "--name", "reviewer-2", "--profile", "gated", `gate ${script(steps)}`], { cols: 100, rows: 30, cwd: world.workDir, env: { ...world.env, ASK_FIXTURE_LOG: log } });
+  try {
+    const asked = await pane.waitFor((s) => s.includes("Allow? [y/N]"), 60_000);
+    expect(asked).toContain("[reviewer-2] Allow bash?");
+    expect(asked).toContain("echo rm-build");
+    pane.keys("y", "Enter");
+    const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 60_000);
+    expect(end).toContain("EXIT=0");
+    expect(end).toContain("✓ reviewer-2");
+    expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
+    expect(pane.history()).not.toContain("unanswered question");
+  } finally {
+    pane.close();
+  }
+}, 90_000);

@@ -19,6 +19,7 @@ import { EXIT, UsageError } from "./errors.ts";
 import { DELEGATE_HELP } from "./help.ts";
 import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "./budget-flags.ts";
 import { LiveDisplay } from "./live.ts";
+import { terminalAsker } from "./terminal-ask.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "./report.ts";
 import { FORCED, STOPPING, trapSignals } from "./signals.ts";
 import { colorStyle, streamWidth } from "./style.ts";
@@ -150,9 +151,11 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     },
   });
   live?.start();
+  // Children's questions go to the person at this terminal; without one they are answered "no one can answer now".
+  const ask = terminalAsker({ tty, frame: live });
   let outcomes: TaskOutcome[];
   try {
-    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, { ...hooks, ask }), (t) => effectiveTimeout(engine, t)), {
       rateLimitWaitSec: engine.settings.rateLimitWait,
       signal: interrupt.signal,
       maxCost,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { BUN, cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { BUN, cli, piCmd, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 import { hasTmux, openPane } from "./support/tmux.ts";
 
 let world: PiWorld;
@@ -70,3 +70,38 @@ test.skipIf(!hasTmux)("the CLI on a terminal: the live frame pauses, the questio
     pane.close();
   }
 }, 90_000);
+
+test.skipIf(!hasTmux)("an interactive parent pi 1.5.2: a dialog names the child; Yes reaches it, and a second child's question waits its turn", async () => {
+  const log = join(world.root, "ask-pi.log");
+  rmSync(log, { force: true });
+  const child = (cmd: string) => `gate ${script([{ tool: "bash", args: { command: cmd } }, { finalize: { status: "SUCCESS", result: "done" } }])}`;
+  const parent = [
+    { tool: "delegate_to_subagents", args: { tasks: [{ name: "reviewer-2", profile: "gated", prompt: child("echo rm-one") }, { name: "reviewer-3", profile: "gated", prompt: child("echo rm-two") }] } },
+    { text: "parent done" },
+  ];
+  const pane = openPane([...piCmd("current", "node"), "-e", join(REPO, "dist", "extension.js")], { cols: 140, rows: 40, cwd: world.workDir, env: { ...world.env, PI_OFFLINE: "1", ASK_FIXTURE_LOG: log } });
+  try {
+    await pane.waitFor((s) => s.includes("fake-model"), 60_000);
+    pane.keys("-l", `delegate ${script(parent)}`);
+    pane.keys("Enter");
+    // One dialog at a time: the first question is on screen, the other one is not.
+    const first = await pane.waitFor((s) => /\[reviewer-[23]\] Allow bash\? echo rm-(one|two)/.test(s), 60_000);
+    const firstName = /\[(reviewer-[23])\]/.exec(first)![1];
+    const otherName = firstName === "reviewer-2" ? "reviewer-3" : "reviewer-2";
+    expect(first).not.toContain(`[${otherName}]`);
+    pane.keys("Enter"); // "Yes" is the first choice
+    // Then the queued one; Esc leaves it unanswered (the child gets "no", and the task records the question).
+    await pane.waitFor((s) => s.includes(`[${otherName}] Allow bash?`), 30_000);
+    pane.keys("Escape");
+    await pane.waitFor((s) => /✓ reviewer-2/.test(s) && /✓ reviewer-3/.test(s), 60_000);
+    expect(readFileSync(log, "utf8").split("\n").filter(Boolean).sort()).toEqual(["confirm:false", "confirm:true"]);
+    const screen = pane.history();
+    const cmdOf = (name: string) => (name === "reviewer-2" ? "echo rm-one" : "echo rm-two");
+    // The dismissed one is a warning of its own task (with the question's text); the answered one is not.
+    expect(screen).toContain(`⚠ unanswered question (the question was dismissed without an answer; the child got "no"): Allow bash? ${cmdOf(otherName)}`);
+    expect(screen).not.toContain(`Allow bash? ${cmdOf(firstName)}\n   ⚠`);
+    expect(screen.match(/⚠ unanswered question/g)?.length).toBe(1);
+  } finally {
+    pane.close();
+  }
+}, 120_000);

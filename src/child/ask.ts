@@ -25,7 +25,10 @@ export function createAsker(emit: (ev: ChildEvent) => void) {
   const ask = (q: Ask): Promise<Answer> => {
     const id = `q${++seq}`;
     if (!channel.open) return Promise.resolve({ type: "answer", id, note: NO_CHANNEL });
-    const answer = new Promise<Answer>((resolve) => waiting.set(id, resolve));
+    // Under Node the control pipe is unref'd and pi may be waiting on nothing else: hold the process open until
+    // the answer comes (the owner always sends one: an answer, "no answer", or it stops the child).
+    const keepAlive = setInterval(() => {}, 60_000);
+    const answer = new Promise<Answer>((resolve) => waiting.set(id, resolve)).finally(() => clearInterval(keepAlive));
     emit({ type: "ask", id, kind: q.kind, title: q.title.slice(0, TEXT_CAP), ...(q.message ? { message: q.message.slice(0, TEXT_CAP) } : {}), ...(q.options?.length ? { options: q.options.map(String) } : {}) });
     channel.readWhile(answer);
     return answer;

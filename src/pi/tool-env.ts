@@ -5,11 +5,12 @@ import { effectiveTimeout, runTask, type Engine, type TaskInput, type TaskOutcom
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
+import { dialogAsker, type DialogUI } from "./dialog-ask.ts";
 
 export type ToolContext = {
   cwd: string;
   hasUI: boolean;
-  ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void };
+  ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void } & Partial<DialogUI>;
   sessionManager?: { getSessionId?(): string };
   /** pi ≥ 0.8x: whether the user trusted this project (its .pi settings, extensions, skills load). */
   isProjectTrusted?(): boolean;
@@ -98,7 +99,9 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           const t = active && input.sessionId ? active.task(input.sessionId, hooks.signal) : null;
           try {
             const owner = await (await getRuntime()).owner();
-            return await owner.wrap((i, h) => runTask(engine, i, h), (i) => effectiveTimeout(engine, i))(input, { ...hooks, signal: t?.signal ?? hooks.signal });
+            // Children's questions become dialogs when pi has a UI; without one they are answered "no one can answer now".
+            const ask = ctx.hasUI && ctx.ui?.select && ctx.ui.input ? dialogAsker(ctx.ui as DialogUI) : undefined;
+            return await owner.wrap((i, h) => runTask(engine, i, { ...h, ask }), (i) => effectiveTimeout(engine, i))(input, { ...hooks, signal: t?.signal ?? hooks.signal });
           } finally {
             t?.done();
           }

@@ -105,3 +105,46 @@ test.skipIf(!hasTmux)("an interactive parent pi 1.5.2: a dialog names the child;
     pane.close();
   }
 }, 120_000);
+
+test("a background run's question waits: `subagents answer` answers it; with nobody answering, askTimeout ends the wait", async () => {
+  const log = join(world.root, "ask-bg.log");
+  rmSync(log, { force: true });
+  const r = await cli(world, ["delegate", "--background", "--json", "--name", "bg-asker", "--profile", "gated", `gate ${script(gatedSteps)}`], { env: { ASK_FIXTURE_LOG: log } });
+  const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
+  // Not answerable before the child asks; then answered once.
+  let answered: Awaited<ReturnType<typeof cli>> | null = null;
+  for (let i = 0; i < 150; i++) {
+    const a = await cli(world, ["answer", id, "yes"]);
+    if (a.code === 0) {
+      answered = a;
+      break;
+    }
+    expect(a.stderr).toMatch(/no open question|is starting|not started yet/);
+    await Bun.sleep(200);
+  }
+  expect(answered?.stderr).toContain(`answered ${id}`);
+  const w = await cli(world, ["wait", id, "--json"]);
+  const task = w.json.at(-1)!.tasks[0];
+  expect(task).toMatchObject({ status: "completed", output: "done" });
+  expect(task.warnings).toBeUndefined();
+  expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
+  const again = await cli(world, ["answer", id, "yes"]);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toContain("is not running");
+
+  // Nobody answers: after askTimeout the child gets "no" and the question is a warning of the task.
+  const settings = join(world.workDir, ".pi", "settings.json");
+  mkdirSync(join(world.workDir, ".pi"), { recursive: true });
+  writeFileSync(settings, JSON.stringify({ subagents: { askTimeout: 2 } }));
+  try {
+    const t0 = Date.now();
+    const b = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `gate ${script(gatedSteps)}`], { env: { ASK_FIXTURE_LOG: log } });
+    const id2 = b.json.find((e) => e.type === "task_background")!.sessionId as string;
+    const w2 = await cli(world, ["wait", id2, "--json"]);
+    expect(w2.json.at(-1)!.tasks[0].warnings).toEqual(['unanswered question (no answer came in time; the child got "no"): Allow bash? echo rm-build']);
+    expect(Date.now() - t0).toBeGreaterThan(2000);
+    expect(readFileSync(log, "utf8")).toBe("confirm:true\nconfirm:false\n");
+  } finally {
+    rmSync(settings, { force: true });
+  }
+}, 90_000);

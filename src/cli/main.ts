@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   completion: async () => (await import("./cmd-completion.ts")).cmdCompletion,
   wait: async () => (await import("./cmd-wait.ts")).cmdWait,
   steer: async () => (await import("./cmd-steer.ts")).cmdSteer,
+  answer: async () => (await import("./cmd-answer.ts")).cmdAnswer,
   cancel: async () => (await import("./cmd-cancel.ts")).cmdCancel,
   logs: async () => (await import("./cmd-logs.ts")).cmdLogs,
   attach: async () => (await import("./cmd-attach.ts")).cmdAttach,

@@ -10,6 +10,7 @@ import { runScheduled } from "../core/run/scheduler.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import { effectiveTimeout, runTask, type TaskInput } from "../core/run/task.ts";
 import { startOwner } from "../control/owner.ts";
+import { questionText, type AskRequest } from "../core/run/ask.ts";
 import { controlDir, ownerFile, type OwnerRecord } from "../control/registry.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
@@ -74,7 +75,10 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
   const logs = job.inputs.map((t) => sessionLogPath(data, t.sessionId!));
   try {
-    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
+    // Nobody sits at a background run: its children's questions wait for `subagents answer` (up to askTimeout).
+    const run = owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t));
+    const remoteAsk = { notify: (q: AskRequest) => log(`? ${q.label} (session ${q.sessionId}) asks: ${questionText(q)} — answer with: subagents answer ${q.sessionId} "…"`) };
+    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, (input, hooks) => run(input, { ...hooks, remoteAsk }), {
       rateLimitWaitSec: engine.settings.rateLimitWait,
       maxCost: job.maxCost,
       signal: interrupt.signal,

@@ -6,6 +6,7 @@ import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
 import { dialogAsker, type DialogUI } from "./dialog-ask.ts";
+import type { AskRequest } from "../core/run/ask.ts";
 
 export type ToolContext = {
   cwd: string;
@@ -27,7 +28,7 @@ export type CallEnv = {
   persistStart(input: TaskInput): void;
   persist(outcome: TaskOutcome, input: TaskInput): void;
   /** Runs one task with a signal that `/subagents kill ID` can also trigger, steerable through the session's owner. */
-  run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2]): ReturnType<typeof runTask>;
+  run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2] & { remoteAsk?: { notify?: (q: AskRequest) => void } }): ReturnType<typeof runTask>;
   /** For background tasks: a signal that outlives the tool call but not the pi session, and the notice channel. */
   background(sessionIds: string[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
@@ -100,8 +101,10 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           try {
             const owner = await (await getRuntime()).owner();
             // Children's questions become dialogs when pi has a UI; without one they are answered "no one can answer now".
+            // A background run's questions also wait for an answer from elsewhere; the model is told only when no dialog asks.
             const ask = ctx.hasUI && ctx.ui?.select && ctx.ui.input ? dialogAsker(ctx.ui as DialogUI) : undefined;
-            return await owner.wrap((i, h) => runTask(engine, i, { ...h, ask }), (i) => effectiveTimeout(engine, i))(input, { ...hooks, signal: t?.signal ?? hooks.signal });
+            const remoteAsk = hooks.remoteAsk && (ask ? {} : hooks.remoteAsk);
+            return await owner.wrap((i, h) => runTask(engine, i, h), (i) => effectiveTimeout(engine, i))(input, { ...hooks, ask, remoteAsk, signal: t?.signal ?? hooks.signal });
           } finally {
             t?.done();
           }

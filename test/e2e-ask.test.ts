@@ -148,3 +148,48 @@ test("a background run's question waits: `subagents answer` answers it; with nob
     rmSync(settings, { force: true });
   }
 }, 90_000);
+
+test("pi without a UI (the delegate tool, hasUI false): answered at once, and the question is in the result's warnings", async () => {
+  const { delegateTool } = await import("../src/pi/tool-delegate.ts");
+  const { makeToolEnv } = await import("../src/pi/tool-env.ts");
+  const { createRuntime } = await import("../src/pi/runtime.ts");
+  const saved = { ...process.env };
+  Object.assign(process.env, world.env);
+  try {
+    const r = (await delegateTool(makeToolEnv(createRuntime, () => {})).execute("t", { tasks: [{ name: "headless-pi", profile: "gated", prompt: `gate ${script(gatedSteps)}` }] }, undefined, undefined, { cwd: world.workDir, hasUI: false })) as { content: { text: string }[]; details: any };
+    expect(r.content[0].text).toContain("✓ headless-pi: completed");
+    expect(JSON.stringify(r.details)).toContain('unanswered question (no one can answer now; the child got \\"no\\"): Allow bash? echo rm-build');
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}, 60_000);
+
+test("cancelling a run whose child waits on a question stops it at once (recorded cancelled, the question as a warning)", async () => {
+  const r = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `gate ${script(gatedSteps)}`]);
+  const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
+  for (let i = 0; i < 150; i++) {
+    if ((await cli(world, ["logs", id])).stdout.includes("? asks: Allow bash?")) break;
+    await Bun.sleep(200);
+  }
+  const t0 = Date.now();
+  expect((await cli(world, ["cancel", id])).code).toBe(0);
+  const w = await cli(world, ["wait", id, "--json"]);
+  expect(Date.now() - t0).toBeLessThan(15_000);
+  const task = w.json.at(-1)!.tasks[0];
+  expect(task).toMatchObject({ status: "error", errorCode: "SUBAGENT_CANCELLED" });
+  expect(task.warnings).toEqual(['unanswered question (the run ended before an answer came; the child got "no"): Allow bash? echo rm-build']);
+}, 60_000);
+
+test.skipIf(!hasTmux)("Ctrl-C while the terminal asks: the question closes, the run stops as always (exit 130, recorded cancelled)", async () => {
+  const pane = openPane([BUN, join(REPO, "src", "cli", "main.ts"), "delegate", "--name", "stopper", "--profile", "gated", `gate ${script(gatedSteps)}`], { cols: 100, rows: 30, cwd: world.workDir, env: world.env });
+  try {
+    await pane.waitFor((s) => s.includes("Allow? [y/N]"), 60_000);
+    pane.keys("C-c");
+    const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 30_000);
+    expect(end).toContain("EXIT=130");
+    expect(end).toContain("⊘ stopper");
+  } finally {
+    pane.close();
+  }
+}, 60_000);

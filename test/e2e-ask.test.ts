@@ -32,6 +32,9 @@ test("headless (--json): a child extension's confirm is answered no at once and 
   expect(task.status).toBe("completed");
   expect(readFileSync(log, "utf8")).toBe("confirm:false\n");
   expect(task.warnings).toEqual(['unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build']);
+  // The record keeps it: `session` shows it under its run.
+  const session = await cli(world, ["session", task.sessionId]);
+  expect(session.stdout).toContain('⚠ unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build');
 }, 60_000);
 
 test("headless: ask_parent tells the child to decide itself; subagents.ask = deny records it the same way", async () => {

@@ -37,6 +37,15 @@ test("headless (--json): a child extension's confirm is answered no at once and 
   expect(session.stdout).toContain('⚠ unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build');
 }, 60_000);
 
+test("the executable (its embedded pi as the child): the same question is forwarded and recorded", async () => {
+  const log = join(world.root, "ask-binary.log");
+  rmSync(log, { force: true });
+  const r = await cli(world, ["delegate", `gate ${script(gatedSteps)}`, "--profile", "gated", "--json"], { binary: true, env: { ASK_FIXTURE_LOG: log } });
+  expect(r.code).toBe(0);
+  expect(readFileSync(log, "utf8")).toBe("confirm:false\n");
+  expect(summaryOf(r.json)[0].warnings).toEqual(['unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build']);
+}, 60_000);
+
 test("headless: ask_parent tells the child to decide itself; subagents.ask = deny records it the same way", async () => {
   const steps = [{ tool: "ask_parent", args: { question: "Which design?", options: ["a", "b"] } }, { finalize: { status: "SUCCESS", result: "went with a" } }];
   const r = await cli(world, ["delegate", `ask ${script(steps)}`, "--json"]);

@@ -205,3 +205,27 @@ test.skipIf(!hasTmux)("Ctrl-C while the terminal asks: the question closes, the 
     pane.close();
   }
 }, 60_000);
+
+test("select and input are forwarded too: a background child's choice answered by `subagents answer`, its text by a steer", async () => {
+  const log = join(world.root, "ask-select.log");
+  rmSync(log, { force: true });
+  const steps = [{ tool: "bash", args: { command: "echo pick" } }, { tool: "bash", args: { command: "echo name" } }, { finalize: { status: "SUCCESS", result: "released" } }];
+  const r = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `release ${script(steps)}`], { env: { ASK_FIXTURE_LOG: log } });
+  const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
+  const until = async (what: string, args: string[]) => {
+    for (let i = 0; i < 150; i++) {
+      const a = await cli(world, args);
+      if (a.code === 0) return a;
+      await Bun.sleep(200);
+    }
+    throw new Error(`never ${what}`);
+  };
+  await until("answered the choice", ["answer", id, "PROD"]);
+  // The second question: a steer is its answer (as the fleet view's steer and get_subagent_output's are).
+  for (let i = 0; i < 150 && !(await cli(world, ["logs", id])).stdout.includes("? asks: Release name? e.g. v2"); i++) await Bun.sleep(200);
+  const s = await cli(world, ["steer", id, "v2.1"]);
+  expect(s.stderr).toContain(`answered the question ${id} was waiting on`);
+  const w = await cli(world, ["wait", id, "--json"]);
+  expect(w.json.at(-1)!.tasks[0]).toMatchObject({ status: "completed", output: "released" });
+  expect(readFileSync(log, "utf8")).toBe("select:prod\ninput:v2.1\n");
+}, 90_000);

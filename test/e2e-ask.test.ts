@@ -229,3 +229,24 @@ test("select and input are forwarded too: a background child's choice answered b
   expect(w.json.at(-1)!.tasks[0]).toMatchObject({ status: "completed", output: "released" });
   expect(readFileSync(log, "utf8")).toBe("select:prod\ninput:v2.1\n");
 }, 90_000);
+
+test("a child waiting on a question is not idle: --timeout 2 does not stop it while it waits, and its answer still arrives", async () => {
+  const settings = join(world.workDir, ".pi", "settings.json");
+  mkdirSync(join(world.workDir, ".pi"), { recursive: true });
+  writeFileSync(settings, JSON.stringify({ subagents: { extend_timeout_debounce: 0, askTimeout: 60 } }));
+  const log = join(world.root, "ask-idle.log");
+  rmSync(log, { force: true });
+  try {
+    const r = await cli(world, ["delegate", "--background", "--json", "--timeout", "2", "--profile", "gated", `gate ${script(gatedSteps)}`], { env: { ASK_FIXTURE_LOG: log } });
+    const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
+    for (let i = 0; i < 150 && !(await cli(world, ["logs", id])).stdout.includes("? asks: Allow bash?"); i++) await Bun.sleep(200);
+    await Bun.sleep(6000); // three times the timeout, waiting on the question
+    const a = await cli(world, ["answer", id, "yes"]);
+    expect(a.code).toBe(0);
+    const w = await cli(world, ["wait", id, "--json"]);
+    expect(w.json.at(-1)!.tasks[0]).toMatchObject({ status: "completed", output: "done" });
+    expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
+  } finally {
+    rmSync(settings, { force: true });
+  }
+}, 90_000);

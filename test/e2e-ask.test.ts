@@ -250,3 +250,32 @@ test("a child waiting on a question is not idle: --timeout 2 does not stop it wh
     rmSync(settings, { force: true });
   }
 }, 90_000);
+
+test("pi without a UI, background: the question reaches the parent model as a notice, and an answer from elsewhere reaches the child", async () => {
+  const marker = `bgask-${Date.now()}`;
+  const log = join(world.root, "ask-pibg.log");
+  rmSync(log, { force: true });
+  const cliBin = join(REPO, "dist", "subagents");
+  // The parent, busy in one bash call: answers its child's question from the CLI once it is open, then waits for the end.
+  const busy =
+    `for i in $(seq 1 120); do ${cliBin} answer {{lastSessionId}} yes && break; sleep 0.5; done; ` +
+    `for i in $(seq 1 300); do ${cliBin} sessions --running | grep -q "Nothing is running" && break; sleep 0.2; done; sleep 1`;
+  const steps = [
+    { tool: "delegate_to_subagents", args: { tasks: [{ name: "bgask", profile: "gated", prompt: `gate ${marker} ${script(gatedSteps)}` }], background: true } },
+    { tool: "bash", args: { command: busy } },
+    { text: `parent done ${marker}` },
+  ];
+  const proc = Bun.spawn({
+    cmd: [...piCmd("current", "node"), "-p", "--session", join(world.root, `parent-${marker}.jsonl`), "-e", join(REPO, "dist", "extension.js")],
+    cwd: world.workDir,
+    env: { ...world.env, ASK_FIXTURE_LOG: log },
+    stdin: new TextEncoder().encode(`parent task ${marker} ${script(steps)}`),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  expect(await proc.exited, stderr).toBe(0);
+  expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
+  const parentReqs = world.server.requests.map((r) => JSON.stringify(r.messages ?? [])).filter((t) => t.includes(`parent task ${marker}`));
+  expect(parentReqs.some((t) => /Background sub-agent bgask \(session: [0-9a-f]{16}\) asks: Allow bash\? echo rm-build/.test(t))).toBe(true);
+}, 90_000);

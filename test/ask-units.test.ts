@@ -69,6 +69,14 @@ test("broker: deny and nobody answer at once; a person's answer goes back; askTi
   expect(b.warnings).toEqual(['unanswered question (no answer came in time; the child got "no"): Allow bash? rm -rf build']);
   expect(seen!.signal.aborted).toBe(true); // the dialog of a timed-out question is closed
 
+  // The child withdrew a question: its dialog closes, nothing is sent, it is recorded.
+  b.handle({ ...confirm, id: "q5" }, send);
+  const sentBefore = sent.length;
+  b.close("q5");
+  expect(seen!.signal.aborted).toBe(true);
+  expect(sent.length).toBe(sentBefore);
+  expect(b.warnings.at(-1)).toContain("the asking extension stopped waiting");
+
   b.handle({ ...confirm, id: "q4" }, send);
   const dialog = seen!.signal;
   ac.abort();

@@ -279,3 +279,18 @@ test("pi without a UI, background: the question reaches the parent model as a no
   const parentReqs = world.server.requests.map((r) => JSON.stringify(r.messages ?? [])).filter((t) => t.includes(`parent task ${marker}`));
   expect(parentReqs.some((t) => /Background sub-agent bgask \(session: [0-9a-f]{16}\) asks: Allow bash\? echo rm-build/.test(t))).toBe(true);
 }, 90_000);
+
+test("an extension's own dialog timeout still applies: the child stops waiting, the owner closes the question and records it", async () => {
+  const log = join(world.root, "ask-quick.log");
+  rmSync(log, { force: true });
+  const steps = [{ tool: "bash", args: { command: "echo quick" } }, { finalize: { status: "SUCCESS", result: "went on" } }];
+  const r = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `quick ${script(steps)}`], { env: { ASK_FIXTURE_LOG: log } });
+  const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
+  const w = await cli(world, ["wait", id, "--json"]);
+  const task = w.json.at(-1)!.tasks[0];
+  expect(task).toMatchObject({ status: "completed", output: "went on" });
+  expect(task.warnings).toEqual(['unanswered question (the asking extension stopped waiting; the child got "no"): Quick check? echo quick']);
+  expect(readFileSync(log, "utf8")).toBe("quick:false\n");
+  const late = await cli(world, ["answer", id, "yes"]);
+  expect(late.code).toBe(1);
+}, 60_000);

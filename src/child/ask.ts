@@ -14,6 +14,8 @@ type Api = {
 };
 type Kind = "confirm" | "select" | "input" | "ask_parent";
 type Ask = { kind: Kind; title: string; message?: string; options?: string[] };
+/** pi's dialog options: an extension may dismiss its own dialog (signal) or give it a time limit. */
+type DialogOpts = { signal?: AbortSignal; timeout?: number } | undefined;
 
 const NO_CHANNEL = "No answer: no one can answer now (this sub-agent has no channel to its owner). Decide yourself, go on, and state the assumption you made in your result.";
 const TEXT_CAP = 4000;
@@ -22,13 +24,27 @@ export function createAsker(emit: (ev: ChildEvent) => void) {
   const waiting = new Map<string, (a: Answer) => void>();
   let channel: ControlChannel = { open: false, readWhile: () => {} };
   let seq = 0;
-  const ask = (q: Ask): Promise<Answer> => {
+  const ask = (q: Ask, opts?: DialogOpts): Promise<Answer> => {
     const id = `q${++seq}`;
     if (!channel.open) return Promise.resolve({ type: "answer", id, note: NO_CHANNEL });
+    if (opts?.signal?.aborted) return Promise.resolve({ type: "answer", id });
+    // The asking extension gave up (its signal, its timeout): it gets no answer, and the owner closes the question.
+    const giveUp = () => {
+      if (!waiting.has(id)) return;
+      emit({ type: "ask_closed", id });
+      waiting.get(id)!({ type: "answer", id });
+      waiting.delete(id);
+    };
+    opts?.signal?.addEventListener("abort", giveUp, { once: true });
+    const limit = typeof opts?.timeout === "number" && opts.timeout > 0 ? setTimeout(giveUp, opts.timeout) : null;
     // Under Node the control pipe is unref'd and pi may be waiting on nothing else: hold the process open until
     // the answer comes (the owner always sends one: an answer, "no answer", or it stops the child).
     const keepAlive = setInterval(() => {}, 60_000);
-    const answer = new Promise<Answer>((resolve) => waiting.set(id, resolve)).finally(() => clearInterval(keepAlive));
+    const answer = new Promise<Answer>((resolve) => waiting.set(id, resolve)).finally(() => {
+      clearInterval(keepAlive);
+      if (limit) clearTimeout(limit);
+      opts?.signal?.removeEventListener("abort", giveUp);
+    });
     emit({ type: "ask", id, kind: q.kind, title: q.title.slice(0, TEXT_CAP), ...(q.message ? { message: q.message.slice(0, TEXT_CAP) } : {}), ...(q.options?.length ? { options: q.options.map(String) } : {}) });
     channel.readWhile(answer);
     return answer;
@@ -52,13 +68,13 @@ export type ChildAsker = ReturnType<typeof createAsker>;
 function forwardDialogs(ui: any, asker: ChildAsker, emit: (ev: ChildEvent) => void): void {
   if (!ui || ui.__subagentForwarded) return;
   ui.__subagentForwarded = true;
-  ui.confirm = async (title: string, message?: string) => (await asker.ask({ kind: "confirm", title: String(title ?? ""), message: message && String(message) })).value === true;
-  ui.select = async (title: string, options: string[]) => {
-    const a = await asker.ask({ kind: "select", title: String(title ?? ""), options: Array.isArray(options) ? options : [] });
+  ui.confirm = async (title: string, message?: string, opts?: DialogOpts) => (await asker.ask({ kind: "confirm", title: String(title ?? ""), message: message && String(message) }, opts)).value === true;
+  ui.select = async (title: string, options: string[], opts?: DialogOpts) => {
+    const a = await asker.ask({ kind: "select", title: String(title ?? ""), options: Array.isArray(options) ? options : [] }, opts);
     return typeof a.value === "string" ? a.value : undefined;
   };
-  ui.input = async (title: string, placeholder?: string) => {
-    const a = await asker.ask({ kind: "input", title: String(title ?? ""), message: placeholder ? String(placeholder) : undefined });
+  ui.input = async (title: string, placeholder?: string, opts?: DialogOpts) => {
+    const a = await asker.ask({ kind: "input", title: String(title ?? ""), message: placeholder ? String(placeholder) : undefined }, opts);
     return typeof a.value === "string" ? a.value : undefined;
   };
   ui.notify = (message: string, level?: string) => {

@@ -77,6 +77,8 @@ export type ChildEvent =
   | { type: "steered"; id: string; text: string }
   /** A question for the owner (ask.ts): ask_parent or one of the child's extensions' dialogs. */
   | { type: "ask"; id: string; kind: "confirm" | "select" | "input" | "ask_parent"; title: string; message?: string; options?: string[] }
+  /** The asking extension stopped waiting (its own timeout or signal): the question is closed. */
+  | { type: "ask_closed"; id: string }
   /** A line for the child's window: an extension's notify, a question and its answer. */
   | { type: "note"; text: string };
 

@@ -9,7 +9,7 @@ export type Question = { id: string; kind: AskKind; title: string; message?: str
 /** A question on its way to a person: which task asks, and a signal that closes the dialog (answered elsewhere,
  *  timed out, the run aborted). */
 export type AskRequest = Question & { sessionId: string; label: string; signal: AbortSignal };
-export type NoAnswer = "nobody" | "dismissed" | "timeout" | "denied" | "ended";
+export type NoAnswer = "nobody" | "dismissed" | "timeout" | "denied" | "ended" | "withdrawn";
 export type AskAnswer = { value: string | boolean } | { none: NoAnswer };
 /** Whoever can answer for this owner (a pi dialog, the CLI's terminal, a remote `subagents answer`). Resolves
  *  { none: "nobody" } at once when no one can. */
@@ -30,6 +30,7 @@ const WHY: Record<NoAnswer, string> = {
   timeout: "no answer came in time",
   denied: "questions are turned off (subagents.ask = deny)",
   ended: "the run ended before an answer came",
+  withdrawn: "the asking extension stopped waiting",
 };
 
 /** What ask_parent returns when nobody answers: the child goes on, and says what it assumed. */
@@ -108,6 +109,16 @@ export function askBroker(o: AskBrokerOptions) {
       ac.signal.addEventListener("abort", () => o.clock.clearTimeout(timer), { once: true });
       const signal = o.signal ? AbortSignal.any([o.signal, ac.signal]) : ac.signal;
       o.asker({ ...q, sessionId: o.sessionId, label: o.label, signal }).then(reply, () => reply({ none: "nobody" }));
+    },
+    /** The child withdrew one question (its extension's own timeout or signal): close its dialog, answer nothing. */
+    close(id: string): void {
+      const open1 = open.get(id);
+      if (!open1) return;
+      open1.ac.abort();
+      open.delete(id);
+      broker.lastAnswerAt = o.clock.now();
+      warnings.push(unansweredWarning(open1.q, "withdrawn"));
+      o.onActivity?.(`↩ answer: (no answer: ${WHY.withdrawn})`);
     },
     /** The child is gone or being stopped: nobody will read an answer now. */
     closeAll(why: NoAnswer = "ended"): void {

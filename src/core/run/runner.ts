@@ -185,6 +185,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
     } else if (ev.type === "turn_start" || ev.type === "retry") clearGrace();
     spec.onEvent?.(state, ev);
     if (ev.type === "ask") asks.handle(ev, proc.sendControl ?? null);
+    if (ev.type === "ask_closed") asks.close(ev.id);
   };
   const onLine = (line: string, cut: boolean) => {
     if (cut && !parser) return; // a compact line never legitimately reaches the cap

@@ -294,3 +294,21 @@ test("an extension's own dialog timeout still applies: the child stops waiting, 
   const late = await cli(world, ["answer", id, "yes"]);
   expect(late.code).toBe(1);
 }, 60_000);
+
+test.skipIf(!hasTmux)("a question open on the CLI's terminal can be answered from another terminal (`subagents answer`)", async () => {
+  const log = join(world.root, "ask-elsewhere.log");
+  rmSync(log, { force: true });
+  const pane = openPane([BUN, join(REPO, "src", "cli", "main.ts"), "delegate", "--name", "elsewhere", "--profile", "gated", `gate ${script(gatedSteps)}`], { cols: 100, rows: 30, cwd: world.workDir, env: { ...world.env, ASK_FIXTURE_LOG: log } });
+  try {
+    await pane.waitFor((s) => s.includes("Allow? [y/N]"), 60_000);
+    const running = await cli(world, ["sessions", "--running", "--json"]);
+    const id = running.json.find((s) => s.name === "elsewhere")!.id as string;
+    expect((await cli(world, ["answer", id, "yes"])).code).toBe(0);
+    const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 60_000);
+    expect(end).toContain("EXIT=0");
+    expect(pane.history()).toContain("(closed: answered elsewhere, timed out or stopped)");
+    expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
+  } finally {
+    pane.close();
+  }
+}, 90_000);

@@ -153,9 +153,11 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   live?.start();
   // Children's questions go to the person at this terminal; without one they are answered "no one can answer now".
   const ask = terminalAsker({ tty, frame: live });
+  // Given to the owner's runner, which also lets `subagents answer` from another terminal answer them.
+  const run = owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t));
   let outcomes: TaskOutcome[];
   try {
-    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, { ...hooks, ask }), (t) => effectiveTimeout(engine, t)), {
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, (input, hooks) => run(input, { ...hooks, ask }), {
       rateLimitWaitSec: engine.settings.rateLimitWait,
       signal: interrupt.signal,
       maxCost,

@@ -84,10 +84,11 @@ export async function cmdRun(argv: string[]): Promise<number> {
   let windows: CallWindows | null = null;
   // Children's questions go to the person at this terminal (stderr carries the progress lines here).
   const ask = terminalAsker({ tty: progress && !!process.stderr.isTTY, out: process.stderr });
-  const outcome = await owner.wrap((i, h) => runTask(engine, i, { ...h, ask }), (t) => effectiveTimeout(engine, t))(
+  const outcome = await owner.wrap((i, h) => runTask(engine, i, h), (t) => effectiveTimeout(engine, t))(
     input,
     {
       signal: interrupt.signal,
+      ask,
       onStart: (info) => {
         sessionId = info.sessionId;
         windows = new CallWindows([{ name, sessionId, profile: info.agent, timeoutSec: timeoutSec ?? engine.settings.timeout }], 0);

@@ -50,7 +50,8 @@ function askOne(q: AskRequest, out: NodeJS.WriteStream, frame: Pausable | null):
       done = true;
       q.signal.removeEventListener("abort", onAbort);
       rl.close();
-      out.write(`${"none" in a ? "(no answer)" : `→ ${typeof a.value === "boolean" ? (a.value ? "yes" : "no") : a.value}`}\n`);
+      const shown = "none" in a ? (a.none === "ended" ? "(closed: answered elsewhere, timed out or stopped)" : "(no answer)") : `→ ${typeof a.value === "boolean" ? (a.value ? "yes" : "no") : a.value}`;
+      out.write(`${shown}\n`);
       frame?.resume();
       resolve(a);
     };

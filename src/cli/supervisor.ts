@@ -18,6 +18,7 @@ import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { appendEnd, appendEvent, sessionLogPath } from "./session-log.ts";
 import { trapSignals } from "./signals.ts";
 import { ownerShutdown } from "../core/run/abort-reason.ts";
+import { CapGuard } from "../core/run/cap-guard.ts";
 
 export type Job = { cwd: string; concurrency?: number; inputs: TaskInput[]; log?: string; maxCost?: number };
 
@@ -74,9 +75,13 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
   log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
   const logs = job.inputs.map((t) => sessionLogPath(data, t.sessionId!));
+  // The session caps hold per supervisor: its front checked them; here queued tasks stop at maxSessionCost.
+  const caps = new CapGuard(undefined, "this background run");
+  const limit = caps.admit(engine.settings, { tasks: job.inputs.length, maxCost: job.maxCost });
+  if (limit) log(`supervisor: ${limit.message}`);
   try {
     // Nobody sits at a background run: its children's questions wait for `subagents answer` (up to askTimeout).
-    const run = owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t));
+    const run = caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)));
     const remoteAsk = { notify: (q: AskRequest) => log(`? ${q.label} (session ${q.sessionId}) asks: ${questionText(q)} — answer with: subagents answer ${q.sessionId} "…"`) };
     await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, (input, hooks) => run(input, { ...hooks, remoteAsk }), {
       rateLimitWaitSec: engine.settings.rateLimitWait,

@@ -3,7 +3,7 @@
 // from the `subagents` binary that `subagents install` recorded.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
+import { EMBEDDED_PI_VERSION } from "./embedded-version.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 
 export type EmbeddedPi = { argv: string[]; env: Record<string, string>; version: string; where: string };

@@ -13,6 +13,7 @@ import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
 import { gateFromEnv, gatePlainEndings } from "./gate.ts";
 import { finalizeParameters, withData } from "./finalize-data.ts";
+import { createAsker, installAsk } from "./ask.ts";
 import { guardModel } from "./model-guard.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
@@ -132,6 +133,9 @@ export default function childExtension(pi: Api): void {
   const compact = process.env.PI_SUBAGENT_TRANSPORT !== "json";
   const out = compact ? new Fd3Writer(stop) : null;
   const emit = (ev: ChildEvent) => out?.emit(ev);
+  // Questions to the owner: ask_parent and the child's own extensions' dialogs (ask.ts).
+  const asker = createAsker(emit);
+  installAsk(pi, asker, emit);
 
   if (out) {
     // The first user message of a process is its task from stdin (or the runner's fallback nudge): only the
@@ -162,7 +166,7 @@ export default function childExtension(pi: Api): void {
     pi.on("agent_settled", () => emit({ type: "settled" }));
     pi.on("session_shutdown", () => out.flushDelta());
     const limits = watchRateLimits(pi, emit);
-    listenForControl(pi, emit, limits.hold);
+    asker.setChannel(listenForControl(pi, emit, limits.hold, asker.onAnswer));
   }
 
   const mode = process.env.PI_SUBAGENT_FINALIZE ?? "required";

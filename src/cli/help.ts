@@ -14,6 +14,7 @@ Commands:
   sessions               List recent sessions (--running: only those still running, with their owner)
   wait ID ...            Wait for sessions' runs to end and print their outputs like delegate
   steer ID "message"     Send a message to a running sub-agent (delivered at its next turn boundary)
+  answer ID "text"       Answer the question a running sub-agent is waiting on
   cancel ID ... | --all  Stop running sub-agents (recorded as cancelled)
   logs ID [-f]           A background session's events as readable lines (-f: follow until it ends)
   attach ID              The live window of a running session (Ctrl-C detaches; the run goes on)

@@ -27,6 +27,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   completion: async () => (await import("./commands/completion.ts")).cmdCompletion,
   wait: async () => (await import("./commands/wait.ts")).cmdWait,
   steer: async () => (await import("./commands/steer.ts")).cmdSteer,
+  answer: async () => (await import("./commands/answer.ts")).cmdAnswer,
   cancel: async () => (await import("./commands/cancel.ts")).cmdCancel,
   logs: async () => (await import("./commands/logs.ts")).cmdLogs,
   attach: async () => (await import("./commands/attach.ts")).cmdAttach,

@@ -55,6 +55,8 @@ export function transcriptView(record: SessionRecord, messagesByRun: Map<number,
     out.push("", style.dim(`── Run ${i + 1}/${record.runs.length} · ${run.status} · ${seconds(run)} ──`));
     out.push(...messageLines(messagesByRun.get(run.id) ?? [], style));
     if (run.status === "error" && run.error) out.push(style.red(`✗ ${sanitizeLine(run.error)}`));
+    // The run's warnings (a question nobody answered, a model substituted): part of what happened in it.
+    for (const w of run.warnings ?? []) out.push(style.yellow(`⚠ ${sanitizeLine(w)}`));
   });
   return out;
 }

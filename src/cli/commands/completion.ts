@@ -26,6 +26,7 @@ export const COMPLETIONS: Record<string, string[]> = {
   completion: ["bash", "zsh", "fish"],
   wait: ["--timeout", "--json", "--help"],
   steer: ["--help"],
+  answer: ["--help"],
   cancel: ["--all", "--help"],
   logs: ["--follow", "--help"],
   attach: ["--no-color", "--help"],

@@ -24,6 +24,7 @@ import { DELEGATE_HELP, FLOW_HELP } from "../help.ts";
 import { ENGINE_OPTIONS, engineFlags } from "../engine-flags.ts";
 import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "../budget-flags.ts";
 import { LiveDisplay } from "../live.ts";
+import { terminalAsker } from "../terminal-ask.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
 import { FORCED, STOPPING, trapSignals } from "../signals.ts";
 import { colorStyle, streamWidth } from "../style.ts";
@@ -192,10 +193,13 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     },
   });
   live?.start();
+  // Children's questions go to the person at this terminal; without one they are answered "no one can answer now".
+  // Given to the owner's runner, which also lets `subagents answer` from another terminal answer them.
+  const ask = terminalAsker({ tty, frame: live });
   let outcomes: TaskOutcome[];
   try {
     const run = caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)));
-    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, run, {
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, (input, hooks) => run(input, { ...hooks, ask }), {
       rateLimitWaitSec: engine.settings.rateLimitWait,
       signal: interrupt.signal,
       maxCost,

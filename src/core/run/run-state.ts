@@ -210,6 +210,9 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       recordUserMessage(s, ev.text);
       pushActivity(s, [`↪ steer: ${ev.text.split("\n")[0]}`]);
       return;
+    case "note":
+      pushActivity(s, [ev.text.split("\n")[0]]);
+      return;
   }
 }
 

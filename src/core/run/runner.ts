@@ -16,6 +16,7 @@ import { budgetMessage, hasBudget, type Budget, type CallSpend } from "../budget
 import { budgetWatch, type BudgetWatch } from "./budget-watch.ts";
 import { RATE_LIMIT_RE, type RateGate } from "./rate-gate.ts";
 import { gateFailure, type GateSpec } from "./gate.ts";
+import { askBroker, DEFAULT_ASK_TIMEOUT_SEC, type AskBroker, type Asker, type AskMode } from "./ask.ts";
 
 export type RunLimits = {
   /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */
@@ -73,6 +74,8 @@ export type RunSpec = {
   onControl?: (send: ((line: string) => boolean) | null) => void;
   /** An acceptance gate: the child runs it (its env says which); only a passing attempt makes the run complete. */
   gate?: GateSpec;
+  /** The child's questions (ask.ts): who answers, and the settings. Without it each is answered "no one can answer now". */
+  ask?: { asker?: Asker; mode: AskMode; timeoutSec: number; sessionId: string; label: string };
 };
 
 type Stop = { code: ErrorCode; message: string };
@@ -108,7 +111,7 @@ async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array)
 /** One child process from spawn to exit. Returns why it was stopped, if it was. */
 type Attempt = { exit: ExitInfo; stop: Stop | null; stderr: string; stderrHead: string; stderrWhole: boolean };
 
-async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number, budget: BudgetWatch): Promise<Attempt> {
+async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number, budget: BudgetWatch, asks: AskBroker): Promise<Attempt> {
   const limits = { ...DEFAULT_LIMITS, ...(spec.transport === "json" ? { eventBytes: JSON_MODE_EVENT_BYTES } : {}), ...spec.limits };
   const stderr = new TailBuffer(limits.stderrTail);
   // The start of stderr too: a crash's first exception line is often long gone from the tail.
@@ -118,7 +121,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   let proc: ChildProcess;
   try {
     // The child reports delivery on fd 3, so control needs the compact transport.
-    const control = (!!spec.onControl || !!spec.budget || !!spec.callSpend || !!spec.rateGate) && spec.transport === "compact";
+    const control = (!!spec.onControl || !!spec.budget || !!spec.callSpend || !!spec.rateGate || !!spec.ask) && spec.transport === "compact";
     const env = control ? { ...spec.env, PI_SUBAGENT_CONTROL_FD: "4" } : spec.env;
     proc = host.spawn({ cmd: spec.argv, cwd: spec.cwd, env, stdin, fd3: spec.transport === "compact", control });
   } catch (err) {
@@ -184,6 +187,8 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
       }, grace);
     } else if (ev.type === "turn_start" || ev.type === "retry") clearGrace();
     spec.onEvent?.(state, ev);
+    if (ev.type === "ask") asks.handle(ev, proc.sendControl ?? null);
+    if (ev.type === "ask_closed") asks.close(ev.id);
   };
   const onLine = (line: string, cut: boolean) => {
     if (cut && !parser) return; // a compact line never legitimately reaches the cap
@@ -226,8 +231,10 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   // A tool that is still running (a hung `npm run dev`) does not count as activity: nothing else stops it.
   const timeoutAt = started + spec.timeoutSec * 1000;
   const checkTimeout = () => {
-    const sinceCall = clock.now() - Math.max(timeoutAt, state.lastToolCallAt);
+    const sinceCall = clock.now() - Math.max(timeoutAt, state.lastToolCallAt, asks.lastAnswerAt);
     const debounceMs = spec.extendDebounceSec * 1000;
+    // A child waiting on a question is not idle; askTimeout bounds the wait (ask.ts), so this cannot go on forever.
+    if (asks.pending()) return at(Math.max(debounceMs, 1000), checkTimeout);
     if (sinceCall >= debounceMs) stopWith(timeoutStop(state, spec.timeoutSec, clock.now()));
     else at(debounceMs - sinceCall, checkTimeout);
   };
@@ -238,6 +245,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   else spec.signal?.addEventListener("abort", onAbort, { once: true });
 
   let exit = await proc.exited;
+  asks.closeAll("ended");
   unhold?.();
   spec.onControl?.(null);
   if (killing) exit = await killing;
@@ -297,10 +305,20 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
   const limits = { ...DEFAULT_LIMITS, ...spec.limits };
   recordUserMessage(state, stdin);
   const budget = budgetWatch(spec.budget, spec.callSpend, spec.spentBefore);
+  const asks = askBroker({
+    ...(spec.ask ?? { mode: "auto", timeoutSec: DEFAULT_ASK_TIMEOUT_SEC, sessionId: "", label: "" }),
+    clock,
+    signal: spec.signal,
+    onActivity: (text) => {
+      const ev: ChildEvent = { type: "note", text };
+      applyEvent(state, ev, clock.now());
+      spec.onEvent?.(state, ev);
+    },
+  });
   let limitedRuns = 0;
   for (;;) {
     state.agentEnded = false;
-    const attempt = await runAttempt(host, clock, spec, state, stdin, started, budget);
+    const attempt = await runAttempt(host, clock, spec, state, stdin, started, budget, asks);
     const { exit, stderr } = attempt;
     const verdict = classify(state, attempt, spec.finalize);
     // The child extension normally delivers the corrective messages itself (pi follow-ups, same process). This
@@ -345,7 +363,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       output = `${output.slice(0, limits.outputChars)}\n[output cut at ${limits.outputChars} characters]`;
       code ??= "SUBAGENT_OUTPUT_TRUNCATED";
     }
-    return {
+    const result: RunResult = {
       status: v.status,
       output,
       error: v.error === undefined ? undefined : sanitize(v.error),
@@ -370,5 +388,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       ...(state.finalize?.data !== undefined ? { structured: sanitizedData(state.finalize.data) } : {}),
       ...(budget.reached && v.status === "completed" ? { warnings: [`${budgetMessage(budget.reached).replace("Budget exceeded", "budget reached")}: wrapped up when told`] } : {}),
     };
+    if (asks.warnings.length) result.warnings = [...(result.warnings ?? []), ...asks.warnings.map(sanitize)];
+    return result;
   }
 }

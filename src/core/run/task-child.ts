@@ -82,6 +82,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         },
         onControl: hooks.onControl,
         gate: resolveGate(input, profile),
+        ask: { asker: hooks.ask, mode: settings.ask, timeoutSec: settings.askTimeout, sessionId: id, label: input.name ?? task.agent },
       });
     } finally {
       if (typeof placed === "object") await placed.cleanup?.();

@@ -33,6 +33,7 @@ import { forkTask } from "./fork.ts";
 import type { McpServer } from "./mcp-config.ts";
 import type { ForkEntry } from "./fork.ts";
 import type { RunnerName } from "./runners/types.ts";
+import type { Asker, AskRequest } from "./ask.ts";
 
 export type Engine = {
   host: Host;
@@ -162,6 +163,11 @@ export type TaskHooks = {
   /** Asked just before the child would start: a refusal (the session's cost cap, session-caps.ts) records the task
    *  as not started. Children already running are not affected. */
   startRefusal?: () => { code: ErrorCode; message: string } | null;
+  /** Who answers the child's questions (ask.ts); none: "no one can answer now", recorded as a warning. */
+  ask?: Asker;
+  /** A background run's questions also wait for an answer through its owner (control/owner.ts), up to askTimeout;
+   *  notify tells whoever should know that one was asked. */
+  remoteAsk?: { notify?: (q: AskRequest) => void };
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */

@@ -6,10 +6,11 @@ import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PHOTON_WASM } from "../src/embedded/photon-wasm.ts";
-import { LOADER_KEY } from "../src/embedded/builtin-extension.ts";
+import { FACTORIES_KEY, LOADER_KEY } from "../src/embedded/builtin-extension.ts";
 
-// Until the embedded pi moves to 1.x (issue 21), it is 0.87.1 from its alias package.
-const PI_DIR = join("node_modules", "pi-coding-agent-0.87");
+// The embedded pi: the devDependency (`npm run bump-pi VERSION` moves it). Compiled from its self-contained
+// dist/bundle (src/embedded/pi-entry.ts), not from dist/cli.js, which imports pi's internal packages.
+export const PI_DIR = join("node_modules", "@earendil-works", "pi-coding-agent");
 const STAGE_ROOT = join("dist", ".stage");
 
 export function embeddedPiVersion(): string {
@@ -56,23 +57,53 @@ export function removeStage(): void {
 }
 
 /**
- * The one change the embedded pi gets: its extension loader first asks our hook (src/embedded/builtin-extension.ts)
- * whether a file is our own installed stub, whose extension is built in. pi would otherwise load jiti with its
- * Babel transform and every module an extension may import just to read a five-line file — in every child of an
- * installed extension. Fails the build when pi's loader no longer has the function we hook.
+ * The two changes the embedded pi gets, made while compiling its bundle. Both fail the build when pi's code no
+ * longer has the shape they rely on, so a new pi can never be embedded half-hooked (`npm run bump-pi` shows it).
+ * 1. Its extension loader first asks our hook (src/embedded/builtin-extension.ts) whether a file is our own
+ *    installed stub, whose extension is built in. pi would otherwise start jiti with its Babel transform and every
+ *    module an extension may import just to read a five-line file — in every child of an installed extension.
+ * 2. Its CLI runtime's `main(argv)` call gets our child extension as an extension factory (what `-e child.js`
+ *    would load through jiti, already compiled to bytecode).
  */
-const LOADER_HOOK_AT = "async function loadExtensionModule(extensionPath, cacheToken) {";
-const piLoaderHook = {
-  name: "pi-loader-hook",
-  setup(build: { onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: "js" }): void }) {
-    build.onLoad({ filter: /pi-coding-agent[\\/]dist[\\/]core[\\/]extensions[\\/]loader\.js$/ }, ({ path }) => {
-      const source = readFileSync(path, "utf8");
-      if (!source.includes(LOADER_HOOK_AT)) throw new Error(`${path}: no "${LOADER_HOOK_AT}" to hook (pi changed its loader)`);
-      const hook = `${LOADER_HOOK_AT}\n    const builtin = globalThis[Symbol.for(${JSON.stringify(LOADER_KEY)})]?.(extensionPath);\n    if (builtin) return builtin;`;
-      return { contents: source.replace(LOADER_HOOK_AT, hook), loader: "js" };
-    });
-  },
-};
+const LOADER_HOOK_AT = /async function loadExtensionModule\((\w+),(\w+)\)\{/;
+const MAIN_SHAPE = /async function main\((\w+),(\w+)\)\{[^]{0,400}?\2\?\.extensionFactories/;
+const MAIN_CALL = /\bmain\(process\.argv\.slice\(2\)\);?\s*$/;
+const BUNDLE_FILE = /pi-coding-agent[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/;
+
+export type HookReport = { loader: string[]; main: string[]; runtime: string[] };
+
+/** Makes the bundle's changes to one file's source; `found` collects where each was made. */
+export function hookPiSource(path: string, source: string, found: HookReport): string {
+  if (/cli-runtime\.js$/.test(path)) {
+    if (!MAIN_CALL.test(source)) throw new Error(`${path}: no "main(process.argv.slice(2))" call to give our extension to (pi changed its CLI runtime)`);
+    found.runtime.push(path);
+    return source.replace(MAIN_CALL, `main(process.argv.slice(2),{extensionFactories:globalThis[Symbol.for(${JSON.stringify(FACTORIES_KEY)})]??[]});\n`);
+  }
+  if (MAIN_SHAPE.test(source)) found.main.push(path);
+  const m = LOADER_HOOK_AT.exec(source);
+  if (!m) return source;
+  found.loader.push(path);
+  const hook = `const __subagentsBuiltin=globalThis[Symbol.for(${JSON.stringify(LOADER_KEY)})]?.(${m[1]});if(__subagentsBuiltin)return __subagentsBuiltin;`;
+  return source.replace(LOADER_HOOK_AT, (all) => all + hook);
+}
+
+/** Throws unless each change was made exactly once (a missed or doubled hook is a pi this build does not know). */
+export function checkHooks(found: HookReport): void {
+  const problems: string[] = [];
+  if (found.runtime.length !== 1) problems.push(`pi's CLI runtime (dist/bundle/cli-runtime.js) was hooked ${found.runtime.length} times`);
+  if (found.main.length !== 1) problems.push(`found ${found.main.length} "async function main(args, options)" reading options.extensionFactories (want 1)`);
+  if (found.loader.length !== 1) problems.push(`found ${found.loader.length} "async function loadExtensionModule(path, cacheToken)" to hook (want 1)`);
+  if (problems.length) throw new Error(`the embedded pi (${PI_DIR}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
+}
+
+function piBundleHooks(found: HookReport) {
+  return {
+    name: "pi-bundle-hooks",
+    setup(build: { onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: "js" }): void }) {
+      build.onLoad({ filter: BUNDLE_FILE }, ({ path }) => ({ contents: hookPiSource(path, readFileSync(path, "utf8"), found), loader: "js" }));
+    },
+  };
+}
 
 export type CompileOptions = {
   outfile: string;
@@ -84,6 +115,7 @@ export type CompileOptions = {
 };
 
 export async function compileExecutable(o: CompileOptions): Promise<void> {
+  const found: HookReport = { loader: [], main: [], runtime: [] };
   const compiled = await Bun.build({
     entrypoints: ["src/cli/main.ts"],
     compile: {
@@ -106,10 +138,16 @@ export async function compileExecutable(o: CompileOptions): Promise<void> {
     // Precompiled bytecode: neither our CLI nor pi parses its JS at start (startup time is a goal).
     bytecode: true,
     splitting: true,
-    plugins: [piLoaderHook],
+    plugins: [piBundleHooks(found)],
   } as Parameters<typeof Bun.build>[0]);
   if (!compiled.success) {
     for (const log of compiled.logs) console.error(log);
     throw new Error(`compiling ${o.outfile} failed`);
+  }
+  try {
+    checkHooks(found);
+  } catch (err) {
+    rmSync(o.outfile, { force: true }); // no executable with an unhooked pi
+    throw err;
   }
 }

@@ -10,6 +10,8 @@ import * as fs from "node:fs";
 export const BUILTIN_KEY = "subagents.extension";
 /** The hook the embedded pi's extension loader asks first (see scripts/executable.ts). */
 export const LOADER_KEY = "subagents.extension-loader";
+/** Where the pi role puts the extension factories the embedded pi's main() starts with (see scripts/executable.ts). */
+export const FACTORIES_KEY = "subagents.pi-factories";
 /** The stub's first line starts with this; nothing else is recognised as ours. */
 const STUB_MARK = "// subagents stub ";
 
@@ -46,4 +48,9 @@ export function publishBuiltin(load: () => Promise<(pi: unknown) => unknown>): v
   const g = globalThis as Record<symbol, unknown>;
   g[Symbol.for(BUILTIN_KEY)] = factory;
   g[Symbol.for(LOADER_KEY)] = (file: string) => (file.endsWith(".js") && isStub(file) ? factory : undefined);
+}
+
+/** Publishes the factories the embedded pi's main() is started with (called by the pi role before pi loads). */
+export function publishFactories(factories: unknown[]): void {
+  (globalThis as Record<symbol, unknown>)[Symbol.for(FACTORIES_KEY)] = factories;
 }

@@ -1,0 +1,32 @@
+// The build hooks the embedded pi's bundle in two places (scripts/executable.ts). A pi whose code changed shape
+// must fail the build loudly, not ship an executable whose children silently lose our extension.
+import { expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { checkHooks, hookPiSource, PI_DIR, type HookReport } from "../scripts/executable.ts";
+
+const BUNDLE = join(PI_DIR, "dist", "bundle");
+const files = () => [join(BUNDLE, "cli-runtime.js"), ...readdirSync(join(BUNDLE, "chunks")).map((f) => join(BUNDLE, "chunks", f))];
+const empty = (): HookReport => ({ loader: [], main: [], runtime: [] });
+
+test("the installed pi's bundle has each hooked function exactly once, and the hooks land", () => {
+  const found = empty();
+  const out = files().map((f) => hookPiSource(f, readFileSync(f, "utf8"), found));
+  expect(() => checkHooks(found)).not.toThrow();
+  const joined = out.join("\n");
+  expect(joined).toContain('Symbol.for("subagents.extension-loader")');
+  expect(joined).toContain('extensionFactories:globalThis[Symbol.for("subagents.pi-factories")]');
+});
+
+test("a pi whose loader or main changed shape fails the build with what is missing", () => {
+  const found = empty();
+  for (const f of files()) {
+    const renamed = readFileSync(f, "utf8").replace("async function loadExtensionModule(", "async function loadExtensionModuleV2(");
+    hookPiSource(f, renamed, found);
+  }
+  expect(() => checkHooks(found)).toThrow(/loadExtensionModule/);
+  expect(() => hookPiSource(join(BUNDLE, "cli-runtime.js"), "run(process.argv.slice(2));", empty())).toThrow(/CLI runtime/);
+  const noOptions = empty();
+  hookPiSource("chunk.js", "async function main(args){let x=[...a];}", noOptions);
+  expect(noOptions.main).toHaveLength(0);
+});

@@ -20,6 +20,10 @@ export function stubSource(bundle: string, version: string): string {
   return `${STUB_MARK}${version}: pi loads this file; the extension itself is ${bundle}.
 // The pi inside the subagents executable has the extension built in and uses that instead.
 export default async function subagents(pi) {
+  // A sub-agent that may not delegate further gets nothing from the extension: skip importing it (every child
+  // of a pi from npm would otherwise load the whole bundle just to return).
+  const env = process.env;
+  if (env.PI_SUBAGENT_CHILD === "1" && env.PI_SUBAGENT_MAX_DEPTH && Number(env.PI_SUBAGENT_DEPTH) >= Number(env.PI_SUBAGENT_MAX_DEPTH)) return;
   const builtin = globalThis[Symbol.for(${JSON.stringify(BUILTIN_KEY)})];
   if (typeof builtin === "function") return builtin(pi);
   const mod = await import(new URL(${JSON.stringify(bundle)}, import.meta.url).href);

@@ -155,6 +155,21 @@ function packageCommand(pkg: PiPackage, childRuntime: "auto" | "bun" | "node", e
   return { argv, env: runtime.env, describe: describePi(pi), pi, settles: compareVersions(pkg.version, SETTLED_FROM) >= 0, packageDir: pkg.dir };
 }
 
+/**
+ * `childPi: auto` with an embedded pi at hand: the newer of it and the user's pi (the running pi inside a pi
+ * parent, else the one the user installed), so children never run an older pi than the user's. A tie goes to
+ * the embedded pi (it starts ~2× faster); a user's pi that cannot run here (no fitting runtime) does too.
+ */
+function newestOf(embedded: EmbeddedPi, user: PiPackage | null, opts: { childRuntime: "auto" | "bun" | "node"; env: Record<string, string | undefined> }): PiCommand {
+  if (!user || compareVersions(embedded.version, user.version) >= 0) return embeddedCommand(embedded);
+  try {
+    return packageCommand(user, opts.childRuntime, opts.env);
+  } catch (err) {
+    if (err instanceof PiNotFoundError) return embeddedCommand(embedded);
+    throw err;
+  }
+}
+
 export function resolvePiCommand(opts: {
   env: Record<string, string | undefined>;
   cwd: string;
@@ -180,14 +195,10 @@ export function resolvePiCommand(opts: {
     return embeddedCommand(opts.embedded);
   }
   if (childPi !== "auto" && childPi !== "system") return pathCommand(childPi, opts);
-  if (childPi === "auto" && opts.embedded) {
-    // Inside a pi: never run children on an older pi than the one the user is running.
-    const parent = packageOfScript(opts.script);
-    if (!parent || compareVersions(opts.embedded.version, parent.version) >= 0) return embeddedCommand(opts.embedded);
-  }
   // In the compiled binary import.meta.dir is where it was BUILT: never search from there.
   const moduleDir = opts.moduleDir && !opts.moduleDir.startsWith("/$bunfs") && !isCompiledBinary() ? opts.moduleDir : undefined;
   const places = searchPlaces({ env: opts.env, cwd: opts.cwd, script: opts.script, moduleDir, home: opts.env.HOME });
+  if (childPi === "auto" && opts.embedded) return newestOf(opts.embedded, findPi(places), opts);
   const pkg = findPi(places);
   if (!pkg) {
     throw new PiNotFoundError(

@@ -22,6 +22,8 @@ export class CallWindows {
   readonly views: WindowView[];
   private readonly states: (RunState | null)[];
   private readonly started: (number | null)[];
+  /** Which pi the children run, for the expanded view (the engine's piDescribe). */
+  pi?: string;
 
   constructor(
     tasks: { name: string; sessionId: string; profile?: string; timeoutSec: number }[],
@@ -84,6 +86,6 @@ export class CallWindows {
       };
     });
     const done = windows.every((w) => isFinished(w.status));
-    return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId) };
+    return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId), ...(this.pi ? { pi: this.pi } : {}) };
   }
 }

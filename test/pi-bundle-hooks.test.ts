@@ -30,3 +30,10 @@ test("a pi whose loader or main changed shape fails the build with what is missi
   hookPiSource("chunk.js", "async function main(args){let x=[...a];}", noOptions);
   expect(noOptions.main).toHaveLength(0);
 });
+
+test("bump-pi: a new internal @earendil-works dependency gets an override; existing ones and others are kept", async () => {
+  const { overridesFor } = await import("../scripts/bump-pi.ts");
+  const current = { "@earendil-works/pi-ai": "npm:yaml@2.9.0", "lovely-mermaid": "npm:yaml@2.9.0" };
+  const deps = { "@earendil-works/pi-ai": "1.6.0", "@earendil-works/pi-new": "1.6.0", chalk: "6.0.0" };
+  expect(overridesFor(deps, current, "npm:yaml@2.9.0")).toEqual({ ...current, "@earendil-works/pi-new": "npm:yaml@2.9.0" });
+});

@@ -10,7 +10,10 @@ import { FACTORIES_KEY, LOADER_KEY } from "../src/embedded/builtin-extension.ts"
 
 // The embedded pi: the devDependency (`npm run bump-pi VERSION` moves it). Compiled from its self-contained
 // dist/bundle (src/embedded/pi-entry.ts), not from dist/cli.js, which imports pi's internal packages.
-export const PI_DIR = join("node_modules", "@earendil-works", "pi-coding-agent");
+// SUBAGENTS_EMBED_PI_DIR embeds another pi package with the same bundle layout (≥ 0.74; the benchmarks build
+// one with 0.87.1 inside to measure children on a user's newer pi).
+const DEFAULT_PI_DIR = join("node_modules", "@earendil-works", "pi-coding-agent");
+export const PI_DIR = process.env.SUBAGENTS_EMBED_PI_DIR || DEFAULT_PI_DIR;
 const STAGE_ROOT = join("dist", ".stage");
 
 export function embeddedPiVersion(): string {
@@ -68,7 +71,9 @@ export function removeStage(): void {
 const LOADER_HOOK_AT = /async function loadExtensionModule\((\w+),(\w+)\)\{/;
 const MAIN_SHAPE = /async function main\((\w+),(\w+)\)\{[^]{0,400}?\2\?\.extensionFactories/;
 const MAIN_CALL = /\bmain\(process\.argv\.slice\(2\)\);?\s*$/;
-const BUNDLE_FILE = /pi-coding-agent[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/;
+const BUNDLE_FILE = /pi-coding-agent[^\\/]*[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/;
+/** The entry's imports of the default pi, sent to PI_DIR when another pi is embedded. */
+const DEFAULT_PI_IMPORT = /node_modules\/@earendil-works\/pi-coding-agent\/(dist\/.*)$/;
 
 export type HookReport = { loader: string[]; main: string[]; runtime: string[] };
 
@@ -99,7 +104,11 @@ export function checkHooks(found: HookReport): void {
 function piBundleHooks(found: HookReport) {
   return {
     name: "pi-bundle-hooks",
-    setup(build: { onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: "js" }): void }) {
+    setup(build: {
+      onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: "js" }): void;
+      onResolve(o: { filter: RegExp }, f: (a: { path: string }) => { path: string }): void;
+    }) {
+      if (PI_DIR !== DEFAULT_PI_DIR) build.onResolve({ filter: DEFAULT_PI_IMPORT }, ({ path }) => ({ path: join(process.cwd(), PI_DIR, DEFAULT_PI_IMPORT.exec(path)![1]) }));
       build.onLoad({ filter: BUNDLE_FILE }, ({ path }) => ({ contents: hookPiSource(path, readFileSync(path, "utf8"), found), loader: "js" }));
     },
   };

@@ -3,7 +3,8 @@
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkHooks, hookPiSource, PI_DIR, type HookReport } from "../scripts/executable.ts";
+import { PI_DIR } from "../scripts/executable.ts";
+import { checkHooks, hookPiSource, type HookReport } from "../src/embedded/pi-hooks.ts";
 
 const BUNDLE = join(PI_DIR, "dist", "bundle");
 const files = () => [join(BUNDLE, "cli-runtime.js"), ...readdirSync(join(BUNDLE, "chunks")).map((f) => join(BUNDLE, "chunks", f))];
@@ -12,7 +13,7 @@ const empty = (): HookReport => ({ loader: [], main: [], runtime: [] });
 test("the installed pi's bundle has each hooked function exactly once, and the hooks land", () => {
   const found = empty();
   const out = files().map((f) => hookPiSource(f, readFileSync(f, "utf8"), found));
-  expect(() => checkHooks(found)).not.toThrow();
+  expect(() => checkHooks(found, PI_DIR)).not.toThrow();
   const joined = out.join("\n");
   expect(joined).toContain('Symbol.for("subagents.extension-loader")');
   expect(joined).toContain('extensionFactories:globalThis[Symbol.for("subagents.pi-factories")]');
@@ -24,7 +25,7 @@ test("a pi whose loader or main changed shape fails the build with what is missi
     const renamed = readFileSync(f, "utf8").replace("async function loadExtensionModule(", "async function loadExtensionModuleV2(");
     hookPiSource(f, renamed, found);
   }
-  expect(() => checkHooks(found)).toThrow(/loadExtensionModule/);
+  expect(() => checkHooks(found, PI_DIR)).toThrow(/loadExtensionModule/);
   expect(() => hookPiSource(join(BUNDLE, "cli-runtime.js"), "run(process.argv.slice(2));", empty())).toThrow(/CLI runtime/);
   const noOptions = empty();
   hookPiSource("chunk.js", "async function main(args){let x=[...a];}", noOptions);

@@ -6,6 +6,7 @@ import { isCompiledBinary, ROLE_ENV } from "../host/embedded-pi.ts";
 import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
 import { EMBEDDED_PI_VERSION } from "./version.ts";
 import { PHOTON_WASM, redirectPhotonWasm } from "./photon-wasm.ts";
+import { BUNDLE_FILE, hookPiSource, type HookReport } from "./pi-hooks.ts";
 
 export async function runPiRole(ourVersion: string): Promise<void> {
   const buildKey = path.join(ourVersion, `pi-${EMBEDDED_PI_VERSION}`);
@@ -30,5 +31,17 @@ export async function runPiRole(ourVersion: string): Promise<void> {
     }
     redirectPhotonWasm(path.join(process.env.PI_PACKAGE_DIR, PHOTON_WASM));
   }
+  // From a source checkout, pi's bundle gets the executable's build-time hooks as it loads (same pi either way).
+  else hookPiAtRuntime();
   await import("./pi-entry.ts");
+}
+
+function hookPiAtRuntime(): void {
+  const found: HookReport = { loader: [], main: [], runtime: [] };
+  Bun.plugin({
+    name: "pi-bundle-hooks",
+    setup(build) {
+      build.onLoad({ filter: BUNDLE_FILE }, async ({ path: file }) => ({ contents: hookPiSource(file, await Bun.file(file).text(), found), loader: "js" }));
+    },
+  });
 }

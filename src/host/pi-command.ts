@@ -125,7 +125,7 @@ export function describePi(info: PiInfo): string {
 }
 
 function embeddedCommand(e: EmbeddedPi): PiCommand {
-  const pi: PiInfo = { version: e.version, source: `embedded (${e.where})`, runtime: `bun ${typeof Bun !== "undefined" ? Bun.version : ""}`.trim() };
+  const pi: PiInfo = { version: e.version, source: `embedded (${e.where})`, runtime: `bun ${e.bun ?? (typeof Bun !== "undefined" ? Bun.version : "")}`.trim() };
   return { argv: [...e.argv], env: { ...e.env }, describe: describePi(pi), pi, settles: compareVersions(e.version, SETTLED_FROM) >= 0, builtinChild: true };
 }
 

@@ -1,7 +1,7 @@
 // Which pi children run, and that every place says so: `childPi: auto` takes the newer of the embedded pi and the
 // user's installed pi; `--version --verbose`, `session --json` (its `pi` field) and the session view name it.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { cli, NODE24, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
@@ -48,4 +48,17 @@ test("a user's pi newer than the embedded one runs the children (CLI), named wit
   const { pi } = await delegateAndDescribe(env, project);
   expect(pi).toStartWith("pi 99.0.0 · node 24.");
   expect(pi).toEndWith(`· ${pkg}`);
-}, 60_000);
+
+  // That run started compiling the user's pi once, in the background, with our child extension built in;
+  // once ready, children run it (no Node, no jiti) and say so.
+  const cache = join(world.root, ".cache", "subagents", "compiled-pi");
+  const deadline = Date.now() + 60_000;
+  const ready = () => (existsSync(cache) ? readdirSync(cache).find((d) => existsSync(join(cache, d, "ready")) || existsSync(join(cache, d, "failed"))) : undefined);
+  while (!ready() && Date.now() < deadline) await Bun.sleep(200);
+  const dir = join(cache, ready()!);
+  expect(existsSync(join(dir, "failed")) ? readFileSync(join(dir, "failed"), "utf8") : "").toBe("");
+  const compiled = await delegateAndDescribe(env, project);
+  expect(compiled.pi).toBe(`pi 99.0.0 · bun ${Bun.version} · compiled from ${pkg} (${join(dir, "pi")})`);
+  // Turned off: the user's pi as it is.
+  expect((await delegateAndDescribe({ ...env, SUBAGENTS_COMPILE_PI: "0" }, project)).pi).toStartWith("pi 99.0.0 · node 24.");
+}, 120_000);

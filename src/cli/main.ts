@@ -29,6 +29,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   cancel: async () => (await import("./cmd-cancel.ts")).cmdCancel,
   logs: async () => (await import("./cmd-logs.ts")).cmdLogs,
   attach: async () => (await import("./cmd-attach.ts")).cmdAttach,
+  // Internal, not in --help: compiles the user's pi in the background (src/host/compiled-pi.ts).
+  "__compile-pi": async () => (await import("./cmd-compile-pi.ts")).cmdCompilePi,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -13,7 +13,7 @@ export const LOADER_KEY = "subagents.extension-loader";
 /** Where the pi role puts the extension factories the embedded pi's main() starts with (see scripts/executable.ts). */
 export const FACTORIES_KEY = "subagents.pi-factories";
 /** The stub's first line starts with this; nothing else is recognised as ours. */
-const STUB_MARK = "// subagents stub ";
+export const STUB_MARK = "// subagents stub ";
 
 /** The stub's text. `bundle` is the real extension's path relative to the stub's folder. */
 export function stubSource(bundle: string, version: string): string {

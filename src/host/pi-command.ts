@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { compiledPiDir, readyCompiledPi, startCompile } from "./compiled-pi.ts";
 import { isCompiledBinary, type EmbeddedPi } from "./embedded-pi.ts";
 import { compareVersions, findPi, packageOfScript, PI_INSTALL, PI_PACKAGES, readPiPackage, searchPlaces, satisfiesNode, which, type PiPackage } from "./pi-discovery.ts";
 
@@ -160,14 +161,35 @@ function packageCommand(pkg: PiPackage, childRuntime: "auto" | "bun" | "node", e
  * parent, else the one the user installed), so children never run an older pi than the user's. A tie goes to
  * the embedded pi (it starts ~2× faster); a user's pi that cannot run here (no fitting runtime) does too.
  */
-function newestOf(embedded: EmbeddedPi, user: PiPackage | null, opts: { childRuntime: "auto" | "bun" | "node"; env: Record<string, string | undefined> }): PiCommand {
+function newestOf(embedded: EmbeddedPi, user: PiPackage | null, opts: { childRuntime: "auto" | "bun" | "node"; env: Record<string, string | undefined>; compile?: boolean }): PiCommand {
   if (!user || compareVersions(embedded.version, user.version) >= 0) return embeddedCommand(embedded);
+  const compiled = compiledUserPi(embedded, user, opts);
+  if (compiled) return compiled;
   try {
     return packageCommand(user, opts.childRuntime, opts.env);
   } catch (err) {
     if (err instanceof PiNotFoundError) return embeddedCommand(embedded);
     throw err;
   }
+}
+
+/**
+ * The user's pi compiled by our executable (src/host/compiled-pi.ts), when ready; else null, and — for a run
+ * (`compile`) — the compile is started in the background. Only a compiled `subagents` can compile (from a source
+ * checkout the embedded pi is `bun main.ts`), and SUBAGENTS_COMPILE_PI=0 turns it off.
+ */
+function compiledUserPi(embedded: EmbeddedPi, user: PiPackage, opts: { env: Record<string, string | undefined>; compile?: boolean }): PiCommand | null {
+  if (embedded.argv.length !== 1 || opts.env.SUBAGENTS_COMPILE_PI === "0") return null;
+  const binary = embedded.argv[0];
+  const dir = compiledPiDir(opts.env, user, binary);
+  if (!dir) return null;
+  const exe = readyCompiledPi(dir);
+  if (!exe) {
+    if (opts.compile) startCompile(binary, user, dir);
+    return null;
+  }
+  const pi: PiInfo = { version: user.version, source: `compiled from ${user.dir} (${exe})`, runtime: `bun ${embedded.bun ?? (typeof Bun !== "undefined" ? Bun.version : "")}`.trim() };
+  return { argv: [exe], env: {}, describe: describePi(pi), pi, settles: compareVersions(user.version, SETTLED_FROM) >= 0, builtinChild: true, packageDir: user.dir };
 }
 
 export function resolvePiCommand(opts: {
@@ -180,6 +202,8 @@ export function resolvePiCommand(opts: {
   childPi?: ChildPiSetting;
   /** The embedded pi at hand (the executable's own, or the installed binary's), if any. */
   embedded?: EmbeddedPi | null;
+  /** For a run: start compiling the user's newer pi in the background if it is not compiled yet. */
+  compile?: boolean;
 }): PiCommand {
   const override = opts.env.SUBAGENTS_PI?.trim();
   if (override) {

@@ -71,7 +71,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function unknownCommand(word: string): number {
-  const names = Object.keys(COMMANDS);
+  const names = Object.keys(COMMANDS).filter((n) => !n.startsWith("__"));
   const what = word.startsWith("-") ? `unknown option ${word}` : `unknown command "${word}"`;
   process.stderr.write(`subagents: ${what}.${didYouMean(word.replace(/^-+/, ""), names)} Commands: ${names.join(", ")}. See 'subagents --help'.\n`);
   return EXIT.usage;

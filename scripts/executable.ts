@@ -6,7 +6,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PHOTON_WASM } from "../src/embedded/photon-wasm.ts";
-import { BUNDLE_FILE, checkHooks, hookPiSource, type HookReport } from "../src/embedded/pi-hooks.ts";
+import { BUNDLE_FILE, checkHooks, emptyHookReport, hookPiSource, type HookReport } from "../src/embedded/pi-hooks.ts";
 
 export { checkHooks, hookPiSource, type HookReport };
 
@@ -87,7 +87,7 @@ export type CompileOptions = {
 };
 
 export async function compileExecutable(o: CompileOptions): Promise<void> {
-  const found: HookReport = { loader: [], main: [], runtime: [] };
+  const found = emptyHookReport();
   const compiled = await Bun.build({
     entrypoints: ["src/cli/main.ts"],
     compile: {

@@ -4,11 +4,11 @@ import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DIR } from "../scripts/executable.ts";
-import { checkHooks, hookPiSource, type HookReport } from "../src/embedded/pi-hooks.ts";
+import { checkHooks, emptyHookReport, hookPiSource } from "../src/embedded/pi-hooks.ts";
 
 const BUNDLE = join(PI_DIR, "dist", "bundle");
 const files = () => [join(BUNDLE, "cli-runtime.js"), ...readdirSync(join(BUNDLE, "chunks")).map((f) => join(BUNDLE, "chunks", f))];
-const empty = (): HookReport => ({ loader: [], main: [], runtime: [] });
+const empty = emptyHookReport;
 
 test("the installed pi's bundle has each hooked function exactly once, and the hooks land", () => {
   const found = empty();
@@ -17,6 +17,8 @@ test("the installed pi's bundle has each hooked function exactly once, and the h
   const joined = out.join("\n");
   expect(joined).toContain('Symbol.for("subagents.extension-loader")');
   expect(joined).toContain('extensionFactories:globalThis[Symbol.for("subagents.pi-factories")]');
+  expect(joined).toContain('import { createJiti as __subagentsCreateJiti } from "jiti/static";');
+  expect(joined).not.toMatch(/\w+\("jiti"\)\.createJiti/);
 });
 
 test("a pi whose loader or main changed shape fails the build with what is missing", () => {
@@ -27,6 +29,9 @@ test("a pi whose loader or main changed shape fails the build with what is missi
   }
   expect(() => checkHooks(found, PI_DIR)).toThrow(/loadExtensionModule/);
   expect(() => hookPiSource(join(BUNDLE, "cli-runtime.js"), "run(process.argv.slice(2));", empty())).toThrow(/CLI runtime/);
+  const noJiti = empty();
+  for (const f of files()) hookPiSource(f, readFileSync(f, "utf8").replace('("jiti").createJiti', '("jiti2").createJiti'), noJiti);
+  expect(() => checkHooks(noJiti, PI_DIR)).toThrow(/user extensions would not load/);
   const noOptions = empty();
   hookPiSource("chunk.js", "async function main(args){let x=[...a];}", noOptions);
   expect(noOptions.main).toHaveLength(0);

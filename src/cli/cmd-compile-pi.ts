@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { BUILTIN_KEY, FACTORIES_KEY, LOADER_KEY, STUB_MARK } from "../embedded/builtin-extension.ts";
-import { checkHooks, hookPiSource, type HookReport } from "../embedded/pi-hooks.ts";
+import { checkHooks, emptyHookReport, hookPiSource } from "../embedded/pi-hooks.ts";
 import { childExtensionSource } from "../host/child-extension-path.ts";
 import { COMPILED_EXE, compiledPiMarkers } from "../host/compiled-pi.ts";
 import { extensionSource } from "./cmd-install.ts";
@@ -59,7 +59,7 @@ export async function cmdCompilePi(argv: string[]): Promise<number> {
     fs.writeFileSync(path.join(work, "prelude.js"), prelude());
     const runtime = path.join(pkgDir, "dist", "bundle", "cli-runtime.js");
     fs.writeFileSync(path.join(work, "entry.js"), `import "./prelude.js";\nimport ${JSON.stringify(runtime)};\n`);
-    const found: HookReport = { loader: [], main: [], runtime: [] };
+    const found = emptyHookReport();
     const result = await Bun.build({
       entrypoints: [path.join(work, "entry.js")],
       compile: { outfile: path.join(work, COMPILED_EXE), autoloadDotenv: false, autoloadBunfig: false },

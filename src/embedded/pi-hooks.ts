@@ -11,13 +11,18 @@ import { FACTORIES_KEY, LOADER_KEY } from "./builtin-extension.ts";
  *    module an extension may import just to read a five-line file — in every child of an installed extension.
  * 2. Its CLI runtime's `main(argv)` call gets our child extension as an extension factory (what `-e child.js`
  *    would load through jiti, already compiled to bytecode).
+ * And one fix: the bundle loads jiti (for every other extension a user has) with a runtime `require("jiti")`
+ * relative to the bundle's own file, which a compiled executable cannot resolve; it becomes a static import, so
+ * jiti is compiled in (its "static" entry, which imports its Babel transform statically for this purpose).
  */
 const LOADER_HOOK_AT = /async function loadExtensionModule\((\w+),(\w+)\)\{/;
 const MAIN_SHAPE = /async function main\((\w+),(\w+)\)\{[^]{0,400}?\2\?\.extensionFactories/;
 const MAIN_CALL = /\bmain\(process\.argv\.slice\(2\)\);?\s*$/;
 export const BUNDLE_FILE = /pi-coding-agent[^\\/]*[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/;
 
-export type HookReport = { loader: string[]; main: string[]; runtime: string[] };
+const JITI_REQUIRE = /\b\w+\("jiti"\)\.createJiti\b/;
+
+export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[] };
 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
 export function hookPiSource(path: string, source: string, found: HookReport): string {
@@ -27,6 +32,10 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
     return source.replace(MAIN_CALL, `main(process.argv.slice(2),{extensionFactories:globalThis[Symbol.for(${JSON.stringify(FACTORIES_KEY)})]??[]});\n`);
   }
   if (MAIN_SHAPE.test(source)) found.main.push(path);
+  if (JITI_REQUIRE.test(source)) {
+    found.jiti.push(path);
+    source = `import { createJiti as __subagentsCreateJiti } from "jiti/static";\n${source.replace(JITI_REQUIRE, "__subagentsCreateJiti")}`;
+  }
   const m = LOADER_HOOK_AT.exec(source);
   if (!m) return source;
   found.loader.push(path);
@@ -39,7 +48,10 @@ export function checkHooks(found: HookReport, piDir: string): void {
   const problems: string[] = [];
   if (found.runtime.length !== 1) problems.push(`pi's CLI runtime (dist/bundle/cli-runtime.js) was hooked ${found.runtime.length} times`);
   if (found.main.length !== 1) problems.push(`found ${found.main.length} "async function main(args, options)" reading options.extensionFactories (want 1)`);
+  if (found.jiti.length !== 1) problems.push(`found ${found.jiti.length} 'require("jiti").createJiti' to compile jiti in (want 1): user extensions would not load`);
   if (found.loader.length !== 1) problems.push(`found ${found.loader.length} "async function loadExtensionModule(path, cacheToken)" to hook (want 1)`);
   if (problems.length) throw new Error(`the embedded pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
 
+
+export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [] });

@@ -6,7 +6,7 @@ import { isCompiledBinary, ROLE_ENV } from "../host/embedded-pi.ts";
 import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
 import { EMBEDDED_PI_VERSION } from "./version.ts";
 import { PHOTON_WASM, redirectPhotonWasm } from "./photon-wasm.ts";
-import { BUNDLE_FILE, hookPiSource, type HookReport } from "./pi-hooks.ts";
+import { BUNDLE_FILE, emptyHookReport, hookPiSource } from "./pi-hooks.ts";
 
 export async function runPiRole(ourVersion: string): Promise<void> {
   const buildKey = path.join(ourVersion, `pi-${EMBEDDED_PI_VERSION}`);
@@ -37,7 +37,7 @@ export async function runPiRole(ourVersion: string): Promise<void> {
 }
 
 function hookPiAtRuntime(): void {
-  const found: HookReport = { loader: [], main: [], runtime: [] };
+  const found = emptyHookReport();
   Bun.plugin({
     name: "pi-bundle-hooks",
     setup(build) {

@@ -105,9 +105,13 @@ function bunCandidates(env: Record<string, string | undefined>): Runtime[] {
   return out;
 }
 
+/** pi 1.x's dist/bun/cli.js imports its internal packages; its self-contained bundle runs under Bun as well. */
+const BUNDLE_UNDER_BUN_FROM = "1.0.0";
+
 function entryFor(pkg: PiPackage, kind: "node" | "bun"): string {
   const dist = path.join(pkg.dir, "dist");
-  const candidates = kind === "bun" ? ["bun/cli.js", "cli.js"] : ["bundle/cli.js", "cli.js"];
+  const bun = compareVersions(pkg.version, BUNDLE_UNDER_BUN_FROM) >= 0 ? ["bundle/cli.js", "bun/cli.js", "cli.js"] : ["bun/cli.js", "cli.js"];
+  const candidates = kind === "bun" ? bun : ["bundle/cli.js", "cli.js"];
   for (const c of candidates) if (fs.existsSync(path.join(dist, c))) return path.join(dist, c);
   return path.join(dist, "cli.js");
 }

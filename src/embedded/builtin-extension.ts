@@ -46,9 +46,15 @@ export function isStub(file: string): boolean {
   }
 }
 
+/** A sub-agent that may not delegate further (what its parent put in its environment): the extension has
+ *  nothing to give it, so neither the stub nor the built-in copy loads it. */
+export function childAtMaxDepthEnv(env: Record<string, string | undefined> = process.env): boolean {
+  return env.PI_SUBAGENT_CHILD === "1" && !!env.PI_SUBAGENT_MAX_DEPTH && Number(env.PI_SUBAGENT_DEPTH) >= Number(env.PI_SUBAGENT_MAX_DEPTH);
+}
+
 /** Publishes `load` as the built-in extension (called by the pi role before pi starts). */
 export function publishBuiltin(load: () => Promise<(pi: unknown) => unknown>): void {
-  const factory = async (pi: unknown) => (await load())(pi);
+  const factory = async (pi: unknown) => (childAtMaxDepthEnv() ? undefined : (await load())(pi));
   const g = globalThis as Record<symbol, unknown>;
   g[Symbol.for(BUILTIN_KEY)] = factory;
   g[Symbol.for(LOADER_KEY)] = (file: string) => (file.endsWith(".js") && isStub(file) ? factory : undefined);

@@ -2,11 +2,11 @@
 // `npm run release` (one executable per platform). Bun fetches the runtime for a foreign target itself
 // (from the npm registry, cached under ~/.bun/install/cache) — no extra step needed here.
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PHOTON_WASM } from "../src/embedded/photon-wasm.ts";
-import { BUNDLE_FILE, checkHooks, emptyHookReport, hookPiSource, type HookReport } from "../src/embedded/pi-hooks.ts";
+import { BUNDLE_FILE, checkHooks, emptyHookReport, hookPiSource, QUICKJS_WASM, type HookReport } from "../src/embedded/pi-hooks.ts";
 
 export { checkHooks, hookPiSource, type HookReport };
 
@@ -49,7 +49,14 @@ export function stagePiAssets(): string {
   }
   // pi's image library reads its wasm from the build machine's node_modules: without our copy, a child could not
   // look at an image ("[Image omitted: could not be resized…]"). src/embedded/photon-wasm.ts points it here.
-  cpSync(createRequire(join(process.cwd(), PI_DIR, "package.json")).resolve("@silvia-odwyer/photon-node/photon_rs_bg.wasm"), join(stage, PHOTON_WASM));
+  const fromPi = createRequire(join(process.cwd(), PI_DIR, "package.json"));
+  cpSync(fromPi.resolve("@silvia-odwyer/photon-node/photon_rs_bg.wasm"), join(stage, PHOTON_WASM));
+  // Codemode's sandbox (pi ≥ 1.x): its QuickJS wasm, found there by the pi role (src/embedded/pi-hooks.ts).
+  try {
+    cpSync(fromPi.resolve("quickjs-wasi/quickjs.wasm"), join(stage, QUICKJS_WASM));
+  } catch {
+    // a pi without codemode
+  }
   // Only pi's assets: export-html's compiled .js/.d.ts siblings are code already in the bundle.
   for (const base of ["index", "ansi-to-html", "tool-renderer"]) {
     for (const ext of [".js", ".d.ts", ".js.map", ".d.ts.map"]) rmSync(join(stage, "export-html", base + ext), { force: true });
@@ -89,7 +96,8 @@ export type CompileOptions = {
 export async function compileExecutable(o: CompileOptions): Promise<void> {
   const found = emptyHookReport();
   const compiled = await Bun.build({
-    entrypoints: ["src/cli/main.ts"],
+    // pi's codemode worker at the path a compiled pi starts it from (see that file).
+    entrypoints: ["src/cli/main.ts", ...(existsSync(join(PI_DIR, "dist", "bundle", "chunks", "codemode-worker.js")) ? ["src/extensions/codemode/worker.ts"] : [])],
     compile: {
       outfile: o.outfile,
       ...(o.target ? { target: o.target } : {}),
@@ -110,6 +118,8 @@ export async function compileExecutable(o: CompileOptions): Promise<void> {
     // Precompiled bytecode: neither our CLI nor pi parses its JS at start (startup time is a goal).
     bytecode: true,
     splitting: true,
+    // Entry names relative to the repository: the codemode worker is then "./src/extensions/codemode/worker.ts".
+    root: ".",
     plugins: [piBundleHooks(found)],
   } as Parameters<typeof Bun.build>[0]);
   if (!compiled.success) {

@@ -1,4 +1,5 @@
-// The pi inside the executable loads a user's own extensions (TypeScript, importing typebox) as their pi would:
+// The pi inside the executable does what the user's pi does: loads their own extensions (TypeScript, importing
+// typebox) and runs codemode. Its bundle expects jiti, its codemode worker and QuickJS wasm next to it on disk:
 // jiti is compiled in (pi's bundle would otherwise look for it next to the executable and fail every child).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -27,4 +28,16 @@ test("an embedded pi loads a user's TypeScript extension from <agentDir>/extensi
   expect(stdout).toContain("ok");
   const tools = (world.server.requests[before]?.tools ?? []).map((t: { function?: { name?: string } }) => t.function?.name);
   expect(tools).toContain("hello_tool");
+}, 60_000);
+
+test("an embedded pi runs codemode: its sandbox worker and QuickJS wasm travel inside the executable", async () => {
+  const before = world.server.requests.length;
+  const steps = [{ tool: "codemode", args: { code: "return 40 + 2" } }, { text: "done" }];
+  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "-p", "--no-session", "--tools", "read,bash,codemode", `codemode ${script(steps as never)}`], cwd: world.workDir, env: { ...world.env, SUBAGENTS_ROLE: "pi" }, stdout: "pipe", stderr: "pipe" });
+  const stderr = await new Response(proc.stderr).text();
+  expect(await proc.exited, stderr).toBe(0);
+  const last = world.server.requests.slice(before).at(-1)!;
+  const result = JSON.stringify(last.messages?.at(-1));
+  expect(result).toContain("Script completed");
+  expect(result).toContain("42");
 }, 60_000);

@@ -21,8 +21,12 @@ const MAIN_CALL = /\bmain\(process\.argv\.slice\(2\)\);?\s*$/;
 export const BUNDLE_FILE = /pi-coding-agent[^\\/]*[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/;
 
 const JITI_REQUIRE = /\b\w+\("jiti"\)\.createJiti\b/;
+/** Where codemode's QuickJS wasm is looked up next to pi's files; the pi role points it at its own copy. */
+const QUICKJS_RESOLVE = /\b\w+\(import\.meta\.url\)\.resolve\("quickjs-wasi\/quickjs\.wasm"\)/g;
+export const QUICKJS_KEY = "subagents.quickjs-wasm";
+export const QUICKJS_WASM = "quickjs.wasm";
 
-export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[] };
+export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[] };
 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
 export function hookPiSource(path: string, source: string, found: HookReport): string {
@@ -35,6 +39,10 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
   if (JITI_REQUIRE.test(source)) {
     found.jiti.push(path);
     source = `import { createJiti as __subagentsCreateJiti } from "jiti/static";\n${source.replace(JITI_REQUIRE, "__subagentsCreateJiti")}`;
+  }
+  if (QUICKJS_RESOLVE.test(source)) {
+    found.quickjs.push(path);
+    source = source.replace(QUICKJS_RESOLVE, (all) => `(globalThis[Symbol.for(${JSON.stringify(QUICKJS_KEY)})]??${all})`);
   }
   const m = LOADER_HOOK_AT.exec(source);
   if (!m) return source;
@@ -54,4 +62,4 @@ export function checkHooks(found: HookReport, piDir: string): void {
 }
 
 
-export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [] });
+export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [] });

@@ -1,6 +1,6 @@
 // The pi inside the executable does what the user's pi does: loads their own extensions (TypeScript, importing
 // typebox) and runs codemode. Its bundle expects jiti, its codemode worker and QuickJS wasm next to it on disk:
-// jiti is compiled in (pi's bundle would otherwise look for it next to the executable and fail every child).
+// without them every child failed on a user extension and codemode could not start, so all three are compiled in.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -87,9 +87,10 @@ describe("collections installed the way their READMEs say", () => {
     // YAML list vs comma string, Claude names mapped, tools with no equivalent listed.
     expect(get("soil-tester").tools).toEqual(["read", "bash", "grep"]);
     expect(get("shelf-builder").tools).toEqual(["read", "write", "edit", "bash", "find", "grep"]);
-    expect(get("site-surveyor").tools).toEqual(["grep", "find", "ls", "read", "write", "edit"]);
-    expect(get("site-surveyor").unavailableTools).toEqual(["Task", "TodoWrite", "mcp__maps__geocode"]);
-    expect(get("budget-keeper").unavailableTools).toEqual(["WebFetch", "WebSearch", "mcp__sheets__append_row"]);
+    // MCP tool names are pi 1.x's own (`mcp__server__tool`): they pass through.
+    expect(get("site-surveyor").tools).toEqual(["grep", "find", "ls", "read", "write", "edit", "mcp__maps__geocode"]);
+    expect(get("site-surveyor").unavailableTools).toEqual(["Task", "TodoWrite"]);
+    expect(get("budget-keeper").unavailableTools).toEqual(["WebFetch", "WebSearch"]);
     expect(get("seed-sorter").tools).toEqual([]);
     // pi-subagents' own format.
     expect(get("lookout")).toMatchObject({ thinking: "low", tools: ["read", "grep", "find", "ls", "bash"], systemPromptMode: "replace" });
@@ -110,7 +111,8 @@ describe("collections installed the way their READMEs say", () => {
     expect(fixer.maxTurns).toBe(12);
     expect(fixer.thinking).toBe("high");
     expect(fixer.isolation).toBe("worktree");
-    expect(fixer.warnings).toEqual(["not supported here (ignored): permissionMode, background, memory, hooks, mcpServers"]);
+    expect(fixer.warnings).toEqual(["not supported here (ignored): permissionMode, background, hooks, mcpServers"]);
+    expect(fixer.memory).toBe("project");
     expect(fixer.fallbackModels).toEqual(["fake/fake-model"]);
   });
 

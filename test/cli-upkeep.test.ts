@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writ
 import { dirname, join } from "node:path";
 import { spawnSync } from "node:child_process";
 import pkg from "../package.json" with { type: "json" };
-import { COMPLETIONS } from "../src/cli/cmd-completion.ts";
+import { COMPLETIONS } from "../src/cli/commands/completion.ts";
 import { childSessionFile } from "../src/core/run/task.ts";
 import { Store } from "../src/core/store/store.ts";
 import { emptyUsage } from "../src/core/types.ts";

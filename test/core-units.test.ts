@@ -176,3 +176,27 @@ test("core/ imports no runtime module, no terminal code and nothing from the fro
     }
   }
 });
+
+test("src/ folders only import lower layers, and no CLI helper imports a command (README: where things live)", () => {
+  const src = join(import.meta.dir, "..", "src");
+  // The layering README.md states: a folder imports only folders of a lower rank (never one beside it).
+  // extensions/: pi's codemode worker, at the path a compiled pi starts it from (part of the embedded pi).
+  const rank: Record<string, number> = { core: 0, host: 1, scripted: 1, ui: 2, child: 2, control: 3, pi: 4, embedded: 5, extensions: 5, cli: 6 };
+  const files = readdirSync(src, { recursive: true }).map(String).filter((f) => f.endsWith(".ts"));
+  expect(files.length).toBeGreaterThan(100);
+  for (const file of files) {
+    const folder = file.split("/")[0];
+    expect(folder in rank, `src/${folder} has no place in the layering`).toBe(true);
+    const text = readFileSync(join(src, file), "utf8");
+    const imports = [...text.matchAll(/(?:import|export)[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]);
+    for (const spec of imports) {
+      if (!spec.startsWith(".")) continue;
+      const target = relative(src, join(dirname(join(src, file)), spec));
+      if (target.startsWith("..")) continue; // package.json, node_modules
+      const to = target.split("/")[0];
+      if (to !== folder) expect(rank[to] < rank[folder], `src/${file} imports ${spec} (${folder} may not import ${to})`).toBe(true);
+      const helper = file.startsWith("cli/") && !file.startsWith("cli/commands/") && file !== "cli/main.ts";
+      if (helper) expect(target.startsWith("cli/commands/"), `src/${file} imports the command ${spec}`).toBe(false);
+    }
+  }
+});

@@ -93,7 +93,7 @@ test("profiles: a table no wider than the terminal, --json per profile, --all li
   const table = await cli(world, ["profiles"], { env: { COLUMNS: "60" } });
   expect(table.code).toBe(0);
   const lines = table.stdout.split("\n").filter(Boolean);
-  expect(lines[0]).toMatch(/^NAME\s+SOURCE\s+MODEL\s+TOOLS\s+WARNINGS$/);
+  expect(lines[0]).toMatch(/^NAME\s+SOURCE\s+HARNESS\s+MODEL\s+TOOLS\s+WARNINGS$/);
   for (const l of lines) expect(visibleWidth(l)).toBeLessThanOrEqual(60);
   expect(lines.some((l) => l.startsWith("poster-maker"))).toBe(true);
   expect(lines.some((l) => l.startsWith("route-planner") && l.includes("haiku→"))).toBe(true);

@@ -11,6 +11,7 @@ import { assistantFromMessage, cap, stringify as json, textOfContent } from "../
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
+import { guardModel } from "./model-guard.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
 const FD = 3;
@@ -105,6 +106,7 @@ export default function childExtension(pi: Api): void {
     process.kill(process.pid, "SIGTERM");
   };
   watchParent(stop);
+  guardModel(pi);
   // The pi role starts with the JIT held back (start-up code runs once); the model loop is the long part.
   let jitRestored = false;
   pi.on("turn_end", () => {

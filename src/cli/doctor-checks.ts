@@ -8,7 +8,7 @@ import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { SCHEMA_VERSION } from "../core/store/store.ts";
 import { runtimeDir } from "../host/child-extension-path.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
-import { extensionSource, installedBundle, installedStub } from "./cmd-install.ts";
+import { extensionSource, installedBundle, installedStub } from "./installed.ts";
 import { childPiLine, dbPath, type CliContext } from "./engine.ts";
 import { versionLine } from "./version-info.ts";
 

@@ -15,6 +15,7 @@ import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-co
 import { ConfigError } from "./errors.ts";
 import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
+import { createMcpProbe } from "../host/mcp-probe.ts";
 
 export type CliContext = {
   host: Host;
@@ -54,7 +55,7 @@ export function openStore(ctx: CliContext): Store {
 }
 
 /** The CLI's children run the pi inside this executable unless settings or SUBAGENTS_PI say otherwise. */
-function cliPiCommand(ctx: CliContext, cwd: string, compile = false): PiCommand {
+export function cliPiCommand(ctx: CliContext, cwd: string, compile = false): PiCommand {
   return resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime, childPi: ctx.settings.childPi, embedded: selfEmbedded(), compile });
 }
 
@@ -94,6 +95,8 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     piEnv: pi.env,
     piDescribe: pi.describe,
     piSettles: pi.settles,
+    piVersion: pi.pi.version,
+    mcpProbe: createMcpProbe(ctx.host.env),
     childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
     worktrees,

@@ -53,6 +53,9 @@ Options:
   --isolation worktree
                     Run in a git worktree of the repository; changes end on a branch subagents/<name>-<id>
                     (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED)
+  --sandbox         Run the child in the sandbox (bubblewrap): filesystem read-only except its folder,
+                    home hidden except pi's settings; see README "Sandbox and runners"
+  --runner R        Where the child runs: local (default), docker (a container), slurm (a job step)
   -q, --quiet       No progress lines, only the final status line
   --no-color        No colours (also NO_COLOR=1)
   -h, --help        Show this help
@@ -101,15 +104,17 @@ Exit codes: 0 success, 2 usage or configuration error.`;
 export const PROFILES_HELP = `Usage: subagents profiles [--cwd DIR] [--all] [--json] [--check]
 
 Lists the agent profiles available from DIR (default: current directory) as a table: name, source (built-in,
-user, project; * = another file of that name is shadowed), model as written → the model it runs on here, tools,
-and warnings (tolerant front matter, tools not available here, fields not supported here). Agent folders are
-searched recursively; files that could not be loaded are named on stderr with the reason.
+user, project; * = another file of that name is shadowed), harness (whose file it is: pi, claude, codex, cursor,
+opencode, gemini, qwen, copilot, omp), model as written → the model it runs on here, tools, and warnings
+(tolerant front matter, tools not available here, fields not supported here). Agent folders are searched
+recursively; files that could not be loaded are named on stderr with the reason.
 
 Options:
-  --all, -v, --verbose  Each profile's file, description and every warning, plus the .md files that are not
-                        agents (no front matter or no description, documentation files)
-  --json                One JSON object per line: {"type":"profile", name, source, filePath, runsOn,
-                        warnings, …}, then "shadowed", "diagnostic" (and with --all "skipped") lines
+  --all, -v, --verbose  Each profile's harness, file, description, memory file and every warning, plus the
+                        files that are not agents (no front matter or no description, documentation files)
+  --json                One JSON object per line: {"type":"profile", name, source, harness, filePath,
+                        memoryFile?, runsOn, warnings, …}, then "shadowed", "diagnostic" (and with --all
+                        "skipped") lines
   --check               Exit 1 if any agent file has an error (for a collection's CI)
   --cwd DIR             Look from DIR instead of the current directory
   -h, --help            Show this help
@@ -142,12 +147,18 @@ Options:
   --isolation worktree
                       Each task in its own git worktree; its changes end on its own branch, listed at the
                       end with files, diffstat and files that several tasks changed (also a task field)
+  --sandbox           Each task in the sandbox (bubblewrap; also a task field "sandbox": true)
+  --runner R          Where the children run: local (default), docker, slurm (also a task field "runner")
   --json              JSON lines on stdout (human text on stderr); the last line is {"type":"summary",...}
   -q, --quiet         Only the final status lines and outputs
   --background        Start the tasks under a detached supervisor and return at once with their session
                       ids (--json: one line per task, then a summary); collect with 'subagents wait ID…'
   --no-color          No colours (also NO_COLOR=1)
   -h, --help          Show this help
+
+Caps (settings subagents.maxSpawnsPerSession, maxSessionCost; per invocation here): a call past them, or
+with two identical tasks (same prompt, agent, cwd), is refused before anything starts (exit 2); once
+maxSessionCost is spent, queued tasks do not start.
 
 Exit codes: 0 all tasks completed, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.`;
 

@@ -12,25 +12,25 @@ type Command = (argv: string[]) => number | Promise<number>;
 /** First arguments whose whole output goes through console.log. */
 const PRINT_ONLY = new Set(["", "-h", "--help", "-v", "--version"]);
 const COMMANDS: Record<string, () => Promise<Command>> = {
-  delegate: async () => (await import("./cmd-delegate.ts")).cmdDelegate,
-  run: async () => (await import("./cmd-run.ts")).cmdRun,
-  output: async () => (await import("./cmd-sessions.ts")).cmdOutput,
-  session: async () => (await import("./cmd-sessions.ts")).cmdSession,
-  sessions: async () => (await import("./cmd-sessions.ts")).cmdSessions,
-  profiles: async () => (await import("./cmd-profiles.ts")).cmdProfiles,
-  demo: async () => (await import("./cmd-demo.ts")).cmdDemo,
-  install: async () => (await import("./cmd-install.ts")).cmdInstall,
-  doctor: async () => (await import("./cmd-doctor.ts")).cmdDoctor,
-  prune: async () => (await import("./cmd-prune.ts")).cmdPrune,
-  apply: async () => (await import("./cmd-apply.ts")).cmdApply,
-  completion: async () => (await import("./cmd-completion.ts")).cmdCompletion,
-  wait: async () => (await import("./cmd-wait.ts")).cmdWait,
-  steer: async () => (await import("./cmd-steer.ts")).cmdSteer,
-  cancel: async () => (await import("./cmd-cancel.ts")).cmdCancel,
-  logs: async () => (await import("./cmd-logs.ts")).cmdLogs,
-  attach: async () => (await import("./cmd-attach.ts")).cmdAttach,
+  delegate: async () => (await import("./commands/delegate.ts")).cmdDelegate,
+  run: async () => (await import("./commands/run.ts")).cmdRun,
+  output: async () => (await import("./commands/sessions.ts")).cmdOutput,
+  session: async () => (await import("./commands/sessions.ts")).cmdSession,
+  sessions: async () => (await import("./commands/sessions.ts")).cmdSessions,
+  profiles: async () => (await import("./commands/profiles.ts")).cmdProfiles,
+  demo: async () => (await import("./commands/demo.ts")).cmdDemo,
+  install: async () => (await import("./commands/install.ts")).cmdInstall,
+  doctor: async () => (await import("./commands/doctor.ts")).cmdDoctor,
+  prune: async () => (await import("./commands/prune.ts")).cmdPrune,
+  apply: async () => (await import("./commands/apply.ts")).cmdApply,
+  completion: async () => (await import("./commands/completion.ts")).cmdCompletion,
+  wait: async () => (await import("./commands/wait.ts")).cmdWait,
+  steer: async () => (await import("./commands/steer.ts")).cmdSteer,
+  cancel: async () => (await import("./commands/cancel.ts")).cmdCancel,
+  logs: async () => (await import("./commands/logs.ts")).cmdLogs,
+  attach: async () => (await import("./commands/attach.ts")).cmdAttach,
   // Internal, not in --help: compiles the user's pi in the background (src/host/compiled-pi.ts).
-  "__compile-pi": async () => (await import("./cmd-compile-pi.ts")).cmdCompilePi,
+  "__compile-pi": async () => (await import("./commands/compile-pi.ts")).cmdCompilePi,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -17,6 +17,7 @@ import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { appendEnd, appendEvent, sessionLogPath } from "./session-log.ts";
 import { trapSignals } from "./signals.ts";
 import { ownerShutdown } from "../core/run/abort-reason.ts";
+import { CapGuard } from "../core/run/cap-guard.ts";
 
 export type Job = { cwd: string; concurrency?: number; inputs: TaskInput[]; log?: string; maxCost?: number };
 
@@ -73,8 +74,12 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
   log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
   const logs = job.inputs.map((t) => sessionLogPath(data, t.sessionId!));
+  // The session caps hold per supervisor: its front checked them; here queued tasks stop at maxSessionCost.
+  const caps = new CapGuard(undefined, "this background run");
+  const limit = caps.admit(engine.settings, { tasks: job.inputs.length, maxCost: job.maxCost });
+  if (limit) log(`supervisor: ${limit.message}`);
   try {
-    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)), {
+    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t))), {
       rateLimitWaitSec: engine.settings.rateLimitWait,
       maxCost: job.maxCost,
       signal: interrupt.signal,

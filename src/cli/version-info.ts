@@ -1,6 +1,6 @@
 // What `--version` and `doctor` say about this build: version, the pi inside, the commit it was built from.
 import pkg from "../../package.json" with { type: "json" };
-import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
+import { EMBEDDED_PI_VERSION } from "../host/embedded-version.ts";
 
 declare const __SUBAGENTS_COMMIT__: string | undefined;
 

@@ -55,7 +55,7 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
   const steer = (id: string, text: string): Promise<ControlReply> => {
     const t = tasks.get(id);
     if (!t) return Promise.resolve({ ok: false, reason: unfinished.has(id) ? `session ${id} has not started yet (queued)` : `session ${id} is not running` });
-    if (!t.send) return Promise.resolve({ ok: false, reason: `session ${id} has no control channel to its child right now (between attempts, or the json transport)` });
+    if (!t.send) return Promise.resolve({ ok: false, reason: `session ${id} has no control channel to its child right now (between attempts, the json transport, or a docker/slurm runner: only stdin/stdout cross those)` });
     if (!text.trim()) return Promise.resolve({ ok: false, reason: "the message is empty" });
     if (text.length > MAX_STEER_CHARS) return Promise.resolve({ ok: false, reason: `the message is longer than ${MAX_STEER_CHARS} characters` });
     const steerId = `${process.pid}-${++steerSeq}`;

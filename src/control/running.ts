@@ -1,9 +1,9 @@
 // `sessions --running`: what is still in flight, and who owns it — the registry's live owners (which also
 // know queued tasks that have no run yet) joined with the store's running sessions.
 import { liveOwners, ownerAlive } from "./registry.ts";
-import type { SessionStore } from "../core/store/store-types.ts";
+import type { RunningRow, SessionStore } from "../core/store/store-types.ts";
 
-export type RunningRow = { id: string; name: string; agent: string; status: "running" | "queued"; ownerPid: number | null; role: string; startedAt: number | null };
+export type { RunningRow };
 
 export function runningSessions(store: SessionStore, data: string): RunningRow[] {
   const owners = liveOwners(data);

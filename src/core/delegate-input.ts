@@ -3,6 +3,7 @@
 import type { FileSpec } from "./files.ts";
 import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
 import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
+import { taskEngineFields, type RunnerName } from "./engine-settings.ts";
 
 export const MAX_TASKS = 16;
 
@@ -16,6 +17,8 @@ export type DelegateTask = {
   files?: FileSpec[];
   isolation?: IsolationMode;
   budget?: Budget;
+  sandbox?: boolean;
+  runner?: RunnerName;
 };
 
 export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean; maxCost?: number };
@@ -68,7 +71,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", ...BUDGET_KEYS]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "sandbox", "runner", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
@@ -96,6 +99,9 @@ function task(i: number, v: unknown): DelegateTask {
   if (resume) out.resume = resume;
   const isolation = isolationValue(`${f}.isolation`, v.isolation);
   if (isolation) out.isolation = isolation;
+  const where = taskEngineFields(f, v);
+  if (typeof where === "string") throw new InputError(where);
+  Object.assign(out, where);
   if (v.files !== undefined) {
     if (!Array.isArray(v.files)) throw new InputError(`${f}.files must be an array`);
     out.files = v.files.map((x, j) => fileSpec(`${f}.files[${j}]`, x));

@@ -1,6 +1,9 @@
 // Settings under `subagents` in pi's settings.json: the global file, then the project's (key by key).
 // Never throws: a broken file or value becomes a warning and the default stays.
 import type { Host } from "./host.ts";
+import { mcpField, type McpChoice } from "./mcp-choice.ts";
+import { defaultEngineSettings, mergeEngineSettings, type EngineSettings } from "./engine-settings.ts";
+import { DEFAULT_MAX_SPAWNS, mergeCapSettings, type CapSettings } from "./cap-settings.ts";
 
 export const TOOL_NAMES = ["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"];
 
@@ -26,7 +29,9 @@ export type Settings = {
   modelAliases: Record<string, string>;
   /** Models a task continues on, in order, when its own fails (profiles' fallbackModels win). */
   fallbackModels: string[];
-};
+  /** MCP servers children may start (pi 1.x), unless their agent says (`mcp`): all, none, or the named ones. */
+  mcp: McpChoice;
+} & EngineSettings & CapSettings;
 
 export function defaultSettings(): Settings {
   return {
@@ -45,6 +50,9 @@ export function defaultSettings(): Settings {
     rateLimitWait: 300,
     modelAliases: {},
     fallbackModels: [],
+    mcp: true,
+    ...defaultEngineSettings(),
+    maxSpawnsPerSession: DEFAULT_MAX_SPAWNS,
   };
 }
 
@@ -128,6 +136,12 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
     if (Array.isArray(v) && v.every((m) => typeof m === "string" && m.trim())) out.fallbackModels = v.map((m: string) => m.trim());
     else warnings.push(`${where}: subagents.fallbackModels must be a list of model names; ignored`);
   }
+  if (r.mcp !== undefined) {
+    const mcp = mcpField(r.mcp, warnings, `${where}: subagents.mcp`);
+    if (mcp !== undefined) out.mcp = mcp;
+  }
+  Object.assign(out, mergeEngineSettings(out, r, where, userScope, warnings));
+  mergeCapSettings(out, r, where, userScope, warnings);
   return { settings: out, warnings };
 }
 

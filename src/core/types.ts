@@ -36,8 +36,11 @@ export type ErrorCode =
   | "LOOP_DETECTED"
   | "SUBAGENT_CANCELLED"
   | "ISOLATION_FAILED"
+  | "RUNNER_FAILED"
   | "BUDGET_EXCEEDED"
-  | "RATE_LIMITED";
+  | "RATE_LIMITED"
+  /** A call refused: it would start more children than subagents.maxSpawnsPerSession (or was not approved). */
+  | "SPAWN_LIMIT";
 
 export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string };
 

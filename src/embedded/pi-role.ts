@@ -4,7 +4,7 @@
 import * as path from "node:path";
 import { isCompiledBinary, ROLE_ENV } from "../host/embedded-pi.ts";
 import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
-import { EMBEDDED_PI_VERSION } from "./version.ts";
+import { EMBEDDED_PI_VERSION } from "../host/embedded-version.ts";
 import { PHOTON_WASM, redirectPhotonWasm } from "./photon-wasm.ts";
 import { BUNDLE_FILE, emptyHookReport, hookPiSource, QUICKJS_KEY, QUICKJS_WASM } from "./pi-hooks.ts";
 

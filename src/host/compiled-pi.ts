@@ -7,8 +7,8 @@
 import { spawn } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
-import { assetCacheDir } from "../embedded/pi-assets.ts";
 import type { PiPackage } from "./pi-discovery.ts";
 
 /** The runtime under which pi's bundle runs once compiled. */
@@ -31,7 +31,10 @@ export function compiledPiDir(env: Record<string, string | undefined>, pkg: PiPa
     return null; // no bundle (pi ≤ 0.73) or no binary: nothing to compile
   }
   const hash = crypto.createHash("sha256").update(stamp).digest("hex").slice(0, 12);
-  return path.join(assetCacheDir(env, "compiled-pi")[0], `${pkg.version}-${hash}`);
+  // Beside the embedded pi's own cache (src/embedded/pi-assets.ts): XDG cache, else ~/.cache, else the temp dir.
+  const home = env.HOME || os.homedir();
+  const base = [env.XDG_CACHE_HOME, home ? path.join(home, ".cache") : undefined, os.tmpdir()].find((b): b is string => !!b && path.isAbsolute(b))!;
+  return path.join(base, "subagents", "compiled-pi", `${pkg.version}-${hash}`);
 }
 
 export function readyCompiledPi(dir: string): string | null {

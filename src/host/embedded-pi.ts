@@ -3,7 +3,7 @@
 // from the `subagents` binary that `subagents install` recorded.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { EMBEDDED_PI_VERSION } from "../embedded/version.ts";
+import { EMBEDDED_PI_VERSION } from "./embedded-version.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 
 /** `bun`: the Bun version inside the executable (known to a Node parent only from the install record). */

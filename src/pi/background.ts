@@ -8,6 +8,7 @@ import { statusLine } from "../core/run/outcome-text.ts";
 import type { Engine, TaskInput, TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
+import { noteBackgroundSpend, startedTasks } from "./tool-results.ts";
 
 const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;
@@ -42,6 +43,7 @@ export async function launchBackground(call: CallEnv, engine: Engine, inputs: Ta
     onTaskStart: (i) => call.persistStart(inputs[i]),
     onTaskEnd: (i, outcome) => {
       call.persist(outcome, inputs[i]);
+      noteBackgroundSpend(outcome.sessionId, outcome.result.usage);
       if (!awaited.has(outcome.sessionId)) bg.notify(completionNotice(outcome));
     },
   }).finally(bg.done);
@@ -52,5 +54,9 @@ export async function startInBackground(call: CallEnv, engine: Engine, inputs: T
   await launchBackground(call, engine, inputs, maxCost);
   const lines = inputs.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
   const text = `${lines.join("\n")}\nA notice arrives as each one ends; get_subagent_output returns an output by session id (wait: true blocks until it ends).`;
-  return { content: [{ type: "text", text }], details: { background: true, sessions: inputs.map((t) => ({ name: t.name, sessionId: t.sessionId })) } };
+  return {
+    content: [{ type: "text", text }],
+    details: { background: true, sessions: inputs.map((t) => ({ name: t.name, sessionId: t.sessionId })) },
+    structuredContent: startedTasks(inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, agent: t.profile }))),
+  };
 }

@@ -22,11 +22,13 @@ type Ui = {
   confirm?(title: string, message: string): Promise<boolean>;
   custom?<T>(factory: (tui: { requestRender(): void }, theme: ThemeLike, keybindings: unknown, done: (r: T) => void) => unknown): Promise<T>;
 };
-type CommandContext = { ui: Ui; hasUI?: boolean; mode?: string };
+type CommandContext = { ui: Ui; hasUI?: boolean; mode?: string; cwd?: string; sessionManager?: { getSessionId?(): string } };
+/** This pi session's use against its caps (session-guard.ts capsLine). */
+export type CapsLine = (ctx: CommandContext) => string;
 
 const DESCRIPTION = "Sub-agents: live fleet view (pick one to watch, steer or stop); /subagents [show ID | kill ID | kill all]";
 
-export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: ActiveRuns) {
+export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: ActiveRuns, capsLine?: CapsLine) {
   return {
     description: DESCRIPTION,
     handler: async (args: string, ctx: CommandContext) => {
@@ -34,17 +36,19 @@ export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: Acti
       const [verb, id] = (args ?? "").trim().split(/\s+/);
       if (verb === "kill") return kill(active, id, ctx.ui.notify);
       if (verb === "show") return show(rt, id, ctx.ui.notify);
-      if (ctx.hasUI && (ctx.mode === undefined || ctx.mode === "tui") && typeof ctx.ui.custom === "function") return fleet(rt, ctx.ui);
-      if (ctx.hasUI && ctx.ui.select) return fleetByDialogs(rt, ctx.ui);
+      const caps = () => capsLine?.(ctx) ?? "";
+      if (ctx.hasUI && (ctx.mode === undefined || ctx.mode === "tui") && typeof ctx.ui.custom === "function") return fleet(rt, ctx.ui, caps);
+      if (ctx.hasUI && ctx.ui.select) return fleetByDialogs(rt, ctx.ui, caps);
       const rows = rt.store.listSessions({ limit: 20 });
       const now = Date.now();
-      ctx.ui.notify(rows.length ? rows.map((r) => sessionRow(r, now)).join("\n") : "No sub-agent sessions yet.", "info");
+      const text = rows.length ? rows.map((r) => sessionRow(r, now)).join("\n") : "No sub-agent sessions yet.";
+      ctx.ui.notify(caps() ? `${caps()}\n${text}` : text, "info");
     },
   };
 }
 
 /** The live view until Esc; each steer/stop goes through pi's dialogs, then the view comes back on that session. */
-async function fleet(rt: PiRuntime, ui: Ui): Promise<void> {
+async function fleet(rt: PiRuntime, ui: Ui, caps: () => string): Promise<void> {
   let open: string | undefined;
   for (;;) {
     let answered = false;
@@ -53,11 +57,11 @@ async function fleet(rt: PiRuntime, ui: Ui): Promise<void> {
         answered = true;
         view.dispose(); // also when a pi does not dispose custom components itself
         done(a);
-      }, open);
+      }, open, caps);
       return view;
     });
     // A UI that cannot show custom components (an RPC client) answers at once without us: use dialogs.
-    if (!answered && action === undefined) return fleetByDialogs(rt, ui);
+    if (!answered && action === undefined) return fleetByDialogs(rt, ui, caps);
     if (!action) return;
     await act(rt, ui, action);
     open = action.id;
@@ -85,11 +89,11 @@ async function act(rt: PiRuntime, ui: Ui, a: FleetAction): Promise<void> {
 }
 
 /** The fleet through plain dialogs: pick a session, then what to do with it. */
-async function fleetByDialogs(rt: PiRuntime, ui: Ui): Promise<void> {
+async function fleetByDialogs(rt: PiRuntime, ui: Ui, caps: () => string = () => ""): Promise<void> {
   const rows = fleetRows(runningSessions(rt.store, dataDir(rt)), rt.store.listSessions({ limit: 30 }), process.pid);
   if (!rows.length) return ui.notify("No sub-agent sessions yet.", "info");
   const lines = renderFleet(rows, -1, { width: 200, style: plainStyle, now: Date.now() }).slice(1);
-  const picked = await ui.select!("Sub-agents", lines);
+  const picked = await ui.select!(caps() ? `Sub-agents · ${caps()}` : "Sub-agents", lines);
   const row = rows[lines.indexOf(picked ?? "")];
   if (!row) return;
   const running = row.status === "running" || row.status === "queued";

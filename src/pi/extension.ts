@@ -10,6 +10,7 @@ import { makeToolEnv, type ToolContext } from "./tool-env.ts";
 import { subagentsCommand } from "./command.ts";
 import { ActiveRuns } from "./active-runs.ts";
 import { ownerShutdown } from "../core/run/abort-reason.ts";
+import { capsLine } from "./session-guard.ts";
 
 /** The kill protocol's own bound (SIGTERM, 5 s, SIGKILL) plus a moment to record the ends. */
 const SHUTDOWN_GRACE_MS = 7000;
@@ -62,7 +63,7 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // pi's TypeBox generics: the one cast at the boundary.
   type Registered = Parameters<PiApi["registerTool"]>[0];
   for (const tool of tools) if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active) as unknown as Registered);
-  pi.registerCommand("subagents", subagentsCommand(runtime, active));
+  pi.registerCommand("subagents", subagentsCommand(runtime, active, (ctx) => capsLine(env.guards, ctx.sessionManager?.getSessionId?.(), rt.settingsFor(ctx.cwd ?? process.cwd()).settings)));
 
   let noticeShown = false;
   pi.on("session_start", async (event, ctx) => {

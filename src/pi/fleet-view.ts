@@ -44,6 +44,8 @@ export class FleetView {
     private readonly theme: ThemeLike,
     private readonly done: (a: FleetAction | null) => void,
     open?: string,
+    /** This pi session against its caps, shown under the list. */
+    private readonly caps?: () => string,
   ) {
     this.refresh();
     if (open) {
@@ -119,7 +121,11 @@ export class FleetView {
 
   render(width: number): string[] {
     const style = themeStyle(this.theme);
-    if (!this.detail) return renderFleet(this.rows, this.selected, { width, style, now: Date.now() });
+    if (!this.detail) {
+      const list = renderFleet(this.rows, this.selected, { width, style, now: Date.now() });
+      const caps = this.caps?.();
+      return caps ? [...list, clip(style.dim(caps), width)] : list;
+    }
     const row = this.rows.find((r) => r.id === this.detail!.id);
     const title = `${style.bold("Sub-agents")} › ${style.bold(sanitizeLine(row?.name ?? this.detail.id))} ${style.dim("· s steer · x stop · Esc back")}`;
     const v = this.detail.view;

@@ -14,6 +14,7 @@ import { installedEmbedded } from "../host/embedded-pi.ts";
 import { resolvePiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
+import { createMcpProbe } from "../host/mcp-probe.ts";
 
 export type PiRuntime = {
   host: Host;
@@ -76,6 +77,7 @@ export async function createRuntime(): Promise<PiRuntime> {
   let owner: Promise<Owner> | null = null;
   let piCommand: ReturnType<typeof resolvePiCommand> | null = null;
   let childExt: string | null = null;
+  let mcpProbe: ReturnType<typeof createMcpProbe> | undefined;
   return {
     host,
     agentDir,
@@ -103,6 +105,8 @@ export async function createRuntime(): Promise<PiRuntime> {
         piEnv: piCommand.env,
         piDescribe: piCommand.describe,
         piSettles: piCommand.settles,
+        piVersion: piCommand.pi.version,
+        mcpProbe: (mcpProbe ??= createMcpProbe(host.env)),
         childExtension: childExt ?? undefined,
         depth,
         parentSession,

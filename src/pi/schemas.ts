@@ -34,6 +34,7 @@ const TaskObject = Type.Object(
     resume: Type.Optional(Type.String({ description: "Session id to continue" })),
     files: Type.Optional(Type.Array(FileSpec, { description: "Files prepended to the prompt" })),
     isolation: Isolation,
+    sandbox: Type.Optional(Type.Boolean()),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),
     maxTokens: Type.Optional(Type.Integer()),

@@ -13,6 +13,15 @@ import { DELEGATE_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
+import { childrenResultFields, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
+import { duplicateTasks } from "../core/session-caps.ts";
+import type { ErrorCode } from "../core/types.ts";
+import { fanoutRefusal } from "./confirm-fanout.ts";
+
+/** A call refused before anything started, with the spec's error shape in details (and pi's error flag). */
+export function refusedCall(code: ErrorCode, message: string) {
+  return { content: [{ type: "text", text: message }], details: { error: { code, message } }, isError: true };
+}
 
 
 export function delegateTool(env: ToolEnv) {
@@ -29,6 +38,7 @@ export function delegateTool(env: ToolEnv) {
       "Sub-agents see none of this conversation: make each prompt self-contained (paths, goal, expected answer).",
     ],
     parameters: DELEGATE_SCHEMA,
+    outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(_id: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
       const call = env.begin(ctx);
       let params;
@@ -48,9 +58,13 @@ export function delegateTool(env: ToolEnv) {
         resume: t.resume,
         files: t.files,
         isolation: t.isolation,
+        sandbox: t.sandbox,
+        runner: t.runner,
         sessionId: t.resume ?? engine.store.newSessionId(),
         budget: t.budget,
       }));
+      const duplicate = duplicateTasks(inputs);
+      if (duplicate) return refusedCall("INVALID_INPUT", duplicate);
       // Spec 000: resume problems and skill conflicts fail the whole call before anything starts.
       for (const t of inputs) {
         const problem = t.resume ? checkResumable(engine, t.resume) : null;
@@ -61,6 +75,8 @@ export function delegateTool(env: ToolEnv) {
       // A project-local profile that may not run fails only the tasks that name it; the others go on.
       const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
       for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
+      const limit = (await call.check(engine, { tasks: inputs.length, maxCost: params.maxCost })) ?? (await fanoutRefusal(ctx, engine.settings, inputs.length)) ?? (await call.admit(engine, { tasks: inputs.length, maxCost: params.maxCost }));
+      if (limit) return refusedCall(limit.code, limit.message);
       if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
       const windows = new CallWindows(
         inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
@@ -98,7 +114,7 @@ export function delegateTool(env: ToolEnv) {
       }
       const details = windows.snapshot(Date.now());
       const isolated = isolationDetails(outcomes);
-      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details: isolated ? { ...details, isolation: isolated } : details };
+      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details: isolated ? { ...details, isolation: isolated } : details, ...childrenResultFields(outcomes) };
     },
     renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) => renderDelegateCall(args, theme),
     renderResult: (result: { details?: WindowedDetails; content?: { text?: string }[] }, opts: { expanded: boolean }, theme: ThemeLike) =>

@@ -5,11 +5,14 @@ import { effectiveTimeout, runTask, type Engine, type TaskInput, type TaskOutcom
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
+import type { CapRefusal } from "../core/session-caps.ts";
+import type { SessionStore } from "../core/store/store-types.ts";
+import { SessionGuards, type StatusUi } from "./session-guard.ts";
 
 export type ToolContext = {
   cwd: string;
   hasUI: boolean;
-  ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void };
+  ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void } & StatusUi;
   sessionManager?: { getSessionId?(): string };
   /** pi ≥ 0.8x: whether the user trusted this project (its .pi settings, extensions, skills load). */
   isProjectTrusted?(): boolean;
@@ -25,13 +28,18 @@ export type CallEnv = {
   /** Mirrors a task into the parent session when it starts (status running) and when it ends. */
   persistStart(input: TaskInput): void;
   persist(outcome: TaskOutcome, input: TaskInput): void;
+  /** Session caps (session-guard.ts): refuses a call that would pass them, else counts its tasks as coming. Every
+   *  task given to run() must have been admitted. */
+  admit(engine: Engine, call: { tasks: number; maxCost?: number }): Promise<CapRefusal | null>;
+  /** The same check without counting anything (before asking the user). */
+  check(engine: Engine, call: { tasks: number; maxCost?: number }): Promise<CapRefusal | null>;
   /** Runs one task with a signal that `/subagents kill ID` can also trigger, steerable through the session's owner. */
   run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2]): ReturnType<typeof runTask>;
   /** For background tasks: a signal that outlives the tool call but not the pi session, and the notice channel. */
   background(sessionIds: string[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
 
-export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime> };
+export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime>; guards: SessionGuards };
 
 /** Spec 000: persistence is best effort and never breaks delegation. */
 function safely(fn: () => void): void {
@@ -49,9 +57,18 @@ function safely(fn: () => void): void {
 export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void): ToolEnv {
   /** Project profiles the user already allowed in this pi session (by file path). */
   const allowed = new Set<string>();
+  let store: SessionStore | undefined;
+  const guards = new SessionGuards(() => store);
+  // /subagents may ask before any tool call (after a /reload): the store is known as soon as the runtime is.
+  void getRuntime().then((rt) => (store = rt.store), () => {});
   return {
     runtime: getRuntime,
+    guards,
     begin(ctx) {
+      const guard = async () => {
+        store = (await getRuntime()).store;
+        return guards.for(ctx.sessionManager?.getSessionId?.(), ctx.ui);
+      };
       let cached: { engine: Engine; profiles: Map<string, Profile> } | null = null;
       const load = async () => {
         if (cached) return cached;
@@ -94,11 +111,18 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         persist(outcome, input) {
           safely(() => appendEntry(ENTRY_TYPE, toEntry(outcome, input)));
         },
+        async admit(engine, c) {
+          return (await guard()).admit(engine.settings, c);
+        },
+        async check(engine, c) {
+          return (await guard()).check(engine.settings, c);
+        },
         async run(engine, input, hooks = {}) {
           const t = active && input.sessionId ? active.task(input.sessionId, hooks.signal) : null;
           try {
             const owner = await (await getRuntime()).owner();
-            return await owner.wrap((i, h) => runTask(engine, i, h), (i) => effectiveTimeout(engine, i))(input, { ...hooks, signal: t?.signal ?? hooks.signal });
+            const run = owner.wrap((i, h) => runTask(engine, i, h), (i) => effectiveTimeout(engine, i));
+            return await (await guard()).runner(engine.settings, run)(input, { ...hooks, signal: t?.signal ?? hooks.signal });
           } finally {
             t?.done();
           }

@@ -7,6 +7,7 @@ import { steerAndWait } from "./session-control.ts";
 import { renderSimpleCall, renderTruncating, lines, type ThemeLike } from "./render.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { clip } from "../ui/text-width.ts";
+import { takeBackgroundSpend } from "./tool-results.ts";
 
 export const NO_PROFILES = "No subagent profiles found. Add .md files to ~/.pi/agent/agent-profiles/ or .pi/agent-profiles/.";
 
@@ -41,9 +42,12 @@ export function outputTool(env: ToolEnv) {
       const notes = await steerAndWait(await env.runtime(), p.sessionId, p, signal);
       const { sessionId, record, last, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
       const output = last.status === "running" ? `Sub-agent ${sessionId} is still running (wait: true waits for its end).` : latestOutput(record);
+      // A background child's spend reaches pi's totals with the first result that returns its output.
+      const usage = last.status === "running" ? undefined : takeBackgroundSpend(sessionId);
       return {
         content: [{ type: "text", text: [...notes, output].join("\n\n") }],
         details: { sessionId, status: last.status, taskName: record.name, runCount: record.runs.length, maxLines },
+        ...(usage ? { usage } : {}),
       };
     },
     renderCall: (args: { sessionId?: string; steer?: string; wait?: boolean }, theme: ThemeLike) =>

@@ -15,6 +15,7 @@ import { firstProblem, SCHEMAS, SUBAGENT_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { launchBackground } from "./background.ts";
+import { childrenResultFields, refusedTasks, startedTasks, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
 
 const OUTPUT_BYTES = 48 * 1024;
 /** A caller-chosen session id becomes part of a file name: no separators, no dots. */
@@ -48,7 +49,7 @@ export type SubagentDetails = {
 
 function failure(code: ErrorCode, message: string, mode: "single" | "management" = "single") {
   const details: SubagentDetails = { mode, results: [], error: { code, message } };
-  return { content: [{ type: "text", text: message }], details };
+  return { content: [{ type: "text", text: message }], details, structuredContent: refusedTasks(code, message) };
 }
 
 function parseJsonArgs(args: string): Record<string, unknown> {
@@ -104,10 +105,10 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
 }
 
 /** The spec's header with a status of its own: the result is still to come, as a notice. */
-function backgroundResult(sessionId: string, runId: string) {
+function backgroundResult(sessionId: string, runId: string, agent: string) {
   const text = `**Status:** RUNNING\n**Session ID:** \`${sessionId}\`\n\n---\n\nStarted in the background. A notice arrives when it ends; get_subagent_output with this session id and wait: true waits for it.`;
   const details: SubagentDetails = { mode: "single", runId, results: [], sessionId };
-  return { content: [{ type: "text", text }], details: { ...details, background: true } };
+  return { content: [{ type: "text", text }], details: { ...details, background: true }, structuredContent: startedTasks([{ name: agent, sessionId, agent }]) };
 }
 
 export function subagentTool(env: ToolEnv) {
@@ -120,6 +121,7 @@ export function subagentTool(env: ToolEnv) {
     promptSnippet: "Hand one focused task to a named agent; pass its sessionId back to continue it",
     promptGuidelines: ["Use subagent for one specialised job (a named agent) you may want to follow up on; reuse its sessionId instead of re-explaining."],
     parameters: SUBAGENT_SCHEMA,
+    outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(_id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
       const problem = firstProblem(SCHEMAS.subagent, params);
       if (problem) return failure("INVALID_INPUT", `Invalid subagent call: ${problem}`);
@@ -159,6 +161,8 @@ export function subagentTool(env: ToolEnv) {
       if (conflict) return failure("INVALID_INPUT", conflict);
       const refused = (await call.refusedProfiles([agent])).get(agent);
       if (refused) return failure("SUBAGENTS_DISABLED", refused);
+      const limit = await call.admit(engine, { tasks: 1 });
+      if (limit) return failure(limit.code, limit.message);
       const id = sessionId ?? engine.store.newSessionId();
       const runId = id.slice(0, 8);
       const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: effectiveTimeout(engine, { profile: agent }) }], engine.settings.maxLinesPerWindow);
@@ -176,7 +180,7 @@ export function subagentTool(env: ToolEnv) {
       const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume, sessionId: id, finalize: "required" as const, isolation };
       if (background) {
         await launchBackground(call, engine, [input]);
-        return backgroundResult(id, runId);
+        return backgroundResult(id, runId, agent);
       }
       call.persistStart(input);
       const outcome = await call.run(engine, input, {
@@ -191,7 +195,7 @@ export function subagentTool(env: ToolEnv) {
       windows.end(0, outcome, Date.now());
       call.persist(outcome, input);
       const result = subagentResult(outcome, task, runId);
-      return { ...result, details: { ...result.details, window: windows.snapshot(Date.now()) } };
+      return { ...result, details: { ...result.details, window: windows.snapshot(Date.now()) }, ...childrenResultFields([outcome]) };
     },
     renderCall: (args: { agent?: string; task?: string }, theme: ThemeLike) => renderSimpleCall("subagent", `${args?.agent ?? ""} ${(args?.task ?? "").slice(0, 80)}`, theme),
     renderResult: (result: { details?: SubagentDetails; content?: { text?: string }[] }, opts: { expanded: boolean }, theme: ThemeLike) =>

@@ -1,8 +1,7 @@
 // The /subagents fleet view's list: running and queued sessions first (with who owns them: this pi, another pi,
 // a CLI run, a background supervisor), then recent ones, one line each with a cursor. Pure: pi's theme or
 // plain text come in as a Style.
-import type { RunningRow } from "../control/running.ts";
-import type { SessionSummary } from "../core/store/store-types.ts";
+import type { RunningRow, SessionSummary } from "../core/store/store-types.ts";
 import { age } from "./format.ts";
 import { clip, sanitizeLine } from "./text-width.ts";
 import { statusIcon, type Style, type WindowStatus } from "./windows.ts";

@@ -7,7 +7,7 @@ import { loadSettings } from "../../src/core/settings.ts";
 import { Store } from "../../src/core/store/store.ts";
 import type { Engine } from "../../src/core/run/task.ts";
 import { createBunHost } from "../../src/host/bun.ts";
-import { EMBEDDED_PI_VERSION } from "../../src/embedded/version.ts";
+import { EMBEDDED_PI_VERSION } from "../../src/host/embedded-version.ts";
 import { resolvePiCommand } from "../../src/host/pi-command.ts";
 import { bunDbOpener } from "../../src/host/sqlite-bun.ts";
 import { REPO, type PiWorld } from "./pi-env.ts";

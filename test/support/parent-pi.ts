@@ -7,15 +7,15 @@ import { piCmd, REPO, type PiRelease, type PiWorld } from "./pi-env.ts";
 
 export const EXTENSION = join(REPO, "dist", "extension.js");
 
-export type ToolResultEntry = { toolName: string; text: string; details: any; isError: boolean };
+export type ToolResultEntry = { toolName: string; text: string; details: any; isError: boolean; usage?: any; structuredContent?: any };
 
 /** Runs a parent pi with our extension; returns the tool results it recorded in its session file. */
 export async function runParentPi(
   world: PiWorld,
-  opts: { runtime: "node" | "bun"; steps: ScriptStep[]; env?: Record<string, string>; release?: PiRelease; args?: string[]; cwd?: string },
-): Promise<{ code: number; results: ToolResultEntry[]; stderr: string }> {
+  opts: { runtime: "node" | "bun"; steps: ScriptStep[]; env?: Record<string, string>; release?: PiRelease; args?: string[]; cwd?: string; sessionFile?: string },
+): Promise<{ code: number; results: ToolResultEntry[]; stderr: string; sessionFile: string }> {
   const release = opts.release ?? "current";
-  const sessionFile = join(world.root, `parent-${release}-${opts.runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
+  const sessionFile = opts.sessionFile ?? join(world.root, `parent-${release}-${opts.runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
   const proc = Bun.spawn({
     cmd: [...piCmd(release, opts.runtime), "-p", "--session", sessionFile, "-e", EXTENSION, ...(opts.args ?? [])],
     cwd: opts.cwd ?? world.workDir,
@@ -32,8 +32,8 @@ export async function runParentPi(
     if (!line) continue;
     const e = JSON.parse(line);
     if (e.type === "message" && e.message?.role === "toolResult") {
-      results.push({ toolName: e.message.toolName, text: e.message.content.map((c: { text?: string }) => c.text ?? "").join(""), details: e.message.details, isError: e.message.isError });
+      results.push({ toolName: e.message.toolName, text: e.message.content.map((c: { text?: string }) => c.text ?? "").join(""), details: e.message.details, isError: e.message.isError, usage: e.message.usage, structuredContent: e.message.structuredContent });
     }
   }
-  return { code, results, stderr };
+  return { code, results, stderr, sessionFile };
 }

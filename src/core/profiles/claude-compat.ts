@@ -35,8 +35,9 @@ export type MappedTools = {
 
 /**
  * Maps a written tool list to pi names. `Bash(git:*)`-style patterns keep the tool but lose the pattern (said in
- * a note); `mcp__server__tool` names need an MCP adapter pi does not have by default, so they are unavailable;
- * any other name (an extension's tool, e.g. `web_search`) passes through unchanged.
+ * a note); `mcp__server__tool` names are pi 1.x's own names for MCP tools, so they pass through (a pi without
+ * MCP ignores them); pi-subagents' `mcp:server` names have no equivalent; any other name (an extension's tool,
+ * e.g. `web_search`) passes through unchanged.
  */
 export function mapTools(written: string[]): MappedTools {
   const tools: string[] = [];
@@ -61,7 +62,7 @@ export function mapTools(written: string[]): MappedTools {
     if (mapped) {
       if (pattern) notes.push(`"${name}": the pattern is not enforced here; the whole ${mapped} tool is allowed`);
       if (!tools.includes(mapped)) tools.push(mapped);
-    } else if (CLAUDE_ONLY_TOOLS.has(base) || base.startsWith("mcp__") || base.startsWith("mcp:")) {
+    } else if (CLAUDE_ONLY_TOOLS.has(base) || base.startsWith("mcp:")) {
       if (!unavailable.includes(name)) unavailable.push(name);
     } else if (!tools.includes(name)) tools.push(name);
   }
@@ -72,7 +73,7 @@ export function mapTools(written: string[]): MappedTools {
 export const EFFORT_TO_THINKING: Record<string, string> = { low: "low", medium: "medium", high: "high", max: "xhigh", xhigh: "xhigh" };
 
 /** Claude Code fields we read but cannot honour: accepted, reported as not supported here. */
-export const UNSUPPORTED_FIELDS = ["permissionMode", "hooks", "mcpServers", "memory", "background", "initialPrompt"];
+export const UNSUPPORTED_FIELDS = ["permissionMode", "hooks", "mcpServers", "background", "initialPrompt"];
 
 /** Descriptive fields of the wider ecosystem (plugins, pi-subagents, skills): accepted without a word. */
 export const QUIET_FIELDS = ["version", "author", "tags", "license", "metadata", "keywords", "category", "globs", "argument-hint", "aliases", "package", "display_name", "enabled", "disabled", "expertise_level"];

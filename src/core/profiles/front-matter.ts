@@ -28,7 +28,7 @@ const KNOWN_KEYS = new Set([
   "thinkingLevel", "approved_tools", "allowed_tools", "allowed-tools", "excludeTools", "denied_tools", "noTools",
   "extensions", "noExtensions", "noSkills", "suggestedSkills", "loadSkills", "noContextFiles", "systemPromptMode",
   "appendSystemPrompt", "apiKey", "extraArgs", "readonly", "timeout", "finalize", "version", "tags", "author",
-  "maxTokens", "maxCost", "fallbackModels",
+  "maxTokens", "maxCost", "fallbackModels", "mcp",
 ]);
 /** Fields whose value is free text: an unknown `word:` line below them is part of the text. */
 const TEXT_KEYS = new Set(["description", "initialPrompt", "appendSystemPrompt"]);

@@ -116,6 +116,8 @@ export function resolveModel(requested: string, o: ResolveOptions): ModelChoice 
   }
   if (configured === "default") return { model: o.user.defaultModel };
   if (configured !== undefined) return { model: `${configured}${suffix}` };
+  // Cursor's `model: fast` names its own quick model: ours is whatever the user maps "fast" to.
+  if (lower === "fast") return fallback(requested, "is Cursor's fast model, which has no equivalent here", o);
 
   const claude = FAMILIES.includes(lower) || /^(anthropic\/)?claude-/.test(lower);
   if (claude) {

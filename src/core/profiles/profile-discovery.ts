@@ -5,7 +5,9 @@
 // Each directory is listed once and each file read once: discovery runs on every delegate call.
 import { BUILTIN_AGENTS } from "./builtin-agents.ts";
 import type { Host } from "../host.ts";
-import { notAgentReason, parseProfile, profileNameOf, type Profile, type ProfileSource } from "./profile.ts";
+import { notAgentReason, parseProfile, parseProfileFields, profileNameOf, type Profile, type ProfileSource } from "./profile.ts";
+import { PROJECT_LOCATIONS, userLocations, type Location } from "./harnesses.ts";
+import { readOpencodeJson } from "./agent-file-formats.ts";
 
 /** A file that could not be used; `name` is the profile it meant to define, so a call naming it hears why. */
 export type Diagnostic = { file: string; reason: string; name?: string };
@@ -15,9 +17,6 @@ export type Shadowed = { name: string; file: string; source: ProfileSource; by: 
 export type Skipped = { file: string; reason: string };
 export type Discovery = { profiles: Map<string, Profile>; diagnostics: Diagnostic[]; shadowed: Shadowed[]; skipped: Skipped[] };
 
-/** Lowest precedence first. `agent-profiles` holds spec 000's profiles, which need no description. */
-const USER_SUBDIRS = ["agents", "agent-profiles", "subagents"];
-const PROJECT_SUBDIRS = [".claude/agents", ".agents", ".pi/agents", ".pi/agent-profiles"];
 /** Sub-folder levels walked below an agents folder (a cloned collection: clone/plugins/x/agents/y.md). */
 export const MAX_DEPTH = 5;
 /** Folders of a cloned collection that hold other things than agents (commands, skills, prompt templates, docs). */
@@ -88,14 +87,15 @@ type FileResult = { profile?: Profile; error?: string; name?: string; skip?: str
 const parsedBy = new WeakMap<Host, Map<string, { size: number; mtimeMs: number; result: FileResult }>>();
 const PARSED_MAX = 5000;
 
-function readAgentFile(host: Host, path: string, source: ProfileSource, needsDescription: boolean): FileResult {
+function readAgentFile(host: Host, path: string, source: ProfileSource, loc: Location): FileResult {
   let parsed = parsedBy.get(host);
   if (!parsed) parsedBy.set(host, (parsed = new Map()));
   const st = host.stat(path);
-  const key = `${source}\u0000${needsDescription}\u0000${path}`;
+  const needsDescription = loc.needsDescription !== false;
+  const key = `${source}\u0000${needsDescription}\u0000${loc.harness}\u0000${path}`;
   const hit = st ? parsed.get(key) : undefined;
   if (hit && st && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.result;
-  const result = parseAgentFile(host, path, source, needsDescription);
+  const result = parseAgentFile(host, path, source, loc);
   if (st && result.error !== "could not be read") {
     if (parsed.size >= PARSED_MAX) parsed.clear();
     parsed.set(key, { size: st.size, mtimeMs: st.mtimeMs, result });
@@ -103,13 +103,15 @@ function readAgentFile(host: Host, path: string, source: ProfileSource, needsDes
   return result;
 }
 
-function parseAgentFile(host: Host, path: string, source: ProfileSource, needsDescription: boolean): FileResult {
+function parseAgentFile(host: Host, path: string, source: ProfileSource, loc: Location): FileResult {
   const text = host.readText(path);
   if (text === null) return { error: "could not be read" };
-  const notAgent = needsDescription ? notAgentReason(text) : null;
+  const needsDescription = loc.needsDescription !== false;
+  const notAgent = needsDescription && loc.kind === "md" ? notAgentReason(text) : null;
   if (notAgent) return { skip: notAgent };
-  const { profile, error } = parseProfile(text, path, source);
-  if (profile && needsDescription && !profile.description) return { skip: "no description in its front matter" };
+  const { profile, error, skip } = parseProfile(text, path, source, loc.harness, loc.kind === "toml" ? "toml" : "md");
+  if (skip) return { skip };
+  if (profile && needsDescription && !profile.description) return { skip: loc.kind === "md" ? "no description in its front matter" : "no description" };
   return profile ? { profile } : { error: error ?? "invalid", name: profileNameOf(text, path) };
 }
 
@@ -124,7 +126,7 @@ function entries(host: Host, dir: string): ReturnType<Host["listDir"]> {
 }
 
 /** Collects the profiles under one agents folder, depth first, in name order. */
-function walk(w: Walk, dir: string, source: ProfileSource, needsDescription: boolean, depth: number): void {
+function walk(w: Walk, dir: string, source: ProfileSource, loc: Location, depth: number): void {
   // A folder reached twice (a symlink to an ancestor or to another agents folder) is read once: no loops.
   const real = w.host.realpath?.(dir) ?? dir;
   if (w.seenDirs.has(real)) return;
@@ -135,29 +137,53 @@ function walk(w: Walk, dir: string, source: ProfileSource, needsDescription: boo
     // Some hosts report a symlink as neither file nor directory: ask once where it points.
     const st = e.isFile || e.isDirectory ? e : w.host.stat(path);
     if (st?.isDirectory) {
-      if (depth < MAX_DEPTH && !SKIP_DIRS.has(e.name.toLowerCase())) walk(w, path, source, needsDescription, depth + 1);
+      if (depth < MAX_DEPTH && !SKIP_DIRS.has(e.name.toLowerCase())) walk(w, path, source, loc, depth + 1);
       continue;
     }
-    if (!st?.isFile || !e.name.toLowerCase().endsWith(".md")) continue;
+    if (!st?.isFile || !e.name.toLowerCase().endsWith(loc.kind === "toml" ? ".toml" : ".md")) continue;
     if (isDocFile(e.name) || /\.chain\.md$/i.test(e.name)) {
       w.out.skipped.push({ file: path, reason: "documentation file" });
       continue;
     }
-    const r = readAgentFile(w.host, path, source, needsDescription);
+    const r = readAgentFile(w.host, path, source, loc);
     if (r.skip) w.out.skipped.push({ file: path, reason: r.skip });
     else if (r.profile) w.candidates.push({ file: path, profile: copyProfile(r.profile) });
     else w.out.diagnostics.push({ file: path, reason: r.error ?? "invalid", ...(r.name ? { name: r.name } : {}) });
   }
 }
 
-/** Adds one folder's profiles; a later folder (or a later file in the same walk) wins a name. */
-function loadDir(host: Host, dir: string, source: ProfileSource, out: Discovery, seenDirs: Set<string>): void {
+/** Adds one location's profiles; a later location (or a later file in the same walk) wins a name. */
+function loadLocation(host: Host, path: string, loc: Location, source: ProfileSource, out: Discovery, seenDirs: Set<string>): void {
   const w: Walk = { host, out, seenDirs, candidates: [] };
-  walk(w, dir, source, !dir.endsWith("agent-profiles"), 0);
+  if (loc.kind === "opencode-json") readOpencodeFile(w, path, source);
+  else walk(w, path, source, loc, 0);
   for (const { file, profile } of w.candidates) {
     const earlier = out.profiles.get(profile.name);
     if (earlier) out.shadowed.push({ name: earlier.name, file: earlier.filePath ?? `builtin:${earlier.name}`, source: earlier.source, by: file });
     out.profiles.set(profile.name, profile);
+  }
+}
+
+/** opencode.json's `agent.<name>` entries (one file, several agents). A missing file adds nothing. */
+function readOpencodeFile(w: Walk, path: string, source: ProfileSource): void {
+  if (!w.host.stat(path)?.isFile) return;
+  const text = w.host.readText(path);
+  if (text === null) {
+    w.out.diagnostics.push({ file: path, reason: "could not be read" });
+    return;
+  }
+  const dir = path.slice(0, path.lastIndexOf("/")) || "/";
+  const { entries, error } = readOpencodeJson(text, dir, (p) => w.host.readText(p));
+  if (error) w.out.diagnostics.push({ file: path, reason: error });
+  for (const e of entries) {
+    if (e.skip) w.out.skipped.push({ file: `${path}#agent.${e.name}`, reason: e.skip });
+    if (e.error) w.out.diagnostics.push({ file: path, reason: e.error, name: e.name });
+    if (!e.read) continue;
+    const r = parseProfileFields(e.read, path, source, "opencode");
+    if (r.skip) w.out.skipped.push({ file: `${path}#agent.${e.name}`, reason: r.skip });
+    else if (r.profile && !r.profile.description) w.out.skipped.push({ file: `${path}#agent.${e.name}`, reason: "no description" });
+    else if (r.profile) w.candidates.push({ file: path, profile: r.profile });
+    else w.out.diagnostics.push({ file: path, reason: `agent "${e.name}": ${r.error ?? "invalid"}`, name: e.name });
   }
 }
 
@@ -173,19 +199,23 @@ export function discoverProfiles(host: Host, opts: { cwd: string; agentDir: stri
 
   const home = norm(host.homedir());
   const base = norm(opts.agentDir);
-  const userDirs = [join(home, ".claude/agents"), ...USER_SUBDIRS.map((d) => join(base, d))];
+  const userPath = (loc: Location) => (loc.agentDir ? join(base, loc.path) : loc.path.startsWith("~/") ? join(home, loc.path.slice(2)) : norm(loc.path));
   const seenDirs = new Set<string>();
-  for (const dir of userDirs) loadDir(host, dir, "user", out, seenDirs);
+  const loaded = new Set<string>();
+  for (const loc of userLocations(host.env ?? {})) {
+    const path = userPath(loc);
+    loaded.add(path);
+    loadLocation(host, path, loc, "user", out, seenDirs);
+  }
 
-  const loaded = new Set(userDirs);
   for (const dir of ancestors(opts.cwd)) {
-    // The home directory's own .pi and .claude are the user scope, not a project.
+    // The home directory's own .pi, .claude, .codex, … are the user scope, not a project.
     if (dir === home) continue;
-    for (const sub of PROJECT_SUBDIRS) {
-      const path = join(dir, sub);
+    for (const loc of PROJECT_LOCATIONS) {
+      const path = join(dir, loc.path);
       if (loaded.has(path)) continue;
       loaded.add(path);
-      loadDir(host, path, "project", out, seenDirs);
+      loadLocation(host, path, loc, "project", out, seenDirs);
     }
   }
   return out;

@@ -6,6 +6,12 @@ import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTE
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
 import { BUDGET_KEYS, budgetLimits, budgetValue, type BudgetKey } from "../budget.ts";
+import { mcpField, type McpChoice } from "../mcp-choice.ts";
+import { ENGINE_FIELDS, engineFields } from "./engine-fields.ts";
+import type { RunnerName } from "../engine-settings.ts";
+import { adaptFields, type Adapted } from "./harness-fields.ts";
+import { AgentFileError, readCodexToml } from "./agent-file-formats.ts";
+import type { FileKind, Harness } from "./harnesses.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type Thinking = (typeof THINKING_LEVELS)[number];
@@ -51,9 +57,29 @@ export type Profile = {
   fallbackModels?: string[];
   /** Claude Code's display colour, as written. */
   color?: string;
+  /** MCP servers the child may start (pi 1.x): all, none (`false`), or only the named ones. */
+  mcp?: McpChoice;
+  /** Run sandboxed, and where (src/core/run/runners/). */
+  sandbox?: boolean;
+  runner?: RunnerName;
   /** What loaded with a compromise: tolerant front matter, unsupported fields, unmapped tools, … */
   warnings?: string[];
+  /** Whose agent file this is (harnesses.ts): pi, claude-code, codex, cursor, opencode, gemini, qwen, copilot, omp. */
+  harness?: Harness;
+  /** Which CLI runs the child. Only pi today; a file asking for another is refused with a clear reason. */
+  runtime?: "pi";
+  /** Claude Code's `memory`: a MEMORY.md the child starts with (agent-memory.ts). */
+  memory?: MemoryScope;
+  /** Inline MCP server definitions from the file (Codex, Gemini, Copilot); recorded, not started yet. */
+  mcpServers?: Record<string, unknown>;
+  /** A JSON schema for the agent's answer (oh-my-pi's `output`), carried for the output-schema feature. */
+  outputSchema?: Record<string, unknown>;
 };
+
+export const MEMORY_SCOPES = ["user", "project", "local"] as const;
+export type MemoryScope = (typeof MEMORY_SCOPES)[number];
+/** Runtimes a file may name; only pi runs children today (the others are planned, issue 27). */
+const KNOWN_RUNTIMES = ["pi", "codex", "claude-code", "claude", "gemini", "opencode"];
 
 export type ProfileSource = Profile["source"];
 
@@ -68,6 +94,8 @@ const CONTRACT_FLAGS = [
 
 /** Thrown only inside this module; parseProfile turns it into `{ error }`. */
 class Invalid extends Error {}
+/** A file its own harness would not run (disabled, a remote agent): skipped like a document, not an error. */
+class NotAnAgent extends Error {}
 
 const present = (fm: Fields, key: string) => fm[key] !== undefined && fm[key] !== null;
 
@@ -136,7 +164,7 @@ export function extraArgsProblem(args: string[], restrictsTools: boolean): strin
 
 type ToolFields = Pick<Profile, "tools" | "excludeTools" | "noTools" | "readonly" | "unavailableTools">;
 
-function toolFields(fm: Fields, warnings: string[]): ToolFields {
+function toolFields(fm: Fields, warnings: string[], mappedAway = 0): ToolFields {
   const allowKey = pick(fm, ["tools", "approved_tools", "allowed_tools"]);
   const denyKey = pick(fm, ["excludeTools", "denied_tools", "disallowedTools"]);
   let allow = list(fm, allowKey);
@@ -149,7 +177,7 @@ function toolFields(fm: Fields, warnings: string[]): ToolFields {
   const readonly = bool(fm, "readonly");
   if (noTools && (allow || deny)) throw new Invalid(`"noTools: true" contradicts "${allowKey ?? denyKey}": use one`);
   // An empty allow list means what it says (Claude Code reads `tools: []` the same way): no tools at all.
-  if (allow && allow.length === 0 && only !== "none") warnings.push(`"${allowKey}" is empty: the agent runs without tools`);
+  if (allow && allow.length === 0 && only !== "none" && !mappedAway) warnings.push(`"${allowKey}" is empty: the agent runs without tools`);
   const out: ToolFields = {};
   if (noTools !== undefined) out.noTools = noTools;
   if (readonly !== undefined) out.readonly = readonly;
@@ -214,7 +242,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", ...QUIET_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "mcp", "memory", "runtime", ...QUIET_FIELDS, ...ENGINE_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -239,7 +267,7 @@ export function findProfile(profiles: Map<string, Profile>, name: string): Profi
 
 /** `name` (a display-style one made usable, said in a warning), else the file name. */
 function nameField(fm: Fields, filePath: string, warnings: string[]): string {
-  const base = filePath.split(/[\\/]/).pop()!.replace(/\.md$/i, "");
+  const base = baseName(filePath);
   const written = str(fm, "name")?.trim();
   if (written !== undefined && validName(written)) return written;
   const slug = written !== undefined ? nameSlug(written) : "";
@@ -261,13 +289,50 @@ function timeoutField(fm: Fields): number | undefined {
   return v;
 }
 
-function build(text: string, filePath: string, source: ProfileSource): Profile {
-  const fmr = readFrontMatter(text);
-  const fm = normalizeFields(fmr.fields);
-  const warnings: string[] = [];
-  if (fmr.lenient) warnings.push(`front matter is not strict YAML (${fmr.lenient}); read line by line — quote values containing ": " to silence this`);
+/** memory: user | project | local; another value is reported and ignored. */
+function memoryField(fm: Fields, warnings: string[]): MemoryScope | undefined {
+  if (!present(fm, "memory")) return undefined;
+  const v = typeof fm.memory === "string" ? fm.memory.trim().toLowerCase() : fm.memory;
+  if ((MEMORY_SCOPES as readonly unknown[]).includes(v)) return v as MemoryScope;
+  warnings.push(`memory must be "user", "project" or "local" (got ${kind(fm.memory)}; ignored)`);
+  return undefined;
+}
+
+/** runtime: only "pi" runs here; another harness's CLI is refused (not silently run on pi). */
+function runtimeField(fm: Fields): "pi" | undefined {
+  if (!present(fm, "runtime")) return undefined;
+  const v = typeof fm.runtime === "string" ? fm.runtime.trim().toLowerCase() : fm.runtime;
+  if (v === "pi") return "pi";
+  if (typeof v === "string" && KNOWN_RUNTIMES.includes(v)) throw new Invalid(`runtime "${v}" is not supported yet: only "pi" runs children here (remove the field to run this agent on pi)`);
+  throw new Invalid(`field "runtime" must be "pi" (got ${kind(fm.runtime)})`);
+}
+
+/** The file's text as fields + body, for its kind (markdown front matter or Codex TOML). */
+function readAgentText(text: string, kind: FileKind): { fields: Fields; body: string; lenient?: string } {
+  if (kind === "toml") return readCodexToml(text);
+  return readFrontMatter(text);
+}
+
+function build(text: string, filePath: string, source: ProfileSource, harness: Harness = "pi", kindOf: FileKind = "md"): Profile {
+  return buildFrom(readAgentText(text, kindOf), filePath, source, harness);
+}
+
+/** A profile from fields already read (front matter, TOML, or an opencode.json entry). */
+function buildFrom(read: { fields: Fields; body: string; lenient?: string }, filePath: string, source: ProfileSource, harness: Harness): Profile {
+  const adapted: Adapted = adaptFields(harness, read.fields, read.body);
+  if (adapted.skip) throw new NotAnAgent(adapted.skip);
+  const fm = normalizeFields(adapted.fields);
+  const warnings: string[] = [...adapted.warnings];
+  if (read.lenient) warnings.push(`front matter is not strict YAML (${read.lenient}); read line by line — quote values containing ": " to silence this`);
   const name = nameField(fm, filePath, warnings);
-  const tools = toolFields(fm, warnings);
+  const tools = toolFields(fm, warnings, adapted.unavailable.length);
+  if (adapted.unavailable.length) {
+    tools.unavailableTools = [...(tools.unavailableTools ?? []), ...adapted.unavailable.filter((t) => !tools.unavailableTools?.includes(t))];
+    const i = warnings.findIndex((w) => w.startsWith("tools not available here:"));
+    const line = `tools not available here: ${tools.unavailableTools.join(", ")}`;
+    if (i >= 0) warnings[i] = line;
+    else warnings.push(line);
+  }
   const thinking = thinkingField(fm, warnings);
   const timeout = timeoutField(fm);
   const mode = str(fm, "systemPromptMode") ?? "replace";
@@ -279,16 +344,26 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     const problem = extraArgsProblem(extraArgs, !!(tools.tools || tools.excludeTools || tools.noTools));
     if (problem) throw new Invalid(problem);
   }
-  const systemPrompt = fmr.body.trim();
-  if (!systemPrompt && mode === "replace") throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
+  const systemPrompt = adapted.body.trim();
+  if (!systemPrompt && mode === "replace") {
+    if (harness === "codex") throw new Invalid('empty system prompt: set "developer_instructions"');
+    throw new Invalid('empty system prompt: write one below the front matter, or set "systemPromptMode: append"');
+  }
   const [maxTurns, maxTokens, maxCost] = BUDGET_KEYS.map((k) => budgetField(fm, k, warnings));
   const isolation = isolationField(fm, warnings);
+  const mcp = mcpField(fm.mcp, warnings);
+  const where = engineFields(fm, warnings);
+  const memory = memoryField(fm, warnings);
+  const runtime = runtimeField(fm);
   const unsupported = unsupportedFields(fm);
   if (unsupported) warnings.push(unsupported);
 
   const p: Profile = { name, source, systemPrompt, systemPromptMode: mode };
   if (warnings.length) p.warnings = warnings;
-  if (source !== "builtin") p.filePath = filePath;
+  if (source !== "builtin") {
+    p.filePath = filePath;
+    p.harness = harness;
+  }
   const fields: Partial<Profile> = {
     description: str(fm, "description")?.trim(),
     provider: str(fm, "provider"),
@@ -312,6 +387,12 @@ function build(text: string, filePath: string, source: ProfileSource): Profile {
     maxCost,
     fallbackModels: list(fm, "fallbackModels"),
     color: typeof fm.color === "string" ? fm.color.trim() : undefined,
+    mcp,
+    ...where,
+    runtime,
+    memory,
+    mcpServers: adapted.mcpServers,
+    outputSchema: adapted.outputSchema,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
   return p;
@@ -335,18 +416,39 @@ export function notAgentReason(text: string): string | null {
 
 /** The name a (possibly broken) profile file means to define: its `name:` line, else the file name. */
 export function profileNameOf(text: string, filePath: string): string {
-  const m = /^name:[ \t]*["']?([A-Za-z0-9][A-Za-z0-9_.-]{0,63})["']?[ \t]*$/m.exec(text);
-  return m ? m[1] : filePath.split(/[\\/]/).pop()!.replace(/\.md$/i, "");
+  // `name: x` (front matter) or `name = "x"` (Codex TOML)
+  const m = /^name[ \t]*[:=][ \t]*["']?([A-Za-z0-9][A-Za-z0-9_.-]{0,63})["']?[ \t]*$/m.exec(text);
+  return m ? m[1] : baseName(filePath);
+}
+
+/** The agent name a file name gives: `x.md`, Copilot's `x.agent.md`, Codex's `x.toml` → `x`. */
+function baseName(filePath: string): string {
+  return filePath.split(/[\\/]/).pop()!.replace(/(?:\.agent)?\.md$|\.toml$/i, "");
 }
 
 /** Parses one profile file. Never throws: `{ profile }` on success, `{ error }` with a reason naming the field otherwise. */
-export function parseProfile(text: string, filePath: string, source: ProfileSource): { profile?: Profile; error?: string } {
+export function parseProfile(text: string, filePath: string, source: ProfileSource, harness: Harness = "pi", kindOf: FileKind = "md"): { profile?: Profile; error?: string; skip?: string } {
   try {
-    return { profile: build(text, filePath, source) };
+    return { profile: build(text, filePath, source, harness, kindOf) };
   } catch (err) {
-    if (err instanceof Invalid || err instanceof FrontMatterError) return { error: withYamlNote(text, err.message) };
-    return { error: `could not be parsed: ${(err as Error)?.message ?? String(err)}` };
+    return failure(err, kindOf === "md" ? text : null);
   }
+}
+
+/** parseProfile for fields read elsewhere (an opencode.json entry). */
+export function parseProfileFields(read: { fields: Fields; body: string }, filePath: string, source: ProfileSource, harness: Harness): { profile?: Profile; error?: string; skip?: string } {
+  try {
+    return { profile: buildFrom(read, filePath, source, harness) };
+  } catch (err) {
+    return failure(err, null);
+  }
+}
+
+function failure(err: unknown, mdText: string | null): { error?: string; skip?: string } {
+  if (err instanceof NotAnAgent) return { skip: err.message };
+  if (err instanceof Invalid || err instanceof FrontMatterError) return { error: mdText === null ? err.message : withYamlNote(mdText, err.message) };
+  if (err instanceof AgentFileError) return { error: err.message };
+  return { error: `could not be parsed: ${(err as Error)?.message ?? String(err)}` };
 }
 
 /** When a file was read leniently and still failed, say that its YAML was broken too: that is often the cause. */
@@ -396,7 +498,9 @@ export function profileSummary(p: Profile): string {
     p.unavailableTools?.length ? `not available here: ${p.unavailableTools.join(",")}` : "",
     budgetLimits(p),
     p.isolation ? `isolation ${p.isolation}` : "",
+    p.memory ? `memory: ${p.memory}` : "",
     p.fallbackModels?.length ? `fallback: ${p.fallbackModels.join(",")}` : "",
+    p.mcp === false ? "no MCP servers" : Array.isArray(p.mcp) ? `MCP: ${p.mcp.join(",") || "none"}` : "",
   ].filter(Boolean);
   const head = [p.name, p.description ? preview(p.description, 100) : ""].filter(Boolean).join(" — ");
   const prompt = p.systemPrompt ? ` — prompt: "${preview(p.systemPrompt, 60)}"` : "";

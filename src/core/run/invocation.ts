@@ -2,6 +2,7 @@
 import type { Profile } from "../profiles/profile.ts";
 import type { Transport } from "./transport.ts";
 import { FINALIZE_INSTRUCTIONS, type FinalizeMode } from "./finalize-contract.ts";
+import { childPiCaps, selectTools, type McpChoice } from "./child-tools.ts";
 
 /** The tools pi enables when no --tools is given (pi 0.73.1). */
 export const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
@@ -51,31 +52,25 @@ export type InvocationInput = {
    *  like --approve would make pi 0.73.1 exit: it has no such option). */
   projectTrust?: "yes" | "no";
   baseEnv: Record<string, string | undefined>;
+  /** The child pi's version ("" or unset: unknown, treated as the oldest supported): which flags it takes. */
+  piVersion?: string;
+  /** The agent's or settings' `mcp` (pi 1.x children); default: every configured server. */
+  mcp?: McpChoice;
+  /** MCP servers configured for the child's folder, and those that did not answer the owner's probe. */
+  mcpServers?: string[];
+  deadMcpServers?: string[];
+  /** pi's default model ("provider/id", from its settings): what the child must run when no --model is given. */
+  defaultModel?: string;
 };
 
 export type Invocation = {
+  /** What the child gets differently from what was asked (unknown or dead MCP servers). */
+  warnings?: string[];
   argv: string[];
   env: Record<string, string>;
   /** Files to create (mode 0600) before spawning and remove afterwards. */
   files: { path: string; content: string }[];
 };
-
-/** Never inherited through a deny list: `subagent` itself (spec 001) and our internal tool (added per contract). */
-const NOT_INHERITED = ["subagent", FINALIZE_TOOL];
-
-function toolList(p: Profile | null, finalize: FinalizeMode, atMaxDepth: boolean, parentTools: string[] | undefined): string[] | null {
-  let tools: string[] | null = null;
-  if (p?.noTools) tools = [];
-  else if (p?.tools) tools = [...p.tools];
-  else if (p?.excludeTools?.length) {
-    const base = (parentTools ?? PI_DEFAULT_TOOLS).filter((t) => !NOT_INHERITED.includes(t));
-    tools = base.filter((t) => !p.excludeTools!.includes(t));
-  }
-  if (atMaxDepth && tools) tools = tools.filter((t) => !DELEGATION_TOOLS.includes(t));
-  if (tools === null) return null;
-  if (finalize !== "off" && !tools.includes(FINALIZE_TOOL)) tools.push(FINALIZE_TOOL);
-  return tools;
-}
 
 /** The child is told which tools its agent file lists that it does not have, so it does not go looking for them. */
 export function missingToolsNote(p: Profile | null): string {
@@ -97,13 +92,19 @@ export function buildInvocation(input: InvocationInput): Invocation {
   else if (p?.provider && input.model !== null) argv.push("--provider", p.provider);
   if (p?.thinking && !(model && /:[a-z]+$/.test(model))) argv.push("--thinking", p.thinking);
 
-  const atMaxDepth = input.depth >= input.maxDepth;
-  const tools = toolList(p, input.finalize, atMaxDepth, input.parentTools);
-  if (tools) argv.push("--tools", tools.join(","));
-  else if (atMaxDepth) {
-    // No explicit list: keep pi's defaults plus ours, which excludes any auto-discovered delegation tool.
-    argv.push("--tools", [...PI_DEFAULT_TOOLS, ...(input.finalize !== "off" ? [FINALIZE_TOOL] : [])].join(","));
-  }
+  const selection = selectTools({
+    profile: p,
+    finalizeTool: input.finalize !== "off" ? FINALIZE_TOOL : null,
+    atMaxDepth: input.depth >= input.maxDepth,
+    delegationTools: DELEGATION_TOOLS,
+    parentTools: input.parentTools,
+    baseTools: PI_DEFAULT_TOOLS,
+    caps: childPiCaps(input.piVersion),
+    mcp: input.mcp ?? true,
+    configured: input.mcpServers ?? [],
+    dead: input.deadMcpServers,
+  });
+  argv.push(...selection.argv);
 
   if (p?.noSkills) argv.push("--no-skills");
   for (const skill of input.skillPaths ?? []) argv.push("--skill", skill);
@@ -136,6 +137,12 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_OFFLINE ??= "1";
   if (appended && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
   else delete env.PI_SUBAGENT_APPEND_PROMPT;
+  // The child extension stops before any model call when pi resolved another model (src/child/model-guard.ts).
+  const expected = model ?? (p?.provider && input.model !== null ? undefined : input.defaultModel);
+  if (expected) env.PI_SUBAGENT_EXPECT_MODEL = expected;
+  else delete env.PI_SUBAGENT_EXPECT_MODEL;
+  if (input.piVersion) env.PI_SUBAGENT_PI_VERSION = input.piVersion;
+  else delete env.PI_SUBAGENT_PI_VERSION;
   if (input.projectTrust) env.PI_SUBAGENT_PROJECT_TRUST = input.projectTrust;
   else delete env.PI_SUBAGENT_PROJECT_TRUST;
   if (p?.apiKey) {
@@ -144,5 +151,5 @@ export function buildInvocation(input: InvocationInput): Invocation {
     if (name) env[name] = p.apiKey;
     else argv.push("--api-key", p.apiKey);
   }
-  return { argv, env, files };
+  return { argv, env, files, ...(selection.warnings.length ? { warnings: selection.warnings } : {}) };
 }

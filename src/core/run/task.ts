@@ -1,27 +1,36 @@
 // One task end to end: resolve its session (new or resumed), build the child's prompt and command, record the
 // run before the child starts, run it, and always record a terminal status. Shared by the CLI and pi fronts.
-import { abortStop, CANCELLED_BEFORE_START } from "./abort-reason.ts";
-import { renderFiles, type FileSpec } from "../files.ts";
+// The task's life is a list of stages (runTask below); this file keeps the types and the checks the fronts share.
+import { CANCELLED_BEFORE_START } from "./abort-reason.ts";
+import type { FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
-import { buildInvocation } from "./invocation.ts";
-import { resolveFinalizeMode, type FinalizeMode } from "./finalize-contract.ts";
+import type { FinalizeMode } from "./finalize-contract.ts";
 import { findProfile, validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { brokenProfile, type Diagnostic } from "../profiles/profile-discovery.ts";
-import { runCheckpoints } from "./checkpoint.ts";
-import { runChild, type RunLimits } from "./runner.ts";
-import { discoverSkills, resolveProfileSkills, type Skill } from "../profiles/skills.ts";
+import type { RunLimits } from "./runner.ts";
+import type { Skill } from "../profiles/skills.ts";
 import { readUserModels, resolveProfileModel, type UserModels } from "../profiles/model-resolve.ts";
 import type { RunState } from "./run-state.ts";
 import type { Settings } from "../settings.ts";
 import type { Store } from "../store/store.ts";
-import { formatResumePrompt, resumeNotFound, resumeRunning } from "../store/transcript.ts";
+import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
-import { createIsolation, isolationProblem, type IsolationMode, type WorktreeHost } from "./isolation.ts";
-import { rateGateFor, type RateGate } from "./rate-gate.ts";
-import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
-import { budgetMessage, mergeBudgets, type Budget, type CallSpend } from "../budget.ts";
+import type { IsolationMode, WorktreeHost } from "./isolation.ts";
+import type { RateGate } from "./rate-gate.ts";
+import type { Budget, CallSpend } from "../budget.ts";
+import type { TaskStage } from "./task-context.ts";
+import { prepareTask } from "./task-prepare.ts";
+import { admitTask } from "./task-admit.ts";
+import { loadSkills } from "./task-skills.ts";
+import { loadMemory } from "./task-memory.ts";
+import { placeTask } from "./task-place.ts";
+import { runTaskChild } from "./task-child.ts";
+import { acceptResult } from "./task-accept.ts";
+import { recordEnd, recordTask } from "./task-record.ts";
+import type { McpServer } from "./mcp-config.ts";
+import type { RunnerName } from "./runners/types.ts";
 
 export type Engine = {
   host: Host;
@@ -56,6 +65,12 @@ export type Engine = {
   parentTools?: string[];
   /** Git worktrees for `isolation: "worktree"` tasks (src/host/git-worktree.ts); unset: isolation fails. */
   worktrees?: WorktreeHost;
+  /** The children's pi version ("" unknown): which flags and powers (MCP, --exclude-tools) it has. */
+  piVersion?: string;
+  /** Names of the given MCP servers that do not answer (src/host/mcp-probe.ts); unset: nothing is probed. */
+  mcpProbe?: (servers: McpServer[], cwd: string) => Promise<string[]>;
+  /** This call's probe results (one probe per call), keyed by folder and servers. */
+  mcpDead?: Map<string, Promise<string[]>>;
 };
 
 export type TaskInput = {
@@ -78,6 +93,10 @@ export type TaskInput = {
   isolation?: IsolationMode;
   /** The task's own budgets (each wins over its profile's). */
   budget?: Budget;
+  /** Run in the sandbox (src/core/run/sandbox.ts); the settings' "on" cannot be turned off. */
+  sandbox?: boolean;
+  /** Where the child runs (src/core/run/runners/). */
+  runner?: RunnerName;
 };
 
 export type TaskOutcome = {
@@ -126,6 +145,9 @@ export type TaskHooks = {
   callSpend?: CallSpend;
   /** The call's rate-limit gate (rate-gate.ts). */
   rateGate?: RateGate;
+  /** Asked just before the child would start: a refusal (the session's cost cap, session-caps.ts) records the task
+   *  as not started. Children already running are not affected. */
+  startRefusal?: () => { code: ErrorCode; message: string } | null;
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
@@ -151,25 +173,6 @@ export function chooseModel(engine: Engine, profile: Profile | null, requested: 
   engine.userModels ??= readUserModels(engine.host, engine.agentDir);
   const choice = resolveProfileModel(profile, wanted, { parentModel: engine.parentModel, aliases: engine.settings.modelAliases, user: engine.userModels });
   return { model: choice.model ?? null, warning: choice.warning };
-}
-
-/**
- * Why pi refused the model at start-up, when that is why the run failed (no model call was made): it did not
- * know the name, or it matched the name to a provider without credentials. Else null.
- */
-function refusedModel(r: RunResult, model: string): string | null {
-  if (r.status !== "error" || r.usage.turns > 0) return null;
-  if (/Model "[^"]+" not found/.test(r.error ?? "")) return `model "${model}" is not known to pi here`;
-  const provider = /No API key found for ([\w.-]+)/.exec(r.error ?? "")?.[1];
-  return provider ? `model "${model}" is matched by pi to provider "${provider}", which has no credentials here` : null;
-}
-
-/** What a run does differently from its agent file, for the run header and record. */
-function runWarnings(profile: Profile | null, modelWarning: string | undefined): string[] {
-  const out: string[] = [];
-  if (modelWarning) out.push(modelWarning);
-  if (profile?.unavailableTools?.length) out.push(`tools not available here: ${profile.unavailableTools.join(", ")}`);
-  return out;
 }
 
 /** The timeout that really applies to a task: its own, else its profile's, else the settings' (spec 000). */
@@ -220,174 +223,20 @@ export function trustFor(trust: Engine["projectTrust"], cwd: string): "yes" | "n
   return trust.trusted ? "yes" : "no";
 }
 
+/** A task's life after prepare, in order (each stage in its own file: task-<stage>.ts). */
+const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, placeTask, runTaskChild, acceptResult];
+
+/**
+ * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then
+ * each stage runs in turn, and a stage that returns a result ends the task there; record ends the run.
+ */
 export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks = {}): Promise<TaskOutcome> {
-  const { host, store, settings } = engine;
-  let resolved: ReturnType<typeof resolveTask>;
-  try {
-    resolved = resolveTask(engine, input);
-  } catch (err) {
-    if (!(err instanceof TaskError)) throw err;
-    const id = input.sessionId ?? store.newSessionId();
-    const agent = input.profile ?? "default";
-    const result = failedResult(err.message, err.code);
-    if (err.recordSession) {
-      try {
-        if (!store.getSession(id)) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession });
-        store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name }), result);
-      } catch {
-        // the session (a resumed one) is running elsewhere: the refusal is still returned, just not recorded
-      }
-    }
-    return { sessionId: id, name: input.name, agent, result };
+  const prepared = await prepareTask(engine, input, hooks);
+  if ("outcome" in prepared) return prepared.outcome;
+  const task = prepared.task;
+  for (const stage of STAGES) {
+    const ended = await stage(task);
+    if (ended) return recordEnd(task, ended);
   }
-  const { id, profile, agent, resumeOf } = resolved;
-  // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
-  // made again at the same path (worktrees are named for the session).
-  const isolation = input.isolation ?? profile?.isolation ?? (resumeOf?.runs.at(-1)?.isolation ? "worktree" : undefined);
-  // A cwd outside any git repository fails here: before anything is recorded, created or run.
-  const notIsolable = isolation ? await isolationProblem(engine.worktrees, input.cwd) : null;
-  if (notIsolable) return { sessionId: id, name: input.name, agent, result: failedResult(notIsolable, "ISOLATION_FAILED") };
-  const sessionFile = resumeOf?.sessionFile ?? childSessionFile(engine.agentDir, input.cwd, agent, id);
-  const canContinue = !!resumeOf && !!host.stat(sessionFile)?.isFile;
-
-  let prompt = input.prompt;
-  if (input.files?.length) prompt = `${renderFiles(host, input.files, input.cwd)}${prompt}`;
-  if (resumeOf && !canContinue) {
-    // The child's own session file is gone: fall back to the transcript of what it did (spec 000).
-    const runs = resumeOf.runs.map((r) => ({ ...r, messages: store.getMessages(r.id) }));
-    prompt = formatResumePrompt(runs, prompt);
-  }
-  // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
-  if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
-  else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
-  let runId: number;
-  try {
-    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe, name: input.name });
-  } catch (err) {
-    // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
-    return { sessionId: id, name: input.name, agent, result: failedResult((err as Error).message, "INVALID_INPUT") };
-  }
-  const model = chooseModel(engine, profile, input.model);
-  const warnings = runWarnings(profile, model.warning);
-  hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
-  if (hooks.signal?.aborted) {
-    const stop = abortStop(hooks.signal.reason, false);
-    const result = failedResult(stop.message, stop.code);
-    store.finishRun(runId, result);
-    return { sessionId: id, name: input.name, agent, result };
-  }
-  const callHit = hooks.callSpend?.hit();
-  if (callHit) {
-    // The call's money is spent: a task still waiting to start does not start.
-    const result = failedResult(`${budgetMessage(callHit)}: not started`, "BUDGET_EXCEEDED");
-    store.finishRun(runId, result);
-    return { sessionId: id, name: input.name, agent, result };
-  }
-
-  let skills: { skillPaths: string[]; appendPrompt: string } = { skillPaths: [], appendPrompt: "" };
-  if (profile && (profile.suggestedSkills?.length || profile.loadSkills?.length)) {
-    engine.skills ??= discoverSkills(host, { agentDir: engine.agentDir, cwd: input.cwd });
-    const resolved = resolveProfileSkills(host, profile, engine.skills);
-    if ("error" in resolved) {
-      // Unknown skills fail this task only; the others go on (spec 000).
-      const result = failedResult(resolved.error, "INVALID_INPUT");
-      store.finishRun(runId, result);
-      return { sessionId: id, name: input.name, agent, result };
-    }
-    skills = resolved;
-  }
-  const iso = isolation ? await createIsolation(engine.worktrees!, { cwd: input.cwd, id, name: input.name }) : null;
-  if (iso && "error" in iso) {
-    const result = failedResult(iso.error, "ISOLATION_FAILED");
-    store.finishRun(runId, result);
-    return { sessionId: id, name: input.name, agent, result };
-  }
-  const childCwd = iso?.worktree.cwd ?? input.cwd;
-  // A call's gate comes from the scheduler; a lone task (`run`, `subagent`) gets its own.
-  const rateGate = hooks.rateGate ?? rateGateFor(1, engine.clock, settings.rateLimitWait);
-  const checkpoints = runCheckpoints(store, engine.clock, runId);
-  const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
-  let result: RunResult;
-  const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
-    host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
-    const inv = buildInvocation({
-      piCommand: engine.piCommand,
-      childExtension: engine.childExtension,
-      profile,
-      transport: settings.transport,
-      finalize,
-      sessionFile,
-      model: childModel,
-      depth: engine.depth + 1,
-      maxDepth: settings.maxDepth,
-      parentPid: host.pid,
-      parentTools: engine.parentTools,
-      promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
-      skillPaths: skills.skillPaths,
-      appendPrompt: skills.appendPrompt || undefined,
-      projectTrust: trustFor(engine.projectTrust, input.cwd),
-      baseEnv: { ...host.env, ...engine.piEnv },
-    });
-    if (iso) iso.scrubEnv(inv.env);
-    for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
-    try {
-      if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
-      return await runChild(host, engine.clock, {
-        argv: inv.argv,
-        env: inv.env,
-        sessionFile,
-        cwd: childCwd,
-        prompt: stdin,
-        transport: settings.transport,
-        finalize,
-        timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
-        extendDebounceSec: settings.extendTimeoutDebounce,
-        maxRuntimeSec: settings.maxRuntime,
-        loopingToolCount: settings.loopingToolCount,
-        budget: mergeBudgets(input.budget, profile ?? undefined),
-        callSpend: hooks.callSpend && { spend: hooks.callSpend, key: id },
-        spentBefore,
-        rateGate,
-        limits: engine.limits,
-        settles: engine.piSettles,
-        signal: hooks.signal,
-        onEvent: (state, ev) => {
-          hooks.onEvent?.(state, ev);
-          checkpoints.update(state);
-        },
-        onControl: hooks.onControl,
-      });
-    } finally {
-      for (const f of inv.files) host.remove(f.path);
-    }
-  };
-  try {
-    result = await attempt(model.model);
-    let refused = model.model ? refusedModel(result, model.model) : null;
-    let failedModel = result.model ?? model.model ?? "the default model";
-    for (const next of fallbackModels(profile, settings)) {
-      if (hooks.signal?.aborted || !(refused || modelFailed(result))) break;
-      const choice = chooseModel(engine, profile, next);
-      const warning = `model ${failedModel} failed (${refused ?? result.error}): continued on ${choice.model ?? next}`;
-      // Work the failed model already did is kept: its session goes on. Without any, the task starts over.
-      const stdin = didWork(result) && host.stat(sessionFile)?.isFile ? FALLBACK_CONTINUE_TEXT : prompt;
-      result = afterFallback(result, failedModel, await attempt(choice.model, stdin, result.usage), warning);
-      refused = choice.model ? refusedModel(result, choice.model) : null;
-      failedModel = result.model ?? choice.model ?? next;
-    }
-    if (refused && !hooks.signal?.aborted) {
-      // pi could not use the model and exited before any model call: run on the default model instead, and say so.
-      warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
-      result = await attempt(null);
-    }
-  } catch (err) {
-    result = err instanceof TaskError ? failedResult(err.message, err.code) : failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
-  } finally {
-    checkpoints.stop();
-  }
-  if (warnings.length) result.warnings = [...warnings, ...(result.warnings ?? [])];
-  if (iso) result.isolation = await iso.finish();
-  store.finishRun(runId, result);
-  if (result.sessionFile && result.sessionFile !== sessionFile) store.setSessionFile(id, result.sessionFile);
-  return { sessionId: id, name: input.name, agent, result };
+  return recordTask(task);
 }

@@ -11,6 +11,7 @@ import {
   type SessionRecord,
   type SessionStore,
   type SessionSummary,
+  startedChild,
 } from "./store-types.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
 
@@ -106,6 +107,11 @@ export class MemoryStore implements SessionStore {
       createdAt: s.createdAt,
       updatedAt: s.updatedAt,
     }));
+  }
+
+  parentUsage(parentSession: string): { spawns: number; cost: number } {
+    const runs = [...this.sessions.values()].filter((s) => s.parentSession === parentSession).flatMap((s) => s.runs);
+    return { spawns: runs.filter(startedChild).length, cost: runs.reduce((n, r) => n + r.usage.cost, 0) };
   }
 
   recoverStale(isAlive: (pid: number) => boolean): number {

@@ -96,6 +96,15 @@ export interface SessionStore {
   recoverStale(isAlive: (pid: number) => boolean): number;
   /** Adds runs of a session that this store does not know yet (all-or-nothing per session). */
   importRuns(runs: ImportedRun[]): void;
+  /** Children started by one parent pi session (running ones included) and what the ended ones cost (caps). */
+  parentUsage(parentSession: string): { spawns: number; cost: number };
+}
+
+/** Error codes of runs refused before any child started (they made no model turn): not counted as spawns. */
+export const NOT_STARTED_CODES = ["INVALID_INPUT", "ISOLATION_FAILED", "BUDGET_EXCEEDED", "SPAWN_LIMIT", "SUBAGENT_CANCELLED"];
+
+export function startedChild(r: Pick<RunRecord, "status" | "exitCode" | "errorCode" | "usage">): boolean {
+  return !(r.status === "error" && r.exitCode === null && r.usage.turns === 0 && NOT_STARTED_CODES.includes(r.errorCode ?? ""));
 }
 
 export const INTERRUPTED_MESSAGE = "Session was interrupted (main agent session ended unexpectedly)";
@@ -115,3 +124,7 @@ export function capMessage(m: StoredMessage): StoredMessage {
   const cap = m.role === "toolResult" ? TOOL_RESULT_CAP : MESSAGE_TEXT_CAP;
   return m.text.length > cap ? { ...m, text: `${m.text.slice(0, cap)}…` } : m;
 }
+
+/** A session still in flight (running, or queued in a live owner), with who owns it: control/running.ts lists them,
+ * ui/fleet.ts shows them. */
+export type RunningRow = { id: string; name: string; agent: string; status: "running" | "queued"; ownerPid: number | null; role: string; startedAt: number | null };

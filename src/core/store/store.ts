@@ -13,6 +13,7 @@ import {
   type SessionRecord,
   type SessionStore,
   type SessionSummary,
+  NOT_STARTED_CODES,
 } from "./store-types.ts";
 import { emptyUsage, type RunResult, type StoredMessage } from "../types.ts";
 
@@ -262,6 +263,17 @@ export class Store implements SessionStore {
       createdAt: s.created_at,
       updatedAt: s.updated_at,
     }));
+  }
+
+  parentUsage(parentSession: string): { spawns: number; cost: number } {
+    // A run refused before its child started (the same test as startedChild) is not a spawn.
+    const notStarted = `r.status = 'error' AND r.exit_code IS NULL AND COALESCE(json_extract(r.usage, '$.turns'), 0) = 0 AND r.error_code IN (${NOT_STARTED_CODES.map(() => "?").join(", ")})`;
+    const row = this.db.get<{ spawns: number; cost: number | null }>(
+      `SELECT SUM(CASE WHEN ${notStarted} THEN 0 ELSE 1 END) AS spawns, SUM(json_extract(r.usage, '$.cost')) AS cost
+         FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.parent_session = ?`,
+      [...NOT_STARTED_CODES, parentSession],
+    );
+    return { spawns: row?.spawns ?? 0, cost: row?.cost ?? 0 };
   }
 
   recoverStale(isAlive: (pid: number) => boolean): number {

@@ -1,0 +1,49 @@
+// `subagents cancel ID…|--all`: stops running or queued sub-agents through the process that owns them, with the
+// kill protocol; their runs are recorded as cancelled (SUBAGENT_CANCELLED).
+import { cancelSession } from "../../control/actions.ts";
+import { request } from "../../control/client.ts";
+import { liveOwners, type OwnerRecord } from "../../control/registry.ts";
+import { parse } from "../args.ts";
+import { controlContext } from "../control-context.ts";
+import { EXIT, UsageError } from "../errors.ts";
+
+export const CANCEL_HELP = `Usage: subagents cancel ID [ID …]
+       subagents cancel --all
+
+Stops running (or still queued) sub-agents, foreground or background, through the process that owns them:
+SIGTERM, then SIGKILL after a grace period, for the child and everything it started. Each run is recorded as
+cancelled. --all cancels every session any live owner still has.
+
+Exit codes: 0 every given session was cancelled; 1 some session was not running (reason printed); 2 usage.`;
+
+export async function cmdCancel(argv: string[]): Promise<number> {
+  const { values, positionals } = parse("cancel", argv, { all: { type: "boolean" } });
+  if (values.help) {
+    console.log(CANCEL_HELP);
+    return EXIT.ok;
+  }
+  if (values.all === (positionals.length > 0)) throw new UsageError("cancel: give session IDs or --all. See 'subagents cancel --help'.");
+  const c = controlContext();
+  let failed = false;
+  const fail = (msg: string) => {
+    failed = true;
+    process.stderr.write(`subagents: cancel: ${msg}\n`);
+  };
+  const owners: OwnerRecord[] = values.all ? liveOwners(c.data).filter((o) => o.sessions.length) : [];
+  for (const o of owners) {
+    if (!o.socket) {
+      fail(`owner ${o.pid} is still starting; try again in a moment.`);
+      continue;
+    }
+    const reply = await request(o.socket, { op: "cancel", all: true }, 5000);
+    if (reply.ok) for (const id of reply.cancelled ?? []) console.log(`cancelled ${id}`);
+    else fail(reply.reason);
+  }
+  if (values.all && !owners.length) console.log("Nothing is running.");
+  for (const id of positionals) {
+    const r = await cancelSession(c.state(id), id, () => c.store.getSession(id)?.status ?? "finished");
+    if (r.ok) console.log(`cancelled ${id}`);
+    else fail(`${r.reason}.`);
+  }
+  return failed ? EXIT.taskFailed : EXIT.ok;
+}

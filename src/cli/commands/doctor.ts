@@ -1,0 +1,64 @@
+// `subagents doctor [--json]`: one line per check, ✓ fine, ! worth knowing, ✗ broken (with its fix).
+// Exit 0 when nothing is ✗, 1 otherwise, so scripts and CI can gate on it. Never prints a secret.
+import * as path from "node:path";
+import { parse } from "../args.ts";
+import { childPiCheck, databaseCheck, extensionCheck, modelCheck, profilesCheck, settingsCheck, terminalCheck, versionCheck, type Check } from "../doctor-checks.ts";
+import { cliContext } from "../engine.ts";
+import { runnerCheck, sandboxCheck } from "../doctor-engines.ts";
+import { modelsCheck } from "../doctor-models.ts";
+import { EXIT, UsageError } from "../errors.ts";
+
+export const DOCTOR_HELP = `Usage: subagents doctor [--cwd DIR] [--json]
+
+Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed by how to fix it).
+  version     this executable, the pi inside it, the commit it was built from
+  children    which pi sub-agents run
+  model       pi's default model and whether its provider has credentials (never printed)
+  models      every model the setup names (default, agents', fallbacks) against the children's pi --list-models
+  database    the session database: writable, schema version, size
+  extension   the pi extension in pi's agent dir, and whether it matches this binary
+  profiles    agent folders found, profile files with errors
+  settings    the subagents section of settings.json
+  terminal    live-window support: terminal, colour, UTF-8
+
+Options:
+  --cwd DIR   Check as if run from DIR (project profiles and settings)
+  --json      One JSON object: {"ok":bool,"checks":[{"name","status":"ok|warn|fail","detail","fix"?}]}
+
+Exit codes: 0 nothing broken, 1 at least one ✗, 2 usage error.`;
+
+const MARK = { ok: "✓", warn: "!", fail: "✗" } as const;
+
+export function cmdDoctor(argv: string[]): number {
+  const { values, positionals } = parse("doctor", argv, { cwd: { type: "string" }, json: { type: "boolean" } });
+  if (values.help) {
+    console.log(DOCTOR_HELP);
+    return EXIT.ok;
+  }
+  if (positionals.length) throw new UsageError(`doctor: unexpected argument "${positionals[0]}". See 'subagents doctor --help'.`);
+  const cwd = path.resolve(values.cwd ?? process.cwd());
+  const ctx = cliContext(cwd);
+  const checks: Check[] = [
+    versionCheck(),
+    childPiCheck(cwd),
+    modelCheck(ctx, cwd),
+    modelsCheck(ctx, cwd),
+    databaseCheck(ctx),
+    ...extensionCheck(ctx),
+    profilesCheck(ctx, cwd),
+    settingsCheck(ctx),
+    sandboxCheck(ctx),
+    runnerCheck(ctx),
+    terminalCheck(process.env, process.stdout),
+  ];
+  const healthy = !checks.some((c) => c.status === "fail");
+  if (values.json) {
+    console.log(JSON.stringify({ ok: healthy, checks }));
+  } else {
+    for (const c of checks) {
+      console.log(`${MARK[c.status]} ${c.name.padEnd(10)} ${c.detail}`);
+      if (c.fix && c.status !== "ok") console.log(`  ${" ".repeat(10)} fix: ${c.fix}`);
+    }
+  }
+  return healthy ? EXIT.ok : EXIT.taskFailed;
+}

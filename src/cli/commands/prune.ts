@@ -1,0 +1,111 @@
+// `subagents prune`: deletes old sessions (their runs, messages and the child's pi session file), then VACUUMs
+// so the database file shrinks. A session that is running is never touched.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { childSessionFile } from "../../core/run/task.ts";
+import type { PruneCandidate } from "../../core/store/store-types.ts";
+import { parse } from "../args.ts";
+import { formatBytes } from "../doctor-checks.ts";
+import { cliContext, dataDir, dbPath, openStore } from "../engine.ts";
+import { sessionLogs, staleSupervisorLogs } from "../prune-logs.ts";
+import { createWorktreeHost } from "../../host/git-worktree.ts";
+import { EXIT, UsageError } from "../errors.ts";
+
+export const PRUNE_HELP = `Usage: subagents prune [--older-than AGE] [--keep N] [--dry-run] [--json]
+
+Deletes sessions from the session database together with their child pi session files and background
+event logs, then compacts the database (VACUUM). Running sessions are never deleted. Logs of background
+supervisors that ended before the cut-off go too, and worktrees of isolated tasks whose owner process died
+(what they changed is committed on their branch first).
+
+Options:
+  --older-than AGE  Only sessions last active more than AGE ago: 30d, 12h, 90m, 2w (default 30d,
+                    unless only --keep is given)
+  --keep N          Always keep the N most recent sessions
+  --dry-run         List what would be deleted; change nothing
+  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","bytesBefore","bytesAfter"}
+
+Examples:
+  subagents prune                       sessions older than 30 days
+  subagents prune --keep 100            all but the newest 100
+  subagents prune --older-than 7d --keep 20 --dry-run`;
+
+const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** "30d" → milliseconds. */
+export function parseAge(raw: string): number {
+  const m = /^(\d+(?:\.\d+)?)([mhdw])$/.exec(raw.trim());
+  if (!m || Number(m[1]) <= 0) throw new UsageError(`prune: --older-than must look like 30d, 12h, 90m or 2w (got "${raw}").`);
+  return Number(m[1]) * UNITS[m[2]];
+}
+
+function parseKeep(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`prune: --keep must be a whole number ≥ 0 (got "${raw}").`);
+  return n;
+}
+
+/** The pi session file of a sub-agent session: the recorded one, or where the runner puts it. Only files named for
+ * the session id qualify — a resumed or imported session may point at a file we must not delete. */
+function sessionFileOf(agentDir: string, c: PruneCandidate): string | undefined {
+  const file = c.sessionFile ?? childSessionFile(agentDir, c.cwd, c.agent, c.id);
+  return path.basename(file).includes(c.id) && fs.statSync(file, { throwIfNoEntry: false })?.isFile() ? file : undefined;
+}
+
+const dbBytes = (file: string) => [file, `${file}-wal`].reduce((n, f) => n + (fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
+
+export async function cmdPrune(argv: string[]): Promise<number> {
+  const { values, positionals } = parse("prune", argv, {
+    "older-than": { type: "string" },
+    keep: { type: "string" },
+    "dry-run": { type: "boolean" },
+    json: { type: "boolean" },
+  });
+  if (values.help) {
+    console.log(PRUNE_HELP);
+    return EXIT.ok;
+  }
+  if (positionals.length) throw new UsageError(`prune: unexpected argument "${positionals[0]}". See 'subagents prune --help'.`);
+  const keep = values.keep === undefined ? undefined : parseKeep(values.keep);
+  const age = values["older-than"] !== undefined ? parseAge(values["older-than"]) : keep === undefined ? UNITS.d * 30 : undefined;
+  const ctx = cliContext(process.cwd());
+  const store = openStore(ctx);
+  const file = dbPath(ctx);
+  const before = age === undefined ? undefined : Date.now() - age;
+  const candidates = store.prunable({ before, keep });
+  const files = candidates.map((c) => sessionFileOf(ctx.agentDir, c)).filter((f): f is string => !!f);
+  const bytesBefore = dbBytes(file);
+  const dryRun = !!values["dry-run"];
+  let deleted = candidates;
+  let removedFiles = files;
+  let logs = [...sessionLogs(dataDir(ctx), candidates.map((c) => c.id)), ...staleSupervisorLogs(dataDir(ctx), before)];
+  if (!dryRun) {
+    const ids = new Set(store.deleteSessions(candidates.map((c) => c.id)));
+    deleted = candidates.filter((c) => ids.has(c.id));
+    removedFiles = [];
+    for (const c of deleted) {
+      const f = sessionFileOf(ctx.agentDir, c);
+      if (!f) continue;
+      fs.rmSync(f, { force: true });
+      removedFiles.push(f);
+    }
+    // Only the logs of sessions really deleted (one may have started running meanwhile).
+    logs = [...sessionLogs(dataDir(ctx), deleted.map((c) => c.id)), ...staleSupervisorLogs(dataDir(ctx), before)];
+    for (const f of logs) fs.rmSync(f, { force: true });
+    store.vacuum();
+  }
+  // Worktrees of isolated tasks whose owner died (SIGKILL): changes kept on their branch, the folder removed.
+  const worktrees = dryRun ? 0 : await createWorktreeHost(dataDir(ctx)).cleanStale();
+  const bytesAfter = dbBytes(file);
+  if (values.json) {
+    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, logs, worktrees, bytesBefore, bytesAfter }));
+    return EXIT.ok;
+  }
+  const verb = dryRun ? "Would delete" : "Deleted";
+  for (const c of deleted) console.log(`${dryRun ? "would delete" : "deleted"}  ${c.id}  ${c.name}  (${c.agent}, ${new Date(c.updatedAt).toISOString().slice(0, 10)})`);
+  const size = dryRun ? `database ${formatBytes(bytesBefore)}` : `database ${formatBytes(bytesBefore)} → ${formatBytes(bytesAfter)}`;
+  const logNote = logs.length ? `, ${logs.length} log file(s)` : "";
+  console.log(`${verb} ${deleted.length} session(s) and ${removedFiles.length} session file(s)${logNote}; ${size} (${file}).`);
+  if (worktrees) console.log(`Removed ${worktrees} abandoned worktree(s) of isolated tasks (their changes are on their branches).`);
+  return EXIT.ok;
+}

@@ -1,0 +1,135 @@
+// `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { rateLimitLine, toolCallLine } from "../../core/run/activity.ts";
+import { isolationLines } from "../../core/run/isolation.ts";
+import { CapGuard } from "../../core/run/cap-guard.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask } from "../../core/run/task.ts";
+import type { ChildEvent } from "../../core/types.ts";
+import { CallWindows } from "../../ui/call-windows.ts";
+import { endLines, startLine } from "../../ui/summary.ts";
+import { clip, sanitizeLine } from "../../ui/text-width.ts";
+import { displayLines } from "../../ui/windows.ts";
+import { isolationFlag, parse, positiveNumber, requireProfile } from "../args.ts";
+import { buildEngine, cliContext, dataDir } from "../engine.ts";
+import { startOwner } from "../../control/owner.ts";
+import { startBackground } from "../background.ts";
+import { EXIT, UsageError } from "../errors.ts";
+import { RUN_HELP } from "../help.ts";
+import { ENGINE_OPTIONS, engineFlags } from "../engine-flags.ts";
+import { BUDGET_OPTIONS, budgetFlags } from "../budget-flags.ts";
+import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
+import { FORCED, STOPPING, trapSignals } from "../signals.ts";
+import { colorStyle, streamWidth } from "../style.ts";
+
+function readTask(raw: string): string {
+  if (raw !== "-") return raw;
+  // On a terminal `-` would wait without a word: say what it waits for.
+  if (process.stdin.isTTY) process.stderr.write("Reading the task from standard input; finish with Ctrl-D.\n");
+  try {
+    return fs.readFileSync(0, "utf8");
+  } catch (err) {
+    throw new UsageError(`run: cannot read the task from standard input: ${(err as Error).message}`);
+  }
+}
+
+export async function cmdRun(argv: string[]): Promise<number> {
+  const { values, positionals } = parse("run", argv, {
+    session: { type: "string" },
+    cwd: { type: "string" },
+    model: { type: "string" },
+    timeout: { type: "string" },
+    json: { type: "boolean" },
+    quiet: { type: "boolean", short: "q" },
+    "no-color": { type: "boolean" },
+    background: { type: "boolean" },
+    isolation: { type: "string" },
+    ...ENGINE_OPTIONS,
+    ...BUDGET_OPTIONS,
+  });
+  if (values.help) {
+    console.log(RUN_HELP);
+    return EXIT.ok;
+  }
+  if (positionals.length !== 2) throw new UsageError(`run: expected AGENT and "task" (got ${positionals.length} argument${positionals.length === 1 ? "" : "s"}). See 'subagents help run'.`);
+  const [agent, rawTask] = positionals;
+  const cwd = path.resolve(values.cwd ?? process.cwd());
+  if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`run: --cwd ${cwd} is not a directory.`);
+  const timeoutSec = positiveNumber("run", "timeout", values.timeout);
+  const isolation = isolationFlag("run", values.isolation);
+
+  const ctx = cliContext(cwd);
+  for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
+  const engine = buildEngine(ctx, cwd);
+  // Refusals before anything starts are usage errors (exit 2), the same as in `delegate`.
+  if (!values.session) requireProfile("run", agent, engine);
+  const resumeProblem = values.session ? checkResumable(engine, values.session) : null;
+  if (resumeProblem) throw new UsageError(`run: ${resumeProblem}`);
+  const conflict = checkProfileSkills(engine, [agent]);
+  if (conflict) throw new UsageError(`run: ${conflict}`);
+  const task = readTask(rawTask);
+  if (!task.trim()) throw new UsageError("run: the task is empty.");
+  const limit = new CapGuard(undefined, "this invocation").check(engine.settings, { tasks: 1 });
+  if (limit) throw new UsageError(`run: ${limit.code}: ${limit.message}`);
+
+  const json = !!values.json;
+  const progress = !json && !values.quiet;
+  const style = colorStyle(process.stderr, values["no-color"]);
+  const width = streamWidth(process.stderr);
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  const name = agent;
+  const profile = agent === "default" ? undefined : agent;
+  // The id is chosen here so the owner can list it before the child starts (wait/steer from elsewhere).
+  let sessionId = values.session ?? engine.store.newSessionId();
+  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values), ...engineFlags("run", values) };
+  if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
+  const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
+  const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });
+  let windows: CallWindows | null = null;
+  const outcome = await owner.wrap((i, h) => runTask(engine, i, h), (t) => effectiveTimeout(engine, t))(
+    input,
+    {
+      signal: interrupt.signal,
+      onStart: (info) => {
+        sessionId = info.sessionId;
+        windows = new CallWindows([{ name, sessionId, profile: info.agent, timeoutSec: timeoutSec ?? engine.settings.timeout }], 0);
+        windows.start(0, Date.now());
+        if (json) writeJson({ type: "task_start", task: name, sessionId, agent: info.agent });
+        else if (progress) {
+          say(startLine(name, info.agent, sessionId, style));
+          for (const w of info.warnings) say(style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width)));
+        }
+      },
+      onEvent: (state, ev) => {
+        windows?.event(0, state);
+        if (json) {
+          const line = jsonEvent(name, sessionId, ev);
+          if (line) writeJson(line);
+        } else if (progress) for (const line of activityLines(ev)) say(style.dim(clip(`  ${line}`, width)));
+      },
+    },
+  );
+  interrupt.dispose();
+  owner.close();
+  const r = outcome.result;
+  if (json) {
+    writeJson(taskEndEvent(outcome));
+    writeJson(summaryEvent([outcome]));
+  } else {
+    if (r.output) process.stdout.write(r.output.endsWith("\n") ? r.output : `${r.output}\n`);
+    const w = windows ?? new CallWindows([{ name, sessionId: outcome.sessionId, profile: outcome.agent, timeoutSec: 0 }], 0);
+    w.end(0, outcome, Date.now());
+    if (!windows) w.views[0].elapsedMs = r.durationMs;
+    for (const line of endLines(w.views[0], width, style)) say(line);
+    for (const line of isolationLines([outcome])) say(line);
+  }
+  return interrupt.exitCode() ?? (r.status === "completed" ? EXIT.ok : EXIT.taskFailed);
+}
+
+/** The lines a window would gain from one event, for `run`'s line-by-line progress. */
+function activityLines(ev: ChildEvent): string[] {
+  if (ev.type === "tool_start" && ev.name !== "subagent_finalize") return [sanitizeLine(toolCallLine(ev.name, ev.args))];
+  if (ev.type === "rate_limit") return [rateLimitLine(ev.status, ev.retryAfterMs)];
+  if (ev.type === "retry") return displayLines([`↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${sanitizeLine(ev.errorMessage)}`]);
+  return [];
+}

@@ -1,0 +1,44 @@
+// Where a child runs (issue 25, DESIGN §11). The owner — CLI, pi session or background supervisor — keeps
+// everything it does (windows, store, budgets, steering, kill protocol); a runner only turns the child's command
+// into one that runs somewhere else, and says what that costs: which transport crosses, whether the control pipe
+// does, and what must be cleaned up after every end path. One runner is one file of this folder: a Kubernetes
+// runner (a Job per child, `kubectl run --attach` style) would be one more.
+import type { Host } from "../../host.ts";
+import type { Transport } from "../transport.ts";
+import type { EngineSettings } from "../../engine-settings.ts";
+import type { RunnerName } from "../../engine-settings.ts";
+export type { RunnerName };
+
+export type PlaceRequest = {
+  host: Host;
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  sessionFile: string;
+  agentDir: string;
+  /** Files written for this child just before it starts (its prompt file): they must be readable where it runs. */
+  files: string[];
+  sandbox: boolean;
+  /** Unique per child start: containers and jobs carry it so they can be found and removed by name. */
+  name: string;
+  /** The folder git keeps this worktree's index in (isolated tasks), writable inside the sandbox. */
+  gitDir?: string;
+  settings: EngineSettings;
+};
+
+export type Placed = {
+  argv: string[];
+  env: Record<string, string>;
+  /** Runs after the child ended, on every end path (success, error, timeout, cancel, Ctrl-C). Never throws. */
+  cleanup?: () => Promise<void>;
+};
+
+export type ChildRunner = {
+  name: RunnerName;
+  /** The transport this runner needs; undefined: the settings' choice (fd 3 only crosses a local spawn). */
+  transport?: Transport;
+  /** What this runner cannot give, said in every window and record of its runs (e.g. no steering). */
+  notes?: string[];
+  /** Builds the command; a string is a clear error (missing tool, unshared folder): nothing was started. */
+  place(req: PlaceRequest): Promise<Placed | string>;
+};

@@ -1,0 +1,125 @@
+// Stage "run": the child itself — its invocation, the run, and the profile's fallback models when a model fails.
+// Whatever happens, the stage ends with a result on the task (a thrown error becomes a failed result).
+import { mergeBudgets } from "../budget.ts";
+import type { RunResult } from "../types.ts";
+import { runCheckpoints } from "./checkpoint.ts";
+import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
+import { buildInvocation } from "./invocation.ts";
+import { rateGateFor } from "./rate-gate.ts";
+import { runChild } from "./runner.ts";
+import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from "./task.ts";
+import type { TaskContext } from "./task-context.ts";
+import { childMcp } from "./mcp-select.ts";
+import { expectedDefaultModel } from "./default-model.ts";
+import { placeChild } from "./runners/choose.ts";
+import type { Placed } from "./runners/types.ts";
+
+export async function runTaskChild(task: TaskContext): Promise<void> {
+  const { engine, input, hooks, profile, id, runId, sessionFile, prompt, finalize, skills, iso, warnings, model } = task;
+  const { host, store, settings } = engine;
+  const childCwd = task.cwd;
+  // A call's gate comes from the scheduler; a lone task (`run`, `subagent`) gets its own.
+  const rateGate = hooks.rateGate ?? rateGateFor(1, engine.clock, settings.rateLimitWait);
+  const checkpoints = runCheckpoints(store, engine.clock, runId);
+  let result: RunResult;
+  // pi 1.x MCP servers for this child (the agent's or settings' `mcp`, minus servers the owner found dead).
+  const mcp = await childMcp(engine, profile, childCwd);
+  const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
+    host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
+    const inv = buildInvocation({
+      piCommand: engine.piCommand,
+      childExtension: engine.childExtension,
+      profile,
+      transport: task.transport,
+      finalize,
+      sessionFile,
+      model: childModel,
+      depth: engine.depth + 1,
+      maxDepth: settings.maxDepth,
+      parentPid: host.pid,
+      parentTools: engine.parentTools,
+      promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
+      skillPaths: skills.skillPaths,
+      appendPrompt: [skills.appendPrompt, task.memory].filter(Boolean).join("\n\n") || undefined,
+      projectTrust: task.trust,
+      baseEnv: { ...host.env, ...engine.piEnv },
+      piVersion: engine.piVersion,
+      defaultModel: expectedDefaultModel(engine, childCwd),
+      ...mcp,
+    });
+    for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
+    if (iso) iso.scrubEnv(inv.env);
+    for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
+    let placed: Placed | string | undefined;
+    try {
+      if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
+      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings });
+      if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
+      return await runChild(host, engine.clock, {
+        argv: placed.argv,
+        env: placed.env,
+        sessionFile,
+        cwd: childCwd,
+        prompt: stdin,
+        transport: task.transport,
+        finalize,
+        timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
+        extendDebounceSec: settings.extendTimeoutDebounce,
+        maxRuntimeSec: settings.maxRuntime,
+        loopingToolCount: settings.loopingToolCount,
+        budget: mergeBudgets(input.budget, profile ?? undefined),
+        callSpend: hooks.callSpend && { spend: hooks.callSpend, key: id },
+        spentBefore,
+        rateGate,
+        limits: engine.limits,
+        settles: engine.piSettles,
+        signal: hooks.signal,
+        onEvent: (state, ev) => {
+          hooks.onEvent?.(state, ev);
+          checkpoints.update(state);
+        },
+        onControl: hooks.onControl,
+      });
+    } finally {
+      if (typeof placed === "object") await placed.cleanup?.();
+      for (const f of inv.files) host.remove(f.path);
+    }
+  };
+  try {
+    result = await attempt(model.model);
+    // With no --model, pi's default model was asked for: the child's pi may not know it (src/child/model-guard.ts).
+    let refused = refusedModel(result, model.model ?? expectedDefaultModel(engine, childCwd) ?? "pi's default model");
+    let failedModel = result.model ?? model.model ?? "the default model";
+    for (const next of fallbackModels(profile, settings)) {
+      if (hooks.signal?.aborted || !(refused || modelFailed(result))) break;
+      const choice = chooseModel(engine, profile, next);
+      const warning = `model ${failedModel} failed (${refused ?? result.error}): continued on ${choice.model ?? next}`;
+      // Work the failed model already did is kept: its session goes on. Without any, the task starts over.
+      const stdin = didWork(result) && host.stat(sessionFile)?.isFile ? FALLBACK_CONTINUE_TEXT : prompt;
+      result = afterFallback(result, failedModel, await attempt(choice.model, stdin, result.usage), warning);
+      refused = choice.model ? refusedModel(result, choice.model) : null;
+      failedModel = result.model ?? choice.model ?? next;
+    }
+    if (refused && model.model && !hooks.signal?.aborted) {
+      // pi could not use the model and exited before any model call: run on the default model instead, and say so.
+      warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
+      result = await attempt(null);
+    }
+  } catch (err) {
+    result = err instanceof TaskError ? failedResult(err.message, err.code) : failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
+  } finally {
+    checkpoints.stop();
+  }
+  task.result = result;
+}
+
+/**
+ * Why pi refused the model at start-up, when that is why the run failed (no model call was made): it did not
+ * know the name, or it matched the name to a provider without credentials. Else null.
+ */
+function refusedModel(r: RunResult, model: string): string | null {
+  if (r.status !== "error" || r.usage.turns > 0) return null;
+  if (/Model "[^"]+" not found/.test(r.error ?? "")) return `model "${model}" is not known to pi here`;
+  const provider = /No API key found for ([\w.-]+)/.exec(r.error ?? "")?.[1];
+  return provider ? `model "${model}" is matched by pi to provider "${provider}", which has no credentials here` : null;
+}

@@ -1,0 +1,57 @@
+// What a task's stages hand on to each other (task.ts runs them in order). prepare fills who the task is and what
+// its child gets; each later stage reads it and adds its own part (place: where; run: the result).
+import type { Profile } from "../profiles/profile.ts";
+import type { Store } from "../store/store.ts";
+import type { RunResult } from "../types.ts";
+import type { FinalizeMode } from "./finalize-contract.ts";
+import type { IsolationMode, LiveIsolation } from "./isolation.ts";
+import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task.ts";
+import type { Where } from "./runners/choose.ts";
+
+export type TaskContext = {
+  engine: Engine;
+  input: TaskInput;
+  hooks: TaskHooks;
+  // prepare
+  id: string;
+  agent: string;
+  profile: Profile | null;
+  resumeOf: ReturnType<Store["getSession"]>;
+  isolation?: IsolationMode;
+  sessionFile: string;
+  /** What the child is given on stdin: the task's prompt with its files (or a resume transcript). */
+  prompt: string;
+  /** The run record, made before the child starts: every later end is recorded on it. */
+  runId: number;
+  model: { model?: string | null; warning?: string };
+  /** What the run does differently from its agent file (the run header and record show them). */
+  warnings: string[];
+  finalize: FinalizeMode;
+  trust: "yes" | "no" | undefined;
+  /** Where the child process runs (local, docker, slurm; sandboxed or not) and the transport that reaches it. */
+  where: Where;
+  transport: Engine["settings"]["transport"];
+  // skills
+  skills: { skillPaths: string[]; appendPrompt: string };
+  // memory
+  /** The agent's memory section for the system prompt (task-memory.ts), when it has one. */
+  memory?: string;
+  // place
+  iso: LiveIsolation | null;
+  /** Where the child runs: the task's cwd, or its worktree. */
+  cwd: string;
+  // run
+  result: RunResult | null;
+};
+
+/** One step of a task's life after prepare. Returning a result ends the task there: recorded as is, nothing after
+ * it runs. A new concern (a gate, a sandbox, a hand-off) is a new stage in task.ts's list, not a branch in another. */
+export type TaskStage = (task: TaskContext) => RunResult | void | Promise<RunResult | void>;
+
+export const taskOutcome = (task: Pick<TaskContext, "id" | "input" | "agent">, result: RunResult): TaskOutcome => ({ sessionId: task.id, name: task.input.name, agent: task.agent, result });
+
+/** The run stage's result, for the stages after it (a stage list out of order is a bug, not a task failure). */
+export function ranResult(task: TaskContext): RunResult {
+  if (!task.result) throw new Error("task stage order: no run result yet");
+  return task.result;
+}

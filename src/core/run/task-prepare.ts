@@ -1,0 +1,92 @@
+// Stage "prepare": everything a task needs decided before anything runs — its session (new or resumed) and
+// profile, whether it can be isolated, the child's prompt (files, resume transcript), the run record, the model,
+// the finalize contract and the project trust. Ends that come before a run record are returned as outcomes.
+import { renderFiles } from "../files.ts";
+import type { Profile } from "../profiles/profile.ts";
+import { formatResumePrompt } from "../store/transcript.ts";
+import { resolveFinalizeMode } from "./finalize-contract.ts";
+import { isolationProblem } from "./isolation.ts";
+import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task.ts";
+import { taskOutcome, type TaskContext } from "./task-context.ts";
+import { chooseWhere } from "./runners/choose.ts";
+
+export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskHooks): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
+  const { host, store, settings } = engine;
+  let resolved: ReturnType<typeof resolveTask>;
+  try {
+    resolved = resolveTask(engine, input);
+  } catch (err) {
+    if (!(err instanceof TaskError)) throw err;
+    return { outcome: refuse(engine, input, err) };
+  }
+  const { id, profile, agent, resumeOf } = resolved;
+  // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
+  // made again at the same path (worktrees are named for the session).
+  const isolation = input.isolation ?? profile?.isolation ?? (resumeOf?.runs.at(-1)?.isolation ? "worktree" : undefined);
+  // A cwd outside any git repository fails here: before anything is recorded, created or run.
+  const notIsolable = isolation ? await isolationProblem(engine.worktrees, input.cwd) : null;
+  if (notIsolable) return { outcome: taskOutcome({ id, input, agent }, failedResult(notIsolable, "ISOLATION_FAILED")) };
+  const sessionFile = resumeOf?.sessionFile ?? childSessionFile(engine.agentDir, input.cwd, agent, id);
+  const canContinue = !!resumeOf && !!host.stat(sessionFile)?.isFile;
+
+  let prompt = input.prompt;
+  if (input.files?.length) prompt = `${renderFiles(host, input.files, input.cwd)}${prompt}`;
+  if (resumeOf && !canContinue) {
+    // The child's own session file is gone: fall back to the transcript of what it did (spec 000).
+    const runs = resumeOf.runs.map((r) => ({ ...r, messages: store.getMessages(r.id) }));
+    prompt = formatResumePrompt(runs, prompt);
+  }
+  // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
+  if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
+  else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
+  let runId: number;
+  try {
+    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe, name: input.name });
+  } catch (err) {
+    // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
+    return { outcome: taskOutcome({ id, input, agent }, failedResult((err as Error).message, "INVALID_INPUT")) };
+  }
+  const model = chooseModel(engine, profile, input.model);
+  const warnings = runWarnings(profile, model.warning);
+  const where = chooseWhere(settings, input, profile);
+  warnings.push(...where.notes);
+  hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
+  return {
+    task: {
+      engine, input, hooks, id, agent, profile, resumeOf, isolation, sessionFile, prompt, runId, model, warnings,
+      finalize: resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional"),
+      trust: trustFor(engine.projectTrust, input.cwd),
+      where,
+      transport: where.runner.transport ?? settings.transport,
+      skills: { skillPaths: [], appendPrompt: "" },
+      iso: null,
+      cwd: input.cwd,
+      result: null,
+    },
+  };
+}
+
+/** A task refused before it has a session of its own; recorded as a failed run when the refusal asks for it. */
+function refuse(engine: Engine, input: TaskInput, err: TaskError): TaskOutcome {
+  const { host, store } = engine;
+  const id = input.sessionId ?? store.newSessionId();
+  const agent = input.profile ?? "default";
+  const result = failedResult(err.message, err.code);
+  if (err.recordSession) {
+    try {
+      if (!store.getSession(id)) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession });
+      store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name }), result);
+    } catch {
+      // the session (a resumed one) is running elsewhere: the refusal is still returned, just not recorded
+    }
+  }
+  return { sessionId: id, name: input.name, agent, result };
+}
+
+/** What a run does differently from its agent file, for the run header and record. */
+function runWarnings(profile: Profile | null, modelWarning: string | undefined): string[] {
+  const out: string[] = [];
+  if (modelWarning) out.push(modelWarning);
+  if (profile?.unavailableTools?.length) out.push(`tools not available here: ${profile.unavailableTools.join(", ")}`);
+  return out;
+}

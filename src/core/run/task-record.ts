@@ -1,0 +1,20 @@
+// Stage "record": every task that got a run record ends with a terminal status on it.
+import type { RunResult } from "../types.ts";
+import type { TaskOutcome } from "./task.ts";
+import { ranResult, taskOutcome, type TaskContext } from "./task-context.ts";
+
+/** The end of a task that ran: its worktree's outcome, the run's status, the child's session file if it moved. */
+export async function recordTask(task: TaskContext): Promise<TaskOutcome> {
+  const { store } = task.engine;
+  const result = ranResult(task);
+  if (task.iso) result.isolation = await task.iso.finish();
+  store.finishRun(task.runId, result);
+  if (result.sessionFile && result.sessionFile !== task.sessionFile) store.setSessionFile(task.id, result.sessionFile);
+  return taskOutcome(task, result);
+}
+
+/** A stage ended the task before (or instead of) its child: that result is the run's end. */
+export function recordEnd(task: TaskContext, result: RunResult): TaskOutcome {
+  task.engine.store.finishRun(task.runId, result);
+  return taskOutcome(task, result);
+}

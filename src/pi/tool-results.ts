@@ -1,0 +1,136 @@
+// What pi 1.x takes from a tool result besides text (issue 21, item 4):
+// - `usage` in pi's Usage shape: pi persists it on the tool result and adds it to its footer, `/session` and the
+//   RPC `get_session_stats` totals, so sub-agents' spend counts where the user looks. Only children that ran in
+//   this call are counted (a resumed session's earlier runs were counted by the call that ran them).
+// - `structuredContent` (declared by `outputSchema`): codemode scripts receive it instead of the text, so a
+//   script reads ids, statuses and outputs without parsing.
+// pi 0.73.1 and 0.87.1 ignore both fields.
+import { truncateHeadTail } from "../core/truncate.ts";
+import type { TaskOutcome } from "../core/run/task.ts";
+import { addUsage, emptyUsage, type Usage } from "../core/types.ts";
+
+/** pi's Usage (`@earendil-works/pi-ai`): token counts and cost in USD. Our children report the total cost only. */
+export type PiUsage = {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
+};
+
+export function toPiUsage(u: Usage): PiUsage {
+  return {
+    input: u.input,
+    output: u.output,
+    cacheRead: u.cacheRead,
+    cacheWrite: u.cacheWrite,
+    totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: u.cost },
+  };
+}
+
+/** The combined usage of the children that ran in this call, or undefined when none spent anything. */
+export function callUsage(outcomes: TaskOutcome[]): PiUsage | undefined {
+  const total = outcomes.reduce((sum, o) => addUsage(sum, o.result.usage ?? emptyUsage()), emptyUsage());
+  if (!total.input && !total.output && !total.cacheRead && !total.cacheWrite && !total.cost) return undefined;
+  return toPiUsage(total);
+}
+
+/** A script's copy of each output is bounded like the text the model gets; the full text stays retrievable. */
+const STRUCTURED_OUTPUT_BYTES = 50 * 1024;
+
+export type StructuredTask = {
+  name: string;
+  sessionId: string;
+  agent: string;
+  status: "completed" | "error" | "running";
+  output: string;
+  error?: string;
+  finalized?: { status: string; result?: string };
+  usage: { input: number; output: number; cost: number; turns: number };
+};
+export type StructuredTasks = { tasks: StructuredTask[]; usage: { input: number; output: number; cost: number }; error?: { code: string; message: string } };
+
+const NO_USAGE = { input: 0, output: 0, cost: 0, turns: 0 };
+
+/** Tasks started in the background: their results come later (get_subagent_output). */
+export function startedTasks(started: { name: string; sessionId: string; agent?: string }[]): StructuredTasks {
+  return { tasks: started.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.agent ?? "default", status: "running", output: "", usage: NO_USAGE })), usage: { input: 0, output: 0, cost: 0 } };
+}
+
+/** A call refused before any child ran. */
+export function refusedTasks(code: string, message: string): StructuredTasks {
+  return { tasks: [], usage: { input: 0, output: 0, cost: 0 }, error: { code, message } };
+}
+
+export function structuredTasks(outcomes: TaskOutcome[]): StructuredTasks {
+  const tasks = outcomes.map((o): StructuredTask => {
+    const r = o.result;
+    const u = r.usage ?? emptyUsage();
+    const output = truncateHeadTail(r.output ?? "", { maxBytes: STRUCTURED_OUTPUT_BYTES, maxLines: 2000, hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text` }).text;
+    return {
+      name: o.name,
+      sessionId: o.sessionId,
+      agent: o.agent,
+      status: r.status === "completed" ? "completed" : "error",
+      output,
+      ...(r.error ? { error: r.error } : {}),
+      ...(r.finalize ? { finalized: { status: r.finalize.status, ...(r.finalize.result !== undefined ? { result: String(r.finalize.result) } : {}) } } : {}),
+      usage: { input: u.input, output: u.output, cost: u.cost, turns: u.turns },
+    };
+  });
+  const usage = tasks.reduce((s, t) => ({ input: s.input + t.usage.input, output: s.output + t.usage.output, cost: s.cost + t.usage.cost }), { input: 0, output: 0, cost: 0 });
+  return { tasks, usage };
+}
+
+/** JSON Schema of `structuredContent` (pi hands it to codemode as the call's return type). Kept short: it is prompt. */
+export const TASKS_OUTPUT_SCHEMA = {
+  type: "object",
+  properties: {
+    tasks: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          name: { type: "string" },
+          sessionId: { type: "string" },
+          agent: { type: "string" },
+          status: { type: "string", enum: ["completed", "error", "running"] },
+          output: { type: "string" },
+          error: { type: "string" },
+          finalized: { type: "object", properties: { status: { type: "string" }, result: { type: "string" } } },
+          usage: { type: "object", properties: { input: { type: "number" }, output: { type: "number" }, cost: { type: "number" }, turns: { type: "number" } } },
+        },
+        required: ["name", "sessionId", "agent", "status", "output", "usage"],
+      },
+    },
+    usage: { type: "object", properties: { input: { type: "number" }, output: { type: "number" }, cost: { type: "number" } } },
+    error: { type: "object", properties: { code: { type: "string" }, message: { type: "string" } } },
+  },
+  required: ["tasks", "usage"],
+} as const;
+
+/** The extra fields of a result of a tool that ran children in this call. */
+export function childrenResultFields(outcomes: TaskOutcome[]): { usage?: PiUsage; structuredContent: StructuredTasks } {
+  const usage = callUsage(outcomes);
+  return { ...(usage ? { usage } : {}), structuredContent: structuredTasks(outcomes) };
+}
+
+/**
+ * Background children end after their tool call returned, so their spend is handed to the first
+ * get_subagent_output that returns their result (once: it is taken out here). A background child whose result is
+ * never fetched is not counted in pi's totals (its usage is in `subagents session`).
+ */
+const backgroundSpend = new Map<string, Usage>();
+
+export function noteBackgroundSpend(sessionId: string, usage: Usage | undefined): void {
+  if (!usage) return;
+  backgroundSpend.set(sessionId, addUsage(backgroundSpend.get(sessionId) ?? emptyUsage(), usage));
+}
+
+export function takeBackgroundSpend(sessionId: string): PiUsage | undefined {
+  const u = backgroundSpend.get(sessionId);
+  backgroundSpend.delete(sessionId);
+  return u && (u.input || u.output || u.cacheRead || u.cacheWrite || u.cost) ? toPiUsage(u) : undefined;
+}

@@ -1,0 +1,82 @@
+#!/bin/sh
+# Installs and starts the real engines the engine tests use, on a Debian machine as root (CI: a fresh VM).
+# Idempotent: what is installed/running is left alone. Usage: engines.sh bwrap|docker|slurm
+# Prints "ready <engine> <seconds>" on success. Daemons started here stay up (pids in /run/subagents-engines/).
+set -eu
+engine="$1"
+state=/run/subagents-engines
+mkdir -p "$state"
+start=$(date +%s.%N)
+log="$state/$engine.log"
+
+apt_install() {
+  missing=""
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  [ -z "$missing" ] && return 0
+  # One apt-get update per machine, the first time something is missing.
+  [ -e "$state/apt-updated" ] || { apt-get update -qq >>"$log" 2>&1; touch "$state/apt-updated"; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >>"$log" 2>&1
+}
+
+# Runs a daemon detached from the test runner: its own session, no inherited stdio (nothing may hold the runner).
+daemon() {
+  name="$1"; shift
+  setsid "$@" </dev/null >>"$state/$name.out" 2>&1 &
+  echo $! >"$state/$name.pid"
+}
+
+case "$engine" in
+bwrap)
+  apt_install bubblewrap
+  ;;
+docker)
+  apt_install docker.io debootstrap
+  if ! docker info >/dev/null 2>&1; then
+    daemon dockerd dockerd
+    i=0; until docker info >/dev/null 2>&1; do i=$((i+1)); [ $i -gt 150 ] && { echo "dockerd did not start (see $state/dockerd.out)" >&2; exit 1; }; sleep 0.2; done
+  fi
+  if ! docker image inspect subagents-test/base >/dev/null 2>&1; then
+    root=/var/cache/subagents-engines/rootfs
+    [ -x "$root/bin/sh" ] || { rm -rf "$root"; debootstrap --variant=minbase bookworm "$root" >>"$log" 2>&1; }
+    tar -C "$root" -c . | docker import - subagents-test/base >>"$log" 2>&1
+  fi
+  ;;
+slurm)
+  apt_install slurm-wlm munge
+  host=$(hostname -s)
+  conf=/etc/slurm/slurm.conf
+  if [ ! -e "$conf" ]; then
+    mem=$(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo)
+    mkdir -p /var/lib/slurm/slurmd /var/lib/slurm/slurmctld /var/log/slurm
+    chown -R slurm:slurm /var/lib/slurm /var/log/slurm 2>/dev/null || true
+    cat >"$conf" <<CONF
+ClusterName=local
+SlurmctldHost=$host
+AuthType=auth/munge
+SlurmUser=slurm
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+ReturnToService=2
+SlurmdSpoolDir=/var/lib/slurm/slurmd
+StateSaveLocation=/var/lib/slurm/slurmctld
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+NodeName=$host CPUs=$(nproc) RealMemory=$mem State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:16
+CONF
+  fi
+  if ! pgrep -x munged >/dev/null; then
+    mkdir -p /run/munge && chown munge:munge /run/munge
+    [ -s /etc/munge/munge.key ] || { mungekey -c >>"$log" 2>&1 || true; chown munge:munge /etc/munge/munge.key; }
+    runuser -u munge -- /usr/sbin/munged >>"$log" 2>&1
+  fi
+  pgrep -x slurmctld >/dev/null || daemon slurmctld slurmctld -D
+  pgrep -x slurmd >/dev/null || daemon slurmd slurmd -D
+  i=0; until sinfo -h -o %t 2>/dev/null | grep -qE '^(idle|mix|alloc)'; do i=$((i+1)); [ $i -gt 150 ] && { echo "slurm did not come up (see $state/)" >&2; exit 1; }; sleep 0.2; done
+  ;;
+*) echo "unknown engine $engine" >&2; exit 2 ;;
+esac
+end=$(date +%s.%N)
+echo "ready $engine $(echo "$end - $start" | bc 2>/dev/null || awk "BEGIN{print $end-$start}")"

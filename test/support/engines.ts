@@ -1,0 +1,62 @@
+// The real engines (bubblewrap, Docker, Slurm) for the engine tests: installed and started by engines.sh on a
+// Debian machine as root (CI runs as root with apt), once per machine. Without root or apt the tests are
+// skipped with a loud message naming what is missing; they never pass silently.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+export type EngineName = "bwrap" | "docker" | "slurm";
+const SCRIPT = join(import.meta.dir, "engines.sh");
+const done = new Map<EngineName, string | null>();
+
+const ok = (cmd: string[]) => spawnSync(cmd[0], cmd.slice(1), { stdio: "ignore", timeout: 20_000 }).status === 0;
+
+/** Already usable (a developer's machine with the engine set up, or a second run): nothing to install. */
+function ready(engine: EngineName): boolean {
+  if (engine === "bwrap") return ok(["bwrap", "--ro-bind", "/", "/", "--cap-drop", "ALL", "true"]);
+  if (engine === "docker") return ok(["docker", "image", "inspect", "subagents-test/base"]);
+  return ok(["sinfo", "-h"]) && ok(["srun", "--quiet", "true"]);
+}
+
+/** Why this engine cannot be tested here, or null once it is ready. */
+export function ensureEngine(engine: EngineName): string | null {
+  if (done.has(engine)) return done.get(engine)!;
+  if (ready(engine)) {
+    done.set(engine, null);
+    return null;
+  }
+  let why: string | null = null;
+  if (process.getuid?.() !== 0) why = "not root";
+  else if (!existsSync("/usr/bin/apt-get")) why = "no apt-get";
+  if (why) {
+    const msg = `*** SKIPPING the ${engine} engine tests: ${why} (CI installs the engines as root with apt: test/support/engines.sh) ***`;
+    console.warn(`\n${msg}\n`);
+    done.set(engine, msg);
+    return msg;
+  }
+  const t0 = performance.now();
+  const r = spawnSync("sh", [SCRIPT, engine], { encoding: "utf8", timeout: 300_000, stdio: ["ignore", "pipe", "pipe"] });
+  if (r.status !== 0) throw new Error(`setting up ${engine} failed (exit ${r.status}): ${r.stderr || r.stdout} — see /run/subagents-engines/${engine}.log`);
+  console.warn(`engine ${engine} ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  done.set(engine, null);
+  return null;
+}
+
+/** The session whose recorded prompt carries the marker (a foreground run prints its id only at its end). */
+export function sessionOfPrompt(dbPath: string, marker: string): string | null {
+  const { Database } = require("bun:sqlite");
+  const db = new Database(dbPath, { readonly: true });
+  const row = db.query("SELECT session_id FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1").get(`%${marker}%`) as { session_id: string } | null;
+  db.close();
+  return row?.session_id ?? null;
+}
+
+/** Waits until the sleep with this exact argv runs (the task's bash call has started). */
+export async function untilSleeping(marker: string, ms = 60_000): Promise<boolean> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    if (spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim()) return true;
+    await Bun.sleep(100);
+  }
+  return false;
+}

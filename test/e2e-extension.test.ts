@@ -1,4 +1,4 @@
-// The pi extension end to end: a REAL parent pi — current pi (0.87) and the old 0.73.1, each under Node and
+// The pi extension end to end: a REAL parent pi — current pi (1.x) and the old 0.73.1, each under Node and
 // Bun — loads dist/extension.js, the scripted model calls our tools, and the children are real pi processes
 // on the same scripted server.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -31,6 +31,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   cancel: async () => (await import("./commands/cancel.ts")).cmdCancel,
   logs: async () => (await import("./commands/logs.ts")).cmdLogs,
   attach: async () => (await import("./commands/attach.ts")).cmdAttach,
+  // Internal, not in --help: compiles the user's pi in the background (src/host/compiled-pi.ts).
+  "__compile-pi": async () => (await import("./commands/compile-pi.ts")).cmdCompilePi,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -71,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function unknownCommand(word: string): number {
-  const names = Object.keys(COMMANDS);
+  const names = Object.keys(COMMANDS).filter((n) => !n.startsWith("__"));
   const what = word.startsWith("-") ? `unknown option ${word}` : `unknown command "${word}"`;
   process.stderr.write(`subagents: ${what}.${didYouMean(word.replace(/^-+/, ""), names)} Commands: ${names.join(", ")}. See 'subagents --help'.\n`);
   return EXIT.usage;

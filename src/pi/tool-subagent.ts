@@ -172,6 +172,7 @@ export function subagentTool(env: ToolEnv) {
       const id = sessionId ?? engine.store.newSessionId();
       const runId = id.slice(0, 8);
       const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: effectiveTimeout(engine, { profile: agent }) }], engine.settings.maxLinesPerWindow);
+      windows.pi = engine.piDescribe;
       const throttle = new Throttle(
         (w: WindowedDetails) => {
           const state = w.windows[0];

@@ -23,6 +23,8 @@ export class CallWindows {
   readonly views: WindowView[];
   private readonly states: (RunState | null)[];
   private readonly started: (number | null)[];
+  /** Which pi the children run, for the expanded view (the engine's piDescribe). */
+  pi?: string;
 
   constructor(
     tasks: { name: string; sessionId: string; profile?: string; timeoutSec: number; after?: string[] }[],
@@ -87,6 +89,6 @@ export class CallWindows {
       };
     });
     const done = windows.every((w) => isFinished(w.status));
-    return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId) };
+    return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId), ...(this.pi ? { pi: this.pi } : {}) };
   }
 }

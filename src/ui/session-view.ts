@@ -20,6 +20,7 @@ export function sessionHeader(record: SessionRecord, style: Style): string[] {
     ["Status", `${statusIcon(status, style)} ${status}${last?.error ? ` — ${sanitizeLine(last.error.split("\n")[0])}` : ""}`],
     ["Agent", record.agent],
     ["Model", last?.model ?? "-"],
+    ...(last?.pi ? [["Pi", last.pi] as [string, string]] : []),
     ["Cwd", record.cwd],
     ["Runs", [`${record.runs.length}`, ...(last ? [`last took ${seconds(last)}`] : []), ...(total > 0 ? [`$${total.toFixed(4)}`] : [])].join(" · ")],
   ];

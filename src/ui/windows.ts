@@ -42,6 +42,8 @@ export type WindowedDetails = {
   maxLinesPerWindow: number;
   status: "running" | "done";
   sessionIds: string[];
+  /** Which pi the children run (`pi 1.5.2 · bun 1.4.5 · embedded (…)`), shown in the expanded view. */
+  pi?: string;
 };
 
 export type Style = {

@@ -183,3 +183,23 @@ test("background tasks count too: after a background call used the cap, the suba
     world.setSubagentSettings({});
   }
 }, 120_000);
+
+test("a codemode script gets the refusal's code and message as a value (structuredContent), not a bare rejected text", async () => {
+  world.setSubagentSettings({ maxSpawnsPerSession: 1 });
+  try {
+    const m = `coderef-${Date.now()}`;
+    const call = (tasks: { name: string; prompt: string }[]) =>
+      `await tools.delegate_to_subagents(${JSON.stringify({ tasks })}).then((r) => JSON.stringify(r.error ?? r), (e) => "rejected: " + e.message)`;
+    const code = `return [${call([{ name: "a", prompt: `${m} a` }, { name: "b", prompt: `${m} b` }])}, ${call([{ name: "a", prompt: `${m} same` }, { name: "b", prompt: `${m} same` }])}].join("\\n");`;
+    const r = await runParentPi(world, { runtime: "node", args: ["--tools", "+codemode"], steps: [{ tool: "codemode", args: { code } }, { text: "parent done" }] });
+    expect(r.code, r.stderr).toBe(0);
+    const [spawn, duplicate] = r.results.find((x) => x.toolName === "codemode")!.text.split("\n").filter((l) => l.startsWith("{") || l.startsWith("rejected"));
+    expect(JSON.parse(spawn)).toMatchObject({ code: "SPAWN_LIMIT" });
+    expect(JSON.parse(spawn).message).toContain("subagents.maxSpawnsPerSession is 1");
+    expect(JSON.parse(duplicate)).toMatchObject({ code: "INVALID_INPUT" });
+    expect(JSON.parse(duplicate).message).toContain("Duplicate tasks");
+    expect(requestsWith(m).length).toBe(0);
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 120_000);

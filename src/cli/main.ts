@@ -13,6 +13,7 @@ type Command = (argv: string[]) => number | Promise<number>;
 const PRINT_ONLY = new Set(["", "-h", "--help", "-v", "--version"]);
 const COMMANDS: Record<string, () => Promise<Command>> = {
   delegate: async () => (await import("./commands/delegate.ts")).cmdDelegate,
+  flow: async () => (await import("./commands/flow.ts")).cmdFlow,
   run: async () => (await import("./commands/run.ts")).cmdRun,
   output: async () => (await import("./commands/sessions.ts")).cmdOutput,
   session: async () => (await import("./commands/sessions.ts")).cmdSession,

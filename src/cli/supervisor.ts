@@ -10,6 +10,7 @@ import { runScheduled } from "../core/run/scheduler.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import { effectiveTimeout, runTask, type TaskInput } from "../core/run/task.ts";
 import { startOwner } from "../control/owner.ts";
+import { waitingOf } from "../control/running.ts";
 import { controlDir, ownerFile, type OwnerRecord } from "../control/registry.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
@@ -67,7 +68,7 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const ctx = cliContext(job.cwd);
   const engine = buildEngine(ctx, job.cwd);
   const data = dataDir(ctx);
-  const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId!), { log: job.log });
+  const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId!), { log: job.log, waiting: waitingOf(job.inputs) });
   // A signal to a detached supervisor is the machine or the user's session going away, not a cancel (that goes
   // through `subagents cancel`): its tasks are recorded interrupted, as when pi shuts down.
   const interrupt = trapSignals({ reason: ownerShutdown() });

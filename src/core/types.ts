@@ -39,10 +39,14 @@ export type ErrorCode =
   | "RUNNER_FAILED"
   | "BUDGET_EXCEEDED"
   | "RATE_LIMITED"
+  /** A task whose `after` dependency did not complete: it never started (dag.ts). */
+  | "SKIPPED"
+  /** The acceptance gate did not pass within its retries (gate.ts). */
+  | "GATE_FAILED"
   /** A call refused: it would start more children than subagents.maxSpawnsPerSession (or was not approved). */
   | "SPAWN_LIMIT";
 
-export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string };
+export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string; data?: unknown };
 
 /** A tool call as the engine keeps it: name + arguments already shortened to a string. */
 export type ToolCallInfo = { id: string; name: string; args: string };
@@ -77,7 +81,10 @@ export type ChildEvent =
   /** The provider answered "slow down" (429/529, or 503 with a delay); retryAfterMs when it said how long. */
   | { type: "rate_limit"; status: number; retryAfterMs?: number }
   /** A steer message from the owner reached the child's model context (delivered at a turn boundary). */
-  | { type: "steered"; id: string; text: string };
+  | { type: "steered"; id: string; text: string }
+  /** An acceptance gate attempt started / ended in the child (child/gate.ts). */
+  | { type: "gate_start"; attempt: number; command: string }
+  | { type: "gate"; attempt: number; passed: boolean; exitCode: number | null; timedOut: boolean; output: string };
 
 /** One message as stored for transcripts (`get_subagent_session`). */
 export type StoredMessage =
@@ -110,4 +117,8 @@ export type RunResult = {
   warnings?: string[];
   /** An isolated task's branch, changed files and diffstat (core/run/isolation.ts). */
   isolation?: IsolationResult;
+  /** The acceptance gate's outcome (core/run/gate.ts): whether it passed, after how many runs. */
+  gate?: { passed: boolean; attempts: number };
+  /** The finalize call's `data` when the task has an outputSchema (the child's pi validated it). */
+  structured?: unknown;
 };

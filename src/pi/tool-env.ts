@@ -13,7 +13,7 @@ export type ToolContext = {
   cwd: string;
   hasUI: boolean;
   ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void } & StatusUi;
-  sessionManager?: { getSessionId?(): string };
+  sessionManager?: { getSessionId?(): string; getBranch?(): unknown[] };
   /** pi ≥ 0.8x: whether the user trusted this project (its .pi settings, extensions, skills load). */
   isProjectTrusted?(): boolean;
   /** The parent's current model: what an agent file's `model: inherit` means. */

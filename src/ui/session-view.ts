@@ -14,7 +14,7 @@ const cost = (runs: RunRecord[]) => runs.reduce((n, r) => n + (r.usage?.cost ?? 
 export function sessionHeader(record: SessionRecord, style: Style): string[] {
   const last = record.runs.at(-1);
   const total = cost(record.runs);
-  const status = last?.errorCode === "SUBAGENT_CANCELLED" ? "cancelled" : record.status;
+  const status = last?.errorCode === "SUBAGENT_CANCELLED" ? "cancelled" : last?.errorCode === "SKIPPED" ? "skipped" : record.status;
   const rows: [string, string][] = [
     ["Session", `${record.id}  ${style.bold(sanitizeLine(record.name))}`],
     ["Status", `${statusIcon(status, style)} ${status}${last?.error ? ` — ${sanitizeLine(last.error.split("\n")[0])}` : ""}`],

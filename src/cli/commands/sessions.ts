@@ -98,7 +98,7 @@ export function cmdSessions(argv: string[]): number {
   const wide = !!values.wide;
   const cells = rows.map((r) => [
     r.id,
-    r.status,
+    r.lastErrorCode === "SKIPPED" ? "skipped" : r.status,
     r.agent,
     ...(wide ? [String(r.runCount)] : []),
     r.cost ? `$${r.cost.toFixed(4)}` : "-",

@@ -15,6 +15,7 @@ import type { ChildEvent, ErrorCode, RunResult, StoredMessage, Usage } from "../
 import { budgetMessage, hasBudget, type Budget, type CallSpend } from "../budget.ts";
 import { budgetWatch, type BudgetWatch } from "./budget-watch.ts";
 import { RATE_LIMIT_RE, type RateGate } from "./rate-gate.ts";
+import { gateFailure, type GateSpec } from "./gate.ts";
 
 export type RunLimits = {
   /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */
@@ -70,6 +71,8 @@ export type RunSpec = {
   onSpawn?: (pid: number) => void;
   /** Given: the child gets a control pipe (fd 4); called with its writer at each spawn and with null at exit. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
+  /** An acceptance gate: the child runs it (its env says which); only a passing attempt makes the run complete. */
+  gate?: GateSpec;
 };
 
 type Stop = { code: ErrorCode; message: string };
@@ -265,6 +268,16 @@ function classify(state: RunState, { exit, stop, stderr, stderrHead, stderrWhole
   return "nudge";
 }
 
+/** Secrets masked inside the structured result too; what no longer parses after masking is kept as masked text. */
+function sanitizedData(data: unknown): unknown {
+  const masked = sanitize(JSON.stringify(data));
+  try {
+    return JSON.parse(masked);
+  } catch {
+    return masked;
+  }
+}
+
 export function sanitizeMessage(m: StoredMessage): StoredMessage {
   if (m.role !== "assistant") return { ...m, text: sanitize(m.text) };
   return {
@@ -314,6 +327,8 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       verdict.error = `Rate limited${waited}: ${state.errorMessage}`;
       verdict.code = "RATE_LIMITED";
     }
+    const gateFailed = verdict !== "nudge" && verdict.status === "completed" ? gateFailure(spec.gate, state.gate) : null;
+    if (gateFailed && verdict !== "nudge") Object.assign(verdict, { status: "error", error: gateFailed, code: "GATE_FAILED" });
     const n = state.nudges;
     const v =
       verdict === "nudge"
@@ -339,6 +354,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
         status: state.finalize.status,
         ...(state.finalize.result !== undefined ? { result: sanitize(state.finalize.result) } : {}),
         ...(state.finalize.error !== undefined ? { error: sanitize(state.finalize.error) } : {}),
+        ...(state.finalize.data !== undefined ? { data: sanitizedData(state.finalize.data) } : {}),
       },
       finalized: !!state.finalize,
       usage: { ...state.usage },
@@ -350,6 +366,8 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       messages: state.messages.map(sanitizeMessage),
       stderrTail: sanitize(stderr),
       durationMs: clock.now() - started,
+      ...(state.gate ? { gate: { passed: state.gate.passed, attempts: state.gate.attempts } } : {}),
+      ...(state.finalize?.data !== undefined ? { structured: sanitizedData(state.finalize.data) } : {}),
       ...(budget.reached && v.status === "completed" ? { warnings: [`${budgetMessage(budget.reached).replace("Budget exceeded", "budget reached")}: wrapped up when told`] } : {}),
     };
   }

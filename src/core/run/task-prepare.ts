@@ -43,7 +43,7 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   // this task or its agent file says otherwise; the sandbox still only adds up. A run refused before it got that
   // far recorded neither, so the latest run that did is the one followed.
   const last = resumeOf?.runs.filter((r) => r.runner !== undefined).at(-1);
-  const where = chooseWhere(settings, { sandbox: input.sandbox ?? last?.sandbox, runner: input.runner ?? profile?.runner ?? last?.runner }, profile);
+  const where = chooseWhere(settings, { sandbox: input.sandbox || last?.sandbox, runner: input.runner ?? profile?.runner ?? last?.runner }, profile);
   let runId: number;
   try {
     runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe, name: input.name, sandbox: where.sandbox, runner: where.runner.name });
@@ -58,7 +58,8 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   return {
     task: {
       engine, input, hooks, id, agent, profile, resumeOf, isolation, sessionFile, prompt, runId, model, warnings,
-      finalize: resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional"),
+      // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
+      finalize: (input.outputSchema ?? profile?.outputSchema) ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional"),
       trust: trustFor(engine.projectTrust, input.cwd),
       where,
       transport: where.runner.transport ?? settings.transport,

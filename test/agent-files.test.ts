@@ -111,7 +111,8 @@ describe("collections installed the way their READMEs say", () => {
     expect(fixer.maxTurns).toBe(12);
     expect(fixer.thinking).toBe("high");
     expect(fixer.isolation).toBe("worktree");
-    expect(fixer.warnings).toEqual(["not supported here (ignored): permissionMode, background, hooks, mcpServers"]);
+    expect(fixer.warnings).toEqual(["not supported here (ignored): permissionMode, background, hooks"]);
+    expect(fixer.mcp).toEqual(["github"]); // mcpServers: [github] — a configured server by name
     expect(fixer.memory).toBe("project");
     expect(fixer.fallbackModels).toEqual(["fake/fake-model"]);
   });

@@ -17,13 +17,23 @@ import { failedResult } from "../src/core/run/task.ts";
 test("caps: a project can lower a cap, never raise it; the user sets it", () => {
   const user = mergeSettings(defaultSettings(), { maxSpawnsPerSession: 300, maxSessionCost: 5, confirmAbove: 8 }, "user", true).settings;
   expect(user.maxSpawnsPerSession).toBe(300);
-  const raised = mergeSettings(user, { maxSpawnsPerSession: 1000, maxSessionCost: 50, confirmAbove: 20 }, "project", false).settings;
-  expect([raised.maxSpawnsPerSession, raised.maxSessionCost, raised.confirmAbove]).toEqual([300, 5, 8]);
-  const lowered = mergeSettings(user, { maxSpawnsPerSession: 10, maxSessionCost: 1.5, confirmAbove: 3 }, "project", false).settings;
-  expect([lowered.maxSpawnsPerSession, lowered.maxSessionCost, lowered.confirmAbove]).toEqual([10, 1.5, 3]);
+  const raised = mergeSettings(user, { maxSpawnsPerSession: 1000, maxSessionCost: 50, confirmAbove: 20 }, "project", false);
+  expect([raised.settings.maxSpawnsPerSession, raised.settings.maxSessionCost, raised.settings.confirmAbove]).toEqual([300, 5, 8]);
+  // Ignored, and said so (doctor, the extension's notice): one warning per cap naming the file, value and cap kept.
+  expect(raised.warnings).toEqual([
+    "project: subagents.maxSpawnsPerSession = 1000 would raise the cap (300 from your own settings or the default); a project's settings can only lower it: ignored",
+    "project: subagents.maxSessionCost = 50 would raise the cap (5 from your own settings or the default); a project's settings can only lower it: ignored",
+    "project: subagents.confirmAbove = 20 would raise the cap (8 from your own settings or the default); a project's settings can only lower it: ignored",
+  ]);
+  const lowered = mergeSettings(user, { maxSpawnsPerSession: 10, maxSessionCost: 1.5, confirmAbove: 3 }, "project", false);
+  expect([lowered.settings.maxSpawnsPerSession, lowered.settings.maxSessionCost, lowered.settings.confirmAbove]).toEqual([10, 1.5, 3]);
+  expect(lowered.warnings).toEqual([]);
+  // The same value as the user's is no raise: nothing to say.
+  expect(mergeSettings(user, { maxSpawnsPerSession: 300 }, "project", false).warnings).toEqual([]);
   // Unset in the user's file: the default (100) is what a project can only lower; a cost cap it may set.
-  const fromDefault = mergeSettings(defaultSettings(), { maxSpawnsPerSession: 500, maxSessionCost: 2 }, "project", false).settings;
-  expect([fromDefault.maxSpawnsPerSession, fromDefault.maxSessionCost]).toEqual([100, 2]);
+  const fromDefault = mergeSettings(defaultSettings(), { maxSpawnsPerSession: 500, maxSessionCost: 2 }, "project", false);
+  expect([fromDefault.settings.maxSpawnsPerSession, fromDefault.settings.maxSessionCost]).toEqual([100, 2]);
+  expect(fromDefault.warnings).toEqual(["project: subagents.maxSpawnsPerSession = 500 would raise the cap (100 from your own settings or the default); a project's settings can only lower it: ignored"]);
   const bad = mergeSettings(defaultSettings(), { maxSpawnsPerSession: 2.5, maxSessionCost: "lots" }, "user", true);
   expect(bad.settings.maxSpawnsPerSession).toBe(100);
   expect(bad.warnings.join("\n")).toContain("subagents.maxSpawnsPerSession must be a whole number");

@@ -4,10 +4,10 @@
 // tasks of a running call do not start once it is reached; duplicate tasks are refused (tool and CLI, exit 2); a
 // call above confirmAbove is refused headless unless SUBAGENTS_ALLOW_FANOUT=1.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, piWorld, type PiWorld } from "./support/pi-env.ts";
-import { runParentPi } from "./support/parent-pi.ts";
+import { cli, piCmd, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { EXTENSION, runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
 
@@ -180,6 +180,57 @@ test("background tasks count too: after a background call used the cap, the suba
     expect(single.details.error.message).toContain("subagents.maxSpawnsPerSession is 2; this pi session has started 2 sub-agents, and this call asks for 1 more");
     expect(requestsWith(`${m} one more`).length).toBe(0);
   } finally {
+    world.setSubagentSettings({});
+  }
+}, 120_000);
+
+test("a codemode script gets the refusal's code and message as a value (structuredContent), not a bare rejected text", async () => {
+  world.setSubagentSettings({ maxSpawnsPerSession: 1 });
+  try {
+    const m = `coderef-${Date.now()}`;
+    const call = (tasks: { name: string; prompt: string }[]) =>
+      `await tools.delegate_to_subagents(${JSON.stringify({ tasks })}).then((r) => JSON.stringify(r.error ?? r), (e) => "rejected: " + e.message)`;
+    const code = `return [${call([{ name: "a", prompt: `${m} a` }, { name: "b", prompt: `${m} b` }])}, ${call([{ name: "a", prompt: `${m} same` }, { name: "b", prompt: `${m} same` }])}].join("\\n");`;
+    const r = await runParentPi(world, { runtime: "node", args: ["--tools", "+codemode"], steps: [{ tool: "codemode", args: { code } }, { text: "parent done" }] });
+    expect(r.code, r.stderr).toBe(0);
+    const [spawn, duplicate] = r.results.find((x) => x.toolName === "codemode")!.text.split("\n").filter((l) => l.startsWith("{") || l.startsWith("rejected"));
+    expect(JSON.parse(spawn)).toMatchObject({ code: "SPAWN_LIMIT" });
+    expect(JSON.parse(spawn).message).toContain("subagents.maxSpawnsPerSession is 1");
+    expect(JSON.parse(duplicate)).toMatchObject({ code: "INVALID_INPUT" });
+    expect(JSON.parse(duplicate).message).toContain("Duplicate tasks");
+    expect(requestsWith(m).length).toBe(0);
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 120_000);
+
+test("a project's settings.json that tries to raise a cap is ignored and said so: doctor's settings line, the extension's notice in pi", async () => {
+  world.setSubagentSettings({ maxSpawnsPerSession: 5 });
+  const project = join(world.workDir, ".pi");
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, "settings.json"), JSON.stringify({ subagents: { maxSpawnsPerSession: 500 } }));
+  const said = "subagents.maxSpawnsPerSession = 500 would raise the cap (5 from your own settings or the default); a project's settings can only lower it: ignored";
+  try {
+    const doctor = await cli(world, ["doctor", "--json"]);
+    const line = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === "settings");
+    expect(line.detail).toContain(said);
+    // pi in RPC mode has a UI: the extension's notice arrives as an extension_ui_request on stdout.
+    const proc = Bun.spawn({ cmd: [...piCmd("current", "node"), "--mode", "rpc", "--no-session", "-e", EXTENSION], cwd: world.workDir, env: world.env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    let out = "";
+    const t0 = Date.now();
+    const reader = (async () => {
+      for await (const chunk of proc.stdout as unknown as AsyncIterable<Uint8Array>) out += new TextDecoder().decode(chunk);
+    })();
+    while (!out.includes("would raise the cap") && Date.now() - t0 < 60_000) await Bun.sleep(100);
+    proc.stdin.end();
+    proc.kill();
+    await proc.exited;
+    await reader;
+    const notice = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((l) => l.type === "extension_ui_request" && l.method === "notify");
+    expect(notice, out.slice(0, 2000)).toMatchObject({ notifyType: "warning" });
+    expect(notice.message).toContain(said);
+  } finally {
+    rmSync(project, { recursive: true, force: true });
     world.setSubagentSettings({});
   }
 }, 120_000);

@@ -83,6 +83,23 @@ test("mcp: false starts no server; a read-only agent neither; mcp: [fx] keeps fx
   expect(calls()).toContain('call echo {"text":"allowed"}');
 }, 90_000);
 
+test("Claude Code's mcpServers: a list of names keeps just those servers; an inline definition of a configured name uses pi's server", async () => {
+  rmSync(log, { force: true });
+  setServers({ fx: { exposure: "direct" }, other: { exposure: "direct" } });
+  const agents = join(world.agentDir, "agents");
+  writeFileSync(join(agents, "named.md"), "---\nname: named\ndescription: Names fx\nmcpServers:\n  - fx\n---\nUse fx.\n");
+  // The file's own definition is not started (a repository's command); the user's fx of the same name is.
+  writeFileSync(join(agents, "defines.md"), "---\nname: defines\ndescription: Defines fx\nmcpServers:\n  fx:\n    command: /nonexistent/fx-server\n---\nUse fx.\n");
+  for (const [agent, marker] of [["named", "named-4441"], ["defines", "defines-4442"]]) {
+    const r = await cli(world, ["run", agent, `${marker} ${script([{ tool: "mcp__fx__echo", args: { text: marker } }, { text: "ok" }])}`, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const names = toolNames(marker);
+    expect(names).toContain("mcp__fx__echo");
+    expect(names.some((n) => n.startsWith("mcp__other__"))).toBe(false);
+    expect(calls()).toContain(`call echo {"text":"${marker}"}`);
+  }
+}, 90_000);
+
 test("a server that never answers costs one probe per call, not pi's 10 s wait in each child", async () => {
   rmSync(log, { force: true });
   setServers({ dead: { args: ["--dead"], exposure: "direct" } });

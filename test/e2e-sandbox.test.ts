@@ -63,6 +63,21 @@ for (const binary of [true, false]) {
   }, 90_000);
 }
 
+test("a session run with --sandbox is sandboxed again when resumed without it (the run record remembers)", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `mresume${Date.now()}`;
+  const first = await cli(world, ["run", "default", probe(`${marker}a`, "echo first"), "--sandbox", "--json"], { binary: true });
+  const [t1] = summaryOf(first.json);
+  expect(t1.status, first.stderr).toBe("completed");
+  const p = secretProbe(`${marker}b`);
+  const again = await cli(world, ["run", "default", p.task, "--session", t1.sessionId, "--json"], { binary: true });
+  expect(summaryOf(again.json)[0].status, again.stderr).toBe("completed");
+  const seen = requestsWith(`${marker}b`).map(transcript).join("\n");
+  expect(seen).toContain("NO-SECRET");
+  expect(seen).not.toContain(p.secret);
+  expect(existsSync(p.outside)).toBe(false);
+}, 120_000);
+
 test("without the sandbox the same child reads the secret and writes outside (the probe can fail)", async () => {
   if (skip) return console.warn(skip);
   const marker = `mplain${Date.now()}`;

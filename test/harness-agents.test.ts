@@ -37,6 +37,8 @@ function install(): { root: string; home: string; project: string; agentDir: str
   return { root, home, project, agentDir };
 }
 
+const NOTE = " (a server of the same name in pi's mcp.json is used instead; the agent gets no other MCP servers)";
+
 describe("agent files of every harness", () => {
   let d: Discovery;
   let env: ReturnType<typeof install>;
@@ -56,8 +58,9 @@ describe("agent files of every harness", () => {
     expect(p.filePath).toBe(join(env.project, ".codex/agents/code-mapper.toml"));
     expect(p.systemPrompt).toContain("CODEX-MAPPER-7731");
     expect(p.mcpServers).toEqual({ docs: { command: "node", args: ["docs-server.js"] } });
+    expect(p.mcp).toEqual(["docs"]);
     // nickname_candidates is Codex's display detail (quiet); web_search cannot be honoured (said once).
-    expect(p.warnings).toEqual(["inline MCP servers are not started yet: docs", "not supported here (ignored): web_search"]);
+    expect(p.warnings).toEqual(["inline MCP servers are not started yet: docs (a server of the same name in pi's mcp.json is used instead; the agent gets no other MCP servers)", "not supported here (ignored): web_search"]);
     const tables = parseProfile('name = "t"\ndescription = "d"\ndeveloper_instructions = "x"\n[tools]\nweb_search = true\n[[skills.config]]\npath = "a"\n', "/x/t.toml", "user", "codex", "toml").profile!;
     expect(tables.tools).toBeUndefined();
     expect(tables.warnings).toEqual(["Codex's [tools] settings are not supported here (ignored)", "Codex's [skills] settings are not supported here (ignored)"]);
@@ -108,7 +111,8 @@ describe("agent files of every harness", () => {
     const p = get("log-reader");
     expect(p).toMatchObject({ harness: "gemini", tools: ["read", "grep", "find"], unavailableTools: ["web_fetch", "mcp_logs_*"], maxTurns: 9, timeout: 180, model: "gemini-2.5-flash" });
     expect(p.mcpServers).toEqual({ logs: { command: "node", args: ["logs-server.js"] } });
-    expect(p.warnings).toEqual(["inline MCP servers are not started yet: logs", "tools not available here: web_fetch, mcp_logs_*", "not supported here (ignored): temperature"]);
+    expect(p.mcp).toEqual(["logs"]);
+    expect(p.warnings).toEqual(["inline MCP servers are not started yet: logs (a server of the same name in pi's mcp.json is used instead; the agent gets no other MCP servers)", "tools not available here: web_fetch, mcp_logs_*", "not supported here (ignored): temperature"]);
     expect(d.skipped.find((s) => s.file.endsWith("far-away.md"))?.reason).toBe("a remote (A2A) agent: only local agents run here");
   });
 
@@ -126,6 +130,7 @@ describe("agent files of every harness", () => {
     const p = get("api-architect");
     expect(p).toMatchObject({ harness: "copilot", tools: ["read", "edit", "write", "grep", "find"], unavailableTools: ["web", "github/*"], model: "claude-sonnet-4-5" });
     expect(p.mcpServers).toEqual({ tracker: { type: "local", command: "tracker-mcp" } });
+    expect(p.mcp).toEqual(["tracker"]);
     expect(copilotModelId("GPT-4.1 (copilot)")).toBe("gpt-4.1");
     // VS Code's tool names as Copilot files list them, with or without their tool set; the rest are unavailable.
     expect(mapHarnessTools("copilot", ["edit/editFiles", "execute/runInTerminal", "search/codebase", "read/terminalLastCommand", "runTests", "Grep", "read/*", "listDirectory"])).toEqual({
@@ -161,14 +166,28 @@ describe("agent files of every harness", () => {
     expect(get("user-only")).toMatchObject({ harness: "codex", source: "user" });
   });
 
-  test("Claude Code's inline mcpServers mapping is recorded; a list of names is still reported", () => {
+  test("Claude Code's mcpServers: names become the agent's mcp choice; inline definitions are recorded and allowed by name", () => {
     const inline = parseProfile("---\ndescription: d\nmcpServers:\n  notes:\n    command: notes-mcp\n---\nx", "/x/a.md", "user").profile!;
     expect(inline.mcpServers).toEqual({ notes: { command: "notes-mcp" } });
-    expect(inline.warnings).toEqual(["inline MCP servers are not started yet: notes"]);
-    const names = parseProfile("---\ndescription: d\nmcpServers: [github]\n---\nx", "/x/b.md", "user").profile!;
+    expect(inline.mcp).toEqual(["notes"]);
+    expect(inline.warnings).toEqual([`inline MCP servers are not started yet: notes${NOTE}`]);
+    const names = parseProfile("---\ndescription: d\nmcpServers: [github, jira]\n---\nx", "/x/b.md", "user").profile!;
+    expect(names.mcp).toEqual(["github", "jira"]);
     expect(names.mcpServers).toBeUndefined();
-    expect(names.warnings).toEqual(["not supported here (ignored): mcpServers"]);
+    expect(names.warnings).toBeUndefined();
+    // Claude Code's mixed list: a configured server by name, and an inline definition (a one-key mapping).
+    const mixed = parseProfile("---\ndescription: d\nmcpServers:\n  - github\n  - browser:\n      type: stdio\n      command: npx\n---\nx", "/x/c.md", "user").profile!;
+    expect(mixed.mcp).toEqual(["github", "browser"]);
+    expect(mixed.mcpServers).toEqual({ browser: { type: "stdio", command: "npx" } });
+    // Our own `mcp` field wins over the names; a malformed value is said once and changes nothing.
+    const own = parseProfile("---\ndescription: d\nmcp: false\nmcpServers: [github]\n---\nx", "/x/d.md", "user").profile!;
+    expect(own.mcp).toBe(false);
+    expect(own.warnings).toBeUndefined();
+    const bad = parseProfile("---\ndescription: d\nmcpServers: 3\n---\nx", "/x/e.md", "user").profile!;
+    expect(bad.mcp).toBeUndefined();
+    expect(bad.warnings).toEqual(['"mcpServers" must be a list of MCP server names or definitions (ignored)']);
   });
+
 
   test("a broken TOML file and a runtime other than pi are diagnostics naming the file; the rest load", () => {
     const broken = d.diagnostics.find((x) => x.file.endsWith("broken.toml"))!;

@@ -2,6 +2,7 @@
 // size caps, speed at 10,000 rows, and four processes writing one database at once.
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { INTERRUPTED_MESSAGE } from "../src/core/store/store-types.ts";
 import { formatResumePrompt, formatSessionTranscript, latestOutput, NO_TEXT_OUTPUT } from "../src/core/store/transcript.ts";
 import { emptyUsage, type RunResult, type StoredMessage } from "../src/core/types.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
+import { NODE24 } from "./support/pi-env.ts";
 
 const open = bunDbOpener(Database);
 const dbFile = () => join(mkdtempSync(join(tmpdir(), "subagents-store-")), "s.db");
@@ -54,6 +56,19 @@ for (const [kind, make] of stores) {
     expect(latestOutput(rec)).toContain(NO_TEXT_OUTPUT);
   });
 
+  test(`${kind}: a run remembers whether it was sandboxed and its runner; older runs say neither`, () => {
+    const s = make();
+    const id = s.newSessionId();
+    s.createSession({ id, name: "boxed", agent: "a", cwd: "/", parentSession: "parent-1" });
+    s.finishRun(s.startRun(id, { prompt: "p", ownerPid: process.pid, sandbox: true, runner: "docker" }), result());
+    s.finishRun(s.startRun(id, { prompt: "q", ownerPid: process.pid, sandbox: false, runner: "local" }), result());
+    s.finishRun(s.startRun(id, { prompt: "r", ownerPid: process.pid }), result());
+    const runs = s.getSession(id)!.runs;
+    expect(runs.map((r) => [r.sandbox, r.runner])).toEqual([[true, "docker"], [false, "local"], [undefined, undefined]]);
+    expect(s.parentUsage("parent-1")).toEqual({ spawns: 3, cost: 0.75 });
+    expect(s.parentUsage("parent-2")).toEqual({ spawns: 0, cost: 0 });
+  });
+
   test(`${kind}: a run left running by a dead owner becomes the spec's interrupted error`, () => {
     const s = make();
     const id = s.newSessionId();
@@ -67,6 +82,47 @@ for (const [kind, make] of stores) {
     expect(() => s.startRun(id, { prompt: "resume", ownerPid: process.pid })).not.toThrow();
   });
 }
+
+test("counting a parent's children uses the sessions_parent index, not a scan of every session", () => {
+  const db = open(dbFile());
+  const s = new Store(db, { isAlive: () => true });
+  const plan = db.all<{ detail: string }>("EXPLAIN QUERY PLAN SELECT COUNT(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.parent_session = ?", ["p"]);
+  expect(plan.map((r) => r.detail).join("\n")).toContain("USING INDEX sessions_parent");
+  for (let i = 0; i < 3; i++) {
+    const id = s.newSessionId();
+    s.createSession({ id, name: `c${i}`, agent: "a", cwd: "/", parentSession: i < 2 ? "p" : "other" });
+    s.finishRun(s.startRun(id, { prompt: "p", ownerPid: 1 }), result());
+  }
+  expect(s.parentUsage("p")).toEqual({ spawns: 2, cost: 0.5 });
+});
+
+test("node:sqlite (the extension under Node): the same index and run record", () => {
+  const file = dbFile();
+  const r = spawnSync(NODE24, ["--experimental-transform-types", "--no-warnings", join(import.meta.dir, "support", "node-store-probe.ts"), file], { encoding: "utf8" });
+  expect(r.status, r.stderr).toBe(0);
+  const out = JSON.parse(r.stdout);
+  expect(out.plan.join("\n")).toContain("USING INDEX sessions_parent");
+  expect(out).toMatchObject({ sandbox: true, runner: "local", usage: { spawns: 1, cost: 0 } });
+});
+
+test("a database of the previous schema gains the index and the sandbox/runner columns, keeping its rows", () => {
+  const file = dbFile();
+  const old = open(file);
+  new Store(old, { isAlive: () => true });
+  // Back to the schema before this build's last migration, with a session recorded in it.
+  old.exec("DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; PRAGMA user_version = 5");
+  old.run("INSERT INTO sessions (id, name, agent, cwd, status, parent_session, created_at, updated_at) VALUES ('s1', 'old', 'a', '/', 'completed', 'p', 1, 1)");
+  old.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, usage) VALUES ('s1', 1, 'p', 'completed', 1, '{\"cost\":0.1}')");
+  old.close();
+  const db = open(file);
+  const s = new Store(db, { isAlive: () => true });
+  expect(db.get<{ user_version: number }>("PRAGMA user_version")!.user_version).toBe(6);
+  expect(db.all<{ name: string }>("PRAGMA index_list(sessions)").map((r) => r.name)).toContain("sessions_parent");
+  const [run] = s.getSession("s1")!.runs;
+  expect(run.sandbox).toBeUndefined();
+  expect(run.runner).toBeUndefined();
+  expect(s.parentUsage("p").spawns).toBe(1);
+});
 
 test("transcript and resume prompt follow spec 000's formats", () => {
   const s = new Store(open(dbFile()), { isAlive: () => true });

@@ -31,5 +31,7 @@ export function mergeCapSettings(out: CapSettings, r: Record<string, unknown>, w
     if (clamped !== v) warnings.push(`${where}: subagents.${key} = ${v} is out of range ${min}–${max}; using ${clamped}`);
     const current = out[key];
     if (userScope || current === undefined || clamped < current) out[key] = clamped;
+    // Said, not just dropped: whoever wrote the project's value expects it to apply.
+    else if (clamped > current) warnings.push(`${where}: subagents.${key} = ${clamped} would raise the cap (${current} from your own settings or the default); a project's settings can only lower it: ignored`);
   }
 }

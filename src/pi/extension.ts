@@ -44,7 +44,7 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   let runtimePromise: Promise<PiRuntime> | null = null;
   const runtime = () => (runtimePromise ??= createRuntime());
   const rt = await runtime();
-  const { settings } = rt.settingsFor(process.cwd());
+  const { settings, warnings: settingsWarnings } = rt.settingsFor(process.cwd());
 
   const active = new ActiveRuns();
   const activeTools = () => {
@@ -67,9 +67,11 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
 
   let noticeShown = false;
   pi.on("session_start", async (event, ctx) => {
-    if (rt.memoryNotice && !noticeShown && ctx?.hasUI) {
+    if (!noticeShown && ctx?.hasUI) {
       noticeShown = true;
-      ctx.ui.notify(rt.memoryNotice, "warning");
+      if (rt.memoryNotice) ctx.ui.notify(rt.memoryNotice, "warning");
+      // A settings value we ignored (bad type, a project raising a cap) is said once, as doctor says it.
+      if (settingsWarnings.length) ctx.ui.notify(`subagents settings: ${settingsWarnings.join("; ")}`, "warning");
     }
     if (event?.reason === "new") return;
     const entries = ctx?.sessionManager?.getEntries?.() ?? [];

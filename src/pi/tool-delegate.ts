@@ -16,14 +16,16 @@ import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
 import { withWorkflow } from "./workflow-call.ts";
 import { attachFork, type ForkEntry } from "../core/run/fork.ts";
-import { childrenResultFields, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
+import { childrenResultFields, refusedTasks, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
 import { duplicateTasks } from "../core/session-caps.ts";
 import type { ErrorCode } from "../core/types.ts";
 import { fanoutRefusal } from "./confirm-fanout.ts";
 
-/** A call refused before anything started, with the spec's error shape in details (and pi's error flag). */
+/** A call refused before anything started, with the spec's error shape in details (and pi's error flag). The tool
+ * declares an outputSchema, so pi 1.x codemode hands a script `structuredContent` when there is one — without it a
+ * refusal with isError rejected the script's call with the bare text, and the code was lost. */
 export function refusedCall(code: ErrorCode, message: string) {
-  return { content: [{ type: "text", text: message }], details: { error: { code, message } }, isError: true };
+  return { content: [{ type: "text", text: message }], details: { error: { code, message } }, isError: true, structuredContent: refusedTasks(code, message) };
 }
 
 

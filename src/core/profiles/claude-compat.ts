@@ -73,7 +73,7 @@ export function mapTools(written: string[]): MappedTools {
 export const EFFORT_TO_THINKING: Record<string, string> = { low: "low", medium: "medium", high: "high", max: "xhigh", xhigh: "xhigh" };
 
 /** Claude Code fields we read but cannot honour: accepted, reported as not supported here. */
-export const UNSUPPORTED_FIELDS = ["permissionMode", "hooks", "mcpServers", "background", "initialPrompt"];
+export const UNSUPPORTED_FIELDS = ["permissionMode", "hooks", "background", "initialPrompt"];
 
 /** Descriptive fields of the wider ecosystem (plugins, pi-subagents, skills): accepted without a word. */
 export const QUIET_FIELDS = ["version", "author", "tags", "license", "metadata", "keywords", "category", "globs", "argument-hint", "aliases", "package", "display_name", "enabled", "disabled", "expertise_level"];

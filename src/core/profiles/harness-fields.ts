@@ -13,7 +13,7 @@ export type Adapted = {
   warnings: string[];
   /** Tools the file lists that do not exist here (beyond what the common parser finds). */
   unavailable: string[];
-  /** Inline MCP server definitions (Codex `mcp_servers`, Gemini `mcpServers`, Copilot `mcp-servers`). */
+  /** Inline MCP server definitions (Codex `mcp_servers`, Gemini and Claude Code `mcpServers`, Copilot `mcp-servers`). */
   mcpServers?: Record<string, unknown>;
   /** A JSON schema for the agent's answer (oh-my-pi `output`). */
   outputSchema?: Record<string, unknown>;
@@ -67,8 +67,43 @@ function inlineMcp(fm: Fields, key: string, out: Adapted): void {
     out.warnings.push(`"${key}" must be a mapping of server definitions (ignored)`);
     return;
   }
-  out.mcpServers = v;
-  out.warnings.push(`inline MCP servers are not started yet: ${Object.keys(v).join(", ")}`);
+  recordMcp(fm, [], v, out);
+}
+
+/**
+ * Claude Code's `mcpServers`: a list whose items are names of servers the user configured or one-key mappings
+ * (an inline definition), or one mapping of definitions. The names become the agent's `mcp` choice.
+ */
+function claudeMcp(fm: Fields, out: Adapted): void {
+  const v = take(fm, "mcpServers");
+  if (v === undefined || v === null) return;
+  const names: string[] = [];
+  const defined: Record<string, unknown> = {};
+  const items = isMap(v) ? [v] : Array.isArray(v) ? v : null;
+  if (!items || items.some((i) => !(typeof i === "string" || isMap(i)))) {
+    out.warnings.push('"mcpServers" must be a list of MCP server names or definitions (ignored)');
+    return;
+  }
+  for (const item of items) {
+    if (typeof item === "string") names.push(...item.split(",").map((n) => n.trim()).filter(Boolean));
+    else Object.assign(defined, item);
+  }
+  recordMcp(fm, names, defined, out);
+}
+
+/**
+ * MCP servers an agent file names or defines. Inline definitions are recorded, not started (a child starts only
+ * the servers pi's mcp.json configures). Unless the file sets our own `mcp`, the agent gets just these servers by
+ * name: a named one, and a defined one whose name the user configured too (pi's definition runs, not the file's).
+ */
+function recordMcp(fm: Fields, names: string[], defined: Record<string, unknown>, out: Adapted): void {
+  const definedNames = Object.keys(defined);
+  if (definedNames.length) out.mcpServers = defined;
+  const byName = fm.mcp === undefined;
+  if (byName) fm.mcp = [...new Set([...names, ...definedNames])];
+  if (!definedNames.length) return;
+  const note = byName ? " (a server of the same name in pi's mcp.json is used instead; the agent gets no other MCP servers)" : "";
+  out.warnings.push(`inline MCP servers are not started yet: ${definedNames.join(", ")}${note}`);
 }
 
 /** Minutes → our `timeout` (seconds). */
@@ -240,9 +275,7 @@ export function adaptFields(harness: Harness, fields: Fields, body: string): Ada
   const out: Adapted = { fields: { ...fields }, body, warnings: [], unavailable: [] };
   const fm = out.fields;
   if (AS_WRITTEN.includes(harness)) {
-    // Claude Code's `mcpServers` as inline definitions (a mapping) is recorded like the others'; a list of
-    // server names stays "not supported here" until agents can choose MCP servers.
-    if (isMap(fm.mcpServers)) inlineMcp(fm, "mcpServers", out);
+    claudeMcp(fm, out);
     return out;
   }
   if (harness === "codex") codex(fm, out);

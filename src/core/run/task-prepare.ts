@@ -39,16 +39,20 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
   if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
   else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
+  // A resumed session runs where and how its last run did (a per-task --sandbox or runner is not lost), unless
+  // this task or its agent file says otherwise; the sandbox still only adds up. A run refused before it got that
+  // far recorded neither, so the latest run that did is the one followed.
+  const last = resumeOf?.runs.filter((r) => r.runner !== undefined).at(-1);
+  const where = chooseWhere(settings, { sandbox: input.sandbox || last?.sandbox, runner: input.runner ?? profile?.runner ?? last?.runner }, profile);
   let runId: number;
   try {
-    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe, name: input.name });
+    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe, name: input.name, sandbox: where.sandbox, runner: where.runner.name });
   } catch (err) {
     // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
     return { outcome: taskOutcome({ id, input, agent }, failedResult((err as Error).message, "INVALID_INPUT")) };
   }
   const model = chooseModel(engine, profile, input.model);
   const warnings = runWarnings(profile, model.warning);
-  const where = chooseWhere(settings, input, profile);
   warnings.push(...where.notes);
   hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   return {

@@ -6,6 +6,7 @@ import {
   newSessionId,
   resumeRunningMessage,
   type ImportedRun,
+  type NewRun,
   type NewSession,
   type RunRecord,
   type SessionRecord,
@@ -18,6 +19,8 @@ import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "
 export class MemoryStore implements SessionStore {
   private readonly sessions = new Map<string, SessionRecord>();
   private readonly runs = new Map<number, { sessionId: string; run: RunRecord; messages: StoredMessage[] }>();
+  /** Children by parent pi session: the caps count them on every spawn, without walking every session. */
+  private readonly byParent = new Map<string, Set<string>>();
   private nextRun = 1;
 
   constructor(private readonly opts: { isAlive: (pid: number) => boolean }) {}
@@ -29,15 +32,18 @@ export class MemoryStore implements SessionStore {
   createSession(s: NewSession): void {
     const now = Date.now();
     this.sessions.set(s.id, { id: s.id, name: s.name, agent: s.agent, cwd: s.cwd, status: "running", sessionFile: s.sessionFile, parentSession: s.parentSession, createdAt: now, updatedAt: now, runs: [] });
+    if (s.parentSession) this.byParent.set(s.parentSession, (this.byParent.get(s.parentSession) ?? new Set()).add(s.id));
   }
 
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string; name?: string }): number {
+  startRun(sessionId: string, run: NewRun): number {
     const s = this.sessions.get(sessionId);
     if (!s) throw new Error(`Session "${sessionId}" not found`);
     const last = s.runs[s.runs.length - 1];
     if (last?.status === "running" && (last.ownerPid === null || this.opts.isAlive(last.ownerPid))) throw new Error(resumeRunningMessage(sessionId));
     const id = this.nextRun++;
     const record: RunRecord = { id, seq: s.runs.length + 1, prompt: run.prompt, status: "running", exitCode: null, usage: emptyUsage(), output: "", toolCount: 0, startedAt: Date.now(), ownerPid: run.ownerPid, messageCount: 0, pi: run.pi };
+    if (run.sandbox !== undefined) record.sandbox = run.sandbox;
+    if (run.runner) record.runner = run.runner;
     s.runs.push(record);
     if (run.name) s.name = run.name;
     s.status = "running";
@@ -111,7 +117,8 @@ export class MemoryStore implements SessionStore {
   }
 
   parentUsage(parentSession: string): { spawns: number; cost: number } {
-    const runs = [...this.sessions.values()].filter((s) => s.parentSession === parentSession).flatMap((s) => s.runs);
+    const ids = [...(this.byParent.get(parentSession) ?? [])];
+    const runs = ids.flatMap((id) => this.sessions.get(id)?.runs ?? []);
     return { spawns: runs.filter(startedChild).length, cost: runs.reduce((n, r) => n + r.usage.cost, 0) };
   }
 

@@ -1,6 +1,7 @@
 // The session store's contract, shared by the SQLite store and the in-memory fallback.
 import type { ErrorCode, FinalizePayload, RunResult, StoredMessage, Usage } from "../types.ts";
 import type { IsolationResult } from "../isolation-types.ts";
+import type { RunnerName } from "../engine-settings.ts";
 
 export type RunStatus = "running" | "completed" | "error";
 
@@ -29,6 +30,10 @@ export type RunRecord = {
   warnings?: string[];
   /** An isolated run's branch, changed files and diffstat. */
   isolation?: IsolationResult;
+  /** Whether the child ran in the sandbox, and on which runner (absent for runs recorded before this was kept):
+   * a resumed session runs the same way unless the task says otherwise. */
+  sandbox?: boolean;
+  runner?: RunnerName;
 };
 
 export type SessionRecord = {
@@ -61,6 +66,9 @@ export type SessionSummary = {
 /** A session `prune` would delete. */
 export type PruneCandidate = { id: string; name: string; agent: string; cwd: string; sessionFile?: string; updatedAt: number; runCount: number };
 
+/** A run being started: `name` is the task name of this run, which becomes the session's (the latest run names it). */
+export type NewRun = { prompt: string; ownerPid: number; pi?: string; name?: string; sandbox?: boolean; runner?: RunnerName };
+
 export type NewSession = { id: string; name: string; agent: string; cwd: string; parentSession?: string; sessionFile?: string };
 
 /** A finished (or interrupted) run as mirrored in a pi session, for rebuilding the store. */
@@ -86,8 +94,7 @@ export type ImportedRun = {
 export interface SessionStore {
   newSessionId(): string;
   createSession(s: NewSession): void;
-  /** `name`: the task name of this run, which becomes the session's (the latest run names it). */
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string; name?: string }): number;
+  startRun(sessionId: string, run: NewRun): number;
   /** Stores messages from index `from` on of a run still going, so its transcript shows what happened so far. */
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void;
   finishRun(runId: number, result: RunResult): void;

@@ -7,6 +7,7 @@ import {
   newSessionId,
   resumeRunningMessage,
   type ImportedRun,
+  type NewRun,
   type NewSession,
   type PruneCandidate,
   type RunRecord,
@@ -16,6 +17,7 @@ import {
   NOT_STARTED_CODES,
 } from "./store-types.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
+import type { RunnerName } from "../engine-settings.ts";
 
 export { MemoryStore } from "./memory-store.ts";
 export type { SessionStore } from "./store-types.ts";
@@ -43,6 +45,11 @@ const MIGRATIONS = [
   `ALTER TABLE runs ADD COLUMN warnings TEXT;`,
   // An isolated run's branch, changed files and diffstat, as JSON.
   `ALTER TABLE runs ADD COLUMN isolation TEXT;`,
+  // Every spawn and cost cap check counts one parent's children: without this it scanned every session.
+  // Where a run ran (sandboxed or not, which runner), so a resumed session runs the same way.
+  `CREATE INDEX sessions_parent ON sessions(parent_session) WHERE parent_session IS NOT NULL;
+   ALTER TABLE runs ADD COLUMN sandbox INTEGER;
+   ALTER TABLE runs ADD COLUMN runner TEXT;`,
 ];
 
 /** The schema this build writes (PRAGMA user_version after migrating): `doctor` reports it. */
@@ -70,6 +77,8 @@ type RunRow = {
   pi: string | null;
   warnings: string | null;
   isolation: string | null;
+  sandbox: number | null;
+  runner: string | null;
 };
 
 type SessionRow = { id: string; name: string; agent: string; cwd: string; status: string; session_file: string | null; parent_session: string | null; created_at: number; updated_at: number };
@@ -98,6 +107,8 @@ function toRun(r: RunRow): RunRecord {
     pi: r.pi ?? undefined,
     ...(r.warnings ? { warnings: JSON.parse(r.warnings) as string[] } : {}),
     ...(r.isolation ? { isolation: JSON.parse(r.isolation) } : {}),
+    ...(r.sandbox === null ? {} : { sandbox: r.sandbox === 1 }),
+    ...(r.runner ? { runner: r.runner as RunnerName } : {}),
   };
 }
 
@@ -165,13 +176,15 @@ export class Store implements SessionStore {
     );
   }
 
-  startRun(sessionId: string, run: { prompt: string; ownerPid: number; pi?: string; name?: string }): number {
+  startRun(sessionId: string, run: NewRun): number {
     const now = this.now();
     return this.write(() => {
       const running = this.db.get<{ owner_pid: number | null }>("SELECT owner_pid FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1", [sessionId]);
       if (running && (running.owner_pid === null || this.opts.isAlive(running.owner_pid))) throw new Error(resumeRunningMessage(sessionId));
       const seq = (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])?.n ?? 0) + 1;
-      this.db.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, pi) VALUES (?, ?, ?, 'running', ?, ?, ?)", [sessionId, seq, run.prompt, now, run.ownerPid, run.pi ?? null]);
+      this.db.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, pi, sandbox, runner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)", [
+        sessionId, seq, run.prompt, now, run.ownerPid, run.pi ?? null, run.sandbox === undefined ? null : Number(run.sandbox), run.runner ?? null,
+      ]);
       const id = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
       this.db.run("UPDATE sessions SET status = 'running', name = COALESCE(?, name), updated_at = ? WHERE id = ?", [run.name ?? null, now, sessionId]);
       return id;

@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type { ChildProcess, Host } from "../src/core/host.ts";
 import { realClock } from "../src/core/host.ts";
-import { runChild } from "../src/core/run/runner.ts";
+import { runChild } from "../src/core/run/child/runner.ts";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
 import { createBunHost } from "../src/host/bun.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";

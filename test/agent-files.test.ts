@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { discoverProfiles } from "../src/core/profiles/profile-discovery.ts";
 import { parseProfile } from "../src/core/profiles/profile.ts";
 import { readLenient } from "../src/core/profiles/front-matter.ts";
-import { buildInvocation } from "../src/core/run/invocation.ts";
+import { buildInvocation } from "../src/core/run/launch/invocation.ts";
 import { createBunHost } from "../src/host/bun.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "agent-collections");

@@ -1,8 +1,8 @@
-// What tools and MCP servers a child pi gets (src/core/run/child-tools.ts), per pi version, and the `mcp` field and
+// What tools and MCP servers a child pi gets (src/core/run/launch/child-tools.ts), per pi version, and the `mcp` field and
 // setting. Pure: the e2e side is test/e2e-mcp.test.ts.
 import { expect, test } from "bun:test";
-import { childPiCaps, selectTools, type ToolSelectionInput } from "../src/core/run/child-tools.ts";
-import { DELEGATION_TOOLS, PI_DEFAULT_TOOLS } from "../src/core/run/invocation.ts";
+import { childPiCaps, selectTools, type ToolSelectionInput } from "../src/core/run/launch/child-tools.ts";
+import { DELEGATION_TOOLS, PI_DEFAULT_TOOLS } from "../src/core/run/launch/invocation.ts";
 import { parseProfile, profileSummary } from "../src/core/profiles/profile.ts";
 import { mergeSettings, defaultSettings } from "../src/core/settings.ts";
 

@@ -3,13 +3,13 @@
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { toolCallLine, toolResultLine } from "../src/core/run/activity.ts";
+import { toolCallLine, toolResultLine } from "../src/core/run/child/activity.ts";
 import type { Clock } from "../src/core/host.ts";
-import { buildInvocation, type InvocationInput } from "../src/core/run/invocation.ts";
-import { LineSplitter } from "../src/core/run/line-splitter.ts";
+import { buildInvocation, type InvocationInput } from "../src/core/run/launch/invocation.ts";
+import { LineSplitter } from "../src/core/run/child/line-splitter.ts";
 import type { Profile } from "../src/core/profiles/profile.ts";
-import { applyEvent, LIMITS, newRunState, windowLines } from "../src/core/run/run-state.ts";
-import { JsonModeParser, jsonModeKeep, parseCompactLine } from "../src/core/run/transport.ts";
+import { applyEvent, LIMITS, newRunState, windowLines } from "../src/core/run/child/run-state.ts";
+import { JsonModeParser, jsonModeKeep, parseCompactLine } from "../src/core/run/child/transport.ts";
 import { Throttle } from "../src/pi/throttle.ts";
 
 const enc = new TextEncoder();
@@ -156,13 +156,19 @@ test("throttle: at most one call per interval, trailing value always delivered, 
 
 test("core/ imports no runtime module, no terminal code and nothing from the fronts; layers only point down", () => {
   const root = join(import.meta.dir, "..", "src", "core");
-  // core/ (shared base) <- profiles/, store/ <- run/: a lower layer never imports a higher one.
-  const rank: Record<string, number> = { "": 0, profiles: 1, store: 1, run: 2 };
+  // core/ (shared base) <- profiles/, store/ <- run/child/ (one child process) <- run/launch/, run/runners/ (what
+  // a child starts with, where it runs) <- run/ (a call, a task's stages): a lower layer never imports a higher one.
+  const rank: Record<string, number> = { "": 0, profiles: 1, store: 1, "run/child": 2, "run/launch": 3, "run/runners": 3, run: 4 };
+  const layerOf = (path: string) => {
+    const parts = path.split("/");
+    if (parts.length === 1) return "";
+    return parts[0] === "run" && parts.length > 2 ? `run/${parts[1]}` : parts[0];
+  };
   const files = readdirSync(root, { recursive: true }).map(String).filter((f) => f.endsWith(".ts"));
   expect(files.length).toBeGreaterThan(20);
   for (const file of files) {
     const src = readFileSync(join(root, file), "utf8");
-    const layer = file.includes("/") ? file.split("/")[0] : "";
+    const layer = layerOf(file);
     expect(layer in rank, `unknown core folder ${layer}`).toBe(true);
     const imports = [...src.matchAll(/(?:import|export)[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]);
     for (const spec of imports) {
@@ -171,7 +177,7 @@ test("core/ imports no runtime module, no terminal code and nothing from the fro
       if (!spec.startsWith(".")) continue;
       const target = relative(root, join(dirname(join(root, file)), spec));
       expect(target.startsWith(".."), `${file} imports ${spec} (outside core/)`).toBe(false);
-      const targetLayer = target.includes("/") ? target.split("/")[0] : "";
+      const targetLayer = layerOf(target);
       expect(rank[targetLayer] <= rank[layer] && (targetLayer === layer || rank[targetLayer] < rank[layer]), `${file} imports ${spec} (a back arrow)`).toBe(true);
     }
   }

@@ -12,7 +12,7 @@ import { copilotModelId } from "../src/core/profiles/harness-fields.ts";
 import { mapHarnessTools } from "../src/core/profiles/harnesses.ts";
 import { resolveModel } from "../src/core/profiles/model-resolve.ts";
 import { hasWriteTools, memoryFile, memoryPrompt, MEMORY_LINES, projectRoot } from "../src/core/profiles/agent-memory.ts";
-import { buildInvocation } from "../src/core/run/invocation.ts";
+import { buildInvocation } from "../src/core/run/launch/invocation.ts";
 import { createBunHost } from "../src/host/bun.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "harness-agents");

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWorktreeHost } from "../src/host/git-worktree.ts";
-import { branchSlug, isolationLines, overlaps } from "../src/core/run/isolation.ts";
+import { branchSlug, isolationLines, overlaps } from "../src/core/run/launch/isolation.ts";
 import { gitIn as git, makeRepo, subagentBranches, userState as userStateOf, worktreeList } from "./support/git-repo.ts";
 
 const root = mkdtempSync(join(tmpdir(), "subagents-iso-"));

@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { defaultSettings, mergeSettings } from "../src/core/settings.ts";
 import { parseProfile } from "../src/core/profiles/profile.ts";
 import { parseDelegateParams } from "../src/core/delegate-input.ts";
-import { bwrapArgv, hiddenArgvPaths } from "../src/core/run/sandbox.ts";
+import { bwrapArgv, hiddenArgvPaths } from "../src/core/run/runners/sandbox.ts";
 import { chooseWhere } from "../src/core/run/runners/choose.ts";
 import { dockerArgv } from "../src/core/run/runners/docker.ts";
 import { fsTypeOf, srunArgv } from "../src/core/run/runners/slurm.ts";

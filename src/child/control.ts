@@ -4,7 +4,7 @@
 // fd 3 as `steered`: the owner's only proof of delivery (a child that ends first never reports it).
 import * as net from "node:net";
 import * as fs from "node:fs";
-import { textOfContent } from "../core/run/transport.ts";
+import { textOfContent } from "../core/run/child/transport.ts";
 import type { ChildEvent } from "../core/types.ts";
 
 type Api = {

@@ -6,8 +6,8 @@
 // It also stops the child when the parent disappears, so a killed parent never leaves orphans running.
 // Self-contained on purpose: node:fs only, no package imports (Bun would try to auto-install them).
 import * as fs from "node:fs";
-import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/finalize-contract.ts";
-import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/transport.ts";
+import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/child/finalize-contract.ts";
+import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/child/transport.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";

@@ -3,7 +3,7 @@
 import { sanitize } from "../core/sanitize.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
-import { overlaps } from "../core/run/isolation.ts";
+import { overlaps } from "../core/run/launch/isolation.ts";
 
 export type JsonEvent = Record<string, unknown> & { type: string };
 

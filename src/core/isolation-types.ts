@@ -1,5 +1,5 @@
 // Shapes of worktree isolation that every layer shares (profiles read the mode, the store keeps the result);
-// the lifecycle is core/run/isolation.ts.
+// the lifecycle is core/run/launch/isolation.ts.
 
 export const ISOLATION_MODES = ["worktree"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];

@@ -121,9 +121,9 @@ export type RunResult = {
   failedModels?: string[];
   /** What did not run as the agent file says (model substituted, tools missing): shown and recorded. */
   warnings?: string[];
-  /** An isolated task's branch, changed files and diffstat (core/run/isolation.ts). */
+  /** An isolated task's branch, changed files and diffstat (core/run/launch/isolation.ts). */
   isolation?: IsolationResult;
-  /** The acceptance gate's outcome (core/run/gate.ts): whether it passed, after how many runs. */
+  /** The acceptance gate's outcome (core/run/child/gate.ts): whether it passed, after how many runs. */
   gate?: { passed: boolean; attempts: number };
   /** The finalize call's `data` when the task has an outputSchema (the child's pi validated it). */
   structured?: unknown;

@@ -1,4 +1,4 @@
-// The git side of worktree isolation (core/run/isolation.ts has the shapes). Worktrees live under the data
+// The git side of worktree isolation (core/run/launch/isolation.ts has the shapes). Worktrees live under the data
 // dir (`<data dir>/worktrees/<session id>`), never inside the user's repository. Each has a small owner record
 // next to it (`<id>.json`: pid + kernel start time, like control/registry.ts) so a worktree whose owner was
 // SIGKILLed is finished — changes kept on a branch — by the next run or `subagents prune`.
@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { GIT_LOCATION_VARS, branchName, type ChangedFile, type IsolationResult, type Worktree, type WorktreeHost } from "../core/run/isolation.ts";
+import { GIT_LOCATION_VARS, branchName, type ChangedFile, type IsolationResult, type Worktree, type WorktreeHost } from "../core/run/launch/isolation.ts";
 import { procStartTime, recordAlive } from "./process-identity.ts";
 
 type GitOut = { code: number; stdout: string; stderr: string };

@@ -2,7 +2,7 @@
 // see whether it answers within pi's start-up wait. Run by the owner once per call (results for servers that
 // answered are kept for a few minutes), so a hung server costs one wait per call instead of one per child.
 import { spawn } from "node:child_process";
-import type { McpServer } from "../core/run/mcp-config.ts";
+import type { McpServer } from "../core/run/launch/mcp-config.ts";
 
 /** pi 1.5.2 waits this long at the first prompt for servers with `direct` tools. */
 export const PI_MCP_START_WAIT_MS = 10_000;

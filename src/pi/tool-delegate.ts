@@ -6,7 +6,7 @@ import { runScheduled } from "../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
 import { gateFolderProblem } from "../core/run/gate-check.ts";
-import { isolationDetails } from "../core/run/isolation.ts";
+import { isolationDetails } from "../core/run/launch/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";

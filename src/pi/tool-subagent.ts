@@ -8,7 +8,7 @@ import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, t
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
-import { isolationLines, type IsolationResult } from "../core/run/isolation.ts";
+import { isolationLines, type IsolationResult } from "../core/run/launch/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderSimpleCall, renderWindowsResult, type ThemeLike } from "./render.ts";

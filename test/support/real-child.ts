@@ -3,10 +3,10 @@
 import { join } from "node:path";
 import type { Host } from "../../src/core/host.ts";
 import { realClock } from "../../src/core/host.ts";
-import type { FinalizeMode } from "../../src/core/run/finalize-contract.ts";
-import { buildInvocation } from "../../src/core/run/invocation.ts";
-import { runChild } from "../../src/core/run/runner.ts";
-import type { Transport } from "../../src/core/run/transport.ts";
+import type { FinalizeMode } from "../../src/core/run/child/finalize-contract.ts";
+import { buildInvocation } from "../../src/core/run/launch/invocation.ts";
+import { runChild } from "../../src/core/run/child/runner.ts";
+import type { Transport } from "../../src/core/run/child/transport.ts";
 import { createBunHost } from "../../src/host/bun.ts";
 import { script, type ScriptStep } from "../../src/scripted/model-server.ts";
 import { piCmd, REPO, type PiRelease, type PiWorld } from "./pi-env.ts";

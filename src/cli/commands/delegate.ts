@@ -11,7 +11,7 @@ import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from 
 import type { FileSpec } from "../../core/files.ts";
 import { runScheduled } from "../../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput, type TaskOutcome } from "../../core/run/task.ts";
-import { isolationLines } from "../../core/run/isolation.ts";
+import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CallWindows } from "../../ui/call-windows.ts";
 import { endLines, finalFrame, startLine, totalsLine } from "../../ui/summary.ts";
 import { isFinished } from "../../ui/windows.ts";

@@ -1,8 +1,8 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { rateLimitLine, toolCallLine } from "../../core/run/activity.ts";
-import { isolationLines } from "../../core/run/isolation.ts";
+import { rateLimitLine, toolCallLine } from "../../core/run/child/activity.ts";
+import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, runTask } from "../../core/run/task.ts";
 import type { ChildEvent } from "../../core/types.ts";

@@ -4,8 +4,8 @@
 // pi's 10 s in every child.
 import type { Profile } from "../profiles/profile.ts";
 import type { Engine } from "./task.ts";
-import { childPiCaps, mcpNamespace, profileReachesMcp, type McpChoice } from "./child-tools.ts";
-import { configuredMcpServers, type McpServer } from "./mcp-config.ts";
+import { childPiCaps, mcpNamespace, profileReachesMcp, type McpChoice } from "./launch/child-tools.ts";
+import { configuredMcpServers, type McpServer } from "./launch/mcp-config.ts";
 import { trustFor } from "./task.ts";
 
 export type ChildMcp = { mcp: McpChoice; mcpServers?: string[]; deadMcpServers?: string[] };

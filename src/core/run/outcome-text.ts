@@ -1,7 +1,7 @@
 // Spec 000's texts about finished tasks, shared by the pi tool and the CLI.
 import type { TaskOutcome } from "./task.ts";
 import { truncateHeadTail } from "../truncate.ts";
-import { isolationLines } from "./isolation.ts";
+import { isolationLines } from "./launch/isolation.ts";
 
 /** Output budget of the whole tool result, split between tasks; each task keeps its head and tail. */
 const TOTAL_OUTPUT_BYTES = 48 * 1024;

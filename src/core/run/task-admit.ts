@@ -2,7 +2,7 @@
 // does not start.
 import { budgetMessage } from "../budget.ts";
 import type { RunResult } from "../types.ts";
-import { abortStop } from "./abort-reason.ts";
+import { abortStop } from "./child/abort-reason.ts";
 import { failedResult } from "./task.ts";
 import type { TaskContext } from "./task-context.ts";
 

@@ -2,16 +2,16 @@
 // Whatever happens, the stage ends with a result on the task (a thrown error becomes a failed result).
 import { mergeBudgets } from "../budget.ts";
 import type { RunResult } from "../types.ts";
-import { runCheckpoints } from "./checkpoint.ts";
+import { runCheckpoints } from "./child/checkpoint.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
-import { buildInvocation } from "./invocation.ts";
-import { rateGateFor } from "./rate-gate.ts";
-import { runChild } from "./runner.ts";
+import { buildInvocation } from "./launch/invocation.ts";
+import { rateGateFor } from "./child/rate-gate.ts";
+import { runChild } from "./child/runner.ts";
 import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from "./task.ts";
 import type { TaskContext } from "./task-context.ts";
 import { childMcp } from "./mcp-select.ts";
 import { expectedDefaultModel } from "./default-model.ts";
-import { composeEnv, resolveGate } from "./gate.ts";
+import { composeEnv, resolveGate } from "./child/gate.ts";
 import { placeChild } from "./runners/choose.ts";
 import type { Placed } from "./runners/types.ts";
 

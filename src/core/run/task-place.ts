@@ -1,6 +1,6 @@
 // Stage "place": where the child runs — the task's cwd, or a git worktree of it made for this session.
 import type { RunResult } from "../types.ts";
-import { createIsolation } from "./isolation.ts";
+import { createIsolation } from "./launch/isolation.ts";
 import { failedResult } from "./task.ts";
 import type { TaskContext } from "./task-context.ts";
 

@@ -4,8 +4,8 @@
 import { renderFiles } from "../files.ts";
 import type { Profile } from "../profiles/profile.ts";
 import { formatResumePrompt } from "../store/transcript.ts";
-import { resolveFinalizeMode } from "./finalize-contract.ts";
-import { isolationProblem } from "./isolation.ts";
+import { resolveFinalizeMode } from "./child/finalize-contract.ts";
+import { isolationProblem } from "./launch/isolation.ts";
 import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";

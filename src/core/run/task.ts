@@ -1,24 +1,24 @@
 // One task end to end: resolve its session (new or resumed), build the child's prompt and command, record the
 // run before the child starts, run it, and always record a terminal status. Shared by the CLI and pi fronts.
 // The task's life is a list of stages (runTask below); this file keeps the types and the checks the fronts share.
-import { CANCELLED_BEFORE_START } from "./abort-reason.ts";
+import { CANCELLED_BEFORE_START } from "./child/abort-reason.ts";
 import type { FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
-import type { FinalizeMode } from "./finalize-contract.ts";
+import type { FinalizeMode } from "./child/finalize-contract.ts";
 import { findProfile, validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { brokenProfile, type Diagnostic } from "../profiles/profile-discovery.ts";
-import type { RunLimits } from "./runner.ts";
+import type { RunLimits } from "./child/runner.ts";
 import type { Skill } from "../profiles/skills.ts";
 import { readUserModels, resolveProfileModel, type UserModels } from "../profiles/model-resolve.ts";
-import type { RunState } from "./run-state.ts";
+import type { RunState } from "./child/run-state.ts";
 import type { Settings } from "../settings.ts";
 import type { Store } from "../store/store.ts";
 import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
-import type { IsolationMode, WorktreeHost } from "./isolation.ts";
-import type { RateGate } from "./rate-gate.ts";
+import type { IsolationMode, WorktreeHost } from "./launch/isolation.ts";
+import type { RateGate } from "./child/rate-gate.ts";
 import type { Budget, CallSpend } from "../budget.ts";
 import type { TaskStage } from "./task-context.ts";
 import { prepareTask } from "./task-prepare.ts";
@@ -30,10 +30,10 @@ import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
 import { forkTask } from "./fork.ts";
-import type { McpServer } from "./mcp-config.ts";
+import type { McpServer } from "./launch/mcp-config.ts";
 import type { ForkEntry } from "./fork.ts";
 import type { RunnerName } from "./runners/types.ts";
-import type { Asker, AskRequest } from "./ask.ts";
+import type { Asker, AskRequest } from "./child/ask.ts";
 
 export type Engine = {
   host: Host;
@@ -108,7 +108,7 @@ export type TaskInput = {
   outputSchema?: Record<string, unknown>;
   /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
   fork?: ForkEntry[];
-  /** Run in the sandbox (src/core/run/sandbox.ts); the settings' "on" cannot be turned off. */
+  /** Run in the sandbox (src/core/run/runners/sandbox.ts); the settings' "on" cannot be turned off. */
   sandbox?: boolean;
   /** Where the child runs (src/core/run/runners/). */
   runner?: RunnerName;

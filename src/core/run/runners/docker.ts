@@ -11,7 +11,7 @@
 // for the child and removed with `docker rm -f` on every end path. Containers of an owner that died (SIGKILL)
 // are removed the next time this runner starts a child on the same machine.
 import type { Host } from "../../host.ts";
-import { agentDirMounts } from "../sandbox.ts";
+import { agentDirMounts } from "./sandbox.ts";
 import { onPath, runCommand } from "./commands.ts";
 import { assetCaches } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";

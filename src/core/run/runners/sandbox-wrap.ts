@@ -1,7 +1,7 @@
 // Wraps a child's command in the sandbox of this platform: bubblewrap on Linux (sandbox.ts), sandbox-exec on
 // macOS (a profile written to the same effect; untested here: no macOS machine). Shared by the local and slurm
 // runners; the docker runner builds its own confinement from docker's flags.
-import { bwrapArgv, hiddenArgvPaths } from "../sandbox.ts";
+import { bwrapArgv, hiddenArgvPaths } from "./sandbox.ts";
 import { onPath } from "./commands.ts";
 import type { PlaceRequest } from "./types.ts";
 

@@ -1,7 +1,7 @@
 // Builds the command line and environment of one child pi. Pure: the caller writes the temp files it lists.
-import type { Profile } from "../profiles/profile.ts";
-import type { Transport } from "./transport.ts";
-import { FINALIZE_INSTRUCTIONS, type FinalizeMode } from "./finalize-contract.ts";
+import type { Profile } from "../../profiles/profile.ts";
+import type { Transport } from "../child/transport.ts";
+import { FINALIZE_INSTRUCTIONS, type FinalizeMode } from "../child/finalize-contract.ts";
 import { childPiCaps, selectTools, type McpChoice } from "./child-tools.ts";
 
 /** The tools pi enables when no --tools is given (pi 0.73.1). */

@@ -2,7 +2,7 @@
 // (confirm, select, input), forwarded over fd 3 and answered over the control pipe. This file holds what the
 // owner side decides without any UI: who may be asked (`subagents.ask`), how long a child may wait
 // (`subagents.askTimeout`), what a child is told when nobody answers, and the warning that records it.
-import type { Clock } from "../host.ts";
+import type { Clock } from "../../host.ts";
 
 export type AskKind = "confirm" | "select" | "input" | "ask_parent";
 export type Question = { id: string; kind: AskKind; title: string; message?: string; options?: string[] };

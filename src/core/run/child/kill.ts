@@ -1,7 +1,7 @@
 // The kill protocol (DESIGN §2): SIGTERM first — pi then kills the bash process groups it started — wait for
 // the real exit up to a grace period, then SIGKILL the child and every process that descended from it.
 // The descendant list is taken before signalling because orphans are re-parented and can no longer be found.
-import type { ChildProcess, Clock, ExitInfo, Host } from "../host.ts";
+import type { ChildProcess, Clock, ExitInfo, Host } from "../../host.ts";
 
 export const TERM_GRACE_MS = 5000;
 

@@ -1,12 +1,12 @@
 // Folds engine events into a bounded picture of one child run. Mutable on purpose: it is updated for every
 // event of a streaming child, and copying it each time would cost more than the child's own work.
 import { rateLimitLine, textLines, toolCallLine, toolResultLine } from "./activity.ts";
-import { sanitize } from "../sanitize.ts";
+import { sanitize } from "../../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
 import { todoProgress, type TodoProgress } from "./todos.ts";
-import type { Budget } from "../budget.ts";
+import type { Budget } from "../../budget.ts";
 import type { GateProgress } from "./gate.ts";
-import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../types.ts";
+import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../../types.ts";
 
 export const LIMITS = {
   activityLines: 400,

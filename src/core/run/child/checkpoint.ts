@@ -1,8 +1,8 @@
 // Checkpoints of a running child's messages into the store, at most every 2 s, so a transcript asked for
 // meanwhile (another tool call, another process) shows what happened so far. Best effort: the final, complete
 // write is the store's finishRun. Kept rare on purpose: many processes may share one database.
-import type { Clock } from "../host.ts";
-import type { SessionStore } from "../store/store-types.ts";
+import type { Clock } from "../../host.ts";
+import type { SessionStore } from "../../store/store-types.ts";
 import type { RunState } from "./run-state.ts";
 import { sanitizeMessage } from "./runner.ts";
 

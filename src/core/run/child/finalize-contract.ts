@@ -1,6 +1,6 @@
 // The `subagent_finalize` contract (spec 001) and how strictly a run applies it. Shared by the runner (which
 // judges the outcome) and the child extension (which offers the tool and delivers corrective messages).
-import type { FinalizePayload } from "../types.ts";
+import type { FinalizePayload } from "../../types.ts";
 
 /**
  * - required: the child must call subagent_finalize; a plain ending gets corrective messages, then FINALIZE_MISSING

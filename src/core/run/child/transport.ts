@@ -2,7 +2,7 @@
 //  - compact: our child extension writes ChildEvent JSON lines on fd 3 (small, one per event).
 //  - json:    pi's own `--mode json` stdout. Its message_update lines carry the whole message so far, so they
 //             are classified by their prefix and only the delta is cut out; they are never JSON.parsed.
-import type { ChildEvent, FinalizePayload } from "../types.ts";
+import type { ChildEvent, FinalizePayload } from "../../types.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
 
 export type Transport = "compact" | "json";

@@ -2,17 +2,17 @@
 // decide when it is done, stop it with the kill protocol, and (with the finalize contract) nudge it in the
 // same session when it stopped without calling subagent_finalize. Always resolves with a RunResult.
 import { abortStop } from "./abort-reason.ts";
-import type { ChildProcess, Clock, ExitInfo, Host } from "../host.ts";
+import type { ChildProcess, Clock, ExitInfo, Host } from "../../host.ts";
 import { killTree, reapDescendants, waitFor } from "./kill.ts";
 import { LineSplitter } from "./line-splitter.ts";
 import { applyEvent, newRunState, recordUserMessage, type RunState } from "./run-state.ts";
 import { MAX_NUDGES, NUDGE_TEXT, type FinalizeMode } from "./finalize-contract.ts";
-import { sanitize } from "../sanitize.ts";
+import { sanitize } from "../../sanitize.ts";
 import { JsonModeParser, MAX_EVENT_LINE, jsonModeKeep, parseCompactLine, type Transport } from "./transport.ts";
-import { TailBuffer } from "../truncate.ts";
+import { TailBuffer } from "../../truncate.ts";
 import { STDERR_HEAD_CHARS, stderrSummary } from "./stderr-summary.ts";
-import type { ChildEvent, ErrorCode, RunResult, StoredMessage, Usage } from "../types.ts";
-import { budgetMessage, hasBudget, type Budget, type CallSpend } from "../budget.ts";
+import type { ChildEvent, ErrorCode, RunResult, StoredMessage, Usage } from "../../types.ts";
+import { budgetMessage, hasBudget, type Budget, type CallSpend } from "../../budget.ts";
 import { budgetWatch, type BudgetWatch } from "./budget-watch.ts";
 import { RATE_LIMIT_RE, type RateGate } from "./rate-gate.ts";
 import { gateFailure, type GateSpec } from "./gate.ts";

@@ -6,8 +6,8 @@
 // Deny lists and the max-depth guard use `--exclude-tools` where the child's pi has it, so they take away only
 // what they name. pi 1.5.2 chooses MCP servers per process only all or nothing (`--no-mcp`); `--exclude-tools
 // mcp__<server>__*` hides one server's tools but pi still starts it.
-import type { Profile } from "../profiles/profile.ts";
-import type { McpChoice } from "../mcp-choice.ts";
+import type { Profile } from "../../profiles/profile.ts";
+import type { McpChoice } from "../../mcp-choice.ts";
 export type { McpChoice };
 
 /** Registered in every child by our extension (child/ask.ts). */

@@ -1,7 +1,7 @@
 // Why a task's signal was aborted decides how its end is recorded. A user's cancel (Esc, `subagents cancel`,
 // Ctrl-C) is SUBAGENT_CANCELLED; the owner shutting down under it (a pi session ending with background tasks
 // still running) is an interruption, recorded the way a run orphaned by a dead owner is (store recoverStale).
-import type { ErrorCode } from "../types.ts";
+import type { ErrorCode } from "../../types.ts";
 
 export const INTERRUPTED_BY_SHUTDOWN = "Session was interrupted (main agent session ended)";
 

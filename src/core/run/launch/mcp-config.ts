@@ -3,7 +3,7 @@
 // command/url/type only overrides `enabled`/`exposure`). Only what the owner needs: names, whether enabled, whether
 // pi waits for them at start, and how to start a stdio server for the probe. A broken file yields no servers here;
 // the child's pi reports it as it always does.
-import type { Host } from "../host.ts";
+import type { Host } from "../../host.ts";
 
 export type McpServer = {
   name: string;

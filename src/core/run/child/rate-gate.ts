@@ -3,7 +3,7 @@
 // slow down: after a 429 no new child starts until the hold ends, the number of children allowed at once is
 // halved (at least 1), and raised again by one per few successful model turns. Every running child is told
 // the hold (control pipe), so children that have not hit the limit yet do not hammer the provider either.
-import type { Clock } from "../host.ts";
+import type { Clock } from "../../host.ts";
 
 /** An error text from a provider that means "slow down" (pi's own reading of 429/overloaded, narrowed). */
 export const RATE_LIMIT_RE = /\b429\b|rate.?limit|too many requests|overloaded|\b529\b/i;

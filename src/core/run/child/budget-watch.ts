@@ -1,8 +1,8 @@
 // Enforces a task's budgets (and its call's maxCost) on one child, turn by turn: the first model turn that
 // reaches a budget and still asks for work gets one "wrap up" steer; a later turn that again asks for work is
 // stopped with BUDGET_EXCEEDED. A turn that ends in text or only finalizes is the child wrapping up: let it.
-import { budgetHit, budgetMessage, wrapUpText, type Budget, type BudgetHit, type CallSpend } from "../budget.ts";
-import { addUsage, emptyUsage, type Usage } from "../types.ts";
+import { budgetHit, budgetMessage, wrapUpText, type Budget, type BudgetHit, type CallSpend } from "../../budget.ts";
+import { addUsage, emptyUsage, type Usage } from "../../types.ts";
 
 export type BudgetAction = { steer: string } | { stop: { code: "BUDGET_EXCEEDED"; message: string } } | null;
 

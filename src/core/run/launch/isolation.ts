@@ -2,8 +2,8 @@
 // (branch names, overlap between tasks, result lines). The git work itself is a host part
 // (src/host/git-worktree.ts) reached through `WorktreeHost`, so the engine stays free of runtime imports.
 
-import type { IsolationResult } from "../isolation-types.ts";
-export type { ChangedFile, IsolationMode, IsolationResult } from "../isolation-types.ts";
+import type { IsolationResult } from "../../isolation-types.ts";
+export type { ChangedFile, IsolationMode, IsolationResult } from "../../isolation-types.ts";
 
 /** A live worktree, as the host made it; the engine only reads `cwd`. */
 export type Worktree = { id: string; path: string; cwd: string; base: string; repo: string; name: string };

@@ -1,17 +1,15 @@
 // `doctor` checks every model the setup names against the pi children run (`pi --list-models`): pi's default, an
 // agent's model and the fallback models. Real pi (the embedded one and pi 1.5.2), no network.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listed, parseModelList } from "../src/cli/doctor-models.ts";
-import { cli, CURRENT_PI_RE, PI_PACKAGE_DIRS, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { cli, CURRENT_PI_RE, PI_PACKAGE_DIRS, piWorld, setModels, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
   world = await piWorld();
-  const models = JSON.parse(readFileSync(join(world.agentDir, "models.json"), "utf8"));
-  models.providers.fake.models = [{ id: "fake-model" }, { id: "spare-model" }];
-  writeFileSync(join(world.agentDir, "models.json"), JSON.stringify(models));
+  setModels(world, [{ id: "fake-model" }, { id: "spare-model" }]);
 });
 afterAll(() => world.close());
 

@@ -10,20 +10,14 @@ import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { Store } from "../src/core/store/store.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
-import { cli, piCmd, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, setModels, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 
 beforeAll(async () => {
   world = await piWorld();
   // Prices so that cost budgets can be reached, and two more models for fallback.
-  const models = JSON.parse(readFileSync(join(world.agentDir, "models.json"), "utf8"));
-  models.providers.fake.models = [
-    { id: "fake-model", cost: { input: 1000, output: 1000, cacheRead: 0, cacheWrite: 0 } },
-    { id: "broken-model" },
-    { id: "spare-model" },
-  ];
-  writeFileSync(join(world.agentDir, "models.json"), JSON.stringify(models));
+  setModels(world, [{ id: "fake-model", cost: { input: 1000, output: 1000 } }, { id: "broken-model" }, { id: "spare-model" }]);
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
   writeFileSync(

@@ -2,18 +2,15 @@
 // subagents.confirmAbove asks first and Esc refuses it (the model is told); while children run the footer shows
 // `subagents N running · $…`, and the line is gone when they end; /subagents shows the session against its caps.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { piCmd, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { piCmd, piWorld, priceModel, REPO, type PiWorld } from "./support/pi-env.ts";
 import { hasTmux, openPane } from "./support/tmux.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
   world = await piWorld();
-  const models = JSON.parse(readFileSync(join(world.agentDir, "models.json"), "utf8"));
-  models.providers.fake.models = [{ id: "fake-model", cost: { input: 1000, output: 1000, cacheRead: 0, cacheWrite: 0 } }];
-  writeFileSync(join(world.agentDir, "models.json"), JSON.stringify(models));
+  priceModel(world, { input: 1000, output: 1000 });
 });
 afterAll(() => world.close());
 

@@ -4,9 +4,9 @@
 // tasks of a running call do not start once it is reached; duplicate tasks are refused (tool and CLI, exit 2); a
 // call above confirmAbove is refused headless unless SUBAGENTS_ALLOW_FANOUT=1.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, piCmd, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, priceModel, type PiWorld } from "./support/pi-env.ts";
 import { EXTENSION, runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -14,9 +14,7 @@ let world: PiWorld;
 beforeAll(async () => {
   world = await piWorld();
   // $1,000 per million tokens: every child turn costs dollars, so small caps are reached by one child.
-  const models = JSON.parse(readFileSync(join(world.agentDir, "models.json"), "utf8"));
-  models.providers.fake.models = [{ id: "fake-model", cost: { input: 1000, output: 1000, cacheRead: 0, cacheWrite: 0 } }];
-  writeFileSync(join(world.agentDir, "models.json"), JSON.stringify(models));
+  priceModel(world, { input: 1000, output: 1000 });
 });
 afterAll(() => world.close());
 

@@ -3,10 +3,10 @@
 // call and the task fails naming the model and the pi — or continues on a fallback model with a visible warning.
 // Children are real pi 1.5.2 (system pi) and the embedded pi (the compiled executable), on the scripted model.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, CURRENT_PI_RE, PI_PACKAGE_DIRS, piWorld, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, CURRENT_PI_RE, PI_PACKAGE_DIRS, piWorld, setModels, summaryOf, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 const requestsWith = (marker: string) => world.server.requests.filter((r) => JSON.stringify(r.messages ?? []).includes(marker));
@@ -14,9 +14,7 @@ const CHILD_PI = { childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" };
 
 beforeAll(async () => {
   world = await piWorld();
-  const models = JSON.parse(readFileSync(join(world.agentDir, "models.json"), "utf8"));
-  models.providers.fake.models = [{ id: "fake-model" }, { id: "spare-model" }];
-  writeFileSync(join(world.agentDir, "models.json"), JSON.stringify(models));
+  setModels(world, [{ id: "fake-model" }, { id: "spare-model" }]);
 });
 afterAll(() => world.close());
 

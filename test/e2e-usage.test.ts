@@ -3,20 +3,17 @@
 // what its children spent in that call (from the children's own session files), and `structuredContent` with the
 // tasks; RPC `get_session_stats` totals include the children. A parent pi 0.87.1 still works (fields ignored).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { EXTENSION, runParentPi } from "./support/parent-pi.ts";
-import { PI_PACKAGE_DIRS, piCmd, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { PI_PACKAGE_DIRS, piCmd, piWorld, priceModel, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 
 beforeAll(async () => {
   world = await piWorld();
-  const models = JSON.parse(readFileSync(join(world.agentDir, "models.json"), "utf8"));
-  // $ per million tokens: every request costs something.
-  models.providers.fake.models = [{ id: "fake-model", cost: { input: 1000, output: 2000, cacheRead: 0, cacheWrite: 0 } }];
-  writeFileSync(join(world.agentDir, "models.json"), JSON.stringify(models));
+  priceModel(world, { input: 1000, output: 2000 });
   world.setSubagentSettings({ childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" });
 });
 afterAll(() => world.close());

@@ -33,8 +33,7 @@ export function stripJsonc(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      const j = stringEnd(text, i);
       out += text.slice(i, j + 1);
       i = j;
     } else if (c === "/" && text[i + 1] === "/") {
@@ -48,14 +47,20 @@ export function stripJsonc(text: string): string {
   return dropTrailingCommas(out);
 }
 
+/** The index of the quote that closes the JSON string opening at `start` (escapes skipped). */
+function stringEnd(text: string, start: number): number {
+  let j = start + 1;
+  while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+  return j;
+}
+
 /** `[1, 2,]` → `[1, 2]`, outside strings only. */
 function dropTrailingCommas(text: string): string {
   let out = "";
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      const j = stringEnd(text, i);
       out += text.slice(i, j + 1);
       i = j;
     } else if (c === "," && /^\s*[}\]]/.test(text.slice(i + 1, i + 200))) continue;

@@ -4,6 +4,7 @@ import type { FileSpec } from "./files.ts";
 import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
 import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
 import { taskEngineFields, type RunnerName } from "./engine-settings.ts";
+import type { RuntimeName } from "./runtime-names.ts";
 
 export const MAX_TASKS = 16;
 
@@ -19,6 +20,7 @@ export type DelegateTask = {
   budget?: Budget;
   sandbox?: boolean;
   runner?: RunnerName;
+  runtime?: RuntimeName;
 };
 
 export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean; maxCost?: number };
@@ -71,7 +73,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "sandbox", "runner", ...BUDGET_KEYS]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "sandbox", "runner", "runtime", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {

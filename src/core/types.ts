@@ -37,6 +37,8 @@ export type ErrorCode =
   | "SUBAGENT_CANCELLED"
   | "ISOLATION_FAILED"
   | "RUNNER_FAILED"
+  /** The agent's runtime (another harness's CLI) is not installed here. */
+  | "RUNTIME_MISSING"
   | "BUDGET_EXCEEDED"
   | "RATE_LIMITED"
   /** A call refused: it would start more children than subagents.maxSpawnsPerSession (or was not approved). */
@@ -77,7 +79,9 @@ export type ChildEvent =
   /** The provider answered "slow down" (429/529, or 503 with a delay); retryAfterMs when it said how long. */
   | { type: "rate_limit"; status: number; retryAfterMs?: number }
   /** A steer message from the owner reached the child's model context (delivered at a turn boundary). */
-  | { type: "steered"; id: string; text: string };
+  | { type: "steered"; id: string; text: string }
+  /** Another harness's own totals for the run so far (runtimes/): they replace what its turns reported. */
+  | { type: "totals"; usage: Omit<Usage, "turns">; turns?: number };
 
 /** One message as stored for transcripts (`get_subagent_session`). */
 export type StoredMessage =

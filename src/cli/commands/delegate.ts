@@ -116,6 +116,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     isolation: t.isolation ?? isolation,
     sandbox: t.sandbox || where.sandbox || undefined,
     runner: t.runner ?? where.runner,
+    runtime: t.runtime ?? where.runtime,
     sessionId: t.resume ?? engine.store.newSessionId(),
     budget: { ...budget, ...t.budget },
   }));

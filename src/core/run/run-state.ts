@@ -187,6 +187,10 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
     case "rate_limit":
       pushActivity(s, [rateLimitLine(ev.status, ev.retryAfterMs)]);
       return;
+    case "totals":
+      Object.assign(s.usage, ev.usage);
+      if (ev.turns !== undefined) s.usage.turns = ev.turns;
+      return;
     case "steered":
       // The owner's steer is part of the conversation: the transcript shows it where the model saw it.
       recordUserMessage(s, ev.text);

@@ -9,6 +9,7 @@ import { isolationProblem } from "./isolation.ts";
 import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
+import { chooseRuntime } from "./runtimes/choose.ts";
 
 export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskHooks): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
@@ -50,11 +51,15 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   const warnings = runWarnings(profile, model.warning);
   const where = chooseWhere(settings, input, profile);
   warnings.push(...where.notes);
+  const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
+  const runtime = chooseRuntime(input, profile, finalize);
+  warnings.push(...runtime.notes);
   hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   return {
     task: {
       engine, input, hooks, id, agent, profile, resumeOf, isolation, sessionFile, prompt, runId, model, warnings,
-      finalize: resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional"),
+      finalize: runtime.finalize ?? finalize,
+      runtime,
       trust: trustFor(engine.projectTrust, input.cwd),
       where,
       transport: where.runner.transport ?? settings.transport,

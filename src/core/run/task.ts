@@ -31,6 +31,7 @@ import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
 import type { McpServer } from "./mcp-config.ts";
 import type { RunnerName } from "./runners/types.ts";
+import type { RuntimeName } from "../runtime-names.ts";
 
 export type Engine = {
   host: Host;
@@ -97,6 +98,8 @@ export type TaskInput = {
   sandbox?: boolean;
   /** Where the child runs (src/core/run/runners/). */
   runner?: RunnerName;
+  /** Which CLI runs it (src/core/run/runtimes/); unset: the agent file's, else pi. */
+  runtime?: RuntimeName;
 };
 
 export type TaskOutcome = {

@@ -78,7 +78,6 @@ for (const name of Object.keys(CASES) as HarnessName[]) {
       const t0 = Date.now();
       const r = await cli(world, ["run", `rt-${name}`, `Do it ${script(steps)}`, "--json"], { env: envFor(name) });
       const secs = (Date.now() - t0) / 1000;
-      if (process.env.RT_DEBUG) console.log(JSON.stringify(world.server.requests.at(-1)?.messages?.filter((m) => m.role !== "system")));
       console.log(`${name}: one run with a tool call took ${secs.toFixed(1)}s`);
       expect(r.stderr).not.toContain("internal error");
       const [t] = summaryOf(r.json);
@@ -138,3 +137,19 @@ test("--runtime and the runtime field refuse an unknown runtime by name", async 
   const p = await cli(world, ["run", "rt-bad", "hello", "--json"]);
   expect(p.stdout + p.stderr).toContain('field "runtime" must be one of');
 }, 60_000);
+
+test("--sandbox: the CLI runs in bubblewrap with its own folder (~/.claude) writable, the rest of home hidden", async () => {
+  if (!bins.has("claude-code")) return console.log(`*** SKIPPING: ${skipped.get("claude-code")}`);
+  const marker = `sbx-${Date.now()}`;
+  mkdirSync(join(world.root, ".claude", "projects"), { recursive: true });
+  const before = new Set(readdirSync(join(world.root, ".claude", "projects"), { recursive: true }) as string[]);
+  const steps: ScriptStep[] = [{ tool: "Bash", args: { command: `echo ${marker} > "$HOME/outside-${marker}"; echo ${marker} > inside-${marker}; echo wrote`, description: "w" } }, { text: `done ${marker}` }];
+  const r = await cli(world, ["run", "default", `Write ${script(steps)}`, "--json", "--runtime", "claude-code", "--model", "claude-sonnet-4-5", "--sandbox"], { env: envFor("claude-code") });
+  const [t] = summaryOf(r.json);
+  expect({ status: t.status, error: t.error }).toEqual({ status: "completed", error: undefined });
+  expect(readFileSync(join(world.workDir, `inside-${marker}`), "utf8").trim()).toBe(marker);
+  expect(readdirSync(world.root).includes(`outside-${marker}`)).toBe(false);
+  // Its session transcript was written into the real ~/.claude (its own folder came back, writable).
+  const after = (readdirSync(join(world.root, ".claude", "projects"), { recursive: true }) as string[]).filter((f) => !before.has(f) && f.endsWith(".jsonl"));
+  expect(after.length).toBeGreaterThan(0);
+}, 120_000);

@@ -57,7 +57,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     let placed: Placed | string | undefined;
     try {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
-      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings });
+      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings, ownConfig: foreign?.ownConfig });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       return await runChild(host, engine.clock, {
         argv: placed.argv,

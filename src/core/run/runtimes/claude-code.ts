@@ -86,6 +86,7 @@ export const claudeCode: ForeignRuntime = {
   bin: "claude",
   npmPackage: "@anthropic-ai/claude-code",
   notes: ["runs on Claude Code: no steering, no subagent_finalize, resume replays the transcript"],
+  ownConfig: (env) => [env.CLAUDE_CONFIG_DIR ?? "~/.claude", "~/.claude.json"],
   build(req) {
     // Headless: nothing may stop to ask for a permission (there is no one to answer), as with a pi child.
     const args = ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"];

@@ -86,6 +86,7 @@ export const codex: ForeignRuntime = {
   bin: "codex",
   npmPackage: "@openai/codex",
   notes: ["runs on Codex CLI: no steering, no subagent_finalize, resume replays the transcript, no cost reported (tokens only)"],
+  ownConfig: (env) => [env.CODEX_HOME ?? "~/.codex"],
   build(req) {
     const warnings: string[] = [];
     // No approvals can be answered headless; its own sandbox is not ours (ours is --sandbox, around the process).

@@ -66,6 +66,7 @@ export const gemini: ForeignRuntime = {
   bin: "gemini",
   npmPackage: "@google/gemini-cli",
   notes: ["runs on Gemini CLI: no steering, no subagent_finalize, resume replays the transcript, no cost reported (tokens only)"],
+  ownConfig: () => ["~/.gemini"],
   build(req) {
     const warnings: string[] = [];
     // --yolo: no approval can be answered headless. It has no flag to add to its system prompt (GEMINI_SYSTEM_MD

@@ -13,6 +13,8 @@ export type ForeignInvocation = {
   files: { path: string; content: string }[];
   warnings: string[];
   parser: () => EventParser;
+  /** Its own configuration (credentials, sessions): what the sandbox gives back to it. */
+  ownConfig: string[];
 };
 
 export type ForeignRequest = {
@@ -47,5 +49,5 @@ export function foreignInvocation(req: ForeignRequest): ForeignInvocation | stri
   const cmd = rt.build({ prompt: req.prompt, systemPrompt, model: req.model, maxTurns: p?.maxTurns, tmpDir: req.tmpDir });
   const warnings = [...cmd.warnings];
   if (p?.tools?.length || p?.excludeTools?.length || p?.readonly) warnings.push(`${rt.name} runs with its own tools: the agent's tool list is not applied`);
-  return { argv: [program, ...cmd.args], env: childEnv(req.host, req.depth, req.maxDepth, cmd.env), stdin: cmd.stdin, files: cmd.files, warnings, parser: rt.parser };
+  return { argv: [program, ...cmd.args], env: childEnv(req.host, req.depth, req.maxDepth, cmd.env), stdin: cmd.stdin, files: cmd.files, warnings, parser: rt.parser, ownConfig: rt.ownConfig(req.host.env) };
 }

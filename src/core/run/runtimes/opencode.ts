@@ -60,6 +60,7 @@ export const opencode: ForeignRuntime = {
   bin: "opencode",
   npmPackage: "opencode-ai",
   notes: ["runs on opencode: no steering, no subagent_finalize, resume replays the transcript"],
+  ownConfig: (env) => [`${env.XDG_CONFIG_HOME ?? "~/.config"}/opencode`, `${env.XDG_DATA_HOME ?? "~/.local/share"}/opencode`, `${env.XDG_CACHE_HOME ?? "~/.cache"}/opencode`, `${env.XDG_STATE_HOME ?? "~/.local/state"}/opencode`, ...(env.OPENCODE_CONFIG ? [env.OPENCODE_CONFIG] : [])],
   build(req) {
     // It has no flag to add to its system prompt: the agent's prompt leads the task. Models are provider/id.
     // The task goes on stdin: a message given as arguments is re-quoted by it (quotes escaped) before the model sees it.

@@ -44,5 +44,7 @@ export type ForeignRuntime = {
   /** What this runtime cannot do that a pi child can: said in every window and record of its runs. */
   notes: string[];
   build(req: RuntimeRequest): RuntimeCommand;
+  /** Where it keeps its configuration, credentials and sessions (`~/` is the home): writable in the sandbox. */
+  ownConfig(env: Record<string, string | undefined>): string[];
   parser(): EventParser;
 };

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
 import { startHarnessServer, type HarnessServer } from "../src/scripted/harness-servers.ts";
 import { cli, piWorld, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { gitIn, makeRepo } from "./support/git-repo.ts";
 import { configureHarness, ensureHarnessCli, QUIET_ENV, type HarnessName } from "./support/harness-clis.ts";
 
 type Case = { tool: string; shownAs?: string; args: (marker: string) => Record<string, unknown>; model: string; turns: number; cost: boolean; requests: (h: HarnessServer, w: PiWorld) => string[] };
@@ -152,4 +153,41 @@ test("--sandbox: the CLI runs in bubblewrap with its own folder (~/.claude) writ
   // Its session transcript was written into the real ~/.claude (its own folder came back, writable).
   const after = (readdirSync(join(world.root, ".claude", "projects"), { recursive: true }) as string[]).filter((f) => !before.has(f) && f.endsWith(".jsonl"));
   expect(after.length).toBeGreaterThan(0);
+}, 120_000);
+
+test("one delegate call, three runtimes (task field): Claude Code isolated in a worktree, Codex, and pi side by side", async () => {
+  const missing = (["claude-code", "codex"] as const).filter((n) => !bins.has(n));
+  if (missing.length) return console.log(`*** SKIPPING: ${missing.map((n) => skipped.get(n)).join("; ")}`);
+  const repo = makeRepo(world.root, join(world.root, `repo-${Date.now()}`), false);
+  const write: ScriptStep[] = [{ tool: "Bash", args: { command: "echo from-claude > claude.txt", description: "w" } }, { text: "claude wrote" }];
+  const tasks = {
+    tasks: [
+      { name: "cc", prompt: `Write ${script(write)}`, runtime: "claude-code", isolation: "worktree" },
+      { name: "cx", prompt: `Say ${script([{ text: "codex says hi" }])}`, runtime: "codex" },
+      { name: "pi", prompt: `Say ${script([{ text: "pi says hi" }])}` },
+    ],
+  };
+  const env = { ...envFor("claude-code"), ...envFor("codex"), PATH: `${bins.get("claude-code")}:${bins.get("codex")}:${world.env.PATH}` };
+  const r = await cli(world, ["delegate", "--tasks", "-", "--json"], { cwd: repo, stdin: JSON.stringify(tasks), env });
+  const byName = Object.fromEntries(summaryOf(r.json).map((t) => [t.name ?? t.task, t]));
+  expect(Object.values(byName).map((t) => t.status)).toEqual(["completed", "completed", "completed"]);
+  expect([byName.cc.output, byName.cx.output, byName.pi.output]).toEqual(["claude wrote", "codex says hi", "pi says hi"]);
+  // Claude Code wrote in its worktree: the change is on its branch, not in the user's tree.
+  expect(gitIn(world.root, repo, "show", `${byName.cc.isolation.branch}:claude.txt`)).toBe("from-claude\n");
+  expect(gitIn(world.root, repo, "status", "--porcelain")).toBe("");
+  expect(byName.pi.warnings ?? []).not.toContain(expect.stringContaining("no steering"));
+}, 180_000);
+
+test("resuming a Claude Code session replays its transcript into a new run", async () => {
+  if (!bins.has("claude-code")) return console.log(`*** SKIPPING: ${skipped.get("claude-code")}`);
+  const marker = `resume-${Date.now()}`;
+  const first = await cli(world, ["run", "default", `Remember ${marker} ${script([{ text: `noted ${marker}` }])}`, "--json", "--runtime", "claude-code"], { env: envFor("claude-code") });
+  const [a] = summaryOf(first.json);
+  expect(a.status).toBe("completed");
+  const second = await cli(world, ["run", "default", `What was it? ${script([{ text: "it was noted" }])}`, "--json", "--runtime", "claude-code", "--session", a.sessionId], { env: envFor("claude-code") });
+  const [b] = summaryOf(second.json);
+  expect(b.status).toBe("completed");
+  expect(b.sessionId).toBe(a.sessionId);
+  const last = harness.requests.filter((q) => q.api === "anthropic").at(-1)!;
+  expect(JSON.stringify(last.messages)).toContain(`noted ${marker}`);
 }, 120_000);

@@ -15,6 +15,12 @@ export type HarnessName = keyof typeof HARNESS_CLIS;
 
 export const CLI_CACHE = join(REPO, "node_modules", ".cache", "harness-clis");
 
+async function run(cmd: string[], timeoutMs: number): Promise<{ code: number; stderr: string }> {
+  const p = Bun.spawn({ cmd, stdout: "ignore", stderr: "pipe", timeout: timeoutMs });
+  const stderr = await new Response(p.stderr).text();
+  return { code: await p.exited, stderr };
+}
+
 /** The folder holding the CLI's program (for PATH), or null with the reason it could not be had. */
 export async function ensureHarnessCli(name: HarnessName): Promise<{ binDir: string } | { skip: string }> {
   const { pkg, version, bin } = HARNESS_CLIS[name];
@@ -26,10 +32,10 @@ export async function ensureHarnessCli(name: HarnessName): Promise<{ binDir: str
   mkdirSync(prefix, { recursive: true });
   // Without this the install would climb up to our own package.json.
   if (!existsSync(join(prefix, "package.json"))) writeFileSync(join(prefix, "package.json"), '{"private":true}\n');
-  const reach = Bun.spawnSync(["npm", "view", `${pkg}@${version}`, "version"], { stdout: "pipe", stderr: "pipe", timeout: 30_000 });
-  if (reach.exitCode !== 0) return { skip: `the npm registry cannot be reached (npm view ${pkg}: ${reach.stderr.toString().trim().split("\n").at(-1)})` };
-  const r = Bun.spawnSync(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, `${pkg}@${version}`], { stdout: "pipe", stderr: "pipe", timeout: 300_000 });
-  if (r.exitCode !== 0 || !existsSync(join(binDir, bin))) return { skip: `npm install ${pkg}@${version} failed: ${r.stderr.toString().trim().split("\n").slice(-3).join(" | ")}` };
+  const reach = await run(["npm", "view", `${pkg}@${version}`, "version"], 30_000);
+  if (reach.code !== 0) return { skip: `the npm registry cannot be reached (npm view ${pkg}: ${reach.stderr.trim().split("\n").at(-1)})` };
+  const r = await run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, `${pkg}@${version}`], 300_000);
+  if (r.code !== 0 || !existsSync(join(binDir, bin))) return { skip: `npm install ${pkg}@${version} failed: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}` };
   return { binDir };
 }
 

@@ -40,9 +40,12 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
   if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
   else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
+  const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
+  const runtime = chooseRuntime(input, profile, finalize);
   let runId: number;
   try {
-    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe, name: input.name });
+    // The record says what ran the child: which pi, or the other harness's CLI.
+    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: runtime.name === "pi" ? engine.piDescribe : runtime.name, name: input.name });
   } catch (err) {
     // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
     return { outcome: taskOutcome({ id, input, agent }, failedResult((err as Error).message, "INVALID_INPUT")) };
@@ -51,8 +54,6 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   const warnings = runWarnings(profile, model.warning);
   const where = chooseWhere(settings, input, profile);
   warnings.push(...where.notes);
-  const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
-  const runtime = chooseRuntime(input, profile, finalize);
   warnings.push(...runtime.notes);
   hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   return {

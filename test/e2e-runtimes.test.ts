@@ -195,3 +195,15 @@ test("resuming a Claude Code session replays its transcript into a new run", asy
   const last = harness.requests.filter((q) => q.api === "anthropic").at(-1)!;
   expect(JSON.stringify(last.messages)).toContain(`noted ${marker}`);
 }, 120_000);
+
+test("budgets apply to what the CLI reports: Claude Code's input tokens per message stop it at --max-tokens", async () => {
+  if (!bins.has("claude-code")) return console.log(`*** SKIPPING: ${skipped.get("claude-code")}`);
+  const marker = `budget-${Date.now()}`;
+  const steps: ScriptStep[] = [{ tool: "Bash", args: { command: `echo ${marker}-1`, description: "1" } }, { tool: "Bash", args: { command: `echo ${marker}-2`, description: "2" } }, { text: "never reached" }];
+  const r = await cli(world, ["run", "default", `Spend ${script(steps)}`, "--json", "--runtime", "claude-code", "--max-tokens", "100"], { env: envFor("claude-code") });
+  const [t] = summaryOf(r.json);
+  expect(t.errorCode).toBe("BUDGET_EXCEEDED");
+  expect(t.error).toContain("maxTokens");
+  expect(t.output).not.toBe("never reached");
+  expect(leftovers()).toEqual([]);
+}, 120_000);

@@ -1,13 +1,13 @@
 // The parent prompt footprint: how much our tools add to every request a parent pi sends. Measured from the real
 // request a parent pi (current pi, Node 24) makes with and without dist/extension.js: system prompt + tool
 // schemas, in characters and in tokens (estimated at 4 characters a token; no tokenizer is installed offline).
-// Goal: ≤ 1,200 tokens.
+// Goal: ≤ 1,500 tokens (composition fields came in under that bound: issue 23).
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { piCmd } from "../test/support/pi-env.ts";
 import { benchWorld, REPO, table } from "./lib.ts";
 
-const GOAL_TOKENS = 1200;
+const GOAL_TOKENS = 1500;
 
 export async function promptFootprint(): Promise<string> {
   const world = await benchWorld();

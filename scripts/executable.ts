@@ -2,14 +2,20 @@
 // `npm run release` (one executable per platform). Bun fetches the runtime for a foreign target itself
 // (from the npm registry, cached under ~/.bun/install/cache) — no extra step needed here.
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PHOTON_WASM } from "../src/embedded/photon-wasm.ts";
-import { LOADER_KEY } from "../src/embedded/builtin-extension.ts";
+import { BUNDLE_FILE, checkHooks, emptyHookReport, hookPiSource, QUICKJS_WASM, type HookReport } from "../src/embedded/pi-hooks.ts";
 
-// Until the embedded pi moves to 1.x (issue 21), it is 0.87.1 from its alias package.
-const PI_DIR = join("node_modules", "pi-coding-agent-0.87");
+export { checkHooks, hookPiSource, type HookReport };
+
+// The embedded pi: the devDependency (`npm run bump-pi VERSION` moves it). Compiled from its self-contained
+// dist/bundle (src/embedded/pi-entry.ts), not from dist/cli.js, which imports pi's internal packages.
+// SUBAGENTS_EMBED_PI_DIR embeds another pi package with the same bundle layout (≥ 0.74; the benchmarks build
+// one with 0.87.1 inside to measure children on a user's newer pi).
+const DEFAULT_PI_DIR = join("node_modules", "@earendil-works", "pi-coding-agent");
+export const PI_DIR = process.env.SUBAGENTS_EMBED_PI_DIR || DEFAULT_PI_DIR;
 const STAGE_ROOT = join("dist", ".stage");
 
 export function embeddedPiVersion(): string {
@@ -43,7 +49,14 @@ export function stagePiAssets(): string {
   }
   // pi's image library reads its wasm from the build machine's node_modules: without our copy, a child could not
   // look at an image ("[Image omitted: could not be resized…]"). src/embedded/photon-wasm.ts points it here.
-  cpSync(createRequire(join(process.cwd(), PI_DIR, "package.json")).resolve("@silvia-odwyer/photon-node/photon_rs_bg.wasm"), join(stage, PHOTON_WASM));
+  const fromPi = createRequire(join(process.cwd(), PI_DIR, "package.json"));
+  cpSync(fromPi.resolve("@silvia-odwyer/photon-node/photon_rs_bg.wasm"), join(stage, PHOTON_WASM));
+  // Codemode's sandbox (pi ≥ 1.x): its QuickJS wasm, found there by the pi role (src/embedded/pi-hooks.ts).
+  try {
+    cpSync(fromPi.resolve("quickjs-wasi/quickjs.wasm"), join(stage, QUICKJS_WASM));
+  } catch {
+    // a pi without codemode
+  }
   // Only pi's assets: export-html's compiled .js/.d.ts siblings are code already in the bundle.
   for (const base of ["index", "ansi-to-html", "tool-renderer"]) {
     for (const ext of [".js", ".d.ts", ".js.map", ".d.ts.map"]) rmSync(join(stage, "export-html", base + ext), { force: true });
@@ -55,24 +68,21 @@ export function removeStage(): void {
   rmSync(STAGE_ROOT, { recursive: true, force: true });
 }
 
-/**
- * The one change the embedded pi gets: its extension loader first asks our hook (src/embedded/builtin-extension.ts)
- * whether a file is our own installed stub, whose extension is built in. pi would otherwise load jiti with its
- * Babel transform and every module an extension may import just to read a five-line file — in every child of an
- * installed extension. Fails the build when pi's loader no longer has the function we hook.
- */
-const LOADER_HOOK_AT = "async function loadExtensionModule(extensionPath, cacheToken) {";
-const piLoaderHook = {
-  name: "pi-loader-hook",
-  setup(build: { onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: "js" }): void }) {
-    build.onLoad({ filter: /pi-coding-agent[\\/]dist[\\/]core[\\/]extensions[\\/]loader\.js$/ }, ({ path }) => {
-      const source = readFileSync(path, "utf8");
-      if (!source.includes(LOADER_HOOK_AT)) throw new Error(`${path}: no "${LOADER_HOOK_AT}" to hook (pi changed its loader)`);
-      const hook = `${LOADER_HOOK_AT}\n    const builtin = globalThis[Symbol.for(${JSON.stringify(LOADER_KEY)})]?.(extensionPath);\n    if (builtin) return builtin;`;
-      return { contents: source.replace(LOADER_HOOK_AT, hook), loader: "js" };
-    });
-  },
-};
+/** The entry's imports of the default pi, sent to PI_DIR when another pi is embedded. */
+const DEFAULT_PI_IMPORT = /node_modules\/@earendil-works\/pi-coding-agent\/(dist\/.*)$/;
+
+function piBundleHooks(found: HookReport) {
+  return {
+    name: "pi-bundle-hooks",
+    setup(build: {
+      onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: "js" }): void;
+      onResolve(o: { filter: RegExp }, f: (a: { path: string }) => { path: string }): void;
+    }) {
+      if (PI_DIR !== DEFAULT_PI_DIR) build.onResolve({ filter: DEFAULT_PI_IMPORT }, ({ path }) => ({ path: join(process.cwd(), PI_DIR, DEFAULT_PI_IMPORT.exec(path)![1]) }));
+      build.onLoad({ filter: BUNDLE_FILE }, ({ path }) => ({ contents: hookPiSource(path, readFileSync(path, "utf8"), found), loader: "js" }));
+    },
+  };
+}
 
 export type CompileOptions = {
   outfile: string;
@@ -84,8 +94,10 @@ export type CompileOptions = {
 };
 
 export async function compileExecutable(o: CompileOptions): Promise<void> {
+  const found = emptyHookReport();
   const compiled = await Bun.build({
-    entrypoints: ["src/cli/main.ts"],
+    // pi's codemode worker at the path a compiled pi starts it from (see that file).
+    entrypoints: ["src/cli/main.ts", ...(existsSync(join(PI_DIR, "dist", "bundle", "chunks", "codemode-worker.js")) ? ["src/extensions/codemode/worker.ts"] : [])],
     compile: {
       outfile: o.outfile,
       ...(o.target ? { target: o.target } : {}),
@@ -106,10 +118,18 @@ export async function compileExecutable(o: CompileOptions): Promise<void> {
     // Precompiled bytecode: neither our CLI nor pi parses its JS at start (startup time is a goal).
     bytecode: true,
     splitting: true,
-    plugins: [piLoaderHook],
+    // Entry names relative to the repository: the codemode worker is then "./src/extensions/codemode/worker.ts".
+    root: ".",
+    plugins: [piBundleHooks(found)],
   } as Parameters<typeof Bun.build>[0]);
   if (!compiled.success) {
     for (const log of compiled.logs) console.error(log);
     throw new Error(`compiling ${o.outfile} failed`);
+  }
+  try {
+    checkHooks(found, PI_DIR);
+  } catch (err) {
+    rmSync(o.outfile, { force: true }); // no executable with an unhooked pi
+    throw err;
   }
 }

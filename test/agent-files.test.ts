@@ -162,12 +162,12 @@ describe("tolerant front matter", () => {
       piCommand: ["pi"], childExtension: "/x/child.js", profile: p, transport: "compact", finalize: "required", sessionFile: "/x/s.jsonl",
       depth: 1, maxDepth: 1, parentPid: 1, promptFile: "/x/prompt.md", baseEnv: {},
     });
-    expect(inv.argv[inv.argv.indexOf("--tools") + 1]).toBe("read,subagent_finalize");
+    expect(inv.argv[inv.argv.indexOf("--tools") + 1]).toBe("read,subagent_finalize,ask_parent");
     expect(inv.files[0].content).toContain("do not exist in this environment: WebFetch, TodoWrite");
     // An agent whose listed tools all do not exist runs with none (not with pi's defaults).
     const none = parseProfile("---\ndescription: d\ntools: WebSearch\n---\nYou search.", "/x/n.md", "user").profile!;
     const inv2 = buildInvocation({ ...{ piCommand: ["pi"], childExtension: "/x/c.js", transport: "compact" as const, finalize: "required" as const, sessionFile: "/x/s", depth: 1, maxDepth: 1, parentPid: 1, promptFile: "/x/p", baseEnv: {} }, profile: none });
-    expect(inv2.argv[inv2.argv.indexOf("--tools") + 1]).toBe("subagent_finalize");
+    expect(inv2.argv[inv2.argv.indexOf("--tools") + 1]).toBe("subagent_finalize,ask_parent");
   });
 });
 

@@ -10,7 +10,7 @@ import { childSessionFile } from "../src/core/run/task.ts";
 import { Store } from "../src/core/store/store.ts";
 import { emptyUsage } from "../src/core/types.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
-import { cli, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { cli, CURRENT_PI_RE, piWorld, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -32,7 +32,7 @@ test("doctor: a healthy setup is all ✓/! and exits 0; versions, children, mode
   const { code, report } = await doctor();
   expect(report.checks.filter((c) => c.status === "fail")).toEqual([]);
   expect(code).toBe(0);
-  expect(check(report, "version").detail).toMatch(new RegExp(`^subagents ${pkg.version.replaceAll(".", "\\.")} · pi 0\\.87\\.1 inside · commit [0-9a-f]{12}`));
+  expect(check(report, "version").detail).toMatch(new RegExp(`^subagents ${pkg.version.replaceAll(".", "\\.")} · pi ${CURRENT_PI_RE} inside · commit [0-9a-f]{12}`));
   expect(check(report, "children").detail).toContain("embedded");
   expect(check(report, "model")).toEqual({ name: "model", status: "ok", detail: "fake/fake-model, credentials from models.json" });
   expect(check(report, "database").detail).toContain(world.env.SUBAGENTS_DB);

@@ -112,11 +112,11 @@ test("invocation: tools, model flags, prompt files, env, api key by env", () => 
   const plain = buildInvocation(base());
   // Our additions reach the child extension by file (appended after pi's own prompt), never by
   // --append-system-prompt, which would replace the user's APPEND_SYSTEM.md.
-  expect(plain.argv).toEqual(["bun", "--no-install", "/pi/cli.js", "-p", "--session", "/s/x.jsonl", "-e", "/ext/child.js", "--tools", "read,bash,edit,write,subagent_finalize"]);
+  expect(plain.argv).toEqual(["bun", "--no-install", "/pi/cli.js", "-p", "--session", "/s/x.jsonl", "-e", "/ext/child.js", "--tools", "read,bash,edit,write,subagent_finalize,ask_parent"]);
   expect(plain.env).toMatchObject({ PATH: "/bin", PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1", PI_SUBAGENT_MAX_DEPTH: "1", PI_SUBAGENT_PARENT_PID: "42", PI_SUBAGENT_TRANSPORT: "compact", PI_SUBAGENT_APPEND_PROMPT: "/tmp/p.md" });
   expect(plain.files).toEqual([{ path: "/tmp/p.md", content: expect.stringContaining("subagent_finalize") }]);
   const allow = buildInvocation(base({ profile: profile({ tools: ["read", "subagent", "delegate_to_subagents"], model: "claude-x", provider: "anthropic", thinking: "high" }) }));
-  expect(allow.argv.join(" ")).toContain("--model anthropic/claude-x --thinking high --tools read,subagent_finalize");
+  expect(allow.argv.join(" ")).toContain("--model anthropic/claude-x --thinking high --tools read,subagent_finalize,ask_parent");
   expect(allow.argv).toContain("--system-prompt");
   expect(allow.env.PI_SUBAGENT_APPEND_PROMPT).toBeUndefined();
   expect(allow.files[0].content).toStartWith("You are p.");
@@ -126,9 +126,9 @@ test("invocation: tools, model flags, prompt files, env, api key by env", () => 
   expect(deny.argv.join(" ")).not.toContain("subagent_finalize");
   // Inside pi the deny list subtracts from the parent's active tools; `subagent` itself is never inherited.
   const inherited = buildInvocation(base({ profile: profile({ excludeTools: ["bash"] }), depth: 0, maxDepth: 2, parentTools: ["read", "grep", "bash", "subagent", "delegate_to_subagents"] }));
-  expect(inherited.argv.join(" ")).toContain("--tools read,grep,delegate_to_subagents,subagent_finalize");
+  expect(inherited.argv.join(" ")).toContain("--tools read,grep,delegate_to_subagents,subagent_finalize,ask_parent");
   const none = buildInvocation(base({ profile: profile({ noTools: true }) }));
-  expect(none.argv.join(" ")).toContain("--tools subagent_finalize");
+  expect(none.argv.join(" ")).toContain("--tools subagent_finalize,ask_parent");
   const json = buildInvocation(base({ transport: "json", profile: profile({ systemPromptMode: "append", apiKey: "secret-key-value", model: "anthropic/claude-x" }) }));
   expect(json.argv.slice(3, 5)).toEqual(["--mode", "json"]);
   expect(json.argv).not.toContain("secret-key-value");
@@ -180,7 +180,8 @@ test("core/ imports no runtime module, no terminal code and nothing from the fro
 test("src/ folders only import lower layers, and no CLI helper imports a command (README: where things live)", () => {
   const src = join(import.meta.dir, "..", "src");
   // The layering README.md states: a folder imports only folders of a lower rank (never one beside it).
-  const rank: Record<string, number> = { core: 0, host: 1, scripted: 1, ui: 2, child: 2, control: 3, pi: 4, embedded: 5, cli: 6 };
+  // extensions/: pi's codemode worker, at the path a compiled pi starts it from (part of the embedded pi).
+  const rank: Record<string, number> = { core: 0, host: 1, scripted: 1, ui: 2, child: 2, control: 3, pi: 4, embedded: 5, extensions: 5, cli: 6 };
   const files = readdirSync(src, { recursive: true }).map(String).filter((f) => f.endsWith(".ts"));
   expect(files.length).toBeGreaterThan(100);
   for (const file of files) {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listed, parseModelList } from "../src/cli/doctor-models.ts";
-import { cli, PI_PACKAGE_DIRS, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { cli, CURRENT_PI_RE, PI_PACKAGE_DIRS, piWorld, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -30,7 +30,7 @@ test("pi's model table parses to provider/model; names match as pi matches them"
 });
 
 for (const [label, settings, binary, version] of [
-  ["the embedded pi", { childPi: "embedded" }, true, /pi 0\.\d+\.\d+/],
+  ["the embedded pi", { childPi: "embedded" }, true, new RegExp(`pi ${CURRENT_PI_RE}`)],
   ["pi 1.5.2", { childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" }, false, /pi 1\.5\.2/],
 ] as const) {
   test(`doctor against ${label}: ✓ when every named model is offered, ✗ naming each one that is not`, async () => {

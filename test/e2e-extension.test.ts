@@ -1,4 +1,4 @@
-// The pi extension end to end: a REAL parent pi — current pi (0.87) and the old 0.73.1, each under Node and
+// The pi extension end to end: a REAL parent pi — current pi (1.x) and the old 0.73.1, each under Node and
 // Bun — loads dist/extension.js, the scripted model calls our tools, and the children are real pi processes
 // on the same scripted server.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -174,7 +174,7 @@ test("a deny list subtracts from the parent's active tools: a read-only parent n
     expect(r.results[0].text).toContain("✓ t: completed");
     const child = world.server.requests.slice(before).find((q) => JSON.stringify(q.messages).includes("deny list child 5521") && (q.tools ?? []).some((t) => t.function?.name === "subagent_finalize"))!;
     const names = (child.tools ?? []).map((t) => t.function?.name).sort();
-    expect(names).toEqual(["find", "grep", "ls", "read", "subagent_finalize"]);
+    expect(names).toEqual(["ask_parent", "find", "grep", "ls", "read", "subagent_finalize"]);
   } finally {
     rmSync(join(agents, "nobash.md"), { force: true });
   }

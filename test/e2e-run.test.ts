@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { cli, CURRENT_PI_RE, piWorld, REPO, type PiWorld, summaryOf } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -130,7 +130,7 @@ test("the compiled binary runs a sub-agent end to end", async () => {
   const [t] = summaryOf(r.json);
   expect(t.output).toBe("binary ok");
   const v = await cli(world, ["--version"], { binary: true });
-  expect(v.stdout.trim()).toMatch(/^subagents \d+\.\d+\.\d+ · pi 0\.87\.1 inside · commit [0-9a-f]{12}(-dirty)?$/);
+  expect(v.stdout.trim()).toMatch(new RegExp(`^subagents \\d+\\.\\d+\\.\\d+ · pi ${CURRENT_PI_RE} inside · commit [0-9a-f]{12}(-dirty)?$`));
 }, 60_000);
 
 test("usage errors exit 2 with a clear message", async () => {
@@ -188,8 +188,8 @@ test("a session started by the system pi is continued by the embedded pi, and th
     const pis = piOf(t1.sessionId);
     expect(pis).toHaveLength(2);
     const [embedded, system] = first === "embedded" ? pis : [pis[1], pis[0]];
-    expect(embedded).toMatch(/^pi 0\.87\.1 · bun \S+ · embedded \(/);
-    expect(system).toMatch(/^pi 0\.87\.1 · node 24\.\d+\.\d+ · \//);
+    expect(embedded).toMatch(new RegExp(`^pi ${CURRENT_PI_RE} · bun \\S+ · embedded \\(`));
+    expect(system).toMatch(new RegExp(`^pi ${CURRENT_PI_RE} · node 24\\.\\d+\\.\\d+ · /`));
   }
   world.setSubagentSettings({});
 }, 90_000);

@@ -50,6 +50,17 @@ test("an embedded child uses the built-in extension; a system-pi child imports t
     const system = await run("system child", { SUBAGENTS_PI: piCmd("current", "node").join(" ") });
     expect(toolsOf(system)).toContain("bundle_loaded");
     expect(existsSync(marker)).toBe(true);
+
+    // A child that may not delegate further: the stub returns before importing anything.
+    rmSync(marker, { force: true });
+    world.setSubagentSettings({ maxDepth: 1 });
+    try {
+      const last = await run("max-depth child", { SUBAGENTS_PI: piCmd("current", "node").join(" ") });
+      expect(toolsOf(last)).not.toContain("bundle_loaded");
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      world.setSubagentSettings({ maxDepth: 2 });
+    }
   } finally {
     writeFileSync(bundle, original);
     rmSync(marker, { force: true });

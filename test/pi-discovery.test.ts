@@ -158,6 +158,23 @@ test("embedded pi: used by default, but never older than the running parent pi; 
   expect(() => resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: join(d, "nope") })).toThrow(/does not exist/);
 });
 
+test("embedded pi in the CLI: the newer of it and the pi the user installed; a user's pi that cannot run here loses", () => {
+  const d = fresh();
+  const installed = fakePi(join(d, "cwd", "node_modules"), "@earendil-works/pi-coding-agent", "1.5.2", ">=22.19.0");
+  fakeNode(join(d, "node24"), "24.21.0");
+  const env = { PATH: `${join(d, "node24")}:/usr/bin:/bin`, HOME: join(d, "home") };
+  const embedded = (version: string) => ({ argv: ["/opt/subagents"], env: { SUBAGENTS_ROLE: "pi" }, version, where: "/opt/subagents" });
+  const newer = resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", embedded: embedded("0.87.1") });
+  expect(newer.packageDir).toBe(installed);
+  expect(newer.describe).toBe(`pi 1.5.2 · node 24.21.0 · ${installed}`);
+  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", embedded: embedded("1.5.2") }).argv).toEqual(["/opt/subagents"]);
+  expect(resolvePiCommand({ env, cwd: join(d, "elsewhere"), childRuntime: "auto", embedded: embedded("0.87.1") }).argv).toEqual(["/opt/subagents"]);
+  // Only an old Node at hand: the user's newer pi cannot start, the embedded one can.
+  fakeNode(join(d, "node20"), "20.0.0");
+  const oldNode = { PATH: `${join(d, "node20")}:/usr/bin:/bin`, HOME: join(d, "home") };
+  expect(resolvePiCommand({ env: oldNode, cwd: join(d, "cwd"), childRuntime: "node", embedded: embedded("0.87.1") }).argv).toEqual(["/opt/subagents"]);
+});
+
 test("settings: childPi takes a path only from the user's own settings, never from a project's", async () => {
   const { mergeSettings, defaultSettings } = await import("../src/core/settings.ts");
   expect(mergeSettings(defaultSettings(), { childPi: "/opt/pi" }, "user", true).settings.childPi).toBe("/opt/pi");

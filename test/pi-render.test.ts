@@ -44,3 +44,10 @@ test("renderCall names the task count and profiles", () => {
   const line = renderDelegateCall({ profile: "researcher", tasks: [{ profile: "writer" }, {}, { profile: "researcher" }] }, theme).render(200)[0].replace(/\x1b\[[0-9;]*m/g, "");
   expect(line).toBe("delegate_to_subagents 3 sub-agents (default profile: researcher) profiles: [writer, researcher]");
 });
+
+test("expanded windows name the pi the children ran; collapsed ones do not", () => {
+  const withPi: WindowedDetails = { ...details, pi: "pi 1.5.2 · bun 1.4.5 · embedded (/opt/subagents)" };
+  const plain = (ls: string[]) => ls.map((l) => l.replace(/\x1b\[[0-9;]*m/g, ""));
+  expect(plain(renderWindowsResult(withPi, true, theme, "").render(120)).at(-1)).toBe("children: pi 1.5.2 · bun 1.4.5 · embedded (/opt/subagents)");
+  expect(plain(renderWindowsResult(withPi, false, theme, "").render(120)).some((l) => l.startsWith("children:"))).toBe(false);
+});

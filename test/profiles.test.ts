@@ -370,3 +370,11 @@ describe("discovery", () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 });
+
+test("gate, gateTimeout, gateRetries in front matter; bad values name the field", () => {
+  const ok = parseProfile("---\nname: fixer\ngate: npm test\ngateTimeout: 60\ngateRetries: 1\n---\nFix things.", "/a/fixer.md", "user");
+  expect(ok.profile).toMatchObject({ gate: "npm test", gateTimeout: 60, gateRetries: 1 });
+  expect(ok.profile?.warnings).toBeUndefined();
+  expect(parseProfile("---\nname: f\ngate: 3\n---\nx", "/a/f.md", "user").error).toContain('field "gate" must be a shell command');
+  expect(parseProfile("---\nname: f\ngate: x\ngateRetries: -1\n---\nx", "/a/f.md", "user").error).toContain('field "gateRetries" must be a whole number');
+});

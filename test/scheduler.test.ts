@@ -92,3 +92,41 @@ test("a runner that throws does not take the other tasks down", async () => {
   expect(outcomes.map((o) => o.result.status)).toEqual(["completed", "error", "completed"]);
   expect(outcomes[1].result.error).toContain("boom");
 });
+
+test("after: a dependency later in the list runs first even at concurrency 1; independents do not wait", async () => {
+  const r = controllableRunner();
+  const input: TaskInput[] = [
+    { name: "b", prompt: "use {{a}}", cwd: "/", sessionId: "ib", after: ["a"] },
+    { name: "a", prompt: "pa", cwd: "/", sessionId: "ia" },
+    { name: "c", prompt: "pc", cwd: "/", sessionId: "ic" },
+  ];
+  const done = runScheduled(input, 1, r.run);
+  await tick();
+  expect(r.started).toEqual(["a"]);
+  r.pending.shift()!.resolve(outcome(input[1], "completed", "A-OUT"));
+  for (let s = 0; s < 20 && r.started.length < 2; s++) await tick();
+  // b is ready now and comes first in input order; it gets a's output.
+  expect(r.started).toEqual(["a", "b"]);
+  expect(r.pending[0].input.prompt).toBe("use A-OUT");
+  r.pending.shift()!.resolve(outcome(input[0], "completed", "B-OUT"));
+  for (let s = 0; s < 20 && r.started.length < 3; s++) await tick();
+  r.pending.shift()!.resolve(outcome(input[2], "completed", "C-OUT"));
+  expect((await done).map((o) => o.result.output)).toEqual(["B-OUT", "A-OUT", "C-OUT"]);
+});
+
+test("after: a failed dependency skips its dependents (passed to the runner as skipped, not started)", async () => {
+  const r = controllableRunner();
+  const started: number[] = [];
+  const input: TaskInput[] = [
+    { name: "a", prompt: "pa", cwd: "/", sessionId: "ia" },
+    { name: "b", prompt: "pb", cwd: "/", sessionId: "ib", after: ["a"] },
+  ];
+  const done = runScheduled(input, 2, r.run, { onTaskStart: (i) => started.push(i) });
+  await tick();
+  r.pending.shift()!.resolve(outcome(input[0], "error", "boom"));
+  for (let s = 0; s < 20 && r.started.length < 2; s++) await tick();
+  expect(r.pending[0].input.skipped).toBe('skipped: "a" did not complete');
+  r.pending.shift()!.resolve(outcome(input[1], "error", "skipped"));
+  await done;
+  expect(started).toEqual([0]);
+});

@@ -103,3 +103,29 @@ test("clip respects wide characters and ANSI, and child text cannot inject escap
   expect(c.endsWith("…")).toBe(true);
   expect(sanitizeLine("a\x1b[2Jb\x1b]0;title\x07c\td")).toBe("abc  d");
 });
+
+test("composition in windows: a waiting task names what it waits for, a skipped one says why, the header counts it", async () => {
+  const { CallWindows } = await import("../src/ui/call-windows.ts");
+  const { failedResult } = await import("../src/core/run/task.ts");
+  const { globalHeader, renderWindow, plainStyle } = await import("../src/ui/windows.ts");
+  const { fleetRows } = await import("../src/ui/fleet.ts");
+  const w = new CallWindows([{ name: "scout", sessionId: "a", timeoutSec: 600 }, { name: "fix", sessionId: "b", timeoutSec: 600, after: ["scout"] }], 5);
+  const opts = { width: 100, maxLines: 5, expanded: false, style: plainStyle };
+  expect(renderWindow(w.snapshot(0).windows[1], opts)[0]).toBe("○ fix • default • waiting: after scout");
+  w.end(1, { sessionId: "b", name: "fix", agent: "default", result: failedResult('skipped: "scout" did not complete', "SKIPPED") }, 0);
+  const view = w.snapshot(0).windows[1];
+  expect(view.status).toBe("skipped");
+  expect(renderWindow(view, opts)).toEqual(["↷ fix • default • skipped", '  skipped: "scout" did not complete']);
+  expect(globalHeader(w.snapshot(0).windows)).toBe("Sub-agents: 0 running, 0 done, 1 skipped, 1 queued");
+  const rows = fleetRows([], [{ id: "b", name: "fix", agent: "default", cwd: "/", status: "error", lastErrorCode: "SKIPPED", cost: 0, runCount: 1, createdAt: 0, updatedAt: 0 }], 1);
+  expect(rows[0].status).toBe("skipped");
+});
+
+test("/subagents: a queued task that waits for others says so", async () => {
+  const { fleetRows, renderFleet } = await import("../src/ui/fleet.ts");
+  const { plainStyle } = await import("../src/ui/windows.ts");
+  const rows = fleetRows([{ id: "q1", name: "fix", agent: "worker", status: "queued", ownerPid: 7, role: "cli", startedAt: null, after: ["scout", "review"] }], [], 1);
+  const line = renderFleet(rows, 0, { width: 200, style: plainStyle, now: 0 })[1];
+  expect(line).toContain("waiting");
+  expect(line).toContain("after scout, review");
+});

@@ -12,7 +12,16 @@ type Api = {
   sendUserMessage(text: string, options?: { deliverAs?: "steer" | "followUp" }): void;
 };
 
-export type ControlLine = { type: "steer"; id: string; text: string } | { type: "hold"; until: number };
+export type ControlLine =
+  | { type: "steer"; id: string; text: string }
+  | { type: "hold"; until: number }
+  /** The owner's answer to a question (ask.ts): a value, or a note saying why there is none. */
+  | { type: "answer"; id: string; value?: string | boolean; note?: string };
+export type Answer = Extract<ControlLine, { type: "answer" }>;
+
+/** What the child's question side needs from the control pipe: whether there is one, and to be read while a
+ *  question waits (outside a running agent, e.g. a dialog in session_start, nothing else reads it). */
+export type ControlChannel = { open: boolean; readWhile(p: Promise<unknown>): void };
 
 /** Reads lines from fd until the returned stop() is called. Under Bun a pending read keeps the process alive
  *  (its file stream cannot be unref'd), so the caller reads only while the agent runs: a pi that ends on its
@@ -60,13 +69,14 @@ function lineReader(fd: number, onLine: (line: string) => void): () => () => voi
   };
 }
 
-export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold: (until: number) => void = () => {}): void {
+export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold: (until: number) => void = () => {}, onAnswer: (a: Answer) => void = () => {}): ControlChannel {
+  const closed: ControlChannel = { open: false, readWhile: () => {} };
   const fd = Number(process.env.PI_SUBAGENT_CONTROL_FD);
-  if (!Number.isInteger(fd) || fd < 3) return;
+  if (!Number.isInteger(fd) || fd < 3) return closed;
   try {
     fs.fstatSync(fd);
   } catch {
-    return; // started without the pipe (an older owner): no control
+    return closed; // started without the pipe (an older owner): no control
   }
   // Before the agent starts, pi is not streaming and would start a turn of its own: hold steers until it runs.
   // After it ended, a steer would start a turn nobody collects: drop it (the owner reports it undelivered).
@@ -86,6 +96,7 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
   });
   pi.on("agent_end", () => {
     phase = "ended";
+    if (waits) return; // a question still waits for its answer: readWhile stops reading after it
     stopReading?.();
     stopReading = null;
   });
@@ -106,8 +117,22 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
     }
     // A call-wide rate-limit hold: the next model request waits for it (rate-limit.ts).
     if (msg?.type === "hold" && typeof msg.until === "number") return onHold(msg.until);
+    if (msg?.type === "answer" && typeof msg.id === "string") return onAnswer(msg);
     if (msg?.type !== "steer" || typeof msg.text !== "string") return;
     if (phase === "running") deliver(msg);
     else if (phase === "before") early.push(msg);
   });
+  let waits = 0;
+  return {
+    open: true,
+    readWhile(p) {
+      waits++;
+      stopReading ??= startReading();
+      void p.finally(() => {
+        if (--waits > 0 || phase === "running") return;
+        stopReading?.();
+        stopReading = null;
+      });
+    },
+  };
 }

@@ -11,6 +11,9 @@ import { assistantFromMessage, cap, stringify as json, textOfContent } from "../
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
+import { gateFromEnv, gatePlainEndings } from "./gate.ts";
+import { finalizeParameters, withData } from "./finalize-data.ts";
+import { createAsker, installAsk } from "./ask.ts";
 import { guardModel } from "./model-guard.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 
@@ -130,6 +133,9 @@ export default function childExtension(pi: Api): void {
   const compact = process.env.PI_SUBAGENT_TRANSPORT !== "json";
   const out = compact ? new Fd3Writer(stop) : null;
   const emit = (ev: ChildEvent) => out?.emit(ev);
+  // Questions to the owner: ask_parent and the child's own extensions' dialogs (ask.ts).
+  const asker = createAsker(emit);
+  installAsk(pi, asker, emit);
 
   if (out) {
     // The first user message of a process is its task from stdin (or the runner's fallback nudge): only the
@@ -160,12 +166,15 @@ export default function childExtension(pi: Api): void {
     pi.on("agent_settled", () => emit({ type: "settled" }));
     pi.on("session_shutdown", () => out.flushDelta());
     const limits = watchRateLimits(pi, emit);
-    listenForControl(pi, emit, limits.hold);
+    asker.setChannel(listenForControl(pi, emit, limits.hold, asker.onAnswer));
   }
 
   const mode = process.env.PI_SUBAGENT_FINALIZE ?? "required";
-  if (mode === "off") return;
   let finalized = false;
+  // An acceptance gate (child/gate.ts) checks every "done": a finalize call, or a plain answer when allowed.
+  const gate = gateFromEnv(emit);
+  if (gate && mode !== "required") gatePlainEndings(pi, gate, () => finalized);
+  if (mode === "off") return;
   let nudges = 0;
   if (mode === "required") {
     // A turn that ends in plain text would end the run: queue the corrective message as a follow-up, which pi
@@ -186,7 +195,7 @@ export default function childExtension(pi: Api): void {
       "Report your final result to the agent that delegated this task. Call it exactly once, as your last action. " +
       'status "SUCCESS" needs a non-empty `result` (your complete answer); status "ERROR" needs a non-empty `error` ' +
       "(what went wrong) and may carry partial findings in `result`.",
-    parameters: {
+    parameters: finalizeParameters({
       type: "object",
       properties: {
         status: { type: "string", enum: ["SUCCESS", "ERROR"], description: "SUCCESS or ERROR" },
@@ -195,12 +204,16 @@ export default function childExtension(pi: Api): void {
       },
       required: ["status"],
       additionalProperties: false,
-    },
-    async execute(_id: string, params: Partial<FinalizePayload>) {
+    }),
+    async execute(_id: string, raw: Partial<FinalizePayload>) {
+      // With an outputSchema, a SUCCESS must carry `data` (pi has already checked it against the schema).
+      const params = withData(raw);
       const problem = finalizeProblem(params);
       // Throwing marks the tool result as an error: the model sees why and can call again in the same turn loop.
       if (problem) throw new Error(`Invalid subagent_finalize call: ${problem}.`);
-      const payload: FinalizePayload = { status: params.status!, result: params.result, error: params.error };
+      const correction = gate && params.status === "SUCCESS" ? await gate.check(true) : null;
+      if (correction) throw new Error(correction);
+      const payload: FinalizePayload = { status: params.status!, result: params.result, error: params.error, ...(params.data !== undefined ? { data: params.data } : {}) };
       finalized = true;
       emit({ type: "finalize", payload });
       return { content: [{ type: "text", text: "Final result recorded." }], details: payload, terminate: true };

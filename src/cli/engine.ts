@@ -55,8 +55,8 @@ export function openStore(ctx: CliContext): Store {
 }
 
 /** The CLI's children run the pi inside this executable unless settings or SUBAGENTS_PI say otherwise. */
-export function cliPiCommand(ctx: CliContext, cwd: string): PiCommand {
-  return resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime, childPi: ctx.settings.childPi, embedded: selfEmbedded() });
+export function cliPiCommand(ctx: CliContext, cwd: string, compile = false): PiCommand {
+  return resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime, childPi: ctx.settings.childPi, embedded: selfEmbedded(), compile });
 }
 
 /** Which pi children started from `cwd` run, or why none can: for `--version --verbose` and `profiles`. */
@@ -74,7 +74,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
   const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
   let pi;
   try {
-    pi = cliPiCommand(ctx, cwd);
+    pi = cliPiCommand(ctx, cwd, true);
   } catch (err) {
     if (err instanceof PiNotFoundError) throw new ConfigError(err.message);
     throw err;

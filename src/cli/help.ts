@@ -8,11 +8,13 @@ Usage:
 Commands:
   delegate "task" ...    Run up to 16 sub-agents in parallel with live progress windows
   run AGENT "task"       Run one sub-agent with a profile and print its result
+  flow [NAME "input"]    Run a saved workflow (.pi/workflows/NAME.yaml); without NAME, list them
   output ID              Print the final output of a session's latest run
   session ID             Print a session's full transcript (all runs)
   sessions               List recent sessions (--running: only those still running, with their owner)
   wait ID ...            Wait for sessions' runs to end and print their outputs like delegate
   steer ID "message"     Send a message to a running sub-agent (delivered at its next turn boundary)
+  answer ID "text"       Answer the question a running sub-agent is waiting on
   cancel ID ... | --all  Stop running sub-agents (recorded as cancelled)
   logs ID [-f]           A background session's events as readable lines (-f: follow until it ends)
   attach ID              The live window of a running session (Ctrl-C detaches; the run goes on)
@@ -50,6 +52,11 @@ Options:
   --max-cost USD    Budget: dollars, as pi prices the model
   --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
   --background      Start it under a detached supervisor and return at once with its session id
+  --fork SESSION      Start every task from a copy of this pi session's conversation (a session file, or its id
+                      under <agentDir>/sessions), without the sub-agent tools' traffic
+  --gate CMD          Acceptance check: a shell command that must exit 0 in the task's folder before the task
+                      counts as completed; its output goes back to the child as a correction (GATE_FAILED after
+                      --gate-retries N corrections, default 2; --gate-timeout S, default 300)
   --isolation worktree
                     Run in a git worktree of the repository; changes end on a branch subagents/<name>-<id>
                     (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED)
@@ -123,6 +130,17 @@ Options:
 
 Exit codes: 0 success (with --check: no agent file has an error), 1 --check found errors, 2 usage error.`;
 
+export const FLOW_HELP = `Usage: subagents flow                       list the saved workflows visible from here
+       subagents flow NAME ["input" ...] [delegate options]
+
+Runs a saved workflow: .pi/workflows/NAME.yaml|yml|json (this project; the nearest folder up from the current
+directory wins) or <agentDir>/workflows/NAME.* — a {"tasks": [...], "profile"?} document like delegate --tasks,
+where {{input}} stands for the text given after NAME. Every delegate option applies (--json, --background,
+--concurrency, --gate, --cwd, …). A project workflow does not run when settings subagents.projectAgents is
+"deny".
+
+Exit codes: 0 every task completed, 1 a task failed or was skipped, 2 usage error (unknown workflow, bad file).`;
+
 export const DELEGATE_HELP = `Usage: subagents delegate "task" ["task" ...] [options]
        subagents delegate --tasks FILE|- [options]
 
@@ -145,7 +163,8 @@ Options:
   --max-tokens N      Budget per task: tokens read and written, cache included
   --max-cost USD      Budget per task: dollars, as pi prices the model
   --max-total-cost USD  Budget for the whole call: running tasks wrap up, queued ones do not start
-  --tasks FILE|-      Read tasks as delegate_to_subagents JSON: {"tasks":[{"name","prompt",...}],"profile"?}
+  --tasks FILE|-      Read tasks as delegate_to_subagents JSON or YAML: {"tasks":[{"name","prompt",...}],"profile"?}
+                      (a task may wait for others: "after": ["scout"], and use "{{scout}}" = its output)
   --isolation worktree
                       Each task in its own git worktree; its changes end on its own branch, listed at the
                       end with files, diffstat and files that several tasks changed (also a task field)

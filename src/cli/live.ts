@@ -28,6 +28,7 @@ export class LiveDisplay {
   private note: string | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopped = false;
+  private paused = false;
   private readonly restoreOnExit = () => this.out.write(SHOW);
   private readonly onResize = () => this.draw();
 
@@ -81,7 +82,7 @@ export class LiveDisplay {
   }
 
   draw(final?: string[]): void {
-    if (this.stopped) return;
+    if (this.stopped || this.paused) return;
     this.measure();
     const lines = final ?? this.frame();
     const text = lines.join("\n");
@@ -110,9 +111,33 @@ export class LiveDisplay {
     return `${up ? `\x1b[${up}A` : ""}\r${SAVE}${"\x1b[2K\x1b[B".repeat(this.rows)}${RESTORE}`;
   }
 
+  /** Leaves the frame as it is and the cursor below it, visible: a child's question is asked there (terminal-ask.ts). */
+  pause(): void {
+    if (this.stopped || this.paused) return;
+    this.paused = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.out.write(`\r\n${SHOW}`);
+  }
+
+  /** Draws a fresh frame below what was written meanwhile, and goes on redrawing. */
+  resume(): void {
+    if (this.stopped || !this.paused) return;
+    this.paused = false;
+    this.shown = [];
+    this.lastFrame = "";
+    this.out.write(HIDE);
+    this.draw();
+    this.timer = setInterval(() => this.draw(), FRAME_MS);
+  }
+
   /** Replaces the live frame with the final one (any height), leaves the cursor below it and visible. */
   stop(final?: string[]): void {
     if (this.stopped) return;
+    if (this.paused) {
+      this.paused = false;
+      this.shown = [];
+    }
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.out.off("resize", this.onResize);

@@ -13,6 +13,7 @@ type Command = (argv: string[]) => number | Promise<number>;
 const PRINT_ONLY = new Set(["", "-h", "--help", "-v", "--version"]);
 const COMMANDS: Record<string, () => Promise<Command>> = {
   delegate: async () => (await import("./commands/delegate.ts")).cmdDelegate,
+  flow: async () => (await import("./commands/flow.ts")).cmdFlow,
   run: async () => (await import("./commands/run.ts")).cmdRun,
   output: async () => (await import("./commands/sessions.ts")).cmdOutput,
   session: async () => (await import("./commands/sessions.ts")).cmdSession,
@@ -26,9 +27,12 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   completion: async () => (await import("./commands/completion.ts")).cmdCompletion,
   wait: async () => (await import("./commands/wait.ts")).cmdWait,
   steer: async () => (await import("./commands/steer.ts")).cmdSteer,
+  answer: async () => (await import("./commands/answer.ts")).cmdAnswer,
   cancel: async () => (await import("./commands/cancel.ts")).cmdCancel,
   logs: async () => (await import("./commands/logs.ts")).cmdLogs,
   attach: async () => (await import("./commands/attach.ts")).cmdAttach,
+  // Internal, not in --help: compiles the user's pi in the background (src/host/compiled-pi.ts).
+  "__compile-pi": async () => (await import("./commands/compile-pi.ts")).cmdCompilePi,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -69,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function unknownCommand(word: string): number {
-  const names = Object.keys(COMMANDS);
+  const names = Object.keys(COMMANDS).filter((n) => !n.startsWith("__"));
   const what = word.startsWith("-") ? `unknown option ${word}` : `unknown command "${word}"`;
   process.stderr.write(`subagents: ${what}.${didYouMean(word.replace(/^-+/, ""), names)} Commands: ${names.join(", ")}. See 'subagents --help'.\n`);
   return EXIT.usage;

@@ -34,9 +34,12 @@ function rawEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | 
   }
 }
 
+/** A skipped task is recorded as an error with code SKIPPED; scripts see its own status. */
+const shownStatus = (r: TaskOutcome["result"]) => (r.errorCode === "SKIPPED" ? "skipped" : r.status);
+
 export function taskEndEvent(o: TaskOutcome): JsonEvent {
   const r = o.result;
-  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: r.status, finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.model ? { model: r.model } : {}), ...(r.warnings?.length ? { warnings: r.warnings } : {}) };
+  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: shownStatus(r), finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.model ? { model: r.model } : {}), ...(r.warnings?.length ? { warnings: r.warnings } : {}), ...(r.gate ? { gate: r.gate } : {}), ...(r.structured !== undefined ? { structured: r.structured } : {}) };
 }
 
 export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
@@ -46,13 +49,15 @@ export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
       name: o.name,
       sessionId: o.sessionId,
       agent: o.agent,
-      status: o.result.status,
+      status: shownStatus(o.result),
       finalized: o.result.finalized ?? false,
       output: o.result.output,
       ...(o.result.error !== undefined ? { error: o.result.error } : {}),
       ...(o.result.errorCode !== undefined ? { errorCode: o.result.errorCode } : {}),
       ...(o.result.warnings?.length ? { warnings: o.result.warnings } : {}),
       ...(o.result.isolation ? { isolation: o.result.isolation } : {}),
+      ...(o.result.gate ? { gate: o.result.gate } : {}),
+      ...(o.result.structured !== undefined ? { structured: o.result.structured } : {}),
       usage: o.result.usage,
       ...(o.result.model ? { model: o.result.model } : {}),
     })),

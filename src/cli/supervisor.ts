@@ -10,6 +10,8 @@ import { runScheduled } from "../core/run/scheduler.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
 import { effectiveTimeout, runTask, type TaskInput } from "../core/run/task.ts";
 import { startOwner } from "../control/owner.ts";
+import { waitingOf } from "../control/running.ts";
+import { questionText, type AskRequest } from "../core/run/ask.ts";
 import { controlDir, ownerFile, type OwnerRecord } from "../control/registry.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
@@ -67,7 +69,7 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const ctx = cliContext(job.cwd);
   const engine = buildEngine(ctx, job.cwd);
   const data = dataDir(ctx);
-  const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId!), { log: job.log });
+  const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId!), { log: job.log, waiting: waitingOf(job.inputs) });
   // A signal to a detached supervisor is the machine or the user's session going away, not a cancel (that goes
   // through `subagents cancel`): its tasks are recorded interrupted, as when pi shuts down.
   const interrupt = trapSignals({ reason: ownerShutdown() });
@@ -79,7 +81,10 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const limit = caps.admit(engine.settings, { tasks: job.inputs.length, maxCost: job.maxCost });
   if (limit) log(`supervisor: ${limit.message}`);
   try {
-    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t))), {
+    // Nobody sits at a background run: its children's questions wait for `subagents answer` (up to askTimeout).
+    const run = caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)));
+    const remoteAsk = { notify: (q: AskRequest) => log(`? ${q.label} (session ${q.sessionId}) asks: ${questionText(q)} — answer with: subagents answer ${q.sessionId} "…"`) };
+    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, (input, hooks) => run(input, { ...hooks, remoteAsk }), {
       rateLimitWaitSec: engine.settings.rateLimitWait,
       maxCost: job.maxCost,
       signal: interrupt.signal,

@@ -2,7 +2,8 @@
 // sessionState) to a delivered message or an ended run, with the reason when not.
 import { request, type SessionState } from "./client.ts";
 
-export type SteerResult = { ok: true } | { ok: false; reason: string };
+/** answered: the child was waiting on a question, and the message became its answer (ask.ts). */
+export type SteerResult = { ok: true; answered?: boolean } | { ok: false; reason: string };
 
 /** Sends `text` to the session's running child through its owner; resolves once the child has it (or why not). */
 export async function steerSession(state: SessionState, id: string, text: string, status: () => string): Promise<SteerResult> {
@@ -10,7 +11,7 @@ export async function steerSession(state: SessionState, id: string, text: string
   if (state.kind === "done") return { ok: false, reason: `session ${id} is not running (${status()})` };
   if (!state.owner?.socket) return { ok: false, reason: `session ${id} is starting or its owner cannot be reached; try again in a moment` };
   const reply = await request(state.owner.socket, { op: "steer", sessionId: id, text });
-  return reply.ok ? { ok: true } : { ok: false, reason: reply.reason };
+  return reply.ok ? { ok: true, ...(reply.answered ? { answered: true } : {}) } : { ok: false, reason: reply.reason };
 }
 
 /** Polls until the session is no longer active; false when `signal` aborted first. */

@@ -11,11 +11,18 @@ import type { ChildEvent } from "../core/types.ts";
 import { CallWindows, DETAIL_LINES } from "../ui/call-windows.ts";
 import { eventLine } from "../ui/event-line.ts";
 import { MAX_STEER_CHARS, type ControlReply, type ControlRequest } from "./protocol.ts";
+import type { AskAnswer, Asker, AskRequest } from "../core/run/ask.ts";
 import { serveWatch, type WatchMessage, type WatchSource } from "./watch.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";
 
-type RunHooks = { signal?: AbortSignal; onEvent?: (state: RunState, ev: ChildEvent) => void };
+type RunHooks = {
+  signal?: AbortSignal;
+  onEvent?: (state: RunState, ev: ChildEvent) => void;
+  /** Children's questions wait for an answer from elsewhere (`subagents answer`, a steer), up to askTimeout:
+   *  a background run's. `notify` tells whoever should know that one was asked. */
+  remoteAsk?: { notify?: (q: AskRequest) => void };
+};
 type Hooks = RunHooks & TaskHooks;
 type Runner = (input: TaskInput, hooks: Hooks) => Promise<TaskOutcome>;
 
@@ -26,6 +33,8 @@ type Tracked = {
   waiting: Map<string, (r: ControlReply) => void>;
   /** Its live window, for watchers (attach, /subagents). */
   window: CallWindows;
+  /** Its child's open questions, oldest first: a steer or `subagents answer` answers the oldest. */
+  questions: Map<string, (a: AskAnswer) => void>;
 };
 
 export type Owner = {
@@ -52,12 +61,19 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
     }
   };
 
-  const steer = (id: string, text: string): Promise<ControlReply> => {
+  const steer = (id: string, text: string, answerOnly = false): Promise<ControlReply> => {
     const t = tasks.get(id);
     if (!t) return Promise.resolve({ ok: false, reason: unfinished.has(id) ? `session ${id} has not started yet (queued)` : `session ${id} is not running` });
     if (!t.send) return Promise.resolve({ ok: false, reason: `session ${id} has no control channel to its child right now (between attempts, the json transport, or a docker/slurm runner: only stdin/stdout cross those)` });
     if (!text.trim()) return Promise.resolve({ ok: false, reason: "the message is empty" });
     if (text.length > MAX_STEER_CHARS) return Promise.resolve({ ok: false, reason: `the message is longer than ${MAX_STEER_CHARS} characters` });
+    // A child waiting on a question is waiting for exactly this: the message is its answer.
+    const open = [...t.questions.values()][0];
+    if (open) {
+      open({ value: text });
+      return Promise.resolve({ ok: true, delivered: true, answered: true });
+    }
+    if (answerOnly) return Promise.resolve({ ok: false, reason: `session ${id} has no open question (use steer to send it a message)` });
     const steerId = `${process.pid}-${++steerSeq}`;
     return new Promise((resolve) => {
       t.waiting.set(steerId, resolve);
@@ -90,6 +106,7 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
     }
     if (req.op === "ping") return { ok: true };
     if (req.op === "steer") return steer(String(req.sessionId), String(req.text ?? ""));
+    if (req.op === "answer") return steer(String(req.sessionId), String(req.text ?? ""), true);
     if (req.op === "cancel") return cancel(req);
     if (req.op === "watch") return { ok: false, reason: "watch keeps its connection" };
     return { ok: false, reason: `unknown request ${(req as { op?: string }).op}` };
@@ -132,7 +149,7 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
       const id = input.sessionId ?? "";
       const window = new CallWindows([{ name: input.name, sessionId: id, profile: input.profile, timeoutSec: timeoutOf?.(input) ?? input.timeoutSec ?? 0 }], DETAIL_LINES);
       window.start(0, Date.now());
-      const t: Tracked = { abort: new AbortController(), send: null, waiting: new Map(), window };
+      const t: Tracked = { abort: new AbortController(), send: null, waiting: new Map(), window, questions: new Map() };
       if (cancelledEarly.has(id)) t.abort.abort();
       tasks.set(id, t);
       unfinished.add(id);
@@ -150,7 +167,7 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
         hooks.onEvent?.(state, ev);
       };
       try {
-        return await run(input, { ...hooks, signal, onEvent, onControl: (send) => (t.send = send) });
+        return await run(input, { ...hooks, signal, onEvent, onControl: (send) => (t.send = send), ask: ownerAsker(t, hooks.ask, hooks.remoteAsk) });
       } finally {
         // The run's status is recorded by now: a steer still waiting never reached the model.
         for (const resolve of t.waiting.values()) resolve({ ok: false, reason: `session ${id} ended before the message was delivered` });
@@ -165,6 +182,24 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
       removeOwner(dataDir, process.pid);
     },
   };
+}
+
+/** Who answers a task's questions here: the person (a dialog, the terminal) if there is one, and for a background
+ *  run also whoever answers through this owner (`subagents answer`, a steer, the fleet view). With neither, none:
+ *  the engine answers "no one can answer now" at once. */
+function ownerAsker(t: Tracked, person: Asker | undefined, remote: RunHooks["remoteAsk"]): Asker | undefined {
+  if (!person && !remote) return undefined;
+  return (q) =>
+    new Promise<AskAnswer>((resolve) => {
+      const done = (a: AskAnswer) => {
+        t.questions.delete(q.id);
+        resolve(a);
+      };
+      t.questions.set(q.id, done);
+      q.signal.addEventListener("abort", () => t.questions.delete(q.id), { once: true });
+      remote?.notify?.(q);
+      person?.(q).then(done, () => done({ none: "nobody" }));
+    });
 }
 
 async function listen(socket: string, handle: (line: string) => Promise<ControlReply>, watch: WatchSource): Promise<net.Server> {

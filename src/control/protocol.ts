@@ -2,12 +2,14 @@
 // (except `watch`, which streams until the task ends: watch.ts).
 export type ControlRequest =
   | { op: "steer"; sessionId: string; text: string }
+  /** Answers the session's oldest open question (ask.ts); fails when none is open. */
+  | { op: "answer"; sessionId: string; text: string }
   | { op: "cancel"; sessionId?: string; all?: boolean }
   | { op: "ping" }
   /** Streams the session's window and event lines until it ends (see watch.ts). */
   | { op: "watch"; sessionId: string };
 
-export type ControlReply = { ok: true; delivered?: boolean; cancelled?: string[] } | { ok: false; reason: string };
+export type ControlReply = { ok: true; delivered?: boolean; answered?: boolean; cancelled?: string[] } | { ok: false; reason: string };
 
 /** A steer is a message to a model, not a file transfer. */
 export const MAX_STEER_CHARS = 64 * 1024;

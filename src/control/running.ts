@@ -5,6 +5,13 @@ import type { RunningRow, SessionStore } from "../core/store/store-types.ts";
 
 export type { RunningRow };
 
+/** What queued tasks of a call wait for (`after`), for the owner's record. */
+export function waitingOf(inputs: { sessionId?: string; name: string; after?: string[] }[]): Record<string, { name: string; after: string[] }> | undefined {
+  const out: Record<string, { name: string; after: string[] }> = {};
+  for (const t of inputs) if (t.sessionId && t.after?.length) out[t.sessionId] = { name: t.name, after: t.after };
+  return Object.keys(out).length ? out : undefined;
+}
+
 export function runningSessions(store: SessionStore, data: string): RunningRow[] {
   const owners = liveOwners(data);
   const rows: RunningRow[] = [];
@@ -15,7 +22,8 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
       const last = s?.runs[s.runs.length - 1];
       const running = last?.status === "running" && last.ownerPid === o.pid;
       seen.add(id);
-      rows.push({ id, name: s?.name ?? "", agent: s?.agent ?? "", status: running ? "running" : "queued", ownerPid: o.pid, role: o.role, startedAt: running ? last.startedAt : null });
+      const waits = !running && !last ? o.waiting?.[id] : undefined;
+      rows.push({ id, name: s?.name ?? waits?.name ?? "", agent: s?.agent ?? "", status: running ? "running" : "queued", ownerPid: o.pid, role: o.role, startedAt: running ? last.startedAt : null, ...(waits ? { after: waits.after } : {}) });
     }
   }
   // Runs whose owner keeps no record (an older build, or a pi session) but is alive.
@@ -30,5 +38,5 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
 
 export function runningLine(r: RunningRow, now: number): string {
   const age = r.startedAt === null ? "-" : `${Math.round((now - r.startedAt) / 1000)}s`;
-  return `${r.id}  ${r.status.padEnd(8)} ${r.agent.padEnd(10)} ${age.padStart(6)}  ${`${r.role} ${r.ownerPid ?? "?"}`.padEnd(17)} ${r.name}`;
+  return `${r.id}  ${r.status.padEnd(8)} ${r.agent.padEnd(10)} ${age.padStart(6)}  ${`${r.role} ${r.ownerPid ?? "?"}`.padEnd(17)} ${r.name}${r.after ? ` (after ${r.after.join(", ")})` : ""}`;
 }

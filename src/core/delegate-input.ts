@@ -3,6 +3,8 @@
 import type { FileSpec } from "./files.ts";
 import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
 import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
+import { dagProblem } from "./task-graph.ts";
+import { outputSchemaProblem } from "./output-schema.ts";
 import { taskEngineFields, type RunnerName } from "./engine-settings.ts";
 import type { RuntimeName } from "./runtime-names.ts";
 
@@ -18,6 +20,12 @@ export type DelegateTask = {
   files?: FileSpec[];
   isolation?: IsolationMode;
   budget?: Budget;
+  after?: string[];
+  gate?: string;
+  gateTimeout?: number;
+  gateRetries?: number;
+  outputSchema?: Record<string, unknown>;
+  context?: "fork" | "fresh";
   sandbox?: boolean;
   runner?: RunnerName;
   runtime?: RuntimeName;
@@ -73,7 +81,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "sandbox", "runner", "runtime", ...BUDGET_KEYS]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "sandbox", "runner", "runtime", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
@@ -108,6 +116,29 @@ function task(i: number, v: unknown): DelegateTask {
     if (!Array.isArray(v.files)) throw new InputError(`${f}.files must be an array`);
     out.files = v.files.map((x, j) => fileSpec(`${f}.files[${j}]`, x));
   }
+  if (v.after !== undefined && v.after !== null) {
+    if (!Array.isArray(v.after) || v.after.some((n) => typeof n !== "string" || !n)) throw new InputError(`${f}.after must be a list of task names`);
+    if (v.after.length) out.after = [...new Set(v.after as string[])];
+  }
+  const gate = str(`${f}.gate`, v.gate, false);
+  if (gate !== undefined && !gate.trim()) throw new InputError(`${f}.gate must be a shell command`);
+  if (gate) out.gate = gate;
+  const gateTimeout = posInt(`${f}.gateTimeout`, v.gateTimeout, 1);
+  if (gateTimeout !== undefined) out.gateTimeout = gateTimeout;
+  const gateRetries = posInt(`${f}.gateRetries`, v.gateRetries, 0);
+  if (gateRetries !== undefined) {
+    if (!Number.isInteger(gateRetries)) throw new InputError(`${f}.gateRetries must be a whole number`);
+    out.gateRetries = gateRetries;
+  }
+  if (v.context !== undefined && v.context !== null) {
+    if (v.context !== "fork" && v.context !== "fresh") throw new InputError(`${f}.context must be "fork" or "fresh" (got ${JSON.stringify(v.context)?.slice(0, 40)})`);
+    out.context = v.context;
+  }
+  if (v.outputSchema !== undefined && v.outputSchema !== null) {
+    const problem = outputSchemaProblem(`${f}.outputSchema`, v.outputSchema);
+    if (problem) throw new InputError(problem);
+    out.outputSchema = v.outputSchema as Record<string, unknown>;
+  }
   const b = readBudget(v);
   if ("problem" in b) throw new InputError(`${f}.${b.problem}`);
   if (Object.keys(b.budget).length) out.budget = b.budget;
@@ -116,7 +147,10 @@ function task(i: number, v: unknown): DelegateTask {
 
 export function parseDelegateParams(v: unknown): DelegateParams {
   if (!isObj(v)) throw new InputError('parameters must be an object with "tasks"');
-  for (const k of Object.keys(v)) if (!["tasks", "profile", "background", "maxCost"].includes(k)) throw new InputError(`${k} is not a known parameter (known: tasks, profile, background, maxCost)`);
+  // `workflow` is replaced by a saved workflow's tasks before this check (pi/workflow-call.ts); `description` documents a workflow file.
+  for (const k of Object.keys(v)) if (!["tasks", "profile", "background", "maxCost", "workflow", "description"].includes(k)) throw new InputError(`${k} is not a known parameter (known: tasks, profile, background, maxCost, workflow)`);
+  // Only the pi tool resolves `workflow` (before this check); in a --tasks file it has no meaning.
+  if (v.workflow !== undefined) throw new InputError('workflow (a saved workflow\'s "NAME input") cannot be combined with a tasks document; in the CLI run it with: subagents flow NAME "input"');
   const maxCost = v.maxCost === undefined || v.maxCost === null ? undefined : budgetValue("maxCost", v.maxCost);
   if (typeof maxCost === "string") throw new InputError(maxCost);
   if (v.background !== undefined && typeof v.background !== "boolean") throw new InputError("background must be true or false");
@@ -130,5 +164,7 @@ export function parseDelegateParams(v: unknown): DelegateParams {
     if (t.resume && seen.has(t.resume)) throw new InputError(`two tasks resume the same session "${t.resume}"`);
     if (t.resume) seen.add(t.resume);
   }
+  const graph = dagProblem(tasks);
+  if (graph) throw new InputError(graph);
   return { tasks, ...(profile ? { profile } : {}), ...(v.background ? { background: true } : {}), ...(maxCost !== undefined ? { maxCost } : {}) };
 }

@@ -29,6 +29,10 @@ export type Settings = {
   modelAliases: Record<string, string>;
   /** Models a task continues on, in order, when its own fails (profiles' fallbackModels win). */
   fallbackModels: string[];
+  /** Children's questions: "auto" asks whoever can answer (ask.ts), "deny" never asks and records them. */
+  ask: "auto" | "deny";
+  /** Seconds a child may wait for an answer before it is told "no answer". */
+  askTimeout: number;
   /** MCP servers children may start (pi 1.x), unless their agent says (`mcp`): all, none, or the named ones. */
   mcp: McpChoice;
 } & EngineSettings & CapSettings;
@@ -50,13 +54,15 @@ export function defaultSettings(): Settings {
     rateLimitWait: 300,
     modelAliases: {},
     fallbackModels: [],
+    ask: "auto",
+    askTimeout: 600,
     mcp: true,
     ...defaultEngineSettings(),
     maxSpawnsPerSession: DEFAULT_MAX_SPAWNS,
   };
 }
 
-type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime" | "rateLimitWait";
+type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime" | "rateLimitWait" | "askTimeout";
 const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> = {
   maxLinesPerWindow: { min: 1, max: 200, aliases: ["max_lines_per_window"] },
   extendTimeoutDebounce: { min: 0, max: 300, aliases: ["extend_timeout_debounce"] },
@@ -66,11 +72,13 @@ const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> =
   timeout: { min: 1, max: 86_400, aliases: [] },
   maxRuntime: { min: 1, max: 604_800, aliases: ["max_runtime"] },
   rateLimitWait: { min: 0, max: 86_400, aliases: [] },
+  askTimeout: { min: 0, max: 86_400, aliases: [] },
 };
 const ENUMS = {
   transport: ["compact", "json"],
   childRuntime: ["auto", "bun", "node"],
   projectAgents: ["ask", "allow", "deny"],
+  ask: ["auto", "deny"],
 } as const;
 
 const CHILD_PI_WORDS = ["auto", "embedded", "system"];

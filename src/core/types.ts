@@ -41,10 +41,14 @@ export type ErrorCode =
   | "RUNTIME_MISSING"
   | "BUDGET_EXCEEDED"
   | "RATE_LIMITED"
+  /** A task whose `after` dependency did not complete: it never started (dag.ts). */
+  | "SKIPPED"
+  /** The acceptance gate did not pass within its retries (gate.ts). */
+  | "GATE_FAILED"
   /** A call refused: it would start more children than subagents.maxSpawnsPerSession (or was not approved). */
   | "SPAWN_LIMIT";
 
-export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string };
+export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string; data?: unknown };
 
 /** A tool call as the engine keeps it: name + arguments already shortened to a string. */
 export type ToolCallInfo = { id: string; name: string; args: string };
@@ -81,7 +85,16 @@ export type ChildEvent =
   /** A steer message from the owner reached the child's model context (delivered at a turn boundary). */
   | { type: "steered"; id: string; text: string }
   /** Another harness's own totals for the run so far (runtimes/): they replace what its turns reported. */
-  | { type: "totals"; usage: Omit<Usage, "turns">; turns?: number };
+  | { type: "totals"; usage: Omit<Usage, "turns">; turns?: number }
+  /** An acceptance gate attempt started / ended in the child (child/gate.ts). */
+  | { type: "gate_start"; attempt: number; command: string }
+  | { type: "gate"; attempt: number; passed: boolean; exitCode: number | null; timedOut: boolean; output: string }
+  /** A question for the owner (ask.ts): ask_parent or one of the child's extensions' dialogs. */
+  | { type: "ask"; id: string; kind: "confirm" | "select" | "input" | "ask_parent"; title: string; message?: string; options?: string[] }
+  /** The asking extension stopped waiting (its own timeout or signal): the question is closed. */
+  | { type: "ask_closed"; id: string }
+  /** A line for the child's window: an extension's notify, a question and its answer. */
+  | { type: "note"; text: string };
 
 /** One message as stored for transcripts (`get_subagent_session`). */
 export type StoredMessage =
@@ -114,4 +127,8 @@ export type RunResult = {
   warnings?: string[];
   /** An isolated task's branch, changed files and diffstat (core/run/isolation.ts). */
   isolation?: IsolationResult;
+  /** The acceptance gate's outcome (core/run/gate.ts): whether it passed, after how many runs. */
+  gate?: { passed: boolean; attempts: number };
+  /** The finalize call's `data` when the task has an outputSchema (the child's pi validated it). */
+  structured?: unknown;
 };

@@ -6,6 +6,7 @@ import { isCompiledBinary, ROLE_ENV } from "../host/embedded-pi.ts";
 import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
 import { EMBEDDED_PI_VERSION } from "../host/embedded-version.ts";
 import { PHOTON_WASM, redirectPhotonWasm } from "./photon-wasm.ts";
+import { BUNDLE_FILE, emptyHookReport, hookPiSource, QUICKJS_KEY, QUICKJS_WASM } from "./pi-hooks.ts";
 
 export async function runPiRole(ourVersion: string): Promise<void> {
   const buildKey = path.join(ourVersion, `pi-${EMBEDDED_PI_VERSION}`);
@@ -29,6 +30,19 @@ export async function runPiRole(ourVersion: string): Promise<void> {
       process.exit(1);
     }
     redirectPhotonWasm(path.join(process.env.PI_PACKAGE_DIR, PHOTON_WASM));
+    (globalThis as Record<symbol, unknown>)[Symbol.for(QUICKJS_KEY)] = path.join(process.env.PI_PACKAGE_DIR, QUICKJS_WASM);
   }
+  // From a source checkout, pi's bundle gets the executable's build-time hooks as it loads (same pi either way).
+  else hookPiAtRuntime();
   await import("./pi-entry.ts");
+}
+
+function hookPiAtRuntime(): void {
+  const found = emptyHookReport();
+  Bun.plugin({
+    name: "pi-bundle-hooks",
+    setup(build) {
+      build.onLoad({ filter: BUNDLE_FILE }, async ({ path: file }) => ({ contents: hookPiSource(file, await Bun.file(file).text(), found), loader: "js" }));
+    },
+  });
 }

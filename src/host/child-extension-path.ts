@@ -7,6 +7,13 @@ import { writeFileAtomic } from "./atomic-write.ts";
 
 declare const __SUBAGENTS_CHILD_SOURCE__: string | undefined;
 
+/** The bundled child extension's text (dist/child.js, or what the build put into this binary). */
+export function childExtensionSource(): string {
+  const source = embeddedSource();
+  if (source !== undefined) return source;
+  return fs.readFileSync(path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../../dist/child.js"), "utf8");
+}
+
 function embeddedSource(): string | undefined {
   return typeof __SUBAGENTS_CHILD_SOURCE__ === "string" ? __SUBAGENTS_CHILD_SOURCE__ : undefined;
 }

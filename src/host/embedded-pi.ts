@@ -6,7 +6,8 @@ import * as path from "node:path";
 import { EMBEDDED_PI_VERSION } from "./embedded-version.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 
-export type EmbeddedPi = { argv: string[]; env: Record<string, string>; version: string; where: string };
+/** `bun`: the Bun version inside the executable (known to a Node parent only from the install record). */
+export type EmbeddedPi = { argv: string[]; env: Record<string, string>; version: string; where: string; bun?: string };
 
 export const ROLE_ENV = "SUBAGENTS_ROLE";
 const RECORD = "binary.json";
@@ -26,7 +27,7 @@ export function selfEmbedded(): EmbeddedPi | null {
 }
 
 /** What `subagents install` leaves next to the extension so children started inside pi can use the binary's pi. */
-export function writeBinaryRecord(runtimeDir: string, record: { path: string; version: string; piVersion: string }): void {
+export function writeBinaryRecord(runtimeDir: string, record: { path: string; version: string; piVersion: string; bunVersion?: string }): void {
   writeFileAtomic(path.join(runtimeDir, RECORD), `${JSON.stringify(record, null, 2)}\n`);
 }
 
@@ -37,10 +38,10 @@ export function removeBinaryRecord(runtimeDir: string): void {
 /** The recorded binary's pi, if the binary is still there. */
 export function installedEmbedded(runtimeDir: string): EmbeddedPi | null {
   try {
-    const r = JSON.parse(fs.readFileSync(path.join(runtimeDir, RECORD), "utf8")) as { path?: string; piVersion?: string };
+    const r = JSON.parse(fs.readFileSync(path.join(runtimeDir, RECORD), "utf8")) as { path?: string; piVersion?: string; bunVersion?: string };
     if (!r.path || !r.piVersion) return null;
     fs.accessSync(r.path, fs.constants.X_OK);
-    return { argv: [r.path], env: { [ROLE_ENV]: "pi" }, version: r.piVersion, where: r.path };
+    return { argv: [r.path], env: { [ROLE_ENV]: "pi" }, version: r.piVersion, where: r.path, ...(r.bunVersion ? { bun: r.bunVersion } : {}) };
   } catch {
     return null;
   }

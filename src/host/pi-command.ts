@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { compiledPiDir, readyCompiledPi, startCompile } from "./compiled-pi.ts";
 import { isCompiledBinary, type EmbeddedPi } from "./embedded-pi.ts";
 import { compareVersions, findPi, packageOfScript, PI_INSTALL, PI_PACKAGES, readPiPackage, searchPlaces, satisfiesNode, which, type PiPackage } from "./pi-discovery.ts";
 
@@ -104,9 +105,13 @@ function bunCandidates(env: Record<string, string | undefined>): Runtime[] {
   return out;
 }
 
+/** pi 1.x's dist/bun/cli.js imports its internal packages; its self-contained bundle runs under Bun as well. */
+const BUNDLE_UNDER_BUN_FROM = "1.0.0";
+
 function entryFor(pkg: PiPackage, kind: "node" | "bun"): string {
   const dist = path.join(pkg.dir, "dist");
-  const candidates = kind === "bun" ? ["bun/cli.js", "cli.js"] : ["bundle/cli.js", "cli.js"];
+  const bun = compareVersions(pkg.version, BUNDLE_UNDER_BUN_FROM) >= 0 ? ["bundle/cli.js", "bun/cli.js", "cli.js"] : ["bun/cli.js", "cli.js"];
+  const candidates = kind === "bun" ? bun : ["bundle/cli.js", "cli.js"];
   for (const c of candidates) if (fs.existsSync(path.join(dist, c))) return path.join(dist, c);
   return path.join(dist, "cli.js");
 }
@@ -125,7 +130,7 @@ export function describePi(info: PiInfo): string {
 }
 
 function embeddedCommand(e: EmbeddedPi): PiCommand {
-  const pi: PiInfo = { version: e.version, source: `embedded (${e.where})`, runtime: `bun ${typeof Bun !== "undefined" ? Bun.version : ""}`.trim() };
+  const pi: PiInfo = { version: e.version, source: `embedded (${e.where})`, runtime: `bun ${e.bun ?? (typeof Bun !== "undefined" ? Bun.version : "")}`.trim() };
   return { argv: [...e.argv], env: { ...e.env }, describe: describePi(pi), pi, settles: compareVersions(e.version, SETTLED_FROM) >= 0, builtinChild: true };
 }
 
@@ -155,6 +160,42 @@ function packageCommand(pkg: PiPackage, childRuntime: "auto" | "bun" | "node", e
   return { argv, env: runtime.env, describe: describePi(pi), pi, settles: compareVersions(pkg.version, SETTLED_FROM) >= 0, packageDir: pkg.dir };
 }
 
+/**
+ * `childPi: auto` with an embedded pi at hand: the newer of it and the user's pi (the running pi inside a pi
+ * parent, else the one the user installed), so children never run an older pi than the user's. A tie goes to
+ * the embedded pi (it starts ~2× faster); a user's pi that cannot run here (no fitting runtime) does too.
+ */
+function newestOf(embedded: EmbeddedPi, user: PiPackage | null, opts: { childRuntime: "auto" | "bun" | "node"; env: Record<string, string | undefined>; compile?: boolean }): PiCommand {
+  if (!user || compareVersions(embedded.version, user.version) >= 0) return embeddedCommand(embedded);
+  const compiled = compiledUserPi(embedded, user, opts);
+  if (compiled) return compiled;
+  try {
+    return packageCommand(user, opts.childRuntime, opts.env);
+  } catch (err) {
+    if (err instanceof PiNotFoundError) return embeddedCommand(embedded);
+    throw err;
+  }
+}
+
+/**
+ * The user's pi compiled by our executable (src/host/compiled-pi.ts), when ready; else null, and — for a run
+ * (`compile`) — the compile is started in the background. Only a compiled `subagents` can compile (from a source
+ * checkout the embedded pi is `bun main.ts`), and SUBAGENTS_COMPILE_PI=0 turns it off.
+ */
+function compiledUserPi(embedded: EmbeddedPi, user: PiPackage, opts: { env: Record<string, string | undefined>; compile?: boolean }): PiCommand | null {
+  if (embedded.argv.length !== 1 || opts.env.SUBAGENTS_COMPILE_PI === "0") return null;
+  const binary = embedded.argv[0];
+  const dir = compiledPiDir(opts.env, user, binary);
+  if (!dir) return null;
+  const exe = readyCompiledPi(dir);
+  if (!exe) {
+    if (opts.compile) startCompile(binary, user, dir);
+    return null;
+  }
+  const pi: PiInfo = { version: user.version, source: `compiled from ${user.dir} (${exe})`, runtime: `bun ${embedded.bun ?? (typeof Bun !== "undefined" ? Bun.version : "")}`.trim() };
+  return { argv: [exe], env: {}, describe: describePi(pi), pi, settles: compareVersions(user.version, SETTLED_FROM) >= 0, builtinChild: true, packageDir: user.dir };
+}
+
 export function resolvePiCommand(opts: {
   env: Record<string, string | undefined>;
   cwd: string;
@@ -165,6 +206,8 @@ export function resolvePiCommand(opts: {
   childPi?: ChildPiSetting;
   /** The embedded pi at hand (the executable's own, or the installed binary's), if any. */
   embedded?: EmbeddedPi | null;
+  /** For a run: start compiling the user's newer pi in the background if it is not compiled yet. */
+  compile?: boolean;
 }): PiCommand {
   const override = opts.env.SUBAGENTS_PI?.trim();
   if (override) {
@@ -180,14 +223,10 @@ export function resolvePiCommand(opts: {
     return embeddedCommand(opts.embedded);
   }
   if (childPi !== "auto" && childPi !== "system") return pathCommand(childPi, opts);
-  if (childPi === "auto" && opts.embedded) {
-    // Inside a pi: never run children on an older pi than the one the user is running.
-    const parent = packageOfScript(opts.script);
-    if (!parent || compareVersions(opts.embedded.version, parent.version) >= 0) return embeddedCommand(opts.embedded);
-  }
   // In the compiled binary import.meta.dir is where it was BUILT: never search from there.
   const moduleDir = opts.moduleDir && !opts.moduleDir.startsWith("/$bunfs") && !isCompiledBinary() ? opts.moduleDir : undefined;
   const places = searchPlaces({ env: opts.env, cwd: opts.cwd, script: opts.script, moduleDir, home: opts.env.HOME });
+  if (childPi === "auto" && opts.embedded) return newestOf(opts.embedded, findPi(places), opts);
   const pkg = findPi(places);
   if (!pkg) {
     throw new PiNotFoundError(

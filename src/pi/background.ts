@@ -8,6 +8,7 @@ import { statusLine } from "../core/run/outcome-text.ts";
 import type { Engine, TaskInput, TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
+import { questionText, type AskRequest } from "../core/run/ask.ts";
 import { noteBackgroundSpend, startedTasks } from "./tool-results.ts";
 
 const NOTICE_LINES = 12;
@@ -33,10 +34,17 @@ export function completionNotice(o: TaskOutcome): string {
   return `${head}\n${t.text}`;
 }
 
+export function questionNotice(q: AskRequest): string {
+  return `Background sub-agent ${q.label} (session: ${q.sessionId}) asks: ${questionText(q)}\nIt waits for an answer (up to subagents.askTimeout): answer with get_subagent_output {sessionId: "${q.sessionId}", steer: "<your answer>"}, or let it decide itself.`;
+}
+
 /** Starts the tasks without waiting for them; each end is mirrored into the session and announced. */
 export async function launchBackground(call: CallEnv, engine: Engine, inputs: TaskInput[], maxCost?: number): Promise<void> {
   const bg = await call.background(inputs.map((t) => t.sessionId!));
-  const batch = runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
+  // A question from a background child waits for an answer (get_subagent_output steer, `subagents answer`); the
+  // model hears of it as a notice.
+  const remoteAsk = { notify: (q: AskRequest) => bg.notify(questionNotice(q)) };
+  const batch = runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, { ...hooks, remoteAsk }), {
     rateLimitWaitSec: engine.settings.rateLimitWait,
     signal: bg.signal,
     maxCost,

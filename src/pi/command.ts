@@ -79,7 +79,7 @@ async function act(rt: PiRuntime, ui: Ui, a: FleetAction): Promise<void> {
     if (!text?.trim()) return;
     // Delivery waits for the child's next turn boundary: the UI does not wait with it.
     void steerSession(stateOf(rt, a.id), a.id, text, status).then((r) =>
-      ui.notify(r.ok ? `Steer delivered to ${a.name} (${a.id}).` : `Steer not delivered to ${a.name}: ${r.reason}.`, r.ok ? "info" : "warning"),
+      ui.notify(r.ok ? (r.answered ? `Answered the question ${a.name} (${a.id}) was waiting on.` : `Steer delivered to ${a.name} (${a.id}).`) : `Steer not delivered to ${a.name}: ${r.reason}.`, r.ok ? "info" : "warning"),
     );
     return;
   }

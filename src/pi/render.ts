@@ -33,7 +33,12 @@ export function renderDelegateCall(args: { tasks?: { profile?: string }[]; profi
 
 export function renderWindowsResult(details: WindowedDetails | undefined, expanded: boolean, theme: ThemeLike, fallback: string): Component {
   if (!details?.windows) return lines((w) => fallback.split("\n").map((l) => clip(l, w)));
-  return lines((width) => renderWindows(details.windows, { width, maxLines: details.maxLinesPerWindow, expanded, style: themeStyle(theme), showFooter: details.status === "done" }));
+  const style = themeStyle(theme);
+  return lines((width) => {
+    const out = renderWindows(details.windows, { width, maxLines: details.maxLinesPerWindow, expanded, style, showFooter: details.status === "done" });
+    // Expanded (Ctrl+O): which pi the children ran, since it may be the embedded one or the user's own.
+    return expanded && details.pi ? [...out, clip(style.dim(`children: ${details.pi}`), width)] : out;
+  });
 }
 
 /** get_subagent_output / get_subagent_session: up to maxLines lines, then `... (N more lines)` (spec 000). */

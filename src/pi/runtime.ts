@@ -92,7 +92,7 @@ export async function createRuntime(): Promise<PiRuntime> {
     settingsFor: (cwd) => loadSettings(host, { agentDir, cwd }),
     profilesFor: (cwd) => discoverProfiles(host, { cwd, agentDir }),
     engineFor(cwd, settings, profiles, parentSession) {
-      piCommand ??= resolvePiCommand({ env: host.env, cwd, script: process.argv[1], childRuntime: settings.childRuntime, childPi: settings.childPi, embedded: installedEmbedded(runtimeDir(agentDir)) });
+      piCommand ??= resolvePiCommand({ env: host.env, cwd, script: process.argv[1], childRuntime: settings.childRuntime, childPi: settings.childPi, embedded: installedEmbedded(runtimeDir(agentDir)), compile: true });
       if (!piCommand.builtinChild) childExt ??= childExtensionPath(runtimeDir(agentDir));
       return {
         host,

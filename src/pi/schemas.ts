@@ -34,6 +34,12 @@ const TaskObject = Type.Object(
     resume: Type.Optional(Type.String({ description: "Session id to continue" })),
     files: Type.Optional(Type.Array(FileSpec, { description: "Files prepended to the prompt" })),
     isolation: Isolation,
+    after: Type.Optional(Type.Array(Type.String(), { description: "Task names to wait for; {{name}} in prompt = its output" })),
+    gate: Type.Optional(Type.String({ description: "Shell check; must exit 0" })),
+    gateTimeout: Type.Optional(Type.Number()),
+    gateRetries: Type.Optional(Type.Integer()),
+    outputSchema: Type.Optional(Type.Object({}, { description: "JSON Schema of the result" })),
+    context: Type.Optional(Type.Literal("fork", { description: "Start from a copy of this conversation" })),
     sandbox: Type.Optional(Type.Boolean()),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),
@@ -46,7 +52,8 @@ const TaskObject = Type.Object(
 export const DELEGATE_SCHEMA = plain(
   Type.Object(
     {
-      tasks: Type.Array(TaskObject, { minItems: 1, maxItems: 16 }),
+      tasks: Type.Optional(Type.Array(TaskObject, { minItems: 1, maxItems: 16 })),
+      workflow: Type.Optional(Type.String({ description: 'Saved workflow instead of tasks: "NAME input"' })),
       profile: Type.Optional(Type.String({ description: "Default profile" })),
       background: Type.Optional(Type.Boolean({ description: "Return at once; a notice comes as each task ends" })),
       maxCost: Type.Optional(Type.Number({ description: "USD, all tasks" })),

@@ -20,7 +20,7 @@ export async function steerAndWait(rt: PiRuntime, id: string, o: { steer?: strin
   const notes: string[] = [];
   if (o.steer !== undefined) {
     const r = o.steer.trim() ? await steerSession(stateOf(rt, id), id, o.steer, () => rt.store.getSession(id)?.status ?? "finished") : { ok: false as const, reason: "the message is empty" };
-    notes.push(r.ok ? `Steer delivered to ${id}.` : `Steer not delivered: ${r.reason}.`);
+    notes.push(r.ok ? (r.answered ? `Answered the question ${id} was waiting on.` : `Steer delivered to ${id}.`) : `Steer not delivered: ${r.reason}.`);
   }
   if (o.wait) {
     // While the model waits here, the end's notice would only repeat this result.

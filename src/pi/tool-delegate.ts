@@ -5,6 +5,7 @@ import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
 import { checkProfileSkills, checkResumable, effectiveTimeout, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
+import { gateFolderProblem } from "../core/run/gate-check.ts";
 import { isolationDetails } from "../core/run/isolation.ts";
 import { CallWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
@@ -13,6 +14,8 @@ import { DELEGATE_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
+import { withWorkflow } from "./workflow-call.ts";
+import { attachFork, type ForkEntry } from "../core/run/fork.ts";
 import { childrenResultFields, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
 import { duplicateTasks } from "../core/session-caps.ts";
 import type { ErrorCode } from "../core/types.ts";
@@ -35,7 +38,7 @@ export function delegateTool(env: ToolEnv) {
     promptSnippet: "Run independent tasks in parallel sub-agents, each with a fresh context; returns their outputs",
     promptGuidelines: [
       "Use delegate_to_subagents when work splits into independent parts (surveys of many files, reviews, research); keep small or sequential edits yourself.",
-      "Sub-agents see none of this conversation: make each prompt self-contained (paths, goal, expected answer).",
+      'Sub-agents see none of this conversation (unless context: "fork"): make each prompt self-contained (paths, goal, expected answer).',
     ],
     parameters: DELEGATE_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
@@ -43,7 +46,7 @@ export function delegateTool(env: ToolEnv) {
       const call = env.begin(ctx);
       let params;
       try {
-        params = parseDelegateParams(rawParams);
+        params = parseDelegateParams(await withWorkflow(rawParams, ctx, () => call.engine()));
       } catch (err) {
         if (err instanceof InputError) throw new Error(`Invalid delegate_to_subagents call: ${err.message}`);
         throw err;
@@ -62,6 +65,11 @@ export function delegateTool(env: ToolEnv) {
         runner: t.runner,
         sessionId: t.resume ?? engine.store.newSessionId(),
         budget: t.budget,
+        after: t.after,
+        gate: t.gate,
+        gateTimeout: t.gateTimeout,
+        gateRetries: t.gateRetries,
+        outputSchema: t.outputSchema,
       }));
       const duplicate = duplicateTasks(inputs);
       if (duplicate) return refusedCall("INVALID_INPUT", duplicate);
@@ -70,7 +78,10 @@ export function delegateTool(env: ToolEnv) {
         const problem = t.resume ? checkResumable(engine, t.resume) : null;
         if (problem) throw new Error(problem);
       }
-      const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
+      const conflict =
+        checkProfileSkills(engine, inputs.map((t) => t.profile)) ??
+        gateFolderProblem(engine, inputs) ??
+        attachFork(engine.profiles, params.tasks, inputs, () => ctx.sessionManager?.getBranch?.() as ForkEntry[] | undefined);
       if (conflict) throw new Error(conflict);
       // A project-local profile that may not run fails only the tasks that name it; the others go on.
       const refused = await call.refusedProfiles(inputs.map((t) => t.profile));
@@ -79,9 +90,10 @@ export function delegateTool(env: ToolEnv) {
       if (limit) return refusedCall(limit.code, limit.message);
       if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
       const windows = new CallWindows(
-        inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
+        inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t), after: t.after })),
         engine.settings.maxLinesPerWindow,
       );
+      windows.pi = engine.piDescribe;
       const update = (details: WindowedDetails) => onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
       const throttle = new Throttle(update, UPDATE_INTERVAL_MS, realClock);
       const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);

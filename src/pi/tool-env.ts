@@ -5,6 +5,8 @@ import { effectiveTimeout, runTask, type Engine, type TaskInput, type TaskOutcom
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
+import { dialogAsker, type DialogUI } from "./dialog-ask.ts";
+import type { AskRequest } from "../core/run/ask.ts";
 import type { CapRefusal } from "../core/session-caps.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
 import { SessionGuards, type StatusUi } from "./session-guard.ts";
@@ -12,8 +14,8 @@ import { SessionGuards, type StatusUi } from "./session-guard.ts";
 export type ToolContext = {
   cwd: string;
   hasUI: boolean;
-  ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void } & StatusUi;
-  sessionManager?: { getSessionId?(): string };
+  ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void } & StatusUi & Partial<DialogUI>;
+  sessionManager?: { getSessionId?(): string; getBranch?(): unknown[] };
   /** pi ≥ 0.8x: whether the user trusted this project (its .pi settings, extensions, skills load). */
   isProjectTrusted?(): boolean;
   /** The parent's current model: what an agent file's `model: inherit` means. */
@@ -34,7 +36,7 @@ export type CallEnv = {
   /** The same check without counting anything (before asking the user). */
   check(engine: Engine, call: { tasks: number; maxCost?: number }): Promise<CapRefusal | null>;
   /** Runs one task with a signal that `/subagents kill ID` can also trigger, steerable through the session's owner. */
-  run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2]): ReturnType<typeof runTask>;
+  run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2] & { remoteAsk?: { notify?: (q: AskRequest) => void } }): ReturnType<typeof runTask>;
   /** For background tasks: a signal that outlives the tool call but not the pi session, and the notice channel. */
   background(sessionIds: string[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
@@ -121,8 +123,12 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           const t = active && input.sessionId ? active.task(input.sessionId, hooks.signal) : null;
           try {
             const owner = await (await getRuntime()).owner();
+            // Children's questions become dialogs when pi has a UI; without one they are answered "no one can answer now".
+            // A background run's questions also wait for an answer from elsewhere; the model is told only when no dialog asks.
+            const ask = ctx.hasUI && ctx.ui?.select && ctx.ui.input ? dialogAsker(ctx.ui as DialogUI) : undefined;
+            const remoteAsk = hooks.remoteAsk && (ask ? {} : hooks.remoteAsk);
             const run = owner.wrap((i, h) => runTask(engine, i, h), (i) => effectiveTimeout(engine, i));
-            return await (await guard()).runner(engine.settings, run)(input, { ...hooks, signal: t?.signal ?? hooks.signal });
+            return await (await guard()).runner(engine.settings, run)(input, { ...hooks, ask, remoteAsk, signal: t?.signal ?? hooks.signal });
           } finally {
             t?.done();
           }

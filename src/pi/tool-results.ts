@@ -44,8 +44,11 @@ export type StructuredTask = {
   name: string;
   sessionId: string;
   agent: string;
-  status: "completed" | "error" | "running";
+  status: "completed" | "error" | "running" | "skipped";
   output: string;
+  /** The task's structured result (outputSchema) and its acceptance gate's outcome (issue 23). */
+  data?: unknown;
+  gate?: { passed: boolean; attempts: number };
   error?: string;
   finalized?: { status: string; result?: string };
   usage: { input: number; output: number; cost: number; turns: number };
@@ -73,8 +76,10 @@ export function structuredTasks(outcomes: TaskOutcome[]): StructuredTasks {
       name: o.name,
       sessionId: o.sessionId,
       agent: o.agent,
-      status: r.status === "completed" ? "completed" : "error",
+      status: r.status === "completed" ? "completed" : r.errorCode === "SKIPPED" ? "skipped" : "error",
       output,
+      ...(r.structured !== undefined ? { data: r.structured } : {}),
+      ...(r.gate ? { gate: r.gate } : {}),
       ...(r.error ? { error: r.error } : {}),
       ...(r.finalize ? { finalized: { status: r.finalize.status, ...(r.finalize.result !== undefined ? { result: String(r.finalize.result) } : {}) } } : {}),
       usage: { input: u.input, output: u.output, cost: u.cost, turns: u.turns },
@@ -96,8 +101,10 @@ export const TASKS_OUTPUT_SCHEMA = {
           name: { type: "string" },
           sessionId: { type: "string" },
           agent: { type: "string" },
-          status: { type: "string", enum: ["completed", "error", "running"] },
+          status: { type: "string", enum: ["completed", "error", "running", "skipped"] },
           output: { type: "string" },
+          data: {},
+          gate: { type: "object", properties: { passed: { type: "boolean" }, attempts: { type: "number" } } },
           error: { type: "string" },
           finalized: { type: "object", properties: { status: { type: "string" }, result: { type: "string" } } },
           usage: { type: "object", properties: { input: { type: "number" }, output: { type: "number" }, cost: { type: "number" }, turns: { type: "number" } } },

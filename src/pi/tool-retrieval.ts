@@ -4,6 +4,7 @@ import { profileSummary } from "../core/profiles/profile.ts";
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";
 import { firstProblem, SCHEMAS, EMPTY_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA } from "./schemas.ts";
 import { steerAndWait } from "./session-control.ts";
+import { workflowLines } from "./workflow-call.ts";
 import { renderSimpleCall, renderTruncating, lines, type ThemeLike } from "./render.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { clip } from "../ui/text-width.ts";
@@ -102,7 +103,8 @@ export function profilesTool(env: ToolEnv) {
       const list = [...profiles.values()].sort((a, b) => a.name.localeCompare(b.name));
       const summaries: Record<string, string> = {};
       for (const p of list) summaries[p.name] = profileSummary(p);
-      const text = [...list.map((p) => summaries[p.name]), ...(broken.length ? ["", "Not loaded:", ...broken] : [])].join("\n");
+      const flows = workflowLines(rt, ctx.cwd);
+      const text = [...list.map((p) => summaries[p.name]), ...(broken.length ? ["", "Not loaded:", ...broken] : []), ...flows].join("\n");
       return { content: [{ type: "text", text }], details: { count: list.length, profiles: summaries, broken: diagnostics.length } };
     },
     renderCall: (_args: unknown, theme: ThemeLike) => renderSimpleCall("list_subagent_profiles", "", theme),

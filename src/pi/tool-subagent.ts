@@ -1,9 +1,10 @@
 // `subagent {agent, task, sessionId?}` (spec 001 + 003/004): one child with a sticky session, a result text
 // that starts with the **Status:** / **Session ID:** header, and details {mode, runId, results[], error?,
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
+import { attachFork, type ForkEntry } from "../core/run/fork.ts";
 import { realClock } from "../core/host.ts";
 import { sanitize } from "../core/sanitize.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, type TaskOutcome } from "../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
@@ -43,6 +44,9 @@ export type SubagentDetails = {
   finalized?: FinalizePayload;
   /** An isolated run's branch, changed files and diffstat. */
   isolation?: IsolationResult;
+  /** The acceptance gate's outcome (profile `gate`). */
+  gate?: { passed: boolean; attempts: number };
+  structured?: unknown;
   /** Our live window (same layout as delegate_to_subagents). */
   window?: WindowedDetails;
 };
@@ -99,6 +103,8 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
     sessionId: o.sessionId,
     ...(r.finalize ? { finalized: r.finalize } : {}),
     ...(r.isolation ? { isolation: r.isolation } : {}),
+    ...(r.gate ? { gate: r.gate } : {}),
+    ...(r.structured !== undefined ? { structured: r.structured } : {}),
   };
   const lines = isolationLines([o]);
   return { content: [{ type: "text", text: lines.length ? `${text}\n\n---\n\n${lines.join("\n")}` : text }], details };
@@ -166,6 +172,7 @@ export function subagentTool(env: ToolEnv) {
       const id = sessionId ?? engine.store.newSessionId();
       const runId = id.slice(0, 8);
       const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: effectiveTimeout(engine, { profile: agent }) }], engine.settings.maxLinesPerWindow);
+      windows.pi = engine.piDescribe;
       const throttle = new Throttle(
         (w: WindowedDetails) => {
           const state = w.windows[0];
@@ -175,8 +182,11 @@ export function subagentTool(env: ToolEnv) {
         UPDATE_INTERVAL_MS,
         realClock,
       );
+      const input: TaskInput = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume, sessionId: id, finalize: "required" as const, isolation };
+      // An agent with `context: fork` starts from this conversation (its first call; a continued session has its own).
+      const forkProblem = attachFork(engine.profiles, [{}], [input], () => ctx.sessionManager?.getBranch?.() as ForkEntry[] | undefined);
+      if (forkProblem) return failure("INVALID_INPUT", forkProblem);
       windows.start(0, Date.now());
-      const input = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume, sessionId: id, finalize: "required" as const, isolation };
       if (background) {
         await launchBackground(call, engine, [input]);
         return backgroundResult(id, runId, agent);

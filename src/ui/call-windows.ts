@@ -15,6 +15,7 @@ const OUTPUT_BYTES = 4096;
 /** A cancelled task is not a failure of the task: it has a status of its own on screen. */
 export function windowStatus(o: TaskOutcome): WindowStatus {
   if (o.result.status === "completed") return "completed";
+  if (o.result.errorCode === "SKIPPED") return "skipped";
   return o.result.errorCode === "SUBAGENT_CANCELLED" ? "cancelled" : "error";
 }
 
@@ -22,12 +23,14 @@ export class CallWindows {
   readonly views: WindowView[];
   private readonly states: (RunState | null)[];
   private readonly started: (number | null)[];
+  /** Which pi the children run, for the expanded view (the engine's piDescribe). */
+  pi?: string;
 
   constructor(
-    tasks: { name: string; sessionId: string; profile?: string; timeoutSec: number }[],
+    tasks: { name: string; sessionId: string; profile?: string; timeoutSec: number; after?: string[] }[],
     private readonly maxLines: number,
   ) {
-    this.views = tasks.map((t) => ({ name: t.name, sessionId: t.sessionId, profile: t.profile, status: "queued", toolCount: 0, elapsedMs: 0, timeoutSec: t.timeoutSec, cost: 0, lines: [] }));
+    this.views = tasks.map((t) => ({ name: t.name, sessionId: t.sessionId, profile: t.profile, status: "queued", toolCount: 0, elapsedMs: 0, timeoutSec: t.timeoutSec, cost: 0, lines: [], ...(t.after?.length ? { after: t.after } : {}) }));
     this.states = tasks.map(() => null);
     this.started = tasks.map(() => null);
   }
@@ -63,6 +66,8 @@ export class CallWindows {
     v.cost = r.usage.cost;
     if (r.model) v.model = r.model;
     if (r.warnings?.length) v.warnings = [...r.warnings];
+    if (r.gate) v.gate = { ...r.gate };
+    if (r.structured !== undefined) v.structured = r.structured;
     const started = this.started[i];
     v.elapsedMs = started === null ? 0 : now - started;
     this.started[i] = null;
@@ -84,6 +89,6 @@ export class CallWindows {
       };
     });
     const done = windows.every((w) => isFinished(w.status));
-    return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId) };
+    return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId), ...(this.pi ? { pi: this.pi } : {}) };
   }
 }

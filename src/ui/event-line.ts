@@ -16,6 +16,8 @@ export function eventLine(ev: ChildEvent): string | null {
       return `↻ retry ${ev.attempt}/${ev.maxAttempts}: ${ev.errorMessage}`;
     case "steered":
       return `↪ steer: ${ev.text}`;
+    case "note":
+      return ev.text;
     case "rate_limit":
       return rateLimitLine(ev.status, ev.retryAfterMs);
     case "finalize":

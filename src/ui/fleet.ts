@@ -6,7 +6,7 @@ import { age } from "./format.ts";
 import { clip, sanitizeLine } from "./text-width.ts";
 import { statusIcon, type Style, type WindowStatus } from "./windows.ts";
 
-export type FleetRow = { id: string; name: string; agent: string; status: WindowStatus; owner: string; since: number; cost: number };
+export type FleetRow = { id: string; name: string; agent: string; status: WindowStatus; owner: string; since: number; cost: number; after?: string[] };
 
 export const FLEET_KEYS = "↑↓ select · Enter open · s steer · x stop · Esc close";
 
@@ -20,13 +20,14 @@ export function fleetRows(running: RunningRow[], recent: SessionSummary[], ownPi
     owner: r.ownerPid === ownPid ? "this pi" : `${r.role} ${r.ownerPid ?? "?"}`,
     since: r.startedAt ?? Date.now(),
     cost: 0,
+    ...(r.after ? { after: r.after } : {}),
   }));
   const live = new Set(rows.map((r) => r.id));
   for (const s of recent) {
     if (rows.length >= limit) break;
     if (live.has(s.id)) continue;
     // A run recorded as running whose owner is not live is over: the store recovers it on its next open.
-    const status: WindowStatus = s.status === "completed" ? "completed" : "error";
+    const status: WindowStatus = s.status === "completed" ? "completed" : s.lastErrorCode === "SKIPPED" ? "skipped" : s.lastErrorCode === "SUBAGENT_CANCELLED" ? "cancelled" : "error";
     rows.push({ id: s.id, name: s.name || s.id, agent: s.agent, status, owner: "", since: s.updatedAt, cost: s.cost });
   }
   return rows;
@@ -45,8 +46,9 @@ export function renderFleet(rows: FleetRow[], selected: number, o: { width: numb
       statusIcon(r.status, style),
       style.bold(clip(sanitizeLine(r.name), nameWidth).padEnd(nameWidth)),
       r.agent.padEnd(10),
-      r.status.padEnd(9),
+      (r.status === "queued" && r.after ? "waiting" : r.status).padEnd(9),
       when.padStart(8),
+      ...(r.after ? [style.dim(`after ${r.after.join(", ")}`)] : []),
       ...(r.owner ? [style.dim(r.owner)] : []),
       ...(r.cost > 0 ? [`$${r.cost.toFixed(4)}`] : []),
       style.dim(r.id),

@@ -9,7 +9,7 @@ export type FrameOptions = { width: number; rows: number; maxLines: number; styl
 /** A finished task in one line: its header, then why it did not complete. The reason gets up to 30 columns
  * of its own, taken from the header's droppable parts (model first), so a narrow terminal still says why. */
 export function collapsedLine(v: WindowView, width: number, style: Style): string {
-  const why = v.status === "cancelled" ? "cancelled" : v.status === "error" ? sanitizeLine((v.error ?? "failed").split("\n")[0]) : "";
+  const why = v.status === "cancelled" ? "cancelled" : v.status === "error" || v.status === "skipped" ? sanitizeLine((v.error ?? "failed").split("\n")[0]) : "";
   if (!why) return windowHeader(v, style, width);
   const header = windowHeader(v, style, width - Math.min(visibleWidth(why) + 3, 30));
   const room = width - visibleWidth(header) - 3;

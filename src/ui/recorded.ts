@@ -16,7 +16,7 @@ export function outcomeOf(id: string, s: SessionRecord | null, queued: boolean):
     sessionId: s.id,
     name: s.name,
     agent: s.agent,
-    result: { status, output: r.output, error: r.status === "running" ? "still running" : r.error, errorCode: r.errorCode, usage: r.usage, model: r.model, exitCode: r.exitCode, toolCount: r.toolCount, messages: [], stderrTail: "", durationMs },
+    result: { status, output: r.output, error: r.status === "running" ? "still running" : r.error, errorCode: r.errorCode, usage: r.usage, model: r.model, exitCode: r.exitCode, toolCount: r.toolCount, messages: [], stderrTail: "", durationMs, ...(r.warnings?.length ? { warnings: r.warnings } : {}) },
   };
 }
 

@@ -14,12 +14,13 @@ const cost = (runs: RunRecord[]) => runs.reduce((n, r) => n + (r.usage?.cost ?? 
 export function sessionHeader(record: SessionRecord, style: Style): string[] {
   const last = record.runs.at(-1);
   const total = cost(record.runs);
-  const status = last?.errorCode === "SUBAGENT_CANCELLED" ? "cancelled" : record.status;
+  const status = last?.errorCode === "SUBAGENT_CANCELLED" ? "cancelled" : last?.errorCode === "SKIPPED" ? "skipped" : record.status;
   const rows: [string, string][] = [
     ["Session", `${record.id}  ${style.bold(sanitizeLine(record.name))}`],
     ["Status", `${statusIcon(status, style)} ${status}${last?.error ? ` — ${sanitizeLine(last.error.split("\n")[0])}` : ""}`],
     ["Agent", record.agent],
     ["Model", last?.model ?? "-"],
+    ...(last?.pi ? [["Pi", last.pi] as [string, string]] : []),
     ["Cwd", record.cwd],
     ["Runs", [`${record.runs.length}`, ...(last ? [`last took ${seconds(last)}`] : []), ...(total > 0 ? [`$${total.toFixed(4)}`] : [])].join(" · ")],
   ];
@@ -55,6 +56,8 @@ export function transcriptView(record: SessionRecord, messagesByRun: Map<number,
     out.push("", style.dim(`── Run ${i + 1}/${record.runs.length} · ${run.status} · ${seconds(run)} ──`));
     out.push(...messageLines(messagesByRun.get(run.id) ?? [], style));
     if (run.status === "error" && run.error) out.push(style.red(`✗ ${sanitizeLine(run.error)}`));
+    // The run's warnings (a question nobody answered, a model substituted): part of what happened in it.
+    for (const w of run.warnings ?? []) out.push(style.yellow(`⚠ ${sanitizeLine(w)}`));
   });
   return out;
 }

@@ -21,6 +21,7 @@ export function totalsLine(views: WindowView[], wallMs: number, style: Style): s
   const counts = [`${n("completed")} completed`];
   if (n("error")) counts.push(style.red(`${n("error")} failed`));
   if (n("cancelled")) counts.push(style.yellow(`${n("cancelled")} cancelled`));
+  if (n("skipped")) counts.push(style.yellow(`${n("skipped")} skipped`));
   const cost = views.reduce((sum, v) => sum + v.cost, 0);
   return [counts.join(", "), `${(wallMs / 1000).toFixed(1)}s`, ...(cost > 0 ? [`$${cost.toFixed(4)}`] : [])].join(" · ");
 }

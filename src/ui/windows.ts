@@ -2,7 +2,7 @@
 // pi extension (pi's theme): each passes its own Style, so the layout lives in one place.
 import { clip, sanitizeLine, visibleWidth } from "./text-width.ts";
 
-export type WindowStatus = "queued" | "running" | "completed" | "error" | "cancelled";
+export type WindowStatus = "queued" | "running" | "completed" | "error" | "cancelled" | "skipped";
 
 export type WindowView = {
   name: string;
@@ -28,6 +28,12 @@ export type WindowView = {
   rateWaitSec?: number;
   /** What does not run as the agent file says (model substituted, tools missing): one line each under the header. */
   warnings?: string[];
+  /** Tasks this one waits for (`after`): a queued window says so. */
+  after?: string[];
+  /** The acceptance gate's outcome once the task ended. */
+  gate?: { passed: boolean; attempts: number };
+  /** The structured result (outputSchema) once the task ended. */
+  structured?: unknown;
 };
 
 /** What a batch of windows looks like at one moment (the pi tool's `details`). */
@@ -36,6 +42,8 @@ export type WindowedDetails = {
   maxLinesPerWindow: number;
   status: "running" | "done";
   sessionIds: string[];
+  /** Which pi the children run (`pi 1.5.2 · bun 1.4.5 · embedded (…)`), shown in the expanded view. */
+  pi?: string;
 };
 
 export type Style = {
@@ -49,7 +57,7 @@ export type Style = {
 
 export const plainStyle: Style = { bold: (s) => s, dim: (s) => s, red: (s) => s, green: (s) => s, yellow: (s) => s, cyan: (s) => s };
 
-export const isFinished = (s: WindowStatus) => s === "completed" || s === "error" || s === "cancelled";
+export const isFinished = (s: WindowStatus) => s === "completed" || s === "error" || s === "cancelled" || s === "skipped";
 
 export function statusIcon(status: WindowStatus, style: Style): string {
   switch (status) {
@@ -63,6 +71,8 @@ export function statusIcon(status: WindowStatus, style: Style): string {
       return style.red("✗");
     case "cancelled":
       return style.yellow("⊘");
+    case "skipped":
+      return style.dim("↷");
   }
 }
 
@@ -71,6 +81,7 @@ export function globalHeader(views: WindowView[]): string {
   const parts = [`${count("running")} running`, `${count("completed")} done`];
   if (count("error")) parts.push(`${count("error")} error`);
   if (count("cancelled")) parts.push(`${count("cancelled")} cancelled`);
+  if (count("skipped")) parts.push(`${count("skipped")} skipped`);
   if (count("queued")) parts.push(`${count("queued")} queued`);
   return `Sub-agents: ${parts.join(", ")}`;
 }
@@ -108,7 +119,8 @@ const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `$
 export function windowHeaderParts(v: WindowView, style: Style, o: { session?: boolean } = {}): Part[] {
   const parts: Part[] = [{ text: `${statusIcon(v.status, style)} ${style.bold(v.name)}`, drop: 0 }];
   parts.push({ text: v.profile ?? "default", drop: 3 });
-  if (v.status === "queued") return [...parts, { text: style.dim("queued"), drop: 0 }];
+  if (v.status === "queued") return [...parts, { text: style.dim(v.after?.length ? `waiting: after ${v.after.join(", ")}` : "queued"), drop: 0 }];
+  if (v.status === "skipped") return [...parts, { text: style.dim("skipped"), drop: 0 }];
   if (v.model) parts.push({ text: `(${v.model}${v.thinking ? ` ${v.thinking}` : ""})`, drop: 5, glue: true });
   parts.push({ text: `${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`, drop: 2 });
   // Spec 000: the todo segment only while the list is active and incomplete.
@@ -153,6 +165,7 @@ function bodyLine(raw: string, width: number, style: Style): string {
 /** The line under a finished window that says why it did not complete. */
 export function endNote(v: WindowView, width: number, style: Style): string | null {
   if (v.status === "cancelled") return style.yellow(clip("  cancelled", width));
+  if (v.status === "skipped") return style.yellow(clip(`  ${sanitizeLine(v.error ?? "skipped")}`, width));
   if (v.status === "error" && v.error) return style.red(clip(`  ${sanitizeLine(v.error.split("\n")[0])}`, width));
   return null;
 }

@@ -1,6 +1,6 @@
 // A throwaway pi world for end-to-end tests: a scripted model server on 127.0.0.1 and a temp
 // PI_CODING_AGENT_DIR pointing pi at it. Nothing touches the network or the user's real ~/.pi.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { piAgentConfig, startModelServer, type ModelServer } from "../../src/scripted/model-server.ts";
@@ -26,6 +26,9 @@ export const PI_PACKAGE_DIRS = {
   old: join(REPO, "node_modules", "@mariozechner", "pi-coding-agent"),
 } as const;
 export type PiRelease = keyof typeof PI_PACKAGE_DIRS;
+/** The current pi's version (what the executable embeds; `npm run bump-pi` moves it), as a RegExp source. */
+export const CURRENT_PI_VERSION: string = JSON.parse(readFileSync(join(PI_PACKAGE_DIRS.current, "package.json"), "utf8")).version;
+export const CURRENT_PI_RE = CURRENT_PI_VERSION.replace(/\./g, "\\.");
 /** Node 24 from the npm registry (devDependency `node`): current pi needs Node ≥ 22.19, CI's machine has Node 20. */
 export const NODE24 = join(REPO, "node_modules", "node", "bin", "node");
 

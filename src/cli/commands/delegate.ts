@@ -2,6 +2,11 @@
 // one plain line per state change otherwise, or JSONL with --json; each task's output is printed at the end.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { gateFolderProblem } from "../../core/run/gate-check.ts";
+import { attachFork } from "../../core/run/fork.ts";
+import { CLI_FORK_NEEDS, readForkSession } from "../fork-session.ts";
+import { waitingOf } from "../../control/running.ts";
 import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../../core/delegate-input.ts";
 import type { FileSpec } from "../../core/files.ts";
 import { runScheduled } from "../../core/run/scheduler.ts";
@@ -15,10 +20,11 @@ import { startBackground } from "../background.ts";
 import { buildEngine, cliContext, dataDir } from "../engine.ts";
 import { startOwner } from "../../control/owner.ts";
 import { EXIT, UsageError } from "../errors.ts";
-import { DELEGATE_HELP } from "../help.ts";
+import { DELEGATE_HELP, FLOW_HELP } from "../help.ts";
 import { ENGINE_OPTIONS, engineFlags } from "../engine-flags.ts";
 import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "../budget-flags.ts";
 import { LiveDisplay } from "../live.ts";
+import { terminalAsker } from "../terminal-ask.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
 import { FORCED, STOPPING, trapSignals } from "../signals.ts";
 import { colorStyle, streamWidth } from "../style.ts";
@@ -36,12 +42,21 @@ function readTasksFile(source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`delegate: --tasks ${source} is not valid JSON: ${(err as Error).message}`);
+    // YAML reads JSON too, but JSON's own message is the clearer one for a file that was meant as JSON.
+    if (/^\s*[[{]/.test(text)) throw new UsageError(`delegate: --tasks ${source} is not valid JSON: ${(err as Error).message}`);
+  }
+  try {
+    return parseYaml(text);
+  } catch (err) {
+    throw new UsageError(`delegate: --tasks ${source} is not valid JSON or YAML: ${(err as Error).message}`);
   }
 }
 
-export async function cmdDelegate(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("delegate", argv, {
+/** `flow` (cmd-flow.ts): the call comes from a saved workflow named by the positionals; null: nothing to run. */
+export type FlowSource = (cwd: string, positionals: string[], json: boolean) => Record<string, unknown> | null;
+
+export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<number> {
+  const { values, positionals } = parse(flow ? "flow" : "delegate", argv, {
     name: { type: "string", multiple: true },
     profile: { type: "string" },
     model: { type: "string" },
@@ -56,12 +71,16 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
+    gate: { type: "string" },
+    fork: { type: "string" },
+    "gate-timeout": { type: "string" },
+    "gate-retries": { type: "string" },
     ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
     "max-total-cost": { type: "string" },
   });
   if (values.help) {
-    console.log(DELEGATE_HELP);
+    console.log(flow ? FLOW_HELP : DELEGATE_HELP);
     return EXIT.ok;
   }
   const shellCwd = path.resolve(values.cwd ?? process.cwd());
@@ -75,8 +94,13 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   }
 
   let params: DelegateParams;
+  const preset = flow?.(shellCwd, positionals, !!values.json);
+  if (preset === null) return EXIT.ok;
   try {
-    if (values.tasks !== undefined) {
+    if (preset) {
+      if (values.tasks !== undefined) throw new UsageError("flow: --tasks does not apply: the workflow gives the tasks.");
+      params = parseDelegateParams(preset);
+    } else if (values.tasks !== undefined) {
       if (positionals.length) throw new UsageError("delegate: give tasks either as arguments or with --tasks, not both.");
       params = parseDelegateParams(readTasksFile(values.tasks));
     } else {
@@ -119,9 +143,18 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     runtime: t.runtime ?? where.runtime,
     sessionId: t.resume ?? engine.store.newSessionId(),
     budget: { ...budget, ...t.budget },
+    after: t.after,
+    gate: t.gate ?? values.gate,
+    gateTimeout: t.gateTimeout ?? positiveNumber("delegate", "gate-timeout", values["gate-timeout"]),
+    gateRetries: t.gateRetries ?? gateRetriesFlag(values["gate-retries"]),
+    outputSchema: t.outputSchema,
   }));
   // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
-  const conflict = checkProfileSkills(engine, inputs.map((t) => t.profile));
+  const forkOf = params.tasks.map((t) => ({ context: t.context ?? (values.fork ? ("fork" as const) : undefined) }));
+  const conflict =
+    checkProfileSkills(engine, inputs.map((t) => t.profile)) ??
+    gateFolderProblem(engine, inputs) ??
+    attachFork(engine.profiles, forkOf, inputs, () => (values.fork ? readForkSession(ctx.agentDir, values.fork, "delegate") : undefined), CLI_FORK_NEEDS);
   if (conflict) throw new UsageError(`delegate: ${conflict}`);
   for (const t of inputs) {
     if (!fs.statSync(t.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: task "${t.name}": working directory ${t.cwd} does not exist.`);
@@ -136,7 +169,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   if (limit) throw new UsageError(`delegate: ${limit.code}: ${limit.message}`);
 
   if (values.background) return startBackground(ctx, { cwd: shellCwd, concurrency: concurrencyFlag, inputs, maxCost }, !!values.json);
-  const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!));
+  const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!), { waiting: waitingOf(inputs) });
   const json = !!values.json;
   const tty = !json && !values.quiet && !!process.stdout.isTTY;
   const out = json ? process.stderr : process.stdout;
@@ -146,7 +179,7 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   const width = () => streamWidth(out);
   const maxLines = engine.settings.maxLinesPerWindow;
   const windows = new CallWindows(
-    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t) })),
+    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, profile: t.profile, timeoutSec: effectiveTimeout(engine, t), after: t.after })),
     maxLines,
   );
   const started = Date.now();
@@ -161,10 +194,13 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     },
   });
   live?.start();
+  // Children's questions go to the person at this terminal; without one they are answered "no one can answer now".
+  // Given to the owner's runner, which also lets `subagents answer` from another terminal answer them.
+  const ask = terminalAsker({ tty, frame: live });
   let outcomes: TaskOutcome[];
   try {
     const run = caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)));
-    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, run, {
+    outcomes = await runScheduled(inputs, concurrencyFlag ?? engine.settings.concurrency, (input, hooks) => run(input, { ...hooks, ask }), {
       rateLimitWaitSec: engine.settings.rateLimitWait,
       signal: interrupt.signal,
       maxCost,
@@ -206,4 +242,11 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
   }
   const failed = outcomes.some((o) => o.result.status !== "completed");
   return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
+}
+
+function gateRetriesFlag(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`delegate: --gate-retries must be a whole number ≥ 0 (got "${v}").`);
+  return n;
 }

@@ -71,7 +71,7 @@ export function cmdInstall(argv: string[]): number {
     writeFileAtomic(bundle, extensionSource());
     writeFileAtomic(target, installedStub(agentDir));
     // Children started inside pi then run this executable's pi (when it is at least as new as the user's pi).
-    if (isCompiledBinary()) writeBinaryRecord(runtimeDir(agentDir), { path: process.execPath, version: pkg.version, piVersion: EMBEDDED_PI_VERSION });
+    if (isCompiledBinary()) writeBinaryRecord(runtimeDir(agentDir), { path: process.execPath, version: pkg.version, piVersion: EMBEDDED_PI_VERSION, bunVersion: Bun.version });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new ConfigError(`cannot write ${target}: ${(err as Error).message}`);

@@ -21,6 +21,7 @@ import { BUDGET_OPTIONS, budgetFlags } from "../budget-flags.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
 import { FORCED, STOPPING, trapSignals } from "../signals.ts";
 import { colorStyle, streamWidth } from "../style.ts";
+import { terminalAsker } from "../terminal-ask.ts";
 
 function readTask(raw: string): string {
   if (raw !== "-") return raw;
@@ -86,10 +87,13 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
   const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });
   let windows: CallWindows | null = null;
+  // Children's questions go to the person at this terminal (stderr carries the progress lines here).
+  const ask = terminalAsker({ tty: progress && !!process.stderr.isTTY, out: process.stderr });
   const outcome = await owner.wrap((i, h) => runTask(engine, i, h), (t) => effectiveTimeout(engine, t))(
     input,
     {
       signal: interrupt.signal,
+      ask,
       onStart: (info) => {
         sessionId = info.sessionId;
         windows = new CallWindows([{ name, sessionId, profile: info.agent, timeoutSec: timeoutSec ?? engine.settings.timeout }], 0);

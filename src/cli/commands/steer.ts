@@ -33,6 +33,6 @@ export async function cmdSteer(argv: string[]): Promise<number> {
     process.stderr.write(`subagents: steer: not delivered: ${r.reason}.\n`);
     return EXIT.taskFailed;
   }
-  process.stderr.write(`delivered to ${id}\n`);
+  process.stderr.write(r.answered ? `answered the question ${id} was waiting on\n` : `delivered to ${id}\n`);
   return EXIT.ok;
 }

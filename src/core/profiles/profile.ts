@@ -3,6 +3,7 @@
 // Files written for Claude Code load as their authors meant them (claude-compat.ts); what cannot be honoured
 // becomes a warning on the profile, never a failure.
 import { RUNTIME_NAMES, type RuntimeName } from "../runtime-names.ts";
+import { outputSchemaProblem } from "../output-schema.ts";
 import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
@@ -58,6 +59,14 @@ export type Profile = {
   fallbackModels?: string[];
   /** Claude Code's display colour, as written. */
   color?: string;
+  /** Acceptance gate (run/gate.ts): a shell command that must pass before the task counts as completed. */
+  gate?: string;
+  gateTimeout?: number;
+  gateRetries?: number;
+  /** Structured result (output-schema.ts): a JSON Schema the child's finalize `data` must match (also oh-my-pi's `output`). */
+  outputSchema?: Record<string, unknown>;
+  /** `fork`: start from a copy of the parent pi session's conversation (run/fork.ts); `fresh` (default): a new one. */
+  context?: "fork" | "fresh";
   /** MCP servers the child may start (pi 1.x): all, none (`false`), or only the named ones. */
   mcp?: McpChoice;
   /** Run sandboxed, and where (src/core/run/runners/). */
@@ -73,8 +82,6 @@ export type Profile = {
   memory?: MemoryScope;
   /** Inline MCP server definitions from the file (Codex, Gemini, Copilot); recorded, not started yet. */
   mcpServers?: Record<string, unknown>;
-  /** A JSON schema for the agent's answer (oh-my-pi's `output`), carried for the output-schema feature. */
-  outputSchema?: Record<string, unknown>;
 };
 
 export const MEMORY_SCOPES = ["user", "project", "local"] as const;
@@ -243,7 +250,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "mcp", "memory", "runtime", ...QUIET_FIELDS, ...ENGINE_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "mcp", "memory", "runtime", ...QUIET_FIELDS, ...ENGINE_FIELDS,
 ]);
 
 function unsupportedFields(fm: Fields): string | null {
@@ -281,6 +288,44 @@ function nameField(fm: Fields, filePath: string, warnings: string[]): string {
   }
   if (written !== undefined) warnings.push(`name "${written}" is not a usable name (letters, digits, "_", "-", "."): using the file name "${base}"`);
   return base;
+}
+
+/** `gate` (a shell command), `gateTimeout` (seconds), `gateRetries` (corrections before GATE_FAILED). */
+function gateFields(fm: Fields): Partial<Profile> {
+  const out: Partial<Profile> = {};
+  if (present(fm, "gate")) {
+    if (typeof fm.gate !== "string" || !fm.gate.trim()) throw new Invalid(`field "gate" must be a shell command (got ${kind(fm.gate)})`);
+    out.gate = fm.gate;
+  }
+  if (present(fm, "gateTimeout")) {
+    const v = fm.gateTimeout;
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw new Invalid(`field "gateTimeout" must be a positive number of seconds (got ${kind(v)})`);
+    out.gateTimeout = v;
+  }
+  if (present(fm, "outputSchema")) {
+    let schema = fm.outputSchema;
+    // Written as a JSON string (or read line by line from non-strict front matter): parse it.
+    if (typeof schema === "string") {
+      try {
+        schema = JSON.parse(schema);
+      } catch {
+        throw new Invalid('field "outputSchema" must be a JSON Schema (a YAML mapping, or JSON text)');
+      }
+    }
+    const problem = outputSchemaProblem('field "outputSchema"', schema);
+    if (problem) throw new Invalid(problem);
+    out.outputSchema = schema as Record<string, unknown>;
+  }
+  if (present(fm, "context")) {
+    if (fm.context !== "fork" && fm.context !== "fresh") throw new Invalid(`field "context" must be "fork" or "fresh" (got ${kind(fm.context)})`);
+    out.context = fm.context;
+  }
+  if (present(fm, "gateRetries")) {
+    const v = fm.gateRetries;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) throw new Invalid(`field "gateRetries" must be a whole number ≥ 0 (got ${kind(v)})`);
+    out.gateRetries = v;
+  }
+  return out;
 }
 
 function timeoutField(fm: Fields): number | undefined {
@@ -393,7 +438,9 @@ function buildFrom(read: { fields: Fields; body: string; lenient?: string }, fil
     runtime,
     memory,
     mcpServers: adapted.mcpServers,
-    outputSchema: adapted.outputSchema,
+    // oh-my-pi's `output` is checked like our own field; ours (read by gateFields) wins when both are there.
+    outputSchema: adapted.outputSchema && !outputSchemaProblem('field "output"', adapted.outputSchema) ? adapted.outputSchema : undefined,
+    ...gateFields(fm),
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
   return p;

@@ -10,6 +10,9 @@ import type { Profile } from "../profiles/profile.ts";
 import type { McpChoice } from "../mcp-choice.ts";
 export type { McpChoice };
 
+/** Registered in every child by our extension (child/ask.ts). */
+export const ASK_TOOL = "ask_parent";
+
 /** What the child's pi understands; an unknown pi (a SUBAGENTS_PI command) is treated as the oldest we support. */
 export type ChildPiCaps = { excludeTools: boolean; mcp: boolean };
 
@@ -68,15 +71,19 @@ export type ToolSelectionInput = {
   dead?: string[];
 };
 
-/** Never inherited through a deny list: `subagent` itself (spec 001) and the finalize tool (added per contract). */
-const NOT_INHERITED = ["subagent", "subagent_finalize"];
+/** Never inherited through a deny list: `subagent` itself (spec 001) and our own tools (added below). */
+const NOT_INHERITED = ["subagent", "subagent_finalize", ASK_TOOL];
 
 export function selectTools(input: ToolSelectionInput): ToolSelection {
   const p = input.profile;
   const argv: string[] = [];
   const warnings: string[] = [];
   const exclude: string[] = [];
-  const withFinalize = (list: string[]) => (input.finalizeTool && !list.includes(input.finalizeTool) ? [...list, input.finalizeTool] : list);
+  // An allow list keeps our own tools: the finalize tool per contract, and ask_parent always (asking is not acting).
+  const withFinalize = (list: string[]) => {
+    const out = input.finalizeTool && !list.includes(input.finalizeTool) ? [...list, input.finalizeTool] : list;
+    return out.includes(ASK_TOOL) ? out : [...out, ASK_TOOL];
+  };
   let allow: string[] | null = null;
   if (p?.noTools) allow = [];
   else if (p?.tools) allow = [...p.tools];

@@ -11,6 +11,7 @@ export function statusLine(o: TaskOutcome): string {
   const r = o.result;
   const fellBack = r.failedModels?.length ? `, model: ${r.model ?? "default"} after ${r.failedModels.join(", ")} failed` : "";
   const where = `${o.agent && o.agent !== "default" ? `profile: ${o.agent}, session: ${o.sessionId}` : `session: ${o.sessionId}`}${fellBack}`;
+  if (r.errorCode === "SKIPPED") return `↷ ${o.name}: ${r.error ?? "skipped"} (${where})`;
   return r.status === "completed" ? `✓ ${o.name}: completed (${where})` : `✗ ${o.name}: error — ${r.error ?? "failed"} (${where})`;
 }
 

@@ -5,6 +5,7 @@ import { sanitize } from "../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
 import { todoProgress, type TodoProgress } from "./todos.ts";
 import type { Budget } from "../budget.ts";
+import type { GateProgress } from "./gate.ts";
 import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../types.ts";
 
 export const LIMITS = {
@@ -53,6 +54,8 @@ export type RunState = {
   budget?: Budget;
   /** The call is held by a rate limit until then (the window says "waiting: rate limited"). */
   holdUntil?: number;
+  /** The acceptance gate's attempts so far (gate.ts). */
+  gate?: GateProgress;
   /** Bumped on every change, so renderers can skip identical frames. */
   version: number;
 };
@@ -191,10 +194,28 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       Object.assign(s.usage, ev.usage);
       if (ev.turns !== undefined) s.usage.turns = ev.turns;
       return;
+    case "gate_start":
+      s.gate = { ...(s.gate ?? { attempts: 0, passed: false }), running: true };
+      // A gate that runs long is work in progress, like a tool call (the timeout's idle rule).
+      s.lastToolCallAt = now;
+      pushActivity(s, [`⚙ gate (attempt ${ev.attempt}): ${ev.command}`]);
+      return;
+    case "gate": {
+      s.gate = { attempts: ev.attempt, passed: ev.passed, running: false, lastOutput: ev.output, lastExit: ev.exitCode, timedOut: ev.timedOut };
+      const how = ev.passed ? "✓ gate passed" : `✗ gate failed (${ev.timedOut ? "timed out" : `exit ${ev.exitCode ?? "?"}`})`;
+      const last = ev.output.trim().split("\n").at(-1);
+      pushActivity(s, [ev.passed || !last ? how : `${how}: ${last}`]);
+      // Every attempt is part of the record (the transcript shows it where it happened).
+      pushMessage(s, { role: "toolResult", name: "gate", text: capText(ev.output, LIMITS.toolResultText), isError: !ev.passed });
+      return;
+    }
     case "steered":
       // The owner's steer is part of the conversation: the transcript shows it where the model saw it.
       recordUserMessage(s, ev.text);
       pushActivity(s, [`↪ steer: ${ev.text.split("\n")[0]}`]);
+      return;
+    case "note":
+      pushActivity(s, [ev.text.split("\n")[0]]);
       return;
   }
 }

@@ -15,6 +15,8 @@ import type { ChildEvent, ErrorCode, RunResult, StoredMessage, Usage } from "../
 import { budgetMessage, hasBudget, type Budget, type CallSpend } from "../budget.ts";
 import { budgetWatch, type BudgetWatch } from "./budget-watch.ts";
 import { RATE_LIMIT_RE, type RateGate } from "./rate-gate.ts";
+import { gateFailure, type GateSpec } from "./gate.ts";
+import { askBroker, DEFAULT_ASK_TIMEOUT_SEC, type AskBroker, type Asker, type AskMode } from "./ask.ts";
 
 export type RunLimits = {
   /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */
@@ -74,6 +76,10 @@ export type RunSpec = {
   onSpawn?: (pid: number) => void;
   /** Given: the child gets a control pipe (fd 4); called with its writer at each spawn and with null at exit. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
+  /** An acceptance gate: the child runs it (its env says which); only a passing attempt makes the run complete. */
+  gate?: GateSpec;
+  /** The child's questions (ask.ts): who answers, and the settings. Without it each is answered "no one can answer now". */
+  ask?: { asker?: Asker; mode: AskMode; timeoutSec: number; sessionId: string; label: string };
 };
 
 type Stop = { code: ErrorCode; message: string };
@@ -109,7 +115,7 @@ async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array)
 /** One child process from spawn to exit. Returns why it was stopped, if it was. */
 type Attempt = { exit: ExitInfo; stop: Stop | null; stderr: string; stderrHead: string; stderrWhole: boolean };
 
-async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number, budget: BudgetWatch): Promise<Attempt> {
+async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number, budget: BudgetWatch, asks: AskBroker): Promise<Attempt> {
   const limits = { ...DEFAULT_LIMITS, ...(spec.transport === "json" ? { eventBytes: JSON_MODE_EVENT_BYTES } : {}), ...spec.limits };
   const stderr = new TailBuffer(limits.stderrTail);
   // The start of stderr too: a crash's first exception line is often long gone from the tail.
@@ -119,7 +125,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   let proc: ChildProcess;
   try {
     // The child reports delivery on fd 3, so control needs the compact transport.
-    const control = (!!spec.onControl || !!spec.budget || !!spec.callSpend || !!spec.rateGate) && spec.transport === "compact";
+    const control = (!!spec.onControl || !!spec.budget || !!spec.callSpend || !!spec.rateGate || !!spec.ask) && spec.transport === "compact";
     const env = control ? { ...spec.env, PI_SUBAGENT_CONTROL_FD: "4" } : spec.env;
     proc = host.spawn({ cmd: spec.argv, cwd: spec.cwd, env, stdin, fd3: spec.transport === "compact", control });
   } catch (err) {
@@ -186,6 +192,8 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
       }, grace);
     } else if (ev.type === "turn_start" || ev.type === "retry") clearGrace();
     spec.onEvent?.(state, ev);
+    if (ev.type === "ask") asks.handle(ev, proc.sendControl ?? null);
+    if (ev.type === "ask_closed") asks.close(ev.id);
   };
   const onLine = (line: string, cut: boolean) => {
     if (cut && !parser) return; // a compact line never legitimately reaches the cap
@@ -232,8 +240,10 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   // A tool that is still running (a hung `npm run dev`) does not count as activity: nothing else stops it.
   const timeoutAt = started + spec.timeoutSec * 1000;
   const checkTimeout = () => {
-    const sinceCall = clock.now() - Math.max(timeoutAt, state.lastToolCallAt);
+    const sinceCall = clock.now() - Math.max(timeoutAt, state.lastToolCallAt, asks.lastAnswerAt);
     const debounceMs = spec.extendDebounceSec * 1000;
+    // A child waiting on a question is not idle; askTimeout bounds the wait (ask.ts), so this cannot go on forever.
+    if (asks.pending()) return at(Math.max(debounceMs, 1000), checkTimeout);
     if (sinceCall >= debounceMs) stopWith(timeoutStop(state, spec.timeoutSec, clock.now()));
     else at(debounceMs - sinceCall, checkTimeout);
   };
@@ -244,6 +254,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   else spec.signal?.addEventListener("abort", onAbort, { once: true });
 
   let exit = await proc.exited;
+  asks.closeAll("ended");
   unhold?.();
   spec.onControl?.(null);
   if (killing) exit = await killing;
@@ -275,6 +286,16 @@ function classify(state: RunState, { exit, stop, stderr, stderrHead, stderrWhole
   return "nudge";
 }
 
+/** Secrets masked inside the structured result too; what no longer parses after masking is kept as masked text. */
+function sanitizedData(data: unknown): unknown {
+  const masked = sanitize(JSON.stringify(data));
+  try {
+    return JSON.parse(masked);
+  } catch {
+    return masked;
+  }
+}
+
 export function sanitizeMessage(m: StoredMessage): StoredMessage {
   if (m.role !== "assistant") return { ...m, text: sanitize(m.text) };
   return {
@@ -294,10 +315,20 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
   const limits = { ...DEFAULT_LIMITS, ...spec.limits };
   recordUserMessage(state, stdin);
   const budget = budgetWatch(spec.budget, spec.callSpend, spec.spentBefore);
+  const asks = askBroker({
+    ...(spec.ask ?? { mode: "auto", timeoutSec: DEFAULT_ASK_TIMEOUT_SEC, sessionId: "", label: "" }),
+    clock,
+    signal: spec.signal,
+    onActivity: (text) => {
+      const ev: ChildEvent = { type: "note", text };
+      applyEvent(state, ev, clock.now());
+      spec.onEvent?.(state, ev);
+    },
+  });
   let limitedRuns = 0;
   for (;;) {
     state.agentEnded = false;
-    const attempt = await runAttempt(host, clock, spec, state, stdin, started, budget);
+    const attempt = await runAttempt(host, clock, spec, state, stdin, started, budget, asks);
     const { exit, stderr } = attempt;
     const verdict = classify(state, attempt, spec.finalize);
     // The child extension normally delivers the corrective messages itself (pi follow-ups, same process). This
@@ -324,6 +355,8 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       verdict.error = `Rate limited${waited}: ${state.errorMessage}`;
       verdict.code = "RATE_LIMITED";
     }
+    const gateFailed = verdict !== "nudge" && verdict.status === "completed" ? gateFailure(spec.gate, state.gate) : null;
+    if (gateFailed && verdict !== "nudge") Object.assign(verdict, { status: "error", error: gateFailed, code: "GATE_FAILED" });
     const n = state.nudges;
     const v =
       verdict === "nudge"
@@ -340,7 +373,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       output = `${output.slice(0, limits.outputChars)}\n[output cut at ${limits.outputChars} characters]`;
       code ??= "SUBAGENT_OUTPUT_TRUNCATED";
     }
-    return {
+    const result: RunResult = {
       status: v.status,
       output,
       error: v.error === undefined ? undefined : sanitize(v.error),
@@ -349,6 +382,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
         status: state.finalize.status,
         ...(state.finalize.result !== undefined ? { result: sanitize(state.finalize.result) } : {}),
         ...(state.finalize.error !== undefined ? { error: sanitize(state.finalize.error) } : {}),
+        ...(state.finalize.data !== undefined ? { data: sanitizedData(state.finalize.data) } : {}),
       },
       finalized: !!state.finalize,
       usage: { ...state.usage },
@@ -360,7 +394,11 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       messages: state.messages.map(sanitizeMessage),
       stderrTail: sanitize(stderr),
       durationMs: clock.now() - started,
+      ...(state.gate ? { gate: { passed: state.gate.passed, attempts: state.gate.attempts } } : {}),
+      ...(state.finalize?.data !== undefined ? { structured: sanitizedData(state.finalize.data) } : {}),
       ...(budget.reached && v.status === "completed" ? { warnings: [`${budgetMessage(budget.reached).replace("Budget exceeded", "budget reached")}: wrapped up when told`] } : {}),
     };
+    if (asks.warnings.length) result.warnings = [...(result.warnings ?? []), ...asks.warnings.map(sanitize)];
+    return result;
   }
 }

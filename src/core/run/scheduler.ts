@@ -8,6 +8,7 @@ import type { ChildEvent } from "../types.ts";
 import { CallSpend } from "../budget.ts";
 import { realClock } from "../host.ts";
 import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./rate-gate.ts";
+import { DagQueue } from "./dag.ts";
 
 export type TaskRunner = (
   input: TaskInput,
@@ -46,17 +47,25 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
   // Rate limits lower how many children run at once (and hold new ones) for the whole call.
   const gate = hooks.rateGate ?? rateGateFor(limit, realClock, hooks.rateLimitWaitSec ?? DEFAULT_RATE_POLICY.maxWaitMs / 1000);
   const callSpend = hooks.maxCost !== undefined ? new CallSpend(hooks.maxCost) : undefined;
-  let next = 0;
+  // Tasks start in input order once their `after` tasks are done (dag.ts); without `after` that is plain order.
+  const queue = new DagQueue(tasks);
   const finish = (i: number, outcome: TaskOutcome) => {
     outcomes[i] = outcome;
+    queue.finish(i, outcome.result, outcome.sessionId);
     hooks.onTaskEnd?.(i, outcome);
   };
   const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      const task = tasks[i];
+    for (let pick = queue.take(); pick !== "done"; pick = queue.take()) {
+      if (pick === "wait") {
+        await queue.wait();
+        continue;
+      }
+      const i = pick.index;
+      // An aborted call cancels what has not started; only a live call skips the dependents of a failed task.
+      const skipped = controllers[i].signal.aborted ? undefined : pick.skipBecause;
+      const task = { ...tasks[i], prompt: queue.prompt(i), ...(skipped ? { skipped } : {}) };
       await gate.acquire(controllers[i].signal);
-      hooks.onTaskStart?.(i);
+      if (!skipped) hooks.onTaskStart?.(i);
       let outcome: TaskOutcome;
       try {
         outcome = await run(task, {

@@ -11,6 +11,7 @@ import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from 
 import type { TaskContext } from "./task-context.ts";
 import { childMcp } from "./mcp-select.ts";
 import { expectedDefaultModel } from "./default-model.ts";
+import { composeEnv, resolveGate } from "./gate.ts";
 import { placeChild } from "./runners/choose.ts";
 import type { Placed } from "./runners/types.ts";
 import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
@@ -53,6 +54,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     });
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
     if (iso) iso.scrubEnv(inv.env);
+    Object.assign(inv.env, composeEnv(input, profile));
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     let placed: Placed | string | undefined;
     try {
@@ -86,6 +88,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
           checkpoints.update(state);
         },
         onControl: hooks.onControl,
+        gate: resolveGate(input, profile),
+        ask: { asker: hooks.ask, mode: settings.ask, timeoutSec: settings.askTimeout, sessionId: id, label: input.name ?? task.agent },
       });
     } finally {
       if (typeof placed === "object") await placed.cleanup?.();

@@ -10,6 +10,7 @@ import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, tr
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
+import { resolveGate } from "./gate.ts";
 
 export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskHooks): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
@@ -40,8 +41,9 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
   if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
   else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
-  const finalize = resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
-  const runtime = chooseRuntime(input, profile, finalize);
+  // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
+  const finalize = (input.outputSchema ?? profile?.outputSchema) ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
+  const runtime = chooseRuntime(input, profile, finalize, { gate: !!resolveGate(input, profile), outputSchema: !!(input.outputSchema ?? profile?.outputSchema) });
   let runId: number;
   try {
     // The record says what ran the child: which pi, or the other harness's CLI.

@@ -29,9 +29,12 @@ import { placeTask } from "./task-place.ts";
 import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
+import { forkTask } from "./fork.ts";
 import type { McpServer } from "./mcp-config.ts";
+import type { ForkEntry } from "./fork.ts";
 import type { RunnerName } from "./runners/types.ts";
 import type { RuntimeName } from "../runtime-names.ts";
+import type { Asker, AskRequest } from "./ask.ts";
 
 export type Engine = {
   host: Host;
@@ -94,6 +97,18 @@ export type TaskInput = {
   isolation?: IsolationMode;
   /** The task's own budgets (each wins over its profile's). */
   budget?: Budget;
+  /** Names of tasks of the same call this one waits for (dag.ts); `{{name}}` in the prompt is their output. */
+  after?: string[];
+  /** Set by the scheduler when a task in `after` did not complete: recorded as skipped, no child starts. */
+  skipped?: string;
+  /** Acceptance gate (gate.ts): a shell command that must exit 0; each wins over the profile's. */
+  gate?: string;
+  gateTimeout?: number;
+  gateRetries?: number;
+  /** JSON Schema of the structured result (output-schema.ts); wins over the profile's. Makes finalize required. */
+  outputSchema?: Record<string, unknown>;
+  /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
+  fork?: ForkEntry[];
   /** Run in the sandbox (src/core/run/sandbox.ts); the settings' "on" cannot be turned off. */
   sandbox?: boolean;
   /** Where the child runs (src/core/run/runners/). */
@@ -151,6 +166,11 @@ export type TaskHooks = {
   /** Asked just before the child would start: a refusal (the session's cost cap, session-caps.ts) records the task
    *  as not started. Children already running are not affected. */
   startRefusal?: () => { code: ErrorCode; message: string } | null;
+  /** Who answers the child's questions (ask.ts); none: "no one can answer now", recorded as a warning. */
+  ask?: Asker;
+  /** A background run's questions also wait for an answer through its owner (control/owner.ts), up to askTimeout;
+   *  notify tells whoever should know that one was asked. */
+  remoteAsk?: { notify?: (q: AskRequest) => void };
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
@@ -209,6 +229,7 @@ export function checkProfileSkills(engine: Engine, names: (string | undefined)[]
 /** Checks that need no child: unknown profile, resume target. Throws TaskError. */
 export function resolveTask(engine: Engine, input: TaskInput): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<Store["getSession"]> } {
   if (input.refused) throw new TaskError(input.refused, "SUBAGENTS_DISABLED", true);
+  if (input.skipped) throw new TaskError(input.skipped, "SKIPPED", true);
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
   if (input.resume && (!prior || prior.runs.length === 0)) throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
   const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
@@ -227,7 +248,7 @@ export function trustFor(trust: Engine["projectTrust"], cwd: string): "yes" | "n
 }
 
 /** A task's life after prepare, in order (each stage in its own file: task-<stage>.ts). */
-const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, placeTask, runTaskChild, acceptResult];
+const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, placeTask, forkTask, runTaskChild, acceptResult];
 
 /**
  * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then

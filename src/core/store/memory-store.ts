@@ -104,6 +104,7 @@ export class MemoryStore implements SessionStore {
       status: s.status,
       cost: s.runs.reduce((n, r) => n + r.usage.cost, 0),
       runCount: s.runs.length,
+      ...(s.runs.at(-1)?.errorCode ? { lastErrorCode: s.runs.at(-1)!.errorCode } : {}),
       createdAt: s.createdAt,
       updatedAt: s.updatedAt,
     }));

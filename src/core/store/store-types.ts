@@ -52,6 +52,8 @@ export type SessionSummary = {
   status: RunStatus;
   cost: number;
   runCount: number;
+  /** Why the latest run did not complete (a skipped or cancelled one shows as such in lists). */
+  lastErrorCode?: ErrorCode;
   createdAt: number;
   updatedAt: number;
 };
@@ -127,4 +129,4 @@ export function capMessage(m: StoredMessage): StoredMessage {
 
 /** A session still in flight (running, or queued in a live owner), with who owns it: control/running.ts lists them,
  * ui/fleet.ts shows them. */
-export type RunningRow = { id: string; name: string; agent: string; status: "running" | "queued"; ownerPid: number | null; role: string; startedAt: number | null };
+export type RunningRow = { id: string; name: string; agent: string; status: "running" | "queued"; ownerPid: number | null; role: string; startedAt: number | null; after?: string[] };

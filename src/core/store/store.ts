@@ -15,7 +15,7 @@ import {
   type SessionSummary,
   NOT_STARTED_CODES,
 } from "./store-types.ts";
-import { emptyUsage, type RunResult, type StoredMessage } from "../types.ts";
+import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
 
 export { MemoryStore } from "./memory-store.ts";
 export type { SessionStore } from "./store-types.ts";
@@ -246,9 +246,10 @@ export class Store implements SessionStore {
   }
 
   listSessions(opts: { limit: number; offset?: number }): SessionSummary[] {
-    const rows = this.db.all<SessionRow & { cost: number | null; run_count: number }>(
+    const rows = this.db.all<SessionRow & { cost: number | null; run_count: number; last_error_code: string | null }>(
       `SELECT s.*, (SELECT SUM(json_extract(usage, '$.cost')) FROM runs r WHERE r.session_id = s.id) AS cost,
-              (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS run_count
+              (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS run_count,
+              (SELECT error_code FROM runs r WHERE r.session_id = s.id ORDER BY r.id DESC LIMIT 1) AS last_error_code
          FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ? OFFSET ?`,
       [opts.limit, opts.offset ?? 0],
     );
@@ -260,6 +261,7 @@ export class Store implements SessionStore {
       status: s.status as SessionSummary["status"],
       cost: s.cost ?? 0,
       runCount: s.run_count,
+      ...(s.last_error_code ? { lastErrorCode: s.last_error_code as ErrorCode } : {}),
       createdAt: s.created_at,
       updatedAt: s.updated_at,
     }));

@@ -1,0 +1,95 @@
+// `subagents __compile-pi PI_PACKAGE_DIR OUT_DIR` (internal; started in the background by src/host/compiled-pi.ts):
+// compiles the user's pi from its self-contained bundle into OUT_DIR/pi, with the same two hooks as the pi inside
+// this executable (src/embedded/pi-hooks.ts) and our child extension built in. pi's package files are linked
+// beside it (a compiled pi reads them from its own folder). Writes OUT_DIR/ready, or OUT_DIR/failed with why.
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { BUILTIN_KEY, FACTORIES_KEY, LOADER_KEY, STUB_MARK } from "../../embedded/builtin-extension.ts";
+import { checkHooks, emptyHookReport, hookPiSource } from "../../embedded/pi-hooks.ts";
+import { childExtensionSource } from "../../host/child-extension-path.ts";
+import { COMPILED_EXE, compiledPiMarkers } from "../../host/compiled-pi.ts";
+import { extensionSource } from "../installed.ts";
+import { EXIT, UsageError } from "../errors.ts";
+
+/** What the compiled pi runs before pi's modules load (the pi role's prelude, as plain JS). */
+function prelude(): string {
+  const key = (k: string) => `Symbol.for(${JSON.stringify(k)})`;
+  return `import { closeSync, openSync, readSync } from "node:fs";
+import { dirname } from "node:path";
+import child from "./child.js";
+process.env.PI_PACKAGE_DIR = dirname(process.execPath);
+const mark = ${JSON.stringify(STUB_MARK)};
+const isStub = (file) => { let fd; try { fd = openSync(file, "r"); const b = Buffer.alloc(mark.length); return readSync(fd, b, 0, b.length, 0) === b.length && b.toString("utf8") === mark; } catch { return false; } finally { if (fd !== undefined) closeSync(fd); } };
+const env = process.env;
+const atMaxDepth = env.PI_SUBAGENT_CHILD === "1" && !!env.PI_SUBAGENT_MAX_DEPTH && Number(env.PI_SUBAGENT_DEPTH) >= Number(env.PI_SUBAGENT_MAX_DEPTH);
+const builtin = async (pi) => (atMaxDepth ? undefined : (await import("./extension.js")).default(pi));
+globalThis[${key(BUILTIN_KEY)}] = builtin;
+globalThis[${key(LOADER_KEY)}] = (file) => (file.endsWith(".js") && isStub(file) ? builtin : undefined);
+globalThis[${key(FACTORIES_KEY)}] = [child];
+`;
+}
+
+/** pi's package files, linked where a compiled pi looks for them (its executable's folder). */
+function linkAssets(pkgDir: string, out: string): void {
+  const links: [string, string][] = [
+    ["package.json", "package.json"],
+    [path.join("dist", "modes", "interactive", "theme"), "theme"],
+    [path.join("dist", "modes", "interactive", "assets"), "assets"],
+    [path.join("dist", "core", "export-html"), "export-html"],
+  ];
+  try {
+    links.push([createRequire(path.join(pkgDir, "package.json")).resolve("@silvia-odwyer/photon-node/photon_rs_bg.wasm"), "photon_rs_bg.wasm"]);
+  } catch {
+    // no image library: pi says so when it needs it
+  }
+  for (const [from, to] of links) {
+    const target = path.isAbsolute(from) ? from : path.join(pkgDir, from);
+    fs.rmSync(path.join(out, to), { force: true, recursive: true });
+    if (fs.existsSync(target)) fs.symlinkSync(target, path.join(out, to));
+  }
+}
+
+export async function cmdCompilePi(argv: string[]): Promise<number> {
+  const [pkgDir, out] = argv;
+  if (!pkgDir || !out) throw new UsageError("usage: subagents __compile-pi PI_PACKAGE_DIR OUT_DIR");
+  const { READY, FAILED, LOCK } = compiledPiMarkers;
+  const work = fs.mkdtempSync(path.join(out, ".build-"));
+  try {
+    fs.writeFileSync(path.join(work, "child.js"), childExtensionSource());
+    fs.writeFileSync(path.join(work, "extension.js"), extensionSource());
+    fs.writeFileSync(path.join(work, "prelude.js"), prelude());
+    const runtime = path.join(pkgDir, "dist", "bundle", "cli-runtime.js");
+    fs.writeFileSync(path.join(work, "entry.js"), `import "./prelude.js";\nimport ${JSON.stringify(runtime)};\n`);
+    const found = emptyHookReport();
+    const result = await Bun.build({
+      entrypoints: [path.join(work, "entry.js")],
+      compile: { outfile: path.join(work, COMPILED_EXE), autoloadDotenv: false, autoloadBunfig: false },
+      minify: true,
+      sourcemap: "none",
+      format: "esm",
+      bytecode: true,
+      splitting: true,
+      plugins: [
+        {
+          name: "pi-bundle-hooks",
+          setup(build) {
+            build.onLoad({ filter: /[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/ }, ({ path: file }) => ({ contents: hookPiSource(file, fs.readFileSync(file, "utf8"), found), loader: "js" }));
+          },
+        },
+      ],
+    } as Parameters<typeof Bun.build>[0]);
+    if (!result.success) throw new Error(result.logs.map(String).join("\n") || "Bun.build failed");
+    checkHooks(found, pkgDir);
+    fs.renameSync(path.join(work, COMPILED_EXE), path.join(out, COMPILED_EXE));
+    linkAssets(pkgDir, out);
+    fs.writeFileSync(path.join(out, READY), `${new Date().toISOString()}\n`);
+    return EXIT.ok;
+  } catch (err) {
+    fs.writeFileSync(path.join(out, FAILED), `${(err as Error).message}\n`);
+    return EXIT.taskFailed;
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(path.join(out, LOCK), { force: true });
+  }
+}

@@ -1,0 +1,128 @@
+// Forked context (DESIGN §9): a child that starts from a copy of the parent pi session's conversation up to the
+// delegating call, so it knows what the parent knows without a re-told prompt. We write the copy ourselves as
+// the child's session file (pi then continues it, like a resume) instead of pi's `--fork`: that way our own
+// delegation traffic is left out (the sub-agent tools' calls and results, our mirror entries), the delegating
+// call itself is cut, and every pi version we run (0.73–1.x, all session format 3) does the same.
+
+import type { Host } from "../host.ts";
+import { findProfile, type Profile } from "../profiles/profile.ts";
+import type { TaskInput } from "./task.ts";
+import type { TaskContext } from "./task-context.ts";
+
+/** A pi session entry (format 3): a tree by id/parentId; the conversation is the branch from root to leaf. */
+export type ForkEntry = { type: string; id: string; parentId: string | null; [k: string]: unknown };
+
+/** Our tools and our mirror entries (pi/persist.ts): what the child must not see of the parent's conversation. */
+const OUR_TOOLS = new Set(["delegate_to_subagents", "subagent", "get_subagent_output", "get_subagent_session", "list_subagent_profiles"]);
+const OUR_ENTRY = "pi-subagents";
+
+type Part = { type?: string; id?: string; name?: string };
+type Msg = { role?: string; content?: unknown; toolCallId?: string; toolName?: string; stopReason?: string };
+
+/**
+ * The parent's branch, cleaned: our tool calls and their results dropped, tool calls that never got a result
+ * (the delegating call, and calls made beside it) dropped, entries re-linked in order. Returns [] when there
+ * is no conversation to fork.
+ */
+export function forkBranch(branch: ForkEntry[]): ForkEntry[] {
+  const results = new Set<string>();
+  for (const e of branch) {
+    const m = e.message as Msg | undefined;
+    if (e.type === "message" && m?.role === "toolResult" && m.toolCallId && !OUR_TOOLS.has(m.toolName ?? "")) results.add(m.toolCallId);
+  }
+  const kept: ForkEntry[] = [];
+  for (const e of branch) {
+    if (e.type === "custom" && e.customType === OUR_ENTRY) continue;
+    if (e.type !== "message") {
+      kept.push(e);
+      continue;
+    }
+    const m = e.message as Msg;
+    if (m?.role === "toolResult") {
+      if (m.toolCallId && results.has(m.toolCallId)) kept.push(e);
+      continue;
+    }
+    if (m?.role === "assistant" && Array.isArray(m.content)) {
+      const parts = (m.content as Part[]).filter((p) => p?.type !== "toolCall" || (p.id !== undefined && results.has(p.id)));
+      if (parts.length === m.content.length) {
+        kept.push(e);
+        continue;
+      }
+      if (!parts.some((p) => p?.type !== "thinking")) continue;
+      // A turn that only asked for tools we removed ends there: it reads as a finished answer.
+      const toolUse = parts.some((p) => p?.type === "toolCall");
+      kept.push({ ...e, message: { ...m, content: parts, ...(toolUse ? {} : { stopReason: "stop" }) } });
+      continue;
+    }
+    kept.push(e);
+  }
+  let parent: string | null = null;
+  return kept.map((e) => {
+    const linked = { ...e, parentId: parent };
+    parent = e.id;
+    return linked;
+  });
+}
+
+/** The child's session file: a new header (its own id, its cwd) and the cleaned branch. */
+export function forkFileText(entries: ForkEntry[], o: { sessionId: string; cwd: string; parentSession?: string; now: Date }): string {
+  const header = { type: "session", version: 3, id: o.sessionId, timestamp: o.now.toISOString(), cwd: o.cwd, ...(o.parentSession ? { parentSession: o.parentSession } : {}) };
+  return `${[header, ...entries].map((e) => JSON.stringify(e)).join("\n")}\n`;
+}
+
+/** A pi session file's current branch (leaf = its last entry), for the CLI's `--fork FILE`. */
+export function branchOfFile(text: string): ForkEntry[] {
+  const byId = new Map<string, ForkEntry>();
+  let leaf: ForkEntry | undefined;
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    let e: ForkEntry;
+    try {
+      e = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (!e || e.type === "session" || typeof e.id !== "string") continue;
+    byId.set(e.id, e);
+    leaf = e;
+  }
+  const out: ForkEntry[] = [];
+  for (let e = leaf; e; e = e.parentId ? byId.get(e.parentId) : undefined) out.push(e);
+  return out.reverse();
+}
+
+export const FORK_NEEDS_SESSION = 'context "fork" needs a parent pi session to copy';
+
+/** Writes a forked task's session file before its first start (never over an existing one: a resume keeps its own). */
+export function writeFork(host: Pick<Host, "stat" | "mkdirp" | "writeFile">, sessionFile: string, entries: ForkEntry[], cwd: string, parentSession?: string): void {
+  if (host.stat(sessionFile)) return;
+  host.mkdirp(sessionFile.slice(0, sessionFile.lastIndexOf("/")));
+  host.writeFile(sessionFile, forkFileText(entries, { sessionId: globalThis.crypto.randomUUID(), cwd, parentSession, now: new Date() }), 0o600);
+}
+
+/**
+ * Gives every task that asks for a forked context (its `context`, else its profile's) the parent's cleaned
+ * branch. Returns why it cannot (naming the task) when one asks and there is no conversation to copy.
+ */
+export function attachFork(
+  profiles: Map<string, Profile>,
+  tasks: { context?: "fork" | "fresh" }[],
+  inputs: TaskInput[],
+  branch: () => ForkEntry[] | undefined,
+  noSession = FORK_NEEDS_SESSION,
+): string | null {
+  let cleaned: ForkEntry[] | undefined;
+  for (const [i, input] of inputs.entries()) {
+    const profile = input.profile ? findProfile(profiles, input.profile) : undefined;
+    if ((tasks[i]?.context ?? profile?.context) !== "fork" || input.resume) continue;
+    cleaned ??= forkBranch(branch() ?? []);
+    if (!cleaned.length) return `task "${input.name}": ${noSession}`;
+    input.fork = cleaned;
+  }
+  return null;
+}
+
+/** Stage "fork" (after place, which decides the folder the copy names): the forked conversation becomes the child's session. */
+export function forkTask(task: TaskContext): void {
+  if (task.input.fork?.length && !task.resumeOf) writeFork(task.engine.host, task.sessionFile, task.input.fork, task.cwd, task.engine.parentSession);
+}

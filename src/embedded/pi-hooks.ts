@@ -1,0 +1,65 @@
+// The embedded pi's two hooks, made to the source of pi's self-contained bundle (dist/bundle) as it loads: by the
+// build's plugin (scripts/executable.ts) for the executable, and by a runtime plugin (src/embedded/pi-role.ts)
+// when our CLI runs from a source checkout, so both run the same pi.
+import { FACTORIES_KEY, LOADER_KEY } from "./builtin-extension.ts";
+
+/**
+ * The two changes the embedded pi gets, made while compiling its bundle. Both fail the build when pi's code no
+ * longer has the shape they rely on, so a new pi can never be embedded half-hooked (`npm run bump-pi` shows it).
+ * 1. Its extension loader first asks our hook (src/embedded/builtin-extension.ts) whether a file is our own
+ *    installed stub, whose extension is built in. pi would otherwise start jiti with its Babel transform and every
+ *    module an extension may import just to read a five-line file — in every child of an installed extension.
+ * 2. Its CLI runtime's `main(argv)` call gets our child extension as an extension factory (what `-e child.js`
+ *    would load through jiti, already compiled to bytecode).
+ * And one fix: the bundle loads jiti (for every other extension a user has) with a runtime `require("jiti")`
+ * relative to the bundle's own file, which a compiled executable cannot resolve; it becomes a static import, so
+ * jiti is compiled in (its "static" entry, which imports its Babel transform statically for this purpose).
+ */
+const LOADER_HOOK_AT = /async function loadExtensionModule\((\w+),(\w+)\)\{/;
+const MAIN_SHAPE = /async function main\((\w+),(\w+)\)\{[^]{0,400}?\2\?\.extensionFactories/;
+const MAIN_CALL = /\bmain\(process\.argv\.slice\(2\)\);?\s*$/;
+export const BUNDLE_FILE = /pi-coding-agent[^\\/]*[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/;
+
+const JITI_REQUIRE = /\b\w+\("jiti"\)\.createJiti\b/;
+/** Where codemode's QuickJS wasm is looked up next to pi's files; the pi role points it at its own copy. */
+const QUICKJS_RESOLVE = /\b\w+\(import\.meta\.url\)\.resolve\("quickjs-wasi\/quickjs\.wasm"\)/g;
+export const QUICKJS_KEY = "subagents.quickjs-wasm";
+export const QUICKJS_WASM = "quickjs.wasm";
+
+export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[] };
+
+/** Makes the bundle's changes to one file's source; `found` collects where each was made. */
+export function hookPiSource(path: string, source: string, found: HookReport): string {
+  if (/cli-runtime\.js$/.test(path)) {
+    if (!MAIN_CALL.test(source)) throw new Error(`${path}: no "main(process.argv.slice(2))" call to give our extension to (pi changed its CLI runtime)`);
+    found.runtime.push(path);
+    return source.replace(MAIN_CALL, `main(process.argv.slice(2),{extensionFactories:globalThis[Symbol.for(${JSON.stringify(FACTORIES_KEY)})]??[]});\n`);
+  }
+  if (MAIN_SHAPE.test(source)) found.main.push(path);
+  if (JITI_REQUIRE.test(source)) {
+    found.jiti.push(path);
+    source = `import { createJiti as __subagentsCreateJiti } from "jiti/static";\n${source.replace(JITI_REQUIRE, "__subagentsCreateJiti")}`;
+  }
+  if (QUICKJS_RESOLVE.test(source)) {
+    found.quickjs.push(path);
+    source = source.replace(QUICKJS_RESOLVE, (all) => `(globalThis[Symbol.for(${JSON.stringify(QUICKJS_KEY)})]??${all})`);
+  }
+  const m = LOADER_HOOK_AT.exec(source);
+  if (!m) return source;
+  found.loader.push(path);
+  const hook = `const __subagentsBuiltin=globalThis[Symbol.for(${JSON.stringify(LOADER_KEY)})]?.(${m[1]});if(__subagentsBuiltin)return __subagentsBuiltin;`;
+  return source.replace(LOADER_HOOK_AT, (all) => all + hook);
+}
+
+/** Throws unless each change was made exactly once (a missed or doubled hook is a pi this build does not know). */
+export function checkHooks(found: HookReport, piDir: string): void {
+  const problems: string[] = [];
+  if (found.runtime.length !== 1) problems.push(`pi's CLI runtime (dist/bundle/cli-runtime.js) was hooked ${found.runtime.length} times`);
+  if (found.main.length !== 1) problems.push(`found ${found.main.length} "async function main(args, options)" reading options.extensionFactories (want 1)`);
+  if (found.jiti.length !== 1) problems.push(`found ${found.jiti.length} 'require("jiti").createJiti' to compile jiti in (want 1): user extensions would not load`);
+  if (found.loader.length !== 1) problems.push(`found ${found.loader.length} "async function loadExtensionModule(path, cacheToken)" to hook (want 1)`);
+  if (problems.length) throw new Error(`the embedded pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
+}
+
+
+export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [] });

@@ -1,0 +1,45 @@
+// `delegate_to_subagents` with `workflow: "NAME input text"`: the call's tasks come from a saved workflow
+// (core/profiles/workflows.ts). One string field is the whole surface: every field of a tool schema is in every
+// request the parent makes. A project workflow is repo-controlled, so it needs the same consent as a project
+// agent (subagents.projectAgents, else the user is asked once per file and pi session).
+import { discoverWorkflows, loadWorkflow, WorkflowError } from "../core/profiles/workflows.ts";
+import type { Engine } from "../core/run/task.ts";
+import type { ToolContext } from "./tool-env.ts";
+
+const approved = new Set<string>();
+
+/** The call's parameters with the workflow's tasks in place of `workflow`; other fields of the call win. */
+export async function withWorkflow(raw: unknown, ctx: ToolContext, getEngine: () => Promise<Engine>): Promise<unknown> {
+  if (!raw || typeof raw !== "object" || typeof (raw as { workflow?: unknown }).workflow !== "string") return raw;
+  const engine = await getEngine();
+  const { workflow: spec, ...call } = raw as Record<string, unknown> & { workflow: string };
+  if (call.tasks !== undefined) throw new Error('Invalid delegate_to_subagents call: give either "tasks" or "workflow", not both');
+  const [name, ...words] = spec.trim().split(/\s+/);
+  const input = spec.trim().slice(name.length).trim();
+  let loaded: ReturnType<typeof loadWorkflow>;
+  try {
+    loaded = loadWorkflow(engine.host, engine.agentDir, ctx.cwd, name, words.length ? input : "");
+  } catch (err) {
+    if (err instanceof WorkflowError) throw new Error(`Invalid delegate_to_subagents call: ${err.message}`);
+    throw err;
+  }
+  const { workflow, params } = loaded;
+  if (workflow.source === "project" && !approved.has(workflow.file)) {
+    const policy = engine.settings.projectAgents;
+    if (policy === "deny") throw new Error(`Project workflow "${name}" (${workflow.file}) is not allowed: settings subagents.projectAgents is "deny".`);
+    if (policy !== "allow") {
+      if (!ctx.hasUI || !ctx.ui) throw new Error(`Project workflow "${name}" (${workflow.file}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`);
+      const ok = await ctx.ui.confirm("Run a project workflow?", `Workflow "${name}" comes from this repository (${workflow.file}) and sets the sub-agents' prompts. Run it?`);
+      if (!ok) throw new Error(`Project workflow "${name}" was not approved.`);
+      approved.add(workflow.file);
+    }
+  }
+  return { ...params, ...call };
+}
+
+/** Lines for list_subagent_profiles: the workflows the parent model may name. */
+export function workflowLines(engine: Pick<Engine, "host" | "agentDir">, cwd: string): string[] {
+  const all = discoverWorkflows(engine.host, engine.agentDir, cwd).filter((w) => !w.problem);
+  if (!all.length) return [];
+  return ["", 'Workflows (delegate_to_subagents workflow: "NAME input"):', ...all.map((w) => `- ${w.name} (${w.source}, ${w.taskCount} tasks)${w.description ? `: ${w.description}` : ""}`)];
+}

@@ -1,0 +1,106 @@
+// Forked context end to end: a child starts from a copy of the parent pi session's conversation, without our own
+// delegation traffic. Real parent and child pi against the scripted model server.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { messageText, script } from "../src/scripted/model-server.ts";
+import { cli, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { runParentPi } from "./support/parent-pi.ts";
+
+let world: PiWorld;
+beforeAll(async () => {
+  world = await piWorld();
+});
+afterAll(async () => {
+  await world.close();
+});
+
+/** Every text a request carried (all roles, tool calls as JSON), for the request whose newest user message has `marker`. */
+function requestWith(marker: string): string | undefined {
+  const req = world.server.requests.find((r) => {
+    const users = (r.messages ?? []).filter((m) => m.role === "user");
+    return users.length && messageText(users.at(-1)!).startsWith(marker);
+  });
+  return req && JSON.stringify(req.messages);
+}
+
+/** Names of the tools called in the request's conversation, and the tool results' texts. */
+function toolTraffic(marker: string): { calls: string[]; results: string[] } {
+  const req = world.server.requests.find((r) => {
+    const users = (r.messages ?? []).filter((m) => m.role === "user");
+    return users.length && messageText(users.at(-1)!).startsWith(marker);
+  })!;
+  const calls = (req.messages ?? []).flatMap((m) => ((m.tool_calls ?? []) as { function?: { name?: string } }[]).map((c) => c.function?.name ?? ""));
+  const results = (req.messages ?? []).filter((m) => m.role === "tool").map(messageText);
+  return { calls, results };
+}
+
+test("context: fork — the child sees the parent's conversation, minus delegation traffic and the delegating call", async () => {
+  const r = await runParentPi(world, {
+    runtime: "bun",
+    steps: [
+      { tool: "bash", args: { command: "echo PARENT-CONTEXT-77" } },
+      { tool: "delegate_to_subagents", args: { tasks: [{ name: "plain", prompt: "FRESH-TASK-5 answer please" }] } },
+      {
+        tool: "delegate_to_subagents",
+        args: { tasks: [{ name: "forked", context: "fork", prompt: `FORKED-TASK-9 ${script([{ finalize: { status: "SUCCESS", result: "forked ok" } }])}` }] },
+      },
+      { text: "parent done" },
+    ],
+  });
+  expect(r.code, r.stderr).toBe(0);
+  const forked = r.results[2];
+  expect(forked.isError, forked.text).toBe(false);
+  expect(forked.text).toMatch(/^✓ forked: completed/);
+  const seen = requestWith("FORKED-TASK-9")!;
+  expect(seen).toBeDefined();
+  expect(seen).toContain("PARENT-CONTEXT-77"); // the parent's own tool work
+  expect(seen).toContain("parent task"); // the user's message to the parent
+  const traffic = toolTraffic("FORKED-TASK-9");
+  expect(traffic.calls).toEqual(["bash"]); // our tool calls are left out, and the delegating call …
+  expect(traffic.results.join("\n")).not.toContain("FRESH-TASK-5"); // … and their results
+  // A fresh task sees none of it (the default).
+  expect(requestWith("FRESH-TASK-5")).not.toContain("PARENT-CONTEXT-77");
+}, 120_000);
+
+test("CLI --fork SESSION_FILE forks from a pi session; context fork without --fork is refused before anything starts", async () => {
+  await runParentPi(world, { runtime: "bun", steps: [{ tool: "bash", args: { command: "echo CLI-FORK-SOURCE-31" } }, { text: "parent said OK" }] });
+  const file = readdirSync(world.root)
+    .filter((f) => f.startsWith("parent-"))
+    .map((f) => join(world.root, f))
+    .find((f) => readFileSync(f, "utf8").includes("CLI-FORK-SOURCE-31"))!;
+  const r = await cli(world, ["delegate", "--fork", file, `CLI-FORKED-4 ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`, "--json"]);
+  expect(r.code, r.stderr).toBe(0);
+  expect(summaryOf(r.json)[0].status).toBe("completed");
+  expect(requestWith("CLI-FORKED-4")).toContain("CLI-FORK-SOURCE-31");
+
+  const before = world.server.requests.length;
+  const tasks = join(world.root, "fork-tasks.json");
+  writeFileSync(tasks, JSON.stringify({ tasks: [{ name: "f", context: "fork", prompt: "x" }] }));
+  const refused = await cli(world, ["delegate", "--tasks", tasks]);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain('task "f": context "fork" needs --fork SESSION');
+  const missing = await cli(world, ["delegate", "--fork", "nosuchsession123", "x"]);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain("--fork nosuchsession123 is neither a pi session file nor the id");
+  expect(world.server.requests.length).toBe(before);
+}, 120_000);
+
+test("an agent with context: fork and a gate in its front matter, through the subagent tool", async () => {
+  mkdirSync(join(world.agentDir, "agents"), { recursive: true });
+  writeFileSync(join(world.agentDir, "agents", "forker.md"), "---\nname: forker\ndescription: knows the conversation\ncontext: fork\ngate: 'echo AGENT-GATE-RAN'\n---\nYou continue the parent's work.");
+  const r = await runParentPi(world, {
+    runtime: "bun",
+    steps: [
+      { tool: "bash", args: { command: "echo AGENT-FORK-CONTEXT-3" } },
+      { tool: "subagent", args: { agent: "forker", task: `AGENT-FORKED-TASK ${script([{ finalize: { status: "SUCCESS", result: "agent forked ok" } }])}` } },
+      { text: "parent done" },
+    ],
+  });
+  expect(r.code, r.stderr).toBe(0);
+  const res = r.results[1];
+  expect(res.text).toContain("agent forked ok");
+  expect(res.details.gate).toEqual({ passed: true, attempts: 1 });
+  expect(requestWith("AGENT-FORKED-TASK")).toContain("AGENT-FORK-CONTEXT-3");
+  expect(toolTraffic("AGENT-FORKED-TASK").calls).toEqual(["bash"]);
+}, 90_000);

@@ -1,0 +1,44 @@
+// The live windows in interactive pi 1.x as a person sees them: a real parent pi (current pi, Node 24) in a tmux
+// pane with our extension installed by the binary; the model delegates two tasks, the windows show both done,
+// and Ctrl+O expands them: every kept line, the outputs, and which pi the children ran (the embedded one).
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { script } from "../src/scripted/model-server.ts";
+import { cli, piCmd, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { hasTmux, openPane } from "./support/tmux.ts";
+
+let world: PiWorld;
+beforeAll(async () => {
+  world = await piWorld();
+  expect((await cli(world, ["install"], { binary: true })).code).toBe(0);
+});
+afterAll(async () => {
+  await world.close();
+});
+
+test.skipIf(!hasTmux)("interactive pi 1.x: windows while running, Ctrl+O expands them and names the children's pi", async () => {
+  const piVersion = readFileSync(join(REPO, "dist", "embedded-pi.txt"), "utf8").trim();
+  const child = (n: string) => `${n} ${script([{ tool: "bash", args: { command: `echo line-of-${n}` } }, { text: `output of ${n}` }])}`;
+  const prompt = `go ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "alpha", prompt: child("alpha") }, { name: "beta", prompt: child("beta") }] } }, { text: "parent done" }])}`;
+  const pane = openPane(piCmd("current", "node"), { cols: 140, rows: 60, cwd: world.workDir, env: { ...world.env, PI_OFFLINE: "1" } });
+  try {
+    await pane.waitFor((s) => s.includes("fake-model"), 60_000);
+    pane.keys("-l", prompt);
+    // pi refuses input until its start-up has finished: submit until the turn starts.
+    for (let i = 0; i < 30 && !pane.screen().includes("Sub-agents:"); i++) {
+      pane.keys("Enter");
+      await pane.waitFor((s) => s.includes("Sub-agents:"), 2000).catch(() => {});
+    }
+    const done = await pane.waitFor((s) => s.includes("parent done") && /✓ alpha/.test(s) && /✓ beta/.test(s), 60_000);
+    expect(done).toContain("Sub-agents: 0 running, 2 done");
+    expect(done).not.toContain(`children: pi ${piVersion}`);
+    pane.keys("C-o");
+    const expanded = await pane.waitFor((s) => s.includes("children: pi"), 10_000);
+    expect(expanded).toMatch(new RegExp(`children: pi ${piVersion.replace(/\./g, "\\.")} · bun \\d+\\.\\d+\\.\\d+ · embedded \\(`));
+    expect(expanded).toContain("output of alpha");
+    expect(expanded).toContain("output of beta");
+  } finally {
+    pane.close();
+  }
+}, 180_000);

@@ -207,3 +207,13 @@ test("budgets apply to what the CLI reports: Claude Code's input tokens per mess
   expect(t.output).not.toBe("never reached");
   expect(leftovers()).toEqual([]);
 }, 120_000);
+
+test("what only a pi child can do is said, not dropped: a Codex child with an acceptance gate fails GATE_FAILED, saying why", async () => {
+  if (!bins.has("codex")) return console.log(`*** SKIPPING: ${skipped.get("codex")}`);
+  const r = await cli(world, ["delegate", `Say ${script([{ text: "hi" }])}`, "--json", "--runtime", "codex", "--gate", "false"], { env: envFor("codex") });
+  const [t] = summaryOf(r.json);
+  // The gate could not run, so the task cannot pass it: never a silent success.
+  expect(t.errorCode).toBe("GATE_FAILED");
+  expect(t.output).toBe("hi");
+  expect(t.warnings).toContain("the acceptance gate runs inside a pi child: not run on codex");
+}, 120_000);

@@ -188,16 +188,15 @@ describe("agent files of every harness", () => {
     expect(bad.warnings).toEqual(['"mcpServers" must be a list of MCP server names or definitions (ignored)']);
   });
 
-
-  test("a broken TOML file and a runtime other than pi are diagnostics naming the file; the rest load", () => {
+  test("a broken TOML file is a diagnostic naming the file; another harness's runtime loads (runtimes/)", () => {
     const broken = d.diagnostics.find((x) => x.file.endsWith("broken.toml"))!;
     expect(broken.reason).toStartWith("invalid TOML:");
     expect(broken.name).toBe("broken-toml");
-    const runtime = d.diagnostics.find((x) => x.file.endsWith("other-runtime.md"))!;
-    expect(runtime.reason).toBe('runtime "codex" is not supported yet: only "pi" runs children here (remove the field to run this agent on pi)');
-    expect(d.diagnostics).toHaveLength(2);
+    expect(d.diagnostics).toHaveLength(1);
+    expect(get("other-runtime").runtime).toBe("codex");
     expect(get("on-pi").runtime).toBe("pi");
-    expect(parseProfile("---\ndescription: d\nruntime: 7\n---\nx", "/x/a.md", "user").error).toBe('field "runtime" must be "pi" (got number 7)');
+    expect(parseProfile("---\ndescription: d\nruntime: claude\n---\nx", "/x/a.md", "user").profile!.runtime).toBe("claude-code");
+    expect(parseProfile("---\ndescription: d\nruntime: 7\n---\nx", "/x/a.md", "user").error).toBe('field "runtime" must be one of pi, claude-code, codex, gemini, opencode (got number 7)');
   });
 
   test("$CODEX_HOME moves the user's Codex folder", () => {

@@ -63,6 +63,8 @@ Options:
   --sandbox         Run the child in the sandbox (bubblewrap): filesystem read-only except its folder,
                     home hidden except pi's settings; see README "Sandbox and runners"
   --runner R        Where the child runs: local (default), docker (a container), slurm (a job step)
+  --runtime R       Which CLI runs it: pi (default), claude-code, codex, gemini, opencode (the agent
+                    file's "runtime"); see README "Other harnesses as children"
   -q, --quiet       No progress lines, only the final status line
   --no-color        No colours (also NO_COLOR=1)
   -h, --help        Show this help
@@ -168,6 +170,8 @@ Options:
                       end with files, diffstat and files that several tasks changed (also a task field)
   --sandbox           Each task in the sandbox (bubblewrap; also a task field "sandbox": true)
   --runner R          Where the children run: local (default), docker, slurm (also a task field "runner")
+  --runtime R         Which CLI runs them: pi (default), claude-code, codex, gemini, opencode (also a
+                      task field "runtime")
   --json              JSON lines on stdout (human text on stderr); the last line is {"type":"summary",...}
   -q, --quiet         Only the final status lines and outputs
   --background        Start the tasks under a detached supervisor and return at once with their session

@@ -6,6 +6,7 @@ import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
 import { dagProblem } from "./task-graph.ts";
 import { outputSchemaProblem } from "./output-schema.ts";
 import { taskEngineFields, type RunnerName } from "./engine-settings.ts";
+import type { RuntimeName } from "./runtime-names.ts";
 
 export const MAX_TASKS = 16;
 
@@ -27,6 +28,7 @@ export type DelegateTask = {
   context?: "fork" | "fresh";
   sandbox?: boolean;
   runner?: RunnerName;
+  runtime?: RuntimeName;
 };
 
 export type DelegateParams = { tasks: DelegateTask[]; profile?: string; background?: boolean; maxCost?: number };
@@ -79,7 +81,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "sandbox", "runner", ...BUDGET_KEYS]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "sandbox", "runner", "runtime", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {

@@ -37,6 +37,8 @@ export type ErrorCode =
   | "SUBAGENT_CANCELLED"
   | "ISOLATION_FAILED"
   | "RUNNER_FAILED"
+  /** The agent's runtime (another harness's CLI) is not installed here. */
+  | "RUNTIME_MISSING"
   | "BUDGET_EXCEEDED"
   | "RATE_LIMITED"
   /** A task whose `after` dependency did not complete: it never started (dag.ts). */
@@ -82,6 +84,8 @@ export type ChildEvent =
   | { type: "rate_limit"; status: number; retryAfterMs?: number }
   /** A steer message from the owner reached the child's model context (delivered at a turn boundary). */
   | { type: "steered"; id: string; text: string }
+  /** Another harness's own totals for the run so far (runtimes/): they replace what its turns reported. */
+  | { type: "totals"; usage: Omit<Usage, "turns">; turns?: number }
   /** An acceptance gate attempt started / ended in the child (child/gate.ts). */
   | { type: "gate_start"; attempt: number; command: string }
   | { type: "gate"; attempt: number; passed: boolean; exitCode: number | null; timedOut: boolean; output: string }

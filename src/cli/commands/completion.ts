@@ -11,9 +11,9 @@ Prints a completion script for your shell. Install it with:
 
 /** Every command and its options (the CLI test checks this list against the commands main.ts knows). */
 export const COMPLETIONS: Record<string, string[]> = {
-  delegate: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
-  flow: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
-  run: ["--session", "--cwd", "--model", "--timeout", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--help"],
+  delegate: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
+  flow: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
+  run: ["--session", "--cwd", "--model", "--timeout", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--help"],
   output: ["--json", "--no-color", "--help"],
   session: ["--json", "--no-color", "--help"],
   sessions: ["--limit", "--wide", "--json", "--no-color", "--running", "--help"],

@@ -140,6 +140,7 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     isolation: t.isolation ?? isolation,
     sandbox: t.sandbox || where.sandbox || undefined,
     runner: t.runner ?? where.runner,
+    runtime: t.runtime ?? where.runtime,
     sessionId: t.resume ?? engine.store.newSessionId(),
     budget: { ...budget, ...t.budget },
     after: t.after,

@@ -2,6 +2,7 @@
 // Parsing never throws: a broken file becomes a reason string, so it never hides the other profiles.
 // Files written for Claude Code load as their authors meant them (claude-compat.ts); what cannot be honoured
 // becomes a warning on the profile, never a failure.
+import { RUNTIME_NAMES, type RuntimeName } from "../runtime-names.ts";
 import { outputSchemaProblem } from "../output-schema.ts";
 import { EFFORT_TO_THINKING, mapTools, normalizeFields, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "./claude-compat.ts";
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
@@ -75,8 +76,8 @@ export type Profile = {
   warnings?: string[];
   /** Whose agent file this is (harnesses.ts): pi, claude-code, codex, cursor, opencode, gemini, qwen, copilot, omp. */
   harness?: Harness;
-  /** Which CLI runs the child. Only pi today; a file asking for another is refused with a clear reason. */
-  runtime?: "pi";
+  /** Which CLI runs the child (src/core/run/runtimes/): pi, or another harness's headless CLI. */
+  runtime?: RuntimeName;
   /** Claude Code's `memory`: a MEMORY.md the child starts with (agent-memory.ts). */
   memory?: MemoryScope;
   /** Inline MCP server definitions from the file (Codex, Gemini, Copilot); recorded, not started yet. */
@@ -85,8 +86,8 @@ export type Profile = {
 
 export const MEMORY_SCOPES = ["user", "project", "local"] as const;
 export type MemoryScope = (typeof MEMORY_SCOPES)[number];
-/** Runtimes a file may name; only pi runs children today (the others are planned, issue 27). */
-const KNOWN_RUNTIMES = ["pi", "codex", "claude-code", "claude", "gemini", "opencode"];
+/** Runtimes a file may name (src/core/run/runtimes/); "claude" is taken for "claude-code". */
+const RUNTIME_ALIASES: Record<string, RuntimeName> = { claude: "claude-code" };
 
 export type ProfileSource = Profile["source"];
 
@@ -343,13 +344,13 @@ function memoryField(fm: Fields, warnings: string[]): MemoryScope | undefined {
   return undefined;
 }
 
-/** runtime: only "pi" runs here; another harness's CLI is refused (not silently run on pi). */
-function runtimeField(fm: Fields): "pi" | undefined {
+/** runtime: which CLI runs the child; an unknown one is refused (not silently run on pi). */
+function runtimeField(fm: Fields): RuntimeName | undefined {
   if (!present(fm, "runtime")) return undefined;
   const v = typeof fm.runtime === "string" ? fm.runtime.trim().toLowerCase() : fm.runtime;
-  if (v === "pi") return "pi";
-  if (typeof v === "string" && KNOWN_RUNTIMES.includes(v)) throw new Invalid(`runtime "${v}" is not supported yet: only "pi" runs children here (remove the field to run this agent on pi)`);
-  throw new Invalid(`field "runtime" must be "pi" (got ${kind(fm.runtime)})`);
+  const name = typeof v === "string" ? (RUNTIME_ALIASES[v] ?? v) : v;
+  if ((RUNTIME_NAMES as readonly unknown[]).includes(name)) return name as RuntimeName;
+  throw new Invalid(`field "runtime" must be one of ${RUNTIME_NAMES.join(", ")} (got ${kind(fm.runtime)})`);
 }
 
 /** The file's text as fields + body, for its kind (markdown front matter or Codex TOML). */

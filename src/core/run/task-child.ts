@@ -14,6 +14,8 @@ import { expectedDefaultModel } from "./default-model.ts";
 import { composeEnv, resolveGate } from "./child/gate.ts";
 import { placeChild } from "./runners/choose.ts";
 import type { Placed } from "./runners/types.ts";
+import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
+import type { ForeignRuntimeName } from "./runtimes/types.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
   const { engine, input, hooks, profile, id, runId, sessionFile, prompt, finalize, skills, iso, warnings, model } = task;
@@ -27,7 +29,9 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   const mcp = await childMcp(engine, profile, childCwd);
   const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
-    const inv = buildInvocation({
+    const foreign = task.runtime.name === "pi" ? null : foreignChild(task, childModel);
+    if (typeof foreign === "string") return failedResult(foreign, "RUNTIME_MISSING");
+    const inv = foreign ?? buildInvocation({
       piCommand: engine.piCommand,
       childExtension: engine.childExtension,
       profile,
@@ -55,15 +59,18 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     let placed: Placed | string | undefined;
     try {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
-      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings });
+      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings, ownConfig: foreign?.ownConfig });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       return await runChild(host, engine.clock, {
         argv: placed.argv,
         env: placed.env,
         sessionFile,
         cwd: childCwd,
-        prompt: stdin,
-        transport: task.transport,
+        prompt: foreign ? foreign.stdin : stdin,
+        transport: foreign ? "json" : task.transport,
+        parser: foreign?.parser,
+        // Some CLIs leave their workers running when only the main process is told to stop.
+        termTree: !!foreign,
         finalize,
         timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
         extendDebounceSec: settings.extendTimeoutDebounce,
@@ -90,7 +97,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     }
   };
   try {
-    result = await attempt(model.model);
+    // Another harness's CLI takes the model as written: pi's aliases and model list are not its.
+    result = await attempt(task.runtime.name === "pi" ? model.model : (input.model ?? foreignModel(profile?.model)));
     // With no --model, pi's default model was asked for: the child's pi may not know it (src/child/model-guard.ts).
     let refused = refusedModel(result, model.model ?? expectedDefaultModel(engine, childCwd) ?? "pi's default model");
     let failedModel = result.model ?? model.model ?? "the default model";
@@ -126,4 +134,23 @@ function refusedModel(r: RunResult, model: string): string | null {
   if (/Model "[^"]+" not found/.test(r.error ?? "")) return `model "${model}" is not known to pi here`;
   const provider = /No API key found for ([\w.-]+)/.exec(r.error ?? "")?.[1];
   return provider ? `model "${model}" is matched by pi to provider "${provider}", which has no credentials here` : null;
+}
+
+const foreignModel = (m: string | undefined) => (m && m !== "inherit" ? m : undefined);
+
+/** The child's command when another harness's CLI runs it (runtimes/), or why it cannot start. */
+function foreignChild(task: TaskContext, model: string | null | undefined): ForeignInvocation | string {
+  const { engine, profile, id, runId } = task;
+  return foreignInvocation({
+    host: engine.host,
+    runtime: task.runtime.name as ForeignRuntimeName,
+    profile,
+    prompt: task.prompt,
+    appendPrompt: [task.skills.appendPrompt, task.memory].filter(Boolean).join("\n\n") || undefined,
+    model: model ?? undefined,
+    tmpDir: `${engine.host.privateTempDir()}/${id}-${runId}`,
+    depth: engine.depth + 1,
+    maxDepth: engine.settings.maxDepth,
+    local: task.where.runner.name === "local",
+  });
 }

@@ -7,6 +7,7 @@ import type { FinalizeMode } from "./child/finalize-contract.ts";
 import type { IsolationMode, LiveIsolation } from "./launch/isolation.ts";
 import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task.ts";
 import type { Where } from "./runners/choose.ts";
+import type { RuntimeChoice } from "./runtimes/choose.ts";
 
 export type TaskContext = {
   engine: Engine;
@@ -31,6 +32,8 @@ export type TaskContext = {
   /** Where the child process runs (local, docker, slurm; sandboxed or not) and the transport that reaches it. */
   where: Where;
   transport: Engine["settings"]["transport"];
+  /** Which CLI runs the child (pi or another harness's): independent of where it runs. */
+  runtime: RuntimeChoice;
   // skills
   skills: { skillPaths: string[]; appendPrompt: string };
   // memory

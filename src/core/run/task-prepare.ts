@@ -9,6 +9,8 @@ import { isolationProblem } from "./launch/isolation.ts";
 import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
+import { chooseRuntime } from "./runtimes/choose.ts";
+import { resolveGate } from "./child/gate.ts";
 
 export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskHooks): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
@@ -39,6 +41,9 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
   if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
   else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
+  // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
+  const finalize = (input.outputSchema ?? profile?.outputSchema) ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
+  const runtime = chooseRuntime(input, profile, finalize, { gate: !!resolveGate(input, profile), outputSchema: !!(input.outputSchema ?? profile?.outputSchema) });
   // A resumed session runs where and how its last run did (a per-task --sandbox or runner is not lost), unless
   // this task or its agent file says otherwise; the sandbox still only adds up. A run refused before it got that
   // far recorded neither, so the latest run that did is the one followed.
@@ -46,7 +51,8 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   const where = chooseWhere(settings, { sandbox: input.sandbox || last?.sandbox, runner: input.runner ?? profile?.runner ?? last?.runner }, profile);
   let runId: number;
   try {
-    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: engine.piDescribe, name: input.name, sandbox: where.sandbox, runner: where.runner.name });
+    // The record says what ran the child (which pi, or the other harness's CLI), and where.
+    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: runtime.name === "pi" ? engine.piDescribe : runtime.name, name: input.name, sandbox: where.sandbox, runner: where.runner.name });
   } catch (err) {
     // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
     return { outcome: taskOutcome({ id, input, agent }, failedResult((err as Error).message, "INVALID_INPUT")) };
@@ -54,12 +60,13 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   const model = chooseModel(engine, profile, input.model);
   const warnings = runWarnings(profile, model.warning);
   warnings.push(...where.notes);
+  warnings.push(...runtime.notes);
   hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   return {
     task: {
       engine, input, hooks, id, agent, profile, resumeOf, isolation, sessionFile, prompt, runId, model, warnings,
-      // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
-      finalize: (input.outputSchema ?? profile?.outputSchema) ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional"),
+      finalize: runtime.finalize ?? finalize,
+      runtime,
       trust: trustFor(engine.projectTrust, input.cwd),
       where,
       transport: where.runner.transport ?? settings.transport,

@@ -33,6 +33,7 @@ import { forkTask } from "./fork.ts";
 import type { McpServer } from "./launch/mcp-config.ts";
 import type { ForkEntry } from "./fork.ts";
 import type { RunnerName } from "./runners/types.ts";
+import type { RuntimeName } from "../runtime-names.ts";
 import type { Asker, AskRequest } from "./child/ask.ts";
 
 export type Engine = {
@@ -112,6 +113,8 @@ export type TaskInput = {
   sandbox?: boolean;
   /** Where the child runs (src/core/run/runners/). */
   runner?: RunnerName;
+  /** Which CLI runs it (src/core/run/runtimes/); unset: the agent file's, else pi. */
+  runtime?: RuntimeName;
 };
 
 export type TaskOutcome = {

@@ -20,9 +20,12 @@ export function reapDescendants(host: Host, pids: number[]): void {
   for (const pid of pids) if (host.isAlive(pid)) host.signal(pid, "SIGKILL");
 }
 
-export async function killTree(host: Host, clock: Clock, proc: ChildProcess, graceMs = TERM_GRACE_MS): Promise<ExitInfo> {
+export async function killTree(host: Host, clock: Clock, proc: ChildProcess, graceMs = TERM_GRACE_MS, termTree = false): Promise<ExitInfo> {
   const tree = host.descendants(proc.pid);
   proc.kill("SIGTERM");
+  // pi passes SIGTERM on to what it started; a CLI that does not (a wrapper around a native binary) gets its
+  // whole tree told at once, so each part can end cleanly before the SIGKILL.
+  if (termTree) for (const pid of tree) if (host.isAlive(pid)) host.signal(pid, "SIGTERM");
   let exit = await waitFor(clock, proc.exited, graceMs);
   if (exit === "timeout") {
     const late = host.descendants(proc.pid);

@@ -190,6 +190,10 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
     case "rate_limit":
       pushActivity(s, [rateLimitLine(ev.status, ev.retryAfterMs)]);
       return;
+    case "totals":
+      Object.assign(s.usage, ev.usage);
+      if (ev.turns !== undefined) s.usage.turns = ev.turns;
+      return;
     case "gate_start":
       s.gate = { ...(s.gate ?? { attempts: 0, passed: false }), running: true };
       // A gate that runs long is work in progress, like a tool call (the timeout's idle rule).

@@ -69,6 +69,10 @@ export type RunSpec = {
   killGraceMs?: number;
   signal?: AbortSignal;
   onEvent?: (state: RunState, ev: ChildEvent) => void;
+  /** Another harness's stdout parser (runtimes/): its lines are read instead of pi's JSON mode. */
+  parser?: () => { parse(line: string): ChildEvent[]; end?(exitCode: number | null): ChildEvent[] };
+  /** Stopping also signals every descendant, not only the main process (CLIs that do not pass it on). */
+  termTree?: boolean;
   onSpawn?: (pid: number) => void;
   /** Given: the child gets a control pipe (fd 4); called with its writer at each spawn and with null at exit. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
@@ -143,7 +147,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   let finalTree: number[] = [];
   const stopWith = (s: Stop) => {
     stop ??= s;
-    killing ??= killTree(host, clock, proc, spec.killGraceMs);
+    killing ??= killTree(host, clock, proc, spec.killGraceMs, spec.termTree);
   };
 
   // --- events ---
@@ -152,7 +156,8 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
     if (graceTimer !== null) clock.clearTimeout(graceTimer);
     graceTimer = null;
   };
-  const parser = spec.transport === "json" ? new JsonModeParser() : null;
+  const foreign = spec.parser?.() ?? null;
+  const parser = foreign ?? (spec.transport === "json" ? new JsonModeParser() : null);
   const onEvent = (ev: ChildEvent) => {
     // Once the run is being stopped, what the child still does while it dies is not part of the record: a budget
     // stop reports the spend it stopped at, and the window agrees with it.
@@ -183,7 +188,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
       // After a failed model call an older pi may retry (2, 4, 8 s back-off): wait longer before calling it done.
       const grace = state.stopReason === "error" && ev.type === "agent_end" ? 20_000 : (spec.exitGraceMs ?? 3000);
       graceTimer = clock.setTimeout(() => {
-        if (state.agentEnded) killing ??= killTree(host, clock, proc, spec.killGraceMs);
+        if (state.agentEnded) killing ??= killTree(host, clock, proc, spec.killGraceMs, spec.termTree);
       }, grace);
     } else if (ev.type === "turn_start" || ev.type === "retry") clearGrace();
     spec.onEvent?.(state, ev);
@@ -192,10 +197,14 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   };
   const onLine = (line: string, cut: boolean) => {
     if (cut && !parser) return; // a compact line never legitimately reaches the cap
-    const ev = parser ? parser.parse(line) : parseCompactLine(line);
+    if (foreign) {
+      for (const ev of foreign.parse(line)) onEvent(ev);
+      return;
+    }
+    const ev = parser ? (parser as JsonModeParser).parse(line) : parseCompactLine(line);
     if (ev) onEvent(ev);
   };
-  const splitter = new LineSplitter(onLine, MAX_EVENT_LINE, parser ? jsonModeKeep : undefined);
+  const splitter = new LineSplitter(onLine, MAX_EVENT_LINE, parser && !foreign ? jsonModeKeep : undefined);
   const counted = (limit: number, what: string, sink: (c: Uint8Array) => void) => {
     let bytes = 0;
     return (c: Uint8Array) => {
@@ -252,6 +261,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   // Grandchildren can hold our pipes open after pi exits: give the readers a moment, never wait for EOF.
   await waitFor(clock, Promise.all(readers), 300);
   splitter.end();
+  if (foreign?.end) for (const ev of foreign.end(exit.code)) onEvent(ev);
   reapDescendants(host, finalTree);
   clearGrace();
   for (const t of timers) clock.clearTimeout(t);

@@ -26,7 +26,7 @@ export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } 
   if (platform() === "darwin") return ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable, readable), ...req.argv];
   if (opts.checkInstalled !== false && !onPath(req.host, "bwrap")) return BWRAP_MISSING;
   const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
-  return bwrapArgv({ argv: req.argv, cwd: req.cwd, home, agentDir: req.agentDir, agentEntries, writable, readable });
+  return bwrapArgv({ argv: req.argv, cwd: req.cwd, home, agentDir: req.agentDir, agentEntries, writable, readable, ownConfig: (req.ownConfig ?? []).map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p)) });
 }
 
 const q = (p: string) => JSON.stringify(p);

@@ -24,6 +24,8 @@ export type SandboxSpec = {
   writable: string[];
   /** Files or folders the child only reads but that live in a hidden place (home, /tmp): the prompt file, pi. */
   readable: string[];
+  /** Another harness's own configuration folders and files: back in the private home, writable, when they exist. */
+  ownConfig?: string[];
 };
 
 /** Never shown to a child: the user's own pi sessions, and our store (every other child's transcript). */
@@ -65,6 +67,7 @@ export function bwrapArgv(s: SandboxSpec): string[] {
   // After the agent dir: a file the child needs may live in it (the child extension, under subagents-runtime/).
   for (const p of s.readable) add("--ro-bind-try", p);
   for (const p of s.writable) add("--bind", p);
+  for (const p of s.ownConfig ?? []) add("--bind-try", p);
   args.push("--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", s.cwd, "--", ...s.argv);
   return args;
 }

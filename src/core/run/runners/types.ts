@@ -21,6 +21,9 @@ export type PlaceRequest = {
   sandbox: boolean;
   /** Unique per child start: containers and jobs carry it so they can be found and removed by name. */
   name: string;
+  /** Another harness's own folders (its configuration, credentials, sessions: runtimes/), kept writable inside the
+   *  sandbox's private home when they exist. */
+  ownConfig?: string[];
   /** The folder git keeps this worktree's index in (isolated tasks), writable inside the sandbox. */
   gitDir?: string;
   settings: EngineSettings;

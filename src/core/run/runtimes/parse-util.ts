@@ -1,0 +1,40 @@
+// Small helpers the runtime parsers share.
+import { cap, stringify } from "../child/transport.ts";
+import type { ChildEvent } from "../../types.ts";
+
+export const parseLine = (line: string): Record<string, any> | null => {
+  if (!line.startsWith("{")) return null;
+  try {
+    const v = JSON.parse(line);
+    return v && typeof v === "object" ? v : null;
+  } catch {
+    return null;
+  }
+};
+
+export const argsText = (v: unknown): string => cap(typeof v === "string" ? v : stringify(v ?? {}), 1000);
+export const resultText = (v: unknown): string => cap(typeof v === "string" ? v : stringify(v ?? ""), 2000);
+export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+export function assistant(text: string, usage: Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number; cost: number }> = {}, extra: { model?: string; provider?: string; stopReason?: string; errorMessage?: string; toolCalls?: { id: string; name: string; args: string }[] } = {}): ChildEvent {
+  return {
+    type: "assistant",
+    text,
+    toolCalls: extra.toolCalls ?? [],
+    usage: { input: usage.input ?? 0, output: usage.output ?? 0, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, cost: usage.cost ?? 0 },
+    model: extra.model,
+    provider: extra.provider,
+    stopReason: extra.stopReason ?? (extra.toolCalls?.length ? "toolUse" : "stop"),
+    errorMessage: extra.errorMessage,
+  };
+}
+
+/** A model named "provider/id" for a CLI that takes bare ids: the id, and a warning when a prefix was dropped. */
+export function bareModel(model: string | undefined, warnings: string[], runtime: string): string | undefined {
+  if (!model) return undefined;
+  const slash = model.indexOf("/");
+  if (slash === -1) return model;
+  const id = model.slice(slash + 1);
+  warnings.push(`${runtime} takes bare model ids: "${model}" was given as "${id}"`);
+  return id;
+}

@@ -1,16 +1,13 @@
-// bun:sqlite behind the engine's Db interface. busy_timeout is set BEFORE journal_mode=WAL: on a fresh file
-// the WAL switch itself can meet a concurrent writer, and without the timeout it fails with SQLITE_BUSY.
+// bun:sqlite behind the engine's Db interface (its first pragmas, and why they are retried: sqlite-pragmas.ts).
 // The Database class is passed in: a static `import "bun:sqlite"` in the pi extension bundle would make it fail
 // to load under Node pi, so the CLI imports it statically and the extension dynamically.
 import type { Database as BunDatabase, Statement } from "bun:sqlite";
 import type { Db } from "../core/host.ts";
+import { startPragmas } from "./sqlite-pragmas.ts";
 
 export const bunDbOpener = (Database: typeof BunDatabase) => (path: string): Db => {
   const db = new Database(path, { create: true });
-  db.exec("PRAGMA busy_timeout = 10000");
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = NORMAL");
-  db.exec("PRAGMA foreign_keys = ON");
+  startPragmas((sql) => db.exec(sql));
   const cache = new Map<string, Statement>();
   const stmt = (sql: string) => {
     let s = cache.get(sql);

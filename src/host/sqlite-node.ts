@@ -1,6 +1,7 @@
 // node:sqlite (Node ≥ 22.5) behind the engine's Db interface; null where this Node has none, so the caller
 // can fall back to memory. Loaded lazily: importing this file must not fail on an older Node.
 import type { Db } from "../core/host.ts";
+import { startPragmas } from "./sqlite-pragmas.ts";
 
 type NodeStatement = { run(...p: unknown[]): { changes: number | bigint }; get(...p: unknown[]): unknown; all(...p: unknown[]): unknown[] };
 type NodeDatabase = { exec(sql: string): void; prepare(sql: string): NodeStatement; close(): void };
@@ -14,10 +15,7 @@ export async function loadNodeDb(): Promise<((path: string) => Db) | null> {
   }
   return (path) => {
     const db = new mod.DatabaseSync(path);
-    db.exec("PRAGMA busy_timeout = 10000");
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
-    db.exec("PRAGMA foreign_keys = ON");
+    startPragmas((sql) => db.exec(sql));
     const cache = new Map<string, NodeStatement>();
     const stmt = (sql: string) => cache.get(sql) ?? cache.set(sql, db.prepare(sql)).get(sql)!;
     return {

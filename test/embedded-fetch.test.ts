@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import * as net from "node:net";
 import { join } from "node:path";
+import { script } from "../src/scripted/model-server.ts";
 import { piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
@@ -46,9 +47,9 @@ async function child(prompt: string, env: Record<string, string>): Promise<strin
     stdout: "pipe",
     stderr: "pipe",
   });
-  const out = await new Response(proc.stdout).text();
-  expect(await proc.exited).toBe(0);
-  return out;
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  await proc.exited;
+  return out + err;
 }
 
 for (const variable of ["HTTP_PROXY", "http_proxy"]) {
@@ -65,4 +66,16 @@ test("without proxy variables, an embedded child goes straight to the model", as
   const out = await child("direct", {});
   expect(out).toContain("direct");
   expect(proxied.length).toBe(before);
+}, 60_000);
+
+test("an idle timeout in the user's pi settings still holds in an embedded child (pi's own HTTP setup)", async () => {
+  const slow = script([{ delayMs: 3000, text: "answered after 3 s" }]);
+  world.setSubagentSettings({}, { httpIdleTimeoutMs: 1000, retry: { enabled: false } });
+  try {
+    expect(await child(`slow ${slow}`, {})).not.toContain("answered after 3 s");
+  } finally {
+    world.setSubagentSettings({});
+  }
+  // The same answer without that setting arrives (pi's default: 5 minutes).
+  expect(await child(`slow ${slow}`, {})).toContain("answered after 3 s");
 }, 60_000);

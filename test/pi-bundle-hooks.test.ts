@@ -1,11 +1,12 @@
 // The build hooks the embedded pi's bundle in two places (scripts/executable.ts). A pi whose code changed shape
 // must fail the build loudly, not ship an executable whose children silently lose our extension.
 import { expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PI_DIR } from "../scripts/executable.ts";
 import { checkHooks, emptyHookReport, hookPiSource } from "../src/embedded/pi-hooks.ts";
-import { keepNativeFetch } from "../src/embedded/native-fetch.ts";
+import { keepNativeFetch, settingsMayChangeFetch } from "../src/embedded/native-fetch.ts";
 
 const BUNDLE = join(PI_DIR, "dist", "bundle");
 const files = () => [join(BUNDLE, "cli-runtime.js"), ...readdirSync(join(BUNDLE, "chunks")).map((f) => join(BUNDLE, "chunks", f))];
@@ -31,6 +32,26 @@ test("Bun's fetch stays only without proxy variables, at pi's default idle timeo
   expect(keepNativeFetch({ HTTPS_PROXY: "" }, 300_000, 300_000, true)).toBe(true);
   expect(keepNativeFetch({}, 60_000, 300_000, true)).toBe(false);
   expect(keepNativeFetch({}, 300_000, 300_000, false)).toBe(false);
+});
+
+test("pi settings that name an idle timeout or a proxy (global or the project's) keep pi's own HTTP setup", () => {
+  const root = mkdtempSync(join(tmpdir(), "native-fetch-"));
+  try {
+    const [agent, project] = [join(root, "agent"), join(root, "project")];
+    mkdirSync(join(project, ".pi"), { recursive: true });
+    mkdirSync(agent, { recursive: true });
+    const env = { PI_CODING_AGENT_DIR: agent };
+    expect(settingsMayChangeFetch(env, project)).toBe(false);
+    writeFileSync(join(agent, "settings.json"), JSON.stringify({ defaultModel: "x" }));
+    expect(settingsMayChangeFetch(env, project)).toBe(false);
+    writeFileSync(join(agent, "settings.json"), JSON.stringify({ httpIdleTimeoutMs: 60_000 }));
+    expect(settingsMayChangeFetch(env, project)).toBe(true);
+    writeFileSync(join(agent, "settings.json"), "{}");
+    writeFileSync(join(project, ".pi", "settings.json"), JSON.stringify({ httpProxy: "http://proxy:8080" }));
+    expect(settingsMayChangeFetch(env, project)).toBe(true);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test("a pi whose undici setup changed shape fails the build", () => {

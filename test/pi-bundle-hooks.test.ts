@@ -1,10 +1,12 @@
 // The build hooks the embedded pi's bundle in two places (scripts/executable.ts). A pi whose code changed shape
 // must fail the build loudly, not ship an executable whose children silently lose our extension.
 import { expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PI_DIR } from "../scripts/executable.ts";
 import { checkHooks, emptyHookReport, hookPiSource } from "../src/embedded/pi-hooks.ts";
+import { keepNativeFetch, settingsMayChangeFetch } from "../src/embedded/native-fetch.ts";
 
 const BUNDLE = join(PI_DIR, "dist", "bundle");
 const files = () => [join(BUNDLE, "cli-runtime.js"), ...readdirSync(join(BUNDLE, "chunks")).map((f) => join(BUNDLE, "chunks", f))];
@@ -19,6 +21,53 @@ test("the installed pi's bundle has each hooked function exactly once, and the h
   expect(joined).toContain('extensionFactories:globalThis[Symbol.for("subagents.pi-factories")]');
   expect(joined).toContain('import { createJiti as __subagentsCreateJiti } from "jiti/static";');
   expect(joined).not.toMatch(/\w+\("jiti"\)\.createJiti/);
+  // undici is loaded only on demand, and pi's dispatcher setup first asks whether Bun's fetch can stay.
+  expect(joined).not.toMatch(/\bvar undici=\w+\(require_undici\(\),1\)/);
+  expect(joined).toContain('(globalThis[Symbol.for("subagents.native-fetch")]?.(');
+});
+
+test("Bun's fetch stays only without proxy variables, at pi's default idle timeout, and before any swap", () => {
+  expect(keepNativeFetch({}, 300_000, 300_000, true)).toBe(true);
+  for (const v of ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"]) expect(keepNativeFetch({ [v]: "http://proxy:8080" }, 300_000, 300_000, true)).toBe(false);
+  expect(keepNativeFetch({ HTTPS_PROXY: "" }, 300_000, 300_000, true)).toBe(true);
+  expect(keepNativeFetch({}, 60_000, 300_000, true)).toBe(false);
+  expect(keepNativeFetch({}, 300_000, 300_000, false)).toBe(false);
+});
+
+test("pi settings that name an idle timeout or a proxy (global or the project's) keep pi's own HTTP setup", () => {
+  const root = mkdtempSync(join(tmpdir(), "native-fetch-"));
+  try {
+    const [agent, project] = [join(root, "agent"), join(root, "project")];
+    mkdirSync(join(project, ".pi"), { recursive: true });
+    mkdirSync(agent, { recursive: true });
+    const env = { PI_CODING_AGENT_DIR: agent };
+    expect(settingsMayChangeFetch(env, project)).toBe(false);
+    writeFileSync(join(agent, "settings.json"), JSON.stringify({ defaultModel: "x" }));
+    expect(settingsMayChangeFetch(env, project)).toBe(false);
+    writeFileSync(join(agent, "settings.json"), JSON.stringify({ httpIdleTimeoutMs: 60_000 }));
+    expect(settingsMayChangeFetch(env, project)).toBe(true);
+    writeFileSync(join(agent, "settings.json"), "{}");
+    writeFileSync(join(project, ".pi", "settings.json"), JSON.stringify({ httpProxy: "http://proxy:8080" }));
+    expect(settingsMayChangeFetch(env, project)).toBe(true);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("a pi whose undici setup changed shape fails the build", () => {
+  const main = files().find((f) => readFileSync(f, "utf8").includes("function configureHttpDispatcher("))!;
+  const source = readFileSync(main, "utf8");
+  expect(() => hookPiSource(main, source.replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2("), empty())).toThrow(/undici/);
+  expect(() => hookPiSource(main, source.replace("var undici=", "var undiciV2="), empty())).toThrow(/undici/);
+  const neither = empty();
+  hookPiSource(main, source.replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2(").replace("var undici=", "var undiciV2="), neither);
+  expect(() => checkHooks(neither, PI_DIR)).toThrow(/configureHttpDispatcher/);
+  // The user's pi compiled once by us: without this shape it only starts a little slower, so it still compiles.
+  const others = empty();
+  for (const f of files()) hookPiSource(f, f === main ? source.replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2(").replace("var undici=", "var undiciV2=") : readFileSync(f, "utf8"), others);
+  expect(() => checkHooks(others, PI_DIR, { fetchOptional: true })).not.toThrow();
+  const renamedFetch = source.replaceAll("originalGlobalFetch", "firstGlobalFetch");
+  expect(() => hookPiSource(main, renamedFetch, empty())).toThrow(/originalGlobalFetch/);
 });
 
 test("a pi whose loader or main changed shape fails the build with what is missing", () => {

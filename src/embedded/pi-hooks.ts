@@ -2,6 +2,7 @@
 // build's plugin (scripts/executable.ts) for the executable, and by a runtime plugin (src/embedded/pi-role.ts)
 // when our CLI runs from a source checkout, so both run the same pi.
 import { FACTORIES_KEY, LOADER_KEY } from "./builtin-extension.ts";
+import { hookNativeFetch } from "./native-fetch.ts";
 
 /**
  * The two changes the embedded pi gets, made while compiling its bundle. Both fail the build when pi's code no
@@ -26,7 +27,7 @@ const QUICKJS_RESOLVE = /\b\w+\(import\.meta\.url\)\.resolve\("quickjs-wasi\/qui
 export const QUICKJS_KEY = "subagents.quickjs-wasm";
 export const QUICKJS_WASM = "quickjs.wasm";
 
-export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[] };
+export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[] };
 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
 export function hookPiSource(path: string, source: string, found: HookReport): string {
@@ -44,6 +45,11 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
     found.quickjs.push(path);
     source = source.replace(QUICKJS_RESOLVE, (all) => `(globalThis[Symbol.for(${JSON.stringify(QUICKJS_KEY)})]??${all})`);
   }
+  const fetchHooked = hookNativeFetch(path, source);
+  if (fetchHooked !== null) {
+    found.fetch.push(path);
+    source = fetchHooked;
+  }
   const m = LOADER_HOOK_AT.exec(source);
   if (!m) return source;
   found.loader.push(path);
@@ -52,14 +58,16 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
 }
 
 /** Throws unless each change was made exactly once (a missed or doubled hook is a pi this build does not know). */
-export function checkHooks(found: HookReport, piDir: string): void {
+export function checkHooks(found: HookReport, piDir: string, opts: { fetchOptional?: boolean } = {}): void {
   const problems: string[] = [];
   if (found.runtime.length !== 1) problems.push(`pi's CLI runtime (dist/bundle/cli-runtime.js) was hooked ${found.runtime.length} times`);
   if (found.main.length !== 1) problems.push(`found ${found.main.length} "async function main(args, options)" reading options.extensionFactories (want 1)`);
   if (found.jiti.length !== 1) problems.push(`found ${found.jiti.length} 'require("jiti").createJiti' to compile jiti in (want 1): user extensions would not load`);
   if (found.loader.length !== 1) problems.push(`found ${found.loader.length} "async function loadExtensionModule(path, cacheToken)" to hook (want 1)`);
+  // For a user's pi compiled once by us, a pi without this shape only misses a speed-up, never a feature.
+  if (found.fetch.length > 1 || (found.fetch.length === 0 && !opts.fetchOptional)) problems.push(`found ${found.fetch.length} undici loads + "function configureHttpDispatcher(timeoutMs=…)" to keep Bun's fetch in children (want 1)`);
   if (problems.length) throw new Error(`the embedded pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
 
 
-export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [] });
+export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [] });

@@ -6,11 +6,13 @@ import { isCompiledBinary, ROLE_ENV } from "../host/embedded-pi.ts";
 import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
 import { EMBEDDED_PI_VERSION } from "../host/embedded-version.ts";
 import { PHOTON_WASM, redirectPhotonWasm } from "./photon-wasm.ts";
+import { offerNativeFetch } from "./native-fetch.ts";
 import { BUNDLE_FILE, emptyHookReport, hookPiSource, QUICKJS_KEY, QUICKJS_WASM } from "./pi-hooks.ts";
 
 export async function runPiRole(ourVersion: string): Promise<void> {
   const buildKey = path.join(ourVersion, `pi-${EMBEDDED_PI_VERSION}`);
   delete process.env[ROLE_ENV];
+  offerNativeFetch();
   // Always our own copy: a PI_PACKAGE_DIR inherited from the user's setup (Nix, a pi from npm) has another
   // version's files in another layout.
   if (isCompiledBinary()) {

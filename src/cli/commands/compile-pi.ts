@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import * as path from "node:path";
 import { BUILTIN_KEY, FACTORIES_KEY, LOADER_KEY, STUB_MARK } from "../../embedded/builtin-extension.ts";
 import { checkHooks, emptyHookReport, hookPiSource } from "../../embedded/pi-hooks.ts";
+import { nativeFetchOfferJs } from "../../embedded/native-fetch.ts";
 import { childExtensionSource } from "../../host/child-extension-path.ts";
 import { COMPILED_EXE, compiledPiMarkers } from "../../host/compiled-pi.ts";
 import { extensionSource } from "../installed.ts";
@@ -27,7 +28,7 @@ const builtin = async (pi) => (atMaxDepth ? undefined : (await import("./extensi
 globalThis[${key(BUILTIN_KEY)}] = builtin;
 globalThis[${key(LOADER_KEY)}] = (file) => (file.endsWith(".js") && isStub(file) ? builtin : undefined);
 globalThis[${key(FACTORIES_KEY)}] = [child];
-`;
+${nativeFetchOfferJs()}`;
 }
 
 /** pi's package files, linked where a compiled pi looks for them (its executable's folder). */
@@ -80,7 +81,7 @@ export async function cmdCompilePi(argv: string[]): Promise<number> {
       ],
     } as Parameters<typeof Bun.build>[0]);
     if (!result.success) throw new Error(result.logs.map(String).join("\n") || "Bun.build failed");
-    checkHooks(found, pkgDir);
+    checkHooks(found, pkgDir, { fetchOptional: true });
     fs.renameSync(path.join(work, COMPILED_EXE), path.join(out, COMPILED_EXE));
     linkAssets(pkgDir, out);
     fs.writeFileSync(path.join(out, READY), `${new Date().toISOString()}\n`);

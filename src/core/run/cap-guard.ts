@@ -4,7 +4,7 @@
 // children run, how many wait, and the dollars spent so far.
 import type { CapSettings } from "../cap-settings.ts";
 import { callRefusal, startRefusal, type CapRefusal, type CapsUsed } from "../session-caps.ts";
-import type { TaskHooks, TaskInput, TaskOutcome } from "./task.ts";
+import type { TaskHooks, TaskInput, TaskOutcome } from "./task-shared.ts";
 
 type Run = (input: TaskInput, hooks: TaskHooks) => Promise<TaskOutcome>;
 

@@ -6,11 +6,12 @@
 
 import type { Host } from "../host.ts";
 import { findProfile, type Profile } from "../profiles/profile.ts";
-import type { TaskInput } from "./task.ts";
+import type { ForkEntry, TaskInput } from "./task-shared.ts";
+
+export type { ForkEntry };
 import type { TaskContext } from "./task-context.ts";
 
 /** A pi session entry (format 3): a tree by id/parentId; the conversation is the branch from root to leaf. */
-export type ForkEntry = { type: string; id: string; parentId: string | null; [k: string]: unknown };
 
 /** Our tools and our mirror entries (pi/persist.ts): what the child must not see of the parent's conversation. */
 const OUR_TOOLS = new Set(["delegate_to_subagents", "subagent", "get_subagent_output", "get_subagent_session", "list_subagent_profiles"]);

@@ -1,7 +1,7 @@
 // Checked before a call starts (both fronts): a gate runs in its task's folder, so that folder must exist —
 // else the task would run to the end only to fail its check.
 import { findProfile } from "../profiles/profile.ts";
-import type { Engine, TaskInput } from "./task.ts";
+import type { Engine, TaskInput } from "./task-shared.ts";
 
 export function gateFolderProblem(engine: Pick<Engine, "host" | "profiles">, inputs: TaskInput[]): string | null {
   for (const t of inputs) {

@@ -3,7 +3,7 @@
 // An abort stops every running child through the signal each task gets; queued tasks still go through the
 // runner with an aborted signal, which records them as cancelled without starting a child.
 import type { RunState } from "./child/run-state.ts";
-import { failedResult, type TaskInput, type TaskOutcome } from "./task.ts";
+import { failedResult, type TaskInput, type TaskOutcome } from "./task-shared.ts";
 import type { ChildEvent } from "../types.ts";
 import { CallSpend } from "../budget.ts";
 import { realClock } from "../host.ts";

@@ -3,7 +3,7 @@
 import { budgetMessage } from "../budget.ts";
 import type { RunResult } from "../types.ts";
 import { abortStop } from "./child/abort-reason.ts";
-import { failedResult } from "./task.ts";
+import { failedResult } from "./task-shared.ts";
 import type { TaskContext } from "./task-context.ts";
 
 export function admitTask(task: TaskContext): RunResult | void {

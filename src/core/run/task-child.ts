@@ -7,7 +7,7 @@ import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFa
 import { buildInvocation } from "./launch/invocation.ts";
 import { rateGateFor } from "./child/rate-gate.ts";
 import { runChild } from "./child/runner.ts";
-import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from "./task.ts";
+import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from "./task-shared.ts";
 import type { TaskContext } from "./task-context.ts";
 import { childMcp } from "./mcp-select.ts";
 import { expectedDefaultModel } from "./default-model.ts";

@@ -5,7 +5,7 @@ import type { Store } from "../store/store.ts";
 import type { RunResult } from "../types.ts";
 import type { FinalizeMode } from "./child/finalize-contract.ts";
 import type { IsolationMode, LiveIsolation } from "./launch/isolation.ts";
-import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task.ts";
+import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task-shared.ts";
 import type { Where } from "./runners/choose.ts";
 import type { RuntimeChoice } from "./runtimes/choose.ts";
 

@@ -1,7 +1,7 @@
 // Stage "place": where the child runs — the task's cwd, or a git worktree of it made for this session.
 import type { RunResult } from "../types.ts";
 import { createIsolation } from "./launch/isolation.ts";
-import { failedResult } from "./task.ts";
+import { failedResult } from "./task-shared.ts";
 import type { TaskContext } from "./task-context.ts";
 
 export async function placeTask(task: TaskContext): Promise<RunResult | void> {

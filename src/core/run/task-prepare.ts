@@ -6,7 +6,7 @@ import type { Profile } from "../profiles/profile.ts";
 import { formatResumePrompt } from "../store/transcript.ts";
 import { resolveFinalizeMode } from "./child/finalize-contract.ts";
 import { isolationProblem } from "./launch/isolation.ts";
-import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task.ts";
+import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task-shared.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";

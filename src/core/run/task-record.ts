@@ -1,6 +1,6 @@
 // Stage "record": every task that got a run record ends with a terminal status on it.
 import type { RunResult } from "../types.ts";
-import type { TaskOutcome } from "./task.ts";
+import type { TaskOutcome } from "./task-shared.ts";
 import { ranResult, taskOutcome, type TaskContext } from "./task-context.ts";
 
 /** The end of a task that ran: its worktree's outcome, the run's status, the child's session file if it moved. */

@@ -3,7 +3,9 @@
 // it is done, in the child's folder, so a failure goes back into the SAME conversation as a correction — like a
 // finalize correction — without reloading the session. The parent only reads the attempts (events on fd 3)
 // and decides: no passing attempt → GATE_FAILED.
-import type { RunState } from "./run-state.ts";
+import type { GateProgress, RunState } from "./run-state.ts";
+
+export type { GateProgress };
 
 export type GateSpec = { command: string; timeoutSec: number; retries: number };
 
@@ -11,9 +13,6 @@ export const DEFAULT_GATE_TIMEOUT = 300;
 export const DEFAULT_GATE_RETRIES = 2;
 /** Gate output kept per attempt (head and tail), for the correction and the record. */
 export const GATE_OUTPUT_CHARS = 8000;
-
-/** What a gate did so far, as the parent saw it (RunState.gate). */
-export type GateProgress = { attempts: number; passed: boolean; running: boolean; lastOutput?: string; lastExit?: number | null; timedOut?: boolean };
 
 /** The task's own values win over its profile's; no command → no gate. */
 export function resolveGate(

@@ -5,7 +5,6 @@ import { sanitize } from "../../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
 import { todoProgress, type TodoProgress } from "./todos.ts";
 import type { Budget } from "../../budget.ts";
-import type { GateProgress } from "./gate.ts";
 import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../../types.ts";
 
 export const LIMITS = {
@@ -15,6 +14,9 @@ export const LIMITS = {
   toolResultText: 2000,
   streamingTail: 4096,
 };
+
+/** An acceptance gate's attempts so far, as the child reports them (gate.ts). */
+export type GateProgress = { attempts: number; passed: boolean; running: boolean; lastOutput?: string; lastExit?: number | null; timedOut?: boolean };
 
 export type RunState = {
   childSessionId?: string;

@@ -116,8 +116,8 @@ Lists the agent profiles available from DIR (default: current directory) as a ta
 user, project; * = another file of that name is shadowed), harness (whose file it is: pi, claude, codex, cursor,
 opencode, gemini, qwen, copilot, omp), runtime (only when an agent runs on another CLI than pi), model as
 written → the model it runs on here, tools, and warnings (tolerant front matter, tools not available here,
-fields not supported here). Agent folders are searched
-recursively; files that could not be loaded are named on stderr with the reason.
+fields not supported here). Agent folders are searched recursively; files that could not be loaded are named
+on stderr with the reason.
 
 Options:
   --all, -v, --verbose  Each profile's harness, file, description, memory file and every warning, plus the

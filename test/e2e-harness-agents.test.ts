@@ -4,7 +4,7 @@
 // keeps it (the scripted model writes to the path it was told); a read-only memory agent only reads it; and
 // `profiles` shows each agent's harness, file and memory file.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld } from "./support/pi-env.ts";
@@ -31,6 +31,7 @@ beforeAll(async () => {
   const pi = join(world.workDir, ".pi", "agents");
   mkdirSync(pi, { recursive: true });
   writeFileSync(join(pi, "keeper.md"), "---\nname: keeper\ndescription: Remembers the project's build quirks\nmemory: project\n---\nYou build the project.\n");
+  writeFileSync(join(pi, "porter.md"), "---\nname: porter\ndescription: Ports code with Codex\nruntime: codex\n---\nYou port code.\n");
   writeFileSync(join(pi, "reader.md"), "---\nname: reader\ndescription: Reads its notes only\nmemory: user\nreadonly: true\n---\nYou answer from your notes.\n");
   mkdirSync(join(world.workDir, ".pi", "agent-memory", "keeper"), { recursive: true });
   writeFileSync(join(world.workDir, ".pi", "agent-memory", "keeper", "MEMORY.md"), "- MEMO-4411: the build needs --frozen\n");
@@ -100,3 +101,42 @@ test("profiles shows each agent's harness, file and memory file", async () => {
   expect(all.stdout).toContain(`mapper (project, codex) ${join(world.workDir, ".codex", "agents", "mapper.toml")}`);
   expect(all.stdout).toContain(`  memory (user): ${join(world.agentDir, "agent-memory", "reader", "MEMORY.md")}`);
 }, 60_000);
+
+test("profiles shows the runtime of an agent that runs on another harness's CLI, within the terminal's width", async () => {
+  const table = await cli(world, ["profiles"], { env: { COLUMNS: "80" } });
+  expect(table.code).toBe(0);
+  const lines = table.stdout.split("\n").filter(Boolean);
+  expect(lines[0]).toMatch(/^NAME\s+SOURCE\s+HARNESS\s+RUNTIME\s+MODEL/);
+  expect(lines.find((l) => l.startsWith("porter "))).toMatch(/^porter\s+project\s+pi\s+codex\s/);
+  expect(lines.find((l) => l.startsWith("keeper "))).toMatch(/^keeper\s+project\s+pi\s+pi\s/);
+  for (const l of lines) expect(Bun.stringWidth(l)).toBeLessThanOrEqual(80);
+  const json = (await cli(world, ["profiles", "--json"])).json.filter((e) => e.type === "profile");
+  expect(json.find((p) => p.name === "porter")?.runtime).toBe("codex");
+  expect(json.find((p) => p.name === "keeper")?.runtime).toBe("pi");
+  const all = await cli(world, ["profiles", "--all"], { env: { COLUMNS: "200" } });
+  expect(all.stdout).toContain(`porter (project, pi, runs on codex) ${join(world.workDir, ".pi", "agents", "porter.md")}`);
+}, 60_000);
+
+test("doctor checks the CLI of each runtime agents use: ✗ naming the npm package and the agents, ✓ with its path", async () => {
+  const runtimeChecks = async (env: Record<string, string>, cwd?: string) => {
+    const r = await cli(world, ["doctor", "--json", ...(cwd ? ["--cwd", cwd] : [])], { env });
+    return { code: r.code, checks: (JSON.parse(r.stdout).checks as any[]).filter((c) => c.name === "runtime") };
+  };
+  const bare = (world.env.PATH ?? "").split(":").filter((d) => d && !existsSync(join(d, "codex"))).join(":");
+  const missing = await runtimeChecks({ PATH: bare });
+  expect(missing.code).toBe(1);
+  expect(missing.checks).toEqual([{ name: "runtime", status: "fail", detail: 'codex: "codex" not found on PATH, needed by agents: porter', fix: "npm install -g @openai/codex" }]);
+  // A fake codex: only looked up, never run (it would leave its mark).
+  const bin = join(world.root, "fake-codex-bin");
+  mkdirSync(bin, { recursive: true });
+  const mark = join(world.root, "codex-ran");
+  writeFileSync(join(bin, "codex"), `#!/bin/sh\ntouch ${mark}\n`);
+  chmodSync(join(bin, "codex"), 0o755);
+  const found = await runtimeChecks({ PATH: `${bin}:${bare}` });
+  expect(found.checks).toEqual([{ name: "runtime", status: "ok", detail: `codex: ${join(bin, "codex")} (agents: porter)` }]);
+  expect(existsSync(mark)).toBe(false);
+  // Where no agent names another runtime, there is no such line.
+  const elsewhere = join(world.root, "plain-project");
+  mkdirSync(elsewhere, { recursive: true });
+  expect((await runtimeChecks({ PATH: bare }, elsewhere)).checks).toEqual([]);
+}, 90_000);

@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { discoverProfiles, type Discovery } from "../src/core/profiles/profile-discovery.ts";
-import { parseProfile, type Profile } from "../src/core/profiles/profile.ts";
+import { parseProfile, profileSummary, type Profile } from "../src/core/profiles/profile.ts";
 import { copilotModelId } from "../src/core/profiles/harness-fields.ts";
 import { mapHarnessTools } from "../src/core/profiles/harnesses.ts";
 import { resolveModel } from "../src/core/profiles/model-resolve.ts";
@@ -196,6 +196,9 @@ describe("agent files of every harness", () => {
     expect(get("other-runtime").runtime).toBe("codex");
     expect(get("on-pi").runtime).toBe("pi");
     expect(parseProfile("---\ndescription: d\nruntime: claude\n---\nx", "/x/a.md", "user").profile!.runtime).toBe("claude-code");
+    // list_subagent_profiles says which CLI an agent runs on when it is not pi.
+    expect(profileSummary(get("other-runtime"))).toContain("runs on codex");
+    expect(profileSummary(get("on-pi"))).not.toContain("runs on");
     expect(parseProfile("---\ndescription: d\nruntime: 7\n---\nx", "/x/a.md", "user").error).toBe('field "runtime" must be one of pi, claude-code, codex, gemini, opencode (got number 7)');
   });
 

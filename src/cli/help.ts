@@ -114,14 +114,15 @@ export const PROFILES_HELP = `Usage: subagents profiles [--cwd DIR] [--all] [--j
 
 Lists the agent profiles available from DIR (default: current directory) as a table: name, source (built-in,
 user, project; * = another file of that name is shadowed), harness (whose file it is: pi, claude, codex, cursor,
-opencode, gemini, qwen, copilot, omp), model as written → the model it runs on here, tools, and warnings
-(tolerant front matter, tools not available here, fields not supported here). Agent folders are searched
-recursively; files that could not be loaded are named on stderr with the reason.
+opencode, gemini, qwen, copilot, omp), runtime (only when an agent runs on another CLI than pi), model as
+written → the model it runs on here, tools, and warnings (tolerant front matter, tools not available here,
+fields not supported here). Agent folders are searched recursively; files that could not be loaded are named
+on stderr with the reason.
 
 Options:
   --all, -v, --verbose  Each profile's harness, file, description, memory file and every warning, plus the
                         files that are not agents (no front matter or no description, documentation files)
-  --json                One JSON object per line: {"type":"profile", name, source, harness, filePath,
+  --json                One JSON object per line: {"type":"profile", name, source, harness, runtime, filePath,
                         memoryFile?, runsOn, warnings, …}, then "shadowed", "diagnostic" (and with --all
                         "skipped") lines
   --check               Exit 1 if any agent file has an error (for a collection's CI)

@@ -5,6 +5,7 @@ import { parse } from "../args.ts";
 import { childPiCheck, databaseCheck, extensionCheck, modelCheck, profilesCheck, settingsCheck, terminalCheck, versionCheck, type Check } from "../doctor-checks.ts";
 import { cliContext } from "../engine.ts";
 import { runnerCheck, sandboxCheck } from "../doctor-engines.ts";
+import { runtimesCheck } from "../doctor-runtimes.ts";
 import { modelsCheck } from "../doctor-models.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
@@ -18,6 +19,7 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   database    the session database: writable, schema version, size
   extension   the pi extension in pi's agent dir, and whether it matches this binary
   profiles    agent folders found, profile files with errors
+  runtime     the CLI of each other harness agents run on (runtime: codex, ...): found on PATH, or what to install
   settings    the subagents section of settings.json
   terminal    live-window support: terminal, colour, UTF-8
 
@@ -46,6 +48,7 @@ export function cmdDoctor(argv: string[]): number {
     databaseCheck(ctx),
     ...extensionCheck(ctx),
     profilesCheck(ctx, cwd),
+    ...runtimesCheck(ctx, cwd),
     settingsCheck(ctx),
     sandboxCheck(ctx),
     runnerCheck(ctx),

@@ -61,7 +61,7 @@ function printJson(list: Profile[], d: Discovery, ctx: CliContext, user: UserMod
     const { systemPrompt, apiKey, warnings: _w, ...rest } = p;
     const model = modelOf(p, ctx, user);
     const memory = memoryFile(ctx.host, p, { agentDir: ctx.agentDir, cwd });
-    console.log(JSON.stringify({ type: "profile", ...rest, harness: p.harness ?? "pi", filePath: p.filePath ?? null, ...(memory ? { memoryFile: memory } : {}), runsOn: model.runsOn, warnings: warningsOf(p, model), hasApiKey: apiKey !== undefined, promptChars: systemPrompt.length }));
+    console.log(JSON.stringify({ type: "profile", ...rest, harness: p.harness ?? "pi", runtime: p.runtime ?? "pi", filePath: p.filePath ?? null, ...(memory ? { memoryFile: memory } : {}), runsOn: model.runsOn, warnings: warningsOf(p, model), hasApiKey: apiKey !== undefined, promptChars: systemPrompt.length }));
   }
   for (const s of d.shadowed) console.log(JSON.stringify({ type: "shadowed", ...s }));
   for (const x of d.diagnostics) console.log(JSON.stringify({ type: "diagnostic", ...x }));
@@ -70,17 +70,20 @@ function printJson(list: Profile[], d: Discovery, ctx: CliContext, user: UserMod
 
 function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserModels, all: boolean, cwd: string): void {
   const width = terminalWidth();
+  // The RUNTIME column only when an agent runs on another harness's CLI: otherwise it would always say "pi".
+  const foreign = list.some((p) => p.runtime && p.runtime !== "pi");
   const rows = list.map((p) => {
     const m = modelOf(p, ctx, user);
     const model = m.written === m.runsOn ? m.written : `${m.written}→${m.runsOn}`;
     const warnings = warningsOf(p, m);
     const source = p.source + (d.shadowed.some((s) => s.name === p.name) ? "*" : "");
-    return [p.name, source, harnessOf(p), model, toolsOf(p), warnings.length ? `⚠ ${warnings.map(shortWarning).join(", ")}` : ""].map(sanitizeLine);
+    return [p.name, source, harnessOf(p), ...(foreign ? [p.runtime ?? "pi"] : []), model, toolsOf(p), warnings.length ? `⚠ ${warnings.map(shortWarning).join(", ")}` : ""].map(sanitizeLine);
   });
   const columns = [
     { header: "NAME", min: Math.min(20, Math.max(4, ...list.map((p) => p.name.length))), flex: true },
     { header: "SOURCE" },
     { header: "HARNESS" },
+    ...(foreign ? [{ header: "RUNTIME" }] : []),
     { header: "MODEL", min: 7, flex: true },
     { header: "TOOLS", min: 7, flex: true },
     { header: "WARNINGS", min: 8, flex: true },
@@ -90,7 +93,7 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
     for (const p of list) {
       const m = modelOf(p, ctx, user);
       console.log("");
-      for (const l of wrap(`${p.name} (${p.source}, ${harnessOf(p)}) ${p.filePath ?? "built in"}`, width)) console.log(l);
+      for (const l of wrap(`${p.name} (${p.source}, ${harnessOf(p)}${p.runtime && p.runtime !== "pi" ? `, runs on ${p.runtime}` : ""}) ${p.filePath ?? "built in"}`, width)) console.log(l);
       if (p.description) for (const l of wrap(`  ${sanitizeLine(p.description.replace(/\s+/g, " "))}`, width)) console.log(l);
       for (const w of warningsOf(p, m)) for (const l of wrap(`  ⚠ ${sanitizeLine(w)}`, width)) console.log(l);
       const budget = budgetLimits(p);

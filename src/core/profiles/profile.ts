@@ -193,6 +193,7 @@ export function profileSummary(p: Profile): string {
   const model = p.model ? (p.provider && !p.model.includes("/") ? `${p.provider}/${p.model}` : p.model) : p.provider ? `${p.provider}/default` : "default model";
   const tools = p.noTools ? "no tools" : p.tools ? `tools: ${p.tools.join(",")}` : p.excludeTools ? `all tools except ${p.excludeTools.join(",")}` : "default tools";
   const settings = [
+    p.runtime && p.runtime !== "pi" ? `runs on ${p.runtime}` : "",
     p.thinking ? `thinking ${p.thinking}` : "",
     p.readonly ? "read-only" : "",
     p.timeout ? `timeout ${p.timeout}s` : "",

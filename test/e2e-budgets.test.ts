@@ -27,8 +27,12 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 
-/** A child that keeps calling tools (each call different, so loop detection stays out of it). */
-const busy = (n: number) => Array.from({ length: n }, (_, i) => ({ tool: "bash", args: { command: `echo step ${i}` } }));
+/**
+ * A child that keeps calling tools (each call different, so loop detection stays out of it). Each call takes half
+ * a second, as real tool calls take time: a stop decided at a turn's end then lands before the next model request
+ * even on a loaded machine (with instant tools the child could send that request first, and the counts raced).
+ */
+const busy = (n: number) => Array.from({ length: n }, (_, i) => ({ tool: "bash", args: { command: `sleep 0.5; echo step ${i}` } }));
 const requestsWith = (marker: string) => world.server.requests.filter((q) => JSON.stringify(q.messages).includes(marker));
 const WRAP_UP = "Stop working now";
 

@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { stubSource } from "../src/embedded/builtin-extension.ts";
 import { compileExecutable, removeStage, stagePiAssets } from "./executable.ts";
 import { archiveName, hostPlatform, PLATFORMS, type Platform } from "./platforms.ts";
 
@@ -102,6 +103,10 @@ function npmPackages(built: { p: Platform; exe: string }[], t: number): string[]
   copyFileSync(join("scripts", "npm", "launcher.cjs"), join(dir, "bin", "subagents.js"));
   chmodSync(join(dir, "bin", "subagents.js"), 0o755);
   copyFileSync(join("dist", "extension.js"), join(dir, "extension.js"));
+  // What pi loads is the stub `subagents install` writes too: the pi inside our executable (children, compiled
+  // pis) recognises it and uses its built-in copy, and a child that may not delegate skips the bundle, instead of
+  // every pi transpiling the 600 KB bundle through jiti.
+  writeFileSync(join(dir, "pi-extension.js"), stubSource("./extension.js", pkg.version));
   for (const f of ["README.md", "LICENSE"]) copyFileSync(f, join(dir, f));
   const manifest = {
     name: "subagents",
@@ -110,8 +115,8 @@ function npmPackages(built: { p: Platform; exe: string }[], t: number): string[]
     keywords: ["pi-package", "pi", "subagents"],
     bin: { subagents: "bin/subagents.js" },
     // `pi install npm:subagents` loads this extension (the pi package manifest).
-    pi: { extensions: ["./extension.js"] },
-    files: ["bin", "extension.js", "README.md", "LICENSE"],
+    pi: { extensions: ["./pi-extension.js"] },
+    files: ["bin", "pi-extension.js", "extension.js", "README.md", "LICENSE"],
     optionalDependencies: Object.fromEntries(PLATFORMS.map((p) => [`subagents-${p.name}`, pkg.version])),
   };
   writeFileSync(join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);

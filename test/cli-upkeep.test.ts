@@ -1,8 +1,8 @@
 // doctor, prune, completion and install --bin, through the real CLI (source and the compiled binary).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { spawnSync } from "node:child_process";
 import pkg from "../package.json" with { type: "json" };
 import { COMPLETIONS } from "../src/cli/commands/completion.ts";
@@ -10,7 +10,9 @@ import { childSessionFile } from "../src/core/run/task.ts";
 import { Store } from "../src/core/store/store.ts";
 import { emptyUsage } from "../src/core/types.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
-import { cli, CURRENT_PI_RE, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { compiledPiDir } from "../src/host/compiled-pi.ts";
+import { readPiPackage } from "../src/host/pi-discovery.ts";
+import { cli, CURRENT_PI_RE, NODE24, PI_PACKAGE_DIRS, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -150,6 +152,46 @@ test("prune: --dry-run changes nothing; prune deletes old sessions and their fil
   // --keep N alone: all but the newest N (still never the running one).
   const keep = await cli(world, ["prune", "--keep", "0", "--json"], { env });
   expect(keep.json[0].sessions.map((x: { name: string }) => x.name)).toEqual(["recent"]);
+}, 60_000);
+
+test("prune: removes compiled pis children no longer use (other versions, other builds, half-written), keeps the one in use and one being compiled", async () => {
+  // The user's pi: the real bundle under a package that says it is a later release than the embedded pi.
+  const project = join(world.root, "prune-project");
+  const pkgDir = join(project, "node_modules", "@earendil-works", "pi-coding-agent");
+  mkdirSync(pkgDir, { recursive: true });
+  const real = JSON.parse(readFileSync(join(PI_PACKAGE_DIRS.current, "package.json"), "utf8"));
+  writeFileSync(join(pkgDir, "package.json"), JSON.stringify({ ...real, version: "99.0.0" }));
+  symlinkSync(join(PI_PACKAGE_DIRS.current, "dist"), join(pkgDir, "dist"));
+  // No pi on PATH: the project's pi is the user's.
+  const env = { PATH: `${dirname(NODE24)}:/usr/bin:/bin`, XDG_CACHE_HOME: join(world.root, "prune-cache"), SUBAGENTS_DB: join(world.root, "prune-compiled.db") };
+  const inUse = compiledPiDir(env, readPiPackage(pkgDir)!, join(REPO, "dist", "subagents"))!;
+  const root = dirname(inUse);
+  const make = (name: string, files: Record<string, number>) => {
+    for (const [f, size] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, name, f)), { recursive: true });
+      writeFileSync(join(root, name, f), "x".repeat(size));
+    }
+    return join(root, name);
+  };
+  make(basename(inUse), { pi: 3000, ready: 10 });
+  const older = make("98.0.0-aaaaaaaaaaaa", { pi: 5000, ready: 10 });
+  const otherBuild = make("99.0.0-bbbbbbbbbbbb", { pi: 4000, ready: 10 });
+  const halfWritten = make("99.0.0-cccccccccccc", { ".build-x/pi": 1000, compiling: 5 });
+  utimesSync(join(halfWritten, "compiling"), new Date(Date.now() - DAY), new Date(Date.now() - DAY));
+  const compiling = make("97.0.0-dddddddddddd", { ".build-y/pi": 1000, compiling: 5 });
+  const gone = [older, otherBuild, halfWritten].sort();
+
+  const dry = await cli(world, ["prune", "--dry-run", "--json"], { binary: true, env, cwd: project });
+  expect(dry.code, dry.stderr).toBe(0);
+  expect(dry.json[0].compiledPis).toEqual(gone.map((dir) => ({ dir, bytes: { [older]: 5010, [otherBuild]: 4010, [halfWritten]: 1005 }[dir] })));
+  expect(gone.filter(existsSync)).toEqual(gone);
+
+  const r = await cli(world, ["prune"], { binary: true, env, cwd: project });
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toContain(`removed  ${older}  (4.9 KB)`);
+  expect(r.stdout).toContain("Removed 3 compiled pi(s) no longer used by children; 9.8 KB freed.");
+  expect(gone.filter(existsSync)).toEqual([]);
+  expect([inUse, compiling].filter(existsSync)).toEqual([inUse, compiling]);
 }, 60_000);
 
 test("prune: bad ages and counts are usage errors", async () => {

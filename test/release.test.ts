@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { archiveName, hostPlatform, PLATFORMS } from "../scripts/platforms.ts";
+import { isStub } from "../src/embedded/builtin-extension.ts";
 import { REPO } from "./support/pi-env.ts";
 
 const host = hostPlatform()!;
@@ -119,5 +120,14 @@ test("npm: the subagents tarball and this platform's tarball install offline; su
   const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
   expect(manifest.keywords).toContain("pi-package");
   expect(manifest.pi.extensions.map((e: string) => existsSync(join(installed, e)))).toEqual([true]);
+  // pi loads the small stub (recognised by the pi inside our executable), which imports the bundle beside it.
+  const stub = join(installed, manifest.pi.extensions[0]);
+  expect(isStub(stub)).toBe(true);
+  const load = (env: Record<string, string>) =>
+    run([process.execPath, "-e", `const f = (await import(${JSON.stringify(stub)})).default; const seen = []; await f({ registerTool: (t) => seen.push(t.name), on() {}, registerCommand() {}, registerShortcut() {}, registerFlag() {}, registerMessageRenderer() {}, getFlag() {} }).catch((e) => console.log("err " + e.message)); console.log(JSON.stringify(seen));`], { env: { ...process.env, ...env } as Record<string, string> });
+  const deep = await load({ PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1", PI_SUBAGENT_MAX_DEPTH: "1" });
+  expect(deep.stdout.trim(), deep.stderr).toBe("[]");
+  const top = await load({ PI_SUBAGENT_CHILD: "", PI_SUBAGENT_DEPTH: "", PI_SUBAGENT_MAX_DEPTH: "" });
+  expect(JSON.parse(top.stdout.trim().split("\n").at(-1)!).length, top.stdout + top.stderr).toBeGreaterThan(0);
   expect(Object.keys(manifest.optionalDependencies).sort()).toEqual(PLATFORMS.map((p) => `subagents-${p.name}`).sort());
 }, 120_000);

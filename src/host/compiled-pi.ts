@@ -17,7 +17,7 @@ const READY = "ready";
 const FAILED = "failed";
 const LOCK = "compiling";
 /** A compile that left its lock this long ago has died: try again. */
-const STALE_LOCK_MS = 5 * 60_000;
+export const STALE_LOCK_MS = 5 * 60_000;
 
 /** One folder per (our binary, the user's pi package and its bundle's mtime): a reinstalled pi or a new
  *  `subagents` gets a fresh compile, never a stale one. */
@@ -31,10 +31,15 @@ export function compiledPiDir(env: Record<string, string | undefined>, pkg: PiPa
     return null; // no bundle (pi ≤ 0.73) or no binary: nothing to compile
   }
   const hash = crypto.createHash("sha256").update(stamp).digest("hex").slice(0, 12);
+  return path.join(compiledPiRoot(env), `${pkg.version}-${hash}`);
+}
+
+/** The folder holding every compiled pi (`subagents prune` cleans it). */
+export function compiledPiRoot(env: Record<string, string | undefined>): string {
   // Beside the embedded pi's own cache (src/embedded/pi-assets.ts): XDG cache, else ~/.cache, else the temp dir.
   const home = env.HOME || os.homedir();
   const base = [env.XDG_CACHE_HOME, home ? path.join(home, ".cache") : undefined, os.tmpdir()].find((b): b is string => !!b && path.isAbsolute(b))!;
-  return path.join(base, "subagents", "compiled-pi", `${pkg.version}-${hash}`);
+  return path.join(base, "subagents", "compiled-pi");
 }
 
 export function readyCompiledPi(dir: string): string | null {

@@ -8,6 +8,8 @@ import { parse } from "../args.ts";
 import { formatBytes } from "../doctor-checks.ts";
 import { cliContext, dataDir, dbPath, openStore } from "../engine.ts";
 import { sessionLogs, staleSupervisorLogs } from "../prune-logs.ts";
+import { pruneCompiledPis } from "../prune-compiled-pi.ts";
+import { runtimeDir } from "../../host/child-extension-path.ts";
 import { createWorktreeHost } from "../../host/git-worktree.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
@@ -16,14 +18,15 @@ export const PRUNE_HELP = `Usage: subagents prune [--older-than AGE] [--keep N] 
 Deletes sessions from the session database together with their child pi session files and background
 event logs, then compacts the database (VACUUM). Running sessions are never deleted. Logs of background
 supervisors that ended before the cut-off go too, and worktrees of isolated tasks whose owner process died
-(what they changed is committed on their branch first).
+(what they changed is committed on their branch first). Compiled copies of the user's pi
+(~/.cache/subagents/compiled-pi/) other than the one children use now go as well, with half-written ones.
 
 Options:
   --older-than AGE  Only sessions last active more than AGE ago: 30d, 12h, 90m, 2w (default 30d,
                     unless only --keep is given)
   --keep N          Always keep the N most recent sessions
   --dry-run         List what would be deleted; change nothing
-  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","bytesBefore","bytesAfter"}
+  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","compiledPis":[{"dir","bytes"}],"bytesBefore","bytesAfter"}
 
 Examples:
   subagents prune                       sessions older than 30 days
@@ -96,9 +99,10 @@ export async function cmdPrune(argv: string[]): Promise<number> {
   }
   // Worktrees of isolated tasks whose owner died (SIGKILL): changes kept on their branch, the folder removed.
   const worktrees = dryRun ? 0 : await createWorktreeHost(dataDir(ctx)).cleanStale();
+  const compiledPis = pruneCompiledPis({ env: ctx.host.env, cwd: process.cwd(), runtimeDir: runtimeDir(ctx.agentDir), remove: !dryRun });
   const bytesAfter = dbBytes(file);
   if (values.json) {
-    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, logs, worktrees, bytesBefore, bytesAfter }));
+    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, logs, worktrees, compiledPis, bytesBefore, bytesAfter }));
     return EXIT.ok;
   }
   const verb = dryRun ? "Would delete" : "Deleted";
@@ -107,5 +111,10 @@ export async function cmdPrune(argv: string[]): Promise<number> {
   const logNote = logs.length ? `, ${logs.length} log file(s)` : "";
   console.log(`${verb} ${deleted.length} session(s) and ${removedFiles.length} session file(s)${logNote}; ${size} (${file}).`);
   if (worktrees) console.log(`Removed ${worktrees} abandoned worktree(s) of isolated tasks (their changes are on their branches).`);
+  if (compiledPis.length) {
+    for (const c of compiledPis) console.log(`${dryRun ? "would remove" : "removed"}  ${c.dir}  (${formatBytes(c.bytes)})`);
+    const total = formatBytes(compiledPis.reduce((n, c) => n + c.bytes, 0));
+    console.log(`${dryRun ? "Would remove" : "Removed"} ${compiledPis.length} compiled pi(s) no longer used by children; ${total} ${dryRun ? "to free" : "freed"}.`);
+  }
   return EXIT.ok;
 }

@@ -2,8 +2,8 @@
 // Anthropic Messages (Claude Code), OpenAI Responses (Codex) and Gemini's streamGenerateContent (Gemini CLI).
 // One server answers all three by path. Each request is read into the chat shape of model-server.ts so the same
 // `[[script:[...]]]` steps drive it (text and tool calls; tool names are the harness's own, e.g. Bash for Claude).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { chooseStep, type ScriptStep } from "./model-server.ts";
+import { createServer, type Server, type ServerResponse } from "node:http";
+import { chooseStep, readBody, type ScriptStep } from "./model-server.ts";
 
 type Chat = { role: string; content: string };
 export type HarnessRequest = { api: "anthropic" | "responses" | "gemini"; path: string; model?: string; tools: string[]; system: string; messages: Chat[] };
@@ -52,10 +52,6 @@ function fromGemini(body: any): Chat[] {
     const isTool = parts.some((p) => p.functionResponse);
     return { role: c.role === "model" ? "assistant" : isTool ? "tool" : "user", content: parts.map((p) => (typeof p.text === "string" ? p.text : p.functionResponse ? JSON.stringify(p.functionResponse.response ?? {}) : "")).join("") };
   });
-}
-
-function stepFor(messages: Chat[], served: Map<string, number>): ScriptStep {
-  return chooseStep({ messages }, served);
 }
 
 const sse = (res: ServerResponse) => res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
@@ -140,11 +136,39 @@ function geminiAnswer(res: ServerResponse, step: ScriptStep, stream: boolean): v
   res.end();
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
+/** One API this server speaks: which paths are its, what a request says, and how it answers or fails. */
+type Api = {
+  api: HarnessRequest["api"];
+  match(path: string): RegExpExecArray | null;
+  read(body: any, m: RegExpExecArray): Omit<HarnessRequest, "api" | "path">;
+  /** The error body this API sends with a scripted status ≥ 400. */
+  error(step: ScriptStep): unknown;
+  answer(res: ServerResponse, step: ScriptStep, body: any, m: RegExpExecArray): void;
+};
+
+const APIS: Api[] = [
+  {
+    api: "anthropic",
+    match: (path) => /\/messages$/.exec(path),
+    read: (body) => ({ model: body.model, tools: (body.tools ?? []).map((t: any) => t.name), system: textOf(body.system), messages: fromAnthropic(body) }),
+    error: (step) => ({ type: "error", error: { type: "api_error", message: step.message ?? "scripted error" } }),
+    answer: (res, step, body) => anthropicAnswer(res, step, body.model ?? "claude-scripted", body.stream === true),
+  },
+  {
+    api: "responses",
+    match: (path) => /\/responses$/.exec(path),
+    read: (body) => ({ model: body.model, tools: (body.tools ?? []).map((t: any) => t.name ?? t.type), system: textOf(body.instructions), messages: fromResponses(body) }),
+    error: (step) => ({ error: { message: step.message ?? "scripted error", type: "invalid_request_error" } }),
+    answer: (res, step, body) => responsesAnswer(res, step, body.model ?? "gpt-scripted"),
+  },
+  {
+    api: "gemini",
+    match: (path) => /\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(path),
+    read: (body, m) => ({ model: m[1], tools: (body.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => f.name)), system: textOf(body.systemInstruction?.parts ?? body.systemInstruction), messages: fromGemini(body) }),
+    error: (step) => ({ error: { code: step.status, message: step.message ?? "scripted error", status: "INVALID_ARGUMENT" } }),
+    answer: (res, step, _body, m) => geminiAnswer(res, step, m[2] === "streamGenerateContent"),
+  },
+];
 
 export async function startHarnessServer(port = 0): Promise<HarnessServer> {
   const requests: HarnessRequest[] = [];
@@ -161,31 +185,15 @@ export async function startHarnessServer(port = 0): Promise<HarnessServer> {
         // not JSON: answered 404 below unless the path is known
       }
       const path = url.split("?")[0];
-      let step: ScriptStep;
-      if (path.endsWith("/messages") && req.method === "POST") {
-        const r: HarnessRequest = { api: "anthropic", path, model: body.model, tools: (body.tools ?? []).map((t: any) => t.name), system: textOf(body.system), messages: fromAnthropic(body) };
+      for (const api of req.method === "POST" ? APIS : []) {
+        const m = api.match(path);
+        if (!m) continue;
+        const r: HarnessRequest = { api: api.api, path, ...api.read(body, m) };
         requests.push(r);
-        step = stepFor(r.messages, served);
+        const step = chooseStep({ messages: r.messages }, served);
         if (step.delayMs) await sleep(step.delayMs);
-        if (step.status && step.status >= 400) return void res.writeHead(step.status, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "api_error", message: step.message ?? "scripted error" } }));
-        return anthropicAnswer(res, step, body.model ?? "claude-scripted", body.stream === true);
-      }
-      if (path.endsWith("/responses") && req.method === "POST") {
-        const r: HarnessRequest = { api: "responses", path, model: body.model, tools: (body.tools ?? []).map((t: any) => t.name ?? t.type), system: textOf(body.instructions), messages: fromResponses(body) };
-        requests.push(r);
-        step = stepFor(r.messages, served);
-        if (step.delayMs) await sleep(step.delayMs);
-        if (step.status && step.status >= 400) return void res.writeHead(step.status, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: step.message ?? "scripted error", type: "invalid_request_error" } }));
-        return responsesAnswer(res, step, body.model ?? "gpt-scripted");
-      }
-      const gem = /\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(path);
-      if (gem && req.method === "POST") {
-        const r: HarnessRequest = { api: "gemini", path, model: gem[1], tools: (body.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => f.name)), system: textOf(body.systemInstruction?.parts ?? body.systemInstruction), messages: fromGemini(body) };
-        requests.push(r);
-        step = stepFor(r.messages, served);
-        if (step.delayMs) await sleep(step.delayMs);
-        if (step.status && step.status >= 400) return void res.writeHead(step.status, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: step.status, message: step.message ?? "scripted error", status: "INVALID_ARGUMENT" } }));
-        return geminiAnswer(res, step, gem[2] === "streamGenerateContent");
+        if (step.status && step.status >= 400) return void res.writeHead(step.status, { "content-type": "application/json" }).end(JSON.stringify(api.error(step)));
+        return api.answer(res, step, body, m);
       }
       if (/:countTokens$/.test(path)) return void res.writeHead(200, { "content-type": "application/json" }).end('{"totalTokens":100}');
       unknown.push(`${req.method} ${url}`);

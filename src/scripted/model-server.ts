@@ -214,7 +214,7 @@ async function answer(res: ServerResponse, step: ScriptStep & { retryAfterSec?: 
   res.end("data: [DONE]\n\n");
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+export async function readBody(req: IncomingMessage): Promise<string> {
   const parts: Buffer[] = [];
   for await (const part of req) parts.push(part as Buffer);
   return Buffer.concat(parts).toString("utf8");

@@ -3,6 +3,7 @@
 // may be `{file:./path}`). Both become the same { fields, body } the front-matter reader gives.
 import { parse as parseToml } from "smol-toml";
 import type { Fields } from "./front-matter.ts";
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
 
 export class AgentFileError extends Error {}
 
@@ -24,51 +25,6 @@ export function readCodexToml(text: string): ReadAgent {
   return { fields, body: developer_instructions ?? "" };
 }
 
-/**
- * JSON with comments (opencode.jsonc): line and block comments and trailing commas removed, strings left
- * alone. Small on purpose: the result still goes through JSON.parse, which reports anything else.
- */
-export function stripJsonc(text: string): string {
-  let out = "";
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '"') {
-      const j = stringEnd(text, i);
-      out += text.slice(i, j + 1);
-      i = j;
-    } else if (c === "/" && text[i + 1] === "/") {
-      while (i < text.length && text[i] !== "\n") i++;
-      out += "\n";
-    } else if (c === "/" && text[i + 1] === "*") {
-      const end = text.indexOf("*/", i + 2);
-      i = end < 0 ? text.length : end + 1;
-    } else out += c;
-  }
-  return dropTrailingCommas(out);
-}
-
-/** The index of the quote that closes the JSON string opening at `start` (escapes skipped). */
-function stringEnd(text: string, start: number): number {
-  let j = start + 1;
-  while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
-  return j;
-}
-
-/** `[1, 2,]` → `[1, 2]`, outside strings only. */
-function dropTrailingCommas(text: string): string {
-  let out = "";
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '"') {
-      const j = stringEnd(text, i);
-      out += text.slice(i, j + 1);
-      i = j;
-    } else if (c === "," && /^\s*[}\]]/.test(text.slice(i + 1, i + 200))) continue;
-    else out += c;
-  }
-  return out;
-}
-
 export type OpencodeEntry = { name: string; read?: ReadAgent; error?: string; skip?: string };
 
 /**
@@ -77,11 +33,13 @@ export type OpencodeEntry = { name: string; read?: ReadAgent; error?: string; sk
  * relative to the config file's folder.
  */
 export function readOpencodeJson(text: string, dir: string, readText: (path: string) => string | null): { entries: OpencodeEntry[]; error?: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(stripJsonc(text));
-  } catch (err) {
-    return { entries: [], error: `invalid JSON: ${String((err as Error).message).split("\n")[0]}` };
+  // opencode's files are JSON with comments and trailing commas (opencode.jsonc), read as opencode reads them.
+  const errors: ParseError[] = [];
+  const parsed: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length) {
+    const { error, offset } = errors[0];
+    const line = text.slice(0, offset).split("\n").length;
+    return { entries: [], error: `invalid JSON: ${printParseErrorCode(error)} at line ${line}` };
   }
   const agents = parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>).agent : undefined;
   if (agents === undefined) return { entries: [] };

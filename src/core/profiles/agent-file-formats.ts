@@ -3,7 +3,8 @@
 // may be `{file:./path}`). Both become the same { fields, body } the front-matter reader gives.
 import { parse as parseToml } from "smol-toml";
 import type { Fields } from "./front-matter.ts";
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
+// The ESM build: its UMD "main" loads its parts with a runtime require that a bundle cannot follow.
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser/lib/esm/main.js";
 
 export class AgentFileError extends Error {}
 

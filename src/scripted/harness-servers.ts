@@ -3,7 +3,7 @@
 // One server answers all three by path. Each request is read into the chat shape of model-server.ts so the same
 // `[[script:[...]]]` steps drive it (text and tool calls; tool names are the harness's own, e.g. Bash for Claude).
 import { createServer, type Server, type ServerResponse } from "node:http";
-import { chooseStep, readBody, type ScriptStep } from "./model-server.ts";
+import { chooseStep, listenLocal, readBody, type ScriptStep } from "./model-server.ts";
 
 type Chat = { role: string; content: string };
 export type HarnessRequest = { api: "anthropic" | "responses" | "gemini"; path: string; model?: string; tools: string[]; system: string; messages: Chat[] };
@@ -200,18 +200,6 @@ export async function startHarnessServer(port = 0): Promise<HarnessServer> {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not scripted"}}');
     })().catch(() => res.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  const address = server.address();
-  const actual = typeof address === "object" && address ? address.port : port;
-  return {
-    port: actual,
-    origin: `http://127.0.0.1:${actual}`,
-    requests,
-    unknown,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
-  };
+  const listening = await listenLocal(server, port);
+  return { ...listening, origin: `http://127.0.0.1:${listening.port}`, requests, unknown };
 }

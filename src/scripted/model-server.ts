@@ -246,14 +246,16 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
       await answer(res, step, raw.length);
     })().catch(() => res.destroy());
   });
+  const listening = await listenLocal(server, port);
+  return { ...listening, baseUrl: `http://127.0.0.1:${listening.port}/v1`, requests, faults };
+}
+
+/** Starts `server` on 127.0.0.1 (port 0: any free one); `close` also ends open keep-alive connections. */
+export async function listenLocal(server: Server, port: number): Promise<{ port: number; close(): Promise<void> }> {
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const address = server.address();
-  const actual = typeof address === "object" && address ? address.port : port;
   return {
-    port: actual,
-    baseUrl: `http://127.0.0.1:${actual}/v1`,
-    requests,
-    faults,
+    port: typeof address === "object" && address ? address.port : port,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections?.();

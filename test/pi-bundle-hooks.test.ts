@@ -24,6 +24,10 @@ test("the installed pi's bundle has each hooked function exactly once, and the h
   // undici is loaded only on demand, and pi's dispatcher setup first asks whether Bun's fetch can stay.
   expect(joined).not.toMatch(/\bvar undici=\w+\(require_undici\(\),1\)/);
   expect(joined).toContain('(globalThis[Symbol.for("subagents.native-fetch")]?.(');
+  // pi's load-time validators are made lazily, and TypeBox's Value is published for them to interpret with.
+  expect(joined).not.toMatch(/\b\w+=Compile\(\w+\)[;,]/);
+  expect(joined).toContain('validateModelsConfig=(globalThis[Symbol.for("subagents.lazy-validator")]?.(ModelsConfigSchema,');
+  expect(found.typeboxValue).toHaveLength(1);
 });
 
 test("Bun's fetch stays only without proxy variables, at pi's default idle timeout, and before any swap", () => {
@@ -65,7 +69,7 @@ test("a pi whose undici setup changed shape fails the build", () => {
   // The user's pi compiled once by us: without this shape it only starts a little slower, so it still compiles.
   const others = empty();
   for (const f of files()) hookPiSource(f, f === main ? source.replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2(").replace("var undici=", "var undiciV2=") : readFileSync(f, "utf8"), others);
-  expect(() => checkHooks(others, PI_DIR, { fetchOptional: true })).not.toThrow();
+  expect(() => checkHooks(others, PI_DIR, { speedupsOptional: true })).not.toThrow();
   const renamedFetch = source.replaceAll("originalGlobalFetch", "firstGlobalFetch");
   expect(() => hookPiSource(main, renamedFetch, empty())).toThrow(/originalGlobalFetch/);
 });

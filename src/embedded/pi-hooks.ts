@@ -2,6 +2,7 @@
 // build's plugin (scripts/executable.ts) for the executable, and by a runtime plugin (src/embedded/pi-role.ts)
 // when our CLI runs from a source checkout, so both run the same pi.
 import { FACTORIES_KEY, LOADER_KEY } from "./builtin-extension.ts";
+import { hookValidators } from "./lazy-validators.ts";
 import { hookNativeFetch } from "./native-fetch.ts";
 
 /**
@@ -27,7 +28,7 @@ const QUICKJS_RESOLVE = /\b\w+\(import\.meta\.url\)\.resolve\("quickjs-wasi\/qui
 export const QUICKJS_KEY = "subagents.quickjs-wasm";
 export const QUICKJS_WASM = "quickjs.wasm";
 
-export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[] };
+export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[]; validators: string[]; typeboxValue: string[] };
 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
 export function hookPiSource(path: string, source: string, found: HookReport): string {
@@ -50,6 +51,12 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
     found.fetch.push(path);
     source = fetchHooked;
   }
+  const lazy = hookValidators(source);
+  if (lazy) {
+    for (let i = 0; i < lazy.sites; i++) found.validators.push(path);
+    if (lazy.value) found.typeboxValue.push(path);
+    source = lazy.source;
+  }
   const m = LOADER_HOOK_AT.exec(source);
   if (!m) return source;
   found.loader.push(path);
@@ -58,16 +65,19 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
 }
 
 /** Throws unless each change was made exactly once (a missed or doubled hook is a pi this build does not know). */
-export function checkHooks(found: HookReport, piDir: string, opts: { fetchOptional?: boolean } = {}): void {
+export function checkHooks(found: HookReport, piDir: string, opts: { speedupsOptional?: boolean } = {}): void {
   const problems: string[] = [];
   if (found.runtime.length !== 1) problems.push(`pi's CLI runtime (dist/bundle/cli-runtime.js) was hooked ${found.runtime.length} times`);
   if (found.main.length !== 1) problems.push(`found ${found.main.length} "async function main(args, options)" reading options.extensionFactories (want 1)`);
   if (found.jiti.length !== 1) problems.push(`found ${found.jiti.length} 'require("jiti").createJiti' to compile jiti in (want 1): user extensions would not load`);
   if (found.loader.length !== 1) problems.push(`found ${found.loader.length} "async function loadExtensionModule(path, cacheToken)" to hook (want 1)`);
-  // For a user's pi compiled once by us, a pi without this shape only misses a speed-up, never a feature.
-  if (found.fetch.length > 1 || (found.fetch.length === 0 && !opts.fetchOptional)) problems.push(`found ${found.fetch.length} undici loads + "function configureHttpDispatcher(timeoutMs=…)" to keep Bun's fetch in children (want 1)`);
+  // For a user's pi compiled once by us, a pi without these shapes only misses a speed-up, never a feature.
+  if (found.fetch.length > 1 || (found.fetch.length === 0 && !opts.speedupsOptional)) problems.push(`found ${found.fetch.length} undici loads + "function configureHttpDispatcher(timeoutMs=…)" to keep Bun's fetch in children (want 1)`);
+  if (found.typeboxValue.length > 1 || (!opts.speedupsOptional && (found.typeboxValue.length === 0 || found.validators.length === 0))) {
+    problems.push(`found ${found.validators.length} top-level "X=Compile(Schema)" validators and ${found.typeboxValue.length} TypeBox Value namespaces (want ≥ 1 and 1) to build validators lazily`);
+  }
   if (problems.length) throw new Error(`the embedded pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
 
 
-export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [] });
+export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [], validators: [], typeboxValue: [] });

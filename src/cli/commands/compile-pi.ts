@@ -1,5 +1,5 @@
 // `subagents __compile-pi PI_PACKAGE_DIR OUT_DIR` (internal; started in the background by src/host/compiled-pi.ts):
-// compiles the user's pi from its self-contained bundle into OUT_DIR/pi, with the same two hooks as the pi inside
+// compiles the user's pi from its self-contained bundle into OUT_DIR/pi, with the same hooks as the pi inside
 // this executable (src/embedded/pi-hooks.ts) and our child extension built in. pi's package files are linked
 // beside it (a compiled pi reads them from its own folder). Writes OUT_DIR/ready, or OUT_DIR/failed with why.
 import * as fs from "node:fs";
@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { BUILTIN_KEY, FACTORIES_KEY, LOADER_KEY, STUB_MARK } from "../../embedded/builtin-extension.ts";
 import { checkHooks, emptyHookReport, hookPiSource } from "../../embedded/pi-hooks.ts";
 import { nativeFetchOfferJs } from "../../embedded/native-fetch.ts";
+import { installLazyValidators, TYPEBOX_VALUE_KEY, VALIDATOR_KEY } from "../../embedded/lazy-validators.ts";
 import { childExtensionSource } from "../../host/child-extension-path.ts";
 import { COMPILED_EXE, compiledPiMarkers } from "../../host/compiled-pi.ts";
 import { extensionSource } from "../installed.ts";
@@ -28,7 +29,9 @@ const builtin = async (pi) => (atMaxDepth ? undefined : (await import("./extensi
 globalThis[${key(BUILTIN_KEY)}] = builtin;
 globalThis[${key(LOADER_KEY)}] = (file) => (file.endsWith(".js") && isStub(file) ? builtin : undefined);
 globalThis[${key(FACTORIES_KEY)}] = [child];
-${nativeFetchOfferJs()}`;
+${nativeFetchOfferJs()}
+(${installLazyValidators.toString()})(${JSON.stringify(VALIDATOR_KEY)}, ${JSON.stringify(TYPEBOX_VALUE_KEY)});
+`;
 }
 
 /** pi's package files, linked where a compiled pi looks for them (its executable's folder). */
@@ -81,7 +84,7 @@ export async function cmdCompilePi(argv: string[]): Promise<number> {
       ],
     } as Parameters<typeof Bun.build>[0]);
     if (!result.success) throw new Error(result.logs.map(String).join("\n") || "Bun.build failed");
-    checkHooks(found, pkgDir, { fetchOptional: true });
+    checkHooks(found, pkgDir, { speedupsOptional: true });
     fs.renameSync(path.join(work, COMPILED_EXE), path.join(out, COMPILED_EXE));
     linkAssets(pkgDir, out);
     fs.writeFileSync(path.join(out, READY), `${new Date().toISOString()}\n`);

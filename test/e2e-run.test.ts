@@ -212,14 +212,20 @@ test("the executable alone (copied to an empty folder, clean env, no node/bun/pi
   expect(readdirSync(join(lone, "home", ".cache", "subagents"))).toEqual([expect.stringMatching(/^\d+\.\d+\.\d+$/)]);
 }, 60_000);
 
-test("the pi role's switch never reaches what the child runs", async () => {
+test("the pi role's switch and our JIT settings never reach what the child runs; the user's own JSC settings do", async () => {
   world.setSubagentSettings({});
-  const task = `env check ${script([{ tool: "bash", args: { command: "echo role=[$SUBAGENTS_ROLE]" } }, { finalize: { status: "SUCCESS", result: "checked" } }])}`;
-  const r = await cli(world, ["run", "default", task, "--json"], { binary: true });
-  expect(summaryOf(r.json)[0].status).toBe("completed");
-  const toolResult = world.server.requests.flatMap((q) => q.messages ?? []).filter((m) => m.role === "tool" && JSON.stringify(m.content).includes("role=["));
-  expect(toolResult.length).toBeGreaterThan(0);
-  expect(JSON.stringify(toolResult.at(-1)!.content)).toContain("role=[]");
+  const echo = "echo role=[$SUBAGENTS_ROLE] jit=[$SUBAGENTS_CHILD_JIT/$BUN_JSC_thresholdForOptimizeAfterWarmUp/$BUN_JSC_thresholdForOptimizeSoon]";
+  const seen = async (label: string, env: Record<string, string> = {}) => {
+    const task = `env check ${label} ${script([{ tool: "bash", args: { command: `${echo} ${label}` } }, { finalize: { status: "SUCCESS", result: "checked" } }])}`;
+    const r = await cli(world, ["run", "default", task, "--json"], { binary: true, env });
+    expect(summaryOf(r.json)[0].status).toBe("completed");
+    const toolResult = world.server.requests.flatMap((q) => q.messages ?? []).filter((m) => m.role === "tool" && JSON.stringify(m.content).includes(`] ${label}`));
+    expect(toolResult.length).toBeGreaterThan(0);
+    return JSON.stringify(toolResult.at(-1)!.content);
+  };
+  expect(await seen("plain")).toContain("role=[] jit=[//] plain");
+  // A user who tunes JavaScriptCore keeps exactly their settings, in the child and in what it runs.
+  expect(await seen("tuned", { BUN_JSC_thresholdForOptimizeSoon: "777" })).toContain("role=[] jit=[//777] tuned");
 }, 60_000);
 
 test("a child keeps the user's APPEND_SYSTEM.md and gets our finalize instructions after it", async () => {

@@ -3,6 +3,7 @@
 // inherits it.
 import * as path from "node:path";
 import { isCompiledBinary, ROLE_ENV } from "../host/embedded-pi.ts";
+import { dropChildJitEnv } from "../host/child-jit.ts";
 import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
 import { EMBEDDED_PI_VERSION } from "../host/embedded-version.ts";
 import { PHOTON_WASM, redirectPhotonWasm } from "./photon-wasm.ts";
@@ -12,6 +13,7 @@ import { BUNDLE_FILE, emptyHookReport, hookPiSource, QUICKJS_KEY, QUICKJS_WASM }
 export async function runPiRole(ourVersion: string): Promise<void> {
   const buildKey = path.join(ourVersion, `pi-${EMBEDDED_PI_VERSION}`);
   delete process.env[ROLE_ENV];
+  dropChildJitEnv();
   offerNativeFetch();
   // Always our own copy: a PI_PACKAGE_DIR inherited from the user's setup (Nix, a pi from npm) has another
   // version's files in another layout.

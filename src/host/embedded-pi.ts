@@ -5,6 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { EMBEDDED_PI_VERSION } from "./embedded-version.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
+import { childJitEnv } from "./child-jit.ts";
 
 /** `bun`: the Bun version inside the executable (known to a Node parent only from the install record). */
 export type EmbeddedPi = { argv: string[]; env: Record<string, string>; version: string; where: string; bun?: string };
@@ -19,7 +20,7 @@ export function isCompiledBinary(): boolean {
 /** This very process's embedded pi: the compiled executable, or (from source under Bun) our CLI entry. */
 export function selfEmbedded(): EmbeddedPi | null {
   if (!EMBEDDED_PI_VERSION || typeof Bun === "undefined") return null;
-  const env = { [ROLE_ENV]: "pi" };
+  const env = { [ROLE_ENV]: "pi", ...childJitEnv() };
   if (isCompiledBinary()) return { argv: [process.execPath], env, version: EMBEDDED_PI_VERSION, where: process.execPath };
   const entry = path.resolve(import.meta.dir, "..", "cli", "main.ts");
   if (!fs.existsSync(entry)) return null;
@@ -41,7 +42,7 @@ export function installedEmbedded(runtimeDir: string): EmbeddedPi | null {
     const r = JSON.parse(fs.readFileSync(path.join(runtimeDir, RECORD), "utf8")) as { path?: string; piVersion?: string; bunVersion?: string };
     if (!r.path || !r.piVersion) return null;
     fs.accessSync(r.path, fs.constants.X_OK);
-    return { argv: [r.path], env: { [ROLE_ENV]: "pi" }, version: r.piVersion, where: r.path, ...(r.bunVersion ? { bun: r.bunVersion } : {}) };
+    return { argv: [r.path], env: { [ROLE_ENV]: "pi", ...childJitEnv() }, version: r.piVersion, where: r.path, ...(r.bunVersion ? { bun: r.bunVersion } : {}) };
   } catch {
     return null;
   }

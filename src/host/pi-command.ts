@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { childJitEnv } from "./child-jit.ts";
 import { compiledPiDir, readyCompiledPi, startCompile } from "./compiled-pi.ts";
 import { isCompiledBinary, type EmbeddedPi } from "./embedded-pi.ts";
 import { compareVersions, findPi, packageOfScript, PI_INSTALL, PI_PACKAGES, readPiPackage, searchPlaces, satisfiesNode, which, type PiPackage } from "./pi-discovery.ts";
@@ -193,7 +194,7 @@ function compiledUserPi(embedded: EmbeddedPi, user: PiPackage, opts: { env: Reco
     return null;
   }
   const pi: PiInfo = { version: user.version, source: `compiled from ${user.dir} (${exe})`, runtime: `bun ${embedded.bun ?? (typeof Bun !== "undefined" ? Bun.version : "")}`.trim() };
-  return { argv: [exe], env: {}, describe: describePi(pi), pi, settles: compareVersions(user.version, SETTLED_FROM) >= 0, builtinChild: true, packageDir: user.dir };
+  return { argv: [exe], env: childJitEnv(opts.env), describe: describePi(pi), pi, settles: compareVersions(user.version, SETTLED_FROM) >= 0, builtinChild: true, packageDir: user.dir };
 }
 
 export function resolvePiCommand(opts: {

@@ -11,6 +11,7 @@ import { nativeFetchOfferJs } from "../../embedded/native-fetch.ts";
 import { installLazyValidators, TYPEBOX_VALUE_KEY, VALIDATOR_KEY } from "../../embedded/lazy-validators.ts";
 import { childExtensionSource } from "../../host/child-extension-path.ts";
 import { COMPILED_EXE, compiledPiMarkers } from "../../host/compiled-pi.ts";
+import { CHILD_JIT_MARK, dropChildJitEnv } from "../../host/child-jit.ts";
 import { extensionSource } from "../installed.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
@@ -21,6 +22,7 @@ function prelude(): string {
 import { dirname } from "node:path";
 import child from "./child.js";
 process.env.PI_PACKAGE_DIR = dirname(process.execPath);
+(${dropChildJitEnv.toString()})(process.env, ${JSON.stringify(CHILD_JIT_MARK)});
 const mark = ${JSON.stringify(STUB_MARK)};
 const isStub = (file) => { let fd; try { fd = openSync(file, "r"); const b = Buffer.alloc(mark.length); return readSync(fd, b, 0, b.length, 0) === b.length && b.toString("utf8") === mark; } catch { return false; } finally { if (fd !== undefined) closeSync(fd); } };
 const env = process.env;

@@ -59,6 +59,15 @@ test("a user's pi newer than the embedded one runs the children (CLI), named wit
   expect(existsSync(join(dir, "failed")) ? readFileSync(join(dir, "failed"), "utf8") : "").toBe("");
   const compiled = await delegateAndDescribe(env, project);
   expect(compiled.pi).toBe(`pi 99.0.0 · bun ${Bun.version} · compiled from ${pkg} (${join(dir, "pi")})`);
+  // It runs codemode like the user's own pi: the sandbox worker is compiled in, QuickJS's wasm linked beside it.
+  const before = world.server.requests.length;
+  const steps = [{ tool: "codemode", args: { code: "return 40 + 2" } }, { text: "done" }];
+  const child = Bun.spawn({ cmd: [join(dir, "pi"), "-p", "--no-session", "--tools", "read,codemode", `codemode ${script(steps as never)}`], cwd: project, env: { ...world.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const stderr = await new Response(child.stderr).text();
+  expect(await child.exited, stderr).toBe(0);
+  const result = JSON.stringify(world.server.requests.slice(before).at(-1)?.messages?.at(-1));
+  expect(result).toContain("Script completed");
+  expect(result).toContain("42");
   // Turned off: the user's pi as it is.
   expect((await delegateAndDescribe({ ...env, SUBAGENTS_COMPILE_PI: "0" }, project)).pi).toStartWith("pi 99.0.0 · node 24.");
 }, 120_000);

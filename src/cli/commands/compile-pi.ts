@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { BUILTIN_KEY, FACTORIES_KEY, LOADER_KEY, STUB_MARK } from "../../embedded/builtin-extension.ts";
-import { checkHooks, emptyHookReport, hookPiSource } from "../../embedded/pi-hooks.ts";
+import { checkHooks, emptyHookReport, hookPiSource, QUICKJS_KEY, QUICKJS_WASM } from "../../embedded/pi-hooks.ts";
 import { nativeFetchOfferJs } from "../../embedded/native-fetch.ts";
 import { installLazyValidators, TYPEBOX_VALUE_KEY, VALIDATOR_KEY } from "../../embedded/lazy-validators.ts";
 import { childExtensionSource } from "../../host/child-extension-path.ts";
@@ -22,6 +22,7 @@ function prelude(): string {
 import { dirname } from "node:path";
 import child from "./child.js";
 process.env.PI_PACKAGE_DIR = dirname(process.execPath);
+globalThis[${key(QUICKJS_KEY)}] = dirname(process.execPath) + "/${QUICKJS_WASM}";
 (${dropChildJitEnv.toString()})(process.env, ${JSON.stringify(CHILD_JIT_MARK)});
 const mark = ${JSON.stringify(STUB_MARK)};
 const isStub = (file) => { let fd; try { fd = openSync(file, "r"); const b = Buffer.alloc(mark.length); return readSync(fd, b, 0, b.length, 0) === b.length && b.toString("utf8") === mark; } catch { return false; } finally { if (fd !== undefined) closeSync(fd); } };
@@ -44,10 +45,17 @@ function linkAssets(pkgDir: string, out: string): void {
     [path.join("dist", "modes", "interactive", "assets"), "assets"],
     [path.join("dist", "core", "export-html"), "export-html"],
   ];
-  try {
-    links.push([createRequire(path.join(pkgDir, "package.json")).resolve("@silvia-odwyer/photon-node/photon_rs_bg.wasm"), "photon_rs_bg.wasm"]);
-  } catch {
-    // no image library: pi says so when it needs it
+  // Resolved from pi's bundle, as pi itself does (its package folder may be a link to another install).
+  const fromBundle = createRequire(fs.realpathSync(path.join(pkgDir, "dist", "bundle", "cli-runtime.js")));
+  for (const [asset, to] of [
+    ["@silvia-odwyer/photon-node/photon_rs_bg.wasm", "photon_rs_bg.wasm"],
+    ["quickjs-wasi/quickjs.wasm", QUICKJS_WASM],
+  ]) {
+    try {
+      links.push([fromBundle.resolve(asset), to]);
+    } catch {
+      // no image library or no codemode: pi says so when it needs one
+    }
   }
   for (const [from, to] of links) {
     const target = path.isAbsolute(from) ? from : path.join(pkgDir, from);
@@ -67,9 +75,20 @@ export async function cmdCompilePi(argv: string[]): Promise<number> {
     fs.writeFileSync(path.join(work, "prelude.js"), prelude());
     const runtime = path.join(pkgDir, "dist", "bundle", "cli-runtime.js");
     fs.writeFileSync(path.join(work, "entry.js"), `import "./prelude.js";\nimport ${JSON.stringify(runtime)};\n`);
+    // Codemode's sandbox: a compiled pi starts `new Worker("./src/extensions/codemode/worker.ts")`, a path in pi's
+    // own repository, so pi's bundled worker is compiled in under that name (as in our executable).
+    const worker = path.join(pkgDir, "dist", "bundle", "chunks", "codemode-worker.js");
+    const entrypoints = [path.join(work, "entry.js")];
+    if (fs.existsSync(worker)) {
+      const at = path.join(work, "src", "extensions", "codemode", "worker.ts");
+      fs.mkdirSync(path.dirname(at), { recursive: true });
+      fs.writeFileSync(at, `import ${JSON.stringify(worker)};\n`);
+      entrypoints.push(at);
+    }
     const found = emptyHookReport();
     const result = await Bun.build({
-      entrypoints: [path.join(work, "entry.js")],
+      entrypoints,
+      root: work,
       compile: { outfile: path.join(work, COMPILED_EXE), autoloadDotenv: false, autoloadBunfig: false },
       minify: true,
       sourcemap: "none",

@@ -51,7 +51,48 @@ function psLinks(): Map<number, number[]> {
   return children;
 }
 
+/**
+ * The direct children of a process from /proc/<pid>/task/<tid>/children (Linux with CONFIG_PROC_CHILDREN, which
+ * distributions enable): a few small reads for our own subtree instead of reading every process's stat file
+ * (~0.5 ms per call with 70 processes, several ms on a desktop with hundreds; called as every task settles).
+ * null when the kernel has no such files: the caller falls back to the full scan.
+ */
+function childrenFromTasks(pid: number): number[] | null {
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return []; // gone
+  }
+  const out: number[] = [];
+  for (const tid of tids) {
+    let text: string;
+    try {
+      text = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, "latin1");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT" && tid === String(pid) && fs.existsSync(`/proc/${pid}/task/${tid}`)) return null;
+      continue; // the thread ended meanwhile
+    }
+    for (const child of text.split(" ")) if (child.trim()) out.push(Number(child));
+  }
+  return out;
+}
+
+let taskChildren = process.platform === "linux";
+
 export function descendantsOf(pid: number): number[] {
+  if (taskChildren) {
+    const out: number[] = [];
+    const queue = [pid];
+    let complete = true;
+    while (queue.length && complete) {
+      const next = childrenFromTasks(queue.shift()!);
+      if (next === null) complete = false;
+      else for (const child of next) out.push(child), queue.push(child);
+    }
+    if (complete) return out;
+    taskChildren = false;
+  }
   const links = parentLinks();
   const out: number[] = [];
   const queue = [pid];
@@ -64,3 +105,14 @@ export function descendantsOf(pid: number): number[] {
   }
   return out;
 }
+
+/** The full scan, for tests that compare the two ways. */
+export const descendantsByScan = (pid: number): number[] => {
+  const saved = taskChildren;
+  taskChildren = false;
+  try {
+    return descendantsOf(pid);
+  } finally {
+    taskChildren = saved;
+  }
+};

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { PI_DIR } from "../scripts/executable.ts";
 import { checkHooks, emptyHookReport, hookPiSource } from "../src/embedded/pi-hooks.ts";
 import { keepNativeFetch, settingsMayChangeFetch } from "../src/embedded/native-fetch.ts";
+import { installRevisionMemo } from "../src/embedded/revision-memo.ts";
 
 const BUNDLE = join(PI_DIR, "dist", "bundle");
 const files = () => [join(BUNDLE, "cli-runtime.js"), ...readdirSync(join(BUNDLE, "chunks")).map((f) => join(BUNDLE, "chunks", f))];
@@ -28,6 +29,28 @@ test("the installed pi's bundle has each hooked function exactly once, and the h
   expect(joined).not.toMatch(/\b\w+=Compile\(\w+\)[;,]/);
   expect(joined).toContain('validateModelsConfig=(globalThis[Symbol.for("subagents.lazy-validator")]?.(ModelsConfigSchema,');
   expect(found.typeboxValue).toHaveLength(1);
+  // pi's file revisions are asked through the memo.
+  expect(found.revision).toHaveLength(1);
+  expect(joined).toContain('function getFileRevision(path){const memo=globalThis[Symbol.for("subagents.file-revision")];');
+});
+
+test("a file revision is read once per turn of the event loop, and again in the next", async () => {
+  installRevisionMemo("subagents.test-revision");
+  const memo = (globalThis as Record<symbol, unknown>)[Symbol.for("subagents.test-revision")] as (p: string, read: (p: string) => unknown) => unknown;
+  let reads = 0;
+  let revision = "r1";
+  const read = () => (reads++, revision);
+  expect([memo("/a", read), memo("/a", read), memo("/a", read)]).toEqual(["r1", "r1", "r1"]);
+  expect(reads).toBe(1);
+  memo("/b", read);
+  expect(reads).toBe(2);
+  await Promise.resolve(); // a microtask later: still the same turn
+  memo("/a", read);
+  expect(reads).toBe(2);
+  revision = "r2"; // another process changed the file
+  await new Promise((r) => setImmediate(r));
+  expect(memo("/a", read)).toBe("r2");
+  expect(reads).toBe(3);
 });
 
 test("Bun's fetch stays only without proxy variables, at pi's default idle timeout, and before any swap", () => {

@@ -4,6 +4,7 @@
 import { FACTORIES_KEY, LOADER_KEY } from "./builtin-extension.ts";
 import { hookValidators } from "./lazy-validators.ts";
 import { hookNativeFetch } from "./native-fetch.ts";
+import { hookFileRevision } from "./revision-memo.ts";
 
 /**
  * The two changes the embedded pi gets, made while compiling its bundle. Both fail the build when pi's code no
@@ -28,7 +29,7 @@ const QUICKJS_RESOLVE = /\b\w+\(import\.meta\.url\)\.resolve\("quickjs-wasi\/qui
 export const QUICKJS_KEY = "subagents.quickjs-wasm";
 export const QUICKJS_WASM = "quickjs.wasm";
 
-export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[]; validators: string[]; typeboxValue: string[] };
+export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[]; validators: string[]; typeboxValue: string[]; revision: string[] };
 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
 export function hookPiSource(path: string, source: string, found: HookReport): string {
@@ -57,6 +58,11 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
     if (lazy.value) found.typeboxValue.push(path);
     source = lazy.source;
   }
+  const memo = hookFileRevision(source);
+  if (memo !== null) {
+    found.revision.push(path);
+    source = memo;
+  }
   const m = LOADER_HOOK_AT.exec(source);
   if (!m) return source;
   found.loader.push(path);
@@ -76,8 +82,9 @@ export function checkHooks(found: HookReport, piDir: string, opts: { speedupsOpt
   if (found.typeboxValue.length > 1 || (!opts.speedupsOptional && (found.typeboxValue.length === 0 || found.validators.length === 0))) {
     problems.push(`found ${found.validators.length} top-level "X=Compile(Schema)" validators and ${found.typeboxValue.length} TypeBox Value namespaces (want ≥ 1 and 1) to build validators lazily`);
   }
+  if (found.revision.length > 1 || (found.revision.length === 0 && !opts.speedupsOptional)) problems.push(`found ${found.revision.length} "function getFileRevision(path)" to keep revisions for a turn (want 1)`);
   if (problems.length) throw new Error(`the embedded pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
 
 
-export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [], validators: [], typeboxValue: [] });
+export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [], validators: [], typeboxValue: [], revision: [] });

@@ -9,6 +9,7 @@ import { BUILTIN_KEY, FACTORIES_KEY, LOADER_KEY, STUB_MARK } from "../../embedde
 import { checkHooks, emptyHookReport, hookPiSource, QUICKJS_KEY, QUICKJS_WASM } from "../../embedded/pi-hooks.ts";
 import { nativeFetchOfferJs } from "../../embedded/native-fetch.ts";
 import { installLazyValidators, TYPEBOX_VALUE_KEY, VALIDATOR_KEY } from "../../embedded/lazy-validators.ts";
+import { installRevisionMemo, REVISION_MEMO_KEY } from "../../embedded/revision-memo.ts";
 import { childExtensionSource } from "../../host/child-extension-path.ts";
 import { COMPILED_EXE, compiledPiMarkers } from "../../host/compiled-pi.ts";
 import { CHILD_JIT_MARK, dropChildJitEnv } from "../../host/child-jit.ts";
@@ -34,6 +35,7 @@ globalThis[${key(LOADER_KEY)}] = (file) => (file.endsWith(".js") && isStub(file)
 globalThis[${key(FACTORIES_KEY)}] = [child];
 ${nativeFetchOfferJs()}
 (${installLazyValidators.toString()})(${JSON.stringify(VALIDATOR_KEY)}, ${JSON.stringify(TYPEBOX_VALUE_KEY)});
+(${installRevisionMemo.toString()})(${JSON.stringify(REVISION_MEMO_KEY)});
 `;
 }
 

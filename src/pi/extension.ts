@@ -11,6 +11,7 @@ import { subagentsCommand } from "./command.ts";
 import { ActiveRuns } from "./active-runs.ts";
 import { ownerShutdown } from "../core/run/child/abort-reason.ts";
 import { capsLine } from "./session-guard.ts";
+import { NestedCalls } from "./nested-progress.ts";
 
 /** The kill protocol's own bound (SIGTERM, 5 s, SIGKILL) plus a moment to record the ends. */
 const SHUTDOWN_GRACE_MS = 7000;
@@ -22,15 +23,18 @@ type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "app
 
 type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
 
-/** Wraps execute so every call's children are reachable from session_shutdown. */
-function tracked<T extends Tool>(tool: T, active: ActiveRuns): T {
+/** Wraps execute so every call's children are reachable from session_shutdown, and a call a codemode script made
+ * shows its progress in a widget (nested-progress.ts). */
+function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCalls): T {
   return {
     ...tool,
     execute: async (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => {
       const c = active.link(signal);
+      const progress = nested.progress(id, onUpdate as (r: unknown) => void, ctx as Parameters<NestedCalls["progress"]>[2]);
       try {
-        return await tool.execute(id, params, c.signal, onUpdate, ctx);
+        return await tool.execute(id, params, c.signal, progress.onUpdate, ctx);
       } finally {
+        progress.close();
         active.release(c);
       }
     },
@@ -62,7 +66,12 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // Our tools take plain JSON Schema (TypeBox symbols stripped, so pi's coercion works under both runtimes), not
   // pi's TypeBox generics: the one cast at the boundary.
   type Registered = Parameters<PiApi["registerTool"]>[0];
-  for (const tool of tools) if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active) as unknown as Registered);
+  const nested = new NestedCalls();
+  const ours = new Set(tools.map((t) => t.name));
+  pi.on("tool_call", (event) => {
+    if (ours.has(event.toolName)) nested.noteCall(event);
+  });
+  for (const tool of tools) if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active, nested) as unknown as Registered);
   pi.registerCommand("subagents", subagentsCommand(runtime, active, (ctx) => capsLine(env.guards, ctx.sessionManager?.getSessionId?.(), rt.settingsFor(ctx.cwd ?? process.cwd()).settings)));
 
   let noticeShown = false;

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { cli, piCmd, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { isStub } from "../src/embedded/builtin-extension.ts";
 
 let world: PiWorld;
 let stub: string;
@@ -29,6 +30,21 @@ test("install writes a small stub that imports the bundle, and the bundle is thi
   expect(readFileSync(stub, "utf8")).toContain("../subagents-runtime/extension.js");
   expect(readFileSync(bundle, "utf8")).toBe(readFileSync(join(REPO, "dist", "extension.js"), "utf8"));
 });
+
+test("this checkout's pi manifest (for `pi install <checkout>`) names the same kind of stub, beside this build's bundle", async () => {
+  const manifest = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")).pi.extensions as string[];
+  expect(manifest).toHaveLength(1);
+  const file = join(REPO, manifest[0]);
+  expect(isStub(file)).toBe(true);
+  expect(readFileSync(file, "utf8")).toContain('new URL("./extension.js", import.meta.url)');
+  expect(existsSync(join(file, "..", "extension.js"))).toBe(true);
+  // pi loads it as its extension: our tools are there.
+  const before = world.server.requests.length;
+  const proc = Bun.spawn({ cmd: [...piCmd("current", "node"), "-p", "--no-session", "--no-extensions", "-e", file, `manifest ${script([{ text: "ok" }])}`], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
+  const stderr = await new Response(proc.stderr).text();
+  expect(await proc.exited, stderr).toBe(0);
+  expect(toolsOf(world.server.requests.slice(before).at(-1)!)).toContain("delegate_to_subagents");
+}, 60_000);
 
 test("an embedded child uses the built-in extension; a system-pi child imports the bundle through the stub", async () => {
   const original = readFileSync(bundle, "utf8");

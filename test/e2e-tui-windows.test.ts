@@ -1,6 +1,9 @@
 // The live windows in interactive pi 1.x as a person sees them: a real parent pi (current pi, Node 24) in a tmux
 // pane with our extension installed by the binary; the model delegates two tasks, the windows show both done,
 // and Ctrl+O expands them: every kept line, the outputs, and which pi the children ran (the embedded one).
+// A codemode script that delegates is drawn by pi itself (the script and the names of its calls), never our
+// windows: while its children run, our extension shows their progress in a widget above the editor — one line
+// per task — and removes it when the call ends.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -38,6 +41,33 @@ test.skipIf(!hasTmux)("interactive pi 1.x: windows while running, Ctrl+O expands
     expect(expanded).toMatch(new RegExp(`children: pi ${piVersion.replace(/\./g, "\\.")} · bun \\d+\\.\\d+\\.\\d+ · embedded \\(`));
     expect(expanded).toContain("output of alpha");
     expect(expanded).toContain("output of beta");
+  } finally {
+    pane.close();
+  }
+}, 180_000);
+
+test.skipIf(!hasTmux)("interactive pi 1.x: a codemode script's delegation shows live progress, and it goes when the call ends", async () => {
+  const slow = (n: string, ms: number) => `${n} ${script([{ text: `output of ${n}`, delayMs: ms }])}`;
+  const tasks = [
+    { name: "quick", prompt: slow("quick", 100) },
+    { name: "slowpoke", prompt: slow("slowpoke", 6000) },
+  ];
+  const code = `const r = await tools.delegate_to_subagents({ tasks: ${JSON.stringify(tasks)} }); return r.tasks.map((t) => t.name + ":" + t.status).join(",");`;
+  const prompt = `go ${script([{ tool: "codemode", args: { code } }, { text: "parent done" }])}`;
+  const pane = openPane([...piCmd("current", "node"), "--tools", "+codemode"], { cols: 120, rows: 24, cwd: world.workDir, env: { ...world.env, PI_OFFLINE: "1" } });
+  try {
+    await pane.waitFor((s) => s.includes("fake-model"), 60_000);
+    pane.keys("-l", prompt);
+    for (let i = 0; i < 30 && !/slowpoke/.test(pane.screen()); i++) {
+      pane.keys("Enter");
+      await pane.waitFor((s) => /slowpoke/.test(s), 2000).catch(() => {});
+    }
+    // While the slow child runs: the quick one is done, the slow one running, each on its own line.
+    const live = await pane.waitFor((s) => /✓ quick/.test(s) && /slowpoke/.test(s), 30_000);
+    expect(live).toMatch(/Sub-agents: 1 running, 1 done/);
+    const done = await pane.waitFor((s) => s.includes("parent done"), 60_000);
+    expect(done).toContain("quick:completed,slowpoke:completed");
+    expect(done).not.toMatch(/Sub-agents: \d+ running/);
   } finally {
     pane.close();
   }

@@ -84,6 +84,14 @@ test("CLI --fork SESSION_FILE forks from a pi session; context fork without --fo
   expect(missing.code).toBe(2);
   expect(missing.stderr).toContain("--fork nosuchsession123 is neither a pi session file nor the id");
   expect(world.server.requests.length).toBe(before);
+
+  // `run` takes the same flag.
+  const one = await cli(world, ["run", "default", `RUN-FORKED-6 ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`, "--fork", file, "--json"]);
+  expect(one.code, one.stderr).toBe(0);
+  expect(requestWith("RUN-FORKED-6")).toContain("CLI-FORK-SOURCE-31");
+  const runMissing = await cli(world, ["run", "default", "x", "--fork", "nosuchsession123"]);
+  expect(runMissing.code).toBe(2);
+  expect(runMissing.stderr).toContain("run: --fork nosuchsession123 is neither a pi session file nor the id");
 }, 120_000);
 
 test("an agent with context: fork and a gate in its front matter, through the subagent tool", async () => {

@@ -48,6 +48,19 @@ test("a gate that fails once then passes: the same child gets the correction, fi
   expect(shown.stdout).toContain("GATE-MARK-1");
 }, 90_000);
 
+test("run takes the same gate flags: a failing check goes back to the child, which fixes it", async () => {
+  const cwd = dir("gate-run");
+  const prompt = `run gate ${script([{ text: "all done" }, { tool: "bash", args: { command: "touch done.txt" } }, { text: "fixed by run" }])}`;
+  const r = await cli(world, ["run", "default", prompt, "--gate", CHECK, "--gate-retries", "1", "--cwd", cwd, "--json"]);
+  expect(r.code, r.stderr).toBe(0);
+  const [t] = summaryOf(r.json);
+  expect(t.output).toBe("fixed by run");
+  expect(t.gate).toEqual({ passed: true, attempts: 2 });
+  const bad = await cli(world, ["run", "default", "x", "--gate", CHECK, "--gate-retries", "-1"]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('run: --gate-retries must be a whole number ≥ 0 (got "-1")');
+}, 90_000);
+
 test("a plain final answer is gated too (optional finalize): correction as a follow-up, then it passes", async () => {
   const cwd = dir("gate-plain");
   const prompt = `plain ${script([{ text: "all done" }, { tool: "bash", args: { command: "touch done.txt" } }, { text: "fixed now" }])}`;

@@ -52,11 +52,11 @@ Options:
   --max-cost USD    Budget: dollars, as pi prices the model
   --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
   --background      Start it under a detached supervisor and return at once with its session id
-  --fork SESSION      Start every task from a copy of this pi session's conversation (a session file, or its id
-                      under <agentDir>/sessions), without the sub-agent tools' traffic
-  --gate CMD          Acceptance check: a shell command that must exit 0 in the task's folder before the task
-                      counts as completed; its output goes back to the child as a correction (GATE_FAILED after
-                      --gate-retries N corrections, default 2; --gate-timeout S, default 300)
+  --fork SESSION    Start the task from a copy of this pi session's conversation (a session file, or its id
+                    under <agentDir>/sessions), without the sub-agent tools' traffic
+  --gate CMD        Acceptance check: a shell command that must exit 0 in the task's folder before the task
+                    counts as completed; its output goes back to the child as a correction (GATE_FAILED after
+                    --gate-retries N corrections, default 2; --gate-timeout S, default 300)
   --isolation worktree
                     Run in a git worktree of the repository; changes end on a branch subagents/<name>-<id>
                     (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED)
@@ -173,6 +173,13 @@ Options:
   --runner R          Where the children run: local (default), docker, slurm (also a task field "runner")
   --runtime R         Which CLI runs them: pi (default), claude-code, codex, gemini, opencode (also a
                       task field "runtime")
+  --fork SESSION      Start every task from a copy of this pi session's conversation (a session file, or its id
+                      under <agentDir>/sessions), without the sub-agent tools' traffic (also a task field
+                      "context": "fork")
+  --gate CMD          Acceptance check for every task: a shell command that must exit 0 in the task's folder
+                      before the task counts as completed; its output goes back to the child as a correction
+                      (GATE_FAILED after --gate-retries N corrections, default 2; --gate-timeout S, default 300;
+                      also task fields "gate", "gateRetries", "gateTimeout")
   --json              JSON lines on stdout (human text on stderr); the last line is {"type":"summary",...}
   -q, --quiet         Only the final status lines and outputs
   --background        Start the tasks under a detached supervisor and return at once with their session

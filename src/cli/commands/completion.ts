@@ -13,7 +13,7 @@ Prints a completion script for your shell. Install it with:
 export const COMPLETIONS: Record<string, string[]> = {
   delegate: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
   flow: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
-  run: ["--session", "--cwd", "--model", "--timeout", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--help"],
+  run: ["--session", "--cwd", "--model", "--timeout", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
   output: ["--json", "--no-color", "--help"],
   session: ["--json", "--no-color", "--help"],
   sessions: ["--limit", "--wide", "--json", "--no-color", "--running", "--help"],

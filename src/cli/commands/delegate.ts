@@ -22,6 +22,7 @@ import { startOwner } from "../../control/owner.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { DELEGATE_HELP, FLOW_HELP } from "../help.ts";
 import { ENGINE_OPTIONS, engineFlags } from "../engine-flags.ts";
+import { GATE_OPTIONS, gateFlags } from "../gate-flags.ts";
 import { BUDGET_OPTIONS, budgetFlags, totalCostFlag } from "../budget-flags.ts";
 import { LiveDisplay } from "../live.ts";
 import { terminalAsker } from "../terminal-ask.ts";
@@ -71,10 +72,7 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
-    gate: { type: "string" },
-    fork: { type: "string" },
-    "gate-timeout": { type: "string" },
-    "gate-retries": { type: "string" },
+    ...GATE_OPTIONS,
     ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
     "max-total-cost": { type: "string" },
@@ -119,6 +117,7 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     throw err;
   }
   const budget = budgetFlags("delegate", values);
+  const gates = gateFlags("delegate", values);
   const maxCost = totalCostFlag("delegate", values["max-total-cost"]) ?? params.maxCost;
   const profileFlag = values.profile ?? params.profile;
   const profile = profileFlag === "default" ? undefined : profileFlag;
@@ -144,9 +143,9 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     sessionId: t.resume ?? engine.store.newSessionId(),
     budget: { ...budget, ...t.budget },
     after: t.after,
-    gate: t.gate ?? values.gate,
-    gateTimeout: t.gateTimeout ?? positiveNumber("delegate", "gate-timeout", values["gate-timeout"]),
-    gateRetries: t.gateRetries ?? gateRetriesFlag(values["gate-retries"]),
+    gate: t.gate ?? gates.gate,
+    gateTimeout: t.gateTimeout ?? gates.gateTimeout,
+    gateRetries: t.gateRetries ?? gates.gateRetries,
     outputSchema: t.outputSchema,
   }));
   // Checked before anything starts: a bad resume, a skills conflict or a missing cwd fails the whole call (spec 000).
@@ -242,11 +241,4 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
   }
   const failed = outcomes.some((o) => o.result.status !== "completed");
   return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
-}
-
-function gateRetriesFlag(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`delegate: --gate-retries must be a whole number ≥ 0 (got "${v}").`);
-  return n;
 }

@@ -4,7 +4,11 @@ import * as path from "node:path";
 import { rateLimitLine, toolCallLine } from "../../core/run/child/activity.ts";
 import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, runTask } from "../../core/run/task.ts";
+import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput } from "../../core/run/task.ts";
+import { gateFolderProblem } from "../../core/run/gate-check.ts";
+import { attachFork } from "../../core/run/fork.ts";
+import { CLI_FORK_NEEDS, readForkSession } from "../fork-session.ts";
+import { GATE_OPTIONS, gateFlags } from "../gate-flags.ts";
 import type { ChildEvent } from "../../core/types.ts";
 import { CallWindows } from "../../ui/call-windows.ts";
 import { endLines, startLine } from "../../ui/summary.ts";
@@ -45,6 +49,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     "no-color": { type: "boolean" },
     background: { type: "boolean" },
     isolation: { type: "string" },
+    ...GATE_OPTIONS,
     ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
   });
@@ -82,7 +87,11 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const profile = agent === "default" ? undefined : agent;
   // The id is chosen here so the owner can list it before the child starts (wait/steer from elsewhere).
   let sessionId = values.session ?? engine.store.newSessionId();
-  const input = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values), ...engineFlags("run", values) };
+  const input: TaskInput = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values), ...engineFlags("run", values), ...gateFlags("run", values) };
+  const startProblem =
+    gateFolderProblem(engine, [input]) ??
+    attachFork(engine.profiles, [{ context: values.fork ? "fork" : undefined }], [input], () => (values.fork ? readForkSession(ctx.agentDir, values.fork, "run") : undefined), CLI_FORK_NEEDS);
+  if (startProblem) throw new UsageError(`run: ${startProblem}`);
   if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
   const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });

@@ -53,3 +53,37 @@ test("a running session's transcript shows what has happened so far", async () =
   reader.releaseLock();
   await proc.exited;
 }, 60_000);
+
+test("a pi call's queued tasks are listed by name before they start, can be cancelled there, and are gone after the call", async () => {
+  const { runParentPi } = await import("./support/parent-pi.ts");
+  world.setSubagentSettings({ concurrency: 1 });
+  try {
+    const marker = `queued-${Date.now()}`;
+    const tasks = ["first", "second", "third"].map((n) => ({
+      name: `${n}-${marker}`,
+      prompt: `${n} ${script(n === "first" ? [{ tool: "bash", args: { command: "sleep 3" } }, { text: "first done" }] : [{ text: `${n} done` }])}`,
+    }));
+    const parent = runParentPi(world, { runtime: "node", steps: [{ tool: "delegate_to_subagents", args: { tasks } }, { text: "parent done" }] });
+    let rows: Record<string, any>[] = [];
+    for (let i = 0; i < 150 && rows.length < 3; i++) {
+      await Bun.sleep(100);
+      rows = (await cli(world, ["sessions", "--running", "--json"])).json.filter((r) => String(r.name).endsWith(marker));
+    }
+    expect(rows.map((r) => `${String(r.name).split("-")[0]}:${r.status}:${r.role}`).sort()).toEqual(["first:running:pi", "second:queued:pi", "third:queued:pi"]);
+    // A queued task is cancelled from another terminal before it starts.
+    const third = rows.find((r) => String(r.name).startsWith("third"))!;
+    expect((await cli(world, ["cancel", third.id])).code).toBe(0);
+    const { code, results } = await parent;
+    expect(code).toBe(0);
+    const text = results.find((r) => r.toolName === "delegate_to_subagents")!.text;
+    expect(text).toContain("second done");
+    expect(text).not.toContain("third done");
+    expect(text).toContain(`third-${marker}: error — Cancelled before it started`);
+    const ended = (await cli(world, ["session", third.id, "--json"])).json[0];
+    expect(ended.status).toBe("error");
+    expect(ended.transcript).toContain("Cancelled before it started");
+    expect((await cli(world, ["sessions", "--running"])).stdout.trim()).toBe("Nothing is running.");
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 90_000);

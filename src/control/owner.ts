@@ -15,6 +15,7 @@ import type { AskAnswer, Asker, AskRequest } from "../core/run/child/ask.ts";
 import { serveWatch, type WatchMessage, type WatchSource } from "./watch.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";
+import { waitingOf, type QueuedTask } from "./running.ts";
 
 type RunHooks = {
   signal?: AbortSignal;
@@ -42,7 +43,9 @@ export type Owner = {
    * the timeout its window shows. */
   wrap(run: Runner, timeoutOf?: (input: TaskInput) => number): Runner;
   /** Lists sessions this owner will run (queued ones too), so wait/steer/cancel find it before they start. */
-  adopt(ids: string[]): void;
+  adopt(tasks: QueuedTask[]): void;
+  /** Forgets listed sessions that never started (skipped, refused, or their call ended first). */
+  release(ids: string[]): void;
   /** Stops listening and removes the record. */
   close(): void;
 };
@@ -55,7 +58,8 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
   const record: OwnerRecord = { pid: process.pid, startTime: procStartTime(process.pid), role, socket: socketPath(dataDir, process.pid), sessions, startedAt: Date.now(), ...extra };
   const publish = () => {
     try {
-      writeOwner(dataDir, { ...record, sessions: [...unfinished] });
+      const waiting = record.waiting && Object.fromEntries(Object.entries(record.waiting).filter(([id]) => unfinished.has(id)));
+      writeOwner(dataDir, { ...record, sessions: [...unfinished], ...(waiting ? { waiting } : {}) });
     } catch {
       // the data dir went away or is read-only: the run goes on, only uncontrollable from elsewhere
     }
@@ -136,14 +140,21 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
   } catch (err) {
     // Control is an addition: a data dir we cannot listen in must not stop the run itself.
     if (role !== "pi") process.stderr.write(`subagents: warning: no control socket (steer/cancel from elsewhere unavailable): ${(err as Error).message}\n`);
-    return { wrap: (run) => run, adopt: () => {}, close: () => {} };
+    return { wrap: (run) => run, adopt: () => {}, release: () => {}, close: () => {} };
   }
   publish();
 
   return {
-    adopt: (ids) => {
-      for (const id of ids) unfinished.add(id);
+    adopt: (queued) => {
+      for (const t of queued) if (t.sessionId) unfinished.add(t.sessionId);
+      record.waiting = { ...record.waiting, ...waitingOf(queued) };
       publish();
+    },
+    release: (ids) => {
+      let changed = false;
+      for (const id of ids) if (!tasks.has(id) && unfinished.delete(id)) changed = true;
+      for (const id of ids) cancelledEarly.delete(id);
+      if (changed) publish();
     },
     wrap: (run, timeoutOf) => async (input, hooks) => {
       const id = input.sessionId ?? "";

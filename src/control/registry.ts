@@ -21,7 +21,8 @@ export type OwnerRecord = {
   sessions: string[];
   /** Log file of a detached supervisor. */
   log?: string;
-  /** Queued tasks that wait for others of their call (`after`), by session id: lists show what they wait for. */
+  /** The owner's queued tasks by session id: their names, and the tasks of their call they wait for (`after`,
+   *  empty when none), so lists show queued tasks by name and what they wait for. */
   waiting?: Record<string, { name: string; after: string[] }>;
   startedAt: number;
 };

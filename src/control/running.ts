@@ -5,10 +5,12 @@ import type { RunningRow, SessionStore } from "../core/store/store-types.ts";
 
 export type { RunningRow };
 
-/** What queued tasks of a call wait for (`after`), for the owner's record. */
-export function waitingOf(inputs: { sessionId?: string; name: string; after?: string[] }[]): Record<string, { name: string; after: string[] }> | undefined {
+export type QueuedTask = { sessionId?: string; name: string; after?: string[] };
+
+/** A call's tasks as the owner's record lists them while queued: name, and what each waits for (`after`). */
+export function waitingOf(inputs: QueuedTask[]): Record<string, { name: string; after: string[] }> | undefined {
   const out: Record<string, { name: string; after: string[] }> = {};
-  for (const t of inputs) if (t.sessionId && t.after?.length) out[t.sessionId] = { name: t.name, after: t.after };
+  for (const t of inputs) if (t.sessionId) out[t.sessionId] = { name: t.name, after: t.after ?? [] };
   return Object.keys(out).length ? out : undefined;
 }
 
@@ -23,7 +25,7 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
       const running = last?.status === "running" && last.ownerPid === o.pid;
       seen.add(id);
       const waits = !running && !last ? o.waiting?.[id] : undefined;
-      rows.push({ id, name: s?.name ?? waits?.name ?? "", agent: s?.agent ?? "", status: running ? "running" : "queued", ownerPid: o.pid, role: o.role, startedAt: running ? last.startedAt : null, ...(waits ? { after: waits.after } : {}) });
+      rows.push({ id, name: s?.name ?? waits?.name ?? "", agent: s?.agent ?? "", status: running ? "running" : "queued", ownerPid: o.pid, role: o.role, startedAt: running ? last.startedAt : null, ...(waits?.after.length ? { after: waits.after } : {}) });
     }
   }
   // Runs whose owner keeps no record (an older build, or a pi session) but is alive.

@@ -40,7 +40,7 @@ export function questionNotice(q: AskRequest): string {
 
 /** Starts the tasks without waiting for them; each end is mirrored into the session and announced. */
 export async function launchBackground(call: CallEnv, engine: Engine, inputs: TaskInput[], maxCost?: number): Promise<void> {
-  const bg = await call.background(inputs.map((t) => t.sessionId!));
+  const bg = await call.background(inputs);
   // A question from a background child waits for an answer (get_subagent_output steer, `subagents answer`); the
   // model hears of it as a notice.
   const remoteAsk = { notify: (q: AskRequest) => bg.notify(questionNotice(q)) };

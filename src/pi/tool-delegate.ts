@@ -99,6 +99,7 @@ export function delegateTool(env: ToolEnv) {
       const update = (details: WindowedDetails) => onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
       const throttle = new Throttle(update, UPDATE_INTERVAL_MS, realClock);
       const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);
+      const release = await call.adopt(inputs);
       let outcomes: TaskOutcome[];
       try {
         outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
@@ -124,6 +125,7 @@ export function delegateTool(env: ToolEnv) {
       } finally {
         clearInterval(tick);
         throttle.cancel();
+        release();
       }
       const details = windows.snapshot(Date.now());
       const isolated = isolationDetails(outcomes);

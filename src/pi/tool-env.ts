@@ -37,8 +37,11 @@ export type CallEnv = {
   check(engine: Engine, call: { tasks: number; maxCost?: number }): Promise<CapRefusal | null>;
   /** Runs one task with a signal that `/subagents kill ID` can also trigger, steerable through the session's owner. */
   run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2] & { remoteAsk?: { notify?: (q: AskRequest) => void } }): ReturnType<typeof runTask>;
+  /** Lists a call's tasks (queued ones too) in this pi's owner record, so /subagents, `sessions --running`, steer
+   *  and cancel find them before they start; the returned function forgets the ones that never started. */
+  adopt(tasks: TaskInput[]): Promise<() => void>;
   /** For background tasks: a signal that outlives the tool call but not the pi session, and the notice channel. */
-  background(sessionIds: string[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
+  background(tasks: TaskInput[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
 
 export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime>; guards: SessionGuards };
@@ -133,10 +136,19 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
             t?.done();
           }
         },
-        async background(sessionIds) {
-          (await (await getRuntime()).owner()).adopt(sessionIds);
+        async adopt(tasks) {
+          const owner = await (await getRuntime()).owner();
+          owner.adopt(tasks);
+          return () => owner.release(tasks.map((t) => t.sessionId!));
+        },
+        async background(tasks) {
+          const release = await this.adopt(tasks);
           const c = active?.link(undefined) ?? new AbortController();
-          return { signal: c.signal, done: () => active?.release(c), notify: (text) => safely(() => notify?.(text)), track: (batch) => active?.track(batch) };
+          const done = () => {
+            release();
+            active?.release(c);
+          };
+          return { signal: c.signal, done, notify: (text) => safely(() => notify?.(text)), track: (batch) => active?.track(batch) };
         },
       };
     },

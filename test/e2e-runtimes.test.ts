@@ -217,3 +217,26 @@ test("what only a pi child can do is said, not dropped: a Codex child with an ac
   expect(t.output).toBe("hi");
   expect(t.warnings).toContain("the acceptance gate runs inside a pi child: not run on codex");
 }, 120_000);
+
+test("an agent's tool list reaches Claude Code: read-only offers only its read tools, a deny list removes Bash", async () => {
+  if (!bins.has("claude-code")) return console.log(`*** SKIPPING: ${skipped.get("claude-code")}`);
+  const toolsOffered = async (agent: string, fields: Record<string, string>) => {
+    agentFile(agent, { runtime: "claude-code", ...fields }, "You look around.");
+    const before = harness.requests.length;
+    const r = await cli(world, ["run", agent, `Look ${script([{ text: `looked ${agent}` }])}`, "--json"], { env: envFor("claude-code") });
+    const [t] = summaryOf(r.json);
+    expect(t.status).toBe("completed");
+    const req = harness.requests.slice(before).find((q) => q.api === "anthropic") as unknown as { tools?: string[] };
+    // Claude Code's placeholder for tools it loads on demand is no tool of its own.
+    return { tools: (req.tools ?? []).filter((n) => n !== "DeferredToolPlaceholder").sort(), warnings: (t.warnings ?? []) as string[] };
+  };
+  const readonly = await toolsOffered("cc-readonly", { readonly: "true" });
+  expect(readonly.tools).toEqual(["Glob", "Grep", "Read"]);
+  expect(readonly.warnings.join("\n")).not.toContain("runs with its own tools");
+  const noBash = await toolsOffered("cc-nobash", { disallowedTools: "Bash" });
+  expect(noBash.tools).not.toContain("Bash");
+  expect(noBash.tools).toContain("Read");
+  const odd = await toolsOffered("cc-odd", { tools: "read, web_search" });
+  expect(odd.tools).toEqual(["Read"]);
+  expect(odd.warnings).toContain("Claude Code has no web_search: left out of this run");
+}, 180_000);

@@ -2,6 +2,7 @@
 // Code message streamed as several lines, a sub-agent's lines, Codex's failed turn, opencode's end on exit.
 import { expect, test } from "bun:test";
 import { FOREIGN_RUNTIMES } from "../src/core/run/runtimes/index.ts";
+import { claudeToolFlags } from "../src/core/run/runtimes/claude-code.ts";
 import { applyEvent, newRunState } from "../src/core/run/child/run-state.ts";
 import type { ChildEvent } from "../src/core/types.ts";
 
@@ -53,4 +54,14 @@ test("opencode: its stream has no last event, so a clean exit ends the run; an e
   const err = feed("opencode", [...lines, { type: "error", error: { name: "APIError", data: { message: "bad key" } } }], 0);
   expect(err.state.errorMessage).toBe("opencode: bad key");
   expect(err.state.agentEnded).toBe(false);
+});
+
+test("an agent's tool rules as Claude Code's flags", () => {
+  expect(claudeToolFlags({ allow: ["read", "grep", "find", "ls"] })).toEqual({ args: ["--tools", "Read,Grep,Glob,LS"], warnings: [] });
+  expect(claudeToolFlags({ none: true })).toEqual({ args: ["--tools", ""], warnings: [] });
+  expect(claudeToolFlags({ deny: ["bash", "mcp__docs__search"] })).toEqual({ args: ["--disallowedTools", "Bash,mcp__docs__search"], warnings: [] });
+  expect(claudeToolFlags({ deny: ["subagent"] })).toEqual({ args: [], warnings: ["Claude Code has no subagent: nothing to deny"] });
+  const allow = claudeToolFlags({ allow: ["edit", "mcp__docs__search", "web_search"] });
+  expect(allow.args).toEqual(["--tools", "Edit"]);
+  expect(allow.warnings).toEqual(["Claude Code has no web_search: left out of this run", "mcp__docs__search: Claude Code's MCP servers come from its own configuration; the allow list does not limit them"]);
 });

@@ -3,7 +3,7 @@
 // `user` lines carrying tool results, and a final `result` with the run's totals and cost.
 import type { ChildEvent } from "../../types.ts";
 import { argsText, assistant, num, parseLine, resultText } from "./parse-util.ts";
-import type { EventParser, ForeignRuntime } from "./types.ts";
+import type { EventParser, ForeignRuntime, ToolRules } from "./types.ts";
 
 type Pending = { id: string; text: string; toolCalls: { id: string; name: string; args: string }[]; input: number; cacheRead: number; cacheWrite: number; model?: string };
 
@@ -81,8 +81,30 @@ function claudeParser(): EventParser {
   };
 }
 
+/** pi's built-in tools as Claude Code names them (LS is gone from recent versions, which ignore the name). */
+const CLAUDE_NAMES: Record<string, string[]> = { read: ["Read"], write: ["Write"], edit: ["Edit"], bash: ["Bash"], grep: ["Grep"], find: ["Glob"], ls: ["LS"] };
+
+/** The agent's tool list as Claude Code's flags: an allow list is `--tools` (its built-in tools), a deny list
+ *  `--disallowedTools` (MCP tools too: both name them `mcp__server__tool`); what cannot be applied is said. */
+export function claudeToolFlags(rules: ToolRules): { args: string[]; warnings: string[] } {
+  if (rules.none) return { args: ["--tools", ""], warnings: [] };
+  const names = rules.allow ?? rules.deny ?? [];
+  const builtins = names.flatMap((n) => CLAUDE_NAMES[n] ?? []);
+  const mcp = names.filter((n) => n.startsWith("mcp__"));
+  const other = names.filter((n) => !CLAUDE_NAMES[n] && !n.startsWith("mcp__"));
+  const warnings: string[] = [];
+  if (other.length) warnings.push(`Claude Code has no ${other.join(", ")}: ${rules.allow ? "left out of this run" : "nothing to deny"}`);
+  if (rules.allow) {
+    if (mcp.length) warnings.push(`${mcp.join(", ")}: Claude Code's MCP servers come from its own configuration; the allow list does not limit them`);
+    return { args: ["--tools", builtins.join(",")], warnings };
+  }
+  const denied = [...builtins, ...mcp];
+  return { args: denied.length ? ["--disallowedTools", denied.join(",")] : [], warnings };
+}
+
 export const claudeCode: ForeignRuntime = {
   name: "claude-code",
+  appliesTools: true,
   bin: "claude",
   npmPackage: "@anthropic-ai/claude-code",
   notes: ["runs on Claude Code: no steering, no subagent_finalize, resume replays the transcript"],
@@ -93,7 +115,9 @@ export const claudeCode: ForeignRuntime = {
     if (req.model) args.push("--model", req.model);
     if (req.systemPrompt) args.push("--append-system-prompt", req.systemPrompt);
     if (req.maxTurns) args.push("--max-turns", String(req.maxTurns));
-    return { args, env: {}, stdin: req.prompt, files: [], warnings: [] };
+    const tools = req.tools ? claudeToolFlags(req.tools) : { args: [], warnings: [] };
+    args.push(...tools.args);
+    return { args, env: {}, stdin: req.prompt, files: [], warnings: tools.warnings };
   },
   parser: claudeParser,
 };

@@ -4,7 +4,7 @@ import type { Host } from "../../host.ts";
 import type { Profile } from "../../profiles/profile.ts";
 import { onPath } from "../runners/commands.ts";
 import { FOREIGN_RUNTIMES } from "./index.ts";
-import type { EventParser, ForeignRuntimeName } from "./types.ts";
+import type { EventParser, ForeignRuntimeName, ToolRules } from "./types.ts";
 
 export type ForeignInvocation = {
   argv: string[];
@@ -39,6 +39,14 @@ function childEnv(host: Host, depth: number, maxDepth: number, extra: Record<str
   return { ...env, PI_SUBAGENT_DEPTH: String(depth), PI_SUBAGENT_MAX_DEPTH: String(maxDepth), ...extra };
 }
 
+/** The agent's tool rules, or undefined when it keeps every tool. */
+function toolRules(p: Profile | null): ToolRules | undefined {
+  if (p?.noTools) return { none: true };
+  if (p?.tools) return { allow: p.tools };
+  if (p?.excludeTools?.length) return { deny: p.excludeTools };
+  return undefined;
+}
+
 /** The invocation, or a clear error (the CLI is not installed) when nothing can start. */
 export function foreignInvocation(req: ForeignRequest): ForeignInvocation | string {
   const rt = FOREIGN_RUNTIMES[req.runtime];
@@ -46,8 +54,9 @@ export function foreignInvocation(req: ForeignRequest): ForeignInvocation | stri
   if (!program) return `runtime "${rt.name}": the "${rt.bin}" command was not found on PATH (install it with: npm install -g ${rt.npmPackage})`;
   const p = req.profile;
   const systemPrompt = [p?.systemPrompt ?? "", p?.appendSystemPrompt ?? "", req.appendPrompt ?? ""].filter((s) => s.trim()).join("\n\n");
-  const cmd = rt.build({ prompt: req.prompt, systemPrompt, model: req.model, maxTurns: p?.maxTurns, tmpDir: req.tmpDir });
+  const tools = toolRules(p);
+  const cmd = rt.build({ prompt: req.prompt, systemPrompt, model: req.model, maxTurns: p?.maxTurns, tmpDir: req.tmpDir, tools });
   const warnings = [...cmd.warnings];
-  if (p?.tools?.length || p?.excludeTools?.length || p?.readonly) warnings.push(`${rt.name} runs with its own tools: the agent's tool list is not applied`);
+  if (tools && !rt.appliesTools) warnings.push(`${rt.name} runs with its own tools: the agent's tool list is not applied`);
   return { argv: [program, ...cmd.args], env: childEnv(req.host, req.depth, req.maxDepth, cmd.env), stdin: cmd.stdin, files: cmd.files, warnings, parser: rt.parser, ownConfig: rt.ownConfig(req.host.env) };
 }

@@ -7,6 +7,9 @@ import type { RuntimeName } from "../../runtime-names.ts";
 export { RUNTIME_NAMES, type RuntimeName } from "../../runtime-names.ts";
 export type ForeignRuntimeName = Exclude<RuntimeName, "pi">;
 
+/** The agent's tool rules in pi's names (profile-fields.ts has made readonly an allow list already). */
+export type ToolRules = { allow?: string[]; deny?: string[]; none?: boolean };
+
 /** What a foreign CLI is given for one child. */
 export type RuntimeRequest = {
   /** The task text (files and resume transcript included). */
@@ -16,6 +19,8 @@ export type RuntimeRequest = {
   /** The model as the task or agent file names it, or undefined: the CLI's own default. */
   model?: string;
   maxTurns?: number;
+  /** The agent's tool list, for a runtime that can apply it (`appliesTools`). */
+  tools?: ToolRules;
   /** A private folder for files this child needs (deleted after it ends). */
   tmpDir: string;
 };
@@ -41,6 +46,8 @@ export type ForeignRuntime = {
   bin: string;
   /** Where to get it, for the "not found" error. */
   npmPackage: string;
+  /** Whether build() applies the agent's tool list (what it cannot map, it says in its warnings). */
+  appliesTools?: boolean;
   /** What this runtime cannot do that a pi child can: said in every window and record of its runs. */
   notes: string[];
   build(req: RuntimeRequest): RuntimeCommand;

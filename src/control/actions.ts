@@ -5,12 +5,13 @@ import { request, type SessionState } from "./client.ts";
 /** answered: the child was waiting on a question, and the message became its answer (ask.ts). */
 export type SteerResult = { ok: true; answered?: boolean } | { ok: false; reason: string };
 
-/** Sends `text` to the session's running child through its owner; resolves once the child has it (or why not). */
-export async function steerSession(state: SessionState, id: string, text: string, status: () => string): Promise<SteerResult> {
+/** Sends `text` to the session's running child through its owner; resolves once the child has it (or why not).
+ *  `answer` sends it only as the answer to an open question (`subagents answer`), never as a steer. */
+export async function steerSession(state: SessionState, id: string, text: string, status: () => string, op: "steer" | "answer" = "steer"): Promise<SteerResult> {
   if (state.kind === "unknown") return { ok: false, reason: `no session "${id}"` };
   if (state.kind === "done") return { ok: false, reason: `session ${id} is not running (${status()})` };
   if (!state.owner?.socket) return { ok: false, reason: `session ${id} is starting or its owner cannot be reached; try again in a moment` };
-  const reply = await request(state.owner.socket, { op: "steer", sessionId: id, text });
+  const reply = await request(state.owner.socket, { op, sessionId: id, text });
   return reply.ok ? { ok: true, ...(reply.answered ? { answered: true } : {}) } : { ok: false, reason: reply.reason };
 }
 

@@ -1,7 +1,7 @@
 // `subagents answer ID "text"|-`: answers the open question of a running sub-agent (DESIGN §10), through the
 // process that owns it. The child waits for it up to subagents.askTimeout; `subagents steer` answers it too.
 import * as fs from "node:fs";
-import { request } from "../../control/client.ts";
+import { steerSession } from "../../control/actions.ts";
 import { parse } from "../args.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
@@ -28,16 +28,11 @@ export async function cmdAnswer(argv: string[]): Promise<number> {
   const text = raw === "-" ? fs.readFileSync(0, "utf8").trim() : raw;
   if (!text.trim()) throw new UsageError("answer: the answer is empty.");
   const c = controlContext();
-  const state = c.state(id);
-  const fail = (reason: string) => {
-    process.stderr.write(`subagents: answer: not answered: ${reason}.\n`);
+  const r = await steerSession(c.state(id), id, text, () => c.store.getSession(id)?.status ?? "finished", "answer");
+  if (!r.ok) {
+    process.stderr.write(`subagents: answer: not answered: ${r.reason}.\n`);
     return EXIT.taskFailed;
-  };
-  if (state.kind === "unknown") return fail(`no session "${id}"`);
-  if (state.kind === "done") return fail(`session ${id} is not running (${c.store.getSession(id)?.status ?? "finished"})`);
-  if (!state.owner?.socket) return fail(`session ${id} is starting or its owner cannot be reached; try again in a moment`);
-  const reply = await request(state.owner.socket, { op: "answer", sessionId: id, text });
-  if (!reply.ok) return fail(reply.reason);
+  }
   process.stderr.write(`answered ${id}\n`);
   return EXIT.ok;
 }

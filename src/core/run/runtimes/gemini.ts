@@ -2,7 +2,7 @@
 // assistant `message` lines (assistant text as deltas), tool_use / tool_result, and a final `result` with the
 // run's token stats (no cost). A model turn is not marked: it ends at its tool results or at the result.
 import type { ChildEvent } from "../../types.ts";
-import { argsText, assistant, bareModel, num, parseLine, resultText } from "./parse-util.ts";
+import { argsText, assistant, bareModel, num, parseLine, resultText, withLeadingInstructions } from "./parse-util.ts";
 import type { EventParser, ForeignRuntime } from "./types.ts";
 
 function geminiParser(): EventParser {
@@ -74,8 +74,7 @@ export const gemini: ForeignRuntime = {
     const args = ["-o", "stream-json", "--yolo"];
     const model = bareModel(req.model, warnings, "gemini");
     if (model) args.push("-m", model);
-    const prompt = req.systemPrompt ? `<agent-instructions>\n${req.systemPrompt}\n</agent-instructions>\n\n${req.prompt}` : req.prompt;
-    args.push("-p", prompt);
+    args.push("-p", withLeadingInstructions(req.systemPrompt, req.prompt));
     return { args, env: {}, stdin: "", files: [], warnings };
   },
   parser: geminiParser,

@@ -1,7 +1,7 @@
 // opencode as the child: `opencode run --format json <task>`. Its stream: step_start / text / tool_use /
 // step_finish parts of its session; step_finish carries the step's tokens and cost, an `error` line a failure.
 import type { ChildEvent } from "../../types.ts";
-import { argsText, assistant, num, parseLine, resultText } from "./parse-util.ts";
+import { argsText, assistant, num, parseLine, resultText, withLeadingInstructions } from "./parse-util.ts";
 import type { EventParser, ForeignRuntime } from "./types.ts";
 
 function opencodeParser(): EventParser {
@@ -66,8 +66,7 @@ export const opencode: ForeignRuntime = {
     // The task goes on stdin: a message given as arguments is re-quoted by it (quotes escaped) before the model sees it.
     const args = ["run", "--format", "json"];
     if (req.model) args.push("-m", req.model);
-    const prompt = req.systemPrompt ? `<agent-instructions>\n${req.systemPrompt}\n</agent-instructions>\n\n${req.prompt}` : req.prompt;
-    return { args, env: {}, stdin: prompt, files: [], warnings: [] };
+    return { args, env: {}, stdin: withLeadingInstructions(req.systemPrompt, req.prompt), files: [], warnings: [] };
   },
   parser: opencodeParser,
 };

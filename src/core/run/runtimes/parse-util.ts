@@ -1,4 +1,4 @@
-// Small helpers the runtime parsers share.
+// Small helpers the foreign runtimes share (their parsers and their commands).
 import { cap, stringify } from "../child/transport.ts";
 import type { ChildEvent } from "../../types.ts";
 
@@ -27,6 +27,11 @@ export function assistant(text: string, usage: Partial<{ input: number; output: 
     stopReason: extra.stopReason ?? (extra.toolCalls?.length ? "toolUse" : "stop"),
     errorMessage: extra.errorMessage,
   };
+}
+
+/** The task for a CLI with no flag to add to its system prompt: the agent's prompt leads it, in tags. */
+export function withLeadingInstructions(systemPrompt: string, prompt: string): string {
+  return systemPrompt ? `<agent-instructions>\n${systemPrompt}\n</agent-instructions>\n\n${prompt}` : prompt;
 }
 
 /** A model named "provider/id" for a CLI that takes bare ids: the id, and a warning when a prefix was dropped. */

@@ -77,12 +77,14 @@ export function checkHooks(found: HookReport, piDir: string, opts: { speedupsOpt
   if (found.main.length !== 1) problems.push(`found ${found.main.length} "async function main(args, options)" reading options.extensionFactories (want 1)`);
   if (found.jiti.length !== 1) problems.push(`found ${found.jiti.length} 'require("jiti").createJiti' to compile jiti in (want 1): user extensions would not load`);
   if (found.loader.length !== 1) problems.push(`found ${found.loader.length} "async function loadExtensionModule(path, cacheToken)" to hook (want 1)`);
-  // For a user's pi compiled once by us, a pi without these shapes only misses a speed-up, never a feature.
-  if (found.fetch.length > 1 || (found.fetch.length === 0 && !opts.speedupsOptional)) problems.push(`found ${found.fetch.length} undici loads + "function configureHttpDispatcher(timeoutMs=…)" to keep Bun's fetch in children (want 1)`);
-  if (found.typeboxValue.length > 1 || (!opts.speedupsOptional && (found.typeboxValue.length === 0 || found.validators.length === 0))) {
-    problems.push(`found ${found.validators.length} top-level "X=Compile(Schema)" validators and ${found.typeboxValue.length} TypeBox Value namespaces (want ≥ 1 and 1) to build validators lazily`);
-  }
-  if (found.revision.length > 1 || (found.revision.length === 0 && !opts.speedupsOptional)) problems.push(`found ${found.revision.length} "function getFileRevision(path)" to keep revisions for a turn (want 1)`);
+  // For a user's pi compiled once by us, a pi without these shapes only misses a speed-up, never a feature: a
+  // speed-up hook may then be missing, never doubled.
+  const speedup = (missing: boolean, doubled: boolean, problem: string) => {
+    if (doubled || (missing && !opts.speedupsOptional)) problems.push(problem);
+  };
+  speedup(found.fetch.length === 0, found.fetch.length > 1, `found ${found.fetch.length} undici loads + "function configureHttpDispatcher(timeoutMs=…)" to keep Bun's fetch in children (want 1)`);
+  speedup(found.typeboxValue.length === 0 || found.validators.length === 0, found.typeboxValue.length > 1, `found ${found.validators.length} top-level "X=Compile(Schema)" validators and ${found.typeboxValue.length} TypeBox Value namespaces (want ≥ 1 and 1) to build validators lazily`);
+  speedup(found.revision.length === 0, found.revision.length > 1, `found ${found.revision.length} "function getFileRevision(path)" to keep revisions for a turn (want 1)`);
   if (problems.length) throw new Error(`the embedded pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
 

@@ -58,8 +58,9 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
   const record: OwnerRecord = { pid: process.pid, startTime: procStartTime(process.pid), role, socket: socketPath(dataDir, process.pid), sessions, startedAt: Date.now(), ...extra };
   const publish = () => {
     try {
-      const waiting = record.waiting && Object.fromEntries(Object.entries(record.waiting).filter(([id]) => unfinished.has(id)));
-      writeOwner(dataDir, { ...record, sessions: [...unfinished], ...(waiting ? { waiting } : {}) });
+      // Only what is still to run is listed (and kept: a long pi session adopts call after call).
+      if (record.waiting) record.waiting = Object.fromEntries(Object.entries(record.waiting).filter(([id]) => unfinished.has(id)));
+      writeOwner(dataDir, { ...record, sessions: [...unfinished] });
     } catch {
       // the data dir went away or is read-only: the run goes on, only uncontrollable from elsewhere
     }
@@ -152,8 +153,10 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
     },
     release: (ids) => {
       let changed = false;
-      for (const id of ids) if (!tasks.has(id) && unfinished.delete(id)) changed = true;
-      for (const id of ids) cancelledEarly.delete(id);
+      for (const id of ids) {
+        cancelledEarly.delete(id);
+        if (!tasks.has(id) && unfinished.delete(id)) changed = true;
+      }
       if (changed) publish();
     },
     wrap: (run, timeoutOf) => async (input, hooks) => {

@@ -5,6 +5,8 @@
 // undefined). Replacing its dialog methods in place forwards them to the owner at no start-up cost; running
 // children in RPC mode would give the same dialogs but change the whole transport (see README "Children that
 // ask"). `ctx.hasUI` stays false: pi derives it from that object's identity, which an extension cannot change.
+// A kept child (core/run/child/pool.ts) runs pi in RPC mode, whose UI is real but has no one at the other end
+// (the pool declines every dialog): there the dialogs are forwarded too (PI_SUBAGENT_RPC=1).
 import type { ChildEvent } from "../core/types.ts";
 import type { Answer, ControlChannel } from "./control.ts";
 
@@ -84,9 +86,10 @@ function forwardDialogs(ui: any, asker: ChildAsker, emit: (ev: ChildEvent) => vo
 }
 
 export function installAsk(pi: Api, asker: ChildAsker, emit: (ev: ChildEvent) => void): void {
-  // Patched as early as an extension can see a ctx, before the first prompt; hasUI true means a real UI.
+  // Patched as early as an extension can see a ctx, before the first prompt; hasUI true means a real UI, except
+  // in a kept child.
   pi.on("session_start", (_e, ctx) => {
-    if (ctx && !ctx.hasUI) forwardDialogs(ctx.ui, asker, emit);
+    if (ctx && (!ctx.hasUI || process.env.PI_SUBAGENT_RPC === "1")) forwardDialogs(ctx.ui, asker, emit);
   });
   pi.registerTool({
     name: "ask_parent",

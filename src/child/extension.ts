@@ -84,7 +84,12 @@ class Fd3Writer {
   }
 }
 
+/** A kept child (core/run/child/pool.ts) loads this extension again for each task's session: one watch per process. */
+let watching = false;
+
 function watchParent(stop: () => void): void {
+  if (watching) return;
+  watching = true;
   const parent = Number(process.env.PI_SUBAGENT_PARENT_PID);
   if (!Number.isInteger(parent) || parent <= 1) return;
   const timer = setInterval(() => {

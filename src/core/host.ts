@@ -6,8 +6,11 @@ export type SpawnSpec = {
   cmd: string[];
   cwd: string;
   env: Record<string, string>;
-  /** Written to the child's stdin, which is then closed. null: stdin is /dev/null. */
+  /** Written to the child's stdin, which is then closed (unless keepStdin). null: stdin is /dev/null. */
   stdin: string | null;
+  /** Keep stdin open after writing `stdin`: the caller writes more with ChildProcess.writeStdin (a pooled pi in
+   *  RPC mode, child/pool.ts). */
+  keepStdin?: boolean;
   /** Open fd 3 as a pipe from the child to us (the compact transport). */
   fd3: boolean;
   /** Open fd 4 as a pipe from us to the child (control lines such as a steer; see src/control/). */
@@ -26,6 +29,8 @@ export interface ChildProcess {
   readonly exited: Promise<ExitInfo>;
   /** Present when spawned with control: true. Writes one line to the child's fd 4; false once it is closed. */
   readonly sendControl?: (line: string) => boolean;
+  /** Present when spawned with keepStdin: writes to the child's stdin; false once it is closed. */
+  readonly writeStdin?: (text: string) => boolean;
   kill(signal: "SIGTERM" | "SIGKILL"): void;
 }
 

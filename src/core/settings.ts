@@ -35,6 +35,8 @@ export type Settings = {
   askTimeout: number;
   /** MCP servers children may start (pi 1.x), unless their agent says (`mcp`): all, none, or the named ones. */
   mcp: McpChoice;
+  /** A call with more tasks than it runs at once keeps its children for its next tasks (src/core/run/child/pool.ts). */
+  reuseChildren: boolean;
 } & EngineSettings & CapSettings;
 
 export function defaultSettings(): Settings {
@@ -57,6 +59,7 @@ export function defaultSettings(): Settings {
     ask: "auto",
     askTimeout: 600,
     mcp: true,
+    reuseChildren: true,
     ...defaultEngineSettings(),
     maxSpawnsPerSession: DEFAULT_MAX_SPAWNS,
   };
@@ -122,6 +125,10 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
   if (r.finalize !== undefined) {
     if (typeof r.finalize === "boolean") out.finalize = r.finalize;
     else warnings.push(`${where}: subagents.finalize must be true or false; ignored`);
+  }
+  if (r.reuseChildren !== undefined) {
+    if (typeof r.reuseChildren === "boolean") out.reuseChildren = r.reuseChildren;
+    else warnings.push(`${where}: subagents.reuseChildren must be true or false; ignored`);
   }
   if (r.tools !== undefined) {
     if (Array.isArray(r.tools) && r.tools.every((t) => typeof t === "string")) {

@@ -20,15 +20,23 @@ function spawn(spec: SpawnSpec): ChildProcess {
     detached: true,
   };
   const proc = (Bun.spawn as unknown as (o: typeof options) => ReturnType<typeof Bun.spawn>)(options);
-  if (spec.stdin !== null) {
-    const sink = proc.stdin as unknown as { write(s: string): void; end(): void };
+  const sink = proc.stdin as unknown as { write(s: string): void; flush(): void; end(): void };
+  let stdinOpen = spec.stdin !== null;
+  const writeStdin = (text: string) => {
+    if (!stdinOpen) return false;
     try {
-      sink.write(spec.stdin);
-      sink.end();
+      sink.write(text);
+      if (spec.keepStdin) sink.flush();
+      else sink.end();
+      return true;
     } catch {
-      // The child died before reading its task; its exit code tells the rest.
+      // The child died before reading it; its exit code tells the rest.
+      stdinOpen = false;
+      return false;
     }
-  }
+  };
+  if (spec.stdin !== null) writeStdin(spec.stdin);
+  if (spec.keepStdin) void proc.exited.then(() => (stdinOpen = false));
   const stdio = (proc as unknown as { stdio: unknown[] }).stdio;
   const fd3 = spec.fd3 ? (stdio[3] as unknown) : null;
   const control = spec.control && typeof stdio[4] === "number" ? fdLineWriter(stdio[4] as number) : undefined;
@@ -39,6 +47,7 @@ function spawn(spec: SpawnSpec): ChildProcess {
     stderr: proc.stderr as unknown as AsyncIterable<Uint8Array>,
     fd3: fd3 ? toIterable(fd3) : null,
     sendControl: control?.write,
+    ...(spec.keepStdin ? { writeStdin } : {}),
     exited: proc.exited.then(() => ({ code: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode) })),
     kill: (signal) => {
       try {

@@ -27,15 +27,21 @@ function spawn(spec: SpawnSpec): ChildProcess {
     // Spawn failed synchronously enough that there is no pid: surface it like Bun does.
     throw new Error(`cannot start ${file}`);
   }
-  if (spec.stdin !== null && proc.stdin) {
-    proc.stdin.on("error", () => {});
-    proc.stdin.end(spec.stdin);
-  }
+  const stdin = proc.stdin;
+  stdin?.on("error", () => {});
+  const writeStdin = (text: string) => {
+    if (!stdin || stdin.destroyed || stdin.writableEnded) return false;
+    if (spec.keepStdin) stdin.write(text);
+    else stdin.end(text);
+    return true;
+  };
+  if (spec.stdin !== null) writeStdin(spec.stdin);
   const fd3 = spec.fd3 ? (proc.stdio[3] as NodeJS.ReadableStream | null) : null;
   const control = spec.control ? (proc.stdio[4] as NodeJS.WritableStream & { destroyed?: boolean; on(e: string, f: () => void): void } | null) : null;
   control?.on("error", () => {});
   return {
     pid: proc.pid,
+    ...(spec.keepStdin ? { writeStdin } : {}),
     ...(control ? { sendControl: (line: string) => !control.destroyed && (control.write(`${line}\n`), true) } : {}),
     stdout: proc.stdout as unknown as AsyncIterable<Uint8Array>,
     stderr: proc.stderr as unknown as AsyncIterable<Uint8Array>,

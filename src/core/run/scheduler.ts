@@ -9,6 +9,7 @@ import { CallSpend } from "../budget.ts";
 import { realClock } from "../host.ts";
 import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./child/rate-gate.ts";
 import { DagQueue } from "./dag.ts";
+import { ChildPool } from "./child/pool.ts";
 
 export type TaskRunner = (
   input: TaskInput,
@@ -18,6 +19,8 @@ export type TaskRunner = (
     onStart?: (info: { warnings: string[] }) => void;
     callSpend?: CallSpend;
     rateGate?: RateGate;
+    /** The call's kept children (pool.ts): given when it has more tasks than run at once. */
+    pool?: ChildPool;
   },
 ) => Promise<TaskOutcome>;
 
@@ -49,6 +52,8 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
   const callSpend = hooks.maxCost !== undefined ? new CallSpend(hooks.maxCost) : undefined;
   // Tasks start in input order once their `after` tasks are done (dag.ts); without `after` that is plain order.
   const queue = new DagQueue(tasks);
+  // A task that finds a child of the call idle with the same start runs in it instead of starting pi again.
+  const pool = tasks.length > limit ? new ChildPool(realClock) : undefined;
   const finish = (i: number, outcome: TaskOutcome) => {
     outcomes[i] = outcome;
     queue.finish(i, outcome.result, outcome.sessionId);
@@ -71,6 +76,7 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
         outcome = await run(task, {
           callSpend,
           rateGate: gate,
+          pool,
           signal: controllers[i].signal,
           onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev),
           onStart: (info) => {
@@ -85,8 +91,11 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
       }
       finish(i, outcome);
     }
+    // Nothing is left to start: kept children are not needed any more.
+    pool?.drain();
   };
   await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  await pool?.close();
   hooks.signal?.removeEventListener("abort", abortAll);
   return outcomes;
 }

@@ -89,6 +89,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         },
         onControl: hooks.onControl,
         gate: resolveGate(input, profile),
+        reuse: reusable(task, !!foreign, placed) ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) } : undefined,
         ask: { asker: hooks.ask, mode: settings.ask, timeoutSec: settings.askTimeout, sessionId: id, label: input.name ?? task.agent },
       });
     } finally {
@@ -123,6 +124,18 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     checkpoints.stop();
   }
   task.result = result;
+}
+
+/**
+ * Whether this child may run in a kept child of its call (child/pool.ts): pi with our child extension built in
+ * (embedded, or the user's pi compiled by us: its reader of the control pipe stops between tasks), reporting
+ * agent_settled on fd 3, started here as it is (no sandbox, container or job wrapping it).
+ */
+function reusable(task: TaskContext, foreign: boolean, placed: Placed): boolean {
+  const { engine, hooks, where } = task;
+  if (!hooks.pool || !engine.settings.reuseChildren || foreign) return false;
+  if (engine.childExtension || !engine.piSettles || task.transport !== "compact") return false;
+  return where.runner.name === "local" && !where.sandbox && placed.argv.includes("-p");
 }
 
 /**

@@ -16,6 +16,7 @@ import { budgetMessage, hasBudget, type Budget, type CallSpend } from "../../bud
 import { budgetWatch, type BudgetWatch } from "./budget-watch.ts";
 import { RATE_LIMIT_RE, type RateGate } from "./rate-gate.ts";
 import { gateFailure, type GateSpec } from "./gate.ts";
+import type { Reuse } from "./pool.ts";
 import { askBroker, DEFAULT_ASK_TIMEOUT_SEC, type AskBroker, type Asker, type AskMode } from "./ask.ts";
 
 export type RunLimits = {
@@ -76,6 +77,8 @@ export type RunSpec = {
   onSpawn?: (pid: number) => void;
   /** Given: the child gets a control pipe (fd 4); called with its writer at each spawn and with null at exit. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
+  /** Run on a kept child of the call (pool.ts) instead of a process of its own. */
+  reuse?: Reuse;
   /** An acceptance gate: the child runs it (its env says which); only a passing attempt makes the run complete. */
   gate?: GateSpec;
   /** The child's questions (ask.ts): who answers, and the settings. Without it each is answered "no one can answer now". */
@@ -127,7 +130,8 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
     // The child reports delivery on fd 3, so control needs the compact transport.
     const control = (!!spec.onControl || !!spec.budget || !!spec.callSpend || !!spec.rateGate || !!spec.ask) && spec.transport === "compact";
     const env = control ? { ...spec.env, PI_SUBAGENT_CONTROL_FD: "4" } : spec.env;
-    proc = host.spawn({ cmd: spec.argv, cwd: spec.cwd, env, stdin, fd3: spec.transport === "compact", control });
+    const start = { cmd: spec.argv, cwd: spec.cwd, env, stdin, fd3: spec.transport === "compact", control };
+    proc = spec.reuse ? spec.reuse.pool.lease(host, start, spec.sessionFile, spec.reuse.files) : host.spawn(start);
   } catch (err) {
     return { exit: { code: null, signal: null }, stop: { code: "SUBAGENT_FAILED", message: `Failed to spawn sub-agent process: ${(err as Error).message}` }, stderr: "", stderrHead: "", stderrWhole: true };
   }

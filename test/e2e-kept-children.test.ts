@@ -1,0 +1,157 @@
+// Kept children (core/run/child/pool.ts): a call with more tasks than it runs at once runs its later tasks in the
+// children it already started (pi in RPC mode, one session per task), with the executable's embedded pi 1.5.2 as
+// the child and the scripted model server. Each task must see only its own session, its own corrective messages,
+// its own control pipe and questions; a kill or crash ends that process only; nothing outlives the call.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { script } from "../src/scripted/model-server.ts";
+import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+
+let world: PiWorld;
+let pids: string;
+beforeAll(async () => {
+  world = await piWorld();
+  pids = join(world.root, "pids");
+  const agents = join(world.agentDir, "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(join(agents, "gated.md"), `---\nname: gated\ndescription: Asks before rm\nextensions: ${join(import.meta.dir, "fixtures", "ask-extension.ts")}\n---\nWork carefully.\n`);
+});
+afterAll(() => world.close());
+
+/** A task that writes its pi's pid (the parent of its bash) under its name, then finalizes with `result`. */
+const pidStep = (name: string) => ({ tool: "bash", args: { command: `echo $PPID > "$PIDS_DIR/${name}"` } });
+const recording = (name: string, result = `result of ${name}`) => `${name} ${script([pidStep(name), { finalize: { status: "SUCCESS", result } }])}`;
+/** Runs the executable (its embedded pi is the child: only that pi is kept), with a fresh folder for the pids. */
+const run = (args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}) => {
+  rmSync(pids, { recursive: true, force: true });
+  mkdirSync(pids, { recursive: true });
+  return cli(world, args, { binary: true, ...opts, env: { PIDS_DIR: pids, ...opts.env } });
+};
+const pidOf = (name: string) => Number(readFileSync(join(pids, name), "utf8").trim());
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+/** Every session file of this world whose name has the id, and the user messages in it. */
+function userMessages(sessionId: string): string[] {
+  const root = join(world.agentDir, "subagent-sessions");
+  const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.includes(sessionId));
+  expect(files.length).toBe(1);
+  return readFileSync(join(root, files[0]), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === "message" && e.message?.role === "user")
+    .map((e) => JSON.stringify(e.message.content));
+}
+
+test("5 tasks at 2: later tasks run in the two children already started, each in its own session; none outlives the call", async () => {
+  const names = ["k1", "k2", "k3", "k4", "k5"];
+  const r = await run(["delegate", "--json", "--concurrency", "2", ...names.map((n) => recording(n))]);
+  expect(r.code).toBe(0);
+  const tasks = summaryOf(r.json);
+  expect(tasks.map((t) => [t.status, t.output])).toEqual(names.map((n) => ["completed", `result of ${n}`]));
+  const used = new Set(names.map(pidOf));
+  expect(used.size).toBe(2);
+  for (const pid of used) expect(alive(pid)).toBe(false);
+  // A task's session holds its own prompt and nothing of the task before it in the same process.
+  tasks.forEach((t, i) => {
+    const users = userMessages(t.sessionId);
+    expect(users.length).toBe(1);
+    expect(users[0]).toContain(`${names[i]} [[script:`);
+  });
+  // Off by setting: every task starts its own pi.
+  world.setSubagentSettings({ reuseChildren: false });
+  try {
+    const off = await run(["delegate", "--json", "--concurrency", "2", ...names.map((n) => recording(n))]);
+    expect(summaryOf(off.json).map((t) => t.status)).toEqual(names.map(() => "completed"));
+    expect(new Set(names.map(pidOf)).size).toBe(5);
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 90_000);
+
+test("at 1: a corrective message per task, a crash ends only its own task, and the next task gets a new child", async () => {
+  world.setSubagentSettings({ finalize: true });
+  try {
+    // Each of a and c first answers in plain text: the finalize contract nudges each once, in its own session.
+    const plainFirst = (name: string) => `${name} ${script([pidStep(name), { text: `plain ${name}` }, { finalize: { status: "SUCCESS", result: `done ${name}` } }])}`;
+    const crash = `b ${script([{ tool: "bash", args: { command: `echo $PPID > "$PIDS_DIR/b"; kill -9 $PPID` } }])}`;
+    const r = await run(["delegate", "--json", "--concurrency", "1", plainFirst("a"), crash, plainFirst("c"), plainFirst("d")]);
+    const [a, b, c, d] = summaryOf(r.json);
+    expect([a.status, a.output]).toEqual(["completed", "done a"]);
+    expect(b.status).toBe("error");
+    expect(b.errorCode).toBe("SUBAGENT_FAILED");
+    expect(b.error).toContain("killed by SIGKILL");
+    expect([c.status, c.output, d.status, d.output]).toEqual(["completed", "done c", "completed", "done d"]);
+    // b ran where a did; c needed a new child (b's died), and d ran in c's.
+    expect(pidOf("b")).toBe(pidOf("a"));
+    expect(pidOf("c")).not.toBe(pidOf("a"));
+    expect(pidOf("d")).toBe(pidOf("c"));
+    for (const t of [a, c, d]) {
+      const users = userMessages(t.sessionId);
+      expect(users.length).toBe(2);
+      expect(users[1]).toContain("subagent_finalize");
+    }
+    expect(alive(pidOf("c"))).toBe(false);
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 90_000);
+
+test("at 1: a later task's budget steer reaches it through the control pipe, and its dialogs reach the owner", async () => {
+  const busy = [0, 1].map((i) => ({ tool: "bash", args: { command: `sleep 0.3; echo step ${i}` } }));
+  const log = join(world.root, "ask-kept.log");
+  rmSync(log, { force: true });
+  const tasks = {
+    tasks: [
+      { name: "first", prompt: recording("first") },
+      { name: "wraps", prompt: `wraps up ${script([pidStep("wraps"), ...busy, { finalize: { status: "SUCCESS", result: "partial but honest" } }])}`, maxTurns: 3 },
+      // Two tasks of an agent whose own extension asks: the second runs in the first one's child.
+      ...["asks1", "asks2"].map((name) => ({ name, prompt: `gate ${script([pidStep(name), { tool: "bash", args: { command: "echo rm-build" } }, { finalize: { status: "SUCCESS", result: "done" } }])}`, profile: "gated" })),
+    ],
+  };
+  const r = await run(["delegate", "--json", "--concurrency", "1", "--tasks", "-"], { stdin: JSON.stringify(tasks), env: { ASK_FIXTURE_LOG: log } });
+  const [first, wraps, asks1, asks2] = summaryOf(r.json);
+  expect(pidOf("wraps")).toBe(pidOf("first"));
+  expect(pidOf("asks2")).toBe(pidOf("asks1"));
+  expect(first.status).toBe("completed");
+  expect([wraps.status, wraps.output]).toEqual(["completed", "partial but honest"]);
+  expect(wraps.warnings.join("\n")).toContain("budget reached: maxTurns (turns 4/3): wrapped up when told");
+  const wrapReqs = world.server.requests.filter((q) => JSON.stringify(q.messages).includes("wraps up"));
+  expect(JSON.stringify(wrapReqs[3].messages)).toContain("Stop working now");
+  expect(JSON.stringify(wrapReqs[2].messages)).not.toContain("Stop working now");
+  // The gated agent's extension asked in both; as in print mode each question reached the owner (here: nobody
+  // can answer, so "no" at once), not pi's RPC UI.
+  expect(readFileSync(log, "utf8")).toBe("confirm:false\nconfirm:false\n");
+  for (const t of [asks1, asks2]) {
+    expect(t.status).toBe("completed");
+    expect(t.warnings).toEqual(['unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build']);
+  }
+}, 90_000);
+
+test("Ctrl-C while a kept child runs a task: the call ends with the task cancelled and its process gone", async () => {
+  rmSync(pids, { recursive: true, force: true });
+  mkdirSync(pids, { recursive: true });
+  const tag = `6${Date.now() % 100000}`;
+  const hang = `h2 ${script([{ tool: "bash", args: { command: `echo $PPID > "$PIDS_DIR/h2"; sleep ${tag}` } }])}`;
+  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "delegate", "--json", "--concurrency", "1", recording("h1"), hang], cwd: world.workDir, env: { ...world.env, PIDS_DIR: pids }, stdout: "pipe", stderr: "pipe" });
+  const out = new Response(proc.stdout).text();
+  const deadline = Date.now() + 30_000;
+  while (!(existsSync(join(pids, "h2")) && readFileSync(join(pids, "h2"), "utf8").endsWith("\n")) && Date.now() < deadline) await Bun.sleep(50);
+  expect(pidOf("h2")).toBe(pidOf("h1"));
+  proc.kill("SIGINT");
+  expect(await proc.exited).toBe(130);
+  const json = (await out).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  const [h1, h2] = summaryOf(json);
+  expect(h1.status).toBe("completed");
+  expect([h2.status, h2.errorCode]).toEqual(["error", "SUBAGENT_CANCELLED"]);
+  expect(alive(pidOf("h2"))).toBe(false);
+  expect(spawnSync("pgrep", ["-f", `sleep ${tag}`]).status).toBe(1);
+}, 90_000);

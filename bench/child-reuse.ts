@@ -1,6 +1,6 @@
-// What a child process kept for further tasks would save (not built; docs/BENCHMARKS.md "Where the CLI's 0.32×
-// goes"): one embedded pi in RPC mode answers N trivial prompts, each in a fresh session (`new_session`), and the
-// CPU it spent is read from /proc after each one. `bun bench/child-reuse.ts [BIN] [N]` (Linux).
+// What a kept child (src/core/run/child/pool.ts) costs per further task: one embedded pi in RPC mode answers N
+// trivial prompts, each in a session of its own (`switch_session`, as the pool does), with the wall time of each
+// step and the CPU of pi's main thread from /proc/<pid>/schedstat. `bun bench/child-reuse.ts [BIN] [N]` (Linux).
 import { readFileSync } from "node:fs";
 import { BIN, benchWorld } from "./lib.ts";
 
@@ -8,13 +8,12 @@ const bin = process.argv[2] || BIN;
 const n = Number(process.argv[3] ?? 8);
 const world = await benchWorld();
 const cpuMs = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * (1000 / 100); // clock ticks (USER_HZ 100) → ms
+  // ns on the CPU (main thread only: JSC's helper threads are not in it).
+  return Number(readFileSync(`/proc/${pid}/schedstat`, "latin1").split(" ")[0]) / 1e6;
 };
 const jit = { BUN_JSC_thresholdForOptimizeAfterWarmUp: "100000", BUN_JSC_thresholdForOptimizeAfterLongWarmUp: "100000", BUN_JSC_thresholdForOptimizeSoon: "100000" };
 try {
-  const proc = Bun.spawn({ cmd: [bin, "--mode", "rpc", "--no-session"], env: { ...world.env, SUBAGENTS_ROLE: "pi", ...jit }, cwd: world.workDir, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+  const proc = Bun.spawn({ cmd: [bin, "--mode", "rpc", "--session", `${world.workDir}/s-x.jsonl`], env: { ...world.env, SUBAGENTS_ROLE: "pi", ...jit }, cwd: world.workDir, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let buffered = "";
@@ -43,12 +42,17 @@ try {
   const per: number[] = [];
   let before = 0;
   for (let i = 0; i < n; i++) {
+    const w0 = performance.now();
     if (i > 0) {
-      send({ type: "new_session" });
-      await next((o) => o.type === "response" && o.command === "new_session");
+      send({ type: "switch_session", sessionPath: `${world.workDir}/s-${i}.jsonl` });
+      await next((o) => o.type === "response" && o.command === "switch_session");
     }
+    const w1 = performance.now();
     send({ type: "prompt", message: `reuse ${i}` });
     await next((o) => o.type === "agent_end");
+    const w2 = performance.now();
+    await next((o) => o.type === "agent_settled");
+    console.log(`task ${i}: switch ${Math.round(w1 - w0)} ms, prompt→end ${Math.round(w2 - w1)} ms, end→settled ${Math.round(performance.now() - w2)} ms`);
     await Bun.sleep(30);
     const now = cpuMs(proc.pid);
     per.push(now - before);
@@ -57,7 +61,7 @@ try {
   proc.kill();
   await proc.exited;
   const later = per.slice(1).sort((a, b) => a - b);
-  console.log(`first task (process start included): ${per[0]} ms of CPU; each further task in the same process: median ${later[Math.floor(later.length / 2)]} ms (${later[0]}–${later.at(-1)}), n=${n} (10 ms ticks)`);
+  console.log(`first task (process start included): ${per[0].toFixed(1)} ms of CPU; each further task in the same process: median ${later[Math.floor(later.length / 2)].toFixed(1)} ms (${later[0].toFixed(1)}–${later.at(-1)!.toFixed(1)}), n=${n}`);
 } finally {
   await world.close();
 }

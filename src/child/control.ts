@@ -89,6 +89,12 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
     pi.sendUserMessage(msg.text, { deliverAs: "steer" });
   };
   let stopReading: (() => void) | null = null;
+  // A kept child (core/run/child/pool.ts) runs one task after another on the same pipe: the owner names the
+  // session each line is for, so a late steer or answer for the task before never reaches this one.
+  let session: string | undefined;
+  pi.on("session_start", (_e, ctx) => {
+    session = ctx?.sessionManager?.getSessionFile?.() ?? undefined;
+  });
   pi.on("agent_start", () => {
     phase = "running";
     stopReading ??= startReading();
@@ -109,12 +115,13 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
     emit({ type: "steered", id: hit.id, text: hit.text });
   });
   const startReading = lineReader(fd, (line) => {
-    let msg: ControlLine;
+    let msg: ControlLine & { session?: string };
     try {
       msg = JSON.parse(line);
     } catch {
       return;
     }
+    if (typeof msg?.session === "string" && msg.session !== session) return;
     // A call-wide rate-limit hold: the next model request waits for it (rate-limit.ts).
     if (msg?.type === "hold" && typeof msg.until === "number") return onHold(msg.until);
     if (msg?.type === "answer" && typeof msg.id === "string") return onAnswer(msg);

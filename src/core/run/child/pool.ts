@@ -54,12 +54,17 @@ class Lease implements ChildProcess {
   prompted = false;
   private settle!: (exit: ExitInfo) => void;
 
-  constructor(private readonly worker: Worker) {
+  constructor(
+    private readonly worker: Worker,
+    sessionFile: string,
+  ) {
     // On a kept child stdout is pi's RPC stream, which the pool reads: the task's own stdout is empty.
     this.stdout.end();
     this.exited = new Promise((resolve) => (this.settle = resolve));
     const send = worker.proc.sendControl;
-    if (send) this.sendControl = (line) => !this.done && send(line);
+    // Each line names the task's session: the child drops one that arrives after its task (src/child/control.ts).
+    const session = `{"session":${JSON.stringify(sessionFile)},`;
+    if (send) this.sendControl = (line) => !this.done && line.startsWith("{") && send(session + line.slice(1));
   }
 
   get pid(): number {
@@ -197,7 +202,7 @@ export class ChildPool {
   }
 
   private begin(worker: Worker, sessionFile: string, prompt: string, fresh: boolean): Lease {
-    const lease = new Lease(worker);
+    const lease = new Lease(worker, sessionFile);
     worker.lease = lease;
     const n = ++worker.tasks;
     const send = (command: Record<string, unknown>, onReply: (r: Reply) => void) => {

@@ -155,3 +155,27 @@ test("Ctrl-C while a kept child runs a task: the call ends with the task cancell
   expect(alive(pidOf("h2"))).toBe(false);
   expect(spawnSync("pgrep", ["-f", `sleep ${tag}`]).status).toBe(1);
 }, 90_000);
+
+test("MCP servers: each task in a kept child reaches the user's MCP server, directly and from codemode", async () => {
+  const log = join(world.root, "mcp-kept.log");
+  rmSync(log, { force: true });
+  const fixture = join(REPO, "test", "fixtures", "mcp-server.ts");
+  writeFileSync(join(world.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [fixture, "--log", log], exposure: "direct" }, fy: { command: process.execPath, args: [fixture, "--log", log] } } }));
+  try {
+    // fx is offered to the model directly; fy (pi's default exposure) is reached from a codemode script.
+    const code = "const r = await tools.mcp__fy__add({a: 2, b: 40}); return r.structuredContent.sum;";
+    const echo = (name: string) => `${name} ${script([pidStep(name), { tool: "mcp__fx__echo", args: { text: `hello-${name}` } }, { tool: "codemode", args: { code } }, { finalize: { status: "SUCCESS", result: name } }])}`;
+    const r = await run(["delegate", "--json", "--concurrency", "1", echo("m1"), echo("m2"), echo("m3")]);
+    expect(summaryOf(r.json).map((t) => [t.status, t.output])).toEqual([["completed", "m1"], ["completed", "m2"], ["completed", "m3"]]);
+    expect(pidOf("m3")).toBe(pidOf("m1"));
+    const calls = readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("call"));
+    expect(calls).toEqual(["m1", "m2", "m3"].flatMap((n) => [`call echo {"text":"hello-${n}"}`, 'call add {"a":2,"b":40}']));
+    for (const n of ["m1", "m2", "m3"]) {
+      const last = world.server.requests.filter((q) => JSON.stringify(q.messages).includes(`${n} [[script:`)).at(-1);
+      expect(JSON.stringify(last?.messages)).toContain(`echo: hello-${n}`);
+      expect(JSON.stringify(last?.messages)).toContain("42");
+    }
+  } finally {
+    rmSync(join(world.agentDir, "mcp.json"), { force: true });
+  }
+}, 90_000);

@@ -179,3 +179,14 @@ test("MCP servers: each task in a kept child reaches the user's MCP server, dire
     rmSync(join(world.agentDir, "mcp.json"), { force: true });
   }
 }, 90_000);
+
+test("a model pi refuses (unknown name, or no credentials) fails or falls back in a kept child exactly as in a child of its own", async () => {
+  const task = (name: string) => `${name} ${script([pidStep(name), { finalize: { status: "SUCCESS", result: `fell back ${name}` } }])}`;
+  const r = await run(["delegate", "--json", "--concurrency", "1", "--model", "fable", task("f1"), task("f2"), task("f3")]);
+  expect(r.code).toBe(0);
+  const tasks = summaryOf(r.json);
+  expect(tasks.map((t) => t.output)).toEqual(["fell back f1", "fell back f2", "fell back f3"]);
+  for (const t of tasks) expect(t.warnings[0]).toMatch(/^model "fable" (is not known to pi here|is matched by pi to provider "[\w.-]*[\w-]", which has no credentials here): running on fake\/fake-model/);
+  // The fallback runs (on the default model) share one child.
+  expect(pidOf("f3")).toBe(pidOf("f1"));
+}, 90_000);

@@ -145,7 +145,7 @@ function reusable(task: TaskContext, foreign: boolean, placed: Placed): boolean 
 function refusedModel(r: RunResult, model: string): string | null {
   if (r.status !== "error" || r.usage.turns > 0) return null;
   if (/Model "[^"]+" not found/.test(r.error ?? "")) return `model "${model}" is not known to pi here`;
-  const provider = /No API key found for ([\w.-]+)/.exec(r.error ?? "")?.[1];
+  const provider = /No API key found for ([\w.-]*[\w-])/.exec(r.error ?? "")?.[1];
   return provider ? `model "${model}" is matched by pi to provider "${provider}", which has no credentials here` : null;
 }
 

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
 import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
 let pids: string;
@@ -189,4 +190,25 @@ test("a model pi refuses (unknown name, or no credentials) fails or falls back i
   for (const t of tasks) expect(t.warnings[0]).toMatch(/^model "fable" (is not known to pi here|is matched by pi to provider "[\w.-]*[\w-]", which has no credentials here): running on fake\/fake-model/);
   // The fallback runs (on the default model) share one child.
   expect(pidOf("f3")).toBe(pidOf("f1"));
+}, 90_000);
+
+test("inside a parent pi 1.5.2 (Node 24, `subagents install`): one delegate_to_subagents call of 3 tasks at 1 runs them in one kept child", async () => {
+  rmSync(pids, { recursive: true, force: true });
+  mkdirSync(pids, { recursive: true });
+  world.setSubagentSettings({ concurrency: 1 });
+  expect((await cli(world, ["install"], { binary: true })).code).toBe(0);
+  try {
+    const tasks = ["p1", "p2", "p3"].map((name) => ({ name, prompt: recording(name) }));
+    const r = await runParentPi(world, { runtime: "node", steps: [{ tool: "delegate_to_subagents", args: { tasks } }, { text: "parent done" }], env: { PIDS_DIR: pids }, installed: true });
+    expect(r.code).toBe(0);
+    const [result] = r.results;
+    expect(result.isError).toBe(false);
+    for (const n of ["p1", "p2", "p3"]) expect(result.text).toContain(`result of ${n}`);
+    expect(result.text).not.toMatch(/error|failed/i);
+    expect(new Set(["p1", "p2", "p3"].map(pidOf)).size).toBe(1);
+    expect(alive(pidOf("p1"))).toBe(false);
+  } finally {
+    rmSync(join(world.agentDir, "extensions", "subagents.js"), { force: true });
+    world.setSubagentSettings({});
+  }
 }, 90_000);

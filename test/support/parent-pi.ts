@@ -12,12 +12,13 @@ export type ToolResultEntry = { toolName: string; text: string; details: any; is
 /** Runs a parent pi with our extension; returns the tool results it recorded in its session file. */
 export async function runParentPi(
   world: PiWorld,
-  opts: { runtime: "node" | "bun"; steps: ScriptStep[]; env?: Record<string, string>; release?: PiRelease; args?: string[]; cwd?: string; sessionFile?: string },
+  /** installed: no `-e`, the extension `subagents install` put in the world's agent folder is what loads. */
+  opts: { runtime: "node" | "bun"; steps: ScriptStep[]; env?: Record<string, string>; release?: PiRelease; args?: string[]; cwd?: string; sessionFile?: string; installed?: boolean },
 ): Promise<{ code: number; results: ToolResultEntry[]; stderr: string; sessionFile: string }> {
   const release = opts.release ?? "current";
   const sessionFile = opts.sessionFile ?? join(world.root, `parent-${release}-${opts.runtime}-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);
   const proc = Bun.spawn({
-    cmd: [...piCmd(release, opts.runtime), "-p", "--session", sessionFile, "-e", EXTENSION, ...(opts.args ?? [])],
+    cmd: [...piCmd(release, opts.runtime), "-p", "--session", sessionFile, ...(opts.installed ? [] : ["-e", EXTENSION]), ...(opts.args ?? [])],
     cwd: opts.cwd ?? world.workDir,
     env: { ...world.env, ...opts.env },
     stdin: new TextEncoder().encode(`parent task ${script(opts.steps)}`),

@@ -120,3 +120,27 @@ test("only children that would start exactly alike share a process: files count 
   expect(rpcArgv(["pi", "-p", "--session", "x"])).toEqual(["pi", "--mode", "rpc", "--session", "x"]);
   expect(rpcArgv(["pi", "--mode", "json", "-p"])).toBeNull();
 });
+
+test("the child's control reader takes only lines for its own session (or lines that name none)", async () => {
+  const listener = join(import.meta.dir, "fixtures", "control-listener.ts");
+  const proc = host.spawn({ cmd: [process.execPath, listener, "/s/mine.jsonl"], cwd: dir, env: { PATH: process.env.PATH ?? "", PI_SUBAGENT_CONTROL_FD: "4" }, stdin: null, fd3: true, control: true });
+  const seen: Record<string, unknown>[] = [];
+  const reading = (async () => {
+    let buf = "";
+    for await (const chunk of proc.fd3!) {
+      buf += new TextDecoder().decode(chunk);
+      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+        seen.push(JSON.parse(buf.slice(0, nl)));
+        buf = buf.slice(nl + 1);
+      }
+    }
+  })();
+  while (!seen.some((l) => l.ready)) await Bun.sleep(20);
+  const steer = (text: string, session?: string) => proc.sendControl!(JSON.stringify({ ...(session ? { session } : {}), type: "steer", id: text, text }));
+  steer("for the task before", "/s/before.jsonl");
+  steer("for this task", "/s/mine.jsonl");
+  steer("from an owner that names no session");
+  await proc.exited;
+  await reading;
+  expect(seen.filter((l) => l.delivered).map((l) => l.delivered)).toEqual(["for this task", "from an owner that names no session"]);
+});

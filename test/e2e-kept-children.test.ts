@@ -208,7 +208,7 @@ test("inside a parent pi 1.5.2 (Node 24, `subagents install`): one delegate_to_s
     expect(new Set(["p1", "p2", "p3"].map(pidOf)).size).toBe(1);
     expect(alive(pidOf("p1"))).toBe(false);
   } finally {
-    rmSync(join(world.agentDir, "extensions", "subagents.js"), { force: true });
+    await cli(world, ["install", "--uninstall"], { binary: true });
     world.setSubagentSettings({});
   }
 }, 90_000);

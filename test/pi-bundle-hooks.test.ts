@@ -8,6 +8,7 @@ import { PI_DIR } from "../scripts/executable.ts";
 import { checkHooks, emptyHookReport, hookPiSource } from "../src/embedded/pi-hooks.ts";
 import { keepNativeFetch, settingsMayChangeFetch } from "../src/embedded/native-fetch.ts";
 import { installRevisionMemo } from "../src/embedded/revision-memo.ts";
+import { hookTypeboxUpdate } from "../src/embedded/typebox-update.ts";
 
 const BUNDLE = join(PI_DIR, "dist", "bundle");
 const files = () => [join(BUNDLE, "cli-runtime.js"), ...readdirSync(join(BUNDLE, "chunks")).map((f) => join(BUNDLE, "chunks", f))];
@@ -32,6 +33,8 @@ test("the installed pi's bundle has each hooked function exactly once, and the h
   // pi's file revisions are asked through the memo.
   expect(found.revision).toHaveLength(1);
   expect(joined).toContain('function getFileRevision(path){const memo=globalThis[Symbol.for("subagents.file-revision")];');
+  // TypeBox 1.3's Update copies shallowly (as 1.4 does).
+  expect(found.typeboxUpdate).toHaveLength(1);
 });
 
 test("a file revision is read once per turn of the event loop, and again in the next", async () => {
@@ -118,4 +121,24 @@ test("bump-pi: a new internal @earendil-works dependency gets an override; exist
   const current = { "@earendil-works/pi-ai": "npm:yaml@2.9.0", "lovely-mermaid": "npm:yaml@2.9.0" };
   const deps = { "@earendil-works/pi-ai": "1.6.0", "@earendil-works/pi-new": "1.6.0", chalk: "6.0.0" };
   expect(overridesFor(deps, current, "npm:yaml@2.9.0")).toEqual({ ...current, "@earendil-works/pi-new": "npm:yaml@2.9.0" });
+});
+
+test("TypeBox's Update in pi's bundle, hooked, copies the type shallowly and gives the same type as before", () => {
+  const source = files().map((f) => readFileSync(f, "utf8")).find((s) => s.includes("function Update(current,hidden,enumerable){Metrics.update+=1;"))!;
+  const original = /function Update\(current,hidden,enumerable\)\{[^]*?return Freeze\(result\)\}/.exec(source)![0];
+  const hooked = hookTypeboxUpdate(original)!;
+  expect(hooked).toContain("__subagentsShallowType(current,hidden,enumerable)");
+  // The function as pi has it and as hooked, with TypeBox's own deep Clone and no freezing (its default).
+  const deepClone = (v: unknown): unknown => (Array.isArray(v) ? v.map(deepClone) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deepClone(x)])) : v);
+  const make = (code: string) => new Function("Metrics", "settings_exports", "Clone", "Freeze", `${code}\nreturn Update;`)({ update: 0 }, { Get: () => ({ enumerableKind: false }) }, deepClone, (x: unknown) => x);
+  const before = make(original);
+  const after = make(hooked);
+  const type = { type: "object", properties: { path: { type: "string", description: "a path" } }, required: ["path"] };
+  Object.defineProperty(type, "~kind", { value: "Object", enumerable: false, configurable: true, writable: true });
+  const a = before(type, { "~optional": true }, { description: "d" });
+  const b = after(type, { "~optional": true }, { description: "d" });
+  expect(JSON.stringify(b)).toBe(JSON.stringify(a));
+  expect([b["~optional"], b["~kind"], Object.keys(b).includes("~optional")]).toEqual([true, "Object", false]);
+  expect(b.properties).toBe(type.properties); // shared, not cloned
+  expect(type).not.toHaveProperty("description");
 });

@@ -5,6 +5,7 @@ import { FACTORIES_KEY, LOADER_KEY } from "./builtin-extension.ts";
 import { hookValidators } from "./lazy-validators.ts";
 import { hookNativeFetch } from "./native-fetch.ts";
 import { hookFileRevision } from "./revision-memo.ts";
+import { hookTypeboxUpdate } from "./typebox-update.ts";
 
 /**
  * The two changes the embedded pi gets, made while compiling its bundle. Both fail the build when pi's code no
@@ -29,7 +30,7 @@ const QUICKJS_RESOLVE = /\b\w+\(import\.meta\.url\)\.resolve\("quickjs-wasi\/qui
 export const QUICKJS_KEY = "subagents.quickjs-wasm";
 export const QUICKJS_WASM = "quickjs.wasm";
 
-export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[]; validators: string[]; typeboxValue: string[]; revision: string[] };
+export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[]; validators: string[]; typeboxValue: string[]; revision: string[]; typeboxUpdate: string[] };
 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
 export function hookPiSource(path: string, source: string, found: HookReport): string {
@@ -58,6 +59,11 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
     if (lazy.value) found.typeboxValue.push(path);
     source = lazy.source;
   }
+  const shallow = hookTypeboxUpdate(source);
+  if (shallow !== null) {
+    found.typeboxUpdate.push(path);
+    source = shallow;
+  }
   const memo = hookFileRevision(source);
   if (memo !== null) {
     found.revision.push(path);
@@ -85,8 +91,9 @@ export function checkHooks(found: HookReport, piDir: string, opts: { speedupsOpt
   speedup(found.fetch.length === 0, found.fetch.length > 1, `found ${found.fetch.length} undici loads + "function configureHttpDispatcher(timeoutMs=…)" to keep Bun's fetch in children (want 1)`);
   speedup(found.typeboxValue.length === 0 || found.validators.length === 0, found.typeboxValue.length > 1, `found ${found.validators.length} top-level "X=Compile(Schema)" validators and ${found.typeboxValue.length} TypeBox Value namespaces (want ≥ 1 and 1) to build validators lazily`);
   speedup(found.revision.length === 0, found.revision.length > 1, `found ${found.revision.length} "function getFileRevision(path)" to keep revisions for a turn (want 1)`);
+  speedup(found.typeboxUpdate.length === 0, found.typeboxUpdate.length > 1, `found ${found.typeboxUpdate.length} TypeBox 1.3 "function Update(current, hidden, enumerable)" deep-cloning its type (want 1; TypeBox 1.4 copies shallowly: drop src/embedded/typebox-update.ts)`);
   if (problems.length) throw new Error(`the embedded pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
 
 
-export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [], validators: [], typeboxValue: [], revision: [] });
+export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [], validators: [], typeboxValue: [], revision: [], typeboxUpdate: [] });

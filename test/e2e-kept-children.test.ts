@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -24,11 +24,22 @@ afterAll(() => world.close());
 /** A task that writes its pi's pid (the parent of its bash) under its name, then finalizes with `result`. */
 const pidStep = (name: string) => ({ tool: "bash", args: { command: `echo $PPID > "$PIDS_DIR/${name}"` } });
 const recording = (name: string, result = `result of ${name}`) => `${name} ${script([pidStep(name), { finalize: { status: "SUCCESS", result } }])}`;
-/** Runs the executable (its embedded pi is the child: only that pi is kept), with a fresh folder for the pids. */
-const run = (args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}) => {
+/** Runs the executable (its embedded pi is the child), or with `node` the CLI from source with pi 1.5.2 under
+ *  Node 24 as the children's pi (`-e child.js`, loaded through jiti), with a fresh folder for the pids. */
+const run = async (args: string[], opts: { stdin?: string; env?: Record<string, string>; node?: boolean } = {}) => {
   rmSync(pids, { recursive: true, force: true });
   mkdirSync(pids, { recursive: true });
-  return cli(world, args, { binary: true, ...opts, env: { PIDS_DIR: pids, ...opts.env } });
+  if (opts.node) world.setSubagentSettings({ ...settingsNow, childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" });
+  try {
+    return await cli(world, args, { binary: !opts.node, ...opts, env: { PIDS_DIR: pids, ...opts.env } });
+  } finally {
+    if (opts.node) world.setSubagentSettings(settingsNow);
+  }
+};
+let settingsNow: Record<string, unknown> = {};
+const withSettings = (s: Record<string, unknown>) => {
+  settingsNow = s;
+  world.setSubagentSettings(s);
 };
 const pidOf = (name: string) => Number(readFileSync(join(pids, name), "utf8").trim());
 const alive = (pid: number) => {
@@ -52,9 +63,9 @@ function userMessages(sessionId: string): string[] {
     .map((e) => JSON.stringify(e.message.content));
 }
 
-test("5 tasks at 2: later tasks run in the two children already started, each in its own session; none outlives the call", async () => {
+test.each([["the embedded pi", false], ["pi 1.5.2 under Node 24", true]])("5 tasks at 2 (%s): later tasks run in the two children already started, each in its own session; none outlives the call", async (_name, node) => {
   const names = ["k1", "k2", "k3", "k4", "k5"];
-  const r = await run(["delegate", "--json", "--concurrency", "2", ...names.map((n) => recording(n))]);
+  const r = await run(["delegate", "--json", "--concurrency", "2", ...names.map((n) => recording(n))], { node });
   expect(r.code).toBe(0);
   const tasks = summaryOf(r.json);
   expect(tasks.map((t) => [t.status, t.output])).toEqual(names.map((n) => ["completed", `result of ${n}`]));
@@ -68,18 +79,18 @@ test("5 tasks at 2: later tasks run in the two children already started, each in
     expect(users[0]).toContain(`${names[i]} [[script:`);
   });
   // Off by setting: every task starts its own pi.
-  world.setSubagentSettings({ reuseChildren: false });
+  withSettings({ reuseChildren: false });
   try {
-    const off = await run(["delegate", "--json", "--concurrency", "2", ...names.map((n) => recording(n))]);
+    const off = await run(["delegate", "--json", "--concurrency", "2", ...names.map((n) => recording(n))], { node });
     expect(summaryOf(off.json).map((t) => t.status)).toEqual(names.map(() => "completed"));
     expect(new Set(names.map(pidOf)).size).toBe(5);
   } finally {
-    world.setSubagentSettings({});
+    withSettings({});
   }
 }, 90_000);
 
 test("at 1: a corrective message per task, a crash ends only its own task, and the next task gets a new child", async () => {
-  world.setSubagentSettings({ finalize: true });
+  withSettings({ finalize: true });
   try {
     // Each of a and c first answers in plain text: the finalize contract nudges each once, in its own session.
     const plainFirst = (name: string) => `${name} ${script([pidStep(name), { text: `plain ${name}` }, { finalize: { status: "SUCCESS", result: `done ${name}` } }])}`;
@@ -102,11 +113,11 @@ test("at 1: a corrective message per task, a crash ends only its own task, and t
     }
     expect(alive(pidOf("c"))).toBe(false);
   } finally {
-    world.setSubagentSettings({});
+    withSettings({});
   }
 }, 90_000);
 
-test("at 1: a later task's budget steer reaches it through the control pipe, and its dialogs reach the owner", async () => {
+test.each([["the embedded pi", false], ["pi 1.5.2 under Node 24", true]])("at 1 (%s): a later task's budget steer reaches it through the control pipe, and its dialogs reach the owner", async (_name, node) => {
   const busy = [0, 1].map((i) => ({ tool: "bash", args: { command: `sleep 0.3; echo step ${i}` } }));
   const log = join(world.root, "ask-kept.log");
   rmSync(log, { force: true });
@@ -118,14 +129,14 @@ test("at 1: a later task's budget steer reaches it through the control pipe, and
       ...["asks1", "asks2"].map((name) => ({ name, prompt: `gate ${script([pidStep(name), { tool: "bash", args: { command: "echo rm-build" } }, { finalize: { status: "SUCCESS", result: "done" } }])}`, profile: "gated" })),
     ],
   };
-  const r = await run(["delegate", "--json", "--concurrency", "1", "--tasks", "-"], { stdin: JSON.stringify(tasks), env: { ASK_FIXTURE_LOG: log } });
+  const r = await run(["delegate", "--json", "--concurrency", "1", "--tasks", "-"], { stdin: JSON.stringify(tasks), env: { ASK_FIXTURE_LOG: log }, node });
   const [first, wraps, asks1, asks2] = summaryOf(r.json);
   expect(pidOf("wraps")).toBe(pidOf("first"));
   expect(pidOf("asks2")).toBe(pidOf("asks1"));
   expect(first.status).toBe("completed");
   expect([wraps.status, wraps.output]).toEqual(["completed", "partial but honest"]);
   expect(wraps.warnings.join("\n")).toContain("budget reached: maxTurns (turns 4/3): wrapped up when told");
-  const wrapReqs = world.server.requests.filter((q) => JSON.stringify(q.messages).includes("wraps up"));
+  const wrapReqs = world.server.requests.filter((q) => JSON.stringify(q.messages).includes("wraps up")).slice(-4);
   expect(JSON.stringify(wrapReqs[3].messages)).toContain("Stop working now");
   expect(JSON.stringify(wrapReqs[2].messages)).not.toContain("Stop working now");
   // The gated agent's extension asked in both; as in print mode each question reached the owner (here: nobody

@@ -9,6 +9,7 @@ import { realClock } from "../src/core/host.ts";
 import { runChild, type RunSpec } from "../src/core/run/child/runner.ts";
 import { ChildPool, reuseKey, rpcArgv } from "../src/core/run/child/pool.ts";
 import { createBunHost } from "../src/host/bun.ts";
+import { NODE24 } from "./support/pi-env.ts";
 
 const host = createBunHost(() => {
   throw new Error("no database in pool tests");
@@ -121,9 +122,9 @@ test("only children that would start exactly alike share a process: files count 
   expect(rpcArgv(["pi", "--mode", "json", "-p"])).toBeNull();
 });
 
-test("the child's control reader takes only lines for its own session (or lines that name none)", async () => {
+test.each([["Bun", process.execPath], ["Node 24", NODE24]])("the child's control reader (%s): only lines for its session (or naming none); after a switch, the next instance gets the next task's", async (_name, runtime) => {
   const listener = join(import.meta.dir, "fixtures", "control-listener.ts");
-  const proc = host.spawn({ cmd: [process.execPath, listener, "/s/mine.jsonl"], cwd: dir, env: { PATH: process.env.PATH ?? "", PI_SUBAGENT_CONTROL_FD: "4" }, stdin: null, fd3: true, control: true });
+  const proc = host.spawn({ cmd: [runtime, listener, "/s/mine.jsonl", "/s/next.jsonl"], cwd: dir, env: { PATH: process.env.PATH ?? "", PI_SUBAGENT_CONTROL_FD: "4" }, stdin: null, fd3: true, control: true });
   const seen: Record<string, unknown>[] = [];
   const reading = (async () => {
     let buf = "";
@@ -135,12 +136,24 @@ test("the child's control reader takes only lines for its own session (or lines 
       }
     }
   })();
-  while (!seen.some((l) => l.ready)) await Bun.sleep(20);
-  const steer = (text: string, session?: string) => proc.sendControl!(JSON.stringify({ ...(session ? { session } : {}), type: "steer", id: text, text }));
+  const until = async (p: (l: Record<string, unknown>) => boolean) => {
+    while (!seen.some(p)) await Bun.sleep(20);
+  };
+  const send = (o: object) => proc.sendControl!(JSON.stringify(o));
+  const steer = (text: string, session?: string) => send({ ...(session ? { session } : {}), type: "steer", id: text, text });
+  await until((l) => l.ready === "/s/mine.jsonl");
   steer("for the task before", "/s/before.jsonl");
   steer("for this task", "/s/mine.jsonl");
   steer("from an owner that names no session");
+  send({ type: "hold", until: 1 });
+  await until((l) => !!l.switched);
+  steer("late, for the first task", "/s/mine.jsonl");
+  steer("for the next task", "/s/next.jsonl");
   await proc.exited;
   await reading;
-  expect(seen.filter((l) => l.delivered).map((l) => l.delivered)).toEqual(["for this task", "from an owner that names no session"]);
+  expect(seen.filter((l) => l.delivered).map((l) => [l.delivered, l.session])).toEqual([
+    ["for this task", "/s/mine.jsonl"],
+    ["from an owner that names no session", "/s/mine.jsonl"],
+    ["for the next task", "/s/next.jsonl"],
+  ]);
 });

@@ -56,17 +56,32 @@ function lineReader(fd: number, onLine: (line: string) => void): () => () => voi
       return () => void reader.cancel().catch(() => {});
     };
   }
-  let sock: net.Socket | null = null;
+  // Node: one socket per process, whatever loads this module how often (a kept child loads its extensions again
+  // for each task's session). The instance reading now gets the data; what comes while none reads waits for the next.
+  const shared = nodeControl(fd);
   return () => {
-    if (!sock) {
-      sock = new net.Socket({ fd, readable: true, writable: false });
-      sock.unref(); // never keeps pi alive
-      sock.setEncoding("utf8");
-      sock.on("data", (c: string) => push(c));
-      sock.on("error", () => {});
-    }
-    return () => {};
+    shared.consumer = push;
+    for (const chunk of shared.waiting.splice(0)) push(chunk);
+    return () => {
+      if (shared.consumer === push) shared.consumer = null;
+    };
   };
+}
+
+type NodeControl = { consumer: ((chunk: string) => void) | null; waiting: string[] };
+const NODE_CONTROL = Symbol.for("subagents.control-socket");
+
+function nodeControl(fd: number): NodeControl {
+  const g = globalThis as { [NODE_CONTROL]?: NodeControl };
+  if (g[NODE_CONTROL]) return g[NODE_CONTROL];
+  const shared: NodeControl = { consumer: null, waiting: [] };
+  const sock = new net.Socket({ fd, readable: true, writable: false });
+  sock.unref(); // never keeps pi alive
+  sock.setEncoding("utf8");
+  sock.on("data", (c: string) => (shared.consumer ? shared.consumer(c) : shared.waiting.push(c)));
+  sock.on("error", () => {});
+  g[NODE_CONTROL] = shared;
+  return shared;
 }
 
 export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold: (until: number) => void = () => {}, onAnswer: (a: Answer) => void = () => {}): ControlChannel {
@@ -103,6 +118,11 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
   pi.on("agent_end", () => {
     phase = "ended";
     if (waits) return; // a question still waits for its answer: readWhile stops reading after it
+    stopReading?.();
+    stopReading = null;
+  });
+  // A kept child's next task loads this extension again: this instance reads no more.
+  pi.on("session_shutdown", () => {
     stopReading?.();
     stopReading = null;
   });

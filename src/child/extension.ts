@@ -84,12 +84,14 @@ class Fd3Writer {
   }
 }
 
-/** A kept child (core/run/child/pool.ts) loads this extension again for each task's session: one watch per process. */
-let watching = false;
+/** A kept child (core/run/child/pool.ts) loads this extension again for each task's session (under jiti perhaps as
+ *  a new module): one watch per process. */
+const WATCHING = Symbol.for("subagents.watching-parent");
 
 function watchParent(stop: () => void): void {
-  if (watching) return;
-  watching = true;
+  const g = globalThis as { [WATCHING]?: boolean };
+  if (g[WATCHING]) return;
+  g[WATCHING] = true;
   const parent = Number(process.env.PI_SUBAGENT_PARENT_PID);
   if (!Number.isInteger(parent) || parent <= 1) return;
   const timer = setInterval(() => {

@@ -127,14 +127,13 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
 }
 
 /**
- * Whether this child may run in a kept child of its call (child/pool.ts): pi with our child extension built in
- * (embedded, or the user's pi compiled by us: its reader of the control pipe stops between tasks), reporting
- * agent_settled on fd 3, started here as it is (no sandbox, container or job wrapping it).
+ * Whether this child may run in a kept child of its call (child/pool.ts): pi reporting agent_settled (≥ 0.80.4)
+ * through our child extension on fd 3, started here as it is (no sandbox, container or job wrapping it).
  */
 function reusable(task: TaskContext, foreign: boolean, placed: Placed): boolean {
   const { engine, hooks, where } = task;
   if (!hooks.pool || !engine.settings.reuseChildren || foreign) return false;
-  if (engine.childExtension || !engine.piSettles || task.transport !== "compact") return false;
+  if (!engine.piSettles || task.transport !== "compact") return false;
   return where.runner.name === "local" && !where.sandbox && placed.argv.includes("-p");
 }
 

@@ -3,6 +3,8 @@
 // with our extension whose children run that same pi. The full e2e suite runs on current pi (1.x).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 import { cli, PI_PACKAGE_DIRS, piWorld, summaryOf, type PiWorld } from "./support/pi-env.ts";
@@ -36,6 +38,22 @@ for (const [release, version, runtime] of [["previous", "0.87.1", "node"], ["old
         expect(task.status).toBe("completed");
         expect(task.output).toBe(`answer from ${version}`);
         expect(piOfRun(prompt)).toStartWith(`pi ${version} · ${runtime} `);
+      } finally {
+        world.setSubagentSettings({});
+      }
+    }, 90_000);
+
+    test(`three tasks at 1: ${release === "previous" ? "kept in one child (pi reports agent_settled)" : "a child each (no agent_settled: never kept)"}`, async () => {
+      const pids = join(world.root, `pids-${release}`);
+      mkdirSync(pids, { recursive: true });
+      world.setSubagentSettings({ childPi: PI_PACKAGE_DIRS[release] });
+      try {
+        const task = (n: string) => `${n} on ${version} ${script([{ tool: "bash", args: { command: `echo $PPID > "$PIDS_DIR/${n}"` } }, { text: `answer ${n}` }])}`;
+        const r = await cli(world, ["delegate", "--json", "--concurrency", "1", task("a"), task("b"), task("c")], { binary: true, env: { PIDS_DIR: pids } });
+        expect(r.code, r.stderr).toBe(0);
+        expect(summaryOf(r.json).map((t) => [t.status, t.output])).toEqual(["a", "b", "c"].map((n) => ["completed", `answer ${n}`]));
+        const used = new Set(["a", "b", "c"].map((n) => readFileSync(join(pids, n), "utf8").trim()));
+        expect(used.size).toBe(release === "previous" ? 1 : 3);
       } finally {
         world.setSubagentSettings({});
       }

@@ -35,6 +35,9 @@ test("the installed pi's bundle has each hooked function exactly once, and the h
   expect(joined).toContain('function getFileRevision(path){const memo=globalThis[Symbol.for("subagents.file-revision")];');
   // TypeBox 1.3's Update copies shallowly (as 1.4 does).
   expect(found.typeboxUpdate).toHaveLength(1);
+  // A kept child's RPC output leaves out streaming updates.
+  expect(found.rpcQuiet).toHaveLength(1);
+  expect(joined).toContain('(__subagentsQuietRpc&&(event.type==="message_update"||event.type==="tool_execution_update"))||output(toJsonEvent(event))');
 });
 
 test("a file revision is read once per turn of the event loop, and again in the next", async () => {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { realClock } from "../src/core/host.ts";
 import { runChild, type RunSpec } from "../src/core/run/child/runner.ts";
 import { ChildPool, reuseKey, rpcArgv } from "../src/core/run/child/pool.ts";
+import { RpcLines } from "../src/core/run/child/rpc-lines.ts";
 import { createBunHost } from "../src/host/bun.ts";
 import { NODE24 } from "./support/pi-env.ts";
 
@@ -156,4 +157,24 @@ test.each([["Bun", process.execPath], ["Node 24", NODE24]])("the child's control
     ["from an owner that names no session", "/s/mine.jsonl"],
     ["for the next task", "/s/next.jsonl"],
   ]);
+});
+
+test("a kept child's RPC output: only replies and dialogs are read, whatever the chunking; long lines are passed over", () => {
+  const lines = [
+    JSON.stringify({ type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "x".repeat(300) } }),
+    JSON.stringify({ id: "prompt-1", type: "response", command: "prompt", success: true }),
+    JSON.stringify({ type: "agent_end", messages: [{ role: "assistant", content: "ok" }] }),
+    JSON.stringify({ type: "extension_ui_request", id: "ui-1", method: "confirm", title: "Allow?" }),
+    JSON.stringify({ id: "switch-2", type: "response", command: "switch_session", success: false, error: "é".repeat(100) }),
+    JSON.stringify({ id: "huge", type: "response", data: "y".repeat(5000) }),
+    JSON.stringify({ id: "switch-3", type: "response", command: "switch_session", success: true }),
+  ];
+  const bytes = new TextEncoder().encode(`${lines.join("\n")}\n`);
+  const wanted = [lines[1], lines[3], lines[4], lines[6]];
+  for (const size of [1, 2, 7, 64, 1000, bytes.length]) {
+    const seen: string[] = [];
+    const reader = new RpcLines((l) => seen.push(l), 1024);
+    for (let i = 0; i < bytes.length; i += size) reader.push(bytes.subarray(i, i + size));
+    expect(seen).toEqual(wanted);
+  }
 });

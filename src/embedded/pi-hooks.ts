@@ -6,6 +6,7 @@ import { hookValidators } from "./lazy-validators.ts";
 import { hookNativeFetch } from "./native-fetch.ts";
 import { hookFileRevision } from "./revision-memo.ts";
 import { hookTypeboxUpdate } from "./typebox-update.ts";
+import { hookRpcQuiet } from "./rpc-quiet.ts";
 
 /**
  * The two changes the embedded pi gets, made while compiling its bundle. Both fail the build when pi's code no
@@ -30,7 +31,7 @@ const QUICKJS_RESOLVE = /\b\w+\(import\.meta\.url\)\.resolve\("quickjs-wasi\/qui
 export const QUICKJS_KEY = "subagents.quickjs-wasm";
 export const QUICKJS_WASM = "quickjs.wasm";
 
-export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[]; validators: string[]; typeboxValue: string[]; revision: string[]; typeboxUpdate: string[] };
+export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[]; validators: string[]; typeboxValue: string[]; revision: string[]; typeboxUpdate: string[]; rpcQuiet: string[] };
 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
 export function hookPiSource(path: string, source: string, found: HookReport): string {
@@ -64,6 +65,11 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
     found.typeboxUpdate.push(path);
     source = shallow;
   }
+  const quiet = hookRpcQuiet(source);
+  if (quiet !== null) {
+    found.rpcQuiet.push(path);
+    source = quiet;
+  }
   const memo = hookFileRevision(source);
   if (memo !== null) {
     found.revision.push(path);
@@ -92,8 +98,9 @@ export function checkHooks(found: HookReport, piDir: string, opts: { speedupsOpt
   speedup(found.typeboxValue.length === 0 || found.validators.length === 0, found.typeboxValue.length > 1, `found ${found.validators.length} top-level "X=Compile(Schema)" validators and ${found.typeboxValue.length} TypeBox Value namespaces (want ≥ 1 and 1) to build validators lazily`);
   speedup(found.revision.length === 0, found.revision.length > 1, `found ${found.revision.length} "function getFileRevision(path)" to keep revisions for a turn (want 1)`);
   speedup(found.typeboxUpdate.length === 0, found.typeboxUpdate.length > 1, `found ${found.typeboxUpdate.length} TypeBox 1.3 "function Update(current, hidden, enumerable)" deep-cloning its type (want 1; TypeBox 1.4 copies shallowly: drop src/embedded/typebox-update.ts)`);
+  speedup(found.rpcQuiet.length === 0, found.rpcQuiet.length > 1, `found ${found.rpcQuiet.length} RPC-mode "session.subscribe(event => { output(toJsonEvent(event)), … agent_settled" to leave streaming updates out of a kept child's output (want 1)`);
   if (problems.length) throw new Error(`the embedded pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
 
 
-export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [], validators: [], typeboxValue: [], revision: [], typeboxUpdate: [] });
+export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [], validators: [], typeboxValue: [], revision: [], typeboxUpdate: [], rpcQuiet: [] });

@@ -11,6 +11,7 @@ import type { ChildProcess, Clock, ExitInfo, Host, SpawnSpec } from "../../host.
 import { killTree, waitFor } from "./kill.ts";
 import { LineSplitter } from "./line-splitter.ts";
 import { PushStream } from "./push-stream.ts";
+import { RpcLines } from "./rpc-lines.ts";
 import { MAX_EVENT_LINE } from "./transport.ts";
 
 /** The child extension's report of pi's agent_settled: the end of a task's automatic work. */
@@ -178,7 +179,7 @@ export class ChildPool {
     this.stats.started++;
     const worker: Worker = { key, host, proc, lease: null, gone: false, tasks: 0, replies: new Map(), exited: Promise.resolve() };
     const events = new LineSplitter((line, cut) => !cut && this.onEventLine(worker, line), MAX_EVENT_LINE);
-    const rpc = new LineSplitter((line, cut) => !cut && this.onRpcLine(worker, line), RPC_LINE);
+    const rpc = new RpcLines((line) => this.onRpcLine(worker, line), RPC_LINE);
     const readers = Promise.all([
       drain(proc.fd3, (c) => events.push(c)),
       drain(proc.stdout, (c) => rpc.push(c)),
@@ -241,8 +242,6 @@ export class ChildPool {
   }
 
   private onRpcLine(worker: Worker, line: string): void {
-    // Most lines are the session's own events, which the child extension already reported on fd 3.
-    if (!line.startsWith('{"type":"extension_ui_request"') && !line.includes('"type":"response"')) return;
     let msg: { type?: string; id?: string; method?: string } & Reply;
     try {
       msg = JSON.parse(line);

@@ -223,3 +223,23 @@ test("inside a parent pi 1.5.2 (Node 24, `subagents install`): one delegate_to_s
     world.setSubagentSettings({});
   }
 }, 90_000);
+
+test("a chain (`after`) at the default concurrency: each step runs in the child the step before it used, with its output", async () => {
+  const tasks = {
+    tasks: [
+      { name: "scout", prompt: recording("scout", "found 3 files") },
+      { name: "plan", prompt: `${recording("plan", "plan done")} (scout said: {{scout}})`, after: ["scout"] },
+      { name: "build", prompt: recording("build", "built"), after: ["plan"] },
+    ],
+  };
+  const r = await run(["delegate", "--json", "--tasks", "-"], { stdin: JSON.stringify(tasks) });
+  expect(r.code).toBe(0);
+  expect(summaryOf(r.json).map((t) => [t.name, t.status, t.output])).toEqual([
+    ["scout", "completed", "found 3 files"],
+    ["plan", "completed", "plan done"],
+    ["build", "completed", "built"],
+  ]);
+  expect(new Set(["scout", "plan", "build"].map(pidOf)).size).toBe(1);
+  const planRequest = world.server.requests.find((q) => JSON.stringify(q.messages).includes("plan [[script:"));
+  expect(JSON.stringify(planRequest?.messages)).toContain("scout said: found 3 files");
+}, 90_000);

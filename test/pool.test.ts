@@ -36,8 +36,8 @@ function spec(pool: ChildPool, prompt: string, over: Partial<RunSpec> = {}): Run
     loopingToolCount: 5,
     settles: true,
     killGraceMs: 500,
-    reuse: { pool, files: [] },
     ...over,
+    reuse: over.reuse ?? { pool: pool.ticket(), files: [] },
   };
 }
 /** The pid and session a task's output names (the fake puts both in its result). */
@@ -177,4 +177,21 @@ test("a kept child's RPC output: only replies and dialogs are read, whatever the
     for (let i = 0; i < bytes.length; i += size) reader.push(bytes.subarray(i, i + size));
     expect(seen).toEqual(wanted);
   }
+});
+
+test("a closing pool keeps an idle child for a task under way that has not leased yet, then ends the rest", async () => {
+  const pool = new ChildPool(realClock);
+  const a = await run(pool, "ok first");
+  // The call has nothing more to start, but one task is under way (prepared, not yet spawned).
+  const late = pool.ticket();
+  pool.drain();
+  expect(host.isAlive(a.pid)).toBe(true);
+  const b = await runChild(host, realClock, spec(pool, "ok late", { reuse: { pool: late, files: [] } }));
+  expect(Number(where(b.output)[0])).toBe(a.pid);
+  late.done();
+  // Its task over and nothing under way: the child ends.
+  const deadline = Date.now() + 5000;
+  while (host.isAlive(a.pid) && Date.now() < deadline) await Bun.sleep(20);
+  expect(host.isAlive(a.pid)).toBe(false);
+  await pool.close();
 });

@@ -149,8 +149,8 @@ Runs 1–16 sub-agents in parallel (4 at a time by default). Each one's output i
 what it reported with subagent_finalize. On a terminal each task gets a live window that always fits
 (finished tasks shrink to one line, then running windows share the rows); otherwise one line per task start
 and end. At the end: one status line per task, each output under its own rule, and a totals line.
-With more tasks than run at once, later tasks run in the pi children already started (each in a session of
-its own) when they would start alike; setting subagents.reuseChildren: false starts a new pi for each.
+With more tasks than run at once (or tasks that wait for others), later tasks run in the pi children already
+started (each in a session of its own) when they would start alike; subagents.reuseChildren: false: a pi each.
 Ctrl-C stops every sub-agent (a second Ctrl-C kills them at once).
 
 Options:

@@ -9,7 +9,7 @@ import { CallSpend } from "../budget.ts";
 import { realClock } from "../host.ts";
 import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./child/rate-gate.ts";
 import { DagQueue } from "./dag.ts";
-import { ChildPool } from "./child/pool.ts";
+import { ChildPool, type PoolTicket } from "./child/pool.ts";
 
 export type TaskRunner = (
   input: TaskInput,
@@ -19,8 +19,9 @@ export type TaskRunner = (
     onStart?: (info: { warnings: string[] }) => void;
     callSpend?: CallSpend;
     rateGate?: RateGate;
-    /** The call's kept children (pool.ts): given when it has more tasks than run at once. */
-    pool?: ChildPool;
+    /** The task's ticket to the call's kept children (pool.ts): given when some task must wait (more tasks than
+     *  run at once, or `after`). */
+    pool?: PoolTicket;
   },
 ) => Promise<TaskOutcome>;
 
@@ -52,8 +53,9 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
   const callSpend = hooks.maxCost !== undefined ? new CallSpend(hooks.maxCost) : undefined;
   // Tasks start in input order once their `after` tasks are done (dag.ts); without `after` that is plain order.
   const queue = new DagQueue(tasks);
-  // A task that finds a child of the call idle with the same start runs in it instead of starting pi again.
-  const pool = tasks.length > limit ? new ChildPool(realClock) : undefined;
+  // A task that finds a child of the call idle with the same start runs in it instead of starting pi again: worth
+  // having when some task must wait for another (more tasks than run at once, or `after`).
+  const pool = tasks.length > limit || tasks.some((t) => t.after?.length) ? new ChildPool(realClock) : undefined;
   const finish = (i: number, outcome: TaskOutcome) => {
     outcomes[i] = outcome;
     queue.finish(i, outcome.result, outcome.sessionId);
@@ -66,6 +68,9 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
         continue;
       }
       const i = pick.index;
+      // Taken at once (before any wait): a worker that finds nothing left to start must not end the kept children
+      // this task may still lease.
+      const ticket = pool?.ticket();
       // An aborted call cancels what has not started; only a live call skips the dependents of a failed task.
       const skipped = controllers[i].signal.aborted ? undefined : pick.skipBecause;
       const task = { ...tasks[i], prompt: queue.prompt(i), ...(skipped ? { skipped } : {}) };
@@ -76,7 +81,7 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
         outcome = await run(task, {
           callSpend,
           rateGate: gate,
-          pool,
+          pool: ticket,
           signal: controllers[i].signal,
           onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev),
           onStart: (info) => {
@@ -88,6 +93,7 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
         outcome = { sessionId: task.sessionId ?? "", name: task.name, agent: task.profile ?? "default", result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED") };
       } finally {
         gate.release();
+        ticket?.done();
       }
       finish(i, outcome);
     }

@@ -18,7 +18,7 @@ import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
 import type { IsolationMode, WorktreeHost } from "./launch/isolation.ts";
 import type { RateGate } from "./child/rate-gate.ts";
-import type { ChildPool } from "./child/pool.ts";
+import type { PoolTicket } from "./child/pool.ts";
 import type { Budget, CallSpend } from "../budget.ts";
 import type { McpServer } from "./launch/mcp-config.ts";
 import type { RunnerName } from "./runners/types.ts";
@@ -155,8 +155,8 @@ export type TaskHooks = {
   callSpend?: CallSpend;
   /** The call's rate-limit gate (rate-gate.ts). */
   rateGate?: RateGate;
-  /** The call's kept children (child/pool.ts). */
-  pool?: ChildPool;
+  /** This task's ticket to the call's kept children (child/pool.ts). */
+  pool?: PoolTicket;
   /** Asked just before the child would start: a refusal (the session's cost cap, session-caps.ts) records the task
    *  as not started. Children already running are not affected. */
   startRefusal?: () => { code: ErrorCode; message: string } | null;

@@ -1,5 +1,5 @@
 // A call's child pi processes, kept for its next tasks (issue 21: loading pi is most of a short child's cost, and
-// a call with more tasks than its concurrency starts the same child over and over). A kept child runs pi in RPC
+// a call with more tasks than its concurrency, or tasks that wait for others, starts the same child over and over). A kept child runs pi in RPC
 // mode; each task is one lease on it: `switch_session` to the task's own session file (pi builds a new session,
 // extensions and MCP connections included, as at start-up), then `prompt`. The runner drives a lease like a
 // process (the ChildProcess it knows): its fd 3 lines, its stderr, its control pipe. The lease "exits" when the
@@ -21,8 +21,15 @@ const RPC_LINE = 16 * 1024;
 /** Dialogs an extension waits on; the child extension forwards its own to the owner, any other is declined. */
 const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
 
+/** One task's way into the pool: it leases through it (any number of attempts), and says when it is over. While a
+ *  task that may still lease is under way, a closing pool keeps its idle children for it. */
+export type PoolTicket = {
+  lease(host: Host, spec: SpawnSpec, sessionFile: string, files: string[]): ChildProcess;
+  done(): void;
+};
+
 export type Reuse = {
-  pool: ChildPool;
+  pool: PoolTicket;
   /** Files the child reads at each session start (its system-prompt additions), named in its argv or env. */
   files: string[];
 };
@@ -122,10 +129,33 @@ export class ChildPool {
   private readonly workers = new Set<Worker>();
   private closing = false;
   private seq = 0;
+  /** Tasks under way that have not leased yet: the idle children may still be theirs. */
+  private unleased = 0;
   /** Processes started and tasks run, for the bench and tests. */
   readonly stats = { started: 0, tasks: 0 };
 
   constructor(private readonly clock: Clock) {}
+
+  /** A task starts: it may lease (ticket.lease) until it is over (ticket.done). */
+  ticket(): PoolTicket {
+    this.unleased++;
+    let counted = true;
+    const settle = () => {
+      if (!counted) return;
+      counted = false;
+      this.unleased--;
+      if (this.closing && !this.unleased) this.retireIdle();
+    };
+    return {
+      lease: (host, spec, sessionFile, files) => {
+        // Its first lease takes an idle child before a closing pool may end them.
+        const proc = this.lease(host, spec, sessionFile, files);
+        settle();
+        return proc;
+      },
+      done: settle,
+    };
+  }
 
   /**
    * Runs a task (`spec.stdin` is its prompt, `sessionFile` its session) on a kept child with the same start, or
@@ -141,15 +171,22 @@ export class ChildPool {
     return this.begin(worker, sessionFile, spec.stdin ?? "", !kept);
   }
 
-  /** No further tasks will come: idle children end now, busy ones when their task does. */
+  /** No further tasks will start: idle children end once no task under way can still lease, busy ones when
+   *  their task does. */
   drain(): void {
     this.closing = true;
+    if (!this.unleased) this.retireIdle();
+  }
+
+  private retireIdle(): void {
     for (const w of this.idle.splice(0)) this.retire(w);
   }
 
-  /** drain(), then wait until every child of the pool has exited. */
+  /** Every task is over: each child ends; resolves once all have exited. */
   async close(): Promise<void> {
-    this.drain();
+    this.closing = true;
+    this.unleased = 0;
+    this.retireIdle();
     await Promise.all([...this.workers].map((w) => w.exited));
   }
 
@@ -237,7 +274,7 @@ export class ChildPool {
     // The task's work is over: the lease exits, the process waits for the next task (or ends with the call).
     worker.lease = null;
     lease.end({ code: 0, signal: null });
-    if (this.closing || worker.gone) this.retire(worker);
+    if (worker.gone || (this.closing && !this.unleased)) this.retire(worker);
     else this.idle.push(worker);
   }
 

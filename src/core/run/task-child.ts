@@ -16,6 +16,7 @@ import { placeChild } from "./runners/choose.ts";
 import type { Placed } from "./runners/types.ts";
 import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
+import { rpcArgv } from "./child/pool.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
   const { engine, input, hooks, profile, id, runId, sessionFile, prompt, finalize, skills, iso, warnings, model } = task;
@@ -134,7 +135,7 @@ function reusable(task: TaskContext, foreign: boolean, placed: Placed): boolean 
   const { engine, hooks, where } = task;
   if (!hooks.pool || !engine.settings.reuseChildren || foreign) return false;
   if (!engine.piSettles || task.transport !== "compact") return false;
-  return where.runner.name === "local" && !where.sandbox && placed.argv.includes("-p");
+  return where.runner.name === "local" && !where.sandbox && rpcArgv(placed.argv) !== null;
 }
 
 /**

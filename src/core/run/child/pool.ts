@@ -1,12 +1,13 @@
 // A call's child pi processes, kept for its next tasks (issue 21: loading pi is most of a short child's cost, and
-// a call with more tasks than its concurrency, or tasks that wait for others, starts the same child over and over). A kept child runs pi in RPC
-// mode; each task is one lease on it: `switch_session` to the task's own session file (pi builds a new session,
-// extensions and MCP connections included, as at start-up), then `prompt`. The runner drives a lease like a
-// process (the ChildProcess it knows): its fd 3 lines, its stderr, its control pipe. The lease "exits" when the
-// child reports agent_settled, and the process goes back to the pool; anything else (a kill, a crash, a command
-// pi refuses) ends the process, so no later task ever runs in a process something went wrong in.
-// Only children whose whole start (argv, environment, cwd, and the content of the files they read) is the same
-// share a process; the pool owns a copy of those files, since each task's own copy is removed when it ends.
+// a call with more tasks than its concurrency, or tasks that wait for others, starts the same child over and
+// over). A kept child runs pi in RPC mode; each task is one lease on it: `switch_session` to the task's own
+// session file (pi builds a new session, extensions and MCP connections included, as at start-up), then
+// `prompt`. The runner drives a lease like a process (the ChildProcess it knows): its fd 3 lines, its stderr, its
+// control pipe. The lease "exits" when the child reports agent_settled, and the process goes back to the pool;
+// anything else (a kill, a crash, a command pi refuses) ends the process, so no later task ever runs in a process
+// something went wrong in. Only children whose whole start (argv, environment, cwd, and the content of the files
+// they read) is the same share a process; the pool owns a copy of those files, since each task's own copy is
+// removed when it ends.
 import type { ChildProcess, Clock, ExitInfo, Host, SpawnSpec } from "../../host.ts";
 import { killTree, waitFor } from "./kill.ts";
 import { LineSplitter } from "./line-splitter.ts";

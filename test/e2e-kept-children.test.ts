@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
+import { Database } from "bun:sqlite";
 import { script } from "../src/scripted/model-server.ts";
 import { cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
@@ -50,6 +51,16 @@ const alive = (pid: number) => {
     return false;
   }
 };
+/** The `pi` of a session's last run, as recorded. */
+function piOfSession(id: string): string {
+  const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
+  try {
+    return (db.query("SELECT pi FROM runs WHERE session_id = ? ORDER BY id DESC LIMIT 1").get(id) as { pi: string }).pi;
+  } finally {
+    db.close();
+  }
+}
+
 /** Every session file of this world whose name has the id, and the user messages in it. */
 function userMessages(sessionId: string): string[] {
   const root = join(world.agentDir, "subagent-sessions");
@@ -71,6 +82,10 @@ test.each([["the embedded pi", false], ["pi 1.5.2 under Node 24", true]])("5 tas
   expect(tasks.map((t) => [t.status, t.output])).toEqual(names.map((n) => ["completed", `result of ${n}`]));
   const used = new Set(names.map(pidOf));
   expect(used.size).toBe(2);
+  // The record says which ran in a kept child, and where: `session` shows it on the run's Pi line.
+  const pis = tasks.map((t) => piOfSession(t.sessionId));
+  expect(pis.filter((p) => / · kept child \(task [2-9] of pid \d+\)$/.test(p)).length).toBe(3);
+  for (const [i, p] of pis.entries()) if (p.includes("kept child")) expect(p).toContain(`of pid ${pidOf(names[i])})`);
   for (const pid of used) expect(alive(pid)).toBe(false);
   // A task's session holds its own prompt and nothing of the task before it in the same process.
   tasks.forEach((t, i) => {

@@ -31,6 +31,8 @@ export interface ChildProcess {
   readonly sendControl?: (line: string) => boolean;
   /** Present when spawned with keepStdin: writes to the child's stdin; false once it is closed. */
   readonly writeStdin?: (text: string) => boolean;
+  /** A task's lease on a kept child (core/run/child/pool.ts): which of that process's tasks this is (1: it started for it). */
+  readonly task?: number;
   kill(signal: "SIGTERM" | "SIGKILL"): void;
 }
 

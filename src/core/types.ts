@@ -131,4 +131,6 @@ export type RunResult = {
   gate?: { passed: boolean; attempts: number };
   /** The finalize call's `data` when the task has an outputSchema (the child's pi validated it). */
   structured?: unknown;
+  /** It ran in a kept child (core/run/child/pool.ts) after other tasks of its call: which process, which task. */
+  keptChild?: { pid: number; task: number };
 };

@@ -197,8 +197,8 @@ export class Store implements SessionStore {
     this.write(() => {
       this.db.run(
         `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
-           finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ?, isolation = ? WHERE id = ?`,
-        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, r.warnings?.length ? JSON.stringify(r.warnings) : null, r.isolation ? JSON.stringify(r.isolation) : null, runId],
+           finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ?, isolation = ?, pi = COALESCE(pi || ?, pi) WHERE id = ?`,
+        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, r.warnings?.length ? JSON.stringify(r.warnings) : null, r.isolation ? JSON.stringify(r.isolation) : null, r.keptChild ? ` · kept child (task ${r.keptChild.task} of pid ${r.keptChild.pid})` : null, runId],
       );
       this.insertMessages(runId, messages);
       this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);

@@ -59,6 +59,8 @@ class Lease implements ChildProcess {
   readonly exited: Promise<ExitInfo>;
   readonly sendControl?: (line: string) => boolean;
   done = false;
+  /** Which of the process's tasks this is. */
+  task = 1;
   /** Its prompt was sent: only an agent_settled after it ends the task (not one from the previous session). */
   prompted = false;
   private settle!: (exit: ExitInfo) => void;
@@ -244,6 +246,7 @@ export class ChildPool {
     const lease = new Lease(worker, sessionFile);
     worker.lease = lease;
     const n = ++worker.tasks;
+    lease.task = n;
     const send = (command: Record<string, unknown>, onReply: (r: Reply) => void) => {
       const id = `${command.type}-${n}`;
       worker.replies.set(id, onReply);

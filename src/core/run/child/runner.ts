@@ -116,7 +116,7 @@ async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array)
 }
 
 /** One child process from spawn to exit. Returns why it was stopped, if it was. */
-type Attempt = { exit: ExitInfo; stop: Stop | null; stderr: string; stderrHead: string; stderrWhole: boolean };
+type Attempt = { exit: ExitInfo; stop: Stop | null; stderr: string; stderrHead: string; stderrWhole: boolean; keptChild?: { pid: number; task: number } };
 
 async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number, budget: BudgetWatch, asks: AskBroker): Promise<Attempt> {
   const limits = { ...DEFAULT_LIMITS, ...(spec.transport === "json" ? { eventBytes: JSON_MODE_EVENT_BYTES } : {}), ...spec.limits };
@@ -271,7 +271,8 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   for (const t of timers) clock.clearTimeout(t);
   spec.signal?.removeEventListener("abort", onAbort);
   const tail = stderr.toString();
-  return { exit, stop, stderr: tail, stderrHead, stderrWhole: stderrChars <= tail.length };
+  const keptChild = proc.task && proc.task > 1 ? { pid: proc.pid, task: proc.task } : undefined;
+  return { exit, stop, stderr: tail, stderrHead, stderrWhole: stderrChars <= tail.length, ...(keptChild ? { keptChild } : {}) };
 }
 
 function classify(state: RunState, { exit, stop, stderr, stderrHead, stderrWhole }: Attempt, finalize: FinalizeMode): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
@@ -400,6 +401,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       durationMs: clock.now() - started,
       ...(state.gate ? { gate: { passed: state.gate.passed, attempts: state.gate.attempts } } : {}),
       ...(state.finalize?.data !== undefined ? { structured: sanitizedData(state.finalize.data) } : {}),
+      ...(attempt.keptChild ? { keptChild: attempt.keptChild } : {}),
       ...(budget.reached && v.status === "completed" ? { warnings: [`${budgetMessage(budget.reached).replace("Budget exceeded", "budget reached")}: wrapped up when told`] } : {}),
     };
     if (asks.warnings.length) result.warnings = [...(result.warnings ?? []), ...asks.warnings.map(sanitize)];

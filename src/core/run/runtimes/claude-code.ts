@@ -2,7 +2,7 @@
 // Its stream: system/init (session id), one `assistant` line per content block of a message (same message id),
 // `user` lines carrying tool results, and a final `result` with the run's totals and cost.
 import type { ChildEvent } from "../../types.ts";
-import { argsText, assistant, num, parseLine, resultText } from "./parse-util.ts";
+import { argsText, assistant, num, jsonLines, resultText } from "./parse-util.ts";
 import type { EventParser, ForeignRuntime, ToolRules } from "./types.ts";
 
 type Pending = { id: string; text: string; toolCalls: { id: string; name: string; args: string }[]; input: number; cacheRead: number; cacheWrite: number; model?: string };
@@ -18,20 +18,17 @@ function claudeParser(): EventParser {
     out.push(assistant(p.text, { input: p.input, cacheRead: p.cacheRead, cacheWrite: p.cacheWrite }, { model: p.model, provider: "anthropic", toolCalls: p.toolCalls }));
   };
   return {
-    parse(line) {
-      const ev = parseLine(line);
-      if (!ev) return [];
-      const out: ChildEvent[] = [];
+    parse: jsonLines((ev, out) => {
       switch (ev.type) {
         case "system":
           if (ev.subtype === "init") out.push({ type: "session", id: String(ev.session_id ?? "") });
           else if (ev.subtype === "api_retry") {
             out.push({ type: "retry", attempt: num(ev.attempt), maxAttempts: num(ev.max_retries), delayMs: num(ev.retry_delay_ms), errorMessage: String(ev.error ?? ev.error_status ?? "") });
           }
-          return out;
+          return;
         case "assistant": {
           const m = ev.message ?? {};
-          if (ev.parent_tool_use_id) return out; // a sub-agent of its own: its turns are not this child's
+          if (ev.parent_tool_use_id) return; // a sub-agent of its own: its turns are not this child's
           if (!pending || pending.id !== m.id) {
             flush(out);
             out.push({ type: "turn_start" });
@@ -49,10 +46,10 @@ function claudeParser(): EventParser {
               out.push({ type: "tool_start", ...call });
             }
           }
-          return out;
+          return;
         }
         case "user": {
-          if (ev.parent_tool_use_id) return out;
+          if (ev.parent_tool_use_id) return;
           flush(out);
           for (const b of Array.isArray(ev.message?.content) ? ev.message.content : []) {
             if (b?.type !== "tool_result") continue;
@@ -60,7 +57,7 @@ function claudeParser(): EventParser {
             const content = Array.isArray(b.content) ? b.content.map((c: any) => (typeof c?.text === "string" ? c.text : "")).join("") : b.content;
             out.push({ type: "tool_end", id, name: toolNames.get(id) ?? "tool", isError: !!b.is_error, result: resultText(content) });
           }
-          return out;
+          return;
         }
         case "result": {
           flush(out);
@@ -72,12 +69,12 @@ function claudeParser(): EventParser {
           // Its totals replace what the messages said (their output counts are the first streamed ones).
           out.push({ type: "totals", usage: { input: num(u.input_tokens), output: num(u.output_tokens), cacheRead: num(u.cache_read_input_tokens), cacheWrite: num(u.cache_creation_input_tokens), cost: num(ev.total_cost_usd) }, turns: num(ev.num_turns) || undefined });
           out.push({ type: "agent_end" });
-          return out;
+          return;
         }
         default:
-          return out;
+          return;
       }
-    },
+    }),
   };
 }
 

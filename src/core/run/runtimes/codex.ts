@@ -1,8 +1,7 @@
 // Codex CLI as the child: `codex exec --json -`, the task on stdin. Its stream: thread.started (session id),
 // turn.started, item.started/item.completed (agent messages, commands, file changes, MCP calls) and
 // turn.completed with the turn's token usage (no cost), or turn.failed.
-import type { ChildEvent } from "../../types.ts";
-import { argsText, assistant, bareModel, num, parseLine, resultText } from "./parse-util.ts";
+import { argsText, assistant, bareModel, num, jsonLines, resultText } from "./parse-util.ts";
 import type { EventParser, ForeignRuntime } from "./types.ts";
 
 /** An item as a tool call: its name and arguments, or null for items that are not tool calls. */
@@ -26,10 +25,7 @@ function codexParser(): EventParser {
   const total = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
   let lastError = "";
   return {
-    parse(line) {
-      const ev = parseLine(line);
-      if (!ev) return [];
-      const out: ChildEvent[] = [];
+    parse: jsonLines((ev, out) => {
       switch (ev.type) {
         case "thread.started":
           out.push({ type: "session", id: String(ev.thread_id ?? "") });
@@ -76,8 +72,7 @@ function codexParser(): EventParser {
           lastError = String(ev.message ?? "");
           break;
       }
-      return out;
-    },
+    }),
   };
 }
 

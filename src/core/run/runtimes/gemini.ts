@@ -2,7 +2,7 @@
 // assistant `message` lines (assistant text as deltas), tool_use / tool_result, and a final `result` with the
 // run's token stats (no cost). A model turn is not marked: it ends at its tool results or at the result.
 import type { ChildEvent } from "../../types.ts";
-import { argsText, assistant, bareModel, num, parseLine, resultText, withLeadingInstructions } from "./parse-util.ts";
+import { argsText, assistant, bareModel, num, jsonLines, resultText, withLeadingInstructions } from "./parse-util.ts";
 import type { EventParser, ForeignRuntime } from "./types.ts";
 
 function geminiParser(): EventParser {
@@ -20,10 +20,7 @@ function geminiParser(): EventParser {
     turn = null;
   };
   return {
-    parse(line) {
-      const ev = parseLine(line);
-      if (!ev) return [];
-      const out: ChildEvent[] = [];
+    parse: jsonLines((ev, out) => {
       switch (ev.type) {
         case "init":
           model = ev.model;
@@ -56,8 +53,7 @@ function geminiParser(): EventParser {
           break;
         }
       }
-      return out;
-    },
+    }),
   };
 }
 

@@ -1,7 +1,6 @@
 // opencode as the child: `opencode run --format json <task>`. Its stream: step_start / text / tool_use /
 // step_finish parts of its session; step_finish carries the step's tokens and cost, an `error` line a failure.
-import type { ChildEvent } from "../../types.ts";
-import { argsText, assistant, num, parseLine, resultText, withLeadingInstructions } from "./parse-util.ts";
+import { argsText, assistant, num, jsonLines, resultText, withLeadingInstructions } from "./parse-util.ts";
 import type { EventParser, ForeignRuntime } from "./types.ts";
 
 function opencodeParser(): EventParser {
@@ -11,10 +10,7 @@ function opencodeParser(): EventParser {
   return {
     // Its stream has no last event: a clean exit after its steps is the end of the run.
     end: (code) => (code === 0 && !failed ? [{ type: "agent_end" }] : []),
-    parse(line) {
-      const ev = parseLine(line);
-      if (!ev) return [];
-      const out: ChildEvent[] = [];
+    parse: jsonLines((ev, out) => {
       if (!sawSession && ev.sessionID) {
         sawSession = true;
         out.push({ type: "session", id: String(ev.sessionID) });
@@ -50,8 +46,7 @@ function opencodeParser(): EventParser {
           break;
         }
       }
-      return out;
-    },
+    }),
   };
 }
 

@@ -2,7 +2,7 @@
 import { cap, stringify } from "../child/transport.ts";
 import type { ChildEvent } from "../../types.ts";
 
-export const parseLine = (line: string): Record<string, any> | null => {
+const parseLine = (line: string): Record<string, any> | null => {
   if (!line.startsWith("{")) return null;
   try {
     const v = JSON.parse(line);
@@ -11,6 +11,18 @@ export const parseLine = (line: string): Record<string, any> | null => {
     return null;
   }
 };
+
+/** A CLI's JSON-lines event parser: each line that is a JSON object goes to `handle` with the list its events go
+ *  into; any other line gives none. */
+export const jsonLines =
+  (handle: (ev: Record<string, any>, out: ChildEvent[]) => void) =>
+  (line: string): ChildEvent[] => {
+    const ev = parseLine(line);
+    if (!ev) return [];
+    const out: ChildEvent[] = [];
+    handle(ev, out);
+    return out;
+  };
 
 export const argsText = (v: unknown): string => cap(typeof v === "string" ? v : stringify(v ?? {}), 1000);
 export const resultText = (v: unknown): string => cap(typeof v === "string" ? v : stringify(v ?? ""), 2000);

@@ -9,6 +9,7 @@
 // they read) is the same share a process; the pool owns a copy of those files, since each task's own copy is
 // removed when it ends.
 import type { ChildProcess, Clock, ExitInfo, Host, SpawnSpec } from "../../host.ts";
+import { drain } from "./drain.ts";
 import { killTree, waitFor } from "./kill.ts";
 import { LineSplitter } from "./line-splitter.ts";
 import { PushStream } from "./push-stream.ts";
@@ -95,15 +96,6 @@ class Lease implements ChildProcess {
     if (this.done) return;
     this.worker.gone = true;
     this.worker.proc.kill(signal);
-  }
-}
-
-async function drain(stream: AsyncIterable<Uint8Array> | null, onChunk: (c: Uint8Array) => void): Promise<void> {
-  if (!stream) return;
-  try {
-    for await (const chunk of stream) onChunk(chunk);
-  } catch {
-    // the process is gone; its exit is handled on its own
   }
 }
 

@@ -5,6 +5,7 @@ import { abortStop } from "./abort-reason.ts";
 import type { ChildProcess, Clock, ExitInfo, Host } from "../../host.ts";
 import { killTree, reapDescendants, waitFor } from "./kill.ts";
 import { LineSplitter } from "./line-splitter.ts";
+import { drain } from "./drain.ts";
 import { applyEvent, newRunState, recordUserMessage, type RunState } from "./run-state.ts";
 import { MAX_NUDGES, NUDGE_TEXT, type FinalizeMode } from "./finalize-contract.ts";
 import { sanitize } from "../../sanitize.ts";
@@ -105,14 +106,6 @@ function timeoutStop(state: RunState, sec: number, now: number): Stop {
   const open = [...state.openTools.values()].sort((a, b) => a.at - b.at)[0];
   const hung = open ? ` The tool call "${open.name}" had been running for ${Math.round((now - open.at) / 1000)}s without finishing.` : "";
   return { code: "SUBAGENT_TIMEOUT", message: `${timeoutMessage(sec)}${hung}` };
-}
-
-async function drain(stream: AsyncIterable<Uint8Array>, onChunk: (c: Uint8Array) => boolean): Promise<void> {
-  try {
-    for await (const chunk of stream) if (!onChunk(chunk)) return;
-  } catch {
-    // A stream error means the child is gone; its exit is handled elsewhere.
-  }
 }
 
 /** One child process from spawn to exit. Returns why it was stopped, if it was. */
@@ -224,7 +217,7 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   const events = spec.transport === "json" ? proc.stdout : proc.fd3;
   const decoder = new TextDecoder();
   const readers = [
-    events ? drain(events, counted(limits.eventBytes, "event output", (c) => splitter.push(c))) : Promise.resolve(),
+    drain(events, counted(limits.eventBytes, "event output", (c) => splitter.push(c))),
     spec.transport === "json" ? Promise.resolve() : drain(proc.stdout, counted(limits.stdoutBytes, "stdout", () => {})),
     drain(
       proc.stderr,

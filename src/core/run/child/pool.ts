@@ -60,8 +60,6 @@ class Lease implements ChildProcess {
   readonly exited: Promise<ExitInfo>;
   readonly sendControl?: (line: string) => boolean;
   done = false;
-  /** Which of the process's tasks this is. */
-  task = 1;
   /** Its prompt was sent: only an agent_settled after it ends the task (not one from the previous session). */
   prompted = false;
   private settle!: (exit: ExitInfo) => void;
@@ -69,6 +67,8 @@ class Lease implements ChildProcess {
   constructor(
     private readonly worker: Worker,
     sessionFile: string,
+    /** Which of the process's tasks this is. */
+    readonly task: number,
   ) {
     // On a kept child stdout is pi's RPC stream, which the pool reads: the task's own stdout is empty.
     this.stdout.end();
@@ -235,10 +235,9 @@ export class ChildPool {
   }
 
   private begin(worker: Worker, sessionFile: string, prompt: string, fresh: boolean): Lease {
-    const lease = new Lease(worker, sessionFile);
-    worker.lease = lease;
     const n = ++worker.tasks;
-    lease.task = n;
+    const lease = new Lease(worker, sessionFile, n);
+    worker.lease = lease;
     const send = (command: Record<string, unknown>, onReply: (r: Reply) => void) => {
       const id = `${command.type}-${n}`;
       worker.replies.set(id, onReply);

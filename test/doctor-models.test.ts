@@ -1,10 +1,10 @@
 // `doctor` checks every model the setup names against the pi children run (`pi --list-models`): pi's default, an
-// agent's model and the fallback models. Real pi (the embedded one and pi 1.5.2), no network.
+// agent's model and the fallback models. Real pi (the embedded one and the current pi), no network.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listed, parseModelList } from "../src/cli/doctor-models.ts";
-import { cli, CURRENT_PI_RE, PI_PACKAGE_DIRS, piWorld, setModels, type PiWorld } from "./support/pi-env.ts";
+import { cli, CURRENT_PI_RE, CURRENT_PI_VERSION, PI_PACKAGE_DIRS, piWorld, setModels, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -29,7 +29,7 @@ test("pi's model table parses to provider/model; names match as pi matches them"
 
 for (const [label, settings, binary, version] of [
   ["the embedded pi", { childPi: "embedded" }, true, new RegExp(`pi ${CURRENT_PI_RE}`)],
-  ["pi 1.5.2", { childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" }, false, /pi 1\.5\.2/],
+  [`pi ${CURRENT_PI_VERSION}`, { childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" }, false, new RegExp(`pi ${CURRENT_PI_RE}`)],
 ] as const) {
   test(`doctor against ${label}: ✓ when every named model is offered, ✗ naming each one that is not`, async () => {
     const agents = join(world.agentDir, "agents");

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { BUN, cli, piCmd, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { CURRENT_PI_VERSION, BUN, cli, piCmd, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 import { hasTmux, openPane } from "./support/tmux.ts";
 
 let world: PiWorld;
@@ -83,7 +83,7 @@ test.skipIf(!hasTmux)("the CLI on a terminal: the live frame pauses, the questio
   }
 }, 90_000);
 
-test.skipIf(!hasTmux)("an interactive parent pi 1.5.2: a dialog names the child; Yes reaches it, and a second child's question waits its turn", async () => {
+test.skipIf(!hasTmux)(`an interactive parent pi ${CURRENT_PI_VERSION}: a dialog names the child; Yes reaches it, and a second child's question waits its turn`, async () => {
   const log = join(world.root, "ask-pi.log");
   rmSync(log, { force: true });
   const child = (cmd: string) => `gate ${script([{ tool: "bash", args: { command: cmd } }, { finalize: { status: "SUCCESS", result: "done" } }])}`;

@@ -1,4 +1,4 @@
-// The caps as a person sees them in interactive pi (pi 1.5.2 under Node 24, in tmux): a call above
+// The caps as a person sees them in interactive pi (the current pi under Node 24, in tmux): a call above
 // subagents.confirmAbove asks first and Esc refuses it (the model is told); while children run the footer shows
 // `subagents N running · $…`, and the line is gone when they end; /subagents shows the session against its caps.
 import { afterAll, beforeAll, expect, test } from "bun:test";

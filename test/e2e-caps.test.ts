@@ -1,4 +1,4 @@
-// Fan-out and spend caps inside a real parent pi (pi 1.5.2, Node 24 and Bun) with a priced scripted model: the
+// Fan-out and spend caps inside a real parent pi (the current pi, Node 24 and Bun) with a priced scripted model: the
 // spawn cap refuses a call across calls of one pi session, and still after the session is resumed; the cost cap
 // refuses a call once the session's children spent it (and a call whose maxCost is more than what is left); queued
 // tasks of a running call do not start once it is reached; duplicate tasks are refused (tool and CLI, exit 2); a

@@ -1,5 +1,5 @@
 // Kept children (core/run/child/pool.ts): a call with more tasks than it runs at once runs its later tasks in the
-// children it already started (pi in RPC mode, one session per task), with the executable's embedded pi 1.5.2 as
+// children it already started (pi in RPC mode, one session per task), with the executable's embedded current pi as
 // the child and the scripted model server. Each task must see only its own session, its own corrective messages,
 // its own control pipe and questions; a kill or crash ends that process only; nothing outlives the call.
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { Database } from "bun:sqlite";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { CURRENT_PI_VERSION, cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -25,7 +25,7 @@ afterAll(() => world.close());
 /** A task that writes its pi's pid (the parent of its bash) under its name, then finalizes with `result`. */
 const pidStep = (name: string) => ({ tool: "bash", args: { command: `echo $PPID > "$PIDS_DIR/${name}"` } });
 const recording = (name: string, result = `result of ${name}`) => `${name} ${script([pidStep(name), { finalize: { status: "SUCCESS", result } }])}`;
-/** Runs the executable (its embedded pi is the child), or with `node` the CLI from source with pi 1.5.2 under
+/** Runs the executable (its embedded pi is the child), or with `node` the CLI from source with the current pi under
  *  Node 24 as the children's pi (`-e child.js`, loaded through jiti), with a fresh folder for the pids. */
 const run = async (args: string[], opts: { stdin?: string; env?: Record<string, string>; node?: boolean } = {}) => {
   rmSync(pids, { recursive: true, force: true });
@@ -74,7 +74,7 @@ function userMessages(sessionId: string): string[] {
     .map((e) => JSON.stringify(e.message.content));
 }
 
-test.each([["the embedded pi", false], ["pi 1.5.2 under Node 24", true]])("5 tasks at 2 (%s): later tasks run in the two children already started, each in its own session; none outlives the call", async (_name, node) => {
+test.each([["the embedded pi", false], [`pi ${CURRENT_PI_VERSION} under Node 24`, true]])("5 tasks at 2 (%s): later tasks run in the two children already started, each in its own session; none outlives the call", async (_name, node) => {
   const names = ["k1", "k2", "k3", "k4", "k5"];
   const r = await run(["delegate", "--json", "--concurrency", "2", ...names.map((n) => recording(n))], { node });
   expect(r.code).toBe(0);
@@ -132,7 +132,7 @@ test("at 1: a corrective message per task, a crash ends only its own task, and t
   }
 }, 90_000);
 
-test.each([["the embedded pi", false], ["pi 1.5.2 under Node 24", true]])("at 1 (%s): a later task's budget steer reaches it through the control pipe, and its dialogs reach the owner", async (_name, node) => {
+test.each([["the embedded pi", false], [`pi ${CURRENT_PI_VERSION} under Node 24`, true]])("at 1 (%s): a later task's budget steer reaches it through the control pipe, and its dialogs reach the owner", async (_name, node) => {
   const busy = [0, 1].map((i) => ({ tool: "bash", args: { command: `sleep 0.3; echo step ${i}` } }));
   const log = join(world.root, "ask-kept.log");
   rmSync(log, { force: true });
@@ -218,7 +218,7 @@ test("a model pi refuses (unknown name, or no credentials) fails or falls back i
   expect(pidOf("f3")).toBe(pidOf("f1"));
 }, 90_000);
 
-test("inside a parent pi 1.5.2 (Node 24, `subagents install`): one delegate_to_subagents call of 3 tasks at 1 runs them in one kept child", async () => {
+test(`inside a parent pi ${CURRENT_PI_VERSION} (Node 24, \`subagents install\`): one delegate_to_subagents call of 3 tasks at 1 runs them in one kept child`, async () => {
   rmSync(pids, { recursive: true, force: true });
   mkdirSync(pids, { recursive: true });
   world.setSubagentSettings({ concurrency: 1 });

@@ -1,12 +1,12 @@
 // Children get what the user's pi 1.x gives (issue 21, item 3): MCP tools and codemode pass through when no agent
 // restricts tools; `mcp: false` starts no server; a server that never answers costs one probe per call, not pi's
-// 10 s wait in every child. Children are REAL pi 1.5.2 processes (the system pi) on the scripted model, with a
+// 10 s wait in every child. Children are REAL current-pi processes (the system pi) on the scripted model, with a
 // scripted stdio MCP server (test/fixtures/mcp-server.ts).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { BUN, cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { CURRENT_PI_VERSION, BUN, cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 
 const FIXTURE = join(REPO, "test", "fixtures", "mcp-server.ts");
 let world: PiWorld;
@@ -25,7 +25,7 @@ const toolNames = (marker: string) => (requestsWith(marker)[0]?.tools ?? []).map
 beforeAll(async () => {
   world = await piWorld();
   log = join(world.root, "mcp.log");
-  // pi 1.5.2 as the children's pi (the executable still embeds an older one).
+  // The current pi (node_modules, under Node 24) as the children's pi, not the executable's embedded copy.
   world.setSubagentSettings({ childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" });
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
@@ -39,7 +39,7 @@ afterAll(async () => {
   await world.close();
 });
 
-test("a pi 1.5.2 child calls a real MCP server's tool, directly and from codemode; no --tools list drops them", async () => {
+test(`a pi ${CURRENT_PI_VERSION} child calls a real MCP server's tool, directly and from codemode; no --tools list drops them`, async () => {
   rmSync(log, { force: true });
   setServers({ fx: { exposure: "direct" } });
   const r = await cli(world, ["run", "default", `mcp-4411 ${script([{ tool: "mcp__fx__echo", args: { text: "hello-4411" } }, { text: "echoed" }])}`, "--json"]);

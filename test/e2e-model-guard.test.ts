@@ -1,12 +1,12 @@
 // The model the user asked for, or a clear no (issue 21, item 5). pi quietly runs another model when the default
 // model in its settings is one it does not know (a model newer than that pi); our child stops before any model
 // call and the task fails naming the model and the pi — or continues on a fallback model with a visible warning.
-// Children are real pi 1.5.2 (system pi) and the embedded pi (the compiled executable), on the scripted model.
+// Children are real current pi (node_modules, under Node 24) and the embedded pi (the compiled executable), on the scripted model.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, CURRENT_PI_RE, PI_PACKAGE_DIRS, piWorld, setModels, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, CURRENT_PI_RE, CURRENT_PI_VERSION, PI_PACKAGE_DIRS, piWorld, setModels, summaryOf, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 const requestsWith = (marker: string) => world.server.requests.filter((r) => JSON.stringify(r.messages ?? []).includes(marker));
@@ -19,14 +19,14 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 test("a default model the child's pi does not know fails the task, naming the model and the pi; nothing ran on another model", async () => {
-  // pi itself, asked for this default, silently runs fake/fake-model (measured on 1.5.2 and 0.87.1).
+  // pi itself, asked for this default, silently runs fake/fake-model (measured on 1.x and 0.87.1).
   world.setSubagentSettings(CHILD_PI, { defaultProvider: "fake", defaultModel: "ghost-model" });
   try {
     const r = await cli(world, ["run", "default", `ghost-8801 ${script([{ text: "should not run" }])}`, "--json"]);
     expect(r.code).toBe(1);
     const [t] = summaryOf(r.json);
     expect(t.status).toBe("error");
-    expect(t.error).toContain('Model "fake/ghost-model" not found by pi 1.5.2: it resolved "fake/fake-model" instead');
+    expect(t.error).toContain(`Model "fake/ghost-model" not found by pi ${CURRENT_PI_VERSION}: it resolved "fake/fake-model" instead`);
     expect(requestsWith("ghost-8801")).toHaveLength(0);
   } finally {
     world.setSubagentSettings({});

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script, type ScriptStep } from "../src/scripted/model-server.ts";
-import { cli, piCmd, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { CURRENT_PI_VERSION, cli, piCmd, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -84,7 +84,7 @@ test("delegate_to_subagents in a parent pi: outputSchema → details carry struc
   expect(res.text).toContain('"count": 1');
 }, 90_000);
 
-test("a codemode script in pi 1.5.2 reads a task's structured result as data (structuredContent)", async () => {
+test(`a codemode script in pi ${CURRENT_PI_VERSION} reads a task's structured result as data (structuredContent)`, async () => {
   const tasks = [{ name: "s", outputSchema: SCHEMA, prompt: `cm-7741 ${script([fin({ data: { files: ["y"], count: 7 } })])}` }];
   const code = `const r = await tools.delegate_to_subagents(${JSON.stringify({ tasks })}); return "DATA=" + JSON.stringify(r.tasks[0].data);`;
   const { code: exit, results } = await runParentPi(world, { runtime: "node", args: ["--tools", "+codemode"], steps: [{ tool: "codemode", args: { code } }, { text: "ok" }] });

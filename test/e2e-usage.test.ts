@@ -1,5 +1,5 @@
-// pi 1.x counts sub-agents' spend (issue 21, item 4): a real parent pi 1.5.2 with our extension, children on pi
-// 1.5.2, a priced scripted model. The parent's session file carries, on each of our tool results, `usage` equal to
+// pi 1.x counts sub-agents' spend (issue 21, item 4): a real parent (the current pi) with our extension, children on the
+// current pi, a priced scripted model. The parent's session file carries, on each of our tool results, `usage` equal to
 // what its children spent in that call (from the children's own session files), and `structuredContent` with the
 // tasks; RPC `get_session_stats` totals include the children. A parent pi 0.87.1 still works (fields ignored).
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { EXTENSION, runParentPi } from "./support/parent-pi.ts";
-import { PI_PACKAGE_DIRS, piCmd, piWorld, priceModel, type PiWorld } from "./support/pi-env.ts";
+import { CURRENT_PI_VERSION, PI_PACKAGE_DIRS, piCmd, piWorld, priceModel, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 
@@ -41,7 +41,7 @@ function childFilesWith(marker: string): string[] {
   return out;
 }
 
-test("a parent pi 1.5.2 records the children's usage on delegate_to_subagents and subagent results", async () => {
+test(`a parent pi ${CURRENT_PI_VERSION} records the children's usage on delegate_to_subagents and subagent results`, async () => {
   const tasks = ["u1", "u2"].map((n) => ({ name: n, prompt: `${n}-7701 ${script([{ tool: "bash", args: { command: `echo ${n}` } }, { text: `answer ${n}` }])}` }));
   const { code, results } = await runParentPi(world, {
     runtime: "node",
@@ -64,7 +64,7 @@ test("a parent pi 1.5.2 records the children's usage on delegate_to_subagents an
   expect(single.usage.cost.total).toBeCloseTo(soloSpent.cost, 10);
 }, 120_000);
 
-test("a codemode script in pi 1.5.2 gets the tasks as structured values, and the codemode result carries their usage", async () => {
+test(`a codemode script in pi ${CURRENT_PI_VERSION} gets the tasks as structured values, and the codemode result carries their usage`, async () => {
   const tasks = ["c1", "c2"].map((n) => ({ name: n, prompt: `${n}-7731 ${script([{ text: `coded ${n}` }])}` }));
   const code = `const r = await tools.delegate_to_subagents(${JSON.stringify({ tasks })}); return r.tasks.map((t) => t.name + "=" + t.status + ":" + t.output + ":" + /^[0-9a-f]{16}$/.test(t.sessionId)).join("|");`;
   const { code: exit, results } = await runParentPi(world, { runtime: "node", args: ["--tools", "+codemode"], steps: [{ tool: "codemode", args: { code } }, { text: "ok" }] });
@@ -98,7 +98,7 @@ test("a background child's usage reaches pi once: with the first get_subagent_ou
   expect(second.usage).toBeUndefined();
 }, 120_000);
 
-test("RPC get_session_stats of a parent pi 1.5.2 includes its children's tokens and cost", async () => {
+test(`RPC get_session_stats of a parent pi ${CURRENT_PI_VERSION} includes its children's tokens and cost`, async () => {
   const sessionFile = join(world.root, "rpc-parent.jsonl");
   const proc = Bun.spawn({
     cmd: [...piCmd("current", "node"), "--mode", "rpc", "--session", sessionFile, "-e", EXTENSION],

@@ -4,6 +4,7 @@ import { Database } from "bun:sqlite";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { credentialsFix, envKeysFor } from "../core/credentials.ts";
 import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { SCHEMA_VERSION } from "../core/store/store.ts";
 import { runtimeDir } from "../host/child-extension-path.ts";
@@ -46,22 +47,6 @@ export function childPiCheck(cwd: string): Check {
   return ok("children", `sub-agents run ${line}`);
 }
 
-// Providers whose key variable is not simply <PROVIDER>_API_KEY. Only names are ever printed, never values.
-const ENV_KEYS: Record<string, string[]> = {
-  anthropic: ["ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"],
-  google: ["GEMINI_API_KEY"],
-  "google-vertex": ["GOOGLE_CLOUD_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"],
-  "amazon-bedrock": ["AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_BEARER_TOKEN_BEDROCK"],
-  "vercel-ai-gateway": ["AI_GATEWAY_API_KEY"],
-  moonshotai: ["MOONSHOT_API_KEY"],
-  huggingface: ["HF_TOKEN"],
-  "github-copilot": ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
-};
-
-export function envKeysFor(provider: string): string[] {
-  return ENV_KEYS[provider] ?? [`${provider.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_API_KEY`];
-}
-
 /** Where a provider's credentials come from (a name, never the secret), or null. */
 export function credentialSource(ctx: CliContext, provider: string): string | null {
   const env = envKeysFor(provider).find((k) => !!ctx.host.env[k]);
@@ -83,7 +68,7 @@ export function modelCheck(ctx: CliContext, cwd: string): Check {
   if (!provider) return warn("model", "no default model in pi's settings.json: pi picks one from the credentials it finds", "choose one in pi with /model (or set model: in your profiles)");
   const name = `${provider}/${model ?? "(provider default)"}`;
   const source = credentialSource(ctx, provider);
-  if (!source) return fail("model", `${name}: no credentials for ${provider}`, `log in from pi with /login, or set ${envKeysFor(provider)[0]}`);
+  if (!source) return fail("model", `${name}: no credentials for ${provider}`, credentialsFix(provider));
   return ok("model", `${name}, credentials from ${source}`);
 }
 

@@ -4,6 +4,7 @@
 // under Node 24). A model that pi does not list fails: pi would stop the child (or, for the default model, run
 // another one — which our children refuse to do).
 import { spawnSync } from "node:child_process";
+import { credentialsFix } from "../core/credentials.ts";
 import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { readUserModels, resolveProfileModel } from "../core/profiles/model-resolve.ts";
 import type { Check } from "./doctor-checks.ts";
@@ -31,6 +32,8 @@ export function modelsCheck(ctx: CliContext, cwd: string): Check {
   }
   const out = spawnSync(pi.argv[0], [...pi.argv.slice(1), "--list-models"], { env: { ...process.env, ...pi.env }, cwd, encoding: "utf8", timeout: 30_000, stdio: ["ignore", "pipe", "pipe"] });
   if (out.status !== 0) return { name: "models", status: "warn", detail: `${pi.describe} --list-models failed (${(out.stderr ?? "").trim().split("\n")[0] || `exit ${out.status}`})` };
+  // pi lists no model at all (and says so) when it finds no credentials for any provider.
+  if (/No models available/.test(`${out.stdout}${out.stderr}`)) return { name: "models", status: "fail", detail: `${pi.describe} finds no model with credentials`, fix: credentialsFix() };
   const models = parseModelList(out.stdout ?? "");
   const user = readUserModels(ctx.host, ctx.agentDir);
   const named: { model: string; by: string }[] = [];

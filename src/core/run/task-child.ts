@@ -1,6 +1,7 @@
 // Stage "run": the child itself — its invocation, the run, and the profile's fallback models when a model fails.
 // Whatever happens, the stage ends with a result on the task (a thrown error becomes a failed result).
 import { mergeBudgets } from "../budget.ts";
+import { credentialsError } from "../credentials.ts";
 import type { RunResult } from "../types.ts";
 import { runCheckpoints } from "./child/checkpoint.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
@@ -124,7 +125,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   } finally {
     checkpoints.stop();
   }
-  task.result = result;
+  const noCredentials = result.status === "error" ? credentialsError(result.error, result.model ?? model.model ?? expectedDefaultModel(engine, childCwd)) : null;
+  task.result = noCredentials ? { ...result, error: noCredentials } : result;
 }
 
 /**

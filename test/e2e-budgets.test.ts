@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { Store } from "../src/core/store/store.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
-import { cli, piCmd, piWorld, setModels, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, setModels, REPO, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 
 let world: PiWorld;
 
@@ -66,7 +66,7 @@ test("a child that wraps up when told completes, and says the budget was reached
   const steps = [...busy(2), { finalize: { status: "SUCCESS", result: "partial but honest" } }];
   const r = await cli(world, ["delegate", "--json", "--max-turns", "2", `wraps up ${script(steps)}`]);
   const [t] = summaryOf(r.json);
-  expect(t.status).toBe("completed");
+  expect(t.status, taskWhy(t)).toBe("completed");
   expect(t.output).toBe("partial but honest");
   expect(t.warnings.join("\n")).toContain("budget reached: maxTurns (turns 3/2): wrapped up when told");
   expect(JSON.stringify(requestsWith("wraps up")[2].messages)).toContain(WRAP_UP);
@@ -158,7 +158,7 @@ test("fallbackModels: a non-retryable error on the profile's model continues on 
   try {
     const r = await cli(world, ["delegate", "--json", "--profile", "fragile", "fallback task"]);
     const [t] = summaryOf(r.json);
-    expect(t.status).toBe("completed");
+    expect(t.status, taskWhy(t)).toBe("completed");
     expect(t.model).toBe("fake/spare-model");
     expect(t.warnings.join("\n")).toMatch(/model fake\/broken-model failed \(.*model is retired.*\): continued on fake\/spare-model/);
     const models = requestsWith("fallback task").map((q) => q.model);
@@ -166,7 +166,7 @@ test("fallbackModels: a non-retryable error on the profile's model continues on 
     const store = new Store(bunDbOpener(Database)(world.env.SUBAGENTS_DB), { isAlive: () => false });
     const run = store.getSession(t.sessionId)!.runs.at(-1)!;
     expect(run.model).toBe("fake/spare-model");
-    expect(run.status).toBe("completed");
+    expect(run.status, taskWhy(run)).toBe("completed");
   } finally {
     delete world.server.faults.modelErrors;
   }
@@ -200,7 +200,7 @@ test("settings fallbackModels: a model that fails after doing work hands its ses
     const steps = [{ tool: "bash", args: { command: "echo first-step-output" } }, { status: 400, message: "model refused the request", times: 1, then: { finalize: { status: "SUCCESS", result: "kept going" } } }];
     const r = await cli(world, ["delegate", "--json", `work then fail ${script(steps)}`]);
     const [t] = summaryOf(r.json);
-    expect(t.status).toBe("completed");
+    expect(t.status, taskWhy(t)).toBe("completed");
     expect(t.output).toBe("kept going");
     expect(t.model).toBe("fake/spare-model");
     const reqs = requestsWith("work then fail");

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, piCmd, piWorld, priceModel, type PiWorld } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, priceModel, type PiWorld, taskWhy } from "./support/pi-env.ts";
 import { EXTENSION, runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -154,7 +154,7 @@ test("the CLI has the same caps per invocation: spawn cap (exit 2, nothing start
     const r = await cli(world, ["delegate", "--json", `${m} first`, `${m} second`]);
     const [first, second] = r.json.at(-1)!.tasks;
     expect(r.code).toBe(1);
-    expect(first.status).toBe("completed");
+    expect(first.status, taskWhy(first)).toBe("completed");
     expect(first.cost ?? first.usage?.cost).toBeGreaterThan(0.5);
     expect(second.errorCode).toBe("BUDGET_EXCEEDED");
     expect(second.error).toContain("subagents.maxSessionCost is $0.50; this invocation's sub-agents have spent");

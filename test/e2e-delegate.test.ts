@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { BUN, cli, piWorld, REPO, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { BUN, cli, piWorld, REPO, type PiWorld, summaryOf, until, taskWhy } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -51,7 +51,7 @@ test("mixed results: success, provider failure and unknown profile in one call (
   const r = await cli(world, ["delegate", "--tasks", file, "--json"]);
   expect(r.code).toBe(1);
   const [good, broken, ghost] = summaryOf(r.json);
-  expect(good.status).toBe("completed");
+  expect(good.status, taskWhy(good)).toBe("completed");
   expect(good.output).toBe("good result");
   expect(broken.status).toBe("error");
   expect(broken.error).toContain("scripted refusal 5521");
@@ -84,7 +84,7 @@ test("files in every spec form are prepended as === path === blocks", async () =
     }),
   );
   const r = await cli(world, ["delegate", "--tasks", file, "--json"]);
-  expect(summaryOf(r.json)[0].status).toBe("completed");
+  expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
   const req = world.server.requests.find((q) => JSON.stringify(q.messages).includes(marker))!;
   const user = (req.messages ?? []).find((m) => m.role === "user")!;
   const text = typeof user.content === "string" ? user.content : (user.content as { text: string }[]).map((p) => p.text).join("");
@@ -104,7 +104,7 @@ test("--resume continues a session; an unknown id fails before anything runs", a
   const r2 = await cli(world, ["delegate", "and now the follow-up", "--resume", t1.sessionId, "--json"]);
   const [t2] = summaryOf(r2.json);
   expect(t2.sessionId).toBe(t1.sessionId);
-  expect(t2.status).toBe("completed");
+  expect(t2.status, taskWhy(t2)).toBe("completed");
   const last = JSON.stringify(world.server.requests.at(-1)!.messages);
   expect(last).toContain(first);
   const bad = await cli(world, ["delegate", "x", "--resume", "ffffffffffffffff"]);
@@ -163,7 +163,7 @@ test("SIGINT during a long bash call stops every child and grandchild, records t
   const proc = Bun.spawn({ cmd: [BUN, join(REPO, "src/cli/main.ts"), "delegate", prompt, "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
   const stdout = new Response(proc.stdout).text();
   // Wait until the bash command is really running.
-  for (let i = 0; i < 100 && pidsMatching(`sleep 3${tag}`).length === 0; i++) await Bun.sleep(100);
+  await until("the child's command running", () => pidsMatching(`sleep 3${tag}`).length > 0);
   expect(pidsMatching(`sleep 3${tag}`).length).toBeGreaterThan(0);
   proc.kill("SIGINT");
   const code = await proc.exited;
@@ -195,10 +195,10 @@ test.skipIf(!hasTmux)("on a terminal: live windows, then the cursor is restored"
     expect(screen).toContain("Sub-agents: 2 running");
     expect(screen).toMatch(/● task-1 • .*• \d+s\/600s/);
     expect(execFileSync("tmux", ["display", "-p", "-t", session, "#{cursor_flag}"], { encoding: "utf8" }).trim()).toBe("0");
-    for (let i = 0; i < 100 && !screen.includes("tty result 2"); i++) {
-      await Bun.sleep(100);
+    await until("both results on the screen", () => {
       screen = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
-    }
+      return screen.includes("tty result 2");
+    }).catch(() => {}); // the expects below show the screen
     expect(screen).toContain("Sub-agents: 0 running, 2 done");
     expect(screen).toMatch(/^✓ task-1 • /m);
     expect(screen).toContain("tty result 1");
@@ -223,7 +223,7 @@ test("skills: suggestedSkills reach pi as --skill, loadSkills are inlined; unkno
   writeFileSync(file, JSON.stringify({ tasks: [{ name: "w", prompt: marker, profile: "writer" }, { name: "t", prompt: "x", profile: "typo" }] }));
   const r = await cli(world, ["delegate", "--tasks", file, "--json"]);
   const [w, t] = summaryOf(r.json);
-  expect(w.status).toBe("completed");
+  expect(w.status, taskWhy(w)).toBe("completed");
   expect(t.status).toBe("error");
   expect(t.error).toBe('Unknown skills: "no-such-skill". Available skills: house-style, release-notes');
   const req = world.server.requests.find((q) => JSON.stringify(q.messages).includes(marker))!;
@@ -270,7 +270,7 @@ test("piped, SIGINT twice: the second kills every process at once (a grandchild 
   chmodSync(fake, 0o755);
   const proc = Bun.spawn({ cmd: [BUN, join(REPO, "src/cli/main.ts"), "run", "default", "wait"], cwd: world.workDir, env: { ...world.env, SUBAGENTS_PI: fake }, stdout: "pipe", stderr: "pipe" });
   const stderr = new Response(proc.stderr).text();
-  for (let i = 0; i < 100 && pidsMatching(`sleep 5${tag}`).length === 0; i++) await Bun.sleep(100);
+  await until("the child's command running", () => pidsMatching(`sleep 5${tag}`).length > 0);
   expect(pidsMatching(`sleep 5${tag}`).length).toBeGreaterThan(0);
   proc.kill("SIGINT");
   await Bun.sleep(300);

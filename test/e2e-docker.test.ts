@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 import { ensureEngine, sessionOfPrompt, untilSleeping } from "./support/engines.ts";
 
 let world: PiWorld;
@@ -30,7 +30,7 @@ test("a child in a container: reaches the model, writes its folder, sees no home
   const command = `grep PRETTY /etc/os-release; cat "$HOME/.netrc" || echo NO-SECRET; echo ${marker} > made.txt; echo x > /etc/x-${marker} || echo NO-ETC`;
   const r = await cli(world, ["run", "default", `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`, "--runner", "docker", "--json"], { binary: true });
   const [t] = summaryOf(r.json);
-  expect(t.status, r.stderr).toBe("completed");
+  expect(t.status, taskWhy(t, r)).toBe("completed");
   expect(t.output).toBe(`done ${marker}`);
   expect(t.warnings.join("\n")).toContain("runner docker: no steering");
   const seen = seenBy(marker);
@@ -70,7 +70,7 @@ test("an owner killed with SIGKILL leaves a container; the next docker child rem
   await proc.exited;
   expect(containers()).not.toBe("");
   const r = await cli(world, ["run", "default", "again", "--runner", "docker", "--json"], { binary: true });
-  expect(summaryOf(r.json)[0].status).toBe("completed");
+  expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
   expect(containers()).toBe("");
   expect(sleeping()).toBe("");
 }, 120_000);

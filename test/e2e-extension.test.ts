@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
-import { piCmd, piWorld, REPO, type PiRelease, type PiWorld } from "./support/pi-env.ts";
+import { piCmd, piWorld, REPO, type PiRelease, type PiWorld, until, taskWhy } from "./support/pi-env.ts";
 import { EXTENSION, runParentPi, type ToolResultEntry } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -203,11 +203,11 @@ test("SIGTERM to the parent pi stops its sub-agents and their commands", async (
     stderr: "ignore",
   });
   const sleeping = () => spawnSync("pgrep", ["-f", `^sleep 5${tag}`], { encoding: "utf8" }).stdout.trim();
-  for (let i = 0; i < 150 && !sleeping(); i++) await Bun.sleep(100);
+  await until("the child's sleep running", sleeping);
   expect(sleeping()).not.toBe("");
   proc.kill("SIGTERM");
   await proc.exited;
-  for (let i = 0; i < 60 && sleeping(); i++) await Bun.sleep(100);
+  await until("the child's sleep gone", () => !sleeping(), 30_000).catch(() => {}); // the expect below says what is left
   expect(sleeping()).toBe("");
 }, 60_000);
 
@@ -264,7 +264,7 @@ test("a restarted parent (Node pi: memory store) rebuilds its sub-agents from th
   // Fake a parent that died mid-task: a "running" mirror entry with no end entry.
   const lines = readFileSync(sessionFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
   const mirror = lines.filter((e) => e.type === "custom" && e.customType === "pi-subagents").at(-1);
-  expect(mirror.data.status).toBe("completed");
+  expect(mirror.data.status, taskWhy(mirror.data)).toBe("completed");
   const staleId = "feedfacefeedface";
   const stale = { ...mirror, id: "stale001", parentId: lines.at(-1).id, data: { ...mirror.data, sessionId: staleId, status: "running", output: undefined } };
   const { appendFileSync } = await import("node:fs");

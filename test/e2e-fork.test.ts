@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -71,7 +71,7 @@ test("CLI --fork SESSION_FILE forks from a pi session; context fork without --fo
     .find((f) => readFileSync(f, "utf8").includes("CLI-FORK-SOURCE-31"))!;
   const r = await cli(world, ["delegate", "--fork", file, `CLI-FORKED-4 ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`, "--json"]);
   expect(r.code, r.stderr).toBe(0);
-  expect(summaryOf(r.json)[0].status).toBe("completed");
+  expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
   expect(requestWith("CLI-FORKED-4")).toContain("CLI-FORK-SOURCE-31");
 
   const before = world.server.requests.length;

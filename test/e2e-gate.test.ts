@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script } from "../src/scripted/model-server.ts";
-import { cli, piCmd, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, type PiWorld, summaryOf, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -35,7 +35,7 @@ test("a gate that fails once then passes: the same child gets the correction, fi
   expect(r.stderr).not.toContain("error:");
   expect(r.code).toBe(0);
   const [t] = summaryOf(r.json);
-  expect(t.status).toBe("completed");
+  expect(t.status, taskWhy(t)).toBe("completed");
   expect(t.output).toBe("really done");
   expect(t.gate).toEqual({ passed: true, attempts: 2 });
   expect(r.json.find((e) => e.type === "task_end")?.gate).toEqual({ passed: true, attempts: 2 });
@@ -67,7 +67,7 @@ test("a plain final answer is gated too (optional finalize): correction as a fol
   const r = await cli(world, ["delegate", prompt, "--gate", CHECK, "--cwd", cwd, "--json"]);
   expect(r.code).toBe(0);
   const [t] = summaryOf(r.json);
-  expect(t.status).toBe("completed");
+  expect(t.status, taskWhy(t)).toBe("completed");
   expect(t.output).toBe("fixed now");
   expect(t.gate).toEqual({ passed: true, attempts: 2 });
   expect(allTexts().some((x) => x.startsWith("The acceptance check") && x.includes("then finish again"))).toBe(true);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -38,7 +38,7 @@ test("scout → implement: the implementer waits for the scout and gets its outp
   const [implement, scout, side] = summaryOf(r.json);
   expect(scout.output).toBe("FINDING-7781 in src/a.ts");
   expect(side.output).toBe("side done");
-  expect(implement.status).toBe("completed");
+  expect(implement.status, taskWhy(implement)).toBe("completed");
   // The implementer's child was asked with the scout's output in place of {{scout}}.
   expect(userTexts()).toContain("implement from the notes: FINDING-7781 in src/a.ts");
   // Independent tasks ran side by side; the dependent started only after its dependency ended.

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { BUN, cli, piWorld, REPO, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { BUN, cli, piWorld, REPO, type PiWorld, summaryOf, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 import { gitIn, makeRepo, subagentBranches, userState, worktreeList } from "./support/git-repo.ts";
 
@@ -134,7 +134,7 @@ test("resuming an isolated session runs it isolated again, in a worktree at the 
   expect(t1.isolation.branch).toBe(`subagents/default-${t1.sessionId.slice(0, 8)}`);
   const again = await cli(world, ["run", "default", `two ${script([{ tool: "write", args: { path: "more.txt", content: "second\n" } }, { text: "done" }])}`, "--session", t1.sessionId, "--json"], { cwd: repo });
   const [t2] = summaryOf(again.json);
-  expect(t2.status).toBe("completed");
+  expect(t2.status, taskWhy(t2)).toBe("completed");
   expect(t2.isolation.branch).toBe(`${t1.isolation.branch}-2`);
   expect(t2.isolation.files.map((f: { path: string }) => f.path)).toEqual(["more.txt"]);
   expect(existsSync(join(repo, "more.txt"))).toBe(false);

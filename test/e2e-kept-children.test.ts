@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { Database } from "bun:sqlite";
 import { script } from "../src/scripted/model-server.ts";
-import { CURRENT_PI_VERSION, cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { CURRENT_PI_VERSION, cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -148,7 +148,7 @@ test.each([["the embedded pi", false], [`pi ${CURRENT_PI_VERSION} under Node 24`
   const [first, wraps, asks1, asks2] = summaryOf(r.json);
   expect(pidOf("wraps")).toBe(pidOf("first"));
   expect(pidOf("asks2")).toBe(pidOf("asks1"));
-  expect(first.status).toBe("completed");
+  expect(first.status, taskWhy(first)).toBe("completed");
   expect([wraps.status, wraps.output]).toEqual(["completed", "partial but honest"]);
   expect(wraps.warnings.join("\n")).toContain("budget reached: maxTurns (turns 4/3): wrapped up when told");
   const wrapReqs = world.server.requests.filter((q) => JSON.stringify(q.messages).includes("wraps up")).slice(-4);
@@ -158,7 +158,7 @@ test.each([["the embedded pi", false], [`pi ${CURRENT_PI_VERSION} under Node 24`
   // can answer, so "no" at once), not pi's RPC UI.
   expect(readFileSync(log, "utf8")).toBe("confirm:false\nconfirm:false\n");
   for (const t of [asks1, asks2]) {
-    expect(t.status).toBe("completed");
+    expect(t.status, taskWhy(t)).toBe("completed");
     expect(t.warnings).toEqual(['unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build']);
   }
 }, 90_000);
@@ -177,7 +177,7 @@ test("Ctrl-C while a kept child runs a task: the call ends with the task cancell
   expect(await proc.exited).toBe(130);
   const json = (await out).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
   const [h1, h2] = summaryOf(json);
-  expect(h1.status).toBe("completed");
+  expect(h1.status, taskWhy(h1)).toBe("completed");
   expect([h2.status, h2.errorCode]).toEqual(["error", "SUBAGENT_CANCELLED"]);
   expect(alive(pidOf("h2"))).toBe(false);
   expect(spawnSync("pgrep", ["-f", `sleep ${tag}`]).status).toBe(1);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, CURRENT_PI_RE, CURRENT_PI_VERSION, PI_PACKAGE_DIRS, piWorld, setModels, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, CURRENT_PI_RE, CURRENT_PI_VERSION, PI_PACKAGE_DIRS, piWorld, setModels, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 
 let world: PiWorld;
 const requestsWith = (marker: string) => world.server.requests.filter((r) => JSON.stringify(r.messages ?? []).includes(marker));
@@ -39,7 +39,7 @@ test("with fallbackModels, the task continues on the fallback and says so in the
     const r = await cli(world, ["run", "default", `ghost-8802 ${script([{ text: "spare answered" }])}`, "--json"]);
     expect(r.code).toBe(0);
     const [t] = summaryOf(r.json);
-    expect(t.status).toBe("completed");
+    expect(t.status, taskWhy(t)).toBe("completed");
     expect(requestsWith("ghost-8802").map((q) => q.model)).toEqual(["spare-model"]);
     expect(t.warnings.join("\n")).toContain('model "fake/ghost-model" is not known to pi here');
     expect(t.warnings.join("\n")).toContain("continued on fake/spare-model");

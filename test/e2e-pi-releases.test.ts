@@ -1,5 +1,5 @@
-// Smoke set for the pi releases users may still have as their system pi: 0.87.1 (the last 0.x, "previous") and
-// 0.73.1 (the last under the old name, "old"). Each runs a CLI child (childPi pointing at it) and a parent pi
+// Smoke set for the pi releases users may still have as their system pi: 1.5.2 (the 1.x before the embedded one,
+// "prior"), 0.87.1 (the last 0.x, "previous") and 0.73.1 (the last under the old name, "old"). Each runs a CLI child (childPi pointing at it) and a parent pi
 // with our extension whose children run that same pi. The full e2e suite runs on current pi (1.x).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { runParentPi } from "./support/parent-pi.ts";
-import { cli, PI_PACKAGE_DIRS, piWorld, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, PI_PACKAGE_DIRS, piWorld, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -26,7 +26,7 @@ const piOfRun = (prompt: string) => {
   }
 };
 
-for (const [release, version, runtime] of [["previous", "0.87.1", "node"], ["old", "0.73.1", "bun"]] as const) {
+for (const [release, version, runtime] of [["prior", "1.5.2", "node"], ["previous", "0.87.1", "node"], ["old", "0.73.1", "bun"]] as const) {
   describe(`pi ${version} (${release}) as the system pi`, () => {
     test("a CLI child runs it (childPi names its package) and the run records it", async () => {
       world.setSubagentSettings({ childPi: PI_PACKAGE_DIRS[release] });
@@ -35,7 +35,7 @@ for (const [release, version, runtime] of [["previous", "0.87.1", "node"], ["old
         const r = await cli(world, ["delegate", `${prompt} ${script([{ tool: "bash", args: { command: "echo hi" } }, { text: `answer from ${version}` }])}`, "--json"], { binary: true });
         expect(r.code, r.stderr).toBe(0);
         const [task] = summaryOf(r.json);
-        expect(task.status).toBe("completed");
+        expect(task.status, taskWhy(task)).toBe("completed");
         expect(task.output).toBe(`answer from ${version}`);
         expect(piOfRun(prompt)).toStartWith(`pi ${version} · ${runtime} `);
       } finally {
@@ -43,7 +43,8 @@ for (const [release, version, runtime] of [["previous", "0.87.1", "node"], ["old
       }
     }, 90_000);
 
-    test(`three tasks at 1: ${release === "previous" ? "kept in one child (pi reports agent_settled)" : "a child each (no agent_settled: never kept)"}`, async () => {
+    const kept = release !== "old";
+    test(`three tasks at 1: ${kept ? "kept in one child (pi reports agent_settled)" : "a child each (no agent_settled: never kept)"}`, async () => {
       const pids = join(world.root, `pids-${release}`);
       mkdirSync(pids, { recursive: true });
       world.setSubagentSettings({ childPi: PI_PACKAGE_DIRS[release] });
@@ -53,7 +54,7 @@ for (const [release, version, runtime] of [["previous", "0.87.1", "node"], ["old
         expect(r.code, r.stderr).toBe(0);
         expect(summaryOf(r.json).map((t) => [t.status, t.output])).toEqual(["a", "b", "c"].map((n) => ["completed", `answer ${n}`]));
         const used = new Set(["a", "b", "c"].map((n) => readFileSync(join(pids, n), "utf8").trim()));
-        expect(used.size).toBe(release === "previous" ? 1 : 3);
+        expect(used.size).toBe(kept ? 1 : 3);
       } finally {
         world.setSubagentSettings({});
       }

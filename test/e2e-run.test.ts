@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, CURRENT_PI_RE, piWorld, REPO, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { cli, CURRENT_PI_RE, piWorld, REPO, type PiWorld, summaryOf, taskWhy } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -37,7 +37,7 @@ for (const [label, childSettings] of Object.entries(CHILD_PIS)) {
       expect(r.stderr).not.toContain("internal error");
       expect(r.code).toBe(0);
       const [t] = summaryOf(r.json);
-      expect(t.status).toBe("completed");
+      expect(t.status, taskWhy(t)).toBe("completed");
       expect(t.output).toBe(`result for ${marker}`);
       expect(t.sessionId).toMatch(/^[0-9a-f]{16}$/);
       expect(t.usage.turns).toBe(2);
@@ -57,7 +57,7 @@ for (const [label, childSettings] of Object.entries(CHILD_PIS)) {
       const task = `Do it ${marker} ${script([{ text: "I think I am done." }, { finalize: { status: "SUCCESS", result: `late ${marker}` } }])}`;
       const r = await cli(world, ["run", "default", task, "--json"]);
       const [t] = summaryOf(r.json);
-      expect(t.status).toBe("completed");
+      expect(t.status, taskWhy(t)).toBe("completed");
       expect(t.output).toBe(`late ${marker}`);
       // The nudge arrived in the same conversation: the request that finalized still carries the task.
       const finalReq = world.server.requests.filter((req) => transcriptOf(req).includes(marker)).at(-1)!;
@@ -92,7 +92,7 @@ test("finalize: false takes the last assistant text as the output", async () => 
   world.setSubagentSettings({ finalize: false });
   const r = await cli(world, ["run", "default", `plain ${script([{ text: "plain answer 42" }])}`, "--json"]);
   const [t] = summaryOf(r.json);
-  expect(t.status).toBe("completed");
+  expect(t.status, taskWhy(t)).toBe("completed");
   expect(t.output).toBe("plain answer 42");
   world.setSubagentSettings({});
 }, 60_000);
@@ -103,11 +103,11 @@ for (const transport of ["compact", "json"] as const) {
     const first = `remember the word ${transport}-zebra-${Date.now()}`;
     const r1 = await cli(world, ["run", "scout", `${first} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`, "--json"]);
     const [t1] = summaryOf(r1.json);
-    expect(t1.status).toBe("completed");
+    expect(t1.status, taskWhy(t1)).toBe("completed");
     expect(t1.agent).toBe("scout");
     const r2 = await cli(world, ["run", "scout", `what was the word? ${script([{ finalize: { status: "SUCCESS", result: "the word" } }])}`, "--session", t1.sessionId, "--json"]);
     const [t2] = summaryOf(r2.json);
-    expect(t2.status).toBe("completed");
+    expect(t2.status, taskWhy(t2)).toBe("completed");
     expect(t2.sessionId).toBe(t1.sessionId);
     const last = transcriptOf(world.server.requests.at(-1)!);
     expect(last).toContain(first);
@@ -156,7 +156,7 @@ test("resume without the child's session file falls back to the transcript promp
   expect(files).toHaveLength(1);
   rmSync(join(dir, files[0]));
   const r2 = await cli(world, ["run", "scout", "what was the word?", "--session", t1.sessionId, "--json"]);
-  expect(summaryOf(r2.json)[0].status).toBe("completed");
+  expect(summaryOf(r2.json)[0].status, taskWhy(summaryOf(r2.json)[0])).toBe("completed");
   const prompt = JSON.stringify(world.server.requests.at(-1)!.messages);
   expect(prompt).toContain("Previously:");
   expect(prompt).toContain("--- Run 1 (completed,");
@@ -177,11 +177,11 @@ test("a session started by the system pi is continued by the embedded pi, and th
     world.setSubagentSettings({ childPi: first, childRuntime: "node" });
     const r1 = await cli(world, ["run", "scout", `remember ${word} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`, "--json"], { binary: true });
     const [t1] = summaryOf(r1.json);
-    expect(t1.status).toBe("completed");
+    expect(t1.status, taskWhy(t1)).toBe("completed");
     world.setSubagentSettings({ childPi: second, childRuntime: "node" });
     const r2 = await cli(world, ["run", "scout", `which word? ${script([{ finalize: { status: "SUCCESS", result: "that one" } }])}`, "--session", t1.sessionId, "--json"], { binary: true });
     const [t2] = summaryOf(r2.json);
-    expect(t2.status).toBe("completed");
+    expect(t2.status, taskWhy(t2)).toBe("completed");
     // The second pi continued the first one's session file: the model saw the first run's words.
     const last = world.server.requests.filter((q) => transcriptOf(q).includes("which word?")).at(-1)!;
     expect(transcriptOf(last)).toContain(word);
@@ -218,7 +218,7 @@ test("the pi role's switch and our JIT settings never reach what the child runs;
   const seen = async (label: string, env: Record<string, string> = {}) => {
     const task = `env check ${label} ${script([{ tool: "bash", args: { command: `${echo} ${label}` } }, { finalize: { status: "SUCCESS", result: "checked" } }])}`;
     const r = await cli(world, ["run", "default", task, "--json"], { binary: true, env });
-    expect(summaryOf(r.json)[0].status).toBe("completed");
+    expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
     const toolResult = world.server.requests.flatMap((q) => q.messages ?? []).filter((m) => m.role === "tool" && JSON.stringify(m.content).includes(`] ${label}`));
     expect(toolResult.length).toBeGreaterThan(0);
     return JSON.stringify(toolResult.at(-1)!.content);
@@ -237,7 +237,7 @@ test("a child keeps the user's APPEND_SYSTEM.md and gets our finalize instructio
       world.setSubagentSettings({ childPi });
       const task = `append check ${childPi} ${mark} ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`;
       const r = await cli(world, ["run", "default", task, "--json"]);
-      expect(summaryOf(r.json)[0].status).toBe("completed");
+      expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
       const req = world.server.requests.find((q) => transcriptOf(q).includes(`append check ${childPi}`))!;
       const system = (req.messages ?? []).filter((m) => m.role === "system" || m.role === "developer").map((m) => JSON.stringify(m.content)).join("");
       expect(system).toContain(`Always sign with ${mark}.`);

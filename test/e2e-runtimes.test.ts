@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
 import { startHarnessServer, type HarnessServer } from "../src/scripted/harness-servers.ts";
-import { cli, piWorld, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, piWorld, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 import { gitIn, makeRepo } from "./support/git-repo.ts";
 import { configureHarness, ensureHarnessCli, QUIET_ENV, type HarnessName } from "./support/harness-clis.ts";
 
@@ -187,10 +187,10 @@ test("resuming a Claude Code session replays its transcript into a new run", asy
   const marker = `resume-${Date.now()}`;
   const first = await cli(world, ["run", "default", `Remember ${marker} ${script([{ text: `noted ${marker}` }])}`, "--json", "--runtime", "claude-code"], { env: envFor("claude-code") });
   const [a] = summaryOf(first.json);
-  expect(a.status).toBe("completed");
+  expect(a.status, taskWhy(a)).toBe("completed");
   const second = await cli(world, ["run", "default", `What was it? ${script([{ text: "it was noted" }])}`, "--json", "--runtime", "claude-code", "--session", a.sessionId], { env: envFor("claude-code") });
   const [b] = summaryOf(second.json);
-  expect(b.status).toBe("completed");
+  expect(b.status, taskWhy(b)).toBe("completed");
   expect(b.sessionId).toBe(a.sessionId);
   const last = harness.requests.filter((q) => q.api === "anthropic").at(-1)!;
   expect(JSON.stringify(last.messages)).toContain(`noted ${marker}`);
@@ -225,7 +225,7 @@ test("an agent's tool list reaches Claude Code: read-only offers only its read t
     const before = harness.requests.length;
     const r = await cli(world, ["run", agent, `Look ${script([{ text: `looked ${agent}` }])}`, "--json"], { env: envFor("claude-code") });
     const [t] = summaryOf(r.json);
-    expect(t.status).toBe("completed");
+    expect(t.status, taskWhy(t)).toBe("completed");
     const req = harness.requests.slice(before).find((q) => q.api === "anthropic") as unknown as { tools?: string[] };
     // Claude Code's placeholder for tools it loads on demand is no tool of its own.
     return { tools: (req.tools ?? []).filter((n) => n !== "DeferredToolPlaceholder").sort(), warnings: (t.warnings ?? []) as string[] };

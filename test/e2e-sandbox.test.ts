@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 import { ensureEngine, sessionOfPrompt, untilSleeping } from "./support/engines.ts";
 import { gitIn, makeRepo } from "./support/git-repo.ts";
 import { runParentPi } from "./support/parent-pi.ts";
@@ -47,7 +47,7 @@ for (const binary of [true, false]) {
     const p = secretProbe(marker);
     const r = await cli(world, ["run", "default", p.task, "--sandbox", "--json"], { binary });
     const [t] = summaryOf(r.json);
-    expect(t.status, r.stderr).toBe("completed");
+    expect(t.status, taskWhy(t, r)).toBe("completed");
     expect(t.output).toContain(`done ${marker}`);
     const seen = requestsWith(marker).map(transcript).join("\n");
     expect(seen).toContain("NO-SECRET");
@@ -68,10 +68,10 @@ test("a session run with --sandbox is sandboxed again when resumed without it (t
   const marker = `mresume${Date.now()}`;
   const first = await cli(world, ["run", "default", probe(`${marker}a`, "echo first"), "--sandbox", "--json"], { binary: true });
   const [t1] = summaryOf(first.json);
-  expect(t1.status, first.stderr).toBe("completed");
+  expect(t1.status, taskWhy(t1, first)).toBe("completed");
   const p = secretProbe(`${marker}b`);
   const again = await cli(world, ["run", "default", p.task, "--session", t1.sessionId, "--json"], { binary: true });
-  expect(summaryOf(again.json)[0].status, again.stderr).toBe("completed");
+  expect(summaryOf(again.json)[0].status, taskWhy(summaryOf(again.json)[0], again)).toBe("completed");
   const seen = requestsWith(`${marker}b`).map(transcript).join("\n");
   expect(seen).toContain("NO-SECRET");
   expect(seen).not.toContain(p.secret);
@@ -83,7 +83,7 @@ test("without the sandbox the same child reads the secret and writes outside (th
   const marker = `mplain${Date.now()}`;
   const p = secretProbe(marker);
   const r = await cli(world, ["run", "default", p.task, "--json"], { binary: true });
-  expect(summaryOf(r.json)[0].status).toBe("completed");
+  expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
   expect(requestsWith(marker).map(transcript).join("\n")).toContain(p.secret);
   expect(existsSync(p.outside)).toBe(true);
 }, 90_000);
@@ -96,7 +96,7 @@ test("sandbox + isolation worktree: the child writes in its worktree, the change
   writeFileSync(join(world.root, ".netrc"), `password iso-${marker}\n`);
   const r = await cli(world, ["run", "default", task, "--sandbox", "--isolation", "worktree", "--json"], { binary: true, cwd: repo });
   const [t] = summaryOf(r.json);
-  expect(t.status, r.stderr).toBe("completed");
+  expect(t.status, taskWhy(t, r)).toBe("completed");
   expect(t.isolation.branch).toBeTruthy();
   expect(gitIn(world.root, repo, "show", `${t.isolation.branch}:made.txt`)).toBe("sandboxed\n");
   expect(existsSync(join(repo, "made.txt"))).toBe(false);
@@ -224,7 +224,7 @@ test("subagents.sandboxReadable shows more of the home read-only (a toolchain), 
   try {
     const command = `"$HOME/.toolchain/bin/tool"; echo x > "$HOME/.toolchain/w" || echo NO-WRITE; cat "$HOME/.netrc" || echo NO-SECRET`;
     const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--json"], { binary: true });
-    expect(summaryOf(r.json)[0].status, r.stderr).toBe("completed");
+    expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0], r)).toBe("completed");
     const seen = requestsWith(marker).map(transcript).join("\n");
     expect(seen).toContain(`tool-ran-${marker}`);
     expect(seen).toContain("NO-WRITE");

@@ -1,9 +1,10 @@
 // Session lookups against the REAL pi: the latest run names the session, and a session still running already
 // shows what its child has done so far (the runner checkpoints messages into the store while it runs).
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
-import { BUN, cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { BUN, cli, piWorld, REPO, type PiWorld, until } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -59,20 +60,23 @@ test("a pi call's queued tasks are listed by name before they start, can be canc
   world.setSubagentSettings({ concurrency: 1 });
   try {
     const marker = `queued-${Date.now()}`;
+    // The first task holds the queue until the test lets it go: nothing here depends on how fast the machine is.
+    const release = join(world.root, `release-${marker}`);
     const tasks = ["first", "second", "third"].map((n) => ({
       name: `${n}-${marker}`,
-      prompt: `${n} ${script(n === "first" ? [{ tool: "bash", args: { command: "sleep 3" } }, { text: "first done" }] : [{ text: `${n} done` }])}`,
+      prompt: `${n} ${script(n === "first" ? [{ tool: "bash", args: { command: `until [ -e ${release} ]; do sleep 0.1; done` } }, { text: "first done" }] : [{ text: `${n} done` }])}`,
     }));
     const parent = runParentPi(world, { runtime: "node", steps: [{ tool: "delegate_to_subagents", args: { tasks } }, { text: "parent done" }] });
+    const shape = (rows: Record<string, any>[]) => rows.map((r) => `${String(r.name).split("-")[0]}:${r.status}:${r.role}`).sort().join(" ");
     let rows: Record<string, any>[] = [];
-    for (let i = 0; i < 150 && rows.length < 3; i++) {
-      await Bun.sleep(100);
+    await until(() => `the first task running and two queued; sessions --running: ${shape(rows)}`, async () => {
       rows = (await cli(world, ["sessions", "--running", "--json"])).json.filter((r) => String(r.name).endsWith(marker));
-    }
-    expect(rows.map((r) => `${String(r.name).split("-")[0]}:${r.status}:${r.role}`).sort()).toEqual(["first:running:pi", "second:queued:pi", "third:queued:pi"]);
+      return shape(rows) === "first:running:pi second:queued:pi third:queued:pi";
+    });
     // A queued task is cancelled from another terminal before it starts.
     const third = rows.find((r) => String(r.name).startsWith("third"))!;
     expect((await cli(world, ["cancel", third.id])).code).toBe(0);
+    writeFileSync(release, "");
     const { code, results } = await parent;
     expect(code).toBe(0);
     const text = results.find((r) => r.toolName === "delegate_to_subagents")!.text;

@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 import { ensureEngine } from "./support/engines.ts";
 
 let world: PiWorld;
@@ -30,7 +30,7 @@ test("a child as a job step: reaches the model, writes its folder; with --sandbo
     const command = `echo job=$SLURM_JOB_ID; cat "$HOME/.netrc" || echo NO-SECRET; echo ${marker} > made-${marker}.txt`;
     const r = await cli(world, ["run", "default", `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`, "--runner", "slurm", ...(sandbox ? ["--sandbox"] : []), "--json"], { binary: true });
     const [t] = summaryOf(r.json);
-    expect(t.status, r.stderr).toBe("completed");
+    expect(t.status, taskWhy(t, r)).toBe("completed");
     expect(t.output).toBe(`done ${marker}`);
     expect(t.warnings.join("\n")).toContain("runner slurm: no steering");
     const seen = seenBy(marker);

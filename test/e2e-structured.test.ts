@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script, type ScriptStep } from "../src/scripted/model-server.ts";
-import { CURRENT_PI_VERSION, cli, piCmd, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { CURRENT_PI_VERSION, cli, piCmd, piWorld, type PiWorld, summaryOf, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -41,7 +41,7 @@ for (const [label, env] of [["embedded/default pi", {}], ["pi 1.x under Node", {
     const r = await cli(world, ["delegate", "--tasks", file, "--json"], { env });
     expect(r.code, r.stderr).toBe(0);
     const [scout] = summaryOf(r.json);
-    expect(scout.status).toBe("completed");
+    expect(scout.status, taskWhy(scout)).toBe("completed");
     expect(scout.structured).toEqual({ files: ["a.ts", "b.ts"], count: 2 });
     expect(r.json.find((e) => e.type === "task_end" && e.task === "scout")?.structured).toEqual({ files: ["a.ts", "b.ts"], count: 2 });
     // Both wrong calls were answered with errors the model saw: pi's schema validation, then our missing-data rule.

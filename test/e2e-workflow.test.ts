@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
+import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -40,7 +40,7 @@ test("subagents flow NAME input: {{input}} filled, hand-offs run, delegate optio
   expect(r.code, r.stderr).toBe(0);
   const [scout, fix] = summaryOf(r.json);
   expect(scout.output).toBe("WF-FOUND-12");
-  expect(fix.status).toBe("completed");
+  expect(fix.status, taskWhy(fix)).toBe("completed");
   expect(userTexts()).toContain("WF-FIX the auth bug using WF-FOUND-12");
   expect(userTexts().some((t) => t.startsWith("WF-SCOUT look for the auth bug "))).toBe(true);
 }, 90_000);

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PHOTON_WASM } from "../src/embedded/photon-wasm.ts";
 import { script } from "../src/scripted/model-server.ts";
-import { cli, piWorld, summaryOf, type PiWorld } from "./support/pi-env.ts";
+import { cli, piWorld, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -21,7 +21,7 @@ afterAll(async () => {
 /** What the embedded child's read tool gave the model for dot.png. */
 async function readImage(marker: string): Promise<string> {
   const r = await cli(world, ["run", "default", `${marker} ${script([{ tool: "read", args: { path: "dot.png" } }, { text: "seen" }])}`, "--json"], { binary: true });
-  expect(summaryOf(r.json)[0].status).toBe("completed");
+  expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
   const req = world.server.requests.filter((q) => JSON.stringify(q.messages).includes(marker)).at(-1)!;
   return JSON.stringify((req.messages ?? []).filter((m) => m.role !== "system" && m.role !== "user" || JSON.stringify(m.content).includes("image")));
 }

@@ -10,7 +10,7 @@ import { runChild, type RunSpec } from "../src/core/run/child/runner.ts";
 import { ChildPool, reuseKey, rpcArgv } from "../src/core/run/child/pool.ts";
 import { RpcLines } from "../src/core/run/child/rpc-lines.ts";
 import { createBunHost } from "../src/host/bun.ts";
-import { NODE24 } from "./support/pi-env.ts";
+import { NODE24, taskWhy } from "./support/pi-env.ts";
 
 const host = createBunHost(() => {
   throw new Error("no database in pool tests");
@@ -72,10 +72,10 @@ test("an extension's editor dialog is declined (no one is there), as in print mo
 test("a process that dies while idle is not given the next task", async () => {
   const pool = new ChildPool(realClock);
   const a = await run(pool, "die-idle");
-  expect(a.status).toBe("completed");
+  expect(a.status, taskWhy(a)).toBe("completed");
   await Bun.sleep(400);
   const b = await run(pool, "ok after");
-  expect(b.status).toBe("completed");
+  expect(b.status, taskWhy(b)).toBe("completed");
   expect(b.pid).not.toBe(a.pid);
   await pool.close();
 });
@@ -89,7 +89,7 @@ test("a prompt pi refuses fails its task with pi's reason and ends the process; 
   await Bun.sleep(200);
   expect(host.isAlive(a.pid)).toBe(false);
   const c = await run(pool, "ok third");
-  expect(c.status).toBe("completed");
+  expect(c.status, taskWhy(c)).toBe("completed");
   expect(c.pid).not.toBe(a.pid);
   await pool.close();
 });
@@ -103,7 +103,7 @@ test("a session switch an extension cancels fails that task; a hung task is stop
   const c = await run(pool, "hang", { timeoutSec: 0.3, extendDebounceSec: 0 });
   expect(c.errorCode).toBe("SUBAGENT_TIMEOUT");
   const d = await run(pool, "ok last");
-  expect(d.status).toBe("completed");
+  expect(d.status, taskWhy(d)).toBe("completed");
   expect(new Set([a.pid, d.pid]).size).toBe(2);
   await pool.close();
   expect(host.isAlive(d.pid)).toBe(false);

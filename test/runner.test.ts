@@ -8,6 +8,7 @@ import { realClock } from "../src/core/host.ts";
 import { CONTINUE_TEXT, runChild, type RunSpec } from "../src/core/run/child/runner.ts";
 import { RateGate } from "../src/core/run/child/rate-gate.ts";
 import { createBunHost } from "../src/host/bun.ts";
+import { taskWhy } from "./support/pi-env.ts";
 
 const host = createBunHost(() => {
   throw new Error("no database in runner tests");
@@ -41,7 +42,7 @@ const alive = (pid: number) => host.isAlive(pid);
 
 test("a normal child: finalized result, usage, tool count, messages", async () => {
   const r = await runChild(host, realClock, spec("normal"));
-  expect(r.status).toBe("completed");
+  expect(r.status, taskWhy(r)).toBe("completed");
   expect(r.output).toBe("normal result");
   expect(r.usage).toMatchObject({ input: 10, output: 5, turns: 1 });
   expect(r.usage.cost).toBeCloseTo(0.001);
@@ -52,7 +53,7 @@ test("a normal child: finalized result, usage, tool count, messages", async () =
 
 test("with a pi that settles, only agent_settled ends the run; an older pi's agent_end + grace does", async () => {
   const settled = await runChild(host, realClock, spec("work-after-agent-end", { settles: true, finalize: "off" }));
-  expect(settled.status).toBe("completed");
+  expect(settled.status, taskWhy(settled)).toBe("completed");
   expect(settled.output).toBe("after the automatic work");
   // The same child under the old rule is stopped by the grace after its first agent_end.
   const old = await runChild(host, realClock, spec("work-after-agent-end", { finalize: "off" }));
@@ -62,7 +63,7 @@ test("with a pi that settles, only agent_settled ends the run; an older pi's age
 test("a child that forgets to finalize is nudged, in the same session, and then succeeds", async () => {
   const state = join(dir, `state-${Date.now()}`);
   const r = await runChild(host, realClock, spec("forget-then-finalize", {}, { FAKE_PI_STATE: state }));
-  expect(r.status).toBe("completed");
+  expect(r.status, taskWhy(r)).toBe("completed");
   expect(r.output).toBe("finalized after nudge");
   expect(r.messages.filter((m) => m.role === "user").length).toBe(2);
   expect(r.messages[2]).toMatchObject({ role: "user" });
@@ -72,7 +73,7 @@ test("a child that forgets to finalize is nudged, in the same session, and then 
 test("a child that hangs after its last message is stopped after the exit grace, and counts as done", async () => {
   const started = Date.now();
   const r = await runChild(host, realClock, spec("hang-after-end"));
-  expect(r.status).toBe("completed");
+  expect(r.status, taskWhy(r)).toBe("completed");
   expect(r.output).toBe("done but hanging");
   expect(Date.now() - started).toBeLessThan(5000);
 });
@@ -92,7 +93,7 @@ test("a child that ignores SIGTERM is killed with SIGKILL after the kill grace",
 test("grandchildren (also in their own process group) do not outlive the run", async () => {
   const pids = join(dir, `pids-${Date.now()}`);
   const r = await runChild(host, realClock, spec("grandchild", {}, { FAKE_PI_PIDS: pids }));
-  expect(r.status).toBe("completed");
+  expect(r.status, taskWhy(r)).toBe("completed");
   const [a, b] = readFileSync(pids, "utf8").split(" ").map(Number);
   await Bun.sleep(100);
   expect(alive(a)).toBe(false);
@@ -137,7 +138,7 @@ test("a UTF-8 character split across two writes arrives intact", async () => {
 
 test("invalid JSON lines and unknown events are ignored", async () => {
   const r = await runChild(host, realClock, spec("invalid-json"));
-  expect(r.status).toBe("completed");
+  expect(r.status, taskWhy(r)).toBe("completed");
   expect(r.output).toBe("survived garbage");
 });
 
@@ -156,7 +157,7 @@ test("maxTurns: a turn asking for more tools after the budget (and one more to w
   expect(stopped.usage.turns).toBeGreaterThanOrEqual(3);
   expect(stopped.usage.turns).toBeLessThan(4); // stopped, not run to the end
   const free = await runChild(host, realClock, spec("many-turns"));
-  expect(free.status).toBe("completed");
+  expect(free.status, taskWhy(free)).toBe("completed");
   expect(free.output).toBe("all turns done");
 });
 
@@ -164,7 +165,7 @@ test("a child whose pi gave up inside a rate limit goes on in its session once t
   const gate = new RateGate(4, realClock);
   const started = Date.now();
   const r = await runChild(host, realClock, spec("rate-limited-once", { rateGate: gate }));
-  expect(r.status).toBe("completed");
+  expect(r.status, taskWhy(r)).toBe("completed");
   expect(r.output).toBe("finished after the limit");
   expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // the Retry-After was waited out
   expect(gate.limit).toBe(2);
@@ -193,7 +194,7 @@ test("an idle child times out with the spec's message", async () => {
 
 test("a child still working past its timeout is not stopped until it goes idle", async () => {
   const r = await runChild(host, realClock, spec("busy-past-timeout", { timeoutSec: 1, extendDebounceSec: 1 }));
-  expect(r.status).toBe("completed");
+  expect(r.status, taskWhy(r)).toBe("completed");
   expect(r.output).toBe("finished after the timeout while busy");
 });
 
@@ -242,7 +243,7 @@ test("json transport: deltas, a huge message_update skipped, finalize from tool_
     transport: "json",
     onEvent: (_s, ev) => ev.type === "text" && deltas.push(ev.delta),
   });
-  expect(r.status).toBe("completed");
+  expect(r.status, taskWhy(r)).toBe("completed");
   expect(r.output).toBe("json transport result");
   expect(deltas.slice(0, 3).join("")).toBe('Hello \\"quoted\\" wörld');
   expect(r.usage.cost).toBeCloseTo(0.002);

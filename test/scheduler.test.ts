@@ -4,6 +4,7 @@ import { expect, test } from "bun:test";
 import { runScheduled, type TaskRunner } from "../src/core/run/scheduler.ts";
 import { failedResult, type TaskInput, type TaskOutcome } from "../src/core/run/task.ts";
 import { emptyUsage } from "../src/core/types.ts";
+import { taskWhy } from "./support/pi-env.ts";
 
 type Pending = { input: TaskInput; signal: AbortSignal; resolve: (o: TaskOutcome) => void };
 
@@ -77,7 +78,7 @@ test("an abort stops running tasks and cancels queued ones without losing any ou
   controller.abort();
   const outcomes = await done;
   expect(outcomes).toHaveLength(6);
-  expect(outcomes[0].result.status).toBe("completed");
+  expect(outcomes[0].result.status, taskWhy(outcomes[0].result)).toBe("completed");
   for (const o of outcomes.slice(1)) expect(o.result.status).toBe("error");
   // Queued tasks were handed an already-aborted signal (so they record a cancellation and start nothing).
   expect(ends.sort()).toEqual([0, 1, 2, 3, 4, 5]);

@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { script } from "../../src/scripted/model-server.ts";
-import { BUN, cli, piCmd, piWorld, REPO, type PiWorld, summaryOf } from "../support/pi-env.ts";
+import { BUN, cli, piCmd, piWorld, REPO, type PiWorld, summaryOf, until, taskWhy } from "../support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -30,13 +30,13 @@ test("the CLI killed with SIGKILL: its children notice and stop; the next start 
   const reader = proc.stdout.getReader();
   const first = new TextDecoder().decode((await reader.read()).value);
   const sessionId = JSON.parse(first.split("\n")[0]).sessionId as string;
-  for (let i = 0; i < 100 && running(`^sleep 6${tag}`).length === 0; i++) await Bun.sleep(100);
+  await until("the child's command running", () => running(`^sleep 6${tag}`).length > 0);
   expect(running(`^sleep 6${tag}`).length).toBe(1);
   const childPi = running(`PI_SUBAGENT|pi-coding-agent/dist/bun/cli.js`);
   proc.kill("SIGKILL");
   await proc.exited;
   // The child extension polls its parent once a second, then stops pi, which kills its bash commands.
-  for (let i = 0; i < 80 && running(`^sleep 6${tag}`).length; i++) await Bun.sleep(100);
+  await until("the child's command gone", () => running(`^sleep 6${tag}`).length === 0, 30_000).catch(() => {}); // the expect below says what is left
   expect(running(`^sleep 6${tag}`)).toEqual([]);
   void childPi;
   const list = await cli(world, ["sessions", "--json"]);
@@ -62,7 +62,7 @@ test("a 500 followed by success: the retry is not mistaken for the end", async (
   world.setSubagentSettings({}, { retry: { enabled: true, maxRetries: 2, baseDelayMs: 50 } });
   const r = await cli(world, ["run", "default", `recovers ${script([{ status: 503, message: "busy", times: 1, then: { finalize: { status: "SUCCESS", result: "second try worked" } } }])}`, "--json"]);
   const [t] = summaryOf(r.json);
-  expect(t.status).toBe("completed");
+  expect(t.status, taskWhy(t)).toBe("completed");
   expect(t.output).toBe("second try worked");
   world.setSubagentSettings({});
 }, 60_000);
@@ -168,11 +168,11 @@ test("a parent pi killed with SIGKILL: its sub-agents stop by themselves; the ne
     stdout: "ignore",
     stderr: "ignore",
   });
-  for (let i = 0; i < 150 && running(`^sleep 7${tag}`).length === 0; i++) await Bun.sleep(100);
+  await until("the child's command running", () => running(`^sleep 7${tag}`).length > 0);
   expect(running(`^sleep 7${tag}`).length).toBe(1);
   parent.kill("SIGKILL");
   await parent.exited;
-  for (let i = 0; i < 80 && running(`^sleep 7${tag}`).length; i++) await Bun.sleep(100);
+  await until("the child's command gone", () => running(`^sleep 7${tag}`).length === 0, 30_000).catch(() => {}); // the expect below says what is left
   expect(running(`^sleep 7${tag}`)).toEqual([]);
   const list = await cli(world, ["sessions", "--limit", "5", "--json"]);
   const row = list.json.find((r) => r.name === "orphaned");

@@ -8,14 +8,17 @@ state=/run/subagents-engines
 mkdir -p "$state"
 start=$(date +%s.%N)
 log="$state/$engine.log"
+# One setup of an engine at a time on this machine (test runs in other checkouts may set up the same engine).
+exec 9>"$state/$engine.lock"
+flock 9
 
 apt_install() {
   missing=""
   for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
   [ -z "$missing" ] && return 0
   # One apt-get update per machine, the first time something is missing.
-  [ -e "$state/apt-updated" ] || { apt-get update -qq >>"$log" 2>&1; touch "$state/apt-updated"; }
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >>"$log" 2>&1
+  [ -e "$state/apt-updated" ] || { apt-get -o DPkg::Lock::Timeout=600 update -qq >>"$log" 2>&1; touch "$state/apt-updated"; }
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >>"$log" 2>&1
 }
 
 # Runs a daemon detached from the test runner: its own session, no inherited stdio (nothing may hold the runner).
@@ -28,18 +31,21 @@ daemon() {
 case "$engine" in
 bwrap)
   apt_install bubblewrap
+  bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --cap-drop ALL true >>"$log" 2>&1 || { echo "bwrap cannot run a sandbox here (see $log)" >&2; exit 1; }
   ;;
 docker)
   apt_install docker.io debootstrap
   if ! docker info >/dev/null 2>&1; then
     daemon dockerd dockerd
-    i=0; until docker info >/dev/null 2>&1; do i=$((i+1)); [ $i -gt 150 ] && { echo "dockerd did not start (see $state/dockerd.out)" >&2; exit 1; }; sleep 0.2; done
+    i=0; until docker info >/dev/null 2>&1; do i=$((i+1)); [ $i -gt 600 ] && { echo "dockerd did not start (see $state/dockerd.out)" >&2; exit 1; }; sleep 0.2; done
   fi
   if ! docker image inspect subagents-test/base >/dev/null 2>&1; then
     root=/var/cache/subagents-engines/rootfs
     [ -x "$root/bin/sh" ] || { rm -rf "$root"; debootstrap --variant=minbase bookworm "$root" >>"$log" 2>&1; }
     tar -C "$root" -c . | docker import - subagents-test/base >>"$log" 2>&1
   fi
+  # Ready means a container has really run.
+  i=0; until timeout 60 docker run --rm --network none subagents-test/base true >>"$log" 2>&1; do i=$((i+1)); [ $i -gt 30 ] && { echo "docker runs no container (see $log)" >&2; exit 1; }; sleep 1; done
   ;;
 slurm)
   apt_install slurm-wlm munge
@@ -74,7 +80,10 @@ CONF
   fi
   pgrep -x slurmctld >/dev/null || daemon slurmctld slurmctld -D
   pgrep -x slurmd >/dev/null || daemon slurmd slurmd -D
-  i=0; until sinfo -h -o %t 2>/dev/null | grep -qE '^(idle|mix|alloc)'; do i=$((i+1)); [ $i -gt 150 ] && { echo "slurm did not come up (see $state/)" >&2; exit 1; }; sleep 0.2; done
+  i=0; until sinfo -h -o %t 2>/dev/null | grep -qE '^(idle|mix|alloc)'; do i=$((i+1)); [ $i -gt 600 ] && { echo "slurm did not come up (see $state/)" >&2; exit 1; }; sleep 0.2; done
+  # A node that looks idle may still refuse steps for a moment (controller and node registering): ready means a
+  # real job step has run.
+  i=0; until timeout 30 srun --quiet true >>"$log" 2>&1; do i=$((i+1)); [ $i -gt 60 ] && { echo "slurm runs no job step (see $log)" >&2; exit 1; }; sleep 1; done
   ;;
 *) echo "unknown engine $engine" >&2; exit 2 ;;
 esac

@@ -1,9 +1,9 @@
 // A real parent pi with our bundled extension, driven by a scripted model: what it recorded as tool results.
 import { expect } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script, type ScriptStep } from "../../src/scripted/model-server.ts";
-import { piCmd, REPO, type PiRelease, type PiWorld } from "./pi-env.ts";
+import { afterClose, piCmd, REPO, type PiRelease, type PiWorld } from "./pi-env.ts";
 
 export const EXTENSION = join(REPO, "dist", "extension.js");
 
@@ -27,8 +27,10 @@ export async function runParentPi(
   });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   const code = await proc.exited;
+  if (world.closed) return afterClose();
   expect(stdout).not.toContain('{"type"'); // the extension never writes to stdout
   const results: ToolResultEntry[] = [];
+  if (!existsSync(sessionFile)) throw new Error(`the parent pi wrote no session file (exit ${code}); stderr: ${stderr.slice(-1500)}`);
   for (const line of readFileSync(sessionFile, "utf8").split("\n")) {
     if (!line) continue;
     const e = JSON.parse(line);

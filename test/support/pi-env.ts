@@ -1,6 +1,6 @@
 // A throwaway pi world for end-to-end tests: a scripted model server on 127.0.0.1 and a temp
 // PI_CODING_AGENT_DIR pointing pi at it. Nothing touches the network or the user's real ~/.pi.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { piAgentConfig, startModelServer, type ModelServer } from "../../src/scripted/model-server.ts";
@@ -11,6 +11,8 @@ export type PiWorld = {
   agentDir: string;
   workDir: string;
   env: Record<string, string>;
+  /** Set by close(): helpers whose process ends after it never return (their test already ended). */
+  closed: boolean;
   /** Writes <agentDir>/settings.json with a `subagents` section (and optionally other pi settings). */
   setSubagentSettings(s: Record<string, unknown>, pi?: Record<string, unknown>): void;
   close(): Promise<void>;
@@ -19,9 +21,13 @@ export type PiWorld = {
 export const REPO = join(import.meta.dir, "..", "..");
 export const BUN = process.execPath;
 
-/** The pi releases we test: the one people install today (1.x), the last 0.x, and the last one under the old name. */
+/**
+ * The pi releases we test: the one people install today (embedded; `npm run bump-pi` moves it), the 1.x release
+ * before it, the last 0.x, and the last one under the old name.
+ */
 export const PI_PACKAGE_DIRS = {
   current: join(REPO, "node_modules", "@earendil-works", "pi-coding-agent"),
+  prior: join(REPO, "node_modules", "pi-coding-agent-1.5"),
   previous: join(REPO, "node_modules", "pi-coding-agent-0.87"),
   old: join(REPO, "node_modules", "@mariozechner", "pi-coding-agent"),
 } as const;
@@ -45,7 +51,8 @@ export function systemNode(): string {
 export function piCmd(release: PiRelease, runtime: "node" | "bun"): string[] {
   const dist = join(PI_PACKAGE_DIRS[release], "dist");
   // pi 1.x runs from its self-contained bundle (its unbundled dist imports internal packages the registry here lacks).
-  if (runtime === "bun") return [BUN, "--no-install", release === "current" ? join(dist, "bundle", "cli.js") : join(dist, "bun", "cli.js")];
+  const onex = release === "current" || release === "prior";
+  if (runtime === "bun") return [BUN, "--no-install", onex ? join(dist, "bundle", "cli.js") : join(dist, "bun", "cli.js")];
   if (release === "old") return [systemNode(), join(dist, "cli.js")];
   return [NODE24, join(dist, "bundle", "cli.js")];
 }
@@ -72,20 +79,66 @@ export async function piWorld(): Promise<PiWorld> {
     NO_COLOR: "1",
     HOME: root,
     PATH: `${join(REPO, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+    [WORLD_MARK]: root,
   });
-  return {
+  const world: PiWorld = {
     server,
     root,
     agentDir,
     workDir,
     env,
+    closed: false,
     setSubagentSettings,
     close: async () => {
+      world.closed = true;
+      // A test that timed out may still have its CLI, parent pi or children running: they end with the file's
+      // world, so no work of one test file runs on into the next.
+      await endMarkedProcesses(root);
       await server.close();
       rmSync(root, { recursive: true, force: true });
     },
   };
+  return world;
 }
+
+/** Every process started with a world's env carries this (children and what their bash starts inherit it). */
+const WORLD_MARK = "SUBAGENTS_TEST_WORLD";
+
+function markedPids(root: string): number[] {
+  const needle = `${WORLD_MARK}=${root}\0`;
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!pid || pid === process.pid) continue;
+    try {
+      if (`${readFileSync(`/proc/${pid}/environ`, "latin1")}\0`.includes(needle)) pids.push(pid);
+    } catch {
+      // gone, or another user's
+    }
+  }
+  return pids;
+}
+
+/** SIGKILLs every process carrying the world's mark and waits (bounded) until they are gone. */
+export async function endMarkedProcesses(root: string): Promise<number[]> {
+  if (process.platform !== "linux") return [];
+  const found = markedPids(root);
+  const deadline = Date.now() + 15_000;
+  for (let left = found; left.length && Date.now() < deadline; left = markedPids(root)) {
+    for (const pid of left) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    await Bun.sleep(50);
+  }
+  return found;
+}
+
+/** Never settles: a helper whose test already ended (its world closed) stops here instead of asserting. */
+export const afterClose = <T>(): Promise<T> => new Promise<T>(() => {});
 
 /** Replaces the scripted provider's model list (ids, and prices in USD per million tokens where a test needs spend). */
 export function setModels(world: PiWorld, models: { id: string; cost?: { input: number; output: number } }[]): void {
@@ -113,9 +166,40 @@ export async function cli(world: PiWorld, args: string[], opts: { binary?: boole
   const proc = Bun.spawn({ cmd, cwd: opts.cwd ?? world.workDir, env: { ...world.env, ...opts.env }, stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin), stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   const code = await proc.exited;
-  const json = stdout
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as Record<string, any>);
+  if (world.closed) return afterClose();
+  const json: Record<string, any>[] = [];
+  for (const line of stdout.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      json.push(JSON.parse(line));
+    } catch {
+      throw new Error(`a --json line is not JSON (exit ${code}): ${line.slice(0, 300)}\nstderr: ${stderr.slice(-1000)}`);
+    }
+  }
   return { code, stdout, stderr, json };
+}
+
+/**
+ * Polls `probe` until it returns a truthy value and returns it; past the deadline, fails naming what was awaited
+ * and the last value seen. Deadlines are generous: a busy machine is slow, not broken.
+ */
+export async function until<T>(what: string | (() => string), probe: () => T | Promise<T>, ms = 90_000, every = 150): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  let last: T | undefined;
+  for (;;) {
+    last = await probe();
+    if (last) return last as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms / 1000} s waiting for ${typeof what === "string" ? what : what()} (last seen: ${JSON.stringify(last)?.slice(0, 500)})`);
+    await Bun.sleep(every);
+  }
+}
+
+/** Why a task (a summary row, a `session --json` record) did not end as expected: for an assertion's message. */
+export function taskWhy(task: Record<string, any> | undefined, run?: { stderr?: string }): string {
+  if (!task) return `no task; stderr: ${run?.stderr?.slice(-1500) ?? ""}`;
+  const parts = [`status ${task.status}`];
+  if (task.errorCode || task.error) parts.push(`error ${task.errorCode ?? ""}: ${String(task.error ?? "").slice(0, 1500)}`);
+  if (Array.isArray(task.warnings) && task.warnings.length) parts.push(`warnings: ${task.warnings.join(" | ").slice(0, 800)}`);
+  if (run?.stderr?.trim()) parts.push(`stderr: ${run.stderr.slice(-1500)}`);
+  return parts.join("\n");
 }

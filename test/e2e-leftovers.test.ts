@@ -7,7 +7,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
+import { startHarnessServer } from "../src/scripted/harness-servers.ts";
 import { cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { ensureEngine } from "./support/engines.ts";
+import { configureHarness, ensureHarnessCli, QUIET_ENV } from "./support/harness-clis.ts";
 
 let world: PiWorld;
 const used: string[] = [];
@@ -132,3 +135,41 @@ test("keepProcesses: true keeps them, records their pids and how to stop them; `
   expect(pids(a)).toEqual([]);
   expect(pids(b)).toEqual([]);
 }, 120_000);
+
+// The runners: a container's processes end with its pid namespace (docker --init, the container removed on every end
+// path); a Slurm step's double-forked processes escape proctrack/linuxproc and are found by their mark, which
+// crosses srun with the rest of the environment (here the compute node is this machine).
+test.each([["docker"], ["slurm"]] as const)("runner %s: a completed run leaves none of its commands' processes running", async (runner) => {
+  const skip = ensureEngine(runner);
+  if (skip) return console.warn(`*** SKIPPING: ${skip}`);
+  if (runner === "docker") world.setSubagentSettings({ docker: { image: "subagents-test/base" } });
+  try {
+    const [a, b] = [unique(), unique()];
+    const r = await cli(world, ["run", "default", "--runner", runner, "--json", `leave on ${runner} ${script([leave(a, b), done])}`], { binary: true });
+    const end = r.json.find((e) => e.type === "task_end");
+    expect(end?.status, why(r)).toBe("completed");
+    await until(`sleep ${a} and sleep ${b} to be gone after the ${runner} run`, () => !pids(a).length && !pids(b).length, 15_000);
+    if (runner === "slurm") expect(end?.warnings?.join(" "), why(r)).toContain(`sleep ${b}`);
+  } finally {
+    world.setSubagentSettings({});
+  }
+}, 600_000);
+
+test("another harness's CLI as child (opencode): what its bash left is ended and recorded", async () => {
+  const got = await ensureHarnessCli("opencode");
+  if ("skip" in got) return console.warn(`*** SKIPPING: ${got.skip}`);
+  const harness = await startHarnessServer();
+  try {
+    const env = { ...QUIET_ENV, ...configureHarness("opencode", world.root, { origin: harness.origin, chatBaseUrl: world.server.baseUrl }), PATH: `${got.binDir}:${world.env.PATH}` };
+    const [a, b] = [unique(), unique()];
+    const bash = { tool: "bash", args: { command: `sleep ${a} >/dev/null 2>&1 & (setsid sleep ${b} >/dev/null 2>&1 &); echo started`, description: "start" } };
+    const r = await cli(world, ["run", "default", "--runtime", "opencode", "--model", "scripted/fake-model", "--json", `leave ${script([bash, { text: "done" }])}`], { env });
+    const end = r.json.find((e) => e.type === "task_end");
+    expect(end?.status, why(r)).toBe("completed");
+    expect(end?.warnings?.join(" "), why(r)).toContain(`sleep ${b}`);
+    expect(pids(a)).toEqual([]);
+    expect(pids(b)).toEqual([]);
+  } finally {
+    await harness.close();
+  }
+}, 600_000);

@@ -83,9 +83,9 @@ test("two tasks at concurrency 1 share a kept child, and the second task's pgrep
 }, 120_000);
 
 /** Starts the CLI on a task that leaves two sleeps, then waits in bash; resolves once both sleeps run. */
-async function startLeaving(a: string, b: string, extra: string[] = []) {
+async function startLeaving(a: string, b: string, wait: string, extra: string[] = []) {
   const proc = Bun.spawn({
-    cmd: [join(REPO, "dist", "subagents"), "run", ...extra, "default", `leave then wait ${script([leave(a, b), { tool: "bash", args: { command: "sleep 600 >/dev/null" } }, done])}`],
+    cmd: [join(REPO, "dist", "subagents"), "run", ...extra, "default", `leave then wait ${script([leave(a, b), { tool: "bash", args: { command: `sleep ${wait} >/dev/null` } }, done])}`],
     cwd: world.workDir,
     env: world.env,
     stdin: "ignore",
@@ -98,25 +98,26 @@ async function startLeaving(a: string, b: string, extra: string[] = []) {
 }
 
 test.each([["SIGINT (Ctrl-C)", "SIGINT"], ["SIGTERM", "SIGTERM"]] as const)("%s of a run whose bash double-forked earlier ends those processes too", async (_name, signal) => {
-  const [a, b] = [unique(), unique()];
-  const { proc, out } = await startLeaving(a, b);
+  const [a, b, wait] = [unique(), unique(), unique()];
+  const { proc, out } = await startLeaving(a, b, wait);
   proc.kill(signal);
   const code = await proc.exited;
   const [stdout, stderr] = await out;
   expect(code, `stdout: ${stdout.slice(-1000)}\nstderr: ${stderr.slice(-1000)}`).toBe(signal === "SIGINT" ? 130 : 143);
   expect(pids(a)).toEqual([]);
   expect(pids(b)).toEqual([]);
+  expect(pids(wait)).toEqual([]);
 }, 120_000);
 
 test("an owner killed with SIGKILL: its child ends what its commands left within seconds, then itself", async () => {
-  const [a, b] = [unique(), unique()];
-  const { proc, out } = await startLeaving(a, b);
+  const [a, b, wait] = [unique(), unique(), unique()];
+  const { proc, out } = await startLeaving(a, b, wait);
   proc.kill("SIGKILL");
   await proc.exited;
   await out;
   // The child notices its owner is gone within a second, then runs the kill protocol (SIGTERM, up to 5 s).
   await until(`sleep ${a} and sleep ${b} to end after the owner's SIGKILL`, () => !pids(a).length && !pids(b).length, 20_000);
-  await until("the wait in the child's bash to end", () => !spawnSync("pgrep", ["-f", "^sleep 600$"]).stdout.length, 20_000).catch(() => {});
+  await until(`the child's own bash command (sleep ${wait}) to end`, () => !pids(wait).length, 20_000);
 }, 120_000);
 
 test("keepProcesses: true keeps them, records their pids and how to stop them; `subagents cancel ID` ends them", async () => {

@@ -16,6 +16,8 @@ import { finalizeParameters, withData } from "./finalize-data.ts";
 import { createAsker, installAsk } from "./ask.ts";
 import { guardModel } from "./model-guard.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
+import { keeps, MARK_ENV, sessionMark, within } from "../core/run/child/marks.ts";
+import { markedProcesses } from "../host/proc-marks.ts";
 
 const FD = 3;
 const ARGS_CAP = 1000;
@@ -88,6 +90,34 @@ class Fd3Writer {
  *  a new module): one watch per process. */
 const WATCHING = Symbol.for("subagents.watching-parent");
 
+/** The mark this process was started with (marks.ts): a kept child changes its process.env's copy per session. */
+const PROCESS_MARK = Symbol.for("subagents.process-mark");
+const processMark = (): string | undefined => {
+  const g = globalThis as { [PROCESS_MARK]?: string };
+  g[PROCESS_MARK] ??= process.env[MARK_ENV] ?? "";
+  return g[PROCESS_MARK] || undefined;
+};
+
+/**
+ * The owner is gone (killed with SIGKILL): nobody else will end what this child's commands left running, so the
+ * child does, with the kill protocol (SIGTERM, up to 5 s, SIGKILL), before it stops itself.
+ */
+async function endOwnLeftovers(): Promise<void> {
+  const mark = processMark();
+  if (!mark || keeps(mark)) return;
+  const mine = () => markedProcesses().filter((p) => within(p.mark, mark));
+  const signal = (pid: number, sig: NodeJS.Signals) => {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // gone
+    }
+  };
+  for (const p of mine()) signal(p.pid, "SIGTERM");
+  for (let waited = 0; waited < 5000 && mine().length; waited += 100) await new Promise((r) => setTimeout(r, 100));
+  for (const p of mine()) signal(p.pid, "SIGKILL");
+}
+
 function watchParent(stop: () => void): void {
   const g = globalThis as { [WATCHING]?: boolean };
   if (g[WATCHING]) return;
@@ -101,7 +131,9 @@ function watchParent(stop: () => void): void {
     } catch (err) {
       alive = (err as { code?: string }).code === "EPERM";
     }
-    if (!alive || process.ppid !== parent) stop();
+    if (alive && process.ppid === parent) return;
+    clearInterval(timer);
+    void endOwnLeftovers().finally(stop);
   }, 1000);
   timer.unref?.();
 }
@@ -116,6 +148,15 @@ export default function childExtension(pi: Api): void {
     process.kill(process.pid, "SIGTERM");
   };
   watchParent(stop);
+  // A kept child runs one task per session: that task's commands carry a mark of their own, so what one task leaves
+  // is found (and ended) before the next task starts in this process (core/run/child/pool.ts).
+  const mark = processMark();
+  if (mark && process.env.PI_SUBAGENT_RPC === "1") {
+    pi.on("session_start", (_e, ctx) => {
+      const file = ctx?.sessionManager?.getSessionFile?.();
+      if (typeof file === "string") process.env[MARK_ENV] = sessionMark(mark, file);
+    });
+  }
   guardModel(pi);
   // The pi role starts with the JIT held back (start-up code runs once); the model loop is the long part.
   let jitRestored = false;

@@ -4,6 +4,8 @@
 // SIGKILLed synchronously — including the ones that were already orphaned by the first stop — then the command
 // draws its final frame and the process exits at once.
 import { descendantsOf } from "../host/proc-tree.ts";
+import { markedProcesses } from "../host/proc-marks.ts";
+import { liveMarks, within } from "../core/run/child/marks.ts";
 import { EXIT } from "./errors.ts";
 
 export const STOPPING = "stopping… press Ctrl-C again to force";
@@ -42,7 +44,9 @@ export function trapSignals(hooks: SignalHooks = {}): Interrupt {
   let known = new Set<number>();
   const handler = (sig: NodeJS.Signals) => {
     if (code !== null) {
-      killAll(new Set([...known, ...descendantsOf(process.pid)]));
+      // With what our runs' commands left outside the tree (marks.ts): the runner would have ended it next.
+      const marked = liveMarks.size ? markedProcesses().filter((p) => [...liveMarks].some((m) => within(p.mark, m))) : [];
+      killAll(new Set([...known, ...descendantsOf(process.pid), ...marked.map((p) => p.pid)]));
       try {
         hooks.onForce?.();
       } finally {

@@ -27,6 +27,7 @@ export type DelegateTask = {
   outputSchema?: Record<string, unknown>;
   context?: "fork" | "fresh";
   sandbox?: boolean;
+  keepProcesses?: boolean;
   runner?: RunnerName;
   runtime?: RuntimeName;
 };
@@ -81,7 +82,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "sandbox", "runner", "runtime", ...BUDGET_KEYS]);
+const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "sandbox", "keepProcesses", "runner", "runtime", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
@@ -109,6 +110,10 @@ function task(i: number, v: unknown): DelegateTask {
   if (resume) out.resume = resume;
   const isolation = isolationValue(`${f}.isolation`, v.isolation);
   if (isolation) out.isolation = isolation;
+  if (v.keepProcesses !== undefined && v.keepProcesses !== null) {
+    if (typeof v.keepProcesses !== "boolean") throw new InputError(`${f}.keepProcesses must be true or false`);
+    if (v.keepProcesses) out.keepProcesses = true;
+  }
   const where = taskEngineFields(f, v);
   if (typeof where === "string") throw new InputError(where);
   Object.assign(out, where);

@@ -33,8 +33,15 @@ export interface ChildProcess {
   readonly writeStdin?: (text: string) => boolean;
   /** A task's lease on a kept child (core/run/child/pool.ts): which of that process's tasks this is (1: it started for it). */
   readonly task?: number;
+  /** A lease: the mark its task's processes carry (core/run/child/marks.ts), and those found still running when
+   *  its task settled (already ended, before the process took another task). */
+  readonly mark?: string;
+  readonly leftovers?: MarkedProcess[];
   kill(signal: "SIGTERM" | "SIGKILL"): void;
 }
+
+/** A process carrying a run's mark in its environment (core/run/child/marks.ts). */
+export type MarkedProcess = { pid: number; mark: string; command: string };
 
 export type DirEntry = { name: string; isFile: boolean; isDirectory: boolean };
 
@@ -55,6 +62,8 @@ export interface Host {
   /** Send a signal to a pid, ignoring "no such process". */
   signal(pid: number, signal: "SIGTERM" | "SIGKILL"): void;
   isAlive(pid: number): boolean;
+  /** Every live process of ours (but this one) carrying a run's mark; absent or empty where that cannot be read. */
+  marked?(): MarkedProcess[];
 
   readText(path: string): string | null;
   readBytes(path: string, limit: number): Uint8Array | null;

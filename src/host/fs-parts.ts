@@ -4,6 +4,7 @@ import * as os from "node:os";
 import type { ChildProcess, Db, DirEntry, Host, SpawnSpec } from "../core/host.ts";
 import { maskHomeDir } from "../core/sanitize.ts";
 import { descendantsOf } from "./proc-tree.ts";
+import { markedProcesses } from "./proc-marks.ts";
 
 function signal(pid: number, sig: "SIGTERM" | "SIGKILL"): void {
   try {
@@ -114,6 +115,7 @@ export function fsParts() {
     homedir: () => os.homedir(),
     cwd: () => process.cwd(),
     descendants: descendantsOf,
+    marked: markedProcesses,
     signal,
     isAlive,
   };

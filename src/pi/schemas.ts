@@ -41,6 +41,7 @@ const TaskObject = Type.Object(
     outputSchema: Type.Optional(Type.Object({}, { description: "JSON Schema of the result" })),
     context: Type.Optional(Type.Literal("fork", { description: "Start from a copy of this conversation" })),
     sandbox: Type.Optional(Type.Boolean()),
+    keepProcesses: Type.Optional(Type.Boolean({ description: "Leave servers its commands start running" })),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),
     maxTokens: Type.Optional(Type.Integer()),

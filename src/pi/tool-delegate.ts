@@ -64,6 +64,7 @@ export function delegateTool(env: ToolEnv) {
         files: t.files,
         isolation: t.isolation,
         sandbox: t.sandbox,
+        keepProcesses: t.keepProcesses,
         runner: t.runner,
         sessionId: t.resume ?? engine.store.newSessionId(),
         budget: t.budget,

@@ -6,13 +6,17 @@ import { liveOwners, type OwnerRecord } from "../../control/registry.ts";
 import { parse } from "../args.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
+import { ofSession } from "../../core/run/child/marks.ts";
+import { endProcesses } from "../../core/run/child/leftovers.ts";
+import { realClock } from "../../core/host.ts";
 
 export const CANCEL_HELP = `Usage: subagents cancel ID [ID …]
        subagents cancel --all
 
 Stops running (or still queued) sub-agents, foreground or background, through the process that owns them:
 SIGTERM, then SIGKILL after a grace period, for the child and everything it started. Each run is recorded as
-cancelled. --all cancels every session any live owner still has.
+cancelled. --all cancels every session any live owner still has. For a session that is over, it ends the
+processes its commands left running on purpose (keepProcesses), with the same protocol.
 
 Exit codes: 0 every given session was cancelled; 1 some session was not running (reason printed); 2 usage.`;
 
@@ -42,8 +46,18 @@ export async function cmdCancel(argv: string[]): Promise<number> {
   if (values.all && !owners.length) console.log("Nothing is running.");
   for (const id of positionals) {
     const r = await cancelSession(c.state(id), id, () => c.store.getSession(id)?.status ?? "finished");
-    if (r.ok) console.log(`cancelled ${id}`);
-    else fail(`${r.reason}.`);
+    if (r.ok) {
+      console.log(`cancelled ${id}`);
+      continue;
+    }
+    // A run that is over may have kept processes (keepProcesses): they carry its session id in their mark.
+    const kept = (c.ctx.host.marked?.() ?? []).filter((p) => ofSession(p.mark, id));
+    if (!kept.length) {
+      fail(`${r.reason}.`);
+      continue;
+    }
+    await endProcesses(c.ctx.host, realClock, kept);
+    console.log(`ended ${kept.length} process${kept.length === 1 ? "" : "es"} kept by ${id}: ${kept.map((p) => p.pid).join(", ")}`);
   }
   return failed ? EXIT.taskFailed : EXIT.ok;
 }

@@ -138,6 +138,7 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     files: t.files,
     isolation: t.isolation ?? isolation,
     sandbox: t.sandbox || where.sandbox || undefined,
+    keepProcesses: t.keepProcesses,
     runner: t.runner ?? where.runner,
     runtime: t.runtime ?? where.runtime,
     sessionId: t.resume ?? engine.store.newSessionId(),

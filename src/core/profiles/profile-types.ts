@@ -60,6 +60,8 @@ export type Profile = {
   context?: "fork" | "fresh";
   /** MCP servers the child may start (pi 1.x): all, none (`false`), or only the named ones. */
   mcp?: McpChoice;
+  /** What the child's commands leave running is kept (and recorded) instead of ended with the run. */
+  keepProcesses?: boolean;
   /** Run sandboxed, and where (src/core/run/runners/). */
   sandbox?: boolean;
   runner?: RunnerName;

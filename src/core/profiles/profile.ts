@@ -94,6 +94,7 @@ function buildFrom(read: { fields: Fields; body: string; lenient?: string }, fil
     extraArgs,
     timeout,
     finalize: bool(fm, "finalize"),
+    keepProcesses: bool(fm, "keepProcesses"),
     maxTurns,
     isolation,
     maxTokens,

@@ -93,6 +93,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         gate: resolveGate(input, profile),
         reuse: reusable(task, !!foreign, placed) ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) } : undefined,
         ask: { asker: hooks.ask, mode: settings.ask, timeoutSec: settings.askTimeout, sessionId: id, label: input.name ?? task.agent },
+        sessionId: id,
+        keepProcesses: keepsProcesses(task),
       });
     } finally {
       if (typeof placed === "object") await placed.cleanup?.();
@@ -135,10 +137,13 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
  */
 function reusable(task: TaskContext, foreign: boolean, placed: Placed): boolean {
   const { engine, hooks, where } = task;
-  if (!hooks.pool || !engine.settings.reuseChildren || foreign) return false;
+  if (!hooks.pool || !engine.settings.reuseChildren || foreign || keepsProcesses(task)) return false;
   if (!engine.piSettles || task.transport !== "compact") return false;
   return where.runner.name === "local" && !where.sandbox && rpcArgv(placed.argv) !== null;
 }
+
+/** The task (or its agent) keeps what its commands leave running; a kept child never does (its next task would see them). */
+const keepsProcesses = (task: TaskContext) => task.input.keepProcesses ?? task.profile?.keepProcesses ?? false;
 
 /**
  * Why pi refused the model at start-up, when that is why the run failed (no model call was made): it did not

@@ -101,6 +101,8 @@ export type TaskInput = {
   outputSchema?: Record<string, unknown>;
   /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
   fork?: ForkEntry[];
+  /** Keep what the child's commands leave running (recorded with pids; `subagents cancel ID` ends them later). */
+  keepProcesses?: boolean;
   /** Run in the sandbox (src/core/run/runners/sandbox.ts); the settings' "on" cannot be turned off. */
   sandbox?: boolean;
   /** Where the child runs (src/core/run/runners/). */

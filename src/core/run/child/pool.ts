@@ -15,6 +15,8 @@ import { LineSplitter } from "./line-splitter.ts";
 import { PushStream } from "./push-stream.ts";
 import { RpcLines } from "./rpc-lines.ts";
 import { MAX_EVENT_LINE } from "./transport.ts";
+import { MARK_ENV, newMark, sessionMark, type MarkedProcess } from "./marks.ts";
+import { endLeftovers } from "./leftovers.ts";
 
 /** The child extension's report of pi's agent_settled: the end of a task's automatic work. */
 const SETTLED_LINE = JSON.stringify({ type: "settled" });
@@ -46,6 +48,8 @@ type Worker = {
   /** No further task: killed, crashed, refused a command, or the pool is closing. */
   gone: boolean;
   tasks: number;
+  /** What the process and everything it starts carry; each task's session has its own mark under it. */
+  mark: string;
   replies: Map<string, (r: Reply) => void>;
   exited: Promise<void>;
 };
@@ -59,6 +63,8 @@ class Lease implements ChildProcess {
   readonly fd3 = new PushStream();
   readonly exited: Promise<ExitInfo>;
   readonly sendControl?: (line: string) => boolean;
+  readonly mark: string;
+  leftovers: MarkedProcess[] = [];
   done = false;
   /** Its prompt was sent: only an agent_settled after it ends the task (not one from the previous session). */
   prompted = false;
@@ -73,6 +79,8 @@ class Lease implements ChildProcess {
     // On a kept child stdout is pi's RPC stream, which the pool reads: the task's own stdout is empty.
     this.stdout.end();
     this.exited = new Promise((resolve) => (this.settle = resolve));
+    // The child extension gives the session this mark when it starts (src/child/extension.ts).
+    this.mark = sessionMark(worker.mark, sessionFile);
     const send = worker.proc.sendControl;
     // Each line names the task's session: the child drops one that arrives after its task (src/child/control.ts).
     const session = `{"session":${JSON.stringify(sessionFile)},`;
@@ -201,6 +209,8 @@ export class ChildPool {
     for (const [k, v] of Object.entries(spec.env)) env[k] = swap(v);
     // The child extension forwards dialogs to the owner even though RPC mode gives pi a UI (src/child/ask.ts).
     env.PI_SUBAGENT_RPC = "1";
+    const mark = newMark(spec.env[MARK_ENV], host.pid, "kept");
+    env[MARK_ENV] = mark;
     let proc: ChildProcess;
     try {
       proc = host.spawn({ ...spec, cmd: argv.map(swap), env, stdin: "", keepStdin: true });
@@ -209,7 +219,7 @@ export class ChildPool {
       throw err;
     }
     this.stats.started++;
-    const worker: Worker = { key, host, proc, lease: null, gone: false, tasks: 0, replies: new Map(), exited: Promise.resolve() };
+    const worker: Worker = { key, host, proc, lease: null, gone: false, tasks: 0, mark, replies: new Map(), exited: Promise.resolve() };
     const events = new LineSplitter((line, cut) => !cut && this.onEventLine(worker, line), MAX_EVENT_LINE);
     const rpc = new RpcLines((line) => this.onRpcLine(worker, line), RPC_LINE);
     const readers = Promise.all([
@@ -227,7 +237,10 @@ export class ChildPool {
       events.end();
       const lease = worker.lease;
       worker.lease = null;
+      // What the process's tasks left and the kill protocol's walk down its tree could not find.
+      if (lease) lease.leftovers = await endLeftovers(host, this.clock, lease.mark);
       lease?.end(exit);
+      await endLeftovers(host, this.clock, worker.mark);
       for (const c of copies) host.remove(c);
       this.workers.delete(worker);
     });
@@ -266,7 +279,17 @@ export class ChildPool {
     if (!lease || lease.done) return;
     lease.fd3.push(encoder.encode(`${line}\n`));
     if (line !== SETTLED_LINE || !lease.prompted) return;
-    // The task's work is over: the lease exits, the process waits for the next task (or ends with the call).
+    // The task's work is over: what it left running ends first (the next task must not see it), then the lease
+    // exits and the process waits for the next task (or ends with the call).
+    lease.prompted = false;
+    void this.release(worker, lease);
+  }
+
+  private async release(worker: Worker, lease: Lease): Promise<void> {
+    // The process's own helpers (its descendants now that no command runs) are pi's, not the task's.
+    const own = new Set(worker.host.descendants(worker.proc.pid));
+    lease.leftovers = await endLeftovers(worker.host, this.clock, lease.mark, { spare: (pid) => own.has(pid) });
+    if (lease.done) return; // the process ended meanwhile: its exit ended the lease
     worker.lease = null;
     lease.end({ code: 0, signal: null });
     if (worker.gone || (this.closing && !this.unleased)) this.retire(worker);

@@ -19,6 +19,8 @@ import { RATE_LIMIT_RE, type RateGate } from "./rate-gate.ts";
 import { gateFailure, type GateSpec } from "./gate.ts";
 import type { Reuse } from "./pool.ts";
 import { askBroker, DEFAULT_ASK_TIMEOUT_SEC, type AskBroker, type Asker, type AskMode } from "./ask.ts";
+import { liveMarks, MARK_ENV, newMark, type MarkedProcess } from "./marks.ts";
+import { endLeftovers, leftoversWarning } from "./leftovers.ts";
 
 export type RunLimits = {
   /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */
@@ -84,6 +86,10 @@ export type RunSpec = {
   gate?: GateSpec;
   /** The child's questions (ask.ts): who answers, and the settings. Without it each is answered "no one can answer now". */
   ask?: { asker?: Asker; mode: AskMode; timeoutSec: number; sessionId: string; label: string };
+  /** The task's session id: part of the mark its processes carry (marks.ts), so `subagents cancel ID` finds them. */
+  sessionId?: string;
+  /** Processes the child's commands leave running are kept (and recorded) instead of ended with the run. */
+  keepProcesses?: boolean;
 };
 
 type Stop = { code: ErrorCode; message: string };
@@ -109,7 +115,7 @@ function timeoutStop(state: RunState, sec: number, now: number): Stop {
 }
 
 /** One child process from spawn to exit. Returns why it was stopped, if it was. */
-type Attempt = { exit: ExitInfo; stop: Stop | null; stderr: string; stderrHead: string; stderrWhole: boolean; keptChild?: { pid: number; task: number } };
+type Attempt = { exit: ExitInfo; stop: Stop | null; stderr: string; stderrHead: string; stderrWhole: boolean; keptChild?: { pid: number; task: number }; leftovers: MarkedProcess[] };
 
 async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunState, stdin: string, started: number, budget: BudgetWatch, asks: AskBroker): Promise<Attempt> {
   const limits = { ...DEFAULT_LIMITS, ...(spec.transport === "json" ? { eventBytes: JSON_MODE_EVENT_BYTES } : {}), ...spec.limits };
@@ -119,15 +125,19 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   let stderrChars = 0;
   let stop: Stop | null = null;
   let proc: ChildProcess;
+  // What the child's work starts carries this mark (a kept child gives its task's session a mark of its own).
+  let mark = spec.reuse ? null : newMark(spec.env[MARK_ENV], host.pid, spec.sessionId ?? "", spec.keepProcesses);
   try {
     // The child reports delivery on fd 3, so control needs the compact transport.
     const control = (!!spec.onControl || !!spec.budget || !!spec.callSpend || !!spec.rateGate || !!spec.ask) && spec.transport === "compact";
-    const env = control ? { ...spec.env, PI_SUBAGENT_CONTROL_FD: "4" } : spec.env;
+    const env = { ...spec.env, ...(control ? { PI_SUBAGENT_CONTROL_FD: "4" } : {}), ...(mark ? { [MARK_ENV]: mark } : {}) };
     const start = { cmd: spec.argv, cwd: spec.cwd, env, stdin, fd3: spec.transport === "compact", control };
     proc = spec.reuse ? spec.reuse.pool.lease(host, start, spec.sessionFile, spec.reuse.files) : host.spawn(start);
   } catch (err) {
-    return { exit: { code: null, signal: null }, stop: { code: "SUBAGENT_FAILED", message: `Failed to spawn sub-agent process: ${(err as Error).message}` }, stderr: "", stderrHead: "", stderrWhole: true };
+    return { exit: { code: null, signal: null }, stop: { code: "SUBAGENT_FAILED", message: `Failed to spawn sub-agent process: ${(err as Error).message}` }, stderr: "", stderrHead: "", stderrWhole: true, leftovers: [] };
   }
+  mark ??= proc.mark ?? null;
+  if (mark) liveMarks.add(mark);
   spec.onSpawn?.(proc.pid);
   spec.onControl?.(proc.sendControl ?? null);
   // Every hold of the call reaches this child's next model request, and its window.
@@ -260,12 +270,20 @@ async function runAttempt(host: Host, clock: Clock, spec: RunSpec, state: RunSta
   splitter.end();
   if (foreign?.end) for (const ev of foreign.end(exit.code)) onEvent(ev);
   reapDescendants(host, finalTree);
+  // Processes that left the tree (double-forked, setsid) still carry the mark: found and ended here, on every end
+  // path, unless the task keeps them. A kept child's lease was looked at before the process took another task.
+  // A run stopped by a person (cancel, Ctrl-C, SIGTERM) keeps nothing, keepProcesses or not.
+  const leftovers = [...(proc.leftovers ?? [])];
+  if (mark) {
+    for (const p of await endLeftovers(host, clock, mark, { keep: spec.keepProcesses && !spec.signal?.aborted, graceMs: spec.killGraceMs })) if (!leftovers.some((l) => l.pid === p.pid)) leftovers.push(p);
+    liveMarks.delete(mark);
+  }
   clearGrace();
   for (const t of timers) clock.clearTimeout(t);
   spec.signal?.removeEventListener("abort", onAbort);
   const tail = stderr.toString();
   const keptChild = proc.task && proc.task > 1 ? { pid: proc.pid, task: proc.task } : undefined;
-  return { exit, stop, stderr: tail, stderrHead, stderrWhole: stderrChars <= tail.length, ...(keptChild ? { keptChild } : {}) };
+  return { exit, stop, stderr: tail, stderrHead, stderrWhole: stderrChars <= tail.length, ...(keptChild ? { keptChild } : {}), leftovers };
 }
 
 function classify(state: RunState, { exit, stop, stderr, stderrHead, stderrWhole }: Attempt, finalize: FinalizeMode): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
@@ -324,9 +342,11 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
     },
   });
   let limitedRuns = 0;
+  const leftovers: MarkedProcess[] = [];
   for (;;) {
     state.agentEnded = false;
     const attempt = await runAttempt(host, clock, spec, state, stdin, started, budget, asks);
+    leftovers.push(...attempt.leftovers);
     const { exit, stderr } = attempt;
     const verdict = classify(state, attempt, spec.finalize);
     // The child extension normally delivers the corrective messages itself (pi follow-ups, same process). This
@@ -398,6 +418,7 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
       ...(budget.reached && v.status === "completed" ? { warnings: [`${budgetMessage(budget.reached).replace("Budget exceeded", "budget reached")}: wrapped up when told`] } : {}),
     };
     if (asks.warnings.length) result.warnings = [...(result.warnings ?? []), ...asks.warnings.map(sanitize)];
+    if (leftovers.length) result.warnings = [...(result.warnings ?? []), sanitize(leftoversWarning(leftovers, spec.keepProcesses && !spec.signal?.aborted ? { sessionId: spec.sessionId ?? "?" } : undefined))];
     return result;
   }
 }

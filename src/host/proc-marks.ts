@@ -1,0 +1,57 @@
+// Finds the processes that carry a run's mark (core/run/child/marks.ts) by reading /proc/<pid>/environ, which the
+// kernel lets us read for processes of our own uid (root: all). A process's environ is the one it was started
+// with, so a mark set at its start stays readable whatever it does later. Without /proc (macOS) nothing is found:
+// there the kill protocol's walk down the process tree is all there is.
+import * as fs from "node:fs";
+import type { MarkedProcess } from "../core/host.ts";
+import { MARK_ENV } from "../core/run/child/marks.ts";
+
+const KEY = Buffer.from(`${MARK_ENV}=`);
+const COMMAND_CHARS = 200;
+
+/** The mark in one environ block (NUL-separated NAME=value entries), or null. */
+function markIn(environ: Buffer): string | null {
+  let at = 0;
+  for (;;) {
+    const i = environ.indexOf(KEY, at);
+    if (i < 0) return null;
+    if (i === 0 || environ[i - 1] === 0) {
+      const end = environ.indexOf(0, i);
+      return environ.toString("utf8", i + KEY.length, end < 0 ? environ.length : end);
+    }
+    at = i + 1;
+  }
+}
+
+function commandOf(pid: string): string {
+  try {
+    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0+$/, "").replace(/\0/g, " ").trim();
+    return cmd.length > COMMAND_CHARS ? `${cmd.slice(0, COMMAND_CHARS)}…` : cmd;
+  } catch {
+    return "";
+  }
+}
+
+/** Every live process (but this one) that carries a mark. */
+export function markedProcesses(): MarkedProcess[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const out: MarkedProcess[] = [];
+  for (const name of entries) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57 || Number(name) === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = fs.readFileSync(`/proc/${name}/environ`);
+    } catch {
+      continue; // another user's process, or gone
+    }
+    const mark = markIn(environ);
+    if (mark) out.push({ pid: Number(name), mark, command: commandOf(name) || "?" });
+  }
+  return out;
+}

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
 import { startHarnessServer } from "../src/scripted/harness-servers.ts";
-import { cli, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
+import { cli, piWorld, REPO, type PiWorld, until } from "./support/pi-env.ts";
 import { ensureEngine } from "./support/engines.ts";
 import { configureHarness, ensureHarnessCli, QUIET_ENV } from "./support/harness-clis.ts";
 
@@ -37,13 +37,6 @@ const pids = (n: string): number[] =>
     .stdout.split("\n")
     .filter(Boolean)
     .map(Number);
-async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await Bun.sleep(100);
-  }
-}
 /** bash that leaves `sleep a` in the background and `sleep b` double-forked under setsid, then returns at once. */
 const leave = (a: string, b: string) => ({ tool: "bash", args: { command: `sleep ${a} >/dev/null 2>&1 & (setsid sleep ${b} >/dev/null 2>&1 &); echo started` } });
 const done = { finalize: { status: "SUCCESS", result: "done" } };
@@ -116,8 +109,8 @@ test("an owner killed with SIGKILL: its child ends what its commands left within
   await proc.exited;
   await out;
   // The child notices its owner is gone within a second, then runs the kill protocol (SIGTERM, up to 5 s).
-  await until(`sleep ${a} and sleep ${b} to end after the owner's SIGKILL`, () => !pids(a).length && !pids(b).length, 20_000);
-  await until(`the child's own bash command (sleep ${wait}) to end`, () => !pids(wait).length, 20_000);
+  await until(`sleep ${a} and sleep ${b} to end after the owner's SIGKILL`, () => !pids(a).length && !pids(b).length, 45_000);
+  await until(`the child's own bash command (sleep ${wait}) to end`, () => !pids(wait).length, 45_000);
 }, 120_000);
 
 test("keepProcesses: true keeps them, records their pids and how to stop them; `subagents cancel ID` ends them", async () => {
@@ -149,7 +142,7 @@ test.each([["docker"], ["slurm"]] as const)("runner %s: a completed run leaves n
     const r = await cli(world, ["run", "default", "--runner", runner, "--json", `leave on ${runner} ${script([leave(a, b), done])}`], { binary: true });
     const end = r.json.find((e) => e.type === "task_end");
     expect(end?.status, why(r)).toBe("completed");
-    await until(`sleep ${a} and sleep ${b} to be gone after the ${runner} run`, () => !pids(a).length && !pids(b).length, 15_000);
+    await until(`sleep ${a} and sleep ${b} to be gone after the ${runner} run`, () => !pids(a).length && !pids(b).length, 45_000);
     if (runner === "slurm") expect(end?.warnings?.join(" "), why(r)).toContain(`sleep ${b}`);
   } finally {
     world.setSubagentSettings({});

@@ -5,7 +5,9 @@
 //   2. npm install, and a check that the installed pi says VERSION;
 //   3. bun build.ts — which fails loudly when pi's bundle no longer has the functions the build hooks
 //      (scripts/executable.ts) — and a check that dist/subagents says "pi VERSION inside";
-//   4. the whole suite (skipped with --no-test).
+//   4. the release left behind becomes the tests' "prior" pi (devDependency pi-coding-agent-prior), the 1.x a user
+//      may still run as their own pi;
+//   5. the whole suite (skipped with --no-test).
 // On a failed install, package.json and package-lock.json are put back as they were.
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -13,6 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 
 const PI = "@earendil-works/pi-coding-agent";
+const PRIOR = "pi-coding-agent-prior";
 const ROOT = join(import.meta.dir, "..");
 const PKG = join(ROOT, "package.json");
 const LOCK = join(ROOT, "package-lock.json");
@@ -55,13 +58,14 @@ if (import.meta.main) {
   const manifest = JSON.parse(savedPkg) as Manifest;
   const from = manifest.devDependencies[PI];
   manifest.devDependencies[PI] = version;
+  if (from && from !== version) manifest.devDependencies[PRIOR] = `npm:${PI}@${from}`;
   const current = manifest.overrides?.[PI] ?? {};
   const standIn = Object.values(current)[0] ?? "npm:yaml@2.9.0";
   const overrides = overridesFor(deps, current, standIn);
   const added = Object.keys(overrides).filter((k) => !(k in current));
   manifest.overrides = { ...manifest.overrides, [PI]: overrides };
   writeFileSync(PKG, `${JSON.stringify(manifest, null, 2)}\n`);
-  console.log(`pi ${from} → ${version}${added.length ? ` (new overrides: ${added.join(", ")})` : ""}`);
+  console.log(`pi ${from} → ${version}${added.length ? ` (new overrides: ${added.join(", ")})` : ""}; the tests' prior pi: ${from}`);
 
   if (!run("npm", ["install"]).ok) {
     writeFileSync(PKG, savedPkg);

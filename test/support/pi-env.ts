@@ -27,7 +27,7 @@ export const BUN = process.execPath;
  */
 export const PI_PACKAGE_DIRS = {
   current: join(REPO, "node_modules", "@earendil-works", "pi-coding-agent"),
-  prior: join(REPO, "node_modules", "pi-coding-agent-1.5"),
+  prior: join(REPO, "node_modules", "pi-coding-agent-prior"),
   previous: join(REPO, "node_modules", "pi-coding-agent-0.87"),
   old: join(REPO, "node_modules", "@mariozechner", "pi-coding-agent"),
 } as const;

@@ -3,12 +3,13 @@
 // marker is retried); a compile killed with SIGKILL is started again by the next run; a bundle without our hook
 // points fails once, with its reason, and is not retried; `doctor` and `--version --verbose` name each state.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { compiledPiDir } from "../src/host/compiled-pi.ts";
 import { readLock } from "../src/host/compiled-pi-state.ts";
-import { pidAlive, procStartTime } from "../src/host/process-identity.ts";
+import { isZombie, pidAlive, procStartTime } from "../src/host/process-identity.ts";
 import { readPiPackage } from "../src/host/pi-discovery.ts";
 import { cli, NODE24, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "./support/pi-env.ts";
 
@@ -120,7 +121,8 @@ test("a compile killed with SIGKILL is started again by the next run; children a
   });
   process.kill(victim, "SIGKILL");
   const killedAt = Date.now();
-  await until("the killed compile to be gone", () => !compileProcess(victim) || !pidAlive(victim), 30_000);
+  // Gone: reaped, or a zombie (the init here may reap late); not merely exiting (its cmdline is empty earlier).
+  await until("the killed compile to be gone", () => !pidAlive(victim) || isZombie(victim), 30_000);
   expect(finished(dir)).toBe(false);
   // The lock still names the dead process: doctor says the compile ended, the next run starts it again at once.
   expect(readLock(dir)?.pid).toBe(victim);
@@ -214,3 +216,52 @@ test("doctor and --version --verbose name each state of the compiled pi, with th
   const okVerbose = await cli(world, ["--version", "--verbose"], { binary: true, env, cwd: project });
   expect(okVerbose.stdout).not.toContain("slow path");
 }, 120_000);
+
+test("inside a pi newer than the embedded one, a later delegation of the same pi process runs the compile the first one started", async () => {
+  // The running pi: pi's real bundle under a package that says 99.0.0, its cli.js a copy (so the running script's
+  // package is this one) that loads the real runtime through a link.
+  const real = join(PI_PACKAGE_DIRS.current, "dist");
+  const pkg = join(world.root, "running-pi", "node_modules", "@earendil-works", "pi-coding-agent");
+  mkdirSync(join(pkg, "dist", "bundle"), { recursive: true });
+  const manifest = JSON.parse(readFileSync(join(PI_PACKAGE_DIRS.current, "package.json"), "utf8"));
+  writeFileSync(join(pkg, "package.json"), JSON.stringify({ ...manifest, version: "99.0.0" }));
+  for (const f of readdirSync(real)) if (f !== "bundle") symlinkSync(join(real, f), join(pkg, "dist", f));
+  for (const f of readdirSync(join(real, "bundle"))) if (f !== "cli.js") symlinkSync(join(real, "bundle", f), join(pkg, "dist", "bundle", f));
+  writeFileSync(join(pkg, "dist", "bundle", "cli.js"), readFileSync(join(real, "bundle", "cli.js")));
+  const cache = join(world.root, "running-pi-cache");
+  caches.push(cache);
+  const env = { PATH: `${dirname(NODE24)}:/usr/bin:/bin`, XDG_CACHE_HOME: cache };
+  const dir = compiledPiDir(env, readPiPackage(pkg)!, BINARY)!;
+  // The extension installed from the executable: its record names the binary whose pi (older) can compile.
+  const install = await cli(world, ["install"], { binary: true });
+  expect(install.code, install.stderr).toBe(0);
+
+  const wait = `for i in $(seq 900); do [ -f ${join(dir, "ready")} ] || [ -f ${join(dir, "failed")} ] && break; sleep 0.2; done; ls ${dir}`;
+  const steps = [
+    { tool: "delegate_to_subagents", args: { tasks: [{ name: "first", prompt: `first in pi ${script([{ text: "one" }])}` }] } },
+    { tool: "bash", args: { command: wait } },
+    { tool: "delegate_to_subagents", args: { tasks: [{ name: "second", prompt: `second in pi ${script([{ text: "two" }])}` }] } },
+    { text: "parent done" },
+  ];
+  const sessionFile = join(world.root, "running-pi-parent.jsonl");
+  const proc = Bun.spawn({
+    cmd: [NODE24, join(pkg, "dist", "bundle", "cli.js"), "-p", "--session", sessionFile],
+    cwd: world.workDir,
+    env: { ...world.env, ...env },
+    stdin: new TextEncoder().encode(`parent task ${script(steps as never)}`),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  expect(await proc.exited, stderr).toBe(0);
+  expect(marker(dir, "failed"), `compile.log:\n${marker(dir, "compile.log")}`).toBe("");
+  const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
+  const piOf = (prompt: string) => (db.query("SELECT pi FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1").get(`${prompt}%`) as { pi: string } | null)?.pi;
+  try {
+    expect(piOf("first in pi"), stderr).toStartWith("pi 99.0.0 · node 24.");
+    expect(piOf("second in pi"), stderr).toStartWith(`pi 99.0.0 · bun `);
+    expect(piOf("second in pi")).toContain(`compiled from ${pkg} (${join(dir, "pi")})`);
+  } finally {
+    db.close();
+  }
+}, 240_000);

@@ -12,6 +12,7 @@ import { emptyUsage } from "../src/core/types.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
 import { compiledPiDir } from "../src/host/compiled-pi.ts";
 import { readPiPackage } from "../src/host/pi-discovery.ts";
+import { procStartTime } from "../src/host/process-identity.ts";
 import { cli, CURRENT_PI_RE, NODE24, PI_PACKAGE_DIRS, piWorld, REPO, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
@@ -154,7 +155,7 @@ test("prune: --dry-run changes nothing; prune deletes old sessions and their fil
   expect(keep.json[0].sessions.map((x: { name: string }) => x.name)).toEqual(["recent"]);
 }, 60_000);
 
-test("prune: removes compiled pis children no longer use (other versions, other builds, half-written), keeps the one in use and one being compiled", async () => {
+test("prune: removes compiled pis no installed pi needs (other versions, other builds, gone pis, half-written), keeps the one in use, one another installed pi needs and one being compiled, saying why", async () => {
   // The user's pi: the real bundle under a package that says it is a later release than the embedded pi.
   const project = join(world.root, "prune-project");
   const pkgDir = join(project, "node_modules", "@earendil-works", "pi-coding-agent");
@@ -176,22 +177,47 @@ test("prune: removes compiled pis children no longer use (other versions, other 
   make(basename(inUse), { pi: 3000, ready: 10 });
   const older = make("98.0.0-aaaaaaaaaaaa", { pi: 5000, ready: 10 });
   const otherBuild = make("99.0.0-bbbbbbbbbbbb", { pi: 4000, ready: 10 });
-  const halfWritten = make("99.0.0-cccccccccccc", { ".build-x/pi": 1000, compiling: 5 });
-  utimesSync(join(halfWritten, "compiling"), new Date(Date.now() - DAY), new Date(Date.now() - DAY));
-  const compiling = make("97.0.0-dddddddddddd", { ".build-y/pi": 1000, compiling: 5 });
-  const gone = [older, otherBuild, halfWritten].sort();
+  // Half-written: its lock names a process that has ended (the kernel may hand its pid out again; its start time differs).
+  const dead = Bun.spawn({ cmd: ["true"] });
+  await dead.exited;
+  const halfWritten = make("99.0.0-cccccccccccc", { ".build-x/pi": 1000 });
+  writeFileSync(join(halfWritten, "compiling"), JSON.stringify({ pid: dead.pid, startTime: "1", at: Date.now(), tries: 1 }));
+  // Being compiled: its lock names a live process (this test's).
+  const compiling = make("97.0.0-dddddddddddd", { ".build-y/pi": 1000 });
+  writeFileSync(join(compiling, "compiling"), JSON.stringify({ pid: process.pid, startTime: procStartTime(process.pid), at: Date.now(), tries: 1 }));
+  // Another installed pi (not on PATH, not above the working folder) still needs its compiled copy: its record says so.
+  const otherPkg = join(world.root, "prune-other-pi", "node_modules", "@earendil-works", "pi-coding-agent");
+  mkdirSync(otherPkg, { recursive: true });
+  writeFileSync(join(otherPkg, "package.json"), JSON.stringify({ ...real, version: "99.5.0" }));
+  symlinkSync(join(PI_PACKAGE_DIRS.current, "dist"), join(otherPkg, "dist"));
+  const binary = join(REPO, "dist", "subagents");
+  const needed = compiledPiDir(env, readPiPackage(otherPkg)!, binary)!;
+  make(basename(needed), { pi: 2000, ready: 10 });
+  writeFileSync(join(needed, "source.json"), JSON.stringify({ pkgDir: otherPkg, binary, piVersion: "99.5.0" }));
+  // A compiled copy whose pi was uninstalled goes, record or not.
+  const uninstalled = make("99.6.0-eeeeeeeeeeee", { pi: 1000, ready: 10 });
+  writeFileSync(join(uninstalled, "source.json"), JSON.stringify({ pkgDir: join(world.root, "no-such-pi"), binary, piVersion: "99.6.0" }));
+  const gone = [older, otherBuild, halfWritten, uninstalled].sort();
 
   const dry = await cli(world, ["prune", "--dry-run", "--json"], { binary: true, env, cwd: project });
   expect(dry.code, dry.stderr).toBe(0);
-  expect(dry.json[0].compiledPis).toEqual(gone.map((dir) => ({ dir, bytes: { [older]: 5010, [otherBuild]: 4010, [halfWritten]: 1005 }[dir] })));
+  const halfBytes = 1000 + statSync(join(halfWritten, "compiling")).size;
+  const uninstalledBytes = 1010 + statSync(join(uninstalled, "source.json")).size;
+  expect(dry.json[0].compiledPis).toEqual(gone.map((dir) => ({ dir, bytes: { [older]: 5010, [otherBuild]: 4010, [halfWritten]: halfBytes, [uninstalled]: uninstalledBytes }[dir] })));
+  expect(dry.json[0].keptCompiledPis).toEqual([
+    { dir: compiling, why: `being compiled now (pid ${process.pid})` },
+    { dir: inUse, why: `children use it now: pi 99.0.0 at ${pkgDir}, compiled by ${binary}` },
+    { dir: needed, why: `pi 99.5.0 at ${otherPkg} still needs it (compiled by ${binary})` },
+  ].sort((a, b) => a.dir.localeCompare(b.dir)));
   expect(gone.filter(existsSync)).toEqual(gone);
 
   const r = await cli(world, ["prune"], { binary: true, env, cwd: project });
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).toContain(`removed  ${older}  (4.9 KB)`);
-  expect(r.stdout).toContain("Removed 3 compiled pi(s) no longer used by children; 9.8 KB freed.");
+  expect(r.stdout).toContain("Removed 4 compiled pi(s) no longer used by children;");
+  expect(r.stdout).toContain(`kept  ${needed}  (pi 99.5.0 at ${otherPkg} still needs it (compiled by ${binary}))`);
   expect(gone.filter(existsSync)).toEqual([]);
-  expect([inUse, compiling].filter(existsSync)).toEqual([inUse, compiling]);
+  expect([inUse, compiling, needed].filter(existsSync)).toEqual([inUse, compiling, needed]);
 }, 60_000);
 
 test("prune: bad ages and counts are usage errors", async () => {

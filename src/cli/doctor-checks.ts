@@ -10,7 +10,7 @@ import { SCHEMA_VERSION } from "../core/store/store.ts";
 import { runtimeDir } from "../host/child-extension-path.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
 import { extensionSource, installedBundle, installedStub } from "./installed.ts";
-import { childPiLine, dbPath, type CliContext } from "./engine.ts";
+import { childPiStatus, dbPath, type CliContext } from "./engine.ts";
 import { versionLine } from "./version-info.ts";
 
 export type CheckStatus = "ok" | "warn" | "fail";
@@ -42,8 +42,9 @@ export function versionCheck(): Check {
 }
 
 export function childPiCheck(cwd: string): Check {
-  const line = childPiLine(cwd);
+  const { line, slow } = childPiStatus(cwd);
   if (line.startsWith("none")) return fail("children", `no pi for sub-agents: ${line}`, "install pi (npm i -g @earendil-works/pi-coding-agent) or set subagents.childPi in settings.json");
+  if (slow) return warn("children", `sub-agents run ${line} — ${slow.detail}`, slow.fix);
   return ok("children", `sub-agents run ${line}`);
 }
 

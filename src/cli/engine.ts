@@ -13,6 +13,7 @@ import { selfEmbedded } from "../host/embedded-pi.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
+import { slowPathNote, type SlowPathNote } from "./slow-path.ts";
 import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
@@ -61,10 +62,16 @@ export function cliPiCommand(ctx: CliContext, cwd: string, compile = false): PiC
 
 /** Which pi children started from `cwd` run, or why none can: for `--version --verbose` and `profiles`. */
 export function childPiLine(cwd: string): string {
+  return childPiStatus(cwd).line;
+}
+
+/** The same, with why children run the user's pi as it is when a compiled copy would be faster (slowPathNote). */
+export function childPiStatus(cwd: string): { line: string; slow?: SlowPathNote } {
   try {
-    return cliPiCommand(cliContext(cwd), cwd).describe;
+    const pi = cliPiCommand(cliContext(cwd), cwd);
+    return pi.slowPath ? { line: pi.describe, slow: slowPathNote(pi.slowPath) } : { line: pi.describe };
   } catch (err) {
-    return `none (${(err as Error).message.split("\n")[0]})`;
+    return { line: `none (${(err as Error).message.split("\n")[0]})` };
   }
 }
 

@@ -45,7 +45,12 @@ export async function main(argv: string[]): Promise<number> {
     // The version, the pi its children run by default, and the commit it was built from.
     console.log(versionLine());
     // --verbose also says which pi children would run (resolving it costs a few ms, so only when asked).
-    if (rest.includes("--verbose")) console.log(`children: ${(await import("./engine.ts")).childPiLine(process.cwd())}`);
+    // When they run the user's pi as it is although a compiled copy would be faster, why and the fix.
+    if (rest.includes("--verbose")) {
+      const { line, slow } = (await import("./engine.ts")).childPiStatus(process.cwd());
+      console.log(`children: ${line}`);
+      if (slow) console.log(`  ${slow.detail}\n  fix: ${slow.fix}`);
+    }
     return EXIT.ok;
   }
   // `subagents help CMD` is `subagents CMD --help`.

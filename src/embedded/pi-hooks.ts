@@ -36,7 +36,7 @@ export type HookReport = { loader: string[]; main: string[]; runtime: string[]; 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
 export function hookPiSource(path: string, source: string, found: HookReport): string {
   if (/cli-runtime\.js$/.test(path)) {
-    if (!MAIN_CALL.test(source)) throw new Error(`${path}: no "main(process.argv.slice(2))" call to give our extension to (pi changed its CLI runtime)`);
+    if (!MAIN_CALL.test(source)) throw new HookShapeError(`${path}: no "main(process.argv.slice(2))" call to give our extension to (pi changed its CLI runtime)`);
     found.runtime.push(path);
     return source.replace(MAIN_CALL, `main(process.argv.slice(2),{extensionFactories:globalThis[Symbol.for(${JSON.stringify(FACTORIES_KEY)})]??[]});\n`);
   }
@@ -82,6 +82,10 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
   return source.replace(LOADER_HOOK_AT, (all) => all + hook);
 }
 
+/** A pi whose bundle lacks (or doubles) the places our hooks go: final for that pi and this build, unlike a compile
+ *  that failed for a passing reason (a full disk, a killed process), which a later run retries. */
+export class HookShapeError extends Error {}
+
 /** Throws unless each change was made exactly once (a missed or doubled hook is a pi this build does not know). */
 export function checkHooks(found: HookReport, piDir: string, opts: { speedupsOptional?: boolean } = {}): void {
   const problems: string[] = [];
@@ -99,7 +103,7 @@ export function checkHooks(found: HookReport, piDir: string, opts: { speedupsOpt
   speedup(found.revision.length === 0, found.revision.length > 1, `found ${found.revision.length} "function getFileRevision(path)" to keep revisions for a turn (want 1)`);
   speedup(found.typeboxUpdate.length === 0, found.typeboxUpdate.length > 1, `found ${found.typeboxUpdate.length} TypeBox 1.3 "function Update(current, hidden, enumerable)" deep-cloning its type (want 1; TypeBox 1.4 copies shallowly: drop src/embedded/typebox-update.ts)`);
   speedup(found.rpcQuiet.length === 0, found.rpcQuiet.length > 1, `found ${found.rpcQuiet.length} RPC-mode "session.subscribe(event => { output(toJsonEvent(event)), … agent_settled" to leave streaming updates out of a kept child's output (want 1)`);
-  if (problems.length) throw new Error(`the embedded pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
+  if (problems.length) throw new HookShapeError(`pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
 
 

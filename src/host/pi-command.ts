@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { childJitEnv } from "./child-jit.ts";
 import { compiledPiDir, readyCompiledPi, startCompile } from "./compiled-pi.ts";
+import { compileState, type CompileState } from "./compiled-pi-state.ts";
 import { isCompiledBinary, type EmbeddedPi } from "./embedded-pi.ts";
 import { compareVersions, findPi, packageOfScript, PI_INSTALL, PI_PACKAGES, readPiPackage, searchPlaces, satisfiesNode, which, type PiPackage } from "./pi-discovery.ts";
 
@@ -31,7 +32,13 @@ export type PiCommand = {
   /** The embedded pi has our child extension built in: no `-e` file. */
   builtinChild?: boolean;
   packageDir?: string;
+  /** Set when the user's pi is newer than the embedded one and runs as it is (the slow path): why it is not the
+   *  compiled copy. `doctor` and `--version --verbose` say so, with the fix. */
+  slowPath?: SlowPath;
 };
+
+/** Why children run the user's pi as it is instead of compiled once by us. */
+export type SlowPath = { version: string; embeddedVersion: string; dir: string | null; state: CompileState | { kind: "disabled" } };
 
 /** `subagents.childPi`: the embedded pi, the user's (system) pi, or a path to a pi; "auto" lets the front decide. */
 export type ChildPiSetting = "auto" | "embedded" | "system" | (string & {});
@@ -169,9 +176,10 @@ function packageCommand(pkg: PiPackage, childRuntime: "auto" | "bun" | "node", e
 function newestOf(embedded: EmbeddedPi, user: PiPackage | null, opts: { childRuntime: "auto" | "bun" | "node"; env: Record<string, string | undefined>; compile?: boolean }): PiCommand {
   if (!user || compareVersions(embedded.version, user.version) >= 0) return embeddedCommand(embedded);
   const compiled = compiledUserPi(embedded, user, opts);
-  if (compiled) return compiled;
+  if ("argv" in compiled) return compiled;
   try {
-    return packageCommand(user, opts.childRuntime, opts.env);
+    const cmd = packageCommand(user, opts.childRuntime, opts.env);
+    return compiled.slowPath ? { ...cmd, slowPath: compiled.slowPath } : cmd;
   } catch (err) {
     if (err instanceof PiNotFoundError) return embeddedCommand(embedded);
     throw err;
@@ -179,20 +187,20 @@ function newestOf(embedded: EmbeddedPi, user: PiPackage | null, opts: { childRun
 }
 
 /**
- * The user's pi compiled by our executable (src/host/compiled-pi.ts), when ready; else null, and — for a run
- * (`compile`) — the compile is started in the background. Only a compiled `subagents` can compile (from a source
- * checkout the embedded pi is `bun main.ts`), and SUBAGENTS_COMPILE_PI=0 turns it off.
+ * The user's pi compiled by our executable (src/host/compiled-pi.ts), when ready; else why not, and — for a run
+ * (`compile`) — the compile is started in the background (or again, after a failure that may pass). Only a compiled
+ * `subagents` can compile (from a source checkout the embedded pi is `bun main.ts`), and SUBAGENTS_COMPILE_PI=0
+ * turns it off.
  */
-function compiledUserPi(embedded: EmbeddedPi, user: PiPackage, opts: { env: Record<string, string | undefined>; compile?: boolean }): PiCommand | null {
-  if (embedded.argv.length !== 1 || opts.env.SUBAGENTS_COMPILE_PI === "0") return null;
+function compiledUserPi(embedded: EmbeddedPi, user: PiPackage, opts: { env: Record<string, string | undefined>; compile?: boolean }): PiCommand | { slowPath?: SlowPath } {
+  if (embedded.argv.length !== 1) return {};
   const binary = embedded.argv[0];
   const dir = compiledPiDir(opts.env, user, binary);
-  if (!dir) return null;
+  const slow = (state: SlowPath["state"]): { slowPath: SlowPath } => ({ slowPath: { version: user.version, embeddedVersion: embedded.version, dir, state } });
+  if (opts.env.SUBAGENTS_COMPILE_PI === "0") return slow({ kind: "disabled" });
+  if (!dir) return {};
   const exe = readyCompiledPi(dir);
-  if (!exe) {
-    if (opts.compile) startCompile(binary, user, dir);
-    return null;
-  }
+  if (!exe) return slow(opts.compile ? startCompile(binary, user, dir, opts.env) : compileState(dir));
   const pi: PiInfo = { version: user.version, source: `compiled from ${user.dir} (${exe})`, runtime: `bun ${embedded.bun ?? (typeof Bun !== "undefined" ? Bun.version : "")}`.trim() };
   return { argv: [exe], env: childJitEnv(opts.env), describe: describePi(pi), pi, settles: compareVersions(user.version, SETTLED_FROM) >= 0, builtinChild: true, packageDir: user.dir };
 }

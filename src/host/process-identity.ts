@@ -13,6 +13,17 @@ export function procStartTime(pid: number): string | null {
   }
 }
 
+/** A process that has exited but was not yet reaped by its parent (a detached process's parent may be an init that
+ *  reaps late): signal 0 still reaches it, yet it does nothing any more. */
+export function isZombie(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
+  } catch {
+    return false;
+  }
+}
+
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

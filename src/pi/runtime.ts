@@ -11,7 +11,7 @@ import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts"
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";
 import { installedEmbedded } from "../host/embedded-pi.ts";
-import { resolvePiCommand } from "../host/pi-command.ts";
+import { resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
@@ -92,6 +92,10 @@ export async function createRuntime(): Promise<PiRuntime> {
     settingsFor: (cwd) => loadSettings(host, { agentDir, cwd }),
     profilesFor: (cwd) => discoverProfiles(host, { cwd, agentDir }),
     engineFor(cwd, settings, profiles, parentSession) {
+      // Chosen once per pi process, except while children run the user's newer pi as installed because its compiled
+      // copy is not ready (or failed in a way a later try may fix): then each delegation looks again, so a compile
+      // started by the first one is used as soon as it is ready, and one that failed is retried after its wait.
+      if (piCommand && onSlowPathThatMayHeal(piCommand)) piCommand = null;
       piCommand ??= resolvePiCommand({ env: host.env, cwd, script: process.argv[1], childRuntime: settings.childRuntime, childPi: settings.childPi, embedded: installedEmbedded(runtimeDir(agentDir)), compile: true });
       if (!piCommand.builtinChild) childExt ??= childExtensionPath(runtimeDir(agentDir));
       return {
@@ -107,11 +111,17 @@ export async function createRuntime(): Promise<PiRuntime> {
         piSettles: piCommand.settles,
         piVersion: piCommand.pi.version,
         mcpProbe: (mcpProbe ??= createMcpProbe(host.env)),
-        childExtension: childExt ?? undefined,
+        childExtension: piCommand.builtinChild ? undefined : (childExt ?? undefined),
         depth,
         parentSession,
         worktrees: createWorktreeHost(path.dirname(file)),
       };
     },
   };
+}
+
+function onSlowPathThatMayHeal(cmd: PiCommand): boolean {
+  const state = cmd.slowPath?.state;
+  if (!state || state.kind === "disabled") return false;
+  return !(state.kind === "failed" && state.failure.final);
 }

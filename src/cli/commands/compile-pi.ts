@@ -1,17 +1,21 @@
 // `subagents __compile-pi PI_PACKAGE_DIR OUT_DIR` (internal; started in the background by src/host/compiled-pi.ts):
 // compiles the user's pi from its self-contained bundle into OUT_DIR/pi, with the same hooks as the pi inside
 // this executable (src/embedded/pi-hooks.ts) and our child extension built in. pi's package files are linked
-// beside it (a compiled pi reads them from its own folder). Writes OUT_DIR/ready, or OUT_DIR/failed with why.
+// beside it (a compiled pi reads them from its own folder). Writes OUT_DIR/ready, or OUT_DIR/failed with why, when
+// and by which build (src/host/compiled-pi-state.ts); only a bundle our hooks do not fit is a final failure.
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { BUILTIN_KEY, FACTORIES_KEY, LOADER_KEY, STUB_MARK } from "../../embedded/builtin-extension.ts";
-import { checkHooks, emptyHookReport, hookPiSource, QUICKJS_KEY, QUICKJS_WASM } from "../../embedded/pi-hooks.ts";
+import { checkHooks, emptyHookReport, HookShapeError, hookPiSource, QUICKJS_KEY, QUICKJS_WASM } from "../../embedded/pi-hooks.ts";
 import { nativeFetchOfferJs } from "../../embedded/native-fetch.ts";
 import { installLazyValidators, TYPEBOX_VALUE_KEY, VALIDATOR_KEY } from "../../embedded/lazy-validators.ts";
 import { installRevisionMemo, REVISION_MEMO_KEY } from "../../embedded/revision-memo.ts";
 import { childExtensionSource } from "../../host/child-extension-path.ts";
-import { COMPILED_EXE, compiledPiMarkers } from "../../host/compiled-pi.ts";
+import { COMPILED_EXE, FAILED, LOCK, lockFor, READY, readFailure, readLock, tail, WORK_PREFIX, writeFailure, writeLock, writeSource } from "../../host/compiled-pi-state.ts";
+import { isZombie, pidAlive } from "../../host/process-identity.ts";
+import { readPiPackage } from "../../host/pi-discovery.ts";
+import { versionLine } from "../version-info.ts";
 import { CHILD_JIT_MARK, dropChildJitEnv } from "../../host/child-jit.ts";
 import { extensionSource } from "../installed.ts";
 import { EXIT, UsageError } from "../errors.ts";
@@ -66,11 +70,32 @@ function linkAssets(pkgDir: string, out: string): void {
   }
 }
 
+/** An error's text: Bun.build throws an AggregateError ("Bundle failed") whose messages are in `errors`. */
+function describeError(err: unknown): string {
+  const e = err as { message?: string; errors?: unknown[] };
+  const inner = Array.isArray(e?.errors) ? e.errors.map((x) => String((x as { message?: string })?.message ?? x)) : [];
+  return [e?.message ?? String(err), ...inner].filter(Boolean).join("\n");
+}
+
+/** Scratch folders of compiles whose process is gone (killed midway): ours is named for our pid. */
+function removeDeadWork(out: string): void {
+  for (const name of fs.readdirSync(out)) {
+    if (!name.startsWith(WORK_PREFIX)) continue;
+    const pid = Number(/^\.build-(\d+)-/.exec(name)?.[1]);
+    if (!pid || !pidAlive(pid) || isZombie(pid)) fs.rmSync(path.join(out, name), { recursive: true, force: true });
+  }
+}
+
 export async function cmdCompilePi(argv: string[]): Promise<number> {
   const [pkgDir, out] = argv;
   if (!pkgDir || !out) throw new UsageError("usage: subagents __compile-pi PI_PACKAGE_DIR OUT_DIR");
-  const { READY, FAILED, LOCK } = compiledPiMarkers;
-  const work = fs.mkdtempSync(path.join(out, ".build-"));
+  fs.mkdirSync(out, { recursive: true });
+  // The lock names this process (the run that started it wrote the same; a compile started by hand takes it here).
+  writeLock(out, lockFor(process.pid, readLock(out)?.tries ?? 1));
+  writeSource(out, { pkgDir, binary: process.execPath, piVersion: readPiPackage(pkgDir)?.version ?? "" });
+  removeDeadWork(out);
+  const work = fs.mkdtempSync(path.join(out, `${WORK_PREFIX}${process.pid}-`));
+  let shapeProblem = false;
   try {
     fs.writeFileSync(path.join(work, "child.js"), childExtensionSource());
     fs.writeFileSync(path.join(work, "extension.js"), extensionSource());
@@ -101,7 +126,15 @@ export async function cmdCompilePi(argv: string[]): Promise<number> {
         {
           name: "pi-bundle-hooks",
           setup(build) {
-            build.onLoad({ filter: /[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/ }, ({ path: file }) => ({ contents: hookPiSource(file, fs.readFileSync(file, "utf8"), found), loader: "js" }));
+            build.onLoad({ filter: /[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/ }, ({ path: file }) => {
+              const source = fs.readFileSync(file, "utf8");
+              try {
+                return { contents: hookPiSource(file, source, found), loader: "js" };
+              } catch (err) {
+                shapeProblem = true; // the hooks do not fit this pi (Bun reports it as "Bundle failed")
+                throw err;
+              }
+            });
           },
         },
       ],
@@ -111,12 +144,16 @@ export async function cmdCompilePi(argv: string[]): Promise<number> {
     fs.renameSync(path.join(work, COMPILED_EXE), path.join(out, COMPILED_EXE));
     linkAssets(pkgDir, out);
     fs.writeFileSync(path.join(out, READY), `${new Date().toISOString()}\n`);
+    fs.rmSync(path.join(out, FAILED), { force: true });
     return EXIT.ok;
   } catch (err) {
-    fs.writeFileSync(path.join(out, FAILED), `${(err as Error).message}\n`);
+    const text = describeError(err);
+    const shape = shapeProblem && !(err instanceof HookShapeError);
+    const reason = tail(shape ? `pi (${pkgDir}) does not have the shape this build hooks:\n  ${text.split("\n").filter((l) => l !== "Bundle failed").join("\n  ")}` : text);
+    writeFailure(out, { at: Date.now(), reason, build: versionLine(), final: err instanceof HookShapeError || shapeProblem, attempts: (readFailure(out)?.attempts ?? 0) + 1 });
     return EXIT.taskFailed;
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
-    fs.rmSync(path.join(out, LOCK), { force: true });
+    if (readLock(out)?.pid === process.pid) fs.rmSync(path.join(out, LOCK), { force: true });
   }
 }

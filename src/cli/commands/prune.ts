@@ -19,14 +19,15 @@ Deletes sessions from the session database together with their child pi session 
 event logs, then compacts the database (VACUUM). Running sessions are never deleted. Logs of background
 supervisors that ended before the cut-off go too, and worktrees of isolated tasks whose owner process died
 (what they changed is committed on their branch first). Compiled copies of the user's pi
-(~/.cache/subagents/compiled-pi/) other than the one children use now go as well, with half-written ones.
+(~/.cache/subagents/compiled-pi/) that no installed pi needs any more go as well, with half-written ones;
+the ones kept are listed with why.
 
 Options:
   --older-than AGE  Only sessions last active more than AGE ago: 30d, 12h, 90m, 2w (default 30d,
                     unless only --keep is given)
   --keep N          Always keep the N most recent sessions
   --dry-run         List what would be deleted; change nothing
-  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","compiledPis":[{"dir","bytes"}],"bytesBefore","bytesAfter"}
+  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","compiledPis":[{"dir","bytes"}],"keptCompiledPis":[{"dir","why"}],"bytesBefore","bytesAfter"}
 
 Examples:
   subagents prune                       sessions older than 30 days
@@ -99,10 +100,10 @@ export async function cmdPrune(argv: string[]): Promise<number> {
   }
   // Worktrees of isolated tasks whose owner died (SIGKILL): changes kept on their branch, the folder removed.
   const worktrees = dryRun ? 0 : await createWorktreeHost(dataDir(ctx)).cleanStale();
-  const compiledPis = pruneCompiledPis({ env: ctx.host.env, cwd: process.cwd(), runtimeDir: runtimeDir(ctx.agentDir), remove: !dryRun });
+  const { removed: compiledPis, kept: keptCompiledPis } = pruneCompiledPis({ env: ctx.host.env, cwd: process.cwd(), runtimeDir: runtimeDir(ctx.agentDir), remove: !dryRun });
   const bytesAfter = dbBytes(file);
   if (values.json) {
-    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, logs, worktrees, compiledPis, bytesBefore, bytesAfter }));
+    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, logs, worktrees, compiledPis, keptCompiledPis, bytesBefore, bytesAfter }));
     return EXIT.ok;
   }
   const verb = dryRun ? "Would delete" : "Deleted";
@@ -116,5 +117,6 @@ export async function cmdPrune(argv: string[]): Promise<number> {
     const total = formatBytes(compiledPis.reduce((n, c) => n + c.bytes, 0));
     console.log(`${dryRun ? "Would remove" : "Removed"} ${compiledPis.length} compiled pi(s) no longer used by children; ${total} ${dryRun ? "to free" : "freed"}.`);
   }
+  for (const k of keptCompiledPis) console.log(`kept  ${k.dir}  (${k.why})`);
   return EXIT.ok;
 }

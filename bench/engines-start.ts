@@ -3,7 +3,7 @@
 // runner) and as a Slurm job step (`srun`). Run: bun bench/engines-start.ts [rounds]   (engines must be set up:
 // test/support/engines.sh bwrap|docker|slurm). The task folder is a git repository with a `.pi` folder and a
 // `.vscode` one, so the sandbox's protected paths (sandbox-guard.ts) are found and mounted as for a real project;
-// each timing includes building the command (that is where they are looked up).
+// each timing includes building the command (that is where they are looked up). ONLY_BWRAP=1: plain and bwrap only.
 import { Database } from "bun:sqlite";
 import { mkdtempSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -61,11 +61,11 @@ const boxed = (): string[] => {
 if (onPath(host, "bwrap")) time("bwrap", boxed);
 const docker = onPath(host, "docker");
 let n = 0;
-if (docker && Bun.spawnSync({ cmd: [docker, "info"], stdout: "ignore", stderr: "ignore" }).exitCode === 0) {
+if (!process.env.ONLY_BWRAP && docker && Bun.spawnSync({ cmd: [docker, "info"], stdout: "ignore", stderr: "ignore" }).exitCode === 0) {
   time("docker", () => dockerArgv({ ...req, name: `subagents-bench-${process.pid}-${n++}`, argv: ["/bin/true"] }, { docker, user: null, owner: process.pid, host: "bench", agentEntries: [], caches: [] }).filter((a) => a !== "-i"));
 }
 const srun = onPath(host, "srun");
-if (srun && Bun.spawnSync({ cmd: ["sinfo", "-h"], stdout: "ignore", stderr: "ignore" }).exitCode === 0) {
+if (!process.env.ONLY_BWRAP && srun && Bun.spawnSync({ cmd: ["sinfo", "-h"], stdout: "ignore", stderr: "ignore" }).exitCode === 0) {
   time("srun", () => srunArgv({ ...req, name: "subagents-bench" }, srun, ["/bin/true"]));
   time("srun+bwrap", () => srunArgv({ ...req, name: "subagents-bench" }, srun, boxed()));
 }

@@ -97,3 +97,31 @@ test("steering a container child is refused with the reason (only stdin/stdout c
   expect(summaryOf((await run).json)[0].status).toBe("completed");
   expect(containers()).toBe("");
 }, 120_000);
+
+test("a container child cannot plant a git hook, a git config or a project pi extension; its own files are written", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `dg${Date.now()}`;
+  const repo = join(world.root, `repo-${marker}`);
+  spawnSync("git", ["init", "-q", repo]);
+  const configBefore = readFileSync(join(repo, ".git", "config"), "utf8");
+  const say = (w: string) => `echo ${w.toLowerCase()} | tr a-z A-Z`;
+  const command = [
+    `echo 'touch /x' > .git/hooks/pre-commit || ${say("no-hook")}`,
+    `printf '[core]\\n\\tfsmonitor = touch /x\\n' >> .git/config || ${say("no-config")}`,
+    `mkdir -p .pi/extensions || ${say("no-ext")}`,
+    `echo ${marker} > made.txt`,
+  ].join("; ");
+  const r = await cli(world, ["run", "default", `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`, "--runner", "docker", "--json"], { binary: true, cwd: repo });
+  const [t] = summaryOf(r.json);
+  expect(t.status, r.stderr).toBe("completed");
+  const seen = seenBy(marker);
+  for (const w of ["NO-HOOK", "NO-CONFIG", "NO-EXT"]) expect(seen, seen.slice(-1500)).toContain(w);
+  expect(existsSync(join(repo, ".git", "hooks", "pre-commit"))).toBe(false);
+  expect(readFileSync(join(repo, ".git", "config"), "utf8")).toBe(configBefore);
+  expect(existsSync(join(repo, ".pi", "extensions"))).toBe(false);
+  expect(readFileSync(join(repo, "made.txt"), "utf8")).toBe(`${marker}\n`);
+  const warned = (t.warnings ?? []).join("\n");
+  expect(warned).toContain(".git/hooks/pre-commit");
+  expect(warned).toContain(".git/config");
+  expect(containers()).toBe("");
+}, 120_000);

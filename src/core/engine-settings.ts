@@ -9,6 +9,8 @@ export type EngineSettings = {
   sandbox: "off" | "on";
   /** More of the hidden home the sandbox shows read-only (toolchains: ~/.cargo, ~/.rustup, ~/.nvm, …). */
   sandboxReadable: string[];
+  /** Protected paths the person opens on purpose (`.pi/agents`, `.vscode`): relative to the task folder, or absolute. */
+  sandboxWritable: string[];
   runner: RunnerName;
   docker: { image: string; network: string; args: string[] };
   slurm: { partition?: string; args: string[] };
@@ -17,6 +19,7 @@ export type EngineSettings = {
 export const defaultEngineSettings = (): EngineSettings => ({
   sandbox: "off",
   sandboxReadable: [],
+  sandboxWritable: [],
   runner: "local",
   docker: { image: "debian:bookworm-slim", network: "host", args: [] },
   slurm: { args: [] },
@@ -26,7 +29,7 @@ const strList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) =
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
 export function mergeEngineSettings(base: EngineSettings, r: Record<string, unknown>, where: string, userScope: boolean, warnings: string[]): EngineSettings {
-  const out: EngineSettings = { ...base, sandboxReadable: [...base.sandboxReadable], docker: { ...base.docker, args: [...base.docker.args] }, slurm: { ...base.slurm, args: [...base.slurm.args] } };
+  const out: EngineSettings = { ...base, sandboxReadable: [...base.sandboxReadable], sandboxWritable: [...base.sandboxWritable], docker: { ...base.docker, args: [...base.docker.args] }, slurm: { ...base.slurm, args: [...base.slurm.args] } };
   if (r.sandbox !== undefined) {
     const v = r.sandbox === true ? "on" : r.sandbox === false ? "off" : r.sandbox;
     if (v !== "on" && v !== "off") warnings.push(`${where}: subagents.sandbox must be "off" or "on"; ignored`);
@@ -42,6 +45,12 @@ export function mergeEngineSettings(base: EngineSettings, r: Record<string, unkn
     const v = r.sandboxReadable;
     if (strList(v) && v.every((p) => p.startsWith("/") || p.startsWith("~/"))) out.sandboxReadable = v;
     else warnings.push(`${where}: subagents.sandboxReadable must be a list of absolute or ~/ paths; ignored`);
+  }
+  // A repository must not open its own protections: only the person's settings may.
+  if (userOnly("sandboxWritable")) {
+    const v = r.sandboxWritable;
+    if (strList(v) && v.every((p) => p.trim() && p !== "." && p !== "/")) out.sandboxWritable = v.map((p) => p.trim().replace(/\/+$/, ""));
+    else warnings.push(`${where}: subagents.sandboxWritable must be a list of paths (relative to the task folder, absolute, or ~/); ignored`);
   }
   if (userOnly("runner")) {
     if (typeof r.runner === "string" && (RUNNER_NAMES as string[]).includes(r.runner)) out.runner = r.runner as RunnerName;

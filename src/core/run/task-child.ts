@@ -18,6 +18,7 @@ import type { Placed } from "./runners/types.ts";
 import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import { rpcArgv } from "./child/pool.ts";
+import { guardWarnings } from "./runners/guard-report.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
   const { engine, input, hooks, profile, id, runId, sessionFile, prompt, finalize, skills, iso, warnings, model } = task;
@@ -63,7 +64,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
       placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings, ownConfig: foreign?.ownConfig });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
-      return await runChild(host, engine.clock, {
+      const ran = await runChild(host, engine.clock, {
         argv: placed.argv,
         env: placed.env,
         sessionFile,
@@ -96,6 +97,9 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         sessionId: id,
         keepProcesses: keepsProcesses(task),
       });
+      // Writes the sandbox refused to protected paths, and protected paths the child created: the person sees them.
+      for (const w of guardWarnings(host, placed.guard, ran.messages)) if (!warnings.includes(w)) warnings.push(w);
+      return ran;
     } finally {
       if (typeof placed === "object") await placed.cleanup?.();
       for (const f of inv.files) host.remove(f.path);

@@ -9,11 +9,13 @@
 // (no steering, no budget or rate-limit steers: budgets still stop the child). The kill protocol signals the
 // docker client, which forwards the signal into the container (tini runs as its init); the container is named
 // for the child and removed with `docker rm -f` on every end path. Containers of an owner that died (SIGKILL)
-// are removed the next time this runner starts a child on the same machine.
+// are removed the next time this runner starts a child on the same machine. Inside the writable task folder, the
+// paths that would run code later outside the container (sandbox-guard.ts) are mounted read-only again.
 import type { Host } from "../../host.ts";
+import type { GuardBind } from "./sandbox-guard.ts";
 import { agentDirMounts } from "./sandbox.ts";
 import { onPath, runCommand } from "./commands.ts";
-import { assetCaches } from "./sandbox-wrap.ts";
+import { assetCaches, guardOf } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";
 
 /** Environment that crosses into the container: pi's, ours, locale, proxies and model-provider credentials. */
@@ -45,7 +47,7 @@ async function reapOrphans(host: Host, docker: string): Promise<void> {
   if (dead.length) await runCommand(host, [docker, "rm", "-f", ...dead], { timeoutMs: 30_000 });
 }
 
-export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: string | null; owner: number; host: string; agentEntries: string[]; caches: string[] }): string[] {
+export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: string | null; owner: number; host: string; agentEntries: string[]; caches: string[]; guard?: GuardBind[] }): string[] {
   const home = req.env.HOME ?? "/root";
   const { image, network, args } = req.settings.docker;
   const exe = req.argv[0];
@@ -55,6 +57,14 @@ export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: stri
   for (const [p, mode] of [[exe, "ro"], ...agent, [dirOf(req.sessionFile), "rw"], [req.cwd, "rw"], ...(req.gitDir ? [[req.gitDir, "rw"]] : []), ...req.files.map((f) => [f, "ro"]), ...opts.caches.map((c) => [c, "ro"])] as [string, "ro" | "rw"][]) {
     if (!mounts.has(p)) mounts.set(p, mode);
   }
+  // Docker orders mounts parent first, so these land over the task folder. A missing one gets an empty read-only
+  // tmpfs (docker makes the mount point: an empty folder, left behind).
+  const empty: string[] = [];
+  for (const g of opts.guard ?? []) {
+    if (g.how === "empty") empty.push(g.path);
+    else if (g.how === "ro") mounts.set(g.path, "ro");
+    else if (!mounts.has(g.path)) mounts.set(g.path, "rw");
+  }
   // Like a normal /tmp and home, scripts there may run (docker's tmpfs default is noexec).
   // pi's agent dir is a private writable folder (pi takes its lock files there) with the user's entries mounted in.
   const tmpfs = ["/tmp", home, req.agentDir].filter((t) => ![...mounts.keys()].some((m) => m === t || t.startsWith(`${m}/`)));
@@ -62,6 +72,7 @@ export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: stri
   argv.push("--network", network, "--read-only", ...tmpfs.flatMap((t) => ["--tmpfs", `${t}:exec`]), "--cap-drop", "ALL", "--security-opt", "no-new-privileges");
   if (opts.user) argv.push("--user", opts.user);
   for (const [p, mode] of mounts) argv.push("-v", `${p}:${p}:${mode}`);
+  for (const p of empty) argv.push("--tmpfs", `${p}:ro`);
   for (const k of Object.keys(req.env).sort()) if (ENV_CROSSES.test(k) && k !== "PI_SUBAGENT_PARENT_PID") argv.push("-e", k);
   argv.push("-w", req.cwd, ...args, image, ...req.argv);
   return argv;
@@ -82,12 +93,15 @@ export const dockerRunner: ChildRunner = {
     }
     await reapOrphans(req.host, docker);
     const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
-    const argv = dockerArgv(req, { docker, user: ids(req.host), owner: req.host.pid, host: hostname(req.host), agentEntries, caches: assetCaches(req.env, req.env.HOME ?? "/root").filter((c) => req.host.stat(c)?.isDirectory) });
+    // The container is the sandbox: its task folder is protected the same way, sandboxed or not.
+    const guard = guardOf(req, req.env.HOME ?? "/root");
+    const argv = dockerArgv(req, { docker, user: ids(req.host), owner: req.host.pid, host: hostname(req.host), agentEntries, caches: assetCaches(req.env, req.env.HOME ?? "/root").filter((c) => req.host.stat(c)?.isDirectory), guard: guard.binds });
     // The values of `-e NAME` come from the docker client's own environment, never from its argv.
     const { PI_SUBAGENT_PARENT_PID: _, ...env } = req.env;
     return {
       argv,
       env,
+      guard,
       cleanup: async () => {
         await runCommand(req.host, [docker, "rm", "-f", req.name], { timeoutMs: 30_000 });
       },

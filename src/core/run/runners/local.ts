@@ -7,11 +7,11 @@ export const localRunner: ChildRunner = {
   name: "local",
   async place(req) {
     if (!req.sandbox) return { argv: req.argv, env: req.env };
-    const argv = sandboxed(req);
-    if (typeof argv === "string") return argv;
+    const boxed = sandboxed(req);
+    if (typeof boxed === "string") return boxed;
     // Its own pid namespace hides the owner: the child cannot watch it by pid, and need not
     // (--die-with-parent ends the whole sandbox when the owner dies).
     const { PI_SUBAGENT_PARENT_PID: _, ...env } = req.env;
-    return { argv, env };
+    return { argv: boxed.argv, env, guard: boxed.guard };
   },
 };

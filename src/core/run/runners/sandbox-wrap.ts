@@ -2,6 +2,7 @@
 // macOS (a profile written to the same effect; untested here: no macOS machine). Shared by the local and slurm
 // runners; the docker runner builds its own confinement from docker's flags.
 import { bwrapArgv, hiddenArgvPaths } from "./sandbox.ts";
+import { sandboxGuard, type SandboxGuard } from "./sandbox-guard.ts";
 import { onPath } from "./commands.ts";
 import type { PlaceRequest } from "./types.ts";
 
@@ -17,22 +18,34 @@ export function assetCaches(env: Record<string, string | undefined>, home: strin
 const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
 const platform = () => (typeof process !== "undefined" ? process.platform : "linux");
 
-/** The command, sandboxed; a string is why it cannot be. `bwrap` is the path to use when found elsewhere (srun). */
-export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } = {}): string[] | string {
+/** The protected paths of this child's writable folders (its task folder, its worktree's git folder). */
+export function guardOf(req: PlaceRequest, home: string): SandboxGuard {
+  const writable = [req.cwd, ...(req.gitDir ? [req.gitDir] : [])];
+  return sandboxGuard(req.host, { roots: [req.cwd], writable, home, xdgConfig: req.env.XDG_CONFIG_HOME, open: req.settings.sandboxWritable, cwd: req.cwd });
+}
+
+/** The command, sandboxed, with what it protects; a string is why it cannot be. */
+export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } = {}): { argv: string[]; guard: SandboxGuard } | string {
   const home = req.env.HOME ?? req.host.homedir();
   const writable = [req.cwd, dirOf(req.sessionFile), ...(req.gitDir ? [req.gitDir] : [])];
   const extra = req.settings.sandboxReadable.map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p));
   const readable = [...hiddenArgvPaths(req.argv, home), ...req.files, ...assetCaches(req.env, home), ...extra];
-  if (platform() === "darwin") return ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable, readable), ...req.argv];
-  if (opts.checkInstalled !== false && !onPath(req.host, "bwrap")) return BWRAP_MISSING;
+  if (platform() !== "darwin" && opts.checkInstalled !== false && !onPath(req.host, "bwrap")) return BWRAP_MISSING;
+  const guard = guardOf(req, home);
+  if (platform() === "darwin") return { argv: ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable, readable, guard), ...req.argv], guard };
   const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
-  return bwrapArgv({ argv: req.argv, cwd: req.cwd, home, agentDir: req.agentDir, agentEntries, writable, readable, ownConfig: (req.ownConfig ?? []).map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p)) });
+  const argv = bwrapArgv({ argv: req.argv, cwd: req.cwd, home, agentDir: req.agentDir, agentEntries, writable, readable, ownConfig: (req.ownConfig ?? []).map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p)), guard: guard.binds });
+  return { argv, guard };
 }
 
 const q = (p: string) => JSON.stringify(p);
 
 /** macOS: writes only in the task's folders and temp, nothing of home but pi's agent dir (read-only). */
-export function seatbeltProfile(home: string, agentDir: string, writable: string[], readable: string[] = []): string {
+export function seatbeltProfile(home: string, agentDir: string, writable: string[], readable: string[] = [], guard?: SandboxGuard): string {
+  // Later rules win: the protected paths are denied again after the writable folders are allowed (by path, so a
+  // missing one needs no placeholder); what is writable inside them (worktree objects, agent memory) comes last.
+  const denied = (guard?.binds ?? []).filter((b) => b.how !== "rw").map((b) => b.path).concat(guard?.missing ?? []);
+  const reopened = (guard?.binds ?? []).filter((b) => b.how === "rw").map((b) => b.path);
   return [
     "(version 1)",
     "(allow default)",
@@ -40,5 +53,7 @@ export function seatbeltProfile(home: string, agentDir: string, writable: string
     `(allow file-write* ${[...writable, "/private/tmp", "/private/var/folders", "/dev"].map((p) => `(subpath ${q(p)})`).join(" ")})`,
     `(deny file-read* (subpath ${q(home)}))`,
     `(allow file-read* ${[agentDir, ...writable, ...readable].map((p) => `(subpath ${q(p)})`).join(" ")})`,
+    ...(denied.length ? [`(deny file-write* ${denied.map((p) => `(subpath ${q(p)})`).join(" ")})`] : []),
+    ...(reopened.length ? [`(allow file-write* ${reopened.map((p) => `(subpath ${q(p)})`).join(" ")})`] : []),
   ].join("\n");
 }

@@ -11,7 +11,10 @@
 //  - no capabilities (as root, a capability would let it unmount the hidden folders), its own pid namespace
 //    (bwrap is its init: when the owner dies, `--die-with-parent` takes the whole tree down at once);
 //  - the host network (the model is reached from the child itself).
+//  - inside those writable folders, the paths that would run code later outside the sandbox (git hooks and
+//    config, pi's project folder, editor task files: sandbox-guard.ts) read-only again;
 // Inherited file descriptors cross unchanged: our fd 3 event pipe and fd 4 control pipe keep working.
+import type { GuardBind } from "./sandbox-guard.ts";
 
 export type SandboxSpec = {
   argv: string[];
@@ -26,6 +29,8 @@ export type SandboxSpec = {
   readable: string[];
   /** Another harness's own configuration folders and files: back in the private home, writable, when they exist. */
   ownConfig?: string[];
+  /** Protected paths inside the writable folders, mounted after them (sandbox-guard.ts). */
+  guard?: GuardBind[];
 };
 
 /** Never shown to a child: the user's own pi sessions, and our store (every other child's transcript). */
@@ -68,6 +73,13 @@ export function bwrapArgv(s: SandboxSpec): string[] {
   for (const p of s.readable) add("--ro-bind-try", p);
   for (const p of s.writable) add("--bind", p);
   for (const p of s.ownConfig ?? []) add("--bind-try", p);
+  // After the writable folders they lie in. A missing one gets an empty read-only tmpfs: bwrap makes the mount
+  // point (an empty folder, left behind) and nothing can be created there.
+  for (const g of s.guard ?? []) {
+    if (g.how === "empty") args.push("--tmpfs", g.path, "--remount-ro", g.path);
+    // Not deduplicated: a worktree's git folder, writable already, is bound again over its read-only parent.
+    else args.push(g.how === "ro" ? "--ro-bind" : "--bind", g.path, g.path);
+  }
   args.push("--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", s.cwd, "--", ...s.argv);
   return args;
 }

@@ -63,13 +63,14 @@ export const slurmRunner: ChildRunner = {
         if (!NETWORK_FS.test(type)) return `The slurm runner needs ${p} on a filesystem the compute nodes share (NFS, Lustre, GPFS, CephFS, …), but it is on ${type || "an unknown filesystem"} here. Put the task folder and pi's agent dir on a shared filesystem. Nothing was run.`;
       }
     }
-    const command = req.sandbox ? sandboxed(req) : req.argv;
-    if (typeof command === "string") return command;
+    const boxed = req.sandbox ? sandboxed(req) : { argv: req.argv, guard: undefined };
+    if (typeof boxed === "string") return boxed;
     // The step's parent is slurmstepd, not the owner: the child cannot watch the owner by pid.
     const { PI_SUBAGENT_PARENT_PID: _, ...env } = req.env;
     return {
-      argv: srunArgv(req, srun, command),
+      argv: srunArgv(req, srun, boxed.argv),
       env,
+      guard: boxed.guard,
       cleanup: async () => {
         await runCommand(req.host, [scancel, "--quiet", "--name", req.name], { timeoutMs: 15_000 });
       },

@@ -7,6 +7,7 @@ import type { Host } from "../../host.ts";
 import type { Transport } from "../child/transport.ts";
 import type { EngineSettings } from "../../engine-settings.ts";
 import type { RunnerName } from "../../engine-settings.ts";
+import type { SandboxGuard } from "./sandbox-guard.ts";
 export type { RunnerName };
 
 export type PlaceRequest = {
@@ -34,6 +35,8 @@ export type Placed = {
   env: Record<string, string>;
   /** Runs after the child ended, on every end path (success, error, timeout, cancel, Ctrl-C). Never throws. */
   cleanup?: () => Promise<void>;
+  /** What the sandbox or container keeps read-only in the child's folders: refused writes are reported. */
+  guard?: SandboxGuard;
 };
 
 export type ChildRunner = {

@@ -1,0 +1,53 @@
+// What a child tried to do to the protected paths of its folders (sandbox-guard.ts), as the task's warnings: the
+// writes the sandbox refused, found in its tool results (the error names the path: "…/.git/hooks/pre-commit:
+// Read-only file system", "could not write config file .git/config: Device or resource busy" — a protected file
+// is its own mount point, so replacing it is EBUSY rather than EROFS), and protected paths that were missing at
+// the start and exist now.
+import type { Host } from "../../host.ts";
+import type { StoredMessage } from "../../types.ts";
+import type { SandboxGuard } from "./sandbox-guard.ts";
+
+const REFUSED = /read-only file system|resource busy|\bEROFS\b|\bEBUSY\b/i;
+const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const MAX = 5;
+
+/** The protected path a refusal line names, as written there (absolute or relative to the task folder). */
+function named(line: string, guard: SandboxGuard): string | null {
+  for (const p of guard.watched) {
+    // Stored tool results name the home folder `~` (sanitize.ts).
+    const forms = [p, ...(guard.home && p.startsWith(`${guard.home}/`) ? [`~${p.slice(guard.home.length)}`] : []), ...guard.roots.filter((r) => p.startsWith(`${r}/`)).map((r) => p.slice(r.length + 1))];
+    for (const f of forms) {
+      const m = new RegExp(`(?:^|[\\s'"\`‘(=:])(?:\\./)?(${esc(f)}(?:/[^\\s'"\`’:)]*)?)(?=$|[\\s'"\`’:)])`).exec(line);
+      if (m) return m[1];
+    }
+  }
+  return null;
+}
+
+export function guardWarnings(host: Pick<Host, "stat" | "remove">, guard: SandboxGuard | undefined, messages: StoredMessage[]): string[] {
+  if (!guard) return [];
+  const refused = new Set<string>();
+  for (const m of messages) {
+    if (m.role !== "toolResult" || !m.text || !REFUSED.test(m.text)) continue;
+    for (const line of m.text.split("\n")) {
+      if (!REFUSED.test(line)) continue;
+      const p = named(line, guard);
+      if (p) refused.add(p);
+    }
+  }
+  const out: string[] = [];
+  const list = [...refused];
+  if (list.length) {
+    const more = list.length > MAX ? ` and ${list.length - MAX} more` : "";
+    out.push(`sandbox: refused the child's write to ${list.slice(0, MAX).join(", ")}${more} (protected: code there would run later outside the sandbox; subagents.sandboxWritable opens a path on purpose)`);
+  }
+  for (const p of guard.missing) {
+    if (!host.stat(p)) continue;
+    // A main repository's git folder never has one: it points git at another folder's config and hooks.
+    if (p.endsWith("/.git/commondir")) {
+      host.remove(p);
+      out.push(`sandbox: the child created ${p}, which would point git at another config and hooks: removed`);
+    } else out.push(`sandbox: the child created ${p} (a protected path: tools run what is there); check it before you open the folder`);
+  }
+  return out;
+}

@@ -4,7 +4,8 @@ import { mergeBudgets } from "../budget.ts";
 import type { RunResult } from "../types.ts";
 import { runCheckpoints } from "./child/checkpoint.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
-import { buildInvocation } from "./launch/invocation.ts";
+import { buildInvocation, type Invocation } from "./launch/invocation.ts";
+import { cacheTrueFork } from "./fork.ts";
 import { rateGateFor } from "./child/rate-gate.ts";
 import { runChild } from "./child/runner.ts";
 import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from "./task-shared.ts";
@@ -28,11 +29,12 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   let result: RunResult;
   // pi 1.x MCP servers for this child (the agent's or settings' `mcp`, minus servers the owner found dead).
   const mcp = await childMcp(engine, profile, childCwd);
+  const forkPrompt = task.runtime.name === "pi" ? cacheTrueFork({ fork: input.fork, resuming: !!task.resumeOf, cwd: childCwd, parent: engine.parentPrompt, profile }) : undefined;
   const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const foreign = task.runtime.name === "pi" ? null : foreignChild(task, childModel);
     if (typeof foreign === "string") return failedResult(foreign, "RUNTIME_MISSING");
-    const inv = foreign ?? buildInvocation({
+    const inv: Invocation = foreign ?? buildInvocation({
       piCommand: engine.piCommand,
       childExtension: engine.childExtension,
       profile,
@@ -51,6 +53,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       baseEnv: { ...host.env, ...engine.piEnv },
       piVersion: engine.piVersion,
       defaultModel: expectedDefaultModel(engine, childCwd),
+      canAsk: settings.ask !== "deny" && !!hooks.ask,
+      forkPrompt,
       ...mcp,
     });
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
@@ -67,7 +71,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         env: placed.env,
         sessionFile,
         cwd: childCwd,
-        prompt: foreign ? foreign.stdin : stdin,
+        // A cache-true fork's own instructions follow its task (its system prompt is the parent's).
+        prompt: foreign ? foreign.stdin : inv.taskNote && stdin === prompt ? `${stdin}\n\n${inv.taskNote}` : stdin,
         transport: foreign ? "json" : task.transport,
         parser: foreign?.parser,
         // Some CLIs leave their workers running when only the main process is told to stop.
@@ -90,7 +95,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         },
         onControl: hooks.onControl,
         gate: resolveGate(input, profile),
-        reuse: reusable(task, !!foreign, placed) ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) } : undefined,
+        reuse: reusable(task, !!foreign, placed) && !forkPrompt ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) } : undefined,
         ask: { asker: hooks.ask, mode: settings.ask, timeoutSec: settings.askTimeout, sessionId: id, label: input.name ?? task.agent },
       });
     } finally {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { cacheText, commonPrefix, createPromptCache } from "../src/scripted/prompt-cache.ts";
 import { script } from "../src/scripted/model-server.ts";
-import { piCmd, piWorld, priceModel, type PiWorld } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, priceModel, summaryOf, type PiWorld } from "./support/pi-env.ts";
 
 const req = (tools: string[], system: string, ...users: string[]) => ({
   tools: tools.map((name) => ({ type: "function", function: { name } })),
@@ -79,4 +79,27 @@ test("pi counts the server's cached tokens as cacheRead and prices them at the m
   const three = await runPi(`second question ${script([{ text: "two" }])}`);
   expect(three.usage[0].cacheRead, three.stderr.slice(-800)).toBe(0);
   expect(three.usage[0].input).toBe(world.server.requests.at(-1)!.usage!.prompt);
+}, 120_000);
+
+test("a task's maxCost counts cache reads at the cache price: a busy child runs past the turn where uncached prices would have stopped it", async () => {
+  world.server.billing.cache = true;
+  world.server.promptCache.clear();
+  // Tool calls that take a moment, each different (no loop detection), as in e2e-budgets.
+  const busy = Array.from({ length: 12 }, (_, i) => ({ tool: "bash", args: { command: `sleep 0.3; echo cached step ${i}` } }));
+  const marker = "cache-priced-budget-4410";
+  const r = await cli(world, ["delegate", "--json", "--max-cost", "2.5", `${marker} ${script(busy)}`]);
+  const [task] = summaryOf(r.json);
+  expect(task?.errorCode, r.stderr.slice(-800)).toBe("BUDGET_EXCEEDED");
+  const mine = world.server.requests.filter((q) => JSON.stringify(q.messages).includes(marker) && q.usage);
+  const cached = mine.reduce((n, q) => n + q.usage!.cached, 0);
+  // Every request carries ~1.4k prompt tokens: at the input price ($1,000/M) two would pass $2.5; at the cache
+  // price the child gets several more turns.
+  expect(mine[0].usage!.prompt).toBeGreaterThan(1250);
+  expect(mine.length, `requests: ${mine.length}`).toBeGreaterThan(3);
+  expect(task.usage.cacheRead).toBeGreaterThan(0);
+  expect(task.usage.cacheRead).toBeLessThanOrEqual(cached);
+  const billed = mine.reduce((d, q) => d + ((q.usage!.prompt - q.usage!.cached) * 1000 + q.usage!.cached * 100 + q.usage!.output * 2000) / 1e6, 0);
+  expect(task.usage.cost).toBeGreaterThanOrEqual(2.5);
+  expect(task.usage.cost).toBeLessThanOrEqual(billed + 1e-9);
+  world.server.billing.cache = false;
 }, 120_000);

@@ -4,12 +4,12 @@
 // cold cache, runs once (token counts are deterministic: no rounds needed), and is priced at a real model's
 // prices from pi's own model list. "No caching" prices the same requests with every prompt token uncached: the
 // server's answers do not depend on billing, so that is exactly what a run with caching off is billed.
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cacheText, commonPrefix } from "../src/scripted/prompt-cache.ts";
 import { messageText, script, type ModelServer, type ScriptStep } from "../src/scripted/model-server.ts";
 import { EXTENSION } from "../test/support/parent-pi.ts";
-import { benchWorld, EXAMPLE_EXT, PI_DIST, piCmd, table, type PiWorld } from "./lib.ts";
+import { benchWorld, BIN, EXAMPLE_EXT, PI_DIST, piCmd, table, type PiWorld } from "./lib.ts";
 
 type Req = ModelServer["requests"][number];
 export type Price = { model: string; input: number; output: number; cacheRead: number };
@@ -100,8 +100,20 @@ function bigContext(): string {
   return `Here is the project log you must keep in mind:\n${lines.join("\n")}\n\n`;
 }
 
+/** A fresh child whose questions someone can answer (a background run: `subagents answer`): its first request. */
+async function backgroundChild(world: PiWorld): Promise<Req | undefined> {
+  const marker = `asking-${Date.now()}`;
+  const run = (args: string[]) => Bun.spawn({ cmd: [BIN, ...args], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "ignore" });
+  const started = run(["delegate", "--background", "--json", `${marker} ${script([{ text: "ok" }])}`]);
+  const out = await new Response(started.stdout).text();
+  await started.exited;
+  const id = /"sessionId":"([^"]+)"/.exec(out)?.[1];
+  if (id) await run(["wait", id, "--json"]).exited;
+  return world.server.requests.find((r) => firstUser(r).startsWith(marker));
+}
+
 /** A child's work: one tool call and its answer (so a child has a second turn that can read its first). */
-const childWork = (label: string): string => `${label} ${script([{ tool: "bash", args: { command: `echo ${label}` } }])}`;
+const childWork = (label: string, last?: ScriptStep): string => `${label} ${script([{ tool: "bash", args: { command: `echo ${label}` } }, ...(last ? [last] : [])])}`;
 
 export async function cost(): Promise<string> {
   const price = piModelPrice("openai", "gpt-5");
@@ -119,7 +131,7 @@ export async function cost(): Promise<string> {
     const g = growthAt.map((i) => parentGrowth(run, i));
     growth.push([workload, who, g.map(tok).join(", "), tok(g.reduce((a, b) => a + b, 0) / g.length)]);
   };
-  let forkShare = "";
+  const shares: string[][] = [];
   let fixed = "";
   try {
     // 1. Eight fresh siblings, one delegation.
@@ -128,12 +140,25 @@ export async function cost(): Promise<string> {
     const exampleEight = await runParent(world, "example", [{ tool: "subagent", args: { tasks: eight.map((t) => ({ agent: "bench", task: childWork(t) })) } }, { text: "done" }]);
     add("8 fresh siblings", "pi's example", exampleEight, [0]);
 
-    // 2. Four forked children of a ~40k-token conversation (pi's example has no fork).
+    // 2. Four forked children of a ~40k-token conversation (pi's example has no fork), three ways: the default
+    // (the parent's tools and system prompt, a plain answer); with a structured result (the finalize tool, which
+    // only the child has, joins the tool list); and an agent that picks its tools (the child's own tools and
+    // system prompt, as every fork was before issue 35).
     const context = bigContext();
-    const forks = await runParent(world, "ours", [{ tool: "delegate_to_subagents", args: { tasks: [0, 1, 2, 3].map((i) => ({ name: `f${i}`, context: "fork", prompt: childWork(`forked ${i}`) })) } }, { text: "done" }], { context });
-    add("4 forks of a 40k-token conversation", "subagents", forks, [0]);
-    const shares = forks.children.filter((c) => c.messages?.at(-1)?.role === "user").map((c) => prefixShare(forks.parent[0], c));
-    forkShare = shares.length ? `${pct(Math.min(...shares))}–${pct(Math.max(...shares))}` : "n/a";
+    mkdirSync(join(world.agentDir, "agents"), { recursive: true });
+    writeFileSync(join(world.agentDir, "agents", "own-tools.md"), "---\nname: own-tools\ndescription: forks with its own tools\ntools: read, bash, edit, write\nsystemPromptMode: append\n---\nKeep it short.\n");
+    const structured: ScriptStep = { finalize: { status: "SUCCESS", data: { ok: true } } as never };
+    const variants: [string, Record<string, unknown>, ScriptStep?][] = [
+      ["4 forks of a 40k-token conversation", {}],
+      ["… with a structured result (outputSchema: + finalize tool)", { outputSchema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] } }, structured],
+      ["… with the child's own tools and system prompt (agent with `tools:`)", { profile: "own-tools" }],
+    ];
+    for (const [label, extra, last] of variants) {
+      const forks = await runParent(world, "ours", [{ tool: "delegate_to_subagents", args: { tasks: [0, 1, 2, 3].map((i) => ({ name: `f${i}`, context: "fork", prompt: childWork(`forked ${i}`, last), ...extra })) } }, { text: "done" }], { context });
+      add(label, "subagents", forks, [0]);
+      const s = forks.children.filter((c) => c.messages?.at(-1)?.role === "user").map((c) => prefixShare(forks.parent[0], c));
+      shares.push([label, s.length ? `${pct(Math.min(...s))}–${pct(Math.max(...s))}` : "n/a"]);
+    }
     // The same four tasks as fresh children that are told the context in their prompt (what a fork saves).
     const retold = await runParent(world, "ours", [{ tool: "delegate_to_subagents", args: { tasks: [0, 1, 2, 3].map((i) => ({ name: `r${i}`, prompt: `${context}${childWork(`retold ${i}`)}` })) } }, { text: "done" }], { context });
     add("4 fresh children re-told the 40k context", "subagents", retold, [0]);
@@ -147,10 +172,14 @@ export async function cost(): Promise<string> {
 
     // The fixed prompt of a fresh child (tools + system prompt), ours vs the example's, in the same pi.
     const oursChild = (await runParent(world, "ours", [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "t", prompt: "trivial" }] } }, { text: "done" }])).children[0];
+    const askingChild = await backgroundChild(world);
     const exampleChild = exampleEight.children[0];
+    const row = (label: string, r: Req | undefined): string[] =>
+      r ? [label, String(JSON.stringify(r.tools ?? []).length), String(systemText(r).length), String(fixedChars(r)), tok(fixedChars(r) / 4), `${(fixedChars(r) / fixedChars(exampleChild)).toFixed(2)}×`] : [label, "n/a", "", "", "", ""];
     fixed = table(["child of", "tools (chars)", "system prompt (chars)", "fixed total", "≈ tokens", "vs example"], [
-      ["subagents (`delegate_to_subagents`, default finalize)", String(JSON.stringify(oursChild?.tools ?? []).length), String(systemText(oursChild).length), String(fixedChars(oursChild)), tok(fixedChars(oursChild) / 4), `${(fixedChars(oursChild) / fixedChars(exampleChild)).toFixed(2)}×`],
-      ["pi's example (agent `bench`)", String(JSON.stringify(exampleChild?.tools ?? []).length), String(systemText(exampleChild).length), String(fixedChars(exampleChild)), tok(fixedChars(exampleChild) / 4), "1.00×"],
+      row("subagents, `delegate_to_subagents` in a parent without a UI (no one can answer: no `ask_parent`)", oursChild),
+      row("subagents, `delegate --background` (questions wait for `subagents answer`: with `ask_parent`)", askingChild),
+      row("pi's example (agent `bench`)", exampleChild),
     ]);
   } finally {
     await world.close();
@@ -165,7 +194,10 @@ export async function cost(): Promise<string> {
     "",
     table(["workload", "extension", "requests", "uncached input", "cache reads", "output", "cost", "cost without caching", "saved by caching", "of which children"], rows),
     "",
-    `A forked child's first request repeats ${forkShare} of its parent's delegating request as an identical prefix.`,
+    "How much of the parent's delegating request a forked child's first request repeats as an identical prefix",
+    "(what a provider can bill as a cache read):",
+    "",
+    table(["fork", "prefix repeated"], shares),
     "",
     "What the parent's own context grows by per delegation (the tool call and its result, in tokens; every later",
     "parent request carries it):",

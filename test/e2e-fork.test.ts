@@ -126,7 +126,8 @@ test("an agent with context: fork and a gate in its front matter, through the su
     runtime: "bun",
     steps: [
       { tool: "bash", args: { command: "echo AGENT-FORK-CONTEXT-3" } },
-      { tool: "subagent", args: { agent: "forker", task: `AGENT-FORKED-TASK ${script([{ finalize: { status: "SUCCESS", result: "agent forked ok" } }])}` } },
+      // Through `subagent` (finalize required) a cache-true fork still answers in plain text: no tool of its own.
+      { tool: "subagent", args: { agent: "forker", task: `AGENT-FORKED-TASK ${script([{ text: "agent forked ok" }])}` } },
       { text: "parent done" },
     ],
   });
@@ -136,4 +137,8 @@ test("an agent with context: fork and a gate in its front matter, through the su
   expect(res.details.gate).toEqual({ passed: true, attempts: 1 });
   expect(requestWith("AGENT-FORKED-TASK")).toContain("AGENT-FORK-CONTEXT-3");
   expect(toolTraffic("AGENT-FORKED-TASK").calls).toEqual(["bash"]);
+  // The agent's own prompt follows the task in the first message; the system prompt and tools are the parent's.
+  const first = world.server.requests.find((q) => messageText(q.messages!.at(-1)!).startsWith("AGENT-FORKED-TASK"))!;
+  expect(messageText(first.messages!.at(-1)!)).toContain("You continue the parent's work.");
+  expect((first.tools ?? []).map((t) => t.function?.name)).not.toContain("subagent_finalize");
 }, 90_000);

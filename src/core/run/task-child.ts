@@ -20,7 +20,7 @@ import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import { rpcArgv } from "./child/pool.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
-  const { engine, input, hooks, profile, id, runId, sessionFile, prompt, finalize, skills, iso, warnings, model } = task;
+  const { engine, input, hooks, profile, id, runId, sessionFile, prompt, skills, iso, warnings, model } = task;
   const { host, store, settings } = engine;
   const childCwd = task.cwd;
   // A call's gate comes from the scheduler; a lone task (`run`, `subagent`) gets its own.
@@ -30,6 +30,9 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   // pi 1.x MCP servers for this child (the agent's or settings' `mcp`, minus servers the owner found dead).
   const mcp = await childMcp(engine, profile, childCwd);
   const forkPrompt = task.runtime.name === "pi" ? cacheTrueFork({ fork: input.fork, resuming: !!task.resumeOf, cwd: childCwd, parent: engine.parentPrompt, profile }) : undefined;
+  // A cache-true fork answers in plain text: the finalize tool, which only the child has, would end the prefix it
+  // shares with its parent at the tool list (docs/BENCHMARKS.md measures it). A structured result still needs it.
+  const finalize = forkPrompt && task.finalize === "required" && !(input.outputSchema ?? profile?.outputSchema) ? "optional" : task.finalize;
   const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const foreign = task.runtime.name === "pi" ? null : foreignChild(task, childModel);

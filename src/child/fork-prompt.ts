@@ -28,7 +28,9 @@ function readParent(file: string): ParentPrompt | null {
 export function installForkPrompt(pi: Api): void {
   const file = process.env.PI_SUBAGENT_FORK_PROMPT;
   const parent = file ? readParent(file) : null;
-  if (!parent) return;
+  // A pi without these (older than the parent) sends its own tools; the parent's system prompt alone would then
+  // describe tools the child does not have, so it keeps its own prompt too.
+  if (!parent || typeof pi.getAllTools !== "function" || typeof pi.setActiveTools !== "function") return;
   let ready = false;
   // After every extension has registered its tools (session_start), so a real tool is never shadowed.
   const prepare = () => {

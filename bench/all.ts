@@ -7,6 +7,7 @@ import { cliLatency } from "./cli-latency.ts";
 import { childStart } from "./child-start.ts";
 import { fanout } from "./fanout.ts";
 import { promptFootprint } from "./prompt-footprint.ts";
+import { cost } from "./cost.ts";
 import { REPO, ROUNDS } from "./lib.ts";
 import { nudge } from "./nudge.ts";
 import { scale } from "./scale.ts";
@@ -15,7 +16,7 @@ import { stream } from "./stream.ts";
 import { updates } from "./updates.ts";
 
 const sections: string[] = [];
-for (const [name, run] of [["child start", childStart], ["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates], ["prompt footprint", promptFootprint], ["corrective messages", nudge]] as const) {
+for (const [name, run] of [["child start", childStart], ["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates], ["prompt footprint", promptFootprint], ["corrective messages", nudge], ["cost", cost]] as const) {
   process.stderr.write(`bench: ${name}…\n`);
   sections.push(await run());
 }

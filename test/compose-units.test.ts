@@ -29,7 +29,7 @@ test("queue: a diamond runs the join last, and a failure skips only what depends
   expect(q.take()).toBe("done");
 });
 
-test("fork: our tool traffic, our entries and unanswered calls are dropped; entries are re-linked", () => {
+test("fork: our mirror entries and unanswered calls are dropped, answered delegations kept; entries are re-linked", () => {
   const msg = (id: string, message: Record<string, unknown>): ForkEntry => ({ type: "message", id, parentId: null, message });
   const branch: ForkEntry[] = [
     msg("1", { role: "user", content: [{ type: "text", text: "hi" }] }),
@@ -40,11 +40,12 @@ test("fork: our tool traffic, our entries and unanswered calls are dropped; entr
     msg("6", { role: "assistant", content: [{ type: "text", text: "let me delegate" }, { type: "toolCall", id: "c3", name: "delegate_to_subagents" }, { type: "toolCall", id: "c4", name: "read" }], stopReason: "toolUse" }),
   ];
   const out = forkBranch(branch);
-  expect(out.map((e) => e.id)).toEqual(["1", "2", "3", "6"]);
-  expect(out.map((e) => e.parentId)).toEqual([null, "1", "2", "3"]);
-  expect((out[1].message as { content: { name: string }[] }).content.map((p) => p.name)).toEqual(["bash"]);
+  expect(out.map((e) => e.id)).toEqual(["1", "2", "3", "4", "6"]);
+  expect(out.map((e) => e.parentId)).toEqual([null, "1", "2", "3", "4"]);
+  // An earlier, answered delegation stays as the parent saw it (the copy must repeat the parent's prefix).
+  expect((out[1].message as { content: { name: string }[] }).content.map((p) => p.name)).toEqual(["bash", "delegate_to_subagents"]);
   // The delegating turn keeps its words, loses every call without a result, and reads as finished.
-  expect(out[3].message).toMatchObject({ content: [{ type: "text", text: "let me delegate" }], stopReason: "stop" });
+  expect(out[4].message).toMatchObject({ content: [{ type: "text", text: "let me delegate" }], stopReason: "stop" });
   expect(forkBranch([])).toEqual([]);
 });
 

@@ -108,6 +108,31 @@ const base = (over: Partial<InvocationInput> = {}): InvocationInput => ({
 });
 const profile = (over: Partial<Profile>): Profile => ({ name: "p", source: "user", systemPrompt: "You are p.", systemPromptMode: "replace", ...over });
 
+test("invocation: no ask_parent where nobody can answer; a cache-true fork takes its instructions in its first message", () => {
+  const headless = buildInvocation(base({ canAsk: false }));
+  expect(headless.argv.join(" ")).toContain("--tools read,bash,edit,write,subagent_finalize");
+  expect(headless.argv.join(" ")).not.toContain("ask_parent");
+  expect(headless.env.PI_SUBAGENT_ASK).toBe("0");
+  expect(buildInvocation(base()).env.PI_SUBAGENT_ASK).toBeUndefined();
+  const parent = { cwd: "/w", systemPrompt: "PARENT SYSTEM", tools: [{ name: "read", description: "r", parameters: {} }] };
+  // At max depth, optional finalize, an agent in replace mode: the parent's tools stay (no --tools/--exclude-tools),
+  // no finalize tool, no ask_parent, no system prompt of its own; the agent's prompt and the plain-answer
+  // instruction follow the task.
+  const fork = buildInvocation(base({ forkPrompt: parent, finalize: "optional", profile: profile({}), piVersion: "1.6.0" }));
+  expect(fork.argv).not.toContain("--tools");
+  expect(fork.argv).not.toContain("--exclude-tools");
+  expect(fork.argv).not.toContain("--system-prompt");
+  expect(fork.env).toMatchObject({ PI_SUBAGENT_FINALIZE: "off", PI_SUBAGENT_ASK: "0", PI_SUBAGENT_FORK_PROMPT: "/tmp/p.md.fork.json" });
+  expect(fork.env.PI_SUBAGENT_APPEND_PROMPT).toBeUndefined();
+  expect(fork.files).toEqual([{ path: "/tmp/p.md.fork.json", content: JSON.stringify(parent) }]);
+  expect(fork.taskNote).toStartWith("You are p.");
+  expect(fork.taskNote).toContain("plain text");
+  // A structured result keeps the finalize contract (and tool) in a fork.
+  const structured = buildInvocation(base({ forkPrompt: parent, finalize: "required" }));
+  expect(structured.env.PI_SUBAGENT_FINALIZE).toBe("required");
+  expect(structured.taskNote).toContain("subagent_finalize");
+});
+
 test("invocation: tools, model flags, prompt files, env, api key by env", () => {
   const plain = buildInvocation(base());
   // Our additions reach the child extension by file (appended after pi's own prompt), never by

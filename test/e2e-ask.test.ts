@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { script } from "../src/scripted/model-server.ts";
+import { messageText, script } from "../src/scripted/model-server.ts";
 import { CURRENT_PI_VERSION, BUN, cli, piCmd, piWorld, REPO, summaryOf, type PiWorld, until, taskWhy } from "./support/pi-env.ts";
 import { hasTmux, openPane } from "./support/tmux.ts";
 
@@ -46,22 +46,48 @@ test("the executable (its embedded pi as the child): the same question is forwar
   expect(summaryOf(r.json)[0].warnings).toEqual(['unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build']);
 }, 60_000);
 
-test("headless: ask_parent tells the child to decide itself; subagents.ask = deny records it the same way", async () => {
-  const steps = [{ tool: "ask_parent", args: { question: "Which design?", options: ["a", "b"] } }, { finalize: { status: "SUCCESS", result: "went with a" } }];
-  const r = await cli(world, ["delegate", `ask ${script(steps)}`, "--json"]);
-  expect(r.code).toBe(0);
-  const [task] = summaryOf(r.json);
-  expect(task.warnings).toEqual(['unanswered question (no one can answer now; the child got "decide yourself"): Which design? (a | b)']);
+/** The tool names of the first request whose newest user message starts with `marker`. */
+function toolsOfTask(marker: string): string[] {
+  const req = world.server.requests.find((q) => {
+    const last = (q.messages ?? []).filter((m) => m.role === "user").at(-1);
+    return last && messageText(last).startsWith(marker);
+  });
+  return (req?.tools ?? []).map((t) => t.function?.name ?? "");
+}
+
+test("ask_parent is offered only where someone can answer: not headless, not with subagents.ask = deny; a background run's child has it and gets the answer", async () => {
+  // Headless (--json): nobody can answer, so the child is not offered the tool (issue 35: every request would carry it).
+  const r = await cli(world, ["delegate", `ask-headless-1 ${script([{ text: "ok" }])}`, "--json"]);
+  expect(r.code, r.stderr).toBe(0);
+  expect(toolsOfTask("ask-headless-1")).not.toContain("ask_parent");
+  expect(toolsOfTask("ask-headless-1")).toContain("subagent_finalize");
   const settings = join(world.workDir, ".pi", "settings.json");
   mkdirSync(join(world.workDir, ".pi"), { recursive: true });
   writeFileSync(settings, JSON.stringify({ subagents: { ask: "deny" } }));
   try {
-    const d = await cli(world, ["delegate", `ask ${script(steps)}`, "--json"]);
-    expect(summaryOf(d.json)[0].warnings).toEqual(['unanswered question (questions are turned off (subagents.ask = deny); the child got "decide yourself"): Which design? (a | b)']);
+    const d = await cli(world, ["delegate", "--background", "--json", `ask-denied-2 ${script([{ text: "ok" }])}`]);
+    const id = d.json.find((e) => e.type === "task_background")!.sessionId as string;
+    await cli(world, ["wait", id, "--json"]);
+    expect(toolsOfTask("ask-denied-2")).not.toContain("ask_parent");
   } finally {
     rmSync(settings, { force: true });
   }
-}, 60_000);
+  // A background run's questions wait for `subagents answer`: its child has the tool, and the answer reaches it.
+  const steps = [{ tool: "ask_parent", args: { question: "Which design?", options: ["a", "b"] } }, { finalize: { status: "SUCCESS", result: "went with b" } }];
+  const b = await cli(world, ["delegate", "--background", "--json", `ask-bg-3 ${script(steps)}`]);
+  const id = b.json.find((e) => e.type === "task_background")!.sessionId as string;
+  let answered = false;
+  for (let i = 0; i < 150 && !answered; i++) {
+    answered = (await cli(world, ["answer", id, "b"])).code === 0;
+    if (!answered) await Bun.sleep(200);
+  }
+  expect(answered, "the background child's ask_parent question never became answerable").toBe(true);
+  const w = await cli(world, ["wait", id, "--json"]);
+  expect(w.json.at(-1)!.tasks[0]).toMatchObject({ status: "completed" });
+  expect(toolsOfTask("ask-bg-3")).toContain("ask_parent");
+  const toolResults = world.server.requests.flatMap((q) => (q.messages ?? []).filter((m) => m.role === "tool").map(messageText));
+  expect(toolResults).toContain("Answer: b");
+}, 120_000);
 
 test.skipIf(!hasTmux)("the CLI on a terminal: the live frame pauses, the question is asked there, and 'y' reaches the child", async () => {
   const log = join(world.root, "ask-tty.log");

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script } from "../src/scripted/model-server.ts";
+import { cacheText, commonPrefix } from "../src/scripted/prompt-cache.ts";
+import { FORK_ANSWER_INSTRUCTION } from "../src/core/run/child/finalize-contract.ts";
 import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
@@ -35,7 +37,9 @@ function toolTraffic(marker: string): { calls: string[]; results: string[] } {
   return { calls, results };
 }
 
-test("context: fork — the child sees the parent's conversation, minus delegation traffic and the delegating call", async () => {
+test("context: fork — the child sees the parent's conversation minus the delegating call, and repeats the parent's request as a cached prefix", async () => {
+  world.server.billing.cache = true;
+  const from = world.server.requests.length;
   const r = await runParentPi(world, {
     runtime: "bun",
     steps: [
@@ -43,7 +47,8 @@ test("context: fork — the child sees the parent's conversation, minus delegati
       { tool: "delegate_to_subagents", args: { tasks: [{ name: "plain", prompt: "FRESH-TASK-5 answer please" }] } },
       {
         tool: "delegate_to_subagents",
-        args: { tasks: [{ name: "forked", context: "fork", prompt: `FORKED-TASK-9 ${script([{ finalize: { status: "SUCCESS", result: "forked ok" } }])}` }] },
+        // A forked child answers in plain text; the parent's delegation tools are stand-ins that refuse.
+        args: { tasks: [{ name: "forked", context: "fork", prompt: `FORKED-TASK-9 ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "n", prompt: "nested" }] } }, { text: "forked ok" }])}` }] },
       },
       { text: "parent done" },
     ],
@@ -52,15 +57,35 @@ test("context: fork — the child sees the parent's conversation, minus delegati
   const forked = r.results[2];
   expect(forked.isError, forked.text).toBe(false);
   expect(forked.text).toMatch(/^✓ forked: completed/);
+  expect(forked.text).toContain("forked ok");
   const seen = requestWith("FORKED-TASK-9")!;
   expect(seen).toBeDefined();
   expect(seen).toContain("PARENT-CONTEXT-77"); // the parent's own tool work
   expect(seen).toContain("parent task"); // the user's message to the parent
   const traffic = toolTraffic("FORKED-TASK-9");
-  expect(traffic.calls).toEqual(["bash"]); // our tool calls are left out, and the delegating call …
-  expect(traffic.results.join("\n")).not.toContain("FRESH-TASK-5"); // … and their results
+  // The earlier delegation stays as the parent saw it; the delegating call (no result yet) is cut.
+  expect(traffic.calls).toEqual(["bash", "delegate_to_subagents"]);
+  expect(traffic.results.join("\n")).toContain("plain");
   // A fresh task sees none of it (the default).
   expect(requestWith("FRESH-TASK-5")).not.toContain("PARENT-CONTEXT-77");
+
+  // Cache-true: the child sends the parent's tools and system prompt, and its first request begins with the
+  // parent's whole delegating request; the server bills that part as a cache read.
+  const mine = world.server.requests.slice(from);
+  const parentReqs = mine.filter((q) => (q.messages ?? []).filter((m) => m.role === "user").length === 1 && messageText((q.messages ?? []).find((m) => m.role === "user")!).startsWith("parent task"));
+  const delegating = parentReqs[2];
+  const child = mine.find((q) => messageText(q.messages!.at(-1)!).startsWith("FORKED-TASK-9"))!;
+  const names = (q: typeof child) => (q.tools ?? []).map((t) => t.function?.name);
+  expect(names(child)).toEqual(names(delegating));
+  expect(messageText(child.messages![0])).toBe(messageText(delegating.messages![0]));
+  const shared = commonPrefix(cacheText(delegating), cacheText(child)) / cacheText(delegating).length;
+  expect(shared).toBeGreaterThanOrEqual(0.9);
+  expect(child.usage!.cached).toBeGreaterThanOrEqual(delegating.usage!.prompt * 0.9);
+  const refused = mine.find((q) => messageText(q.messages!.at(-1)!).includes("not available to a forked sub-agent"));
+  expect(refused, "the stand-in delegation tool should refuse").toBeDefined();
+  // Its own instructions follow its task in its first message.
+  expect(messageText(child.messages!.at(-1)!)).toContain(FORK_ANSWER_INSTRUCTION);
+  world.server.billing.cache = false;
 }, 120_000);
 
 test("CLI --fork SESSION_FILE forks from a pi session; context fork without --fork is refused before anything starts", async () => {
@@ -101,7 +126,8 @@ test("an agent with context: fork and a gate in its front matter, through the su
     runtime: "bun",
     steps: [
       { tool: "bash", args: { command: "echo AGENT-FORK-CONTEXT-3" } },
-      { tool: "subagent", args: { agent: "forker", task: `AGENT-FORKED-TASK ${script([{ finalize: { status: "SUCCESS", result: "agent forked ok" } }])}` } },
+      // Through `subagent` (finalize required) a cache-true fork still answers in plain text: no tool of its own.
+      { tool: "subagent", args: { agent: "forker", task: `AGENT-FORKED-TASK ${script([{ text: "agent forked ok" }])}` } },
       { text: "parent done" },
     ],
   });
@@ -111,4 +137,8 @@ test("an agent with context: fork and a gate in its front matter, through the su
   expect(res.details.gate).toEqual({ passed: true, attempts: 1 });
   expect(requestWith("AGENT-FORKED-TASK")).toContain("AGENT-FORK-CONTEXT-3");
   expect(toolTraffic("AGENT-FORKED-TASK").calls).toEqual(["bash"]);
+  // The agent's own prompt follows the task in the first message; the system prompt and tools are the parent's.
+  const first = world.server.requests.find((q) => messageText(q.messages!.at(-1)!).startsWith("AGENT-FORKED-TASK"))!;
+  expect(messageText(first.messages!.at(-1)!)).toContain("You continue the parent's work.");
+  expect((first.tools ?? []).map((t) => t.function?.name)).not.toContain("subagent_finalize");
 }, 90_000);

@@ -52,7 +52,7 @@ test("a Codex TOML agent runs on pi: developer_instructions as the system prompt
   expect(r.code).toBe(0);
   const req = requestsWith("trace-9031")[0];
   expect(systemOf(req)).toContain("TOML-PROMPT-5150");
-  expect(toolsOf(req)).toEqual(["ask_parent", "find", "grep", "ls", "read", "subagent_finalize"]);
+  expect(toolsOf(req)).toEqual(["find", "grep", "ls", "read", "subagent_finalize"]);
   expect(JSON.stringify(r.json)).toContain('"output":"mapped"');
 }, 60_000);
 
@@ -82,7 +82,7 @@ test("a read-only memory agent reads its notes and gets no tool to change them",
   expect(systemOf(req)).toContain("MEMO-7720: answers go in French");
   expect(systemOf(req)).toContain("read-only for you");
   expect(systemOf(req)).not.toContain("Keep it short and current");
-  expect(toolsOf(req)).toEqual(["ask_parent", "find", "grep", "ls", "read", "subagent_finalize"]);
+  expect(toolsOf(req)).toEqual(["find", "grep", "ls", "read", "subagent_finalize"]);
 }, 60_000);
 
 test("profiles shows each agent's harness, file and memory file", async () => {

@@ -68,7 +68,7 @@ test("mcp: false starts no server; a read-only agent neither; mcp: [fx] keeps fx
   expect(starts()).toBe(0);
   expect(toolNames("none-4421")).not.toContain("mcp__fx__echo");
   // Read-only keeps the spec's contract: no write/edit, and no codemode or MCP tools that could write.
-  expect(toolNames("ro-4422").sort()).toEqual(["ask_parent", "find", "grep", "ls", "read", "subagent_finalize"]);
+  expect(toolNames("ro-4422").sort()).toEqual(["find", "grep", "ls", "read", "subagent_finalize"]);
 
   setServers({ fx: { exposure: "direct" }, other: { exposure: "direct" } });
   const c = await cli(world, ["run", "onlyfx", `only-4423 ${script([{ text: "ok" }])}`, "--json"]);
@@ -79,7 +79,7 @@ test("mcp: false starts no server; a read-only agent neither; mcp: [fx] keeps fx
 
   const d = await cli(world, ["run", "echoer", `allow-4424 ${script([{ tool: "mcp__fx__echo", args: { text: "allowed" } }, { text: "ok" }])}`, "--json"]);
   expect(d.code).toBe(0);
-  expect(toolNames("allow-4424").sort()).toEqual(["ask_parent", "mcp__fx__echo", "read", "subagent_finalize"]);
+  expect(toolNames("allow-4424").sort()).toEqual(["mcp__fx__echo", "read", "subagent_finalize"]);
   expect(calls()).toContain('call echo {"text":"allowed"}');
 }, 90_000);
 

@@ -91,18 +91,16 @@ export function installAsk(pi: Api, asker: ChildAsker, emit: (ev: ChildEvent) =>
   pi.on("session_start", (_e, ctx) => {
     if (ctx && (!ctx.hasUI || process.env.PI_SUBAGENT_RPC === "1")) forwardDialogs(ctx.ui, asker, emit);
   });
+  // Offered only when someone can answer (the owner sets PI_SUBAGENT_ASK=0 otherwise): every request of the child
+  // carries the definition, and a tool that can only say "no one can answer" is not worth that.
+  if (process.env.PI_SUBAGENT_ASK === "0") return;
   pi.registerTool({
     name: "ask_parent",
     label: "Ask parent",
-    description:
-      "Ask the agent or person who delegated this task a question you cannot answer yourself (a decision, a missing fact, a permission). " +
-      "Blocks until answered. If nobody can answer, you are told so: then decide yourself and state your assumption in your result.",
+    description: "Ask whoever delegated this task a question you cannot answer yourself (a decision, a missing fact). Waits for the answer.",
     parameters: {
       type: "object",
-      properties: {
-        question: { type: "string", description: "The question, self-contained" },
-        options: { type: "array", items: { type: "string" }, description: "Choices to offer, if any" },
-      },
+      properties: { question: { type: "string" }, options: { type: "array", items: { type: "string" } } },
       required: ["question"],
       additionalProperties: false,
     },

@@ -15,6 +15,7 @@ import { gateFromEnv, gatePlainEndings } from "./gate.ts";
 import { finalizeParameters, withData } from "./finalize-data.ts";
 import { createAsker, installAsk } from "./ask.ts";
 import { guardModel } from "./model-guard.ts";
+import { installForkPrompt } from "./fork-prompt.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 import { keeps, MARK_ENV, sessionMark, within } from "../core/run/child/marks.ts";
 import { markedProcesses } from "../host/proc-marks.ts";
@@ -28,6 +29,8 @@ const DELTA_FLUSH_BYTES = 8192;
 type Api = {
   on(event: string, handler: (event: any, ctx: any) => unknown): void;
   registerTool(def: Record<string, unknown>): void;
+  getAllTools(): { name: string }[];
+  setActiveTools(names: string[]): void;
   /** pi ≥ 0.73: with deliverAs "followUp" the message is taken up before the agent loop would end. */
   sendUserMessage(content: string, options?: { deliverAs?: "steer" | "followUp" }): void;
 };
@@ -175,6 +178,8 @@ export default function childExtension(pi: Api): void {
     // gone already: nothing to add
   }
   if (appended.trim()) pi.on("before_agent_start", (e) => ({ systemPrompt: `${e?.systemPrompt ?? ""}\n\n${appended}` }));
+  // A cache-true fork sends its parent's tools and system prompt instead (fork-prompt.ts).
+  installForkPrompt(pi);
   // pi ≥ 0.8x skips a folder's .pi settings/extensions/skills in -p mode unless trusted: carry the parent's decision.
   const trust = process.env.PI_SUBAGENT_PROJECT_TRUST;
   if (trust === "yes" || trust === "no") pi.on("project_trust", () => ({ trusted: trust }));
@@ -239,17 +244,11 @@ export default function childExtension(pi: Api): void {
   pi.registerTool({
     name: "subagent_finalize",
     label: "Finalize",
-    description:
-      "Report your final result to the agent that delegated this task. Call it exactly once, as your last action. " +
-      'status "SUCCESS" needs a non-empty `result` (your complete answer); status "ERROR" needs a non-empty `error` ' +
-      "(what went wrong) and may carry partial findings in `result`.",
+    // Every request of the child carries this definition: the fewest words that still say how to call it.
+    description: "Return your result to the agent that delegated this task, as your last call. SUCCESS needs `result` (your full answer); ERROR needs `error`.",
     parameters: finalizeParameters({
       type: "object",
-      properties: {
-        status: { type: "string", enum: ["SUCCESS", "ERROR"], description: "SUCCESS or ERROR" },
-        result: { type: "string", description: "The final answer (required for SUCCESS; partial findings for ERROR)" },
-        error: { type: "string", description: "What went wrong (required for ERROR)" },
-      },
+      properties: { status: { type: "string", enum: ["SUCCESS", "ERROR"] }, result: { type: "string" }, error: { type: "string" } },
       required: ["status"],
       additionalProperties: false,
     }),

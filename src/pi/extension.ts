@@ -19,7 +19,7 @@ const SHUTDOWN_GRACE_MS = 7000;
 // Types only (erased from the bundle): checked against current pi; pi 0.73.1's API is a subset we stay within.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
-type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "sendMessage">;
+type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "getAllTools" | "sendMessage">;
 
 type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
 
@@ -61,7 +61,16 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // A background task's end reaches the model the way pi delivers messages: a new turn when idle, at the next
   // turn boundary (steer) when it is busy.
   const notify = (text: string) => pi.sendMessage({ customType: "subagents-done", content: text, display: true }, { triggerTurn: true, deliverAs: "steer" });
-  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools, notify);
+  const toolDefs = () => {
+    const names = activeTools();
+    if (!names) return undefined;
+    const all = new Map(pi.getAllTools().map((t) => [t.name, t]));
+    return names.flatMap((n) => {
+      const t = all.get(n);
+      return t ? [{ name: t.name, description: t.description ?? "", parameters: t.parameters }] : [];
+    });
+  };
+  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools, notify, toolDefs);
   const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
   // Our tools take plain JSON Schema (TypeBox symbols stripped, so pi's coercion works under both runtimes), not
   // pi's TypeBox generics: the one cast at the boundary.

@@ -9,6 +9,7 @@ import { dialogAsker, type DialogUI } from "./dialog-ask.ts";
 import type { AskRequest } from "../core/run/child/ask.ts";
 import type { CapRefusal } from "../core/session-caps.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
+import type { ParentPrompt } from "../core/run/task-shared.ts";
 import { SessionGuards, type StatusUi } from "./session-guard.ts";
 
 export type ToolContext = {
@@ -20,7 +21,12 @@ export type ToolContext = {
   isProjectTrusted?(): boolean;
   /** The parent's current model: what an agent file's `model: inherit` means. */
   model?: { provider?: string; id?: string };
+  /** pi's system prompt for this run: what a cache-true fork repeats (core/run/fork.ts). */
+  getSystemPrompt?(): string;
 };
+
+/** The parent pi's active tools' definitions, in order (pi.getAllTools filtered by pi.getActiveTools). */
+export type ToolDefs = () => ParentPrompt["tools"] | undefined;
 
 export type CallEnv = {
   engine(): Promise<Engine>;
@@ -46,6 +52,17 @@ export type CallEnv = {
 
 export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime>; guards: SessionGuards };
 
+/** What the parent sent with this call's request, for forked children to repeat; undefined when pi cannot say. */
+function parentPrompt(ctx: ToolContext, toolDefs: ToolDefs | undefined): ParentPrompt | undefined {
+  try {
+    const systemPrompt = ctx.getSystemPrompt?.();
+    const tools = toolDefs?.();
+    return typeof systemPrompt === "string" && tools ? { cwd: ctx.cwd, systemPrompt, tools } : undefined;
+  } catch {
+    return undefined; // an older pi or a stale context: forks then get a child's own prompt
+  }
+}
+
 /** Spec 000: persistence is best effort and never breaks delegation. */
 function safely(fn: () => void): void {
   try {
@@ -59,7 +76,7 @@ function safely(fn: () => void): void {
  * `activeTools` reads the parent pi's active tools at call time: a profile's deny list subtracts from them
  * (spec 001), so a parent limited to read-only tools never hands a child write tools.
  */
-export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void): ToolEnv {
+export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void, toolDefs?: ToolDefs): ToolEnv {
   /** Project profiles the user already allowed in this pi session (by file path). */
   const allowed = new Set<string>();
   let store: SessionStore | undefined;
@@ -84,6 +101,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         if (typeof ctx.isProjectTrusted === "function") engine.projectTrust = { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() };
         if (ctx.model?.id) engine.parentModel = ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id;
         engine.parentTools = activeTools?.();
+        engine.parentPrompt = parentPrompt(ctx, toolDefs);
         engine.profileProblems = diagnostics;
         cached = { engine, profiles };
         return cached;

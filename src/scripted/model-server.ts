@@ -15,10 +15,14 @@
 //   {"status": 503, "times": 1, "then": {...}}       fail this turn once (retries resend it), then answer `then`
 // Server-wide faults (`server.faults`, set by a test): a 429 with Retry-After for every request during a window
 // after the first one that sees it, and a fixed HTTP error for every request to a named model.
+// Prompt caching (`server.billing.cache`, off unless a test or bench turns it on): usage then reports the longest
+// prefix a request repeats of the requests kept in the last minutes as `prompt_tokens_details.cached_tokens`, the
+// way OpenAI-compatible providers do (prompt-cache.ts); pi counts it as cacheRead and prices it so.
 // In arguments, {{lastSessionId}} stands for the last 16-hex id in the latest tool result.
 // Past the last step, or with no script at all: call subagent_finalize if the request offers it,
 // else answer with text. The default answer echoes the start of the prompt, so outputs differ per task.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { cacheText, CHARS_PER_TOKEN, createPromptCache, type PromptCache, type PromptCacheOptions } from "./prompt-cache.ts";
 
 export type ScriptStep = {
   text?: string;
@@ -47,7 +51,11 @@ type ChatRequest = {
   receivedAt?: number;
   /** The HTTP status it was answered with (200 for a stream). */
   status?: number;
+  /** What it was billed (answered requests only): prompt tokens, the part of them read from the cache, output. */
+  usage?: Usage;
 };
+
+export type Usage = { prompt: number; cached: number; output: number };
 
 export type ServerFaults = {
   /** Every request answers 429 (with `Retry-After: retryAfterSec`) until `forMs` after the first one that saw this. */
@@ -62,8 +70,14 @@ export type ModelServer = {
   /** Every request body received, in order. */
   requests: ChatRequest[];
   faults: ServerFaults;
+  /** `cache`: bill repeated prefixes as cache reads (a test or bench may switch it at any time). */
+  billing: { cache: boolean };
+  /** The kept prefixes (cleared by a test that wants a cold cache). */
+  promptCache: PromptCache;
   close(): Promise<void>;
 };
+
+export type ModelServerOptions = { cache?: boolean } & PromptCacheOptions;
 
 const SCRIPT_START = "[[script:";
 const SCRIPT_RE = /\[\[script:\[[\s\S]*?\]\]\]/g;
@@ -167,7 +181,13 @@ function faultFor(faults: ServerFaults, body: ChatRequest, now: number): (Script
   return now - rl.since < rl.forMs ? { status: 429, message: "Rate limit reached for requests", retryAfterSec: rl.retryAfterSec } : null;
 }
 
-async function answer(res: ServerResponse, step: ScriptStep & { retryAfterSec?: number }, promptChars: number): Promise<void> {
+/** Tokens billed for a request: prompt from the body's size, cached from the repeated prefix (never more than the prompt). */
+export function usageOf(promptChars: number, cachedChars: number, step: ScriptStep): Usage {
+  const prompt = Math.ceil(promptChars / CHARS_PER_TOKEN);
+  return { prompt, cached: Math.min(prompt, Math.floor(cachedChars / CHARS_PER_TOKEN)), output: Math.ceil((step.text?.length ?? 20) / CHARS_PER_TOKEN) };
+}
+
+async function answer(res: ServerResponse, step: ScriptStep & { retryAfterSec?: number }, billed: () => Usage): Promise<void> {
   if (step.delayMs) await new Promise((r) => setTimeout(r, step.delayMs));
   if (step.status && step.status >= 400) {
     res.writeHead(step.status, { "content-type": "application/json", ...(step.retryAfterSec !== undefined ? { "retry-after": String(step.retryAfterSec) } : {}) });
@@ -209,7 +229,8 @@ async function answer(res: ServerResponse, step: ScriptStep & { retryAfterSec?: 
       }),
     );
   });
-  const usage = { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: Math.ceil((step.text?.length ?? 20) / 4), total_tokens: 0 };
+  const u = billed();
+  const usage = { prompt_tokens: u.prompt, completion_tokens: u.output, total_tokens: u.prompt + u.output, ...(u.cached ? { prompt_tokens_details: { cached_tokens: u.cached } } : {}) };
   res.write(chunk(id, {}, calls.length ? "tool_calls" : "stop", usage));
   res.end("data: [DONE]\n\n");
 }
@@ -220,9 +241,11 @@ export async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(parts).toString("utf8");
 }
 
-export async function startModelServer(port = 0): Promise<ModelServer> {
+export async function startModelServer(port = 0, opts: ModelServerOptions = {}): Promise<ModelServer> {
   const requests: ChatRequest[] = [];
   const faults: ServerFaults = {};
+  const billing = { cache: opts.cache ?? false };
+  const promptCache = createPromptCache(opts);
   const served = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -243,11 +266,13 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
       requests.push(body);
       const step = faultFor(faults, body, Date.now()) ?? chooseStep(body, served);
       body.status = step.status && step.status >= 400 ? step.status : 200;
-      await answer(res, step, raw.length);
+      // Billed when the answer starts, like a provider: a request answered with an error is neither billed nor kept.
+      const billed = () => (body.usage = usageOf(raw.length, billing.cache ? promptCache.read(cacheText(body)) : 0, step));
+      await answer(res, step, billed);
     })().catch(() => res.destroy());
   });
   const listening = await listenLocal(server, port);
-  return { ...listening, baseUrl: `http://127.0.0.1:${listening.port}/v1`, requests, faults };
+  return { ...listening, baseUrl: `http://127.0.0.1:${listening.port}/v1`, requests, faults, billing, promptCache };
 }
 
 /** Starts `server` on 127.0.0.1 (port 0: any free one); `close` also ends open keep-alive connections. */

@@ -141,15 +141,15 @@ export async function endMarkedProcesses(root: string): Promise<number[]> {
 export const afterClose = <T>(): Promise<T> => new Promise<T>(() => {});
 
 /** Replaces the scripted provider's model list (ids, and prices in USD per million tokens where a test needs spend). */
-export function setModels(world: PiWorld, models: { id: string; cost?: { input: number; output: number } }[]): void {
+export function setModels(world: PiWorld, models: { id: string; cost?: { input: number; output: number; cacheRead?: number } }[]): void {
   const file = join(world.agentDir, "models.json");
   const config = JSON.parse(readFileSync(file, "utf8"));
-  config.providers.fake.models = models.map((m) => (m.cost ? { ...m, cost: { ...m.cost, cacheRead: 0, cacheWrite: 0 } } : m));
+  config.providers.fake.models = models.map((m) => (m.cost ? { ...m, cost: { cacheRead: 0, ...m.cost, cacheWrite: 0 } } : m));
   writeFileSync(file, JSON.stringify(config));
 }
 
 /** Prices the scripted model, so every child turn costs something: caps and totals show it. */
-export const priceModel = (world: PiWorld, cost: { input: number; output: number }) => setModels(world, [{ id: "fake-model", cost }]);
+export const priceModel = (world: PiWorld, cost: { input: number; output: number; cacheRead?: number }) => setModels(world, [{ id: "fake-model", cost }]);
 
 /** The tasks of a `--json` run's last line, which is always the summary. */
 export function summaryOf(json: Record<string, any>[]): Record<string, any>[] {

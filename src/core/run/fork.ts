@@ -1,35 +1,36 @@
 // Forked context (DESIGN §9): a child that starts from a copy of the parent pi session's conversation up to the
 // delegating call, so it knows what the parent knows without a re-told prompt. We write the copy ourselves as
-// the child's session file (pi then continues it, like a resume) instead of pi's `--fork`: that way our own
-// delegation traffic is left out (the sub-agent tools' calls and results, our mirror entries), the delegating
-// call itself is cut, and every pi version we run (0.73–1.x, all session format 3) does the same.
+// the child's session file (pi then continues it, like a resume) instead of pi's `--fork`: that way our mirror
+// entries are left out, the delegating call itself (and any call beside it, still without a result) is cut, and
+// every pi version we run (0.73–1.x, all session format 3) does the same. Earlier delegations stay, calls and
+// results, as the parent saw them: the copy must repeat the parent's conversation byte for byte to be a cache
+// read (a provider's prefix cache ends at the first difference), and what earlier sub-agents found is context too.
 
 import type { Host } from "../host.ts";
 import { findProfile, type Profile } from "../profiles/profile.ts";
-import type { ForkEntry, TaskInput } from "./task-shared.ts";
+import type { ForkEntry, ParentPrompt, TaskInput } from "./task-shared.ts";
 
 export type { ForkEntry };
 import type { TaskContext } from "./task-context.ts";
 
 /** A pi session entry (format 3): a tree by id/parentId; the conversation is the branch from root to leaf. */
 
-/** Our tools and our mirror entries (pi/persist.ts): what the child must not see of the parent's conversation. */
-const OUR_TOOLS = new Set(["delegate_to_subagents", "subagent", "get_subagent_output", "get_subagent_session", "list_subagent_profiles"]);
+/** Our mirror entries (pi/persist.ts): bookkeeping the model never saw. */
 const OUR_ENTRY = "pi-subagents";
 
 type Part = { type?: string; id?: string; name?: string };
 type Msg = { role?: string; content?: unknown; toolCallId?: string; toolName?: string; stopReason?: string };
 
 /**
- * The parent's branch, cleaned: our tool calls and their results dropped, tool calls that never got a result
- * (the delegating call, and calls made beside it) dropped, entries re-linked in order. Returns [] when there
+ * The parent's branch, cleaned: our mirror entries dropped, tool calls that never got a result (the delegating
+ * call, and calls made beside it) dropped, entries re-linked in order. Returns [] when there
  * is no conversation to fork.
  */
 export function forkBranch(branch: ForkEntry[]): ForkEntry[] {
   const results = new Set<string>();
   for (const e of branch) {
     const m = e.message as Msg | undefined;
-    if (e.type === "message" && m?.role === "toolResult" && m.toolCallId && !OUR_TOOLS.has(m.toolName ?? "")) results.add(m.toolCallId);
+    if (e.type === "message" && m?.role === "toolResult" && m.toolCallId) results.add(m.toolCallId);
   }
   const kept: ForkEntry[] = [];
   for (const e of branch) {
@@ -90,6 +91,22 @@ export function branchOfFile(text: string): ForkEntry[] {
   const out: ForkEntry[] = [];
   for (let e = leaf; e; e = e.parentId ? byId.get(e.parentId) : undefined) out.push(e);
   return out.reverse();
+}
+
+/**
+ * What the parent pi sent with its delegating request, as its extension sees it at call time: its system prompt
+ * and its active tools' definitions, in order. A forked child that sends the same (child/fork-prompt.ts) repeats
+ * the parent's whole request as a prefix — providers bill that as a cache read (tools → system → messages).
+ */
+export type { ParentPrompt };
+
+/** The parent prompt a forked task's child repeats, or undefined: a fresh or resumed task, a child in another
+ *  folder (the prompt names the folder), an agent that picks its own tools (the tool list would differ anyway). */
+export function cacheTrueFork(o: { fork?: ForkEntry[]; resuming: boolean; cwd: string; parent?: ParentPrompt; profile: Profile | null }): ParentPrompt | undefined {
+  const p = o.profile;
+  if (!o.fork?.length || o.resuming || !o.parent?.systemPrompt || o.parent.cwd !== o.cwd) return undefined;
+  if (p?.tools || p?.noTools || p?.excludeTools?.length) return undefined;
+  return o.parent;
 }
 
 export const FORK_NEEDS_SESSION = 'context "fork" needs a parent pi session to copy';

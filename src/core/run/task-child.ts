@@ -5,7 +5,8 @@ import { credentialsError } from "../credentials.ts";
 import type { RunResult } from "../types.ts";
 import { runCheckpoints } from "./child/checkpoint.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
-import { buildInvocation } from "./launch/invocation.ts";
+import { buildInvocation, type Invocation } from "./launch/invocation.ts";
+import { cacheTrueFork } from "./fork.ts";
 import { rateGateFor } from "./child/rate-gate.ts";
 import { runChild } from "./child/runner.ts";
 import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from "./task-shared.ts";
@@ -21,7 +22,7 @@ import { rpcArgv } from "./child/pool.ts";
 import { guardWarnings } from "./runners/guard-report.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
-  const { engine, input, hooks, profile, id, runId, sessionFile, prompt, finalize, skills, iso, warnings, model } = task;
+  const { engine, input, hooks, profile, id, runId, sessionFile, prompt, skills, iso, warnings, model } = task;
   const { host, store, settings } = engine;
   const childCwd = task.cwd;
   // A call's gate comes from the scheduler; a lone task (`run`, `subagent`) gets its own.
@@ -30,11 +31,15 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   let result: RunResult;
   // pi 1.x MCP servers for this child (the agent's or settings' `mcp`, minus servers the owner found dead).
   const mcp = await childMcp(engine, profile, childCwd);
+  const forkPrompt = task.runtime.name === "pi" ? cacheTrueFork({ fork: input.fork, resuming: !!task.resumeOf, cwd: childCwd, parent: engine.parentPrompt, profile }) : undefined;
+  // A cache-true fork answers in plain text: the finalize tool, which only the child has, would end the prefix it
+  // shares with its parent at the tool list (docs/BENCHMARKS.md measures it). A structured result still needs it.
+  const finalize = forkPrompt && task.finalize === "required" && !(input.outputSchema ?? profile?.outputSchema) ? "optional" : task.finalize;
   const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const foreign = task.runtime.name === "pi" ? null : foreignChild(task, childModel);
     if (typeof foreign === "string") return failedResult(foreign, "RUNTIME_MISSING");
-    const inv = foreign ?? buildInvocation({
+    const inv: Invocation = foreign ?? buildInvocation({
       piCommand: engine.piCommand,
       childExtension: engine.childExtension,
       profile,
@@ -53,6 +58,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       baseEnv: { ...host.env, ...engine.piEnv },
       piVersion: engine.piVersion,
       defaultModel: expectedDefaultModel(engine, childCwd),
+      canAsk: settings.ask !== "deny" && !!hooks.ask,
+      forkPrompt,
       ...mcp,
     });
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
@@ -69,7 +76,8 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         env: placed.env,
         sessionFile,
         cwd: childCwd,
-        prompt: foreign ? foreign.stdin : stdin,
+        // A cache-true fork's own instructions follow its task (its system prompt is the parent's).
+        prompt: foreign ? foreign.stdin : inv.taskNote && stdin === prompt ? `${stdin}\n\n${inv.taskNote}` : stdin,
         transport: foreign ? "json" : task.transport,
         parser: foreign?.parser,
         // Some CLIs leave their workers running when only the main process is told to stop.
@@ -92,7 +100,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         },
         onControl: hooks.onControl,
         gate: resolveGate(input, profile),
-        reuse: reusable(task, !!foreign, placed) ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) } : undefined,
+        reuse: reusable(task, !!foreign, placed) && !forkPrompt ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) } : undefined,
         ask: { asker: hooks.ask, mode: settings.ask, timeoutSec: settings.askTimeout, sessionId: id, label: input.name ?? task.agent },
         sessionId: id,
         keepProcesses: keepsProcesses(task),

@@ -24,6 +24,8 @@ import type { McpServer } from "./launch/mcp-config.ts";
 import type { RunnerName } from "./runners/types.ts";
 import type { RuntimeName } from "../runtime-names.ts";
 import type { Asker, AskRequest } from "./child/ask.ts";
+import type { ParentPrompt } from "./launch/parent-prompt.ts";
+export type { ParentPrompt };
 
 /** One entry of a pi session file (its branch is what a forked child starts from: fork.ts). */
 export type ForkEntry = { type: string; id: string; parentId: string | null; [k: string]: unknown };
@@ -59,6 +61,8 @@ export type Engine = {
   profileProblems?: Diagnostic[];
   /** The parent pi's active tools, which a profile's deny list subtracts from (unset: pi's defaults). */
   parentTools?: string[];
+  /** The parent pi's system prompt and tool definitions at call time (fork.ts); unset in the CLI. */
+  parentPrompt?: ParentPrompt;
   /** Git worktrees for `isolation: "worktree"` tasks (src/host/git-worktree.ts); unset: isolation fails. */
   worktrees?: WorktreeHost;
   /** The children's pi version ("" unknown): which flags and powers (MCP, --exclude-tools) it has. */

@@ -26,15 +26,13 @@ export const NUDGE_TEXT =
   'now as your only action: status "SUCCESS" with your complete final answer in `result`, or status "ERROR" with ' +
   "what went wrong in `error`.";
 
+/** A cache-true fork (fork.ts) without the finalize tool: said after its task, in its first message. */
+export const FORK_ANSWER_INSTRUCTION = "You are now a sub-agent forked from the conversation above: do only the task above, and end with your complete answer as plain text.";
+
+// Short on purpose: every request of every child carries them (the tool's description says how to call it).
 export const FINALIZE_INSTRUCTIONS: Record<Exclude<FinalizeMode, "off">, string> = {
-  required:
-    "You are a sub-agent working for another agent. When your task is done, call the `subagent_finalize` tool as your " +
-    'last action: status "SUCCESS" with your complete answer in `result`, or status "ERROR" with what went wrong in ' +
-    "`error` (partial findings may go in `result`). Do not end with plain text: only the finalize call is returned.",
-  optional:
-    "You are a sub-agent working for another agent. When your task is done, end with your complete answer as plain " +
-    'text, or call the `subagent_finalize` tool as your last action (status "SUCCESS" with the answer in `result`, or ' +
-    'status "ERROR" with what went wrong in `error`).',
+  required: "You are a sub-agent. End by calling `subagent_finalize` with your complete result: plain text is not returned.",
+  optional: "You are a sub-agent. Your final message (plain text, or a `subagent_finalize` call) is your result.",
 };
 
 /** Why a finalize call is not acceptable, or null when it is (spec 001's rules). */

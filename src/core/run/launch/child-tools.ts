@@ -56,6 +56,8 @@ export type ToolSelectionInput = {
   profile: Profile | null;
   /** The finalize tool to keep in an allow list, or null when finalize is off. */
   finalizeTool: string | null;
+  /** Whether the child gets `ask_parent` (someone can answer its questions); default true. */
+  askTool?: boolean;
   atMaxDepth: boolean;
   delegationTools: string[];
   /** The parent pi's active tools (unset in the CLI): what a deny list subtracts from. */
@@ -79,10 +81,11 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
   const argv: string[] = [];
   const warnings: string[] = [];
   const exclude: string[] = [];
-  // An allow list keeps our own tools: the finalize tool per contract, and ask_parent always (asking is not acting).
+  // An allow list keeps our own tools: the finalize tool per contract, and ask_parent whenever someone can answer
+  // (asking is not acting).
   const withFinalize = (list: string[]) => {
     const out = input.finalizeTool && !list.includes(input.finalizeTool) ? [...list, input.finalizeTool] : list;
-    return out.includes(ASK_TOOL) ? out : [...out, ASK_TOOL];
+    return out.includes(ASK_TOOL) || input.askTool === false ? out : [...out, ASK_TOOL];
   };
   let allow: string[] | null = null;
   if (p?.noTools) allow = [];

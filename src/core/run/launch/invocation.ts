@@ -1,7 +1,8 @@
 // Builds the command line and environment of one child pi. Pure: the caller writes the temp files it lists.
 import type { Profile } from "../../profiles/profile.ts";
 import type { Transport } from "../child/transport.ts";
-import { FINALIZE_INSTRUCTIONS, type FinalizeMode } from "../child/finalize-contract.ts";
+import { FINALIZE_INSTRUCTIONS, FORK_ANSWER_INSTRUCTION, type FinalizeMode } from "../child/finalize-contract.ts";
+import type { ParentPrompt } from "./parent-prompt.ts";
 import { childPiCaps, selectTools, type McpChoice } from "./child-tools.ts";
 
 /** The tools pi enables when no --tools is given (pi 0.73.1). */
@@ -61,6 +62,13 @@ export type InvocationInput = {
   deadMcpServers?: string[];
   /** pi's default model ("provider/id", from its settings): what the child must run when no --model is given. */
   defaultModel?: string;
+  /** Whether anyone can answer the child's questions (else it gets no `ask_parent`); default true. */
+  canAsk?: boolean;
+  /**
+   * A forked child that reads its parent's prompt cache (fork.ts): it sends the parent's tools and system prompt
+   * byte for byte, and everything we would add to its system prompt goes after the task in its first message.
+   */
+  forkPrompt?: ParentPrompt;
 };
 
 export type Invocation = {
@@ -70,6 +78,8 @@ export type Invocation = {
   env: Record<string, string>;
   /** Files to create (mode 0600) before spawning and remove afterwards. */
   files: { path: string; content: string }[];
+  /** With forkPrompt: what goes after the task in the child's first message (instead of into its system prompt). */
+  taskNote?: string;
 };
 
 /** The child is told which tools its agent file lists that it does not have, so it does not go looking for them. */
@@ -92,10 +102,14 @@ export function buildInvocation(input: InvocationInput): Invocation {
   else if (p?.provider && input.model !== null) argv.push("--provider", p.provider);
   if (p?.thinking && !(model && /:[a-z]+$/.test(model))) argv.push("--thinking", p.thinking);
 
+  const fork = input.forkPrompt;
+  const canAsk = input.canAsk !== false && !fork;
   const selection = selectTools({
     profile: p,
     finalizeTool: input.finalize !== "off" ? FINALIZE_TOOL : null,
-    atMaxDepth: input.depth >= input.maxDepth,
+    askTool: canAsk,
+    // A cache-true fork keeps the parent's delegation tools in its tool list (as stand-ins that refuse: child/fork-prompt.ts).
+    atMaxDepth: !fork && input.depth >= input.maxDepth,
     delegationTools: DELEGATION_TOOLS,
     parentTools: input.parentTools,
     baseTools: PI_DEFAULT_TOOLS,
@@ -111,10 +125,18 @@ export function buildInvocation(input: InvocationInput): Invocation {
   if (p?.noContextFiles) argv.push("--no-context-files");
 
   const files: Invocation["files"] = [];
-  const appended = [p?.systemPromptMode === "append" ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", missingToolsNote(p), input.finalize !== "off" ? FINALIZE_INSTRUCTIONS[input.finalize] : ""]
+  // A fork answers in plain text unless its contract requires the finalize call (a tool only it has would end the
+  // prefix it shares with its parent at the tool list).
+  const childFinalize: FinalizeMode = fork && input.finalize === "optional" ? "off" : input.finalize;
+  const instruction = childFinalize === "off" ? (fork ? FORK_ANSWER_INSTRUCTION : "") : FINALIZE_INSTRUCTIONS[childFinalize];
+  const appended = [p?.systemPrompt && (fork || p.systemPromptMode === "append") ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", missingToolsNote(p), instruction]
     .filter((s) => s.trim())
     .join("\n\n");
-  if (p && p.systemPromptMode !== "append" && p.systemPrompt.trim()) {
+  let taskNote: string | undefined;
+  if (fork) {
+    files.push({ path: `${input.promptFile}.fork.json`, content: JSON.stringify(fork) });
+    taskNote = appended || undefined;
+  } else if (p && p.systemPromptMode !== "append" && p.systemPrompt.trim()) {
     // Replace mode: our extra instructions go into the same file, after the profile's prompt.
     files.push({ path: input.promptFile, content: [p.systemPrompt, appended].filter(Boolean).join("\n\n") });
     argv.push("--system-prompt", input.promptFile);
@@ -133,9 +155,13 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_SUBAGENT_MAX_DEPTH = String(input.maxDepth);
   env.PI_SUBAGENT_PARENT_PID = String(input.parentPid);
   env.PI_SUBAGENT_TRANSPORT = input.transport;
-  env.PI_SUBAGENT_FINALIZE = input.finalize;
+  env.PI_SUBAGENT_FINALIZE = childFinalize;
+  if (canAsk) delete env.PI_SUBAGENT_ASK;
+  else env.PI_SUBAGENT_ASK = "0";
+  if (fork) env.PI_SUBAGENT_FORK_PROMPT = `${input.promptFile}.fork.json`;
+  else delete env.PI_SUBAGENT_FORK_PROMPT;
   env.PI_OFFLINE ??= "1";
-  if (appended && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
+  if (appended && !fork && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
   else delete env.PI_SUBAGENT_APPEND_PROMPT;
   // The child extension stops before any model call when pi resolved another model (src/child/model-guard.ts).
   const expected = model ?? (p?.provider && input.model !== null ? undefined : input.defaultModel);
@@ -151,5 +177,5 @@ export function buildInvocation(input: InvocationInput): Invocation {
     if (name) env[name] = p.apiKey;
     else argv.push("--api-key", p.apiKey);
   }
-  return { argv, env, files, ...(selection.warnings.length ? { warnings: selection.warnings } : {}) };
+  return { argv, env, files, ...(taskNote ? { taskNote } : {}), ...(selection.warnings.length ? { warnings: selection.warnings } : {}) };
 }

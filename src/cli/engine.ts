@@ -100,6 +100,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     agentDir: ctx.agentDir,
     piCommand: pi.argv,
     piEnv: pi.env,
+    netForwarder: selfEmbedded()?.argv,
     piDescribe: pi.describe,
     piSettles: pi.settles,
     piVersion: pi.pi.version,

@@ -93,6 +93,9 @@ setStartupJitPolicy();
 if (process.env.SUBAGENTS_ROLE === "pi") {
   // The pi role (a child started from this same executable): pi runs the process from here on and exits it.
   void import("../embedded/pi-role.ts").then((m) => m.runPiRole(pkg.version));
+} else if (process.env.SUBAGENTS_ROLE === "net-forward") {
+  // Inside a sandbox with the network closed, in front of a child that is not our pi (net-forward-role.ts).
+  void import("./net-forward-role.ts").then((m) => m.runNetForward(process.argv.slice(2))).then((code) => process.exit(code));
 } else if (process.env.SUBAGENTS_ROLE === "supervisor") {
   // A background supervisor (see supervisor.ts): started detached by `delegate --background`.
   void import("./supervisor.ts").then((m) => m.runSupervisor(process.argv.slice(2))).then((code) => process.exit(code));

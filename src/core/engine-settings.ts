@@ -5,12 +5,19 @@ import { RUNTIME_NAMES, type RuntimeName } from "./runtime-names.ts";
 export type RunnerName = "local" | "docker" | "slurm";
 export const RUNNER_NAMES: RunnerName[] = ["local", "docker", "slurm"];
 
+export type SandboxNetwork = "none" | "model" | "all";
+export const SANDBOX_NETWORKS: SandboxNetwork[] = ["none", "model", "all"];
+
 export type EngineSettings = {
   sandbox: "off" | "on";
   /** More of the hidden home the sandbox shows read-only (toolchains: ~/.cargo, ~/.rustup, ~/.nvm, …). */
   sandboxReadable: string[];
   /** Protected paths the person opens on purpose (`.pi/agents`, `.vscode`): relative to the task folder, or absolute. */
   sandboxWritable: string[];
+  /** What a sandboxed (or container) child reaches on the network: its model and the allow list, nothing, or all. */
+  sandboxNetwork: SandboxNetwork;
+  /** More destinations a sandboxed child may reach through the proxy: "host", "host:port", "*.example.com". */
+  sandboxAllowHosts: string[];
   runner: RunnerName;
   docker: { image: string; network: string; args: string[] };
   slurm: { partition?: string; args: string[] };
@@ -20,6 +27,8 @@ export const defaultEngineSettings = (): EngineSettings => ({
   sandbox: "off",
   sandboxReadable: [],
   sandboxWritable: [],
+  sandboxNetwork: "model",
+  sandboxAllowHosts: [],
   runner: "local",
   docker: { image: "debian:bookworm-slim", network: "host", args: [] },
   slurm: { args: [] },
@@ -29,7 +38,7 @@ const strList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) =
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
 export function mergeEngineSettings(base: EngineSettings, r: Record<string, unknown>, where: string, userScope: boolean, warnings: string[]): EngineSettings {
-  const out: EngineSettings = { ...base, sandboxReadable: [...base.sandboxReadable], sandboxWritable: [...base.sandboxWritable], docker: { ...base.docker, args: [...base.docker.args] }, slurm: { ...base.slurm, args: [...base.slurm.args] } };
+  const out: EngineSettings = { ...base, sandboxReadable: [...base.sandboxReadable], sandboxWritable: [...base.sandboxWritable], sandboxAllowHosts: [...base.sandboxAllowHosts], docker: { ...base.docker, args: [...base.docker.args] }, slurm: { ...base.slurm, args: [...base.slurm.args] } };
   if (r.sandbox !== undefined) {
     const v = r.sandbox === true ? "on" : r.sandbox === false ? "off" : r.sandbox;
     if (v !== "on" && v !== "off") warnings.push(`${where}: subagents.sandbox must be "off" or "on"; ignored`);
@@ -51,6 +60,19 @@ export function mergeEngineSettings(base: EngineSettings, r: Record<string, unkn
     const v = r.sandboxWritable;
     if (strList(v) && v.every((p) => p.trim() && p !== "." && p !== "/")) out.sandboxWritable = v.map((p) => p.trim().replace(/\/+$/, ""));
     else warnings.push(`${where}: subagents.sandboxWritable must be a list of paths (relative to the task folder, absolute, or ~/); ignored`);
+  }
+  // A project may close the network further ("none"), never open it: the order is none < model < all.
+  if (r.sandboxNetwork !== undefined) {
+    const v = r.sandboxNetwork;
+    if (!(SANDBOX_NETWORKS as unknown[]).includes(v)) warnings.push(`${where}: subagents.sandboxNetwork must be one of ${SANDBOX_NETWORKS.map((n) => `"${n}"`).join(", ")}; ignored`);
+    else if (!userScope && SANDBOX_NETWORKS.indexOf(v as SandboxNetwork) > SANDBOX_NETWORKS.indexOf(base.sandboxNetwork)) warnings.push(`${where}: a project cannot open subagents.sandboxNetwork wider than "${base.sandboxNetwork}"; it stays`);
+    else out.sandboxNetwork = v as SandboxNetwork;
+  }
+  if (userOnly("sandboxAllowHosts")) {
+    const v = r.sandboxAllowHosts;
+    const bad = strList(v) ? v.find((h) => !isHostPattern(h)) : undefined;
+    if (strList(v) && bad === undefined) out.sandboxAllowHosts = v.map((h) => h.trim().toLowerCase());
+    else warnings.push(`${where}: subagents.sandboxAllowHosts must be a list of "host", "host:port" or "*.domain" entries${bad !== undefined ? ` (not ${JSON.stringify(bad).slice(0, 60)})` : ""}; ignored`);
   }
   if (userOnly("runner")) {
     if (typeof r.runner === "string" && (RUNNER_NAMES as string[]).includes(r.runner)) out.runner = r.runner as RunnerName;
@@ -97,4 +119,9 @@ export function taskEngineFields(field: string, v: Record<string, unknown>): { s
     out.runner = v.runner as RunnerName;
   }
   return out;
+}
+
+/** "host", "host:port", "*.example.com", "*.example.com:443", "[::1]:8080": no scheme, path or other wildcard. */
+export function isHostPattern(h: string): boolean {
+  return /^(\*\.)?([a-z0-9_-]+(\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\])(:\d{1,5})?$/i.test(h.trim()) && !/^\*\.\[/.test(h.trim());
 }

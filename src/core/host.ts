@@ -43,6 +43,16 @@ export interface ChildProcess {
 /** A process carrying a run's mark in its environment (core/run/child/marks.ts). */
 export type MarkedProcess = { pid: number; mark: string; command: string };
 
+/** The host side of a sandboxed child's network: an HTTP proxy on a Unix socket (src/host/net-proxy.ts). */
+export type NetProxySpec = { socketPath: string; allow: (host: string, port: number) => boolean };
+export type NetProxy = {
+  socketPath: string;
+  /** Refused destinations ("host:port") and how often each was asked for. */
+  refused(): Map<string, number>;
+  /** Stops listening, drops every open connection and removes the socket. Never throws. */
+  close(): Promise<void>;
+};
+
 export type DirEntry = { name: string; isFile: boolean; isDirectory: boolean };
 
 /** Minimal synchronous SQLite surface shared by bun:sqlite and node:sqlite. */
@@ -64,6 +74,8 @@ export interface Host {
   isAlive(pid: number): boolean;
   /** Every live process of ours (but this one) carrying a run's mark; absent or empty where that cannot be read. */
   marked?(): MarkedProcess[];
+  /** Starts a proxy for one sandboxed child's network; absent where that cannot be done. */
+  netProxy?(spec: NetProxySpec): Promise<NetProxy>;
 
   readText(path: string): string | null;
   readBytes(path: string, limit: number): Uint8Array | null;

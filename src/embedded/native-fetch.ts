@@ -19,8 +19,12 @@ const PROXY_VARS = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "n
 
 /** True when pi's dispatcher would behave like Bun's fetch: no proxy, pi's default timeout, pi never swapped fetch. */
 export function keepNativeFetch(env: Record<string, string | undefined>, timeoutMs: number, defaultMs: number, untouched: boolean): boolean {
-  return untouched && timeoutMs === defaultMs && !PROXY_VARS.some((v) => env[v]);
+  return untouched && timeoutMs === defaultMs && !PROXY_VARS.some((v) => env[v] && !ourProxy(env, v));
 }
+
+/** A proxy variable the sandbox's network forwarder set (src/host/net-forward.ts): Bun's native fetch honours
+ *  HTTP(S)_PROXY the way undici's EnvHttpProxyAgent does, and there is no NO_PROXY, so pi's setup would change nothing. */
+const ourProxy = (env: Record<string, string | undefined>, v: string) => !!env.SUBAGENTS_NET_PROXY && env[v] === env.SUBAGENTS_NET_PROXY;
 
 /** Whether pi's settings (global, and the project's in `cwd`) may set the idle timeout or a proxy. */
 export function settingsMayChangeFetch(env: Record<string, string | undefined>, cwd: string): boolean {
@@ -52,7 +56,7 @@ export function nativeFetchOfferJs(): string {
     });
   };
   globalThis[Symbol.for(${JSON.stringify(NATIVE_FETCH_KEY)})] = (timeoutMs, defaultMs, untouched) =>
-    untouched && timeoutMs === defaultMs && !proxyVars.some((v) => process.env[v]) && !(fromSettings ??= settingsMayChangeFetch());
+    untouched && timeoutMs === defaultMs && !proxyVars.some((v) => process.env[v] && process.env[v] !== process.env.SUBAGENTS_NET_PROXY) && !(fromSettings ??= settingsMayChangeFetch());
 }
 `;
 }

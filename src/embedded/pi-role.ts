@@ -8,6 +8,7 @@ import { assetCacheDir, materialize, PI_ASSETS } from "./pi-assets.ts";
 import { EMBEDDED_PI_VERSION } from "../host/embedded-version.ts";
 import { PHOTON_WASM, redirectPhotonWasm } from "./photon-wasm.ts";
 import { offerNativeFetch } from "./native-fetch.ts";
+import { startForwarder } from "../host/net-forward.ts";
 import { BUNDLE_FILE, emptyHookReport, hookPiSource, QUICKJS_KEY, QUICKJS_WASM } from "./pi-hooks.ts";
 
 export async function runPiRole(ourVersion: string): Promise<void> {
@@ -15,6 +16,11 @@ export async function runPiRole(ourVersion: string): Promise<void> {
   delete process.env[ROLE_ENV];
   dropChildJitEnv();
   offerNativeFetch();
+  // A sandbox with the network closed: its forwarder runs in this process, listening before pi makes any call.
+  if (process.env.SUBAGENTS_NET_SOCK && !(await startForwarder(process.env))) {
+    process.stderr.write("subagents: the sandbox's network forwarder could not listen inside the sandbox\n");
+    process.exit(1);
+  }
   // Always our own copy: a PI_PACKAGE_DIR inherited from the user's setup (Nix, a pi from npm) has another
   // version's files in another layout.
   if (isCompiledBinary()) {

@@ -5,6 +5,7 @@ import type { ChildProcess, Db, DirEntry, Host, SpawnSpec } from "../core/host.t
 import { maskHomeDir } from "../core/sanitize.ts";
 import { descendantsOf } from "./proc-tree.ts";
 import { markedProcesses } from "./proc-marks.ts";
+import { startNetProxy } from "./net-proxy.ts";
 
 function signal(pid: number, sig: "SIGTERM" | "SIGKILL"): void {
   try {
@@ -126,5 +127,5 @@ export function fsParts() {
 export function makeHost(kind: Host["kind"], spawn: (spec: SpawnSpec) => ChildProcess, openDb: (path: string) => Db): Host {
   // Whatever this user's home is, it never reaches output, the store or the parent session unmasked.
   maskHomeDir(os.homedir());
-  return { kind, spawn, ...fsParts(), openDb, env: process.env, pid: process.pid, execPath: process.execPath, now: () => Date.now() };
+  return { kind, spawn, ...fsParts(), openDb, netProxy: startNetProxy, env: process.env, pid: process.pid, execPath: process.execPath, now: () => Date.now() };
 }

@@ -107,6 +107,7 @@ export async function createRuntime(): Promise<PiRuntime> {
         agentDir,
         piCommand: piCommand.argv,
         piEnv: piCommand.env,
+        netForwarder: installedEmbedded(runtimeDir(agentDir))?.argv,
         piDescribe: piCommand.describe,
         piSettles: piCommand.settles,
         piVersion: piCommand.pi.version,

@@ -20,6 +20,10 @@ import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts"
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import { rpcArgv } from "./child/pool.ts";
 import { guardWarnings } from "./runners/guard-report.ts";
+import { refusedWarning } from "./runners/network.ts";
+import { modelEndpoints } from "./model-endpoint.ts";
+import { readUserModels } from "../profiles/model-resolve.ts";
+import { foreignEndpoints } from "./runtimes/providers.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
   const { engine, input, hooks, profile, id, runId, sessionFile, prompt, skills, iso, warnings, model } = task;
@@ -69,7 +73,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     let placed: Placed | string | undefined;
     try {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
-      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings, ownConfig: foreign?.ownConfig });
+      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings, ownConfig: foreign?.ownConfig, network: childNetwork(task, childModel, warnings) });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       const ran = await runChild(host, engine.clock, {
         argv: placed.argv,
@@ -107,6 +111,9 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       });
       // Writes the sandbox refused to protected paths, and protected paths the child created: the person sees them.
       for (const w of guardWarnings(host, placed.guard, ran.messages)) if (!warnings.includes(w)) warnings.push(w);
+      // Connections the closed network's proxy refused: the person sees what the child tried to reach.
+      const refused = refusedWarning(placed.netRefused?.());
+      if (refused) warnings.push(refused);
       return ran;
     } finally {
       if (typeof placed === "object") await placed.cleanup?.();
@@ -185,4 +192,21 @@ function foreignChild(task: TaskContext, model: string | null | undefined): Fore
     maxDepth: engine.settings.maxDepth,
     local: task.where.runner.name === "local",
   });
+}
+
+/**
+ * What a sandboxed (or container) child's proxy lets through when its network is closed (runners/network.ts): its
+ * model's endpoints, and with "model" the settings' allow list. Unset when the network stays open.
+ */
+function childNetwork(task: TaskContext, childModel: string | null | undefined, warnings: string[]): { allow: string[]; forwarder?: string[] } | undefined {
+  const { engine, where } = task;
+  const mode = engine.settings.sandboxNetwork;
+  if (mode === "all" || !(where.sandbox || where.runner.name === "docker")) return undefined;
+  engine.userModels ??= readUserModels(engine.host, engine.agentDir);
+  const foreign = task.runtime.name === "pi" ? null : foreignEndpoints(task.runtime.name as ForeignRuntimeName, { ...engine.host.env, ...composeEnv(task.input, task.profile) });
+  const model = foreign ? { allow: foreign } : modelEndpoints(engine.host, engine.agentDir, childModel, engine.userModels);
+  if (model.warning && !warnings.includes(model.warning)) warnings.push(model.warning);
+  const allow = [...model.allow, ...(mode === "model" ? engine.settings.sandboxAllowHosts : [])];
+  const forwarder = engine.netForwarder ?? (engine.piEnv.SUBAGENTS_ROLE === "pi" ? engine.piCommand : undefined);
+  return { allow, forwarder };
 }

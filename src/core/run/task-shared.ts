@@ -39,6 +39,9 @@ export type Engine = {
   agentDir: string;
   piCommand: string[];
   piEnv: Record<string, string>;
+  /** Our executable's command (its `net-forward` role forwards a sandboxed child's connections when the child is
+   *  not our pi: runners/network.ts); unset when there is none (then only our pi can have a closed network). */
+  netForwarder?: string[];
   /** Which pi runs the children (`pi 0.87.1 · node 24.21.0 · /path`), recorded with every run. */
   piDescribe?: string;
   /** The children's pi emits agent_settled (pi ≥ 0.80.4). */

@@ -11,9 +11,12 @@
 // for the child and removed with `docker rm -f` on every end path. Containers of an owner that died (SIGKILL)
 // are removed the next time this runner starts a child on the same machine. Inside the writable task folder, the
 // paths that would run code later outside the container (sandbox-guard.ts) are mounted read-only again.
+// Its network is closed like the sandbox's (network.ts): `--network none` (a loopback only) and the owner's proxy
+// socket mounted at the same path; subagents.docker.network applies only with subagents.sandboxNetwork "all".
 import type { Host } from "../../host.ts";
 import type { GuardBind } from "./sandbox-guard.ts";
 import { agentDirMounts } from "./sandbox.ts";
+import { closeNetwork } from "./network.ts";
 import { onPath, runCommand } from "./commands.ts";
 import { assetCaches, guardOf } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";
@@ -47,14 +50,14 @@ async function reapOrphans(host: Host, docker: string): Promise<void> {
   if (dead.length) await runCommand(host, [docker, "rm", "-f", ...dead], { timeoutMs: 30_000 });
 }
 
-export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: string | null; owner: number; host: string; agentEntries: string[]; caches: string[]; guard?: GuardBind[] }): string[] {
+export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: string | null; owner: number; host: string; agentEntries: string[]; caches: string[]; guard?: GuardBind[]; netSocket?: string }): string[] {
   const home = req.env.HOME ?? "/root";
   const { image, network, args } = req.settings.docker;
   const exe = req.argv[0];
   // Each path once (docker refuses a second mount at the same place); the first mode given wins.
   const mounts = new Map<string, "ro" | "rw">();
   const agent = agentDirMounts(req.agentDir, opts.agentEntries).map((m) => [m.path, m.writable ? "rw" : "ro"]);
-  for (const [p, mode] of [[exe, "ro"], ...agent, [dirOf(req.sessionFile), "rw"], [req.cwd, "rw"], ...(req.gitDir ? [[req.gitDir, "rw"]] : []), ...req.files.map((f) => [f, "ro"]), ...opts.caches.map((c) => [c, "ro"])] as [string, "ro" | "rw"][]) {
+  for (const [p, mode] of [[exe, "ro"], ...agent, [dirOf(req.sessionFile), "rw"], [req.cwd, "rw"], ...(req.gitDir ? [[req.gitDir, "rw"]] : []), ...req.files.map((f) => [f, "ro"]), ...opts.caches.map((c) => [c, "ro"]), ...(opts.netSocket ? [[opts.netSocket, "rw"]] : [])] as [string, "ro" | "rw"][]) {
     if (!mounts.has(p)) mounts.set(p, mode);
   }
   // Docker orders mounts parent first, so these land over the task folder. A missing one gets an empty read-only
@@ -69,7 +72,7 @@ export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: stri
   // pi's agent dir is a private writable folder (pi takes its lock files there) with the user's entries mounted in.
   const tmpfs = ["/tmp", home, req.agentDir].filter((t) => ![...mounts.keys()].some((m) => m === t || t.startsWith(`${m}/`)));
   const argv = [opts.docker, "run", "--rm", "-i", "--init", "--name", req.name, "--label", `subagents.owner=${opts.owner}`, "--label", `subagents.host=${opts.host}`];
-  argv.push("--network", network, "--read-only", ...tmpfs.flatMap((t) => ["--tmpfs", `${t}:exec`]), "--cap-drop", "ALL", "--security-opt", "no-new-privileges");
+  argv.push("--network", opts.netSocket ? "none" : network, "--read-only", ...tmpfs.flatMap((t) => ["--tmpfs", `${t}:exec`]), "--cap-drop", "ALL", "--security-opt", "no-new-privileges");
   if (opts.user) argv.push("--user", opts.user);
   for (const [p, mode] of mounts) argv.push("-v", `${p}:${p}:${mode}`);
   for (const p of empty) argv.push("--tmpfs", `${p}:ro`);
@@ -95,15 +98,20 @@ export const dockerRunner: ChildRunner = {
     const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
     // The container is the sandbox: its task folder is protected the same way, sandboxed or not.
     const guard = guardOf(req, req.env.HOME ?? "/root");
-    const argv = dockerArgv(req, { docker, user: ids(req.host), owner: req.host.pid, host: hostname(req.host), agentEntries, caches: assetCaches(req.env, req.env.HOME ?? "/root").filter((c) => req.host.stat(c)?.isDirectory), guard: guard.binds });
+    const net = await closeNetwork(req, req.argv, req.env);
+    if (typeof net === "string") return net;
+    const netReq = net ? { ...req, env: net.env } : req;
+    const argv = dockerArgv(netReq, { docker, user: ids(req.host), owner: req.host.pid, host: hostname(req.host), agentEntries, caches: assetCaches(req.env, req.env.HOME ?? "/root").filter((c) => req.host.stat(c)?.isDirectory), guard: guard.binds, netSocket: net?.socket });
     // The values of `-e NAME` come from the docker client's own environment, never from its argv.
-    const { PI_SUBAGENT_PARENT_PID: _, ...env } = req.env;
+    const { PI_SUBAGENT_PARENT_PID: _, ...env } = netReq.env;
     return {
       argv,
       env,
       guard,
+      netRefused: net ? () => net.proxy.refused() : undefined,
       cleanup: async () => {
         await runCommand(req.host, [docker, "rm", "-f", req.name], { timeoutMs: 30_000 });
+        await net?.proxy.close();
       },
     };
   },

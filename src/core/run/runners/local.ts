@@ -1,17 +1,17 @@
 // The default runner: the child is a process of this machine, optionally in the sandbox. Every transport and
 // the control pipe (steering) work, since the sandbox keeps inherited file descriptors.
-import { sandboxed } from "./sandbox-wrap.ts";
+import { sandboxedChild } from "./sandbox-wrap.ts";
 import type { ChildRunner } from "./types.ts";
 
 export const localRunner: ChildRunner = {
   name: "local",
   async place(req) {
     if (!req.sandbox) return { argv: req.argv, env: req.env };
-    const boxed = sandboxed(req);
+    const boxed = await sandboxedChild(req);
     if (typeof boxed === "string") return boxed;
     // Its own pid namespace hides the owner: the child cannot watch it by pid, and need not
     // (--die-with-parent ends the whole sandbox when the owner dies).
-    const { PI_SUBAGENT_PARENT_PID: _, ...env } = req.env;
-    return { argv: boxed.argv, env, guard: boxed.guard };
+    const { PI_SUBAGENT_PARENT_PID: _, ...env } = boxed.env;
+    return { ...boxed, env };
   },
 };

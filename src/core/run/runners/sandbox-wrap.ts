@@ -4,7 +4,8 @@
 import { bwrapArgv, hiddenArgvPaths } from "./sandbox.ts";
 import { sandboxGuard, type SandboxGuard } from "./sandbox-guard.ts";
 import { onPath } from "./commands.ts";
-import type { PlaceRequest } from "./types.ts";
+import { closeNetwork } from "./network.ts";
+import type { Placed, PlaceRequest } from "./types.ts";
 
 export const BWRAP_MISSING =
   "The sandbox needs bubblewrap (bwrap), which is not installed here. Install the Debian/Ubuntu package `bubblewrap` (apt-get install bubblewrap; Fedora: dnf install bubblewrap), or run without --sandbox / subagents.sandbox. Nothing was run.";
@@ -25,7 +26,7 @@ export function guardOf(req: PlaceRequest, home: string): SandboxGuard {
 }
 
 /** The command, sandboxed, with what it protects; a string is why it cannot be. */
-export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } = {}): { argv: string[]; guard: SandboxGuard } | string {
+export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean; netSocket?: string } = {}): { argv: string[]; guard: SandboxGuard } | string {
   const home = req.env.HOME ?? req.host.homedir();
   const writable = [req.cwd, dirOf(req.sessionFile), ...(req.gitDir ? [req.gitDir] : [])];
   const extra = req.settings.sandboxReadable.map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p));
@@ -34,8 +35,23 @@ export function sandboxed(req: PlaceRequest, opts: { checkInstalled?: boolean } 
   const guard = guardOf(req, home);
   if (platform() === "darwin") return { argv: ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable, readable, guard), ...req.argv], guard };
   const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
-  const argv = bwrapArgv({ argv: req.argv, cwd: req.cwd, home, agentDir: req.agentDir, agentEntries, writable, readable, ownConfig: (req.ownConfig ?? []).map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p)), guard: guard.binds });
+  const argv = bwrapArgv({ argv: req.argv, cwd: req.cwd, home, agentDir: req.agentDir, agentEntries, writable, readable, ownConfig: (req.ownConfig ?? []).map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p)), guard: guard.binds, netSocket: opts.netSocket });
   return { argv, guard };
+}
+
+/** The sandboxed command with its network closed as the settings say (network.ts): the proxy is started here and
+ *  stopped by the returned cleanup; a string is why it cannot run (nothing is left running then). */
+export async function sandboxedChild(req: PlaceRequest): Promise<Required<Pick<Placed, "argv" | "env">> & Pick<Placed, "guard" | "cleanup" | "netRefused"> | string> {
+  // sandbox-exec's network rules are not built (no macOS machine to test them): the host network there.
+  const net = platform() === "darwin" ? null : await closeNetwork(req, req.argv, req.env);
+  if (typeof net === "string") return net;
+  const boxed = sandboxed(net ? { ...req, argv: net.argv } : req, { netSocket: net?.socket });
+  if (typeof boxed === "string") {
+    await net?.proxy.close();
+    return boxed;
+  }
+  if (!net) return { argv: boxed.argv, env: req.env, guard: boxed.guard };
+  return { argv: boxed.argv, env: net.env, guard: boxed.guard, cleanup: () => net.proxy.close(), netRefused: () => net.proxy.refused() };
 }
 
 const q = (p: string) => JSON.stringify(p);

@@ -10,7 +10,8 @@
 //    worktree's own git folder (so `git status`/`git add` work there);
 //  - no capabilities (as root, a capability would let it unmount the hidden folders), its own pid namespace
 //    (bwrap is its init: when the owner dies, `--die-with-parent` takes the whole tree down at once);
-//  - the host network (the model is reached from the child itself).
+//  - with subagents.sandboxNetwork "all", the host network; otherwise a network namespace of its own (a loopback
+//    only) and the owner's proxy as its one way out, a Unix socket bound in at the same path (network.ts);
 //  - inside those writable folders, the paths that would run code later outside the sandbox (git hooks and
 //    config, pi's project folder, editor task files: sandbox-guard.ts) read-only again;
 // Inherited file descriptors cross unchanged: our fd 3 event pipe and fd 4 control pipe keep working.
@@ -31,6 +32,8 @@ export type SandboxSpec = {
   ownConfig?: string[];
   /** Protected paths inside the writable folders, mounted after them (sandbox-guard.ts). */
   guard?: GuardBind[];
+  /** The owner's proxy socket when the network is closed (network.ts); absent: the host network. */
+  netSocket?: string;
 };
 
 /** Never shown to a child: the user's own pi sessions, and our store (every other child's transcript). */
@@ -80,6 +83,8 @@ export function bwrapArgv(s: SandboxSpec): string[] {
     // Not deduplicated: a worktree's git folder, writable already, is bound again over its read-only parent.
     else args.push(g.how === "ro" ? "--ro-bind" : "--bind", g.path, g.path);
   }
-  args.push("--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", s.cwd, "--", ...s.argv);
+  // After /tmp's tmpfs (the socket lives in the owner's private temp folder).
+  if (s.netSocket) args.push("--bind", s.netSocket, s.netSocket);
+  args.push("--unshare-all", ...(s.netSocket ? [] : ["--share-net"]), "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", s.cwd, "--", ...s.argv);
   return args;
 }

@@ -4,10 +4,12 @@
 // filesystem). `srun` forwards stdin/stdout/stderr only: events use pi's json mode on stdout, and there is no
 // control pipe (no steering). Stopping signals srun, which passes the signal to the step; every end path then
 // runs `scancel` on the job (named for the child), so nothing is left in squeue. With the sandbox, bubblewrap
-// runs inside the step (it must be installed on the compute nodes).
+// runs inside the step (it must be installed on the compute nodes). Its closed network (network.ts) needs the
+// owner's proxy socket on the node, which only a partition of this machine has (a Unix socket does not cross
+// machines, not even on a shared filesystem): elsewhere a sandboxed step needs subagents.sandboxNetwork "all".
 import type { Host } from "../../host.ts";
 import { onPath, runCommand } from "./commands.ts";
-import { sandboxed } from "./sandbox-wrap.ts";
+import { sandboxedChild } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";
 
 const NETWORK_FS = /^(nfs4?|cifs|smb3|lustre|gpfs|beegfs|ceph|fuse\.glusterfs|glusterfs|fuse\.sshfs|panfs|wekafs|9p|virtiofs|fuse\.juicefs|afs)$/;
@@ -56,23 +58,28 @@ export const slurmRunner: ChildRunner = {
     const scancel = onPath(req.host, "scancel");
     const sinfo = onPath(req.host, "sinfo");
     if (!srun || !scancel || !sinfo) return "The slurm runner needs srun, scancel and sinfo (Debian/Ubuntu package slurm-client), which are not on PATH. Nothing was run.";
-    if (!(await partitionIsThisHost(req.host, sinfo, req.settings.slurm.partition))) {
+    const here = await partitionIsThisHost(req.host, sinfo, req.settings.slurm.partition);
+    if (!here && req.sandbox && req.settings.sandboxNetwork !== "all") {
+      return `The slurm runner cannot close a sandboxed step's network on other machines: its way out is a Unix socket of this machine. Set subagents.sandboxNetwork to "all" for slurm runs (the node's network), or use the local or docker runner. Nothing was run.`;
+    }
+    if (!here) {
       const mounts = req.host.readText("/proc/mounts") ?? "";
       for (const p of [req.cwd, req.agentDir]) {
         const type = fsTypeOf(mounts, p);
         if (!NETWORK_FS.test(type)) return `The slurm runner needs ${p} on a filesystem the compute nodes share (NFS, Lustre, GPFS, CephFS, …), but it is on ${type || "an unknown filesystem"} here. Put the task folder and pi's agent dir on a shared filesystem. Nothing was run.`;
       }
     }
-    const boxed = req.sandbox ? sandboxed(req) : { argv: req.argv, guard: undefined };
+    const boxed = req.sandbox ? await sandboxedChild(req) : { argv: req.argv, env: req.env };
     if (typeof boxed === "string") return boxed;
     // The step's parent is slurmstepd, not the owner: the child cannot watch the owner by pid.
-    const { PI_SUBAGENT_PARENT_PID: _, ...env } = req.env;
+    const { PI_SUBAGENT_PARENT_PID: _, ...env } = boxed.env;
     return {
+      ...boxed,
       argv: srunArgv(req, srun, boxed.argv),
       env,
-      guard: boxed.guard,
       cleanup: async () => {
         await runCommand(req.host, [scancel, "--quiet", "--name", req.name], { timeoutMs: 15_000 });
+        await boxed.cleanup?.();
       },
     };
   },

@@ -28,6 +28,9 @@ export type PlaceRequest = {
   /** The folder git keeps this worktree's index in (isolated tasks), writable inside the sandbox. */
   gitDir?: string;
   settings: EngineSettings;
+  /** A sandboxed child's way out when its network is closed (network.ts): the destinations its proxy lets through
+   *  ("host:port", "host", "*.domain"), and our executable's command for its forwarder role. */
+  network?: { allow: string[]; forwarder?: string[] };
 };
 
 export type Placed = {
@@ -37,6 +40,8 @@ export type Placed = {
   cleanup?: () => Promise<void>;
   /** What the sandbox or container keeps read-only in the child's folders: refused writes are reported. */
   guard?: SandboxGuard;
+  /** With a closed network: the destinations its proxy refused, and how often (reported as task warnings). */
+  netRefused?: () => Map<string, number>;
 };
 
 export type ChildRunner = {

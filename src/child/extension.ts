@@ -121,22 +121,57 @@ async function endOwnLeftovers(): Promise<void> {
   for (const p of mine()) signal(p.pid, "SIGKILL");
 }
 
-function watchParent(stop: () => void): void {
+/** Whether the owner that started this child still runs (and is still our parent). */
+function ownerAlive(parent: number): boolean {
+  try {
+    process.kill(parent, 0);
+  } catch (err) {
+    if ((err as { code?: string }).code !== "EPERM") return false;
+  }
+  return process.ppid === parent;
+}
+
+/**
+ * The last chance, whatever ends this process (a crash included): with the owner gone, nobody else ends what our
+ * commands left, so they get SIGKILL now (an exit handler cannot wait out a grace period).
+ */
+function endLeftoversAtExit(): void {
+  const parent = Number(process.env.PI_SUBAGENT_PARENT_PID);
+  const mark = processMark();
+  if (!Number.isInteger(parent) || parent <= 1 || !mark || keeps(mark)) return;
+  process.once("exit", () => {
+    if (ownerAlive(parent)) return;
+    for (const p of markedProcesses().filter((x) => within(x.mark, mark) && x.pid !== process.pid)) {
+      try {
+        process.kill(p.pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  });
+}
+
+/** Once the owner is gone (noticed by the watch, or by a broken fd 3): end what our commands left, then stop. */
+function ownerGoneThen(stop: () => void): () => void {
+  let ending = false;
+  return () => {
+    if (ending) return;
+    ending = true;
+    void endOwnLeftovers().finally(stop);
+  };
+}
+
+function watchParent(ownerGone: () => void): void {
   const g = globalThis as { [WATCHING]?: boolean };
   if (g[WATCHING]) return;
   g[WATCHING] = true;
   const parent = Number(process.env.PI_SUBAGENT_PARENT_PID);
   if (!Number.isInteger(parent) || parent <= 1) return;
+  endLeftoversAtExit();
   const timer = setInterval(() => {
-    let alive = true;
-    try {
-      process.kill(parent, 0);
-    } catch (err) {
-      alive = (err as { code?: string }).code === "EPERM";
-    }
-    if (alive && process.ppid === parent) return;
+    if (ownerAlive(parent)) return;
     clearInterval(timer);
-    void endOwnLeftovers().finally(stop);
+    ownerGone();
   }, 1000);
   timer.unref?.();
 }
@@ -150,7 +185,9 @@ export default function childExtension(pi: Api): void {
     // SIGTERM to ourselves: pi's handler kills the bash process groups it started, then exits.
     process.kill(process.pid, "SIGTERM");
   };
-  watchParent(stop);
+  // A broken fd 3 also means the owner is gone (killed while the child was reporting): the same way out.
+  const ownerGone = ownerGoneThen(stop);
+  watchParent(ownerGone);
   // A kept child runs one task per session: that task's commands carry a mark of their own, so what one task leaves
   // is found (and ended) before the next task starts in this process (core/run/child/pool.ts).
   const mark = processMark();
@@ -184,7 +221,7 @@ export default function childExtension(pi: Api): void {
   const trust = process.env.PI_SUBAGENT_PROJECT_TRUST;
   if (trust === "yes" || trust === "no") pi.on("project_trust", () => ({ trusted: trust }));
   const compact = process.env.PI_SUBAGENT_TRANSPORT !== "json";
-  const out = compact ? new Fd3Writer(stop) : null;
+  const out = compact ? new Fd3Writer(ownerGone) : null;
   const emit = (ev: ChildEvent) => out?.emit(ev);
   // Questions to the owner: ask_parent and the child's own extensions' dialogs (ask.ts).
   const asker = createAsker(emit);

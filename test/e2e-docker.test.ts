@@ -7,17 +7,22 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
 import { cli, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
-import { ensureEngine, sessionOfPrompt, untilSleeping } from "./support/engines.ts";
+import { ensureEngine, holdEngine, sessionOfPrompt, untilSleeping } from "./support/engines.ts";
 
 let world: PiWorld;
 let skip: string | null = null;
+let release: (() => Promise<void>) | undefined;
 beforeAll(async () => {
   skip = ensureEngine("docker");
+  if (!skip) release = await holdEngine("docker");
   world = await piWorld();
   world.setSubagentSettings({ docker: { image: "subagents-test/base" } });
   // A fresh CI machine installs the engine here first (apt, daemons, for docker an image): minutes, not 60 s.
 }, 600_000);
-afterAll(() => world?.close());
+afterAll(async () => {
+  await world?.close();
+  await release?.();
+});
 
 const transcript = (q: { messages?: { content?: unknown }[] }) => JSON.stringify(q.messages ?? []);
 const seenBy = (marker: string) => world.server.requests.filter((q) => transcript(q).includes(marker)).map(transcript).join("\n");

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { script } from "../src/scripted/model-server.ts";
 import { startHarnessServer } from "../src/scripted/harness-servers.ts";
 import { cli, piWorld, REPO, type PiWorld, until } from "./support/pi-env.ts";
-import { ensureEngine } from "./support/engines.ts";
+import { ensureEngine, holdEngine } from "./support/engines.ts";
 import { configureHarness, ensureHarnessCli, QUIET_ENV } from "./support/harness-clis.ts";
 
 let world: PiWorld;
@@ -136,6 +136,7 @@ test("keepProcesses: true keeps them, records their pids and how to stop them; `
 test.each([["docker"], ["slurm"]] as const)("runner %s: a completed run leaves none of its commands' processes running", async (runner) => {
   const skip = ensureEngine(runner);
   if (skip) return console.warn(`*** SKIPPING: ${skip}`);
+  const release = await holdEngine(runner);
   if (runner === "docker") world.setSubagentSettings({ docker: { image: "subagents-test/base" } });
   try {
     const [a, b] = [unique(), unique()];
@@ -146,6 +147,7 @@ test.each([["docker"], ["slurm"]] as const)("runner %s: a completed run leaves n
     if (runner === "slurm") expect(end?.warnings?.join(" "), why(r)).toContain(`sleep ${b}`);
   } finally {
     world.setSubagentSettings({});
+    await release();
   }
 }, 600_000);
 

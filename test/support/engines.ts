@@ -3,6 +3,7 @@
 // skipped with a loud message naming what is missing; they never pass silently.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export type EngineName = "bwrap" | "docker" | "slurm";
@@ -59,4 +60,21 @@ export async function untilSleeping(marker: string, ms = 60_000): Promise<boolea
     await Bun.sleep(100);
   }
   return false;
+}
+
+/**
+ * Holds an engine for this test file alone until the returned release is called: test files run in parallel, and
+ * a file that checks the engine's global state ("no container of ours is left", squeue) must not see another
+ * file's work. A `flock` process holds the lock; it ends (and frees it) when its stdin closes, so a test process
+ * that dies never leaves the lock held.
+ */
+export async function holdEngine(engine: EngineName): Promise<() => Promise<void>> {
+  const lock = join(tmpdir(), `subagents-tests-${engine}.lock`);
+  const holder = Bun.spawn({ cmd: ["flock", lock, "-c", "echo held; exec cat >/dev/null"], stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const first = await holder.stdout.getReader().read();
+  if (!new TextDecoder().decode(first.value ?? new Uint8Array()).startsWith("held")) throw new Error(`could not hold the ${engine} engine (flock exited ${await holder.exited})`);
+  return async () => {
+    holder.stdin.end();
+    await holder.exited;
+  };
 }

@@ -10,6 +10,9 @@ import type { AskRequest } from "../core/run/child/ask.ts";
 import type { CapRefusal } from "../core/session-caps.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
 import { SessionGuards, type StatusUi } from "./session-guard.ts";
+import type { CallFront } from "../core/call/prepare.ts";
+import type { ForkEntry } from "../core/run/fork.ts";
+import { fanoutRefusal } from "./confirm-fanout.ts";
 
 export type ToolContext = {
   cwd: string;
@@ -35,6 +38,9 @@ export type CallEnv = {
   admit(engine: Engine, call: { tasks: number; maxCost?: number }): Promise<CapRefusal | null>;
   /** The same check without counting anything (before asking the user). */
   check(engine: Engine, call: { tasks: number; maxCost?: number }): Promise<CapRefusal | null>;
+  /** What this pi call gives the call module's checks (core/call/prepare.ts): its conversation to fork, the user to
+   *  ask for consent and for a large fan-out, this pi session's caps. */
+  front(engine: Engine): CallFront;
   /** Runs one task with a signal that `/subagents kill ID` can also trigger, steerable through the session's owner. */
   run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2] & { remoteAsk?: { notify?: (q: AskRequest) => void } }): ReturnType<typeof runTask>;
   /** Lists a call's tasks (queued ones too) in this pi's owner record, so /subagents, `sessions --running`, steer
@@ -88,7 +94,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         cached = { engine, profiles };
         return cached;
       };
-      return {
+      const env: CallEnv = {
         engine: async () => (await load()).engine,
         profiles: () => cached?.profiles ?? new Map(),
         async refusedProfiles(names) {
@@ -116,6 +122,12 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         persist(outcome, input) {
           safely(() => appendEntry(ENTRY_TYPE, toEntry(outcome, input)));
         },
+        front: (engine) => ({
+          forkBranch: () => ctx.sessionManager?.getBranch?.() as ForkEntry[] | undefined,
+          refusedProfiles: (names) => env.refusedProfiles(names),
+          caps: { check: (c) => env.check(engine, c), admit: (c) => env.admit(engine, c) },
+          confirmFanout: (tasks) => fanoutRefusal(ctx, engine.settings, tasks),
+        }),
         async admit(engine, c) {
           return (await guard()).admit(engine.settings, c);
         },
@@ -142,7 +154,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           return () => owner.release(tasks.map((t) => t.sessionId!));
         },
         async background(tasks) {
-          const release = await this.adopt(tasks);
+          const release = await env.adopt(tasks);
           const c = active?.link(undefined) ?? new AbortController();
           const done = () => {
             release();
@@ -151,6 +163,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           return { signal: c.signal, done, notify: (text) => safely(() => notify?.(text)), track: (batch) => active?.track(batch) };
         },
       };
+      return env;
     },
   };
 }

@@ -9,22 +9,10 @@ import type { Engine, TaskInput, TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
 import { questionText, type AskRequest } from "../core/run/child/ask.ts";
-import { noteBackgroundSpend, startedTasks } from "./tool-results.ts";
+import { startedTasks } from "./tool-results.ts";
 
 const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;
-
-/** Sessions a get_subagent_output call is waiting for right now: their end needs no notice. */
-const awaited = new Map<string, number>();
-
-export function awaiting(id: string): () => void {
-  awaited.set(id, (awaited.get(id) ?? 0) + 1);
-  return () => {
-    const n = (awaited.get(id) ?? 1) - 1;
-    if (n > 0) awaited.set(id, n);
-    else awaited.delete(id);
-  };
-}
 
 export function completionNotice(o: TaskOutcome): string {
   const head = `Background sub-agent finished: ${statusLine(o)}`;
@@ -51,8 +39,8 @@ export async function launchBackground(call: CallEnv, engine: Engine, inputs: Ta
     onTaskStart: (i) => call.persistStart(inputs[i]),
     onTaskEnd: (i, outcome) => {
       call.persist(outcome, inputs[i]);
-      noteBackgroundSpend(outcome.sessionId, outcome.result.usage);
-      if (!awaited.has(outcome.sessionId)) bg.notify(completionNotice(outcome));
+      call.session.noteBackgroundSpend(outcome.sessionId, outcome.result.usage);
+      if (!call.session.isAwaited(outcome.sessionId)) bg.notify(completionNotice(outcome));
     },
   }).finally(bg.done);
   bg.track(batch);

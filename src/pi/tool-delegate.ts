@@ -1,6 +1,6 @@
 // delegate_to_subagents (spec 000): 1–16 tasks in parallel, live windows through throttled onUpdate, and a
 // result that carries each task's status line AND its output (bounded; get_subagent_output has the rest).
-import { InputError, parseDelegateParams } from "../core/delegate-input.ts";
+import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
@@ -26,6 +26,11 @@ export function refusedCall(code: ErrorCode, message: string) {
   return { content: [{ type: "text", text: message }], details: { error: { code, message } }, isError: true, structuredContent: refusedTasks(code, message) };
 }
 
+/** The tool's parameters (a saved workflow's already in place) as the call module's request. */
+export function toolRequest(params: DelegateParams, cwd: string): CallRequest {
+  return { tasks: params.tasks, defaults: { cwd, ...(params.profile ? { profile: params.profile } : {}) }, maxCost: params.maxCost, background: params.background };
+}
+
 export function delegateTool(env: ToolEnv) {
   return {
     name: "delegate_to_subagents",
@@ -45,14 +50,13 @@ export function delegateTool(env: ToolEnv) {
       const call = env.begin(ctx);
       let params;
       try {
-        params = parseDelegateParams(await withWorkflow(rawParams, ctx, () => call.engine()));
+        params = parseDelegateParams(await withWorkflow(rawParams, ctx, () => call.engine(), call.session.allowedWorkflows));
       } catch (err) {
         if (err instanceof InputError) throw new Error(`Invalid delegate_to_subagents call: ${err.message}`);
         throw err;
       }
       const engine = await call.engine();
-      const request: CallRequest = { tasks: params.tasks, defaults: { cwd: ctx.cwd, profile: params.profile }, maxCost: params.maxCost, background: params.background };
-      const prepared = await prepareCall(engine, request, call.front(engine));
+      const prepared = await prepareCall(engine, toolRequest(params, ctx.cwd), call.front(engine));
       if ("refusal" in prepared) return refusedCall(prepared.refusal.code, prepared.refusal.message);
       const { inputs } = prepared;
       if (params.background) return startInBackground(call, engine, inputs, params.maxCost);

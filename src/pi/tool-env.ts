@@ -10,6 +10,7 @@ import type { AskRequest } from "../core/run/child/ask.ts";
 import type { CapRefusal } from "../core/session-caps.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
 import { SessionGuards, type StatusUi } from "./session-guard.ts";
+import { PiSessions, type PiSession } from "./session-state.ts";
 import type { CallFront } from "../core/call/prepare.ts";
 import type { ForkEntry } from "../core/run/fork.ts";
 import { fanoutRefusal } from "./confirm-fanout.ts";
@@ -26,6 +27,8 @@ export type ToolContext = {
 };
 
 export type CallEnv = {
+  /** The pi session this call belongs to (what the user allowed in it, background results it waits for). */
+  session: PiSession;
   engine(): Promise<Engine>;
   profiles(): Map<string, Profile>;
   /** Project-local profiles that may not run (no consent, or projectAgents: "deny"), by name, with the reason. */
@@ -50,7 +53,7 @@ export type CallEnv = {
   background(tasks: TaskInput[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
 
-export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime>; guards: SessionGuards };
+export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime>; guards: SessionGuards; sessions: PiSessions };
 
 /** Spec 000: persistence is best effort and never breaks delegation. */
 function safely(fn: () => void): void {
@@ -66,8 +69,7 @@ function safely(fn: () => void): void {
  * (spec 001), so a parent limited to read-only tools never hands a child write tools.
  */
 export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void): ToolEnv {
-  /** Project profiles the user already allowed in this pi session (by file path). */
-  const allowed = new Set<string>();
+  const sessions = new PiSessions();
   let store: SessionStore | undefined;
   const guards = new SessionGuards(() => store);
   // /subagents may ask before any tool call (after a /reload): the store is known as soon as the runtime is.
@@ -75,7 +77,10 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
   return {
     runtime: getRuntime,
     guards,
+    sessions,
     begin(ctx) {
+      const session = sessions.for(ctx.sessionManager?.getSessionId?.());
+      const allowed = session.allowedProfiles;
       const guard = async () => {
         store = (await getRuntime()).store;
         return guards.for(ctx.sessionManager?.getSessionId?.(), ctx.ui);
@@ -95,6 +100,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         return cached;
       };
       const env: CallEnv = {
+        session,
         engine: async () => (await load()).engine,
         profiles: () => cached?.profiles ?? new Map(),
         async refusedProfiles(names) {

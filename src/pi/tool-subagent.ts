@@ -118,6 +118,12 @@ function backgroundResult(sessionId: string, runId: string, agent: string) {
   return { content: [{ type: "text", text }], details: { ...details, background: true }, structuredContent: startedTasks([{ name: agent, sessionId, agent }]) };
 }
 
+/** One named agent's task as the call module's request; `resume` when the store knows the sticky session. */
+export function subagentRequest(p: { agent: string; task: string; sessionId?: string; isolation?: "worktree"; background?: boolean }, resume: string | undefined, cwd: string): CallRequest {
+  const t = { name: p.agent, prompt: p.task, profile: p.agent, ...(resume ? { resume } : {}), ...(p.sessionId ? { sessionId: p.sessionId } : {}), ...(p.isolation ? { isolation: p.isolation } : {}) };
+  return { tasks: [t], defaults: { cwd, finalize: "required" }, background: p.background };
+}
+
 export function subagentTool(env: ToolEnv) {
   return {
     name: "subagent",
@@ -160,8 +166,7 @@ export function subagentTool(env: ToolEnv) {
       const known = sessionId ? engine.store.getSession(sessionId) : null;
       if (known && known.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${known.agent}", not "${agent}".`);
       const resume = known && known.runs.length > 0 ? sessionId : undefined;
-      const request: CallRequest = { tasks: [{ name: agent, prompt: task, profile: agent, resume, sessionId, isolation }], defaults: { cwd: ctx.cwd, finalize: "required" }, background };
-      const prepared = await prepareCall(engine, request, call.front(engine));
+      const prepared = await prepareCall(engine, subagentRequest({ agent, task, sessionId, isolation, background }, resume, ctx.cwd), call.front(engine));
       if ("refusal" in prepared) return failure(prepared.refusal.code, prepared.refusal.message);
       const [input] = prepared.inputs;
       // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.

@@ -42,8 +42,7 @@ function readTasksFile(source: string): unknown {
 /** `flow` (cmd-flow.ts): the call comes from a saved workflow named by the positionals; null: nothing to run. */
 export type FlowSource = (cwd: string, positionals: string[], json: boolean) => Record<string, unknown> | null;
 
-export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<number> {
-  const { values, positionals } = parse(flow ? "flow" : "delegate", argv, {
+export const DELEGATE_OPTIONS = {
     name: { type: "string", multiple: true },
     profile: { type: "string" },
     model: { type: "string" },
@@ -62,11 +61,12 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     ...ENGINE_OPTIONS,
     ...BUDGET_OPTIONS,
     "max-total-cost": { type: "string" },
-  });
-  if (values.help) {
-    console.log(flow ? FLOW_HELP : DELEGATE_HELP);
-    return EXIT.ok;
-  }
+} as const;
+
+type DelegateValues = ReturnType<typeof parse<typeof DELEGATE_OPTIONS>>["values"];
+
+/** The command line as the call module's request (null: nothing to run, e.g. `flow` listed the workflows). */
+export function delegateRequest(values: DelegateValues, positionals: string[], flow?: FlowSource): { request: CallRequest; profileFlag?: string } | null {
   const shellCwd = path.resolve(values.cwd ?? process.cwd());
   if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
   const defaults = callDefaults("delegate", shellCwd, values);
@@ -77,7 +77,7 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
 
   let params: DelegateParams;
   const preset = flow?.(shellCwd, positionals, !!values.json);
-  if (preset === null) return EXIT.ok;
+  if (preset === null) return null;
   try {
     if (preset) {
       if (values.tasks !== undefined) throw new UsageError("flow: --tasks does not apply: the workflow gives the tasks.");
@@ -108,7 +108,19 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
     background: !!values.background,
     concurrency: concurrencyFlag,
   };
+  return { request, profileFlag };
+}
 
+export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<number> {
+  const { values, positionals } = parse(flow ? "flow" : "delegate", argv, DELEGATE_OPTIONS);
+  if (values.help) {
+    console.log(flow ? FLOW_HELP : DELEGATE_HELP);
+    return EXIT.ok;
+  }
+  const read = delegateRequest(values, positionals, flow);
+  if (!read) return EXIT.ok;
+  const { request, profileFlag } = read;
+  const shellCwd = request.defaults.cwd;
   const ctx = cliContext(shellCwd);
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, shellCwd);

@@ -6,7 +6,7 @@ import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 import { effectiveTimeout, runTask } from "../../core/run/task.ts";
 import { prepareCall } from "../../core/call/prepare.ts";
-import type { CallRequest } from "../../core/call/request.ts";
+import type { CallDefaults, CallRequest } from "../../core/call/request.ts";
 import { callDefaults, cliFront, refusalError } from "../call-flags.ts";
 import { GATE_OPTIONS } from "../gate-flags.ts";
 import type { ChildEvent } from "../../core/types.ts";
@@ -77,8 +77,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const width = streamWidth(process.stderr);
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const name = agent;
-  const profile = agent === "default" ? undefined : agent;
-  const request: CallRequest = { tasks: [{ name, prompt: task, profile, resume: values.session }], defaults, background: !!values.background };
+  const request = runRequest(agent, task, defaults, values);
   const prepared = await prepareCall(engine, request, cliFront("run", engine, new CapGuard(undefined, "this invocation"), values.fork));
   if ("refusal" in prepared) throw refusalError("run", prepared.refusal);
   const [input] = prepared.inputs;
@@ -130,6 +129,12 @@ export async function cmdRun(argv: string[]): Promise<number> {
     for (const line of isolationLines([outcome])) say(line);
   }
   return interrupt.exitCode() ?? (r.status === "completed" ? EXIT.ok : EXIT.taskFailed);
+}
+
+/** `run AGENT "task"` as the call module's request: one task named for its agent ("default": pi's defaults). */
+export function runRequest(agent: string, task: string, defaults: CallDefaults, o: { session?: string; background?: boolean }): CallRequest {
+  const t = { name: agent, prompt: task, ...(agent === "default" ? {} : { profile: agent }), ...(o.session ? { resume: o.session } : {}) };
+  return { tasks: [t], defaults, background: !!o.background };
 }
 
 /** The lines a window would gain from one event, for `run`'s line-by-line progress. */

@@ -30,13 +30,18 @@ const agentDir = join(root, "agent");
 const cwd = join(root, "work");
 const other = join(root, "other");
 for (const d of [join(agentDir, "agents"), join(agentDir, "workflows"), cwd, other]) mkdirSync(d, { recursive: true });
-writeFileSync(join(agentDir, "agents", "scout.md"), "---\nname: scout\ndescription: looks around\n---\nYou look around.\n");
+writeFileSync(
+  join(agentDir, "agents", "scout.md"),
+  "---\nname: scout\ndescription: looks around\n---\nYou look around.\n",
+);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function engine(settings: Record<string, unknown> = {}): Engine {
   writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ subagents: settings }));
   const host = createBunHost(bunDbOpener(Database));
-  const store = new Store(host.openDb(join(root, `db-${Math.random().toString(16).slice(2)}.sqlite`)), { isAlive: () => false });
+  const store = new Store(host.openDb(join(root, `db-${Math.random().toString(16).slice(2)}.sqlite`)), {
+    isAlive: () => false,
+  });
   let n = 0;
   // Session ids count up from 1 in each call, so two fronts' TaskInputs compare field by field.
   store.newSessionId = () => `session-${++n}`;
@@ -65,14 +70,22 @@ let admitted = 0;
 const front = (e: Engine): CallFront => {
   const caps = new CapGuard(undefined, "this call");
   admitted = 0;
-  return { caps: { check: (c) => caps.check(e.settings, c), admit: (c) => {
-    const refusal = caps.admit(e.settings, c);
-    if (!refusal) admitted += c.tasks;
-    return refusal;
-  } } };
+  return {
+    caps: {
+      check: (c) => caps.check(e.settings, c),
+      admit: (c) => {
+        const refusal = caps.admit(e.settings, c);
+        if (!refusal) admitted += c.tasks;
+        return refusal;
+      },
+    },
+  };
 };
 
-async function prepared(e: Engine, request: CallRequest): Promise<{ inputs: TaskInput[] } | { refusal: { code: string; message: string } }> {
+async function prepared(
+  e: Engine,
+  request: CallRequest,
+): Promise<{ inputs: TaskInput[] } | { refusal: { code: string; message: string } }> {
   (e as { reset?: () => void }).reset?.();
   return prepareCall(e, request, front(e));
 }
@@ -86,7 +99,8 @@ const cliFlow = (doc: Record<string, unknown>, argv: string[] = []) => {
   return delegateRequest({ ...values, cwd }, positionals, () => doc)!.request;
 };
 const piTool = (doc: unknown) => toolRequest(parseDelegateParams(doc), cwd);
-const piWorkflow = async (e: Engine, spec: string) => toolRequest(parseDelegateParams(await withWorkflow({ workflow: spec }, { cwd, hasUI: false }, async () => e)), cwd);
+const piWorkflow = async (e: Engine, spec: string) =>
+  toolRequest(parseDelegateParams(await withWorkflow({ workflow: spec }, { cwd, hasUI: false }, async () => e)), cwd);
 
 const EVERY_FIELD = {
   tasks: [
@@ -148,35 +162,122 @@ test("a tasks document with every field gives the same TaskInputs through every 
     runner: "local",
     runtime: "codex",
   });
-  expect(second).toEqual({ name: "second", prompt: "use {{first}}", cwd, sessionId: "session-2", after: ["first"], runtime: "claude-code" });
+  expect(second).toEqual({
+    name: "second",
+    prompt: "use {{first}}",
+    cwd,
+    sessionId: "session-2",
+    after: ["first"],
+    runtime: "claude-code",
+  });
 });
 
 test("the CLI's flags are the call's defaults: delegate's and run's flags give one task the same TaskInput as the tool's fields", async () => {
   const e = engine();
-  const flags = ["--runtime", "codex", "--sandbox", "--runner", "local", "--timeout", "45", "--isolation", "worktree", "--gate", "true", "--gate-retries", "1", "--max-turns", "3", "--profile", "scout"];
+  const flags = [
+    "--runtime",
+    "codex",
+    "--sandbox",
+    "--runner",
+    "local",
+    "--timeout",
+    "45",
+    "--isolation",
+    "worktree",
+    "--gate",
+    "true",
+    "--gate-retries",
+    "1",
+    "--max-turns",
+    "3",
+    "--profile",
+    "scout",
+  ];
   const viaDelegate = await prepared(e, cliDelegate(["--name", "scout", "say hi", ...flags]));
   const { values } = parse("run", flags, DELEGATE_OPTIONS);
   const viaRun = await prepared(e, runRequest("scout", "say hi", callDefaults("run", cwd, values), {}));
   const viaTool = await prepared(
     e,
-    piTool({ tasks: [{ name: "scout", prompt: "say hi", profile: "scout", runtime: "codex", sandbox: true, runner: "local", timeout: 45, isolation: "worktree", gate: "true", gateRetries: 1, maxTurns: 3 }] }),
+    piTool({
+      tasks: [
+        {
+          name: "scout",
+          prompt: "say hi",
+          profile: "scout",
+          runtime: "codex",
+          sandbox: true,
+          runner: "local",
+          timeout: 45,
+          isolation: "worktree",
+          gate: "true",
+          gateRetries: 1,
+          maxTurns: 3,
+        },
+      ],
+    }),
   );
   expect(viaRun).toEqual(viaDelegate);
   expect(viaTool).toEqual(viaDelegate);
   if (!("inputs" in viaTool)) throw new Error(viaTool.refusal.message);
-  expect(viaTool.inputs[0]).toMatchObject({ runtime: "codex", sandbox: true, runner: "local", timeoutSec: 45, isolation: "worktree", gate: "true", gateRetries: 1, budget: { maxTurns: 3 } });
+  expect(viaTool.inputs[0]).toMatchObject({
+    runtime: "codex",
+    sandbox: true,
+    runner: "local",
+    timeoutSec: 45,
+    isolation: "worktree",
+    gate: "true",
+    gateRetries: 1,
+    budget: { maxTurns: 3 },
+  });
   // pi's subagent tool: the same agent and task, with the finalize contract that tool requires.
   const viaSubagent = await prepared(e, subagentRequest({ agent: "scout", task: "say hi" }, undefined, cwd));
   if (!("inputs" in viaSubagent)) throw new Error(viaSubagent.refusal.message);
-  expect(viaSubagent.inputs[0]).toEqual({ name: "scout", prompt: "say hi", cwd, profile: "scout", sessionId: "session-1", finalize: "required" });
+  expect(viaSubagent.inputs[0]).toEqual({
+    name: "scout",
+    prompt: "say hi",
+    cwd,
+    profile: "scout",
+    sessionId: "session-1",
+    finalize: "required",
+  });
 });
 
 const BAD: [string, Record<string, unknown>, string, RegExp][] = [
-  ["two tasks that do the same thing", { tasks: [{ name: "a", prompt: "same" }, { name: "b", prompt: "same" }] }, "INVALID_INPUT", /^Duplicate tasks: task 1 \("a"\) and task 2 \("b"\)/],
-  ["a session that does not exist", { tasks: [{ name: "a", prompt: "go on", resume: "0123456789abcdef" }] }, "INVALID_INPUT", /0123456789abcdef/],
-  ["a folder that does not exist", { tasks: [{ name: "a", prompt: "x", cwd: "/no/such/folder" }] }, "INVALID_INPUT", /^task "a": working directory \/no\/such\/folder does not exist/],
-  ["a gate in a folder that does not exist", { tasks: [{ name: "a", prompt: "x", cwd: "/no/such/folder", gate: "true" }] }, "INVALID_INPUT", /^task "a": its gate `true` would run in/],
-  ["a forked context with no conversation", { tasks: [{ name: "a", prompt: "x", context: "fork" }] }, "INVALID_INPUT", /^task "a": context "fork" needs a parent pi session/],
+  [
+    "two tasks that do the same thing",
+    {
+      tasks: [
+        { name: "a", prompt: "same" },
+        { name: "b", prompt: "same" },
+      ],
+    },
+    "INVALID_INPUT",
+    /^Duplicate tasks: task 1 \("a"\) and task 2 \("b"\)/,
+  ],
+  [
+    "a session that does not exist",
+    { tasks: [{ name: "a", prompt: "go on", resume: "0123456789abcdef" }] },
+    "INVALID_INPUT",
+    /0123456789abcdef/,
+  ],
+  [
+    "a folder that does not exist",
+    { tasks: [{ name: "a", prompt: "x", cwd: "/no/such/folder" }] },
+    "INVALID_INPUT",
+    /^task "a": working directory \/no\/such\/folder does not exist/,
+  ],
+  [
+    "a gate in a folder that does not exist",
+    { tasks: [{ name: "a", prompt: "x", cwd: "/no/such/folder", gate: "true" }] },
+    "INVALID_INPUT",
+    /^task "a": its gate `true` would run in/,
+  ],
+  [
+    "a forked context with no conversation",
+    { tasks: [{ name: "a", prompt: "x", context: "fork" }] },
+    "INVALID_INPUT",
+    /^task "a": context "fork" needs a parent pi session/,
+  ],
 ];
 
 for (const [what, doc, code, message] of BAD) {
@@ -201,8 +302,15 @@ for (const [what, doc, code, message] of BAD) {
 
 test("the session caps refuse the same call the same way through every front", async () => {
   const e = engine({ maxSpawnsPerSession: 1 });
-  const doc = { tasks: [{ name: "a", prompt: "one" }, { name: "b", prompt: "two" }] };
-  const results = await Promise.all([cliDelegate(["one", "two", "--name", "a", "--name", "b"]), cliFlow(doc), piTool(doc)].map((r) => prepared(e, r)));
+  const doc = {
+    tasks: [
+      { name: "a", prompt: "one" },
+      { name: "b", prompt: "two" },
+    ],
+  };
+  const results = await Promise.all(
+    [cliDelegate(["one", "two", "--name", "a", "--name", "b"]), cliFlow(doc), piTool(doc)].map((r) => prepared(e, r)),
+  );
   for (const r of results) expect(r).toMatchObject({ refusal: { code: "SPAWN_LIMIT" } });
   expect(results[1]).toEqual(results[0]);
   expect(results[2]).toEqual(results[0]);
@@ -211,6 +319,9 @@ test("the session caps refuse the same call the same way through every front", a
 test("pi's tool schema offers every task field the delegate input accepts (a field the parser knows reaches the model)", async () => {
   const { DELEGATE_SCHEMA } = await import("../src/pi/schemas.ts");
   const { TASK_FIELDS } = await import("../src/core/delegate-input.ts");
-  const offered = Object.keys((DELEGATE_SCHEMA as { properties: { tasks: { items: { properties: Record<string, unknown> } } } }).properties.tasks.items.properties);
+  const offered = Object.keys(
+    (DELEGATE_SCHEMA as { properties: { tasks: { items: { properties: Record<string, unknown> } } } }).properties.tasks
+      .items.properties,
+  );
   expect(offered.sort()).toEqual([...TASK_FIELDS].sort());
 });

@@ -20,7 +20,7 @@ beforeAll(async () => {
   // Reads the task on stdin as `codex exec --json -` does and answers with Codex's event stream; each call is logged.
   const fake = [
     "#!/bin/sh",
-    'prompt=$(cat)',
+    "prompt=$(cat)",
     `printf '%s\\n' "$*" >> '${calls}'`,
     `printf '%s\\n' '{"type":"thread.started","thread_id":"fake-thread"}' '{"type":"turn.started"}'`,
     `printf '{"type":"item.completed","item":{"id":"m1","type":"agent_message","text":"codex answered: %s"}}\\n' "$(printf '%s' "$prompt" | tr -d '"\\\\\\n' | cut -c1-60)"`,
@@ -29,7 +29,10 @@ beforeAll(async () => {
   writeFileSync(join(bin, "codex"), `${fake}\n`);
   chmodSync(join(bin, "codex"), 0o755);
   mkdirSync(join(world.agentDir, "workflows"), { recursive: true });
-  writeFileSync(join(world.agentDir, "workflows", "on-codex.json"), JSON.stringify({ tasks: [{ name: "wf", prompt: "WF-CODEX {{input}}", runtime: "codex" }] }));
+  writeFileSync(
+    join(world.agentDir, "workflows", "on-codex.json"),
+    JSON.stringify({ tasks: [{ name: "wf", prompt: "WF-CODEX {{input}}", runtime: "codex" }] }),
+  );
 });
 afterAll(async () => {
   await world.close();
@@ -37,7 +40,8 @@ afterAll(async () => {
 
 const env = () => ({ PATH: `${bin}:${world.env.PATH}` });
 const codexCalls = () => (existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n") : []);
-const piSaw = (marker: string) => world.server.requests.filter((r) => JSON.stringify(r.messages).includes(marker)).length;
+const piSaw = (marker: string) =>
+  world.server.requests.filter((r) => JSON.stringify(r.messages).includes(marker)).length;
 
 test("subagents delegate --tasks with runtime codex runs on codex (the reference)", async () => {
   const file = join(world.root, "tasks.json");
@@ -57,7 +61,10 @@ test("delegate_to_subagents in a real parent pi with runtime codex runs on codex
   const r = await runParentPi(world, {
     runtime: "node",
     env: env(),
-    steps: [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "cx", prompt: "PI-CODEX hello", runtime: "codex" }] } }, { text: "parent done" }],
+    steps: [
+      { tool: "delegate_to_subagents", args: { tasks: [{ name: "cx", prompt: "PI-CODEX hello", runtime: "codex" }] } },
+      { text: "parent done" },
+    ],
   });
   expect(r.code, r.stderr.slice(-2000)).toBe(0);
   const [res] = r.results;
@@ -65,7 +72,13 @@ test("delegate_to_subagents in a real parent pi with runtime codex runs on codex
   expect(res.text).toContain("codex answered: PI-CODEX hello");
   expect(codexCalls().length).toBe(before + 1);
   // The parent's own request carries the marker in its tool call; no child pi was asked.
-  expect(world.server.requests.filter((q) => JSON.stringify(q.messages).includes("PI-CODEX hello") && !JSON.stringify(q.messages).includes("delegate_to_subagents")).length).toBe(0);
+  expect(
+    world.server.requests.filter(
+      (q) =>
+        JSON.stringify(q.messages).includes("PI-CODEX hello") &&
+        !JSON.stringify(q.messages).includes("delegate_to_subagents"),
+    ).length,
+  ).toBe(0);
 }, 120_000);
 
 test("a saved workflow with runtime codex runs on codex from subagents flow and from delegate_to_subagents alike", async () => {

@@ -11,7 +11,15 @@ import { CLI_FORK_NEEDS, readForkSession } from "./fork-session.ts";
 import { gateFlags } from "./gate-flags.ts";
 import { UsageError } from "./errors.ts";
 
-type Values = Record<string, unknown> & { model?: string; timeout?: string; isolation?: string; fork?: string; sandbox?: boolean; runner?: string; runtime?: string };
+type Values = Record<string, unknown> & {
+  model?: string;
+  timeout?: string;
+  isolation?: string;
+  fork?: string;
+  sandbox?: boolean;
+  runner?: string;
+  runtime?: string;
+};
 
 export function callDefaults(command: string, cwd: string, values: Values): CallDefaults {
   return {
@@ -36,5 +44,7 @@ export function cliFront(command: string, engine: Engine, caps: CapGuard, fork: 
 
 /** A refusal before anything started: exit 2, as every usage error (a cap names its code, as in pi's result). */
 export function refusalError(command: string, r: Refusal): UsageError {
-  return new UsageError(r.code === "INVALID_INPUT" ? `${command}: ${r.message}` : `${command}: ${r.code}: ${r.message}`);
+  return new UsageError(
+    r.code === "INVALID_INPUT" ? `${command}: ${r.message}` : `${command}: ${r.code}: ${r.message}`,
+  );
 }

@@ -18,10 +18,27 @@ import { FORCED, STOPPING, trapSignals } from "../signals.ts";
 import { colorStyle, streamWidth } from "../style.ts";
 import { terminalAsker } from "../terminal-ask.ts";
 
-export type LiveOptions = { json?: boolean; quiet?: boolean; "no-color"?: boolean; concurrency?: number; maxCost?: number };
+export type LiveOptions = {
+  json?: boolean;
+  quiet?: boolean;
+  "no-color"?: boolean;
+  concurrency?: number;
+  maxCost?: number;
+};
 
-export async function runLive(ctx: CliContext, engine: Engine, caps: CapGuard, inputs: TaskInput[], values: LiveOptions): Promise<number> {
-  const owner = await startOwner(dataDir(ctx), "cli", inputs.map((t) => t.sessionId!), { waiting: waitingOf(inputs) });
+export async function runLive(
+  ctx: CliContext,
+  engine: Engine,
+  caps: CapGuard,
+  inputs: TaskInput[],
+  values: LiveOptions,
+): Promise<number> {
+  const owner = await startOwner(
+    dataDir(ctx),
+    "cli",
+    inputs.map((t) => t.sessionId!),
+    { waiting: waitingOf(inputs) },
+  );
   const json = !!values.json;
   const tty = !json && !values.quiet && !!process.stdout.isTTY;
   const out = json ? process.stderr : process.stdout;
@@ -34,7 +51,10 @@ export async function runLive(ctx: CliContext, engine: Engine, caps: CapGuard, i
   const started = Date.now();
   const live = tty ? new LiveDisplay(() => windows.snapshot(Date.now(), maxLines).windows, { maxLines, style }) : null;
   // A forced stop (second Ctrl-C) exits from inside the signal handler: tasks still running are drawn cancelled.
-  const forcedViews = () => windows.snapshot(Date.now(), maxLines).windows.map((v) => (isFinished(v.status) ? v : { ...v, status: "cancelled" as const }));
+  const forcedViews = () =>
+    windows
+      .snapshot(Date.now(), maxLines)
+      .windows.map((v) => (isFinished(v.status) ? v : { ...v, status: "cancelled" as const }));
   const interrupt = trapSignals({
     onStop: () => (live ? live.setNote(STOPPING) : process.stderr.write(`${STOPPING}\n`)),
     onForce: () => {
@@ -48,33 +68,51 @@ export async function runLive(ctx: CliContext, engine: Engine, caps: CapGuard, i
   const ask = terminalAsker({ tty, frame: live });
   let outcomes: TaskOutcome[];
   try {
-    const run = caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)));
-    outcomes = await runScheduled(inputs, values.concurrency ?? engine.settings.concurrency, (input, hooks) => run(input, { ...hooks, ask }), {
-      rateLimitWaitSec: engine.settings.rateLimitWait,
-      signal: interrupt.signal,
-      maxCost: values.maxCost,
-      onTaskStart: (i) => {
-        windows.start(i, Date.now());
-        if (json) writeJson({ type: "task_start", task: inputs[i].name, sessionId: inputs[i].sessionId!, agent: inputs[i].profile ?? "default" });
-        else if (!tty && !values.quiet) log(startLine(inputs[i].name, inputs[i].profile, inputs[i].sessionId!, style));
+    const run = caps.runner(
+      engine.settings,
+      owner.wrap(
+        (input, hooks) => runTask(engine, input, hooks),
+        (t) => effectiveTimeout(engine, t),
+      ),
+    );
+    outcomes = await runScheduled(
+      inputs,
+      values.concurrency ?? engine.settings.concurrency,
+      (input, hooks) => run(input, { ...hooks, ask }),
+      {
+        rateLimitWaitSec: engine.settings.rateLimitWait,
+        signal: interrupt.signal,
+        maxCost: values.maxCost,
+        onTaskStart: (i) => {
+          windows.start(i, Date.now());
+          if (json)
+            writeJson({
+              type: "task_start",
+              task: inputs[i].name,
+              sessionId: inputs[i].sessionId!,
+              agent: inputs[i].profile ?? "default",
+            });
+          else if (!tty && !values.quiet)
+            log(startLine(inputs[i].name, inputs[i].profile, inputs[i].sessionId!, style));
+        },
+        onTaskWarnings: (i, warnings) => {
+          windows.warn(i, warnings);
+          if (!tty && !json && !values.quiet) for (const w of warnings) log(`  ⚠ ${inputs[i].name}: ${w}`);
+        },
+        onTaskEvent: (i, state, ev) => {
+          windows.event(i, state);
+          if (json) {
+            const line = jsonEvent(inputs[i].name, inputs[i].sessionId!, ev);
+            if (line) writeJson(line);
+          }
+        },
+        onTaskEnd: (i, outcome) => {
+          windows.end(i, outcome, Date.now());
+          if (json) writeJson(taskEndEvent(outcome));
+          else if (!tty && !values.quiet) for (const l of endLines(windows.views[i], width(), style)) log(l);
+        },
       },
-      onTaskWarnings: (i, warnings) => {
-        windows.warn(i, warnings);
-        if (!tty && !json && !values.quiet) for (const w of warnings) log(`  ⚠ ${inputs[i].name}: ${w}`);
-      },
-      onTaskEvent: (i, state, ev) => {
-        windows.event(i, state);
-        if (json) {
-          const line = jsonEvent(inputs[i].name, inputs[i].sessionId!, ev);
-          if (line) writeJson(line);
-        }
-      },
-      onTaskEnd: (i, outcome) => {
-        windows.end(i, outcome, Date.now());
-        if (json) writeJson(taskEndEvent(outcome));
-        else if (!tty && !values.quiet) for (const l of endLines(windows.views[i], width(), style)) log(l);
-      },
-    });
+    );
   } finally {
     live?.stop(finalFrame(windows.snapshot(Date.now(), maxLines).windows, width(), style));
     interrupt.dispose();

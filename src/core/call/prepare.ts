@@ -18,7 +18,10 @@ export type CallFront = {
   /** Project-local agents that may not run here, by the name the call used, with why: those tasks fail alone. */
   refusedProfiles?: (names: (string | undefined)[]) => Promise<Map<string, string>>;
   /** The session caps (core/run/cap-guard.ts): check reads, admit counts the call's tasks as coming. */
-  caps: { check(call: Call): CapRefusal | null | Promise<CapRefusal | null>; admit(call: Call): CapRefusal | null | Promise<CapRefusal | null> };
+  caps: {
+    check(call: Call): CapRefusal | null | Promise<CapRefusal | null>;
+    admit(call: Call): CapRefusal | null | Promise<CapRefusal | null>;
+  };
   /** subagents.confirmAbove: whether the user allows this many children at once. */
   confirmFanout?: (tasks: number) => Promise<Refusal | null>;
 };
@@ -29,7 +32,12 @@ const invalid = (message: string): Refusal => ({ code: "INVALID_INPUT", message 
 
 /** The checks that need no one: the same request gives the same answer wherever it came from. A gate's missing
  * folder is named before the missing folder itself: the gate is what would have failed at the end. */
-export function checkCall(engine: Engine, request: CallRequest, inputs: TaskInput[], front: Pick<CallFront, "forkBranch" | "forkNeeds">): Refusal | null {
+export function checkCall(
+  engine: Engine,
+  request: CallRequest,
+  inputs: TaskInput[],
+  front: Pick<CallFront, "forkBranch" | "forkNeeds">,
+): Refusal | null {
   for (const t of inputs) {
     const problem = t.resume ? checkResumable(engine, t.resume) : null;
     if (problem) return invalid(problem);
@@ -58,6 +66,7 @@ export async function prepareCall(engine: Engine, request: CallRequest, front: C
     for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
   }
   const call = { tasks: inputs.length, maxCost: request.maxCost };
-  const limit = (await front.caps.check(call)) ?? (await front.confirmFanout?.(inputs.length)) ?? (await front.caps.admit(call));
+  const limit =
+    (await front.caps.check(call)) ?? (await front.confirmFanout?.(inputs.length)) ?? (await front.caps.admit(call));
   return limit ? { refusal: limit } : { inputs };
 }

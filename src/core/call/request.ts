@@ -46,7 +46,8 @@ export type CallRequest = {
 /** Why a call did not start: one shape for every front (each renders it its own way). */
 export type Refusal = { code: ErrorCode; message: string };
 
-const defined = <T extends Record<string, unknown>>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+const defined = <T extends Record<string, unknown>>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 /** A task's own field wins over the call's default; budgets merge key by key (the task's win). */
 export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => string): TaskInput {
@@ -81,4 +82,5 @@ export function toTaskInputs(request: CallRequest, newSessionId: () => string): 
 }
 
 /** Whether each task starts from the parent's conversation: its own `context`, else the call's. */
-export const contextOf = (request: CallRequest) => request.tasks.map((t) => ({ context: t.context ?? request.defaults.context }));
+export const contextOf = (request: CallRequest) =>
+  request.tasks.map((t) => ({ context: t.context ?? request.defaults.context }));

@@ -14,7 +14,7 @@ import { discoverProfiles } from "../src/core/profiles/profile-discovery.ts";
 import { loadSettings } from "../src/core/settings.ts";
 import { Store } from "../src/core/store/store.ts";
 import { CapGuard } from "../src/core/run/cap-guard.ts";
-import type { Engine, TaskInput } from "../src/core/run/task.ts";
+import { createEngine, type Engine, type TaskInput } from "../src/core/run/task.ts";
 import { createBunHost } from "../src/host/bun.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
 import { parse } from "../src/cli/args.ts";
@@ -48,7 +48,7 @@ function engine(settings: Record<string, unknown> = {}): Engine {
   const reset = () => {
     n = 0;
   };
-  const e: Engine & { reset?: () => void } = {
+  const e: Engine & { reset?: () => void } = createEngine({
     host,
     clock: realClock,
     store,
@@ -58,7 +58,7 @@ function engine(settings: Record<string, unknown> = {}): Engine {
     piCommand: ["pi"],
     piEnv: {},
     depth: 0,
-  };
+  });
   e.reset = reset;
   return e;
 }

@@ -5,7 +5,7 @@ import { realClock, type Host } from "../core/host.ts";
 import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import { Store } from "../core/store/store.ts";
-import type { Engine } from "../core/run/task.ts";
+import { createEngine, type Engine } from "../core/run/task.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
@@ -90,7 +90,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
   const worktrees = createWorktreeHost(dataDir(ctx));
   // Worktrees a SIGKILLed owner left behind are finished while this run starts (a directory listing when none).
   void worktrees.cleanStale();
-  return {
+  return createEngine({
     host: ctx.host,
     clock: realClock,
     store: openStore(ctx),
@@ -107,5 +107,5 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
     worktrees,
-  };
+  });
 }

@@ -91,11 +91,12 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         const rt = await getRuntime();
         const { settings } = rt.settingsFor(ctx.cwd);
         const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
-        const engine = rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.());
-        if (typeof ctx.isProjectTrusted === "function") engine.projectTrust = { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() };
-        if (ctx.model?.id) engine.parentModel = ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id;
-        engine.parentTools = activeTools?.();
-        engine.profileProblems = diagnostics;
+        const engine = rt.engineFor(ctx.cwd, settings, { profiles, diagnostics }, {
+          parentSession: ctx.sessionManager?.getSessionId?.(),
+          ...(typeof ctx.isProjectTrusted === "function" ? { projectTrust: { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() } } : {}),
+          ...(ctx.model?.id ? { parentModel: ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id } : {}),
+          parentTools: activeTools?.(),
+        });
         cached = { engine, profiles };
         return cached;
       };

@@ -45,7 +45,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       depth: engine.depth + 1,
       maxDepth: settings.maxDepth,
       parentPid: host.pid,
-      parentTools: engine.parentTools,
+      parentTools: engine.call.parentTools,
       promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
       skillPaths: skills.skillPaths,
       appendPrompt: [skills.appendPrompt, task.memory].filter(Boolean).join("\n\n") || undefined,
@@ -123,7 +123,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     }
     if (refused && model.model && !hooks.signal?.aborted) {
       // pi could not use the model and exited before any model call: run on the default model instead, and say so.
-      warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
+      warnings.unshift(`${refused}: running on ${engine.caches.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
       result = await attempt(null);
     }
   } catch (err) {

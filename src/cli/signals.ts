@@ -5,7 +5,7 @@
 // draws its final frame and the process exits at once.
 import { descendantsOf } from "../host/proc-tree.ts";
 import { markedProcesses } from "../host/proc-marks.ts";
-import { liveMarks, within } from "../core/run/child/marks.ts";
+import { liveMarks, within } from "../core/run/process/marks.ts";
 import { EXIT } from "./errors.ts";
 
 export const STOPPING = "stopping… press Ctrl-C again to force";

@@ -11,14 +11,14 @@ import { statusLine } from "../core/run/outcome-text.ts";
 import { effectiveTimeout, runTask, type TaskInput } from "../core/run/task.ts";
 import { startOwner } from "../control/owner.ts";
 import { waitingOf } from "../control/running.ts";
-import { questionText, type AskRequest } from "../core/run/child/ask.ts";
+import { questionText, type AskRequest } from "../core/run/process/ask.ts";
 import { controlDir, ownerFile, type OwnerRecord } from "../control/registry.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { isCompiledBinary } from "../host/embedded-pi.ts";
 import { buildEngine, cliContext, dataDir } from "./engine.ts";
 import { appendEnd, appendEvent, sessionLogPath } from "./session-log.ts";
 import { trapSignals } from "./signals.ts";
-import { ownerShutdown } from "../core/run/child/abort-reason.ts";
+import { ownerShutdown } from "../core/run/process/abort-reason.ts";
 import { CapGuard } from "../core/run/cap-guard.ts";
 
 export type Job = { cwd: string; concurrency?: number; inputs: TaskInput[]; log?: string; maxCost?: number };

@@ -35,7 +35,7 @@ export type Settings = {
   askTimeout: number;
   /** MCP servers children may start (pi 1.x), unless their agent says (`mcp`): all, none, or the named ones. */
   mcp: McpChoice;
-  /** A call with more tasks than it runs at once keeps its children for its next tasks (src/core/run/child/pool.ts). */
+  /** A call with more tasks than it runs at once keeps its children for its next tasks (src/core/run/process/pool.ts). */
   reuseChildren: boolean;
 } & EngineSettings & CapSettings;
 

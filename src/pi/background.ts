@@ -8,7 +8,7 @@ import { statusLine } from "../core/run/outcome-text.ts";
 import type { Engine, TaskInput, TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
-import { questionText, type AskRequest } from "../core/run/child/ask.ts";
+import { questionText, type AskRequest } from "../core/run/process/ask.ts";
 import { startedTasks } from "./tool-results.ts";
 
 const NOTICE_LINES = 12;

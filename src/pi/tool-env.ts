@@ -6,7 +6,7 @@ import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
 import { dialogAsker, type DialogUI } from "./dialog-ask.ts";
-import type { AskRequest } from "../core/run/child/ask.ts";
+import type { AskRequest } from "../core/run/process/ask.ts";
 import type { CapRefusal } from "../core/session-caps.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
 import { SessionGuards, type StatusUi } from "./session-guard.ts";

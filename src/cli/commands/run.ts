@@ -1,7 +1,7 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { rateLimitLine, toolCallLine } from "../../core/run/child/activity.ts";
+import { rateLimitLine, toolCallLine } from "../../core/run/process/activity.ts";
 import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 import { effectiveTimeout, runTask } from "../../core/run/task.ts";

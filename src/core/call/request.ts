@@ -7,7 +7,7 @@ import type { IsolationMode } from "../isolation-types.ts";
 import type { RunnerName } from "../engine-settings.ts";
 import type { RuntimeName } from "../runtime-names.ts";
 import type { ErrorCode } from "../types.ts";
-import type { FinalizeMode } from "../run/child/finalize-contract.ts";
+import type { FinalizeMode } from "../run/process/finalize-contract.ts";
 import type { TaskInput } from "../run/task-shared.ts";
 
 /** A task of a call: the delegate input's fields, and a session id the front chose (the `subagent` tool's sticky id). */

@@ -3,21 +3,21 @@
 import { mergeBudgets } from "../budget.ts";
 import { credentialsError } from "../credentials.ts";
 import type { RunResult } from "../types.ts";
-import { runCheckpoints } from "./child/checkpoint.ts";
+import { runCheckpoints } from "./process/checkpoint.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { buildInvocation } from "./launch/invocation.ts";
-import { rateGateFor } from "./child/rate-gate.ts";
-import { runChild } from "./child/runner.ts";
+import { rateGateFor } from "./process/rate-gate.ts";
+import { runChild } from "./process/runner.ts";
 import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from "./task-shared.ts";
 import type { TaskContext } from "./task-context.ts";
 import { childMcp } from "./mcp-select.ts";
 import { expectedDefaultModel } from "./default-model.ts";
-import { composeEnv, resolveGate } from "./child/gate.ts";
+import { composeEnv, resolveGate } from "./process/gate.ts";
 import { placeChild } from "./runners/choose.ts";
 import type { Placed } from "./runners/types.ts";
 import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
-import { rpcArgv } from "./child/pool.ts";
+import { rpcArgv } from "./process/pool.ts";
 import { guardWarnings } from "./runners/guard-report.ts";
 
 export async function runTaskChild(task: TaskContext): Promise<void> {
@@ -108,7 +108,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   try {
     // Another harness's CLI takes the model as written: pi's aliases and model list are not its.
     result = await attempt(task.runtime.name === "pi" ? model.model : (input.model ?? foreignModel(profile?.model)));
-    // With no --model, pi's default model was asked for: the child's pi may not know it (src/child/model-guard.ts).
+    // With no --model, pi's default model was asked for: the child's pi may not know it (src/child-extension/model-guard.ts).
     let refused = refusedModel(result, model.model ?? expectedDefaultModel(engine, childCwd) ?? "pi's default model");
     let failedModel = result.model ?? model.model ?? "the default model";
     for (const next of fallbackModels(profile, settings)) {

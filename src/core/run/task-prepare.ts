@@ -4,13 +4,13 @@
 import { renderFiles } from "../files.ts";
 import type { Profile } from "../profiles/profile.ts";
 import { formatResumePrompt } from "../store/transcript.ts";
-import { resolveFinalizeMode } from "./child/finalize-contract.ts";
+import { resolveFinalizeMode } from "./process/finalize-contract.ts";
 import { isolationProblem } from "./launch/isolation.ts";
 import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task-shared.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
-import { resolveGate } from "./child/gate.ts";
+import { resolveGate } from "./process/gate.ts";
 
 export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskHooks): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;

@@ -1,15 +1,15 @@
 // What a task's stages share: the engine and task shapes, and the small rules every stage uses (refusals, the
 // model, timeouts, trust). task.ts runs the stages and re-exports all of this, so the stages never import task.ts.
-import { CANCELLED_BEFORE_START } from "./child/abort-reason.ts";
+import { CANCELLED_BEFORE_START } from "./process/abort-reason.ts";
 import type { FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
-import type { FinalizeMode } from "./child/finalize-contract.ts";
+import type { FinalizeMode } from "./process/finalize-contract.ts";
 import { findProfile, validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { brokenProfile, type Diagnostic } from "../profiles/profile-discovery.ts";
-import type { RunLimits } from "./child/runner.ts";
+import type { RunLimits } from "./process/runner.ts";
 import type { Skill } from "../profiles/skills.ts";
 import { readUserModels, resolveProfileModel, type UserModels } from "../profiles/model-resolve.ts";
-import type { RunState } from "./child/run-state.ts";
+import type { RunState } from "./process/run-state.ts";
 import type { Settings } from "../settings.ts";
 import type { SessionStore } from "../store/store-types.ts";
 import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
@@ -17,13 +17,13 @@ import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
 import type { IsolationMode, WorktreeHost } from "./launch/isolation.ts";
-import type { RateGate } from "./child/rate-gate.ts";
-import type { PoolTicket } from "./child/pool.ts";
+import type { RateGate } from "./process/rate-gate.ts";
+import type { PoolTicket } from "./process/pool.ts";
 import type { Budget, CallSpend } from "../budget.ts";
 import type { McpServer } from "./launch/mcp-config.ts";
 import type { RunnerName } from "./runners/types.ts";
 import type { RuntimeName } from "../runtime-names.ts";
-import type { Asker, AskRequest } from "./child/ask.ts";
+import type { Asker, AskRequest } from "./process/ask.ts";
 
 /** One entry of a pi session file (its branch is what a forked child starts from: fork.ts). */
 export type ForkEntry = { type: string; id: string; parentId: string | null; [k: string]: unknown };

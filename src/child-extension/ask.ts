@@ -5,7 +5,7 @@
 // undefined). Replacing its dialog methods in place forwards them to the owner at no start-up cost; running
 // children in RPC mode would give the same dialogs but change the whole transport (see README "Children that
 // ask"). `ctx.hasUI` stays false: pi derives it from that object's identity, which an extension cannot change.
-// A kept child (core/run/child/pool.ts) runs pi in RPC mode, whose UI is real but has no one at the other end
+// A kept child (core/run/process/pool.ts) runs pi in RPC mode, whose UI is real but has no one at the other end
 // (the pool declines every dialog): there the dialogs are forwarded too (PI_SUBAGENT_RPC=1).
 import type { ChildEvent } from "../core/types.ts";
 import type { Answer, ControlChannel } from "./control.ts";

@@ -1,9 +1,9 @@
-// The child's half of an acceptance gate (core/run/child/gate.ts): when the model says it is done (a finalize call,
+// The child's half of an acceptance gate (core/run/process/gate.ts): when the model says it is done (a finalize call,
 // or a plain final answer), run the command in this process's folder, bounded in time and output, in its own
 // process group (killed whole on timeout and when pi exits). A failure becomes a correction in this same
 // conversation, up to the retries; every attempt is reported on fd 3 for the parent to judge and record.
 import { spawn } from "node:child_process";
-import { GATE_OUTPUT_CHARS, gateCorrection } from "../core/run/child/gate.ts";
+import { GATE_OUTPUT_CHARS, gateCorrection } from "../core/run/process/gate.ts";
 import type { ChildEvent } from "../core/types.ts";
 
 type Api = {

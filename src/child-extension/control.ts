@@ -4,7 +4,7 @@
 // fd 3 as `steered`: the owner's only proof of delivery (a child that ends first never reports it).
 import * as net from "node:net";
 import * as fs from "node:fs";
-import { textOfContent } from "../core/run/child/transport.ts";
+import { textOfContent } from "../core/run/process/transport.ts";
 import type { ChildEvent } from "../core/types.ts";
 
 type Api = {
@@ -104,7 +104,7 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
     pi.sendUserMessage(msg.text, { deliverAs: "steer" });
   };
   let stopReading: (() => void) | null = null;
-  // A kept child (core/run/child/pool.ts) runs one task after another on the same pipe: the owner names the
+  // A kept child (core/run/process/pool.ts) runs one task after another on the same pipe: the owner names the
   // session each line is for, so a late steer or answer for the task before never reaches this one.
   let session: string | undefined;
   pi.on("session_start", (_e, ctx) => {

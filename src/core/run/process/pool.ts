@@ -79,10 +79,10 @@ class Lease implements ChildProcess {
     // On a kept child stdout is pi's RPC stream, which the pool reads: the task's own stdout is empty.
     this.stdout.end();
     this.exited = new Promise((resolve) => (this.settle = resolve));
-    // The child extension gives the session this mark when it starts (src/child/extension.ts).
+    // The child extension gives the session this mark when it starts (src/child-extension/extension.ts).
     this.mark = sessionMark(worker.mark, sessionFile);
     const send = worker.proc.sendControl;
-    // Each line names the task's session: the child drops one that arrives after its task (src/child/control.ts).
+    // Each line names the task's session: the child drops one that arrives after its task (src/child-extension/control.ts).
     const session = `{"session":${JSON.stringify(sessionFile)},`;
     if (send) this.sendControl = (line) => !this.done && line.startsWith("{") && send(session + line.slice(1));
   }
@@ -207,7 +207,7 @@ export class ChildPool {
     };
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(spec.env)) env[k] = swap(v);
-    // The child extension forwards dialogs to the owner even though RPC mode gives pi a UI (src/child/ask.ts).
+    // The child extension forwards dialogs to the owner even though RPC mode gives pi a UI (src/child-extension/ask.ts).
     env.PI_SUBAGENT_RPC = "1";
     const mark = newMark(spec.env[MARK_ENV], host.pid, "kept");
     env[MARK_ENV] = mark;

@@ -6,8 +6,8 @@
 // It also stops the child when the parent disappears, so a killed parent never leaves orphans running.
 // Self-contained on purpose: node:fs only, no package imports (Bun would try to auto-install them).
 import * as fs from "node:fs";
-import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/child/finalize-contract.ts";
-import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/child/transport.ts";
+import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/process/finalize-contract.ts";
+import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/process/transport.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
@@ -16,7 +16,7 @@ import { finalizeParameters, withData } from "./finalize-data.ts";
 import { createAsker, installAsk } from "./ask.ts";
 import { guardModel } from "./model-guard.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
-import { keeps, MARK_ENV, sessionMark, within } from "../core/run/child/marks.ts";
+import { keeps, MARK_ENV, sessionMark, within } from "../core/run/process/marks.ts";
 import { markedProcesses } from "../host/proc-marks.ts";
 
 const FD = 3;
@@ -86,7 +86,7 @@ class Fd3Writer {
   }
 }
 
-/** A kept child (core/run/child/pool.ts) loads this extension again for each task's session (under jiti perhaps as
+/** A kept child (core/run/process/pool.ts) loads this extension again for each task's session (under jiti perhaps as
  *  a new module): one watch per process. */
 const WATCHING = Symbol.for("subagents.watching-parent");
 
@@ -149,7 +149,7 @@ export default function childExtension(pi: Api): void {
   };
   watchParent(stop);
   // A kept child runs one task per session: that task's commands carry a mark of their own, so what one task leaves
-  // is found (and ended) before the next task starts in this process (core/run/child/pool.ts).
+  // is found (and ended) before the next task starts in this process (core/run/process/pool.ts).
   const mark = processMark();
   if (mark && process.env.PI_SUBAGENT_RPC === "1") {
     pi.on("session_start", (_e, ctx) => {

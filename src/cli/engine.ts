@@ -13,7 +13,7 @@ import { selfEmbedded } from "../host/embedded-pi.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
-import { slowPathNote, type SlowPathNote } from "./slow-path.ts";
+import { slowPathNote, type SlowPathNote } from "./doctor/slow-path.ts";
 import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";

@@ -5,7 +5,7 @@ import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
 import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
 import { dagProblem } from "./task-graph.ts";
 import { outputSchemaProblem } from "./output-schema.ts";
-import { taskEngineFields, type RunnerName } from "./engine-settings.ts";
+import { taskEngineFields, type RunnerName } from "./runner-settings.ts";
 import type { RuntimeName } from "./runtime-names.ts";
 
 export const MAX_TASKS = 16;

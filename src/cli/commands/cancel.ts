@@ -3,7 +3,7 @@
 import { cancelSession } from "../../control/actions.ts";
 import { request } from "../../control/client.ts";
 import { liveOwners, type OwnerRecord } from "../../control/registry.ts";
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { ofSession } from "../../core/run/process/marks.ts";

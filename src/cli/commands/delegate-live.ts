@@ -11,12 +11,12 @@ import { endLines, finalFrame, startLine, totalsLine } from "../../ui/summary.ts
 import { isFinished } from "../../ui/windows.ts";
 import { dataDir, type CliContext } from "../engine.ts";
 import { EXIT } from "../errors.ts";
-import { printOutputs } from "../ended-output.ts";
-import { LiveDisplay } from "../live.ts";
-import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
-import { FORCED, STOPPING, trapSignals } from "../signals.ts";
-import { colorStyle, streamWidth } from "../style.ts";
-import { terminalAsker } from "../terminal-ask.ts";
+import { printOutputs } from "../terminal/ended-output.ts";
+import { LiveDisplay } from "../terminal/live.ts";
+import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../terminal/report.ts";
+import { FORCED, STOPPING, trapSignals } from "../terminal/signals.ts";
+import { colorStyle, streamWidth } from "../terminal/style.ts";
+import { terminalAsker } from "../terminal/ask.ts";
 
 export type LiveOptions = {
   json?: boolean;

@@ -4,7 +4,7 @@
 import type { Budget } from "../budget.ts";
 import type { DelegateTask } from "../delegate-input.ts";
 import type { IsolationMode } from "../isolation-types.ts";
-import type { RunnerName } from "../engine-settings.ts";
+import type { RunnerName } from "../runner-settings.ts";
 import type { RuntimeName } from "../runtime-names.ts";
 import type { ErrorCode } from "../types.ts";
 import type { FinalizeMode } from "../run/process/finalize-contract.ts";

@@ -17,7 +17,7 @@ import {
   NOT_STARTED_CODES,
 } from "./store-types.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
-import type { RunnerName } from "../engine-settings.ts";
+import type { RunnerName } from "../runner-settings.ts";
 
 export { MemoryStore } from "./memory-store.ts";
 export type { SessionStore } from "./store-types.ts";

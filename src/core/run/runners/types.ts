@@ -5,8 +5,8 @@
 // runner (a Job per child, `kubectl run --attach` style) would be one more.
 import type { Host } from "../../host.ts";
 import type { Transport } from "../process/transport.ts";
-import type { EngineSettings } from "../../engine-settings.ts";
-import type { RunnerName } from "../../engine-settings.ts";
+import type { EngineSettings } from "../../runner-settings.ts";
+import type { RunnerName } from "../../runner-settings.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
 export type { RunnerName };
 

@@ -1,7 +1,7 @@
 // `--max-turns`, `--max-tokens`, `--max-cost` (per task) for `delegate` and `run`; `--max-total-cost` for a
 // whole delegate call. Read here so both commands word their errors alike.
-import { budgetValue, type Budget, type BudgetKey } from "../core/budget.ts";
-import { UsageError } from "./errors.ts";
+import { budgetValue, type Budget, type BudgetKey } from "../../core/budget.ts";
+import { UsageError } from "../errors.ts";
 
 export const BUDGET_OPTIONS = {
   "max-turns": { type: "string" },

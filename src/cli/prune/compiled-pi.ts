@@ -6,10 +6,10 @@
 // working folder, with this binary or the one recorded in pi's agent dir). A folder being compiled is left alone.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { compiledPiDir, compiledPiRoot } from "../host/compiled-pi.ts";
-import { compileState, readSource } from "../host/compiled-pi-state.ts";
-import { installedEmbedded, selfEmbedded, type EmbeddedPi } from "../host/embedded-pi.ts";
-import { compareVersions, findPi, readPiPackage, searchPlaces } from "../host/pi-discovery.ts";
+import { compiledPiDir, compiledPiRoot } from "../../host/compiled-pi.ts";
+import { compileState, readSource } from "../../host/compiled-pi-state.ts";
+import { installedEmbedded, selfEmbedded, type EmbeddedPi } from "../../host/embedded-pi.ts";
+import { compareVersions, findPi, readPiPackage, searchPlaces } from "../../host/pi-discovery.ts";
 
 export type CompiledPiEntry = { dir: string; bytes: number };
 export type KeptCompiledPi = { dir: string; why: string };

@@ -1,9 +1,9 @@
 // `doctor` lines for the sandbox and the runner (src/core/run/runners/): is bubblewrap there, does the chosen
 // runner's engine answer. Read-only; each engine is asked one cheap question.
 import { spawnSync } from "node:child_process";
-import { onPath } from "../core/run/runners/commands.ts";
-import type { Check } from "./doctor-checks.ts";
-import type { CliContext } from "./engine.ts";
+import { onPath } from "../../core/run/runners/commands.ts";
+import type { Check } from "./checks.ts";
+import type { CliContext } from "../engine.ts";
 
 function ask(argv: string[]): { ok: boolean; out: string } {
   const r = spawnSync(argv[0], argv.slice(1), { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });

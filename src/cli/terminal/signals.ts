@@ -3,10 +3,10 @@
 // restore the terminal before it exits 130/143. A second one means "now": every process tree we started is
 // SIGKILLed synchronously — including the ones that were already orphaned by the first stop — then the command
 // draws its final frame and the process exits at once.
-import { descendantsOf } from "../host/proc-tree.ts";
-import { markedProcesses } from "../host/proc-marks.ts";
-import { liveMarks, within } from "../core/run/process/marks.ts";
-import { EXIT } from "./errors.ts";
+import { descendantsOf } from "../../host/proc-tree.ts";
+import { markedProcesses } from "../../host/proc-marks.ts";
+import { liveMarks, within } from "../../core/run/process/marks.ts";
+import { EXIT } from "../errors.ts";
 
 export const STOPPING = "stopping… press Ctrl-C again to force";
 export const FORCED = "stopped: every sub-agent process was killed";

@@ -4,11 +4,11 @@
 // under Node 24). A model that pi does not list fails: pi would stop the child (or, for the default model, run
 // another one — which our children refuse to do).
 import { spawnSync } from "node:child_process";
-import { credentialsFix } from "../core/credentials.ts";
-import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
-import { readUserModels, resolveProfileModel } from "../core/profiles/model-resolve.ts";
-import type { Check } from "./doctor-checks.ts";
-import { cliPiCommand, type CliContext } from "./engine.ts";
+import { credentialsFix } from "../../core/credentials.ts";
+import { discoverProfiles } from "../../core/profiles/profile-discovery.ts";
+import { readUserModels, resolveProfileModel } from "../../core/profiles/model-resolve.ts";
+import type { Check } from "./checks.ts";
+import { cliPiCommand, type CliContext } from "../engine.ts";
 
 /** `provider/model` rows of `pi --list-models` (a table: provider, model, context, …). */
 export function parseModelList(text: string): string[] {

@@ -1,6 +1,6 @@
 // Colours for the CLI: only on a terminal, never with --no-color or NO_COLOR (https://no-color.org).
 import pc from "picocolors";
-import { plainStyle, type Style } from "../ui/windows.ts";
+import { plainStyle, type Style } from "../../ui/windows.ts";
 
 export function colorStyle(stream: { isTTY?: boolean }, noColorFlag: boolean | undefined): Style {
   if (noColorFlag || process.env.NO_COLOR || !stream.isTTY) return plainStyle;

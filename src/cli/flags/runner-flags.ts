@@ -1,8 +1,8 @@
 // `--sandbox`, `--runner local|docker|slurm` and `--runtime pi|claude-code|codex|gemini|opencode` on `run` and `delegate`
 // (src/core/run/runners/, src/core/run/runtimes/).
-import { RUNNER_NAMES, type RunnerName } from "../core/engine-settings.ts";
-import { RUNTIME_NAMES, type RuntimeName } from "../core/runtime-names.ts";
-import { UsageError } from "./errors.ts";
+import { RUNNER_NAMES, type RunnerName } from "../../core/runner-settings.ts";
+import { RUNTIME_NAMES, type RuntimeName } from "../../core/runtime-names.ts";
+import { UsageError } from "../errors.ts";
 
 export const ENGINE_OPTIONS = {
   sandbox: { type: "boolean" },

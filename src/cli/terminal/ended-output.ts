@@ -1,9 +1,9 @@
 // How a finished batch is printed: the end of a plain `delegate`, and what `wait` and `attach` print once tasks end.
-import type { TaskOutcome } from "../core/run/task.ts";
-import { truncateHeadTail } from "../core/truncate.ts";
-import { endedViews } from "../ui/recorded.ts";
-import { endLines, outputRule, totalsLine } from "../ui/summary.ts";
-import { plainStyle, type Style } from "../ui/windows.ts";
+import type { TaskOutcome } from "../../core/run/task.ts";
+import { truncateHeadTail } from "../../core/truncate.ts";
+import { endedViews } from "../../ui/recorded.ts";
+import { endLines, outputRule, totalsLine } from "../../ui/summary.ts";
+import { plainStyle, type Style } from "../../ui/windows.ts";
 
 const OUTPUT_BYTES = 8 * 1024;
 const OUTPUT_LINES = 80;

@@ -1,8 +1,8 @@
 // The front half of `--background`: hand validated tasks to a detached supervisor and say how to follow them.
 import { startSupervisor, type Job } from "./supervisor.ts";
-import { dataDir, type CliContext } from "./engine.ts";
-import { EXIT } from "./errors.ts";
-import { writeJson } from "./report.ts";
+import { dataDir, type CliContext } from "../engine.ts";
+import { EXIT } from "../errors.ts";
+import { writeJson } from "../terminal/report.ts";
 
 export function startBackground(ctx: CliContext, job: Job, json: boolean): number {
   const { pid, log } = startSupervisor(dataDir(ctx), job);

@@ -2,7 +2,7 @@
 // (start them from a copy of a pi session's conversation) for `delegate` and `run`: read here so both commands
 // take them, and word their errors, alike.
 import { positiveNumber } from "./args.ts";
-import { UsageError } from "./errors.ts";
+import { UsageError } from "../errors.ts";
 
 export const GATE_OPTIONS = {
   gate: { type: "string" },

@@ -1,6 +1,6 @@
 // Agent front matter `sandbox: true` and `runner: local|docker|slurm`. A wrong value is a warning on the profile
 // and is ignored, like other optional fields.
-import { RUNNER_NAMES, type RunnerName } from "../engine-settings.ts";
+import { RUNNER_NAMES, type RunnerName } from "../runner-settings.ts";
 
 export const ENGINE_FIELDS = ["sandbox", "runner"];
 

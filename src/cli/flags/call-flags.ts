@@ -1,15 +1,15 @@
 // The flags `delegate`, `flow` and `run` share, read into the call's defaults (core/call/request.ts), and what
 // the CLI gives the call module's checks: the --fork session, this invocation's caps. A refusal is a usage error.
-import type { CallFront } from "../core/call/prepare.ts";
-import type { CallDefaults, Refusal } from "../core/call/request.ts";
-import type { CapGuard } from "../core/run/cap-guard.ts";
-import type { Engine } from "../core/run/task.ts";
+import type { CallFront } from "../../core/call/prepare.ts";
+import type { CallDefaults, Refusal } from "../../core/call/request.ts";
+import type { CapGuard } from "../../core/run/cap-guard.ts";
+import type { Engine } from "../../core/run/task.ts";
 import { isolationFlag, positiveNumber } from "./args.ts";
 import { budgetFlags } from "./budget-flags.ts";
-import { engineFlags } from "./engine-flags.ts";
+import { engineFlags } from "./runner-flags.ts";
 import { CLI_FORK_NEEDS, readForkSession } from "./fork-session.ts";
 import { gateFlags } from "./gate-flags.ts";
-import { UsageError } from "./errors.ts";
+import { UsageError } from "../errors.ts";
 
 type Values = Record<string, unknown> & {
   model?: string;

@@ -2,11 +2,11 @@
 // shows while nobody watches its window. One line per meaningful event, sanitized like everything we print.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { statusLine } from "../core/run/outcome-text.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
-import { sanitize } from "../core/sanitize.ts";
-import type { ChildEvent } from "../core/types.ts";
-import { eventLine } from "../ui/event-line.ts";
+import { statusLine } from "../../core/run/outcome-text.ts";
+import type { TaskOutcome } from "../../core/run/task.ts";
+import { sanitize } from "../../core/sanitize.ts";
+import type { ChildEvent } from "../../core/types.ts";
+import { eventLine } from "../../ui/event-line.ts";
 
 export const sessionLogPath = (data: string, id: string) => path.join(data, "logs", `${id}.log`);
 

@@ -2,8 +2,8 @@
 // copy compiled once by us would start them 2–4× faster: why (not compiled yet, compiling, failed and why, turned
 // off) and what fixes it. Users never need to know the fast path exists until it is not taken.
 import * as path from "node:path";
-import { FAILED } from "../host/compiled-pi-state.ts";
-import type { SlowPath } from "../host/pi-command.ts";
+import { FAILED } from "../../host/compiled-pi-state.ts";
+import type { SlowPath } from "../../host/pi-command.ts";
 
 export type SlowPathNote = { detail: string; fix: string };
 

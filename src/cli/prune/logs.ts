@@ -3,8 +3,8 @@
 // supervisor is gone (a live one is still writing its log).
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { liveOwners } from "../control/registry.ts";
-import { sessionLogPath } from "./session-log.ts";
+import { liveOwners } from "../../control/registry.ts";
+import { sessionLogPath } from "../background/session-log.ts";
 
 /** The event logs of these sessions that exist. */
 export function sessionLogs(data: string, ids: string[]): string[] {

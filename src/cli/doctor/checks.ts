@@ -3,15 +3,15 @@
 import { Database } from "bun:sqlite";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import pkg from "../../package.json" with { type: "json" };
-import { credentialsFix, envKeysFor } from "../core/credentials.ts";
-import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
-import { SCHEMA_VERSION } from "../core/store/store.ts";
-import { runtimeDir } from "../host/child-extension-path.ts";
-import { isCompiledBinary } from "../host/embedded-pi.ts";
-import { extensionSource, installedBundle, installedStub } from "./installed.ts";
-import { childPiStatus, dbPath, type CliContext } from "./engine.ts";
-import { versionLine } from "./version-info.ts";
+import pkg from "../../../package.json" with { type: "json" };
+import { credentialsFix, envKeysFor } from "../../core/credentials.ts";
+import { discoverProfiles } from "../../core/profiles/profile-discovery.ts";
+import { SCHEMA_VERSION } from "../../core/store/store.ts";
+import { runtimeDir } from "../../host/child-extension-path.ts";
+import { isCompiledBinary } from "../../host/embedded-pi.ts";
+import { extensionSource, installedBundle, installedStub } from "../installed.ts";
+import { childPiStatus, dbPath, type CliContext } from "../engine.ts";
+import { versionLine } from "../version-info.ts";
 
 export type CheckStatus = "ok" | "warn" | "fail";
 export type Check = { name: string; status: CheckStatus; detail: string; fix?: string };

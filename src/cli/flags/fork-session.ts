@@ -2,8 +2,8 @@
 // conversation forked tasks start from (core/run/fork.ts).
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { branchOfFile, type ForkEntry } from "../core/run/fork.ts";
-import { UsageError } from "./errors.ts";
+import { branchOfFile, type ForkEntry } from "../../core/run/fork.ts";
+import { UsageError } from "../errors.ts";
 
 function findById(agentDir: string, id: string): string | null {
   const root = path.join(agentDir, "sessions");

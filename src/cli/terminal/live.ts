@@ -6,9 +6,9 @@
 // rewritten and erased to its end (ESC[K), and rows the old frame had beyond the new one are erased one by one.
 // Never ESC[J: at the top-left corner tmux turns it into "clear screen", which copies the screen into the
 // scrollback on every frame. Each frame is one synchronized update (ESC[?2026h … l), so no half-drawn frames.
-import { fitFrame } from "../ui/frame.ts";
-import { visibleWidth } from "../ui/text-width.ts";
-import type { Style, WindowView } from "../ui/windows.ts";
+import { fitFrame } from "../../ui/frame.ts";
+import { visibleWidth } from "../../ui/text-width.ts";
+import type { Style, WindowView } from "../../ui/windows.ts";
 
 const HIDE = "\x1b[?25l";
 const SHOW = "\x1b[?25h";
@@ -111,7 +111,7 @@ export class LiveDisplay {
     return `${up ? `\x1b[${up}A` : ""}\r${SAVE}${"\x1b[2K\x1b[B".repeat(this.rows)}${RESTORE}`;
   }
 
-  /** Leaves the frame as it is and the cursor below it, visible: a child's question is asked there (terminal-ask.ts). */
+  /** Leaves the frame as it is and the cursor below it, visible: a child's question is asked there (terminal/ask.ts). */
   pause(): void {
     if (this.stopped || this.paused) return;
     this.paused = true;

@@ -2,8 +2,8 @@
 // time (the others queue), asked below the live frame, which pauses meanwhile. An empty answer to a confirm is
 // "no"; to anything else it is "no answer". Ctrl-C while asking stops the run as everywhere else.
 import * as readline from "node:readline";
-import type { AskAnswer, Asker, AskRequest } from "../core/run/process/ask.ts";
-import { sanitizeLine } from "../ui/text-width.ts";
+import type { AskAnswer, Asker, AskRequest } from "../../core/run/process/ask.ts";
+import { sanitizeLine } from "../../ui/text-width.ts";
 
 export type Pausable = { pause(): void; resume(): void };
 

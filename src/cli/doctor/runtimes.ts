@@ -1,11 +1,11 @@
 // `doctor`'s check of other harnesses' CLIs (issue 27): for each runtime other than pi that a discovered agent
 // names, is its program on PATH (the same lookup a child's start does)? Only looked up, never run: no network.
-import { discoverProfiles } from "../core/profiles/profile-discovery.ts";
-import { FOREIGN_RUNTIMES } from "../core/run/runtimes/index.ts";
-import type { ForeignRuntimeName } from "../core/run/runtimes/types.ts";
-import { onPath } from "../core/run/runners/commands.ts";
-import type { Check } from "./doctor-checks.ts";
-import type { CliContext } from "./engine.ts";
+import { discoverProfiles } from "../../core/profiles/profile-discovery.ts";
+import { FOREIGN_RUNTIMES } from "../../core/run/runtimes/index.ts";
+import type { ForeignRuntimeName } from "../../core/run/runtimes/types.ts";
+import { onPath } from "../../core/run/runners/commands.ts";
+import type { Check } from "./checks.ts";
+import type { CliContext } from "../engine.ts";
 
 /** One line per runtime the agents use; none when every agent runs on pi. */
 export function runtimesCheck(ctx: CliContext, cwd: string): Check[] {

@@ -4,7 +4,7 @@
 import type { Clock } from "../../host.ts";
 import type { SessionStore } from "../../store/store-types.ts";
 import type { RunState } from "./run-state.ts";
-import { sanitizeMessage } from "./runner.ts";
+import { sanitizeMessage } from "./result.ts";
 
 const CHECKPOINT_MS = 2000;
 

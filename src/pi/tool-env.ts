@@ -12,6 +12,7 @@ import type { SessionStore } from "../core/store/store-types.ts";
 import { SessionGuards, type StatusUi } from "./session-guard.ts";
 import { PiSessions, type PiSession } from "./session-state.ts";
 import type { CallFront } from "../core/call/prepare.ts";
+import type { CallTaskInput } from "../core/call/request.ts";
 import type { ForkEntry } from "../core/run/fork.ts";
 import { fanoutRefusal } from "./confirm-fanout.ts";
 
@@ -48,9 +49,9 @@ export type CallEnv = {
   run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2] & { remoteAsk?: { notify?: (q: AskRequest) => void } }): ReturnType<typeof runTask>;
   /** Lists a call's tasks (queued ones too) in this pi's owner record, so /subagents, `sessions --running`, steer
    *  and cancel find them before they start; the returned function forgets the ones that never started. */
-  adopt(tasks: TaskInput[]): Promise<() => void>;
+  adopt(tasks: CallTaskInput[]): Promise<() => void>;
   /** For background tasks: a signal that outlives the tool call but not the pi session, and the notice channel. */
-  background(tasks: TaskInput[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
+  background(tasks: CallTaskInput[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
 
 export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime>; guards: SessionGuards; sessions: PiSessions };
@@ -158,7 +159,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         async adopt(tasks) {
           const owner = await (await getRuntime()).owner();
           owner.adopt(tasks);
-          return () => owner.release(tasks.map((t) => t.sessionId!));
+          return () => owner.release(tasks.map((t) => t.sessionId));
         },
         async background(tasks) {
           const release = await env.adopt(tasks);

@@ -171,7 +171,7 @@ export function subagentTool(env: ToolEnv) {
       const [input] = prepared.inputs;
       // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.
       if (input.refused) return failure("SUBAGENTS_DISABLED", input.refused);
-      const id = input.sessionId!;
+      const id = input.sessionId;
       const runId = id.slice(0, 8);
       const windows = callWindows(engine, [input]);
       const throttle = new Throttle(

@@ -8,7 +8,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { runScheduled } from "../../core/run/scheduler.ts";
 import { statusLine } from "../../core/run/outcome-text.ts";
-import { effectiveTimeout, runTask, type TaskInput } from "../../core/run/task.ts";
+import { effectiveTimeout, runTask } from "../../core/run/task.ts";
+import type { CallTaskInput } from "../../core/call/request.ts";
 import { startOwner } from "../../control/owner.ts";
 import { waitingOf } from "../../control/running.ts";
 import { questionText, type AskRequest } from "../../core/run/process/ask.ts";
@@ -21,7 +22,7 @@ import { trapSignals } from "../terminal/signals.ts";
 import { ownerShutdown } from "../../core/run/process/abort-reason.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 
-export type Job = { cwd: string; concurrency?: number; inputs: TaskInput[]; log?: string; maxCost?: number };
+export type Job = { cwd: string; concurrency?: number; inputs: CallTaskInput[]; log?: string; maxCost?: number };
 
 /** How to start this same program again: the compiled executable, or our CLI entry under Bun from source. */
 function selfCommand(): string[] {
@@ -44,7 +45,7 @@ export function startSupervisor(data: string, job: Job): { pid: number; log: str
   child.unref();
   const pid = child.pid;
   if (pid === undefined) throw new Error("cannot start the background supervisor");
-  const record: OwnerRecord = { pid, startTime: procStartTime(pid), role: "supervisor", socket: "", sessions: job.inputs.map((t) => t.sessionId!), log, startedAt: Date.now() };
+  const record: OwnerRecord = { pid, startTime: procStartTime(pid), role: "supervisor", socket: "", sessions: job.inputs.map((t) => t.sessionId), log, startedAt: Date.now() };
   try {
     // "wx": if the supervisor already registered itself (with its socket), its record stays.
     fs.writeFileSync(ownerFile(data, pid), JSON.stringify(record), { flag: "wx", mode: 0o600 });
@@ -69,13 +70,13 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const ctx = cliContext(job.cwd);
   const engine = buildEngine(ctx, job.cwd);
   const data = dataDir(ctx);
-  const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId!), { log: job.log, waiting: waitingOf(job.inputs) });
+  const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId), { log: job.log, waiting: waitingOf(job.inputs) });
   // A signal to a detached supervisor is the machine or the user's session going away, not a cancel (that goes
   // through `subagents cancel`): its tasks are recorded interrupted, as when pi shuts down.
   const interrupt = trapSignals({ reason: ownerShutdown() });
   const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
   log(`supervisor ${process.pid}: ${job.inputs.length} task(s) in ${job.cwd}`);
-  const logs = job.inputs.map((t) => sessionLogPath(data, t.sessionId!));
+  const logs = job.inputs.map((t) => sessionLogPath(data, t.sessionId));
   // The session caps hold per supervisor: its front checked them; here queued tasks stop at maxSessionCost.
   const caps = new CapGuard(undefined, "this background run");
   const limit = caps.admit(engine.settings, { tasks: job.inputs.length, maxCost: job.maxCost });

@@ -5,7 +5,8 @@ import { startOwner } from "../../control/owner.ts";
 import type { CapGuard } from "../../core/run/cap-guard.ts";
 import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { runScheduled } from "../../core/run/scheduler.ts";
-import { effectiveTimeout, runTask, type Engine, type TaskInput, type TaskOutcome } from "../../core/run/task.ts";
+import { effectiveTimeout, runTask, type Engine, type TaskOutcome } from "../../core/run/task.ts";
+import type { CallTaskInput } from "../../core/call/request.ts";
 import { callWindows } from "../../ui/call-windows.ts";
 import { endLines, finalFrame, startLine, totalsLine } from "../../ui/summary.ts";
 import { isFinished } from "../../ui/windows.ts";
@@ -30,13 +31,13 @@ export async function runLive(
   ctx: CliContext,
   engine: Engine,
   caps: CapGuard,
-  inputs: TaskInput[],
+  inputs: CallTaskInput[],
   values: LiveOptions,
 ): Promise<number> {
   const owner = await startOwner(
     dataDir(ctx),
     "cli",
-    inputs.map((t) => t.sessionId!),
+    inputs.map((t) => t.sessionId),
     { waiting: waitingOf(inputs) },
   );
   const json = !!values.json;
@@ -89,11 +90,11 @@ export async function runLive(
             writeJson({
               type: "task_start",
               task: inputs[i].name,
-              sessionId: inputs[i].sessionId!,
+              sessionId: inputs[i].sessionId,
               agent: inputs[i].profile ?? "default",
             });
           else if (!tty && !values.quiet)
-            log(startLine(inputs[i].name, inputs[i].profile, inputs[i].sessionId!, style));
+            log(startLine(inputs[i].name, inputs[i].profile, inputs[i].sessionId, style));
         },
         onTaskWarnings: (i, warnings) => {
           windows.warn(i, warnings);
@@ -102,7 +103,7 @@ export async function runLive(
         onTaskEvent: (i, state, ev) => {
           windows.event(i, state);
           if (json) {
-            const line = jsonEvent(inputs[i].name, inputs[i].sessionId!, ev);
+            const line = jsonEvent(inputs[i].name, inputs[i].sessionId, ev);
             if (line) writeJson(line);
           }
         },

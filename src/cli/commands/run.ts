@@ -82,7 +82,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   if ("refusal" in prepared) throw refusalError("run", prepared.refusal);
   const [input] = prepared.inputs;
   // The id is chosen before the child starts so the owner can list it (wait/steer from elsewhere).
-  let sessionId = input.sessionId!;
+  let sessionId = input.sessionId;
   const timeoutSec = defaults.timeout;
   if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);

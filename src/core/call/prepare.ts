@@ -6,7 +6,7 @@ import { duplicateTasks, type CapRefusal } from "../session-caps.ts";
 import { attachFork, type ForkEntry } from "../run/fork.ts";
 import { gateFolderProblem } from "../run/gate-check.ts";
 import { checkProfileSkills, checkResumable, type Engine, type TaskInput } from "../run/task-shared.ts";
-import { contextOf, toTaskInputs, type CallRequest, type Refusal } from "./request.ts";
+import { contextOf, toTaskInputs, type CallRequest, type CallTaskInput, type Refusal } from "./request.ts";
 
 type Call = { tasks: number; maxCost?: number };
 
@@ -26,7 +26,7 @@ export type CallFront = {
   confirmFanout?: (tasks: number) => Promise<Refusal | null>;
 };
 
-export type Prepared = { inputs: TaskInput[] } | { refusal: Refusal };
+export type Prepared = { inputs: CallTaskInput[] } | { refusal: Refusal };
 
 const invalid = (message: string): Refusal => ({ code: "INVALID_INPUT", message });
 

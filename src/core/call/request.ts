@@ -43,6 +43,9 @@ export type CallRequest = {
   concurrency?: number;
 };
 
+/** A task the call module mapped: its session id is chosen (fronts show it before the child starts). */
+export type CallTaskInput = TaskInput & { sessionId: string };
+
 /** Why a call did not start: one shape for every front (each renders it its own way). */
 export type Refusal = { code: ErrorCode; message: string };
 
@@ -50,9 +53,9 @@ const defined = <T extends Record<string, unknown>>(o: T): T =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 /** A task's own field wins over the call's default; budgets merge key by key (the task's win). */
-export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => string): TaskInput {
+export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => string): CallTaskInput {
   const budget = { ...d.budget, ...t.budget };
-  return defined({
+  return defined<CallTaskInput>({
     name: t.name,
     prompt: t.prompt,
     cwd: t.cwd ?? d.cwd,
@@ -77,7 +80,7 @@ export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => st
   });
 }
 
-export function toTaskInputs(request: CallRequest, newSessionId: () => string): TaskInput[] {
+export function toTaskInputs(request: CallRequest, newSessionId: () => string): CallTaskInput[] {
   return request.tasks.map((t) => toTaskInput(t, request.defaults, newSessionId));
 }
 

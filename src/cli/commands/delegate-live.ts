@@ -93,8 +93,7 @@ export async function runLive(
               sessionId: inputs[i].sessionId,
               agent: inputs[i].profile ?? "default",
             });
-          else if (!tty && !values.quiet)
-            log(startLine(inputs[i].name, inputs[i].profile, inputs[i].sessionId, style));
+          else if (!tty && !values.quiet) log(startLine(inputs[i].name, inputs[i].profile, inputs[i].sessionId, style));
         },
         onTaskWarnings: (i, warnings) => {
           windows.warn(i, warnings);

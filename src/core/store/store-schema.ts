@@ -63,7 +63,17 @@ export type RunRow = {
   runner: string | null;
 };
 
-export type SessionRow = { id: string; name: string; agent: string; cwd: string; status: string; session_file: string | null; parent_session: string | null; created_at: number; updated_at: number };
+export type SessionRow = {
+  id: string;
+  name: string;
+  agent: string;
+  cwd: string;
+  status: string;
+  session_file: string | null;
+  parent_session: string | null;
+  created_at: number;
+  updated_at: number;
+};
 
 export function toRun(r: RunRow): RunRecord {
   return {

@@ -23,7 +23,7 @@ async function bundle(entry: string, outfile: string, define: Record<string, str
   await Bun.write(outfile, await result.outputs[0].text());
 }
 
-await bundle("src/child/extension.ts", "dist/child.js");
+await bundle("src/child-extension/extension.ts", "dist/child.js");
 const childSource = readFileSync("dist/child.js", "utf8");
 const define = { __SUBAGENTS_CHILD_SOURCE__: JSON.stringify(childSource) };
 

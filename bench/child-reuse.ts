@@ -1,4 +1,4 @@
-// What a kept child (src/core/run/child/pool.ts) costs per further task: one embedded pi in RPC mode answers N
+// What a kept child (src/core/run/process/pool.ts) costs per further task: one embedded pi in RPC mode answers N
 // trivial prompts, each in a session of its own (`switch_session`, as the pool does), with the wall time of each
 // step and the CPU of pi's main thread from /proc/<pid>/schedstat. `bun bench/child-reuse.ts [BIN] [N]` (Linux).
 import { readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Kept children (src/core/run/child/pool.ts) on and off: `subagents delegate` of N trivial tasks at concurrency C,
+// Kept children (src/core/run/process/pool.ts) on and off: `subagents delegate` of N trivial tasks at concurrency C,
 // the setting `subagents.reuseChildren` alternated round by round (medians; CPU of the whole process tree).
 // `BENCH_ROUNDS=6 bun bench/kept-children.ts` (workloads: 8 at 4, 16 at 4, 8 at 1, and 2 at 1 each streaming a
 // 40 KB answer in 4,000 deltas, where a kept child's RPC output would cost most).

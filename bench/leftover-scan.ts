@@ -1,4 +1,4 @@
-// What finding a run's leftovers costs (core/run/child/leftovers.ts): one pass over /proc/<pid>/environ per run
+// What finding a run's leftovers costs (core/run/process/leftovers.ts): one pass over /proc/<pid>/environ per run
 // end, against the spawn and exit of one short process (`true`), the smallest thing a run's end already waits for.
 // Usage: bun bench/leftover-scan.ts
 import { readdirSync } from "node:fs";

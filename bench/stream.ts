@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type { ChildProcess, Host } from "../src/core/host.ts";
 import { realClock } from "../src/core/host.ts";
-import { runChild } from "../src/core/run/child/runner.ts";
+import { runChild } from "../src/core/run/process/runner.ts";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
 import { createBunHost } from "../src/host/bun.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
@@ -45,7 +45,7 @@ export async function stream(): Promise<string> {
       for (const transport of ["compact", "json"] as const) {
         const counter = { bytes: 0 };
         const pi = piCmd("bun");
-        const argv = [pi[0], "--no-install", ...pi.slice(1), ...(transport === "json" ? ["--mode", "json"] : []), "-p", "--session", join(world.root, `b-${transport}-${Date.now()}.jsonl`), "-e", join(REPO, "src", "child", "extension.ts")];
+        const argv = [pi[0], "--no-install", ...pi.slice(1), ...(transport === "json" ? ["--mode", "json"] : []), "-p", "--session", join(world.root, `b-${transport}-${Date.now()}.jsonl`), "-e", join(REPO, "src", "child-extension", "extension.ts")];
         await runChild(countingHost(host, counter), realClock, {
           argv,
           env: { ...world.env, PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_TRANSPORT: transport },

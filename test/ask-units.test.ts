@@ -1,7 +1,7 @@
-// The owner side of children's questions without any child (core/run/child/ask.ts): what goes back over the control
+// The owner side of children's questions without any child (core/run/process/ask.ts): what goes back over the control
 // pipe for each kind of question, and the broker's policy (deny, nobody, timeout, abort) with a manual clock.
 import { expect, test } from "bun:test";
-import { answerLine, askBroker, type AskAnswer, type AskRequest, type Question } from "../src/core/run/child/ask.ts";
+import { answerLine, askBroker, type AskAnswer, type AskRequest, type Question } from "../src/core/run/process/ask.ts";
 import type { Clock } from "../src/core/host.ts";
 
 const confirm: Question = { id: "q1", kind: "confirm", title: "Allow bash?", message: "rm -rf build" };

@@ -3,8 +3,8 @@
 // during a hold, concurrency raised again after successes, a bounded total wait).
 import { expect, test } from "bun:test";
 import { budgetHit, budgetLabel, CallSpend, readBudget } from "../src/core/budget.ts";
-import { budgetWatch } from "../src/core/run/child/budget-watch.ts";
-import { RateGate } from "../src/core/run/child/rate-gate.ts";
+import { budgetWatch } from "../src/core/run/process/budget-watch.ts";
+import { RateGate } from "../src/core/run/process/rate-gate.ts";
 import { parseDelegateParams } from "../src/core/delegate-input.ts";
 import type { Clock } from "../src/core/host.ts";
 import { emptyUsage, type Usage } from "../src/core/types.ts";

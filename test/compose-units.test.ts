@@ -4,7 +4,7 @@ import { dagProblem } from "../src/core/task-graph.ts";
 import { DagQueue, fillPrompt } from "../src/core/run/dag.ts";
 import { forkBranch, type ForkEntry } from "../src/core/run/fork.ts";
 import { outputSchemaProblem } from "../src/core/output-schema.ts";
-import { gateFailure, resolveGate } from "../src/core/run/child/gate.ts";
+import { gateFailure, resolveGate } from "../src/core/run/process/gate.ts";
 
 test("graph check: a longer cycle is named in order; {{word}} of no task is left alone; no after = no checks", () => {
   const t = (name: string, after?: string[], prompt = "p") => ({ name, prompt, ...(after ? { after } : {}) });

@@ -3,13 +3,13 @@
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { toolCallLine, toolResultLine } from "../src/core/run/child/activity.ts";
+import { toolCallLine, toolResultLine } from "../src/core/run/process/activity.ts";
 import type { Clock } from "../src/core/host.ts";
 import { buildInvocation, type InvocationInput } from "../src/core/run/launch/invocation.ts";
-import { LineSplitter } from "../src/core/run/child/line-splitter.ts";
+import { LineSplitter } from "../src/core/run/process/line-splitter.ts";
 import type { Profile } from "../src/core/profiles/profile.ts";
-import { applyEvent, LIMITS, newRunState, windowLines } from "../src/core/run/child/run-state.ts";
-import { JsonModeParser, jsonModeKeep, parseCompactLine } from "../src/core/run/child/transport.ts";
+import { applyEvent, LIMITS, newRunState, windowLines } from "../src/core/run/process/run-state.ts";
+import { JsonModeParser, jsonModeKeep, parseCompactLine } from "../src/core/run/process/transport.ts";
 import { Throttle } from "../src/pi/throttle.ts";
 
 const enc = new TextEncoder();
@@ -181,10 +181,11 @@ test("throttle: at most one call per interval, trailing value always delivered, 
 
 test("core/ imports no runtime module, no terminal code and nothing from the fronts; layers only point down", () => {
   const root = join(import.meta.dir, "..", "src", "core");
-  // core/ (shared base) <- profiles/, store/ <- run/child/ (one child process) <- run/launch/, run/runners/ (what
-  // a child starts with, where it runs) <- run/runtimes/ (what runs: pi or another harness's CLI) <- run/ (a call,
-  // a task's stages): a lower layer never imports a higher one.
-  const rank: Record<string, number> = { "": 0, profiles: 1, store: 1, "run/child": 2, "run/launch": 3, "run/runners": 3, "run/runtimes": 4, run: 5 };
+  // core/ (shared base) <- profiles/, store/ <- run/process/ (one child process) <- run/launch/, run/runners/ (what
+  // a child starts with, where it runs) <- run/runtimes/ (what runs: pi or another harness's CLI) <- run/ (a task's
+  // stages, the scheduler) <- call/ (a front's request, its tasks mapped and checked once for every front): a lower
+  // layer never imports a higher one.
+  const rank: Record<string, number> = { "": 0, profiles: 1, store: 1, "run/process": 2, "run/launch": 3, "run/runners": 3, "run/runtimes": 4, run: 5, call: 6 };
   const layerOf = (path: string) => {
     const parts = path.split("/");
     if (parts.length === 1) return "";
@@ -213,7 +214,7 @@ test("src/ folders only import lower layers, and no CLI helper imports a command
   const src = join(import.meta.dir, "..", "src");
   // The layering README.md states: a folder imports only folders of a lower rank (never one beside it).
   // extensions/: pi's codemode worker, at the path a compiled pi starts it from (part of the embedded pi).
-  const rank: Record<string, number> = { core: 0, host: 1, scripted: 1, ui: 2, child: 2, control: 3, pi: 4, embedded: 5, extensions: 5, cli: 6 };
+  const rank: Record<string, number> = { core: 0, host: 1, scripted: 1, ui: 2, "child-extension": 2, control: 3, pi: 4, embedded: 5, extensions: 5, cli: 6 };
   const files = readdirSync(src, { recursive: true }).map(String).filter((f) => f.endsWith(".ts"));
   expect(files.length).toBeGreaterThan(100);
   for (const file of files) {

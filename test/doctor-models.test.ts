@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { listed, parseModelList } from "../src/cli/doctor-models.ts";
+import { listed, parseModelList } from "../src/cli/doctor/models.ts";
 import { cli, CURRENT_PI_RE, CURRENT_PI_VERSION, PI_PACKAGE_DIRS, piWorld, setModels, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;

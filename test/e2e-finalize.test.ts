@@ -2,7 +2,7 @@
 // the delegate paths (spec 000), subagent_finalize wins when called, and the strict contract (spec 001) corrects
 // a child inside its own process (pi follow-ups) instead of starting a new one per corrective message.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { NUDGE_TEXT, type FinalizeMode } from "../src/core/run/child/finalize-contract.ts";
+import { NUDGE_TEXT, type FinalizeMode } from "../src/core/run/process/finalize-contract.ts";
 import { script, type ScriptStep } from "../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld, summaryOf } from "./support/pi-env.ts";
 import { runRealChild } from "./support/real-child.ts";

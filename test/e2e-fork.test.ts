@@ -5,7 +5,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script } from "../src/scripted/model-server.ts";
 import { cacheText, commonPrefix } from "../src/scripted/prompt-cache.ts";
-import { FORK_ANSWER_INSTRUCTION } from "../src/core/run/child/finalize-contract.ts";
+import { FORK_ANSWER_INSTRUCTION } from "../src/core/run/process/finalize-contract.ts";
 import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 

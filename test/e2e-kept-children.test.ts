@@ -1,4 +1,4 @@
-// Kept children (core/run/child/pool.ts): a call with more tasks than it runs at once runs its later tasks in the
+// Kept children (core/run/process/pool.ts): a call with more tasks than it runs at once runs its later tasks in the
 // children it already started (pi in RPC mode, one session per task), with the executable's embedded current pi as
 // the child and the scripted model server. Each task must see only its own session, its own corrective messages,
 // its own control pipe and questions; a kill or crash ends that process only; nothing outlives the call.

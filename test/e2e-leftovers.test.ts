@@ -1,4 +1,4 @@
-// Nothing a sub-agent's commands start outlives its run (core/run/child/marks.ts, leftovers.ts): the executable's
+// Nothing a sub-agent's commands start outlives its run (core/run/process/marks.ts, leftovers.ts): the executable's
 // embedded pi as child against the scripted model, whose bash starts `sleep` in the background, double-forked and
 // under setsid. Each test uses sleep durations of its own so pgrep finds only its processes; a test ends whatever
 // it finds in its afterAll, so a failure here never leaves sleeps behind.

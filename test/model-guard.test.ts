@@ -1,6 +1,6 @@
-// The child's model check (src/child/model-guard.ts): what counts as the model asked for.
+// The child's model check (src/child-extension/model-guard.ts): what counts as the model asked for.
 import { expect, test } from "bun:test";
-import { modelGuardMessage, modelMatches } from "../src/child/model-guard.ts";
+import { modelGuardMessage, modelMatches } from "../src/child-extension/model-guard.ts";
 
 test("the resolved model matches what was asked: exact, bare id, part of an id, thinking suffix; not another model", () => {
   const opus = { provider: "anthropic", id: "claude-opus-4-8" };

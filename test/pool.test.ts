@@ -1,4 +1,4 @@
-// The pool of kept children (core/run/child/pool.ts) driven by the real runner against a real child process
+// The pool of kept children (core/run/process/pool.ts) driven by the real runner against a real child process
 // (test/fake-pi/fake-pi-rpc.ts) for what a real pi will not do on demand: refuse a prompt or a session switch,
 // die while idle, hang, open an editor dialog. Each case checks which process the next task runs in.
 import { afterAll, expect, test } from "bun:test";
@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realClock } from "../src/core/host.ts";
-import { runChild, type RunSpec } from "../src/core/run/child/runner.ts";
-import { ChildPool, reuseKey, rpcArgv } from "../src/core/run/child/pool.ts";
-import { RpcLines } from "../src/core/run/child/rpc-lines.ts";
+import { runChild, type RunSpec } from "../src/core/run/process/runner.ts";
+import { ChildPool, reuseKey, rpcArgv } from "../src/core/run/process/pool.ts";
+import { RpcLines } from "../src/core/run/process/rpc-lines.ts";
 import { createBunHost } from "../src/host/bun.ts";
 import { NODE24, taskWhy } from "./support/pi-env.ts";
 

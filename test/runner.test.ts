@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realClock } from "../src/core/host.ts";
-import { CONTINUE_TEXT, runChild, type RunSpec } from "../src/core/run/child/runner.ts";
-import { RateGate } from "../src/core/run/child/rate-gate.ts";
+import { CONTINUE_TEXT, runChild, type RunSpec } from "../src/core/run/process/runner.ts";
+import { RateGate } from "../src/core/run/process/rate-gate.ts";
 import { createBunHost } from "../src/host/bun.ts";
 import { taskWhy } from "./support/pi-env.ts";
 

@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { FOREIGN_RUNTIMES } from "../src/core/run/runtimes/index.ts";
 import { claudeToolFlags } from "../src/core/run/runtimes/claude-code.ts";
-import { applyEvent, newRunState } from "../src/core/run/child/run-state.ts";
+import { applyEvent, newRunState } from "../src/core/run/process/run-state.ts";
 import type { ChildEvent } from "../src/core/types.ts";
 
 const feed = (name: keyof typeof FOREIGN_RUNTIMES, lines: unknown[], exitCode?: number) => {

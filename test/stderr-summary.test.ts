@@ -1,6 +1,6 @@
 // The few stderr lines a failed child's error keeps (runner.test.ts checks it on a real crashing process).
 import { expect, test } from "bun:test";
-import { stderrSummary } from "../src/core/run/child/stderr-summary.ts";
+import { stderrSummary } from "../src/core/run/process/stderr-summary.ts";
 
 test("exception line first, provider messages, then the last lines; stack frames dropped; bounded", () => {
   const text = ["starting", "TypeError: cannot read properties of undefined (reading 'id')", "    at a (x.js:1:1)", "    at b (x.js:2:2)", "note 1", "note 2", "note 3", "note 4", "note 5", "bye"].join("\n");

@@ -5,7 +5,7 @@ import { realClock, type Host } from "../core/host.ts";
 import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import { Store } from "../core/store/store.ts";
-import type { Engine } from "../core/run/task.ts";
+import { createEngine, type Engine } from "../core/run/task.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
@@ -13,7 +13,7 @@ import { selfEmbedded } from "../host/embedded-pi.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { ConfigError } from "./errors.ts";
-import { slowPathNote, type SlowPathNote } from "./slow-path.ts";
+import { slowPathNote, type SlowPathNote } from "./doctor/slow-path.ts";
 import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
@@ -90,7 +90,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
   const worktrees = createWorktreeHost(dataDir(ctx));
   // Worktrees a SIGKILLed owner left behind are finished while this run starts (a directory listing when none).
   void worktrees.cleanStale();
-  return {
+  return createEngine({
     host: ctx.host,
     clock: realClock,
     store: openStore(ctx),
@@ -108,5 +108,5 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
     worktrees,
-  };
+  });
 }

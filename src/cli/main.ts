@@ -1,7 +1,7 @@
 // CLI entry: dispatches subcommands. The only place that exits the process (DESIGN §1).
 // Commands are imported on demand: `--version` and `--help` then load almost nothing (startup time is a goal).
 import pkg from "../../package.json" with { type: "json" };
-import { didYouMean } from "./suggest.ts";
+import { didYouMean } from "./flags/suggest.ts";
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
 import { MAIN_HELP } from "./help.ts";
 import { setStartupJitPolicy } from "../host/jit-policy.ts";
@@ -98,7 +98,7 @@ if (process.env.SUBAGENTS_ROLE === "pi") {
   void import("./net-forward-role.ts").then((m) => m.runNetForward(process.argv.slice(2))).then((code) => process.exit(code));
 } else if (process.env.SUBAGENTS_ROLE === "supervisor") {
   // A background supervisor (see supervisor.ts): started detached by `delegate --background`.
-  void import("./supervisor.ts").then((m) => m.runSupervisor(process.argv.slice(2))).then((code) => process.exit(code));
+  void import("./background/supervisor.ts").then((m) => m.runSupervisor(process.argv.slice(2))).then((code) => process.exit(code));
 } else {
   const argv = process.argv.slice(2);
   void main(argv).then((code) => {

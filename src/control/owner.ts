@@ -5,13 +5,13 @@
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import type { RunState } from "../core/run/child/run-state.ts";
+import type { RunState } from "../core/run/process/run-state.ts";
 import type { TaskHooks, TaskInput, TaskOutcome } from "../core/run/task.ts";
 import type { ChildEvent } from "../core/types.ts";
 import { CallWindows, DETAIL_LINES } from "../ui/call-windows.ts";
 import { eventLine } from "../ui/event-line.ts";
 import { MAX_STEER_CHARS, type ControlReply, type ControlRequest } from "./protocol.ts";
-import type { AskAnswer, Asker, AskRequest } from "../core/run/child/ask.ts";
+import type { AskAnswer, Asker, AskRequest } from "../core/run/process/ask.ts";
 import { serveWatch, type WatchMessage, type WatchSource } from "./watch.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";

@@ -5,7 +5,7 @@ import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
 import { BUDGET_KEYS, readBudget, budgetValue, type Budget } from "./budget.ts";
 import { dagProblem } from "./task-graph.ts";
 import { outputSchemaProblem } from "./output-schema.ts";
-import { taskEngineFields, type RunnerName } from "./engine-settings.ts";
+import { taskEngineFields, type RunnerName } from "./runner-settings.ts";
 import type { RuntimeName } from "./runtime-names.ts";
 
 export const MAX_TASKS = 16;
@@ -82,7 +82,8 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "sandbox", "keepProcesses", "runner", "runtime", ...BUDGET_KEYS]);
+/** Every field a task may have (pi's tool schema lists the same: test/call-contract.test.ts). */
+export const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "sandbox", "keepProcesses", "runner", "runtime", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {

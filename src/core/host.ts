@@ -31,16 +31,16 @@ export interface ChildProcess {
   readonly sendControl?: (line: string) => boolean;
   /** Present when spawned with keepStdin: writes to the child's stdin; false once it is closed. */
   readonly writeStdin?: (text: string) => boolean;
-  /** A task's lease on a kept child (core/run/child/pool.ts): which of that process's tasks this is (1: it started for it). */
+  /** A task's lease on a kept child (core/run/process/pool.ts): which of that process's tasks this is (1: it started for it). */
   readonly task?: number;
-  /** A lease: the mark its task's processes carry (core/run/child/marks.ts), and those found still running when
+  /** A lease: the mark its task's processes carry (core/run/process/marks.ts), and those found still running when
    *  its task settled (already ended, before the process took another task). */
   readonly mark?: string;
   readonly leftovers?: MarkedProcess[];
   kill(signal: "SIGTERM" | "SIGKILL"): void;
 }
 
-/** A process carrying a run's mark in its environment (core/run/child/marks.ts). */
+/** A process carrying a run's mark in its environment (core/run/process/marks.ts). */
 export type MarkedProcess = { pid: number; mark: string; command: string };
 
 /** The host side of a sandboxed child's network: an HTTP proxy on a Unix socket (src/host/net-proxy.ts). */

@@ -2,7 +2,7 @@
 // Never throws: a broken file or value becomes a warning and the default stays.
 import type { Host } from "./host.ts";
 import { mcpField, type McpChoice } from "./mcp-choice.ts";
-import { defaultEngineSettings, mergeEngineSettings, type EngineSettings } from "./engine-settings.ts";
+import { defaultEngineSettings, mergeEngineSettings, type EngineSettings } from "./runner-settings.ts";
 import { DEFAULT_MAX_SPAWNS, mergeCapSettings, type CapSettings } from "./cap-settings.ts";
 
 export const TOOL_NAMES = ["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"];
@@ -35,7 +35,7 @@ export type Settings = {
   askTimeout: number;
   /** MCP servers children may start (pi 1.x), unless their agent says (`mcp`): all, none, or the named ones. */
   mcp: McpChoice;
-  /** A call with more tasks than it runs at once keeps its children for its next tasks (src/core/run/child/pool.ts). */
+  /** A call with more tasks than it runs at once keeps its children for its next tasks (src/core/run/process/pool.ts). */
   reuseChildren: boolean;
 } & EngineSettings & CapSettings;
 

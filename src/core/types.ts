@@ -127,10 +127,10 @@ export type RunResult = {
   warnings?: string[];
   /** An isolated task's branch, changed files and diffstat (core/run/launch/isolation.ts). */
   isolation?: IsolationResult;
-  /** The acceptance gate's outcome (core/run/child/gate.ts): whether it passed, after how many runs. */
+  /** The acceptance gate's outcome (core/run/process/gate.ts): whether it passed, after how many runs. */
   gate?: { passed: boolean; attempts: number };
   /** The finalize call's `data` when the task has an outputSchema (the child's pi validated it). */
   structured?: unknown;
-  /** It ran in a kept child (core/run/child/pool.ts) after other tasks of its call: which process, which task. */
+  /** It ran in a kept child (core/run/process/pool.ts) after other tasks of its call: which process, which task. */
   keptChild?: { pid: number; task: number };
 };

@@ -4,7 +4,7 @@
 // maker of the validators pi would otherwise compile as it loads (lazy-validators.ts) and the memo of file
 // revisions (revision-memo.ts).
 import { restoreSandboxEnv } from "../../node_modules/@earendil-works/pi-coding-agent/dist/bun/restore-sandbox-env.js";
-import childExtension from "../child/extension.ts";
+import childExtension from "../child-extension/extension.ts";
 import { publishBuiltin, publishFactories } from "./builtin-extension.ts";
 import { installLazyValidators, TYPEBOX_VALUE_KEY, VALIDATOR_KEY } from "./lazy-validators.ts";
 import { installRevisionMemo, REVISION_MEMO_KEY } from "./revision-memo.ts";

@@ -1,4 +1,4 @@
-// A kept child (src/core/run/child/pool.ts) runs pi in RPC mode, which writes every session event to stdout as a
+// A kept child (src/core/run/process/pool.ts) runs pi in RPC mode, which writes every session event to stdout as a
 // JSON line — each streamed text delta and tool-output update too. The child extension already reports what the
 // owner needs on fd 3, and the pool reads stdout only for command replies and dialogs: for a 40 KB answer streamed
 // in 4,000 deltas those lines cost two tasks ~68 ms of CPU (child and owner) over print mode. In a kept child

@@ -1,4 +1,4 @@
-// Where the child extension file is. From source it is src/child/extension.ts; the compiled binary and the
+// Where the child extension file is. From source it is src/child-extension/extension.ts; the compiled binary and the
 // bundled pi extension carry its bundled text (injected at build time) and write it out once per version.
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
@@ -24,7 +24,7 @@ export const runtimeDir = (agentDir: string) => path.join(agentDir, "subagents-r
 export function childExtensionPath(cacheDir: string): string {
   const source = embeddedSource();
   if (source === undefined) {
-    const fromSource = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../child/extension.ts");
+    const fromSource = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../child-extension/extension.ts");
     if (fs.existsSync(fromSource)) return fromSource;
     throw new Error(`child extension not found at ${fromSource} (run the build)`);
   }

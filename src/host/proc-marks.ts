@@ -1,10 +1,10 @@
-// Finds the processes that carry a run's mark (core/run/child/marks.ts) by reading /proc/<pid>/environ, which the
+// Finds the processes that carry a run's mark (core/run/process/marks.ts) by reading /proc/<pid>/environ, which the
 // kernel lets us read for processes of our own uid (root: all). A process's environ is the one it was started
 // with, so a mark set at its start stays readable whatever it does later. Without /proc (macOS) nothing is found:
 // there the kill protocol's walk down the process tree is all there is.
 import * as fs from "node:fs";
 import type { MarkedProcess } from "../core/host.ts";
-import { MARK_ENV } from "../core/run/child/marks.ts";
+import { MARK_ENV } from "../core/run/process/marks.ts";
 
 const KEY = Buffer.from(`${MARK_ENV}=`);
 const COMMAND_CHARS = 200;

@@ -51,7 +51,7 @@ export class ActiveRuns {
     clearTimeout(timer);
   }
 
-  /** `reason` goes to every task's signal: it decides how they are recorded (core/run/child/abort-reason.ts). */
+  /** `reason` goes to every task's signal: it decides how they are recorded (core/run/process/abort-reason.ts). */
   abortAll(reason?: unknown): number {
     const n = this.tasks.size;
     for (const c of this.calls) c.abort(reason);

@@ -5,26 +5,15 @@
 // stops them and records them as interrupted.
 import { runScheduled } from "../core/run/scheduler.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
-import type { Engine, TaskInput, TaskOutcome } from "../core/run/task.ts";
+import type { Engine, TaskOutcome } from "../core/run/task.ts";
+import type { CallTaskInput } from "../core/call/request.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
-import { questionText, type AskRequest } from "../core/run/child/ask.ts";
-import { noteBackgroundSpend, startedTasks } from "./tool-results.ts";
+import { questionText, type AskRequest } from "../core/run/process/ask.ts";
+import { startedTasks } from "./tool-results.ts";
 
 const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;
-
-/** Sessions a get_subagent_output call is waiting for right now: their end needs no notice. */
-const awaited = new Map<string, number>();
-
-export function awaiting(id: string): () => void {
-  awaited.set(id, (awaited.get(id) ?? 0) + 1);
-  return () => {
-    const n = (awaited.get(id) ?? 1) - 1;
-    if (n > 0) awaited.set(id, n);
-    else awaited.delete(id);
-  };
-}
 
 export function completionNotice(o: TaskOutcome): string {
   const head = `Background sub-agent finished: ${statusLine(o)}`;
@@ -39,7 +28,7 @@ export function questionNotice(q: AskRequest): string {
 }
 
 /** Starts the tasks without waiting for them; each end is mirrored into the session and announced. */
-export async function launchBackground(call: CallEnv, engine: Engine, inputs: TaskInput[], maxCost?: number): Promise<void> {
+export async function launchBackground(call: CallEnv, engine: Engine, inputs: CallTaskInput[], maxCost?: number): Promise<void> {
   const bg = await call.background(inputs);
   // A question from a background child waits for an answer (get_subagent_output steer, `subagents answer`); the
   // model hears of it as a notice.
@@ -51,20 +40,20 @@ export async function launchBackground(call: CallEnv, engine: Engine, inputs: Ta
     onTaskStart: (i) => call.persistStart(inputs[i]),
     onTaskEnd: (i, outcome) => {
       call.persist(outcome, inputs[i]);
-      noteBackgroundSpend(outcome.sessionId, outcome.result.usage);
-      if (!awaited.has(outcome.sessionId)) bg.notify(completionNotice(outcome));
+      call.session.noteBackgroundSpend(outcome.sessionId, outcome.result.usage);
+      if (!call.session.isAwaited(outcome.sessionId)) bg.notify(completionNotice(outcome));
     },
   }).finally(bg.done);
   bg.track(batch);
 }
 
-export async function startInBackground(call: CallEnv, engine: Engine, inputs: TaskInput[], maxCost?: number) {
+export async function startInBackground(call: CallEnv, engine: Engine, inputs: CallTaskInput[], maxCost?: number) {
   await launchBackground(call, engine, inputs, maxCost);
   const lines = inputs.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
   const text = `${lines.join("\n")}\nA notice arrives as each one ends; get_subagent_output returns an output by session id (wait: true blocks until it ends).`;
   return {
     content: [{ type: "text", text }],
     details: { background: true, sessions: inputs.map((t) => ({ name: t.name, sessionId: t.sessionId })) },
-    structuredContent: startedTasks(inputs.map((t) => ({ name: t.name, sessionId: t.sessionId!, agent: t.profile }))),
+    structuredContent: startedTasks(inputs.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.profile }))),
   };
 }

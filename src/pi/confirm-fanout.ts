@@ -4,11 +4,13 @@
 // the model and not a repository.
 import type { Settings } from "../core/settings.ts";
 import type { CapRefusal } from "../core/session-caps.ts";
-import type { ToolContext } from "./tool-env.ts";
 
 export const ALLOW_FANOUT_ENV = "SUBAGENTS_ALLOW_FANOUT";
 
-export async function fanoutRefusal(ctx: ToolContext, settings: Settings, tasks: number, env: Record<string, string | undefined> = process.env): Promise<CapRefusal | null> {
+/** What asking needs of the tool call's context (pi's ctx). */
+export type ConfirmContext = { hasUI: boolean; ui?: { confirm(title: string, message: string): Promise<boolean> } };
+
+export async function fanoutRefusal(ctx: ConfirmContext, settings: Settings, tasks: number, env: Record<string, string | undefined> = process.env): Promise<CapRefusal | null> {
   const above = settings.confirmAbove;
   if (above === undefined || tasks <= above) return null;
   const what = `this call starts ${tasks} sub-agents (subagents.confirmAbove is ${above})`;

@@ -2,7 +2,7 @@
 // that names the child ("[reviewer-2] Allow bash? rm -rf build"). Children asking at once queue: one dialog at a
 // time, in the order asked. Esc (or a dialog closed by the question's signal) is "no answer". A confirm is shown
 // as a Yes/No choice so that Esc can be told apart from "No".
-import type { AskAnswer, Asker, AskRequest } from "../core/run/child/ask.ts";
+import type { AskAnswer, Asker, AskRequest } from "../core/run/process/ask.ts";
 import { sanitizeLine } from "../ui/text-width.ts";
 
 export type DialogUI = {

@@ -9,7 +9,7 @@ import { subagentTool } from "./tool-subagent.ts";
 import { makeToolEnv, type ToolContext } from "./tool-env.ts";
 import { subagentsCommand } from "./command.ts";
 import { ActiveRuns } from "./active-runs.ts";
-import { ownerShutdown } from "../core/run/child/abort-reason.ts";
+import { ownerShutdown } from "../core/run/process/abort-reason.ts";
 import { capsLine } from "./session-guard.ts";
 import { NestedCalls } from "./nested-progress.ts";
 

@@ -6,7 +6,8 @@ import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/
 import type { Profile } from "../core/profiles/profile.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import { MemoryStore, Store, type SessionStore } from "../core/store/store.ts";
-import type { Engine } from "../core/run/task.ts";
+import { createEngine, type CallContext, type Engine, type EngineParts } from "../core/run/task.ts";
+import type { Diagnostic } from "../core/profiles/profile-discovery.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";
@@ -24,7 +25,8 @@ export type PiRuntime = {
   memoryNotice: string | null;
   settingsFor(cwd: string): { settings: Settings; warnings: string[] };
   profilesFor(cwd: string): { profiles: Map<string, Profile>; diagnostics: { file: string; reason: string }[] };
-  engineFor(cwd: string, settings: Settings, profiles: Map<string, Profile>, parentSession?: string): Engine;
+  /** The engine of one tool call: this process's parts for the call's folder and settings, and the call's context. */
+  engineFor(cwd: string, settings: Settings, found: { profiles: Map<string, Profile>; diagnostics?: Diagnostic[] }, call: CallContext): Engine;
   depth: number;
   /** This pi session's control endpoint (started on first use): steer/cancel/wait reach its children through it. */
   owner(): Promise<Owner>;
@@ -91,19 +93,20 @@ export async function createRuntime(): Promise<PiRuntime> {
     },
     settingsFor: (cwd) => loadSettings(host, { agentDir, cwd }),
     profilesFor: (cwd) => discoverProfiles(host, { cwd, agentDir }),
-    engineFor(cwd, settings, profiles, parentSession) {
+    engineFor(cwd, settings, found, call) {
       // Chosen once per pi process, except while children run the user's newer pi as installed because its compiled
       // copy is not ready (or failed in a way a later try may fix): then each delegation looks again, so a compile
       // started by the first one is used as soon as it is ready, and one that failed is retried after its wait.
       if (piCommand && onSlowPathThatMayHeal(piCommand)) piCommand = null;
       piCommand ??= resolvePiCommand({ env: host.env, cwd, script: process.argv[1], childRuntime: settings.childRuntime, childPi: settings.childPi, embedded: installedEmbedded(runtimeDir(agentDir)), compile: true });
       if (!piCommand.builtinChild) childExt ??= childExtensionPath(runtimeDir(agentDir));
-      return {
+      const parts: EngineParts = {
         host,
         clock: realClock,
-        store: store as Store,
+        store,
         settings,
-        profiles,
+        profiles: found.profiles,
+        profileProblems: found.diagnostics,
         agentDir,
         piCommand: piCommand.argv,
         piEnv: piCommand.env,
@@ -114,9 +117,9 @@ export async function createRuntime(): Promise<PiRuntime> {
         mcpProbe: (mcpProbe ??= createMcpProbe(host.env)),
         childExtension: piCommand.builtinChild ? undefined : (childExt ?? undefined),
         depth,
-        parentSession,
         worktrees: createWorktreeHost(path.dirname(file)),
       };
+      return createEngine(parts, call);
     },
   };
 }

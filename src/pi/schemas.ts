@@ -3,6 +3,8 @@
 // inside each tool (TypeBox Value, or the delegate validator) so every rejection names the field.
 import { Type, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { RUNNER_NAMES } from "../core/runner-settings.ts";
+import { RUNTIME_NAMES } from "../core/runtime-names.ts";
 
 /** A JSON round trip drops TypeBox's symbol keys; what is left is ordinary JSON Schema. */
 export const plain = <T extends TSchema>(schema: T): T => JSON.parse(JSON.stringify(schema)) as T;
@@ -39,8 +41,10 @@ const TaskObject = Type.Object(
     gateTimeout: Type.Optional(Type.Number()),
     gateRetries: Type.Optional(Type.Integer()),
     outputSchema: Type.Optional(Type.Object({}, { description: "JSON Schema of the result" })),
-    context: Type.Optional(Type.Literal("fork", { description: "Start from a copy of this conversation" })),
+    context: Type.Optional(Type.Union([Type.Literal("fork"), Type.Literal("fresh")], { description: "fork: start from a copy of this conversation" })),
     sandbox: Type.Optional(Type.Boolean()),
+    runner: Type.Optional(Type.Union(RUNNER_NAMES.map((n) => Type.Literal(n)))),
+    runtime: Type.Optional(Type.Union(RUNTIME_NAMES.map((n) => Type.Literal(n)), { description: "CLI that runs it (default: agent's, else pi)" })),
     keepProcesses: Type.Optional(Type.Boolean({ description: "Leave servers its commands start running" })),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { steerSession, waitUntilEnded } from "../control/actions.ts";
 import { sessionState, type SessionState } from "../control/client.ts";
 import { liveOwners, ownerAlive } from "../control/registry.ts";
-import { awaiting } from "./background.ts";
+import type { PiSession } from "./session-state.ts";
 import type { PiRuntime } from "./runtime.ts";
 
 /** Where the owner registry lives: next to the session database (as runtime.ts opens it). */
@@ -16,7 +16,7 @@ export function stateOf(rt: PiRuntime, id: string): SessionState {
 }
 
 /** Lines for the tool result: what happened to the steer, and whether the wait was cut short. */
-export async function steerAndWait(rt: PiRuntime, id: string, o: { steer?: string; wait?: boolean }, signal?: AbortSignal): Promise<string[]> {
+export async function steerAndWait(rt: PiRuntime, session: PiSession, id: string, o: { steer?: string; wait?: boolean }, signal?: AbortSignal): Promise<string[]> {
   const notes: string[] = [];
   if (o.steer !== undefined) {
     const r = o.steer.trim() ? await steerSession(stateOf(rt, id), id, o.steer, () => rt.store.getSession(id)?.status ?? "finished") : { ok: false as const, reason: "the message is empty" };
@@ -24,7 +24,7 @@ export async function steerAndWait(rt: PiRuntime, id: string, o: { steer?: strin
   }
   if (o.wait) {
     // While the model waits here, the end's notice would only repeat this result.
-    const release = awaiting(id);
+    const release = session.awaiting(id);
     try {
       if (!(await waitUntilEnded(() => stateOf(rt, id), signal))) notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
     } finally {

@@ -6,11 +6,16 @@ import type { ActiveRuns } from "./active-runs.ts";
 import type { PiRuntime } from "./runtime.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
 import { dialogAsker, type DialogUI } from "./dialog-ask.ts";
-import type { AskRequest } from "../core/run/child/ask.ts";
+import type { AskRequest } from "../core/run/process/ask.ts";
 import type { CapRefusal } from "../core/session-caps.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
 import type { ParentPrompt } from "../core/run/task-shared.ts";
 import { SessionGuards, type StatusUi } from "./session-guard.ts";
+import { PiSessions, type PiSession } from "./session-state.ts";
+import type { CallFront } from "../core/call/prepare.ts";
+import type { CallTaskInput } from "../core/call/request.ts";
+import type { ForkEntry } from "../core/run/fork.ts";
+import { fanoutRefusal } from "./confirm-fanout.ts";
 
 export type ToolContext = {
   cwd: string;
@@ -29,6 +34,8 @@ export type ToolContext = {
 export type ToolDefs = () => ParentPrompt["tools"] | undefined;
 
 export type CallEnv = {
+  /** The pi session this call belongs to (what the user allowed in it, background results it waits for). */
+  session: PiSession;
   engine(): Promise<Engine>;
   profiles(): Map<string, Profile>;
   /** Project-local profiles that may not run (no consent, or projectAgents: "deny"), by name, with the reason. */
@@ -41,16 +48,19 @@ export type CallEnv = {
   admit(engine: Engine, call: { tasks: number; maxCost?: number }): Promise<CapRefusal | null>;
   /** The same check without counting anything (before asking the user). */
   check(engine: Engine, call: { tasks: number; maxCost?: number }): Promise<CapRefusal | null>;
+  /** What this pi call gives the call module's checks (core/call/prepare.ts): its conversation to fork, the user to
+   *  ask for consent and for a large fan-out, this pi session's caps. */
+  front(engine: Engine): CallFront;
   /** Runs one task with a signal that `/subagents kill ID` can also trigger, steerable through the session's owner. */
   run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2] & { remoteAsk?: { notify?: (q: AskRequest) => void } }): ReturnType<typeof runTask>;
   /** Lists a call's tasks (queued ones too) in this pi's owner record, so /subagents, `sessions --running`, steer
    *  and cancel find them before they start; the returned function forgets the ones that never started. */
-  adopt(tasks: TaskInput[]): Promise<() => void>;
+  adopt(tasks: CallTaskInput[]): Promise<() => void>;
   /** For background tasks: a signal that outlives the tool call but not the pi session, and the notice channel. */
-  background(tasks: TaskInput[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
+  background(tasks: CallTaskInput[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
 
-export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime>; guards: SessionGuards };
+export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime>; guards: SessionGuards; sessions: PiSessions };
 
 /** What the parent sent with this call's request, for forked children to repeat; undefined when pi cannot say. */
 function parentPrompt(ctx: ToolContext, toolDefs: ToolDefs | undefined): ParentPrompt | undefined {
@@ -77,8 +87,7 @@ function safely(fn: () => void): void {
  * (spec 001), so a parent limited to read-only tools never hands a child write tools.
  */
 export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void, toolDefs?: ToolDefs): ToolEnv {
-  /** Project profiles the user already allowed in this pi session (by file path). */
-  const allowed = new Set<string>();
+  const sessions = new PiSessions();
   let store: SessionStore | undefined;
   const guards = new SessionGuards(() => store);
   // /subagents may ask before any tool call (after a /reload): the store is known as soon as the runtime is.
@@ -86,7 +95,10 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
   return {
     runtime: getRuntime,
     guards,
+    sessions,
     begin(ctx) {
+      const session = sessions.for(ctx.sessionManager?.getSessionId?.());
+      const allowed = session.allowedProfiles;
       const guard = async () => {
         store = (await getRuntime()).store;
         return guards.for(ctx.sessionManager?.getSessionId?.(), ctx.ui);
@@ -97,16 +109,18 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         const rt = await getRuntime();
         const { settings } = rt.settingsFor(ctx.cwd);
         const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
-        const engine = rt.engineFor(ctx.cwd, settings, profiles, ctx.sessionManager?.getSessionId?.());
-        if (typeof ctx.isProjectTrusted === "function") engine.projectTrust = { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() };
-        if (ctx.model?.id) engine.parentModel = ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id;
-        engine.parentTools = activeTools?.();
-        engine.parentPrompt = parentPrompt(ctx, toolDefs);
-        engine.profileProblems = diagnostics;
+        const engine = rt.engineFor(ctx.cwd, settings, { profiles, diagnostics }, {
+          parentSession: ctx.sessionManager?.getSessionId?.(),
+          ...(typeof ctx.isProjectTrusted === "function" ? { projectTrust: { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() } } : {}),
+          ...(ctx.model?.id ? { parentModel: ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id } : {}),
+          parentTools: activeTools?.(),
+          parentPrompt: parentPrompt(ctx, toolDefs),
+        });
         cached = { engine, profiles };
         return cached;
       };
-      return {
+      const env: CallEnv = {
+        session,
         engine: async () => (await load()).engine,
         profiles: () => cached?.profiles ?? new Map(),
         async refusedProfiles(names) {
@@ -134,6 +148,12 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         persist(outcome, input) {
           safely(() => appendEntry(ENTRY_TYPE, toEntry(outcome, input)));
         },
+        front: (engine) => ({
+          forkBranch: () => ctx.sessionManager?.getBranch?.() as ForkEntry[] | undefined,
+          refusedProfiles: (names) => env.refusedProfiles(names),
+          caps: { check: (c) => env.check(engine, c), admit: (c) => env.admit(engine, c) },
+          confirmFanout: (tasks) => fanoutRefusal(ctx, engine.settings, tasks),
+        }),
         async admit(engine, c) {
           return (await guard()).admit(engine.settings, c);
         },
@@ -157,10 +177,10 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         async adopt(tasks) {
           const owner = await (await getRuntime()).owner();
           owner.adopt(tasks);
-          return () => owner.release(tasks.map((t) => t.sessionId!));
+          return () => owner.release(tasks.map((t) => t.sessionId));
         },
         async background(tasks) {
-          const release = await this.adopt(tasks);
+          const release = await env.adopt(tasks);
           const c = active?.link(undefined) ?? new AbortController();
           const done = () => {
             release();
@@ -169,6 +189,7 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           return { signal: c.signal, done, notify: (text) => safely(() => notify?.(text)), track: (batch) => active?.track(batch) };
         },
       };
+      return env;
     },
   };
 }

@@ -124,20 +124,7 @@ export function childrenResultFields(outcomes: TaskOutcome[]): { usage?: PiUsage
   return { ...(usage ? { usage } : {}), structuredContent: structuredTasks(outcomes) };
 }
 
-/**
- * Background children end after their tool call returned, so their spend is handed to the first
- * get_subagent_output that returns their result (once: it is taken out here). A background child whose result is
- * never fetched is not counted in pi's totals (its usage is in `subagents session`).
- */
-const backgroundSpend = new Map<string, Usage>();
-
-export function noteBackgroundSpend(sessionId: string, usage: Usage | undefined): void {
-  if (!usage) return;
-  backgroundSpend.set(sessionId, addUsage(backgroundSpend.get(sessionId) ?? emptyUsage(), usage));
-}
-
-export function takeBackgroundSpend(sessionId: string): PiUsage | undefined {
-  const u = backgroundSpend.get(sessionId);
-  backgroundSpend.delete(sessionId);
+/** A background child's spend (PiSession.takeBackgroundSpend) in pi's shape, or undefined when it spent nothing. */
+export function backgroundUsage(u: Usage | undefined): PiUsage | undefined {
   return u && (u.input || u.output || u.cacheRead || u.cacheWrite || u.cost) ? toPiUsage(u) : undefined;
 }

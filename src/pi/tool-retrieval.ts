@@ -8,7 +8,7 @@ import { workflowLines } from "./workflow-call.ts";
 import { renderSimpleCall, renderTruncating, lines, type ThemeLike } from "./render.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { clip } from "../ui/text-width.ts";
-import { takeBackgroundSpend } from "./tool-results.ts";
+import { backgroundUsage } from "./tool-results.ts";
 
 export const NO_PROFILES = "No subagent profiles found. Add .md files to ~/.pi/agent/agent-profiles/ or .pi/agent-profiles/.";
 
@@ -40,11 +40,12 @@ export function outputTool(env: ToolEnv) {
       const problem = firstProblem(SCHEMAS.output, params);
       if (problem) throw new Error(`Invalid parameters: ${problem}`);
       const p = params as { sessionId: string; steer?: string; wait?: boolean };
-      const notes = await steerAndWait(await env.runtime(), p.sessionId, p, signal);
+      const session = env.sessions.for(ctx.sessionManager?.getSessionId?.());
+      const notes = await steerAndWait(await env.runtime(), session, p.sessionId, p, signal);
       const { sessionId, record, last, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
       const output = last.status === "running" ? `Sub-agent ${sessionId} is still running (wait: true waits for its end).` : latestOutput(record);
       // A background child's spend reaches pi's totals with the first result that returns its output.
-      const usage = last.status === "running" ? undefined : takeBackgroundSpend(sessionId);
+      const usage = last.status === "running" ? undefined : backgroundUsage(session.takeBackgroundSpend(sessionId));
       return {
         content: [{ type: "text", text: [...notes, output].join("\n\n") }],
         details: { sessionId, status: last.status, taskName: record.name, runCount: record.runs.length, maxLines },

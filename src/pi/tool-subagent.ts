@@ -1,15 +1,16 @@
 // `subagent {agent, task, sessionId?}` (spec 001 + 003/004): one child with a sticky session, a result text
 // that starts with the **Status:** / **Session ID:** header, and details {mode, runId, results[], error?,
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
-import { attachFork, type ForkEntry } from "../core/run/fork.ts";
 import { realClock } from "../core/host.ts";
 import { sanitize } from "../core/sanitize.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, profileRefusal, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { profileRefusal, type TaskOutcome } from "../core/run/task.ts";
+import { prepareCall } from "../core/call/prepare.ts";
+import type { CallRequest } from "../core/call/request.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
 import { isolationLines, type IsolationResult } from "../core/run/launch/isolation.ts";
-import { CallWindows } from "../ui/call-windows.ts";
+import { callWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderSimpleCall, renderWindowsResult, type ThemeLike } from "./render.ts";
 import { firstProblem, SCHEMAS, SUBAGENT_SCHEMA } from "./schemas.ts";
@@ -117,6 +118,12 @@ function backgroundResult(sessionId: string, runId: string, agent: string) {
   return { content: [{ type: "text", text }], details: { ...details, background: true }, structuredContent: startedTasks([{ name: agent, sessionId, agent }]) };
 }
 
+/** One named agent's task as the call module's request; `resume` when the store knows the sticky session. */
+export function subagentRequest(p: { agent: string; task: string; sessionId?: string; isolation?: "worktree"; background?: boolean }, resume: string | undefined, cwd: string): CallRequest {
+  const t = { name: p.agent, prompt: p.task, profile: p.agent, ...(resume ? { resume } : {}), ...(p.sessionId ? { sessionId: p.sessionId } : {}), ...(p.isolation ? { isolation: p.isolation } : {}) };
+  return { tasks: [t], defaults: { cwd, finalize: "required" }, background: p.background };
+}
+
 export function subagentTool(env: ToolEnv) {
   return {
     name: "subagent",
@@ -157,22 +164,16 @@ export function subagentTool(env: ToolEnv) {
       // store kept in memory, or one the caller chose) starts that sticky session: the child's session file is
       // named by cwd, agent and id, so pi continues it when it is on disk and starts it fresh when not.
       const known = sessionId ? engine.store.getSession(sessionId) : null;
-      const resume = known && known.runs.length > 0 ? sessionId : undefined;
-      if (resume) {
-        const why = checkResumable(engine, resume);
-        if (why) return failure("INVALID_INPUT", why);
-      }
       if (known && known.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${known.agent}", not "${agent}".`);
-      const conflict = checkProfileSkills(engine, [agent]);
-      if (conflict) return failure("INVALID_INPUT", conflict);
-      const refused = (await call.refusedProfiles([agent])).get(agent);
-      if (refused) return failure("SUBAGENTS_DISABLED", refused);
-      const limit = await call.admit(engine, { tasks: 1 });
-      if (limit) return failure(limit.code, limit.message);
-      const id = sessionId ?? engine.store.newSessionId();
+      const resume = known && known.runs.length > 0 ? sessionId : undefined;
+      const prepared = await prepareCall(engine, subagentRequest({ agent, task, sessionId, isolation, background }, resume, ctx.cwd), call.front(engine));
+      if ("refusal" in prepared) return failure(prepared.refusal.code, prepared.refusal.message);
+      const [input] = prepared.inputs;
+      // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.
+      if (input.refused) return failure("SUBAGENTS_DISABLED", input.refused);
+      const id = input.sessionId;
       const runId = id.slice(0, 8);
-      const windows = new CallWindows([{ name: agent, sessionId: id, profile: agent, timeoutSec: effectiveTimeout(engine, { profile: agent }) }], engine.settings.maxLinesPerWindow);
-      windows.pi = engine.piDescribe;
+      const windows = callWindows(engine, [input]);
       const throttle = new Throttle(
         (w: WindowedDetails) => {
           const state = w.windows[0];
@@ -182,10 +183,6 @@ export function subagentTool(env: ToolEnv) {
         UPDATE_INTERVAL_MS,
         realClock,
       );
-      const input: TaskInput = { name: agent, prompt: task, cwd: ctx.cwd, profile: agent, resume, sessionId: id, finalize: "required" as const, isolation };
-      // An agent with `context: fork` starts from this conversation (its first call; a continued session has its own).
-      const forkProblem = attachFork(engine.profiles, [{}], [input], () => ctx.sessionManager?.getBranch?.() as ForkEntry[] | undefined);
-      if (forkProblem) return failure("INVALID_INPUT", forkProblem);
       windows.start(0, Date.now());
       if (background) {
         await launchBackground(call, engine, [input]);

@@ -6,10 +6,9 @@ import { discoverWorkflows, loadWorkflow, WorkflowError } from "../core/profiles
 import type { Engine } from "../core/run/task.ts";
 import type { ToolContext } from "./tool-env.ts";
 
-const approved = new Set<string>();
-
 /** The call's parameters with the workflow's tasks in place of `workflow`; other fields of the call win. */
-export async function withWorkflow(raw: unknown, ctx: ToolContext, getEngine: () => Promise<Engine>): Promise<unknown> {
+/** `allowed`: the project workflows the user allowed in this pi session (PiSession.allowedWorkflows). */
+export async function withWorkflow(raw: unknown, ctx: ToolContext, getEngine: () => Promise<Engine>, allowed: Set<string> = new Set()): Promise<unknown> {
   if (!raw || typeof raw !== "object" || typeof (raw as { workflow?: unknown }).workflow !== "string") return raw;
   const engine = await getEngine();
   const { workflow: spec, ...call } = raw as Record<string, unknown> & { workflow: string };
@@ -24,14 +23,14 @@ export async function withWorkflow(raw: unknown, ctx: ToolContext, getEngine: ()
     throw err;
   }
   const { workflow, params } = loaded;
-  if (workflow.source === "project" && !approved.has(workflow.file)) {
+  if (workflow.source === "project" && !allowed.has(workflow.file)) {
     const policy = engine.settings.projectAgents;
     if (policy === "deny") throw new Error(`Project workflow "${name}" (${workflow.file}) is not allowed: settings subagents.projectAgents is "deny".`);
     if (policy !== "allow") {
       if (!ctx.hasUI || !ctx.ui) throw new Error(`Project workflow "${name}" (${workflow.file}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`);
       const ok = await ctx.ui.confirm("Run a project workflow?", `Workflow "${name}" comes from this repository (${workflow.file}) and sets the sub-agents' prompts. Run it?`);
       if (!ok) throw new Error(`Project workflow "${name}" was not approved.`);
-      approved.add(workflow.file);
+      allowed.add(workflow.file);
     }
   }
   return { ...params, ...call };

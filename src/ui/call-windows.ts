@@ -1,7 +1,7 @@
 // Live window state for one batch of tasks (a tool call or a CLI delegate), and a bounded snapshot of it:
 // the pi tool's `details` is stored in the parent session on every call, so it carries only visible lines.
-import { windowLines, type RunState } from "../core/run/child/run-state.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
+import { windowLines, type RunState } from "../core/run/process/run-state.ts";
+import { effectiveTimeout, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { budgetLabel } from "../core/budget.ts";
 import { isFinished, type WindowedDetails, type WindowStatus, type WindowView } from "./windows.ts";
@@ -91,4 +91,14 @@ export class CallWindows {
     const done = windows.every((w) => isFinished(w.status));
     return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId), ...(this.pi ? { pi: this.pi } : {}) };
   }
+}
+
+/** The windows of a call's tasks as the call module prepared them (core/call/): one place says what a window starts with. */
+export function callWindows(engine: Engine, inputs: TaskInput[], maxLines = engine.settings.maxLinesPerWindow): CallWindows {
+  const windows = new CallWindows(
+    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId ?? "", profile: t.profile, timeoutSec: effectiveTimeout(engine, t), after: t.after })),
+    maxLines,
+  );
+  windows.pi = engine.piDescribe;
+  return windows;
 }

@@ -1,6 +1,6 @@
 // One readable line per meaningful child event (tool calls and results, the model's messages, steers, retries,
 // finalize): what `subagents logs` writes and what `subagents attach` prints when its output is not a terminal.
-import { rateLimitLine, toolCallLine, toolResultLine } from "../core/run/child/activity.ts";
+import { rateLimitLine, toolCallLine, toolResultLine } from "../core/run/process/activity.ts";
 import type { ChildEvent } from "../core/types.ts";
 
 export function eventLine(ev: ChildEvent): string | null {

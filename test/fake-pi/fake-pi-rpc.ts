@@ -1,4 +1,4 @@
-// A stand-in for a kept child (core/run/child/pool.ts): pi's RPC commands on stdin (`prompt`, `switch_session`,
+// A stand-in for a kept child (core/run/process/pool.ts): pi's RPC commands on stdin (`prompt`, `switch_session`,
 // `extension_ui_response`), our compact events on fd 3, and the faults a real pi will not produce on demand. What a
 // task does is in its prompt: "ok <result>", "editor" (an extension's editor dialog, answered by the pool),
 // "die-idle" (finish, then exit while idle), "refuse" (pi refuses the prompt), "hang".

@@ -5,7 +5,7 @@ import { realClock } from "../../src/core/host.ts";
 import { discoverProfiles } from "../../src/core/profiles/profile-discovery.ts";
 import { loadSettings } from "../../src/core/settings.ts";
 import { Store } from "../../src/core/store/store.ts";
-import type { Engine } from "../../src/core/run/task.ts";
+import { createEngine, type Engine } from "../../src/core/run/task.ts";
 import { createBunHost } from "../../src/host/bun.ts";
 import { EMBEDDED_PI_VERSION } from "../../src/host/embedded-version.ts";
 import { resolvePiCommand } from "../../src/host/pi-command.ts";
@@ -18,7 +18,7 @@ export function worldEngine(world: PiWorld): Engine & { store: Store } {
   // Children run the pi inside the built executable, as the CLI's do by default (and it is the cheapest to start).
   const embedded = { argv: [join(REPO, "dist", "subagents")], env: { SUBAGENTS_ROLE: "pi" }, version: EMBEDDED_PI_VERSION, where: join(REPO, "dist", "subagents") };
   const pi = resolvePiCommand({ env: world.env, cwd: world.workDir, childRuntime: "auto", childPi: "embedded", embedded });
-  return {
+  return createEngine({
     host,
     clock: realClock,
     store: new Store(host.openDb(world.env.SUBAGENTS_DB), { isAlive: (p) => host.isAlive(p) }),
@@ -30,5 +30,5 @@ export function worldEngine(world: PiWorld): Engine & { store: Store } {
     piSettles: pi.settles,
     piDescribe: pi.describe,
     depth: 0,
-  };
+  });
 }

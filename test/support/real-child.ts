@@ -3,10 +3,10 @@
 import { join } from "node:path";
 import type { Host } from "../../src/core/host.ts";
 import { realClock } from "../../src/core/host.ts";
-import type { FinalizeMode } from "../../src/core/run/child/finalize-contract.ts";
+import type { FinalizeMode } from "../../src/core/run/process/finalize-contract.ts";
 import { buildInvocation } from "../../src/core/run/launch/invocation.ts";
-import { runChild } from "../../src/core/run/child/runner.ts";
-import type { Transport } from "../../src/core/run/child/transport.ts";
+import { runChild } from "../../src/core/run/process/runner.ts";
+import type { Transport } from "../../src/core/run/process/transport.ts";
 import { createBunHost } from "../../src/host/bun.ts";
 import { script, type ScriptStep } from "../../src/scripted/model-server.ts";
 import { piCmd, REPO, type PiRelease, type PiWorld } from "./pi-env.ts";
@@ -32,7 +32,7 @@ export async function runRealChild(world: PiWorld, steps: ScriptStep[], opts: Re
   const sessionFile = join(world.root, `child-${tag}.jsonl`);
   const inv = buildInvocation({
     piCommand: piCmd(opts.release ?? "current", opts.childRuntime ?? "bun"),
-    childExtension: join(REPO, "src", "child", "extension.ts"),
+    childExtension: join(REPO, "src", "child-extension", "extension.ts"),
     profile: null,
     transport,
     finalize: opts.finalize,

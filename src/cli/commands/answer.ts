@@ -2,7 +2,7 @@
 // process that owns it. The child waits for it up to subagents.askTimeout; `subagents steer` answers it too.
 import * as fs from "node:fs";
 import { steerSession } from "../../control/actions.ts";
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
 

@@ -3,7 +3,7 @@
 // when the task started). Conflicts are git's own: the files are listed and the way out is named.
 import * as path from "node:path";
 import { git } from "../../host/git-worktree.ts";
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { cliContext, openStore } from "../engine.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { APPLY_HELP } from "../help.ts";

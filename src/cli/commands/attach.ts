@@ -5,13 +5,13 @@ import { watch } from "../../control/client.ts";
 import type { WatchMessage } from "../../control/watch.ts";
 import { finalFrame, startLine } from "../../ui/summary.ts";
 import type { WindowView } from "../../ui/windows.ts";
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { endedViews, outcomeOf } from "../../ui/recorded.ts";
-import { printEnded } from "../ended-output.ts";
+import { printEnded } from "../terminal/ended-output.ts";
 import { controlContext, type ControlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
-import { LiveDisplay } from "../live.ts";
-import { colorStyle, streamWidth } from "../style.ts";
+import { LiveDisplay } from "../terminal/live.ts";
+import { colorStyle, streamWidth } from "../terminal/style.ts";
 
 export const ATTACH_HELP = `Usage: subagents attach ID [--no-color]
 

@@ -3,11 +3,11 @@
 import { cancelSession } from "../../control/actions.ts";
 import { request } from "../../control/client.ts";
 import { liveOwners, type OwnerRecord } from "../../control/registry.ts";
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
-import { ofSession } from "../../core/run/child/marks.ts";
-import { endProcesses } from "../../core/run/child/leftovers.ts";
+import { ofSession } from "../../core/run/process/marks.ts";
+import { endProcesses } from "../../core/run/process/leftovers.ts";
 import { realClock } from "../../core/host.ts";
 
 export const CANCEL_HELP = `Usage: subagents cancel ID [ID …]

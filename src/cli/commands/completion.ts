@@ -1,5 +1,5 @@
 // `subagents completion bash|zsh|fish`: prints a shell completion script for commands and their options.
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
 export const COMPLETION_HELP = `Usage: subagents completion bash|zsh|fish

@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { piAgentConfig, script, startModelServer, type ScriptStep } from "../../scripted/model-server.ts";
 import { cmdDelegate } from "./delegate.ts";
-import { noPositionals, parse } from "../args.ts";
+import { noPositionals, parse } from "../flags/args.ts";
 import { EXIT } from "../errors.ts";
 
 export const DEMO_HELP = `Usage: subagents demo [options]

@@ -1,12 +1,12 @@
 // `subagents doctor [--json]`: one line per check, ✓ fine, ! worth knowing, ✗ broken (with its fix).
 // Exit 0 when nothing is ✗, 1 otherwise, so scripts and CI can gate on it. Never prints a secret.
 import * as path from "node:path";
-import { parse } from "../args.ts";
-import { childPiCheck, databaseCheck, extensionCheck, modelCheck, profilesCheck, settingsCheck, terminalCheck, versionCheck, type Check } from "../doctor-checks.ts";
+import { parse } from "../flags/args.ts";
+import { childPiCheck, databaseCheck, extensionCheck, modelCheck, profilesCheck, settingsCheck, terminalCheck, versionCheck, type Check } from "../doctor/checks.ts";
 import { cliContext } from "../engine.ts";
-import { runnerCheck, sandboxCheck } from "../doctor-engines.ts";
-import { runtimesCheck } from "../doctor-runtimes.ts";
-import { modelsCheck } from "../doctor-models.ts";
+import { runnerCheck, sandboxCheck } from "../doctor/engines.ts";
+import { runtimesCheck } from "../doctor/runtimes.ts";
+import { modelsCheck } from "../doctor/models.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
 export const DOCTOR_HELP = `Usage: subagents doctor [--cwd DIR] [--json]

@@ -8,7 +8,7 @@ import { EMBEDDED_PI_VERSION } from "../../host/embedded-version.ts";
 import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../../host/embedded-pi.ts";
 import { runtimeDir } from "../../host/child-extension-path.ts";
 import { writeFileAtomic } from "../../host/atomic-write.ts";
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { ConfigError, EXIT, UsageError } from "../errors.ts";
 import { INSTALL_HELP } from "../help.ts";
 import { extensionSource, installedBundle, installedStub } from "../installed.ts";

@@ -2,10 +2,10 @@
 // ends. Sessions run in the foreground have no event log: their transcript is shown instead.
 import * as fs from "node:fs";
 import { formatSessionTranscript } from "../../core/store/transcript.ts";
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
-import { sessionLogPath } from "../session-log.ts";
+import { sessionLogPath } from "../background/session-log.ts";
 
 export const LOGS_HELP = `Usage: subagents logs ID [-f]
 

@@ -11,7 +11,7 @@ import { memoryFile } from "../../core/profiles/agent-memory.ts";
 import { renderTable } from "../../ui/table.ts";
 import { sanitizeLine, wrap } from "../../ui/text-width.ts";
 import { plainStyle } from "../../ui/windows.ts";
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { childPiLine, cliContext, type CliContext } from "../engine.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { PROFILES_HELP } from "../help.ts";

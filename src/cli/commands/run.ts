@@ -1,31 +1,31 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { rateLimitLine, toolCallLine } from "../../core/run/child/activity.ts";
+import { rateLimitLine, toolCallLine } from "../../core/run/process/activity.ts";
 import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
-import { checkProfileSkills, checkResumable, effectiveTimeout, runTask, type TaskInput } from "../../core/run/task.ts";
-import { gateFolderProblem } from "../../core/run/gate-check.ts";
-import { attachFork } from "../../core/run/fork.ts";
-import { CLI_FORK_NEEDS, readForkSession } from "../fork-session.ts";
-import { GATE_OPTIONS, gateFlags } from "../gate-flags.ts";
+import { effectiveTimeout, runTask } from "../../core/run/task.ts";
+import { prepareCall } from "../../core/call/prepare.ts";
+import type { CallDefaults, CallRequest } from "../../core/call/request.ts";
+import { callDefaults, cliFront, refusalError } from "../flags/call-flags.ts";
+import { GATE_OPTIONS } from "../flags/gate-flags.ts";
 import type { ChildEvent } from "../../core/types.ts";
 import { CallWindows } from "../../ui/call-windows.ts";
 import { endLines, startLine } from "../../ui/summary.ts";
 import { clip, sanitizeLine } from "../../ui/text-width.ts";
 import { displayLines } from "../../ui/windows.ts";
-import { isolationFlag, parse, positiveNumber, requireProfile } from "../args.ts";
+import { parse, requireProfile } from "../flags/args.ts";
 import { buildEngine, cliContext, dataDir } from "../engine.ts";
 import { startOwner } from "../../control/owner.ts";
-import { startBackground } from "../background.ts";
+import { startBackground } from "../background/start.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { RUN_HELP } from "../help.ts";
-import { ENGINE_OPTIONS, engineFlags } from "../engine-flags.ts";
-import { BUDGET_OPTIONS, budgetFlags } from "../budget-flags.ts";
-import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../report.ts";
-import { FORCED, STOPPING, trapSignals } from "../signals.ts";
-import { colorStyle, streamWidth } from "../style.ts";
-import { terminalAsker } from "../terminal-ask.ts";
+import { ENGINE_OPTIONS } from "../flags/runner-flags.ts";
+import { BUDGET_OPTIONS } from "../flags/budget-flags.ts";
+import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../terminal/report.ts";
+import { FORCED, STOPPING, trapSignals } from "../terminal/signals.ts";
+import { colorStyle, streamWidth } from "../terminal/style.ts";
+import { terminalAsker } from "../terminal/ask.ts";
 
 function readTask(raw: string): string {
   if (raw !== "-") return raw;
@@ -61,22 +61,15 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const [agent, rawTask] = positionals;
   const cwd = path.resolve(values.cwd ?? process.cwd());
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`run: --cwd ${cwd} is not a directory.`);
-  const timeoutSec = positiveNumber("run", "timeout", values.timeout);
-  const isolation = isolationFlag("run", values.isolation);
+  const defaults = callDefaults("run", cwd, values);
 
   const ctx = cliContext(cwd);
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, cwd);
   // Refusals before anything starts are usage errors (exit 2), the same as in `delegate`.
   if (!values.session) requireProfile("run", agent, engine);
-  const resumeProblem = values.session ? checkResumable(engine, values.session) : null;
-  if (resumeProblem) throw new UsageError(`run: ${resumeProblem}`);
-  const conflict = checkProfileSkills(engine, [agent]);
-  if (conflict) throw new UsageError(`run: ${conflict}`);
   const task = readTask(rawTask);
   if (!task.trim()) throw new UsageError("run: the task is empty.");
-  const limit = new CapGuard(undefined, "this invocation").check(engine.settings, { tasks: 1 });
-  if (limit) throw new UsageError(`run: ${limit.code}: ${limit.message}`);
 
   const json = !!values.json;
   const progress = !json && !values.quiet;
@@ -84,14 +77,13 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const width = streamWidth(process.stderr);
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const name = agent;
-  const profile = agent === "default" ? undefined : agent;
-  // The id is chosen here so the owner can list it before the child starts (wait/steer from elsewhere).
-  let sessionId = values.session ?? engine.store.newSessionId();
-  const input: TaskInput = { name, prompt: task, cwd, profile, model: values.model, timeoutSec, resume: values.session, sessionId, isolation, budget: budgetFlags("run", values), ...engineFlags("run", values), ...gateFlags("run", values) };
-  const startProblem =
-    gateFolderProblem(engine, [input]) ??
-    attachFork(engine.profiles, [{ context: values.fork ? "fork" : undefined }], [input], () => (values.fork ? readForkSession(ctx.agentDir, values.fork, "run") : undefined), CLI_FORK_NEEDS);
-  if (startProblem) throw new UsageError(`run: ${startProblem}`);
+  const request = runRequest(agent, task, defaults, values);
+  const prepared = await prepareCall(engine, request, cliFront("run", engine, new CapGuard(undefined, "this invocation"), values.fork));
+  if ("refusal" in prepared) throw refusalError("run", prepared.refusal);
+  const [input] = prepared.inputs;
+  // The id is chosen before the child starts so the owner can list it (wait/steer from elsewhere).
+  let sessionId = input.sessionId;
+  const timeoutSec = defaults.timeout;
   if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
   const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });
@@ -137,6 +129,12 @@ export async function cmdRun(argv: string[]): Promise<number> {
     for (const line of isolationLines([outcome])) say(line);
   }
   return interrupt.exitCode() ?? (r.status === "completed" ? EXIT.ok : EXIT.taskFailed);
+}
+
+/** `run AGENT "task"` as the call module's request: one task named for its agent ("default": pi's defaults). */
+export function runRequest(agent: string, task: string, defaults: CallDefaults, o: { session?: string; background?: boolean }): CallRequest {
+  const t = { name: agent, prompt: task, ...(agent === "default" ? {} : { profile: agent }), ...(o.session ? { resume: o.session } : {}) };
+  return { tasks: [t], defaults, background: !!o.background };
 }
 
 /** The lines a window would gain from one event, for `run`'s line-by-line progress. */

@@ -6,12 +6,12 @@ import { age } from "../../ui/format.ts";
 import { sessionHeader, transcriptView } from "../../ui/session-view.ts";
 import { renderTable, type Column } from "../../ui/table.ts";
 import type { Style } from "../../ui/windows.ts";
-import { noPositionals, parse } from "../args.ts";
+import { noPositionals, parse } from "../flags/args.ts";
 import { cliContext, dataDir, openStore } from "../engine.ts";
 import { runningLine, runningSessions } from "../../control/running.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { OUTPUT_HELP, SESSION_HELP, SESSIONS_HELP } from "../help.ts";
-import { colorStyle, streamWidth } from "../style.ts";
+import { colorStyle, streamWidth } from "../terminal/style.ts";
 
 /** The common start of `output ID` and `session ID`: flags, the one id, the stored session (or an exit code). */
 function sessionArg(command: string, argv: string[], helpText: string) {

@@ -3,7 +3,7 @@
 // has it, and a child that ends first is reported as not delivered.
 import * as fs from "node:fs";
 import { steerSession } from "../../control/actions.ts";
-import { parse } from "../args.ts";
+import { parse } from "../flags/args.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
 

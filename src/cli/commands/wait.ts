@@ -3,11 +3,11 @@
 // runs in another terminal, background runs, finished sessions, and runs whose owner died (recorded as
 // interrupted) — it never waits on a process that is gone.
 import { outcomeOf } from "../../ui/recorded.ts";
-import { parse, positiveNumber } from "../args.ts";
-import { printEnded } from "../ended-output.ts";
+import { parse, positiveNumber } from "../flags/args.ts";
+import { printEnded } from "../terminal/ended-output.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
-import { summaryEvent, writeJson } from "../report.ts";
+import { summaryEvent, writeJson } from "../terminal/report.ts";
 
 export const WAIT_HELP = `Usage: subagents wait ID [ID …] [--timeout S] [--json]
 

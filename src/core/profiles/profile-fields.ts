@@ -5,7 +5,7 @@ import { EFFORT_TO_THINKING, mapTools, QUIET_FIELDS, UNSUPPORTED_FIELDS } from "
 import type { Fields } from "./front-matter.ts";
 import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
 import { budgetValue, type BudgetKey } from "../budget.ts";
-import { ENGINE_FIELDS } from "./engine-fields.ts";
+import { ENGINE_FIELDS } from "./runner-fields.ts";
 import { outputSchemaProblem } from "../output-schema.ts";
 import { MEMORY_SCOPES, READONLY_TOOLS, THINKING_LEVELS, type MemoryScope, type Profile, type Thinking } from "./profile-types.ts";
 

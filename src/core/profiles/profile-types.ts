@@ -3,7 +3,7 @@
 import type { RuntimeName } from "../runtime-names.ts";
 import type { IsolationMode } from "../isolation-types.ts";
 import type { McpChoice } from "../mcp-choice.ts";
-import type { RunnerName } from "../engine-settings.ts";
+import type { RunnerName } from "../runner-settings.ts";
 import type { Harness } from "./harnesses.ts";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;

@@ -7,7 +7,7 @@ import { normalizeFields } from "./claude-compat.ts";
 import { FrontMatterError, readFrontMatter, splitFrontMatter, type Fields } from "./front-matter.ts";
 import { BUDGET_KEYS, budgetLimits } from "../budget.ts";
 import { mcpField } from "../mcp-choice.ts";
-import { engineFields } from "./engine-fields.ts";
+import { engineFields } from "./runner-fields.ts";
 import { adaptFields, type Adapted } from "./harness-fields.ts";
 import { AgentFileError, readCodexToml } from "./agent-file-formats.ts";
 import type { FileKind, Harness } from "./harnesses.ts";

@@ -18,6 +18,6 @@ function projectSetsModel(host: Host, cwd: string): boolean {
 
 export function expectedDefaultModel(engine: Engine, cwd: string): string | undefined {
   if (projectSetsModel(engine.host, cwd)) return undefined;
-  engine.userModels ??= readUserModels(engine.host, engine.agentDir);
-  return engine.userModels.defaultModel;
+  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
+  return engine.caches.userModels.defaultModel;
 }

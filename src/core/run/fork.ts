@@ -142,5 +142,5 @@ export function attachFork(
 
 /** Stage "fork" (after place, which decides the folder the copy names): the forked conversation becomes the child's session. */
 export function forkTask(task: TaskContext): void {
-  if (task.input.fork?.length && !task.resumeOf) writeFork(task.engine.host, task.sessionFile, task.input.fork, task.cwd, task.engine.parentSession);
+  if (task.input.fork?.length && !task.resumeOf) writeFork(task.engine.host, task.sessionFile, task.input.fork, task.cwd, task.engine.call.parentSession);
 }

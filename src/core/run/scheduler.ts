@@ -2,14 +2,14 @@
 // Every task gets its session id up front (so windows and summaries can show it before the child starts).
 // An abort stops every running child through the signal each task gets; queued tasks still go through the
 // runner with an aborted signal, which records them as cancelled without starting a child.
-import type { RunState } from "./child/run-state.ts";
+import type { RunState } from "./process/run-state.ts";
 import { failedResult, type TaskInput, type TaskOutcome } from "./task-shared.ts";
 import type { ChildEvent } from "../types.ts";
 import { CallSpend } from "../budget.ts";
 import { realClock } from "../host.ts";
-import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./child/rate-gate.ts";
+import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./process/rate-gate.ts";
 import { DagQueue } from "./dag.ts";
-import { ChildPool, type PoolTicket } from "./child/pool.ts";
+import { ChildPool, type PoolTicket } from "./process/pool.ts";
 
 export type TaskRunner = (
   input: TaskInput,

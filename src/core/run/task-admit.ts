@@ -2,7 +2,7 @@
 // does not start.
 import { budgetMessage } from "../budget.ts";
 import type { RunResult } from "../types.ts";
-import { abortStop } from "./child/abort-reason.ts";
+import { abortStop } from "./process/abort-reason.ts";
 import { failedResult } from "./task-shared.ts";
 import type { TaskContext } from "./task-context.ts";
 

@@ -3,22 +3,22 @@
 import { mergeBudgets } from "../budget.ts";
 import { credentialsError } from "../credentials.ts";
 import type { RunResult } from "../types.ts";
-import { runCheckpoints } from "./child/checkpoint.ts";
+import { runCheckpoints } from "./process/checkpoint.ts";
 import { afterFallback, didWork, FALLBACK_CONTINUE_TEXT, fallbackModels, modelFailed } from "./fallback.ts";
 import { buildInvocation, type Invocation } from "./launch/invocation.ts";
 import { cacheTrueFork } from "./fork.ts";
-import { rateGateFor } from "./child/rate-gate.ts";
-import { runChild } from "./child/runner.ts";
+import { rateGateFor } from "./process/rate-gate.ts";
+import { runChild } from "./process/runner.ts";
 import { chooseModel, cwdSlug, effectiveTimeout, failedResult, TaskError } from "./task-shared.ts";
 import type { TaskContext } from "./task-context.ts";
 import { childMcp } from "./mcp-select.ts";
 import { expectedDefaultModel } from "./default-model.ts";
-import { composeEnv, resolveGate } from "./child/gate.ts";
+import { composeEnv, resolveGate } from "./process/gate.ts";
 import { placeChild } from "./runners/choose.ts";
 import type { Placed } from "./runners/types.ts";
 import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
-import { rpcArgv } from "./child/pool.ts";
+import { rpcArgv } from "./process/pool.ts";
 import { guardWarnings } from "./runners/guard-report.ts";
 import { refusedWarning } from "./runners/network.ts";
 import { modelEndpoints } from "./model-endpoint.ts";
@@ -35,7 +35,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   let result: RunResult;
   // pi 1.x MCP servers for this child (the agent's or settings' `mcp`, minus servers the owner found dead).
   const mcp = await childMcp(engine, profile, childCwd);
-  const forkPrompt = task.runtime.name === "pi" ? cacheTrueFork({ fork: input.fork, resuming: !!task.resumeOf, cwd: childCwd, parent: engine.parentPrompt, profile }) : undefined;
+  const forkPrompt = task.runtime.name === "pi" ? cacheTrueFork({ fork: input.fork, resuming: !!task.resumeOf, cwd: childCwd, parent: engine.call.parentPrompt, profile }) : undefined;
   // A cache-true fork answers in plain text: the finalize tool, which only the child has, would end the prefix it
   // shares with its parent at the tool list (docs/BENCHMARKS.md measures it). A structured result still needs it.
   const finalize = forkPrompt && task.finalize === "required" && !(input.outputSchema ?? profile?.outputSchema) ? "optional" : task.finalize;
@@ -54,7 +54,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       depth: engine.depth + 1,
       maxDepth: settings.maxDepth,
       parentPid: host.pid,
-      parentTools: engine.parentTools,
+      parentTools: engine.call.parentTools,
       promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
       skillPaths: skills.skillPaths,
       appendPrompt: [skills.appendPrompt, task.memory].filter(Boolean).join("\n\n") || undefined,
@@ -123,7 +123,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   try {
     // Another harness's CLI takes the model as written: pi's aliases and model list are not its.
     result = await attempt(task.runtime.name === "pi" ? model.model : (input.model ?? foreignModel(profile?.model)));
-    // With no --model, pi's default model was asked for: the child's pi may not know it (src/child/model-guard.ts).
+    // With no --model, pi's default model was asked for: the child's pi may not know it (src/child-extension/model-guard.ts).
     let refused = refusedModel(result, model.model ?? expectedDefaultModel(engine, childCwd) ?? "pi's default model");
     let failedModel = result.model ?? model.model ?? "the default model";
     for (const next of fallbackModels(profile, settings)) {
@@ -138,7 +138,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     }
     if (refused && model.model && !hooks.signal?.aborted) {
       // pi could not use the model and exited before any model call: run on the default model instead, and say so.
-      warnings.unshift(`${refused}: running on ${engine.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
+      warnings.unshift(`${refused}: running on ${engine.caches.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
       result = await attempt(null);
     }
   } catch (err) {
@@ -202,9 +202,9 @@ function childNetwork(task: TaskContext, childModel: string | null | undefined, 
   const { engine, where } = task;
   const mode = engine.settings.sandboxNetwork;
   if (mode === "all" || !(where.sandbox || where.runner.name === "docker")) return undefined;
-  engine.userModels ??= readUserModels(engine.host, engine.agentDir);
+  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
   const foreign = task.runtime.name === "pi" ? null : foreignEndpoints(task.runtime.name as ForeignRuntimeName, { ...engine.host.env, ...composeEnv(task.input, task.profile) });
-  const model = foreign ? { allow: foreign } : modelEndpoints(engine.host, engine.agentDir, childModel, engine.userModels);
+  const model = foreign ? { allow: foreign } : modelEndpoints(engine.host, engine.agentDir, childModel, engine.caches.userModels);
   if (model.warning && !warnings.includes(model.warning)) warnings.push(model.warning);
   const allow = [...model.allow, ...(mode === "model" ? engine.settings.sandboxAllowHosts : [])];
   const forwarder = engine.netForwarder ?? (engine.piEnv.SUBAGENTS_ROLE === "pi" ? engine.piCommand : undefined);

@@ -3,7 +3,7 @@
 import type { Profile } from "../profiles/profile.ts";
 import type { Store } from "../store/store.ts";
 import type { RunResult } from "../types.ts";
-import type { FinalizeMode } from "./child/finalize-contract.ts";
+import type { FinalizeMode } from "./process/finalize-contract.ts";
 import type { IsolationMode, LiveIsolation } from "./launch/isolation.ts";
 import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task-shared.ts";
 import type { Where } from "./runners/choose.ts";

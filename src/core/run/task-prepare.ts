@@ -4,13 +4,13 @@
 import { renderFiles } from "../files.ts";
 import type { Profile } from "../profiles/profile.ts";
 import { formatResumePrompt } from "../store/transcript.ts";
-import { resolveFinalizeMode } from "./child/finalize-contract.ts";
+import { resolveFinalizeMode } from "./process/finalize-contract.ts";
 import { isolationProblem } from "./launch/isolation.ts";
 import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task-shared.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
-import { resolveGate } from "./child/gate.ts";
+import { resolveGate } from "./process/gate.ts";
 
 export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskHooks): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
@@ -40,7 +40,7 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   }
   // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
   if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
-  else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession, sessionFile });
+  else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.call.parentSession, sessionFile });
   // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
   const finalize = (input.outputSchema ?? profile?.outputSchema) ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   const runtime = chooseRuntime(input, profile, finalize, { gate: !!resolveGate(input, profile), outputSchema: !!(input.outputSchema ?? profile?.outputSchema) });
@@ -67,7 +67,7 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
       engine, input, hooks, id, agent, profile, resumeOf, isolation, sessionFile, prompt, runId, model, warnings,
       finalize: runtime.finalize ?? finalize,
       runtime,
-      trust: trustFor(engine.projectTrust, input.cwd),
+      trust: trustFor(engine.call.projectTrust, input.cwd),
       where,
       transport: where.runner.transport ?? settings.transport,
       skills: { skillPaths: [], appendPrompt: "" },
@@ -86,7 +86,7 @@ function refuse(engine: Engine, input: TaskInput, err: TaskError): TaskOutcome {
   const result = failedResult(err.message, err.code);
   if (err.recordSession) {
     try {
-      if (!store.getSession(id)) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.parentSession });
+      if (!store.getSession(id)) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.call.parentSession });
       store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name }), result);
     } catch {
       // the session (a resumed one) is running elsewhere: the refusal is still returned, just not recorded

@@ -1,41 +1,56 @@
 // What a task's stages share: the engine and task shapes, and the small rules every stage uses (refusals, the
 // model, timeouts, trust). task.ts runs the stages and re-exports all of this, so the stages never import task.ts.
-import { CANCELLED_BEFORE_START } from "./child/abort-reason.ts";
+import { CANCELLED_BEFORE_START } from "./process/abort-reason.ts";
 import type { FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
-import type { FinalizeMode } from "./child/finalize-contract.ts";
+import type { FinalizeMode } from "./process/finalize-contract.ts";
 import { findProfile, validateProfileSkills, type Profile } from "../profiles/profile.ts";
 import { brokenProfile, type Diagnostic } from "../profiles/profile-discovery.ts";
-import type { RunLimits } from "./child/runner.ts";
+import type { RunLimits } from "./process/runner.ts";
 import type { Skill } from "../profiles/skills.ts";
 import { readUserModels, resolveProfileModel, type UserModels } from "../profiles/model-resolve.ts";
-import type { RunState } from "./child/run-state.ts";
+import type { RunState } from "./process/run-state.ts";
 import type { Settings } from "../settings.ts";
-import type { Store } from "../store/store.ts";
+import type { SessionStore } from "../store/store-types.ts";
 import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
 import { sanitize } from "../sanitize.ts";
 import type { IsolationMode, WorktreeHost } from "./launch/isolation.ts";
-import type { RateGate } from "./child/rate-gate.ts";
-import type { PoolTicket } from "./child/pool.ts";
+import type { RateGate } from "./process/rate-gate.ts";
+import type { PoolTicket } from "./process/pool.ts";
 import type { Budget, CallSpend } from "../budget.ts";
 import type { McpServer } from "./launch/mcp-config.ts";
 import type { RunnerName } from "./runners/types.ts";
 import type { RuntimeName } from "../runtime-names.ts";
-import type { Asker, AskRequest } from "./child/ask.ts";
+import type { Asker, AskRequest } from "./process/ask.ts";
 import type { ParentPrompt } from "./launch/parent-prompt.ts";
 export type { ParentPrompt };
 
 /** One entry of a pi session file (its branch is what a forked child starts from: fork.ts). */
 export type ForkEntry = { type: string; id: string; parentId: string | null; [k: string]: unknown };
 
-export type Engine = {
+/**
+ * What a call runs on: the host, store, settings and profiles, which pi its children run, and this call's context
+ * and caches. Built by createEngine (engine.ts) from those parts and the call's context; nothing fills it in later
+ * except the caches, which the stages fill once per call.
+ */
+export type Engine = EngineParts & {
+  /** What the call's front knows of its parent (pi's session, model, tools, trust); empty in the CLI. */
+  call: CallContext;
+  /** Read once per call, when a task first needs it. */
+  caches: CallCaches;
+};
+
+/** The parts of an engine that come from settings and the environment (no call in them). */
+export type EngineParts = {
   host: Host;
   clock: Clock;
-  store: Store;
+  store: SessionStore;
   settings: Settings;
   profiles: Map<string, Profile>;
+  /** Profile files that could not be used (discovery's diagnostics): a task naming one is told why. */
+  profileProblems?: Diagnostic[];
   agentDir: string;
   piCommand: string[];
   piEnv: Record<string, string>;
@@ -46,35 +61,45 @@ export type Engine = {
   piDescribe?: string;
   /** The children's pi emits agent_settled (pi ≥ 0.80.4). */
   piSettles?: boolean;
-  /** The parent pi's project-trust decision for its cwd (pi ≥ 0.8x); children in that tree inherit it. */
-  projectTrust?: { cwd: string; trusted: boolean };
+  /** The children's pi version ("" unknown): which flags and powers (MCP, --exclude-tools) it has. */
+  piVersion?: string;
   /** The child extension file for `-e`; absent when the child's pi has it built in (the embedded pi). */
   childExtension?: string;
   /** Our own depth (0 for a user's CLI or top-level pi). */
   depth: number;
-  parentSession?: string;
   limits?: Partial<RunLimits>;
-  /** Discovered once per engine, and only when a profile asks for skills. */
-  skills?: Map<string, Skill>;
-  /** The parent's model ("provider/id"), what `model: inherit` means; unset in the CLI (pi's default). */
-  parentModel?: string;
-  /** Read once per engine from pi's files, when a task names a model. */
-  userModels?: UserModels;
-  /** Profile files that could not be used (discovery's diagnostics): a task naming one is told why. */
-  profileProblems?: Diagnostic[];
-  /** The parent pi's active tools, which a profile's deny list subtracts from (unset: pi's defaults). */
-  parentTools?: string[];
-  /** The parent pi's system prompt and tool definitions at call time (fork.ts); unset in the CLI. */
-  parentPrompt?: ParentPrompt;
   /** Git worktrees for `isolation: "worktree"` tasks (src/host/git-worktree.ts); unset: isolation fails. */
   worktrees?: WorktreeHost;
-  /** The children's pi version ("" unknown): which flags and powers (MCP, --exclude-tools) it has. */
-  piVersion?: string;
   /** Names of the given MCP servers that do not answer (src/host/mcp-probe.ts); unset: nothing is probed. */
   mcpProbe?: (servers: McpServer[], cwd: string) => Promise<string[]>;
-  /** This call's probe results (one probe per call), keyed by folder and servers. */
+};
+
+export type CallContext = {
+  /** The parent pi session's id: recorded with each child's session, named in a forked copy's header. */
+  parentSession?: string;
+  /** The parent pi's project-trust decision for its cwd (pi ≥ 0.8x); children in that tree inherit it. */
+  projectTrust?: { cwd: string; trusted: boolean };
+  /** The parent's model ("provider/id"), what `model: inherit` means; unset in the CLI (pi's default). */
+  parentModel?: string;
+  /** The parent pi's active tools, which a profile's deny list subtracts from (unset: pi's defaults). */
+  parentTools?: string[];
+  /** The parent pi's system prompt and tool definitions at call time (a cache-true fork repeats them: fork.ts). */
+  parentPrompt?: ParentPrompt;
+};
+
+export type CallCaches = {
+  /** Discovered only when a profile asks for skills. */
+  skills?: Map<string, Skill>;
+  /** Read from pi's files when a task names a model. */
+  userModels?: UserModels;
+  /** MCP probe results (one probe per call), keyed by folder and servers. */
   mcpDead?: Map<string, Promise<string[]>>;
 };
+
+/** The one way an engine is made: its parts, and the call it serves. */
+export function createEngine<P extends EngineParts>(parts: P, call: CallContext = {}): P & Engine {
+  return { ...parts, call, caches: {} };
+}
 
 export type TaskInput = {
   name: string;
@@ -196,8 +221,8 @@ export function unknownProfile(name: string, profiles: Map<string, Profile>): st
 export function chooseModel(engine: Engine, profile: Profile | null, requested: string | undefined): { model?: string | null; warning?: string } {
   const wanted = requested ?? profile?.model;
   if (!wanted) return {};
-  engine.userModels ??= readUserModels(engine.host, engine.agentDir);
-  const choice = resolveProfileModel(profile, wanted, { parentModel: engine.parentModel, aliases: engine.settings.modelAliases, user: engine.userModels });
+  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
+  const choice = resolveProfileModel(profile, wanted, { parentModel: engine.call.parentModel, aliases: engine.settings.modelAliases, user: engine.caches.userModels });
   return { model: choice.model ?? null, warning: choice.warning };
 }
 
@@ -230,7 +255,7 @@ export function checkProfileSkills(engine: Engine, names: (string | undefined)[]
 }
 
 /** Checks that need no child: unknown profile, resume target. Throws TaskError. */
-export function resolveTask(engine: Engine, input: TaskInput): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<Store["getSession"]> } {
+export function resolveTask(engine: Engine, input: TaskInput): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<SessionStore["getSession"]> } {
   if (input.refused) throw new TaskError(input.refused, "SUBAGENTS_DISABLED", true);
   if (input.skipped) throw new TaskError(input.skipped, "SKIPPED", true);
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
@@ -243,7 +268,7 @@ export function resolveTask(engine: Engine, input: TaskInput): { id: string; pro
 }
 
 /** The parent's trust decision applies to its own folder and everything under it; elsewhere pi's own rules decide. */
-export function trustFor(trust: Engine["projectTrust"], cwd: string): "yes" | "no" | undefined {
+export function trustFor(trust: CallContext["projectTrust"], cwd: string): "yes" | "no" | undefined {
   if (!trust) return undefined;
   const root = trust.cwd.endsWith("/") ? trust.cwd : `${trust.cwd}/`;
   if (cwd !== trust.cwd && !cwd.startsWith(root)) return undefined;

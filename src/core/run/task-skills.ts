@@ -7,8 +7,8 @@ import type { TaskContext } from "./task-context.ts";
 export function loadSkills(task: TaskContext): RunResult | void {
   const { engine, profile, input } = task;
   if (!profile || !(profile.suggestedSkills?.length || profile.loadSkills?.length)) return;
-  engine.skills ??= discoverSkills(engine.host, { agentDir: engine.agentDir, cwd: input.cwd });
-  const resolved = resolveProfileSkills(engine.host, profile, engine.skills);
+  engine.caches.skills ??= discoverSkills(engine.host, { agentDir: engine.agentDir, cwd: input.cwd });
+  const resolved = resolveProfileSkills(engine.host, profile, engine.caches.skills);
   // Unknown skills fail this task only; the others go on (spec 000).
   if ("error" in resolved) return failedResult(resolved.error, "INVALID_INPUT");
   task.skills = resolved;

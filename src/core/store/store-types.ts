@@ -1,7 +1,7 @@
 // The session store's contract, shared by the SQLite store and the in-memory fallback.
 import type { ErrorCode, FinalizePayload, RunResult, StoredMessage, Usage } from "../types.ts";
 import type { IsolationResult } from "../isolation-types.ts";
-import type { RunnerName } from "../engine-settings.ts";
+import type { RunnerName } from "../runner-settings.ts";
 
 export type RunStatus = "running" | "completed" | "error";
 

@@ -10,107 +10,20 @@ import {
   type NewRun,
   type NewSession,
   type PruneCandidate,
-  type RunRecord,
   type SessionRecord,
   type SessionStore,
   type SessionSummary,
   NOT_STARTED_CODES,
 } from "./store-types.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
-import type { RunnerName } from "../engine-settings.ts";
+
+import { MIGRATIONS, toRun, type RunRow, type SessionRow } from "./store-schema.ts";
 
 export { MemoryStore } from "./memory-store.ts";
+export { SCHEMA_VERSION } from "./store-schema.ts";
 export type { SessionStore } from "./store-types.ts";
 
-const MIGRATIONS = [
-  `CREATE TABLE sessions (
-     id TEXT PRIMARY KEY, name TEXT NOT NULL, agent TEXT NOT NULL, cwd TEXT NOT NULL, status TEXT NOT NULL,
-     session_file TEXT, parent_session TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
-   CREATE INDEX sessions_updated ON sessions(updated_at DESC);
-   CREATE TABLE runs (
-     id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-     seq INTEGER NOT NULL, prompt TEXT NOT NULL, status TEXT NOT NULL, exit_code INTEGER, model TEXT, usage TEXT,
-     error TEXT, error_code TEXT, output TEXT NOT NULL DEFAULT '', finalize TEXT, tool_count INTEGER NOT NULL DEFAULT 0,
-     started_at INTEGER NOT NULL, ended_at INTEGER, owner_pid INTEGER, message_count INTEGER NOT NULL DEFAULT 0);
-   CREATE INDEX runs_session ON runs(session_id, seq);
-   CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
-   CREATE TABLE messages (
-     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL, role TEXT NOT NULL,
-     text TEXT NOT NULL, tool_calls TEXT, name TEXT, is_error INTEGER, error TEXT, PRIMARY KEY (run_id, seq));`,
-  // Which pi ran the child (version · runtime · package): runs can differ across pi upgrades and settings.
-  `ALTER TABLE runs ADD COLUMN pi TEXT;`,
-  // Whether the child called subagent_finalize (null: recorded before this was tracked, or still running).
-  `ALTER TABLE runs ADD COLUMN finalized INTEGER;`,
-  // Agent-file compromises of a run (model fallback, missing tools), as a JSON list.
-  `ALTER TABLE runs ADD COLUMN warnings TEXT;`,
-  // An isolated run's branch, changed files and diffstat, as JSON.
-  `ALTER TABLE runs ADD COLUMN isolation TEXT;`,
-  // Every spawn and cost cap check counts one parent's children: without this it scanned every session.
-  // Where a run ran (sandboxed or not, which runner), so a resumed session runs the same way.
-  `CREATE INDEX sessions_parent ON sessions(parent_session) WHERE parent_session IS NOT NULL;
-   ALTER TABLE runs ADD COLUMN sandbox INTEGER;
-   ALTER TABLE runs ADD COLUMN runner TEXT;`,
-];
-
-/** The schema this build writes (PRAGMA user_version after migrating): `doctor` reports it. */
-export const SCHEMA_VERSION = MIGRATIONS.length;
-
-type RunRow = {
-  id: number;
-  session_id: string;
-  seq: number;
-  prompt: string;
-  status: string;
-  exit_code: number | null;
-  model: string | null;
-  usage: string | null;
-  error: string | null;
-  error_code: string | null;
-  output: string;
-  finalize: string | null;
-  finalized: number | null;
-  tool_count: number;
-  started_at: number;
-  ended_at: number | null;
-  owner_pid: number | null;
-  message_count: number;
-  pi: string | null;
-  warnings: string | null;
-  isolation: string | null;
-  sandbox: number | null;
-  runner: string | null;
-};
-
-type SessionRow = { id: string; name: string; agent: string; cwd: string; status: string; session_file: string | null; parent_session: string | null; created_at: number; updated_at: number };
-
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-
-function toRun(r: RunRow): RunRecord {
-  return {
-    id: r.id,
-    seq: r.seq,
-    prompt: r.prompt,
-    status: r.status as RunRecord["status"],
-    exitCode: r.exit_code,
-    model: r.model ?? undefined,
-    usage: r.usage ? JSON.parse(r.usage) : emptyUsage(),
-    error: r.error ?? undefined,
-    errorCode: (r.error_code ?? undefined) as RunRecord["errorCode"],
-    output: r.output,
-    finalize: r.finalize ? JSON.parse(r.finalize) : undefined,
-    ...(r.finalized === null ? {} : { finalized: r.finalized === 1 }),
-    toolCount: r.tool_count,
-    startedAt: r.started_at,
-    endedAt: r.ended_at ?? undefined,
-    ownerPid: r.owner_pid,
-    messageCount: r.message_count,
-    pi: r.pi ?? undefined,
-    ...(r.warnings ? { warnings: JSON.parse(r.warnings) as string[] } : {}),
-    ...(r.isolation ? { isolation: JSON.parse(r.isolation) } : {}),
-    ...(r.sandbox === null ? {} : { sandbox: r.sandbox === 1 }),
-    ...(r.runner ? { runner: r.runner as RunnerName } : {}),
-  };
-}
 
 export class Store implements SessionStore {
   constructor(

@@ -1,7 +1,7 @@
 // Builds the command line and environment of one child pi. Pure: the caller writes the temp files it lists.
 import type { Profile } from "../../profiles/profile.ts";
-import type { Transport } from "../child/transport.ts";
-import { FINALIZE_INSTRUCTIONS, FORK_ANSWER_INSTRUCTION, type FinalizeMode } from "../child/finalize-contract.ts";
+import type { Transport } from "../process/transport.ts";
+import { FINALIZE_INSTRUCTIONS, FORK_ANSWER_INSTRUCTION, type FinalizeMode } from "../process/finalize-contract.ts";
 import type { ParentPrompt } from "./parent-prompt.ts";
 import { childPiCaps, selectTools, type McpChoice } from "./child-tools.ts";
 
@@ -163,7 +163,7 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_OFFLINE ??= "1";
   if (appended && !fork && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
   else delete env.PI_SUBAGENT_APPEND_PROMPT;
-  // The child extension stops before any model call when pi resolved another model (src/child/model-guard.ts).
+  // The child extension stops before any model call when pi resolved another model (src/child-extension/model-guard.ts).
   const expected = model ?? (p?.provider && input.model !== null ? undefined : input.defaultModel);
   if (expected) env.PI_SUBAGENT_EXPECT_MODEL = expected;
   else delete env.PI_SUBAGENT_EXPECT_MODEL;

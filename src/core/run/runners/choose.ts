@@ -4,7 +4,7 @@ import type { Host } from "../../host.ts";
 import { dockerRunner } from "./docker.ts";
 import { localRunner } from "./local.ts";
 import { slurmRunner } from "./slurm.ts";
-import type { EngineSettings } from "../../engine-settings.ts";
+import type { EngineSettings } from "../../runner-settings.ts";
 import type { ChildRunner, Placed, PlaceRequest, RunnerName } from "./types.ts";
 
 const RUNNERS: Record<RunnerName, ChildRunner> = { local: localRunner, docker: dockerRunner, slurm: slurmRunner };

@@ -4,9 +4,9 @@
 // does, and what must be cleaned up after every end path. One runner is one file of this folder: a Kubernetes
 // runner (a Job per child, `kubectl run --attach` style) would be one more.
 import type { Host } from "../../host.ts";
-import type { Transport } from "../child/transport.ts";
-import type { EngineSettings } from "../../engine-settings.ts";
-import type { RunnerName } from "../../engine-settings.ts";
+import type { Transport } from "../process/transport.ts";
+import type { EngineSettings } from "../../runner-settings.ts";
+import type { RunnerName } from "../../runner-settings.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
 export type { RunnerName };
 

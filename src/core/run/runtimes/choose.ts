@@ -1,7 +1,7 @@
 // Which runtime a task runs on: the task's choice, else its agent file's, else pi. Chosen in prepare, next to
 // where it runs (runners/choose.ts): the two are independent.
 import type { Profile } from "../../profiles/profile.ts";
-import type { FinalizeMode } from "../child/finalize-contract.ts";
+import type { FinalizeMode } from "../process/finalize-contract.ts";
 import { FOREIGN_RUNTIMES } from "./index.ts";
 import type { RuntimeName } from "./types.ts";
 

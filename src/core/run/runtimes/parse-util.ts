@@ -1,5 +1,5 @@
 // Small helpers the foreign runtimes share (their parsers and their commands).
-import { cap, stringify } from "../child/transport.ts";
+import { cap, stringify } from "../process/transport.ts";
 import type { ChildEvent } from "../../types.ts";
 
 const parseLine = (line: string): Record<string, any> | null => {

@@ -1,0 +1,74 @@
+// Thin wrapper over node:util parseArgs that turns its exceptions into UsageErrors with our wording: every
+// argument error names the command, suggests the closest known word, and points at `subagents help CMD`.
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { profileRefusal, type Engine } from "../../core/run/task.ts";
+import { UsageError } from "../errors.ts";
+import { InputError, isolationValue } from "../../core/delegate-input.ts";
+import { didYouMean } from "./suggest.ts";
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/** `--timeout -5` is a value, not an option: parseArgs would call it ambiguous, so it is joined as `--timeout=-5`. */
+function joinNegativeValues(argv: string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].startsWith("--") ? argv[i].slice(2) : null;
+    if (name && options[name]?.type === "string" && /^-\d/.test(argv[i + 1] ?? "")) out.push(`${argv[i]}=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
+}
+
+export function parse<O extends Options>(command: string, argv: string[], options: O) {
+  const all = { ...options, help: { type: "boolean", short: "h" } } as O & { help: { type: "boolean"; short: "h" } };
+  try {
+    return parseArgs({ args: joinNegativeValues(argv, all), options: all, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(`${command}: ${argumentProblem((err as Error).message, all)} See 'subagents help ${command}'.`);
+  }
+}
+
+function argumentProblem(raw: string, options: Options): string {
+  const flags = Object.entries(options).flatMap(([name, o]) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
+  const unknown = /Unknown option '([^']+)'/.exec(raw);
+  if (unknown) return `unknown option ${unknown[1]}.${didYouMean(unknown[1], flags)}`;
+  const missing = /Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(raw);
+  if (missing) return `${missing[1]} needs a value.`;
+  const noValue = /Option '(--[\w-]+)' does not take an argument/.exec(raw);
+  if (noValue) return `${noValue[1]} takes no value.`;
+  return `${raw.replace(/\. To specify a positional argument starting with a '-'.*$/s, "")}.`;
+}
+
+export function positiveNumber(command: string, flag: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${command}: --${flag} must be a positive number (got "${raw}").`);
+  return n;
+}
+
+/** `--isolation worktree`, the only mode. */
+export function isolationFlag(command: string, raw: string | undefined): "worktree" | undefined {
+  try {
+    return isolationValue("--isolation", raw);
+  } catch (err) {
+    if (err instanceof InputError) throw new UsageError(`${command}: ${err.message}.`);
+    throw err;
+  }
+}
+
+/** Fails when a command that takes no arguments got some. */
+export function noPositionals(command: string, positionals: string[]): void {
+  if (positionals.length) throw new UsageError(`${command}: unexpected argument "${positionals[0]}". See 'subagents help ${command}'.`);
+}
+
+/**
+ * A profile named on the command line must be usable ("default" is pi's defaults): exit 2 before anything
+ * starts. A refused profile file says why; an unknown name gets a suggestion and the full list.
+ */
+export function requireProfile(command: string, name: string, engine: Pick<Engine, "profiles" | "profileProblems">): void {
+  if (name === "default" || engine.profiles.has(name)) return;
+  const refusal = profileRefusal(engine, name);
+  if (refusal.code !== "UNKNOWN_AGENT") throw new UsageError(`${command}: ${refusal.message}`);
+  const names = ["default", ...[...engine.profiles.keys()].sort()];
+  throw new UsageError(`${command}: Unknown profile: "${name}".${didYouMean(name, names)} Available profiles: ${names.join(", ")}`);
+}

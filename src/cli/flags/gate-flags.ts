@@ -1,0 +1,28 @@
+// `--gate CMD`, `--gate-timeout S` and `--gate-retries N` (an acceptance check for the tasks) and `--fork SESSION`
+// (start them from a copy of a pi session's conversation) for `delegate` and `run`: read here so both commands
+// take them, and word their errors, alike.
+import { positiveNumber } from "./args.ts";
+import { UsageError } from "../errors.ts";
+
+export const GATE_OPTIONS = {
+  gate: { type: "string" },
+  "gate-timeout": { type: "string" },
+  "gate-retries": { type: "string" },
+  fork: { type: "string" },
+} as const;
+
+export type GateFlags = { gate?: string; gateTimeout?: number; gateRetries?: number };
+
+export function gateFlags(command: string, values: Record<string, unknown>): GateFlags {
+  const flags: GateFlags = {};
+  if (typeof values.gate === "string") flags.gate = values.gate;
+  const timeout = positiveNumber(command, "gate-timeout", values["gate-timeout"] as string | undefined);
+  if (timeout !== undefined) flags.gateTimeout = timeout;
+  const retries = values["gate-retries"] as string | undefined;
+  if (retries !== undefined) {
+    const n = Number(retries);
+    if (!Number.isInteger(n) || n < 0) throw new UsageError(`${command}: --gate-retries must be a whole number ≥ 0 (got "${retries}").`);
+    flags.gateRetries = n;
+  }
+  return flags;
+}

@@ -1,0 +1,71 @@
+// SIGINT/SIGTERM. The first one aborts every running child (the kill protocol runs in the engine: SIGTERM, pi
+// stops its bash process groups, SIGKILL after a grace period) and lets the command record the statuses and
+// restore the terminal before it exits 130/143. A second one means "now": every process tree we started is
+// SIGKILLed synchronously — including the ones that were already orphaned by the first stop — then the command
+// draws its final frame and the process exits at once.
+import { descendantsOf } from "../../host/proc-tree.ts";
+import { markedProcesses } from "../../host/proc-marks.ts";
+import { liveMarks, within } from "../../core/run/process/marks.ts";
+import { EXIT } from "../errors.ts";
+
+export const STOPPING = "stopping… press Ctrl-C again to force";
+export const FORCED = "stopped: every sub-agent process was killed";
+
+export type Interrupt = { signal: AbortSignal; exitCode(): number | null; dispose(): void };
+
+export type SignalHooks = {
+  /** First signal: say that we are stopping (e.g. "stopping… press Ctrl-C again to force"). */
+  onStop?: () => void;
+  /** Second signal, after every known process was killed: draw the final frame, restore the terminal. */
+  onForce?: () => void;
+  /** What the first signal aborts with: the reason decides how the tasks' ends are recorded (abort-reason.ts). */
+  reason?: unknown;
+};
+
+/** SIGKILLs every pid given; the ones already gone are skipped. Returns how many were signalled. */
+export function killAll(pids: Iterable<number>): number {
+  let n = 0;
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+      n++;
+    } catch {
+      // Already gone.
+    }
+  }
+  return n;
+}
+
+export function trapSignals(hooks: SignalHooks = {}): Interrupt {
+  const controller = new AbortController();
+  let code: number | null = null;
+  // Taken at the first signal, before anything is stopped: a grandchild orphaned by its parent's exit can no
+  // longer be found by walking down from us, so it is remembered here.
+  let known = new Set<number>();
+  const handler = (sig: NodeJS.Signals) => {
+    if (code !== null) {
+      // With what our runs' commands left outside the tree (marks.ts): the runner would have ended it next.
+      const marked = liveMarks.size ? markedProcesses().filter((p) => [...liveMarks].some((m) => within(p.mark, m))) : [];
+      killAll(new Set([...known, ...descendantsOf(process.pid), ...marked.map((p) => p.pid)]));
+      try {
+        hooks.onForce?.();
+      } finally {
+        process.exit(code);
+      }
+    }
+    code = sig === "SIGINT" ? EXIT.sigint : EXIT.sigterm;
+    known = new Set(descendantsOf(process.pid));
+    hooks.onStop?.();
+    controller.abort(hooks.reason);
+  };
+  process.on("SIGINT", handler);
+  process.on("SIGTERM", handler);
+  return {
+    signal: controller.signal,
+    exitCode: () => code,
+    dispose: () => {
+      process.off("SIGINT", handler);
+      process.off("SIGTERM", handler);
+    },
+  };
+}

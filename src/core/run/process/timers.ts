@@ -1,0 +1,42 @@
+// An attempt's clocks: the task's timeout (extended while tool calls keep coming, spec 000), the hard maxRuntime,
+// and the caller's abort signal. Returns what ends them all.
+import type { Clock } from "../../host.ts";
+import { abortStop } from "./abort-reason.ts";
+import type { AskBroker } from "./ask.ts";
+import type { RunState } from "./run-state.ts";
+import type { RunSpec } from "./run-spec.ts";
+import { timeoutStop, type Stop } from "./stops.ts";
+
+export function startTimers(
+  clock: Clock,
+  spec: RunSpec,
+  state: RunState,
+  asks: AskBroker,
+  started: number,
+  stopWith: (s: Stop) => void,
+): () => void {
+  const timers: unknown[] = [];
+  const at = (ms: number, fn: () => void) => timers.push(clock.setTimeout(fn, Math.max(0, ms)));
+  // Spec 000: when `timeout` elapses an idle timer of extendDebounce starts, and only a new tool *call* resets it.
+  // A tool that is still running (a hung `npm run dev`) does not count as activity: nothing else stops it.
+  const timeoutAt = started + spec.timeoutSec * 1000;
+  const checkTimeout = () => {
+    const sinceCall = clock.now() - Math.max(timeoutAt, state.lastToolCallAt, asks.lastAnswerAt);
+    const debounceMs = spec.extendDebounceSec * 1000;
+    // A child waiting on a question is not idle; askTimeout bounds the wait (ask.ts), so this cannot go on forever.
+    if (asks.pending()) return at(Math.max(debounceMs, 1000), checkTimeout);
+    if (sinceCall >= debounceMs) stopWith(timeoutStop(state, spec.timeoutSec, clock.now()));
+    else at(debounceMs - sinceCall, checkTimeout);
+  };
+  at(timeoutAt - clock.now(), checkTimeout);
+  at(started + spec.maxRuntimeSec * 1000 - clock.now(), () =>
+    stopWith(timeoutStop(state, spec.maxRuntimeSec, clock.now())),
+  );
+  const onAbort = () => stopWith(abortStop(spec.signal?.reason));
+  if (spec.signal?.aborted) onAbort();
+  else spec.signal?.addEventListener("abort", onAbort, { once: true });
+  return () => {
+    for (const t of timers) clock.clearTimeout(t);
+    spec.signal?.removeEventListener("abort", onAbort);
+  };
+}

@@ -14,7 +14,7 @@ import type { TaskContext } from "./task-context.ts";
 import { childMcp } from "./mcp-select.ts";
 import { expectedDefaultModel } from "./default-model.ts";
 import { composeEnv, resolveGate } from "./process/gate.ts";
-import { placeChild } from "./runners/choose.ts";
+import { wrapForRunner } from "./runners/choose.ts";
 import type { Placed } from "./runners/types.ts";
 import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
@@ -73,7 +73,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     let placed: Placed | string | undefined;
     try {
       if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
-      placed = await placeChild(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings, ownConfig: foreign?.ownConfig, network: childNetwork(task, childModel, warnings) });
+      placed = await wrapForRunner(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings, ownConfig: foreign?.ownConfig, network: childNetwork(task, childModel, warnings) });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       const ran = await runChild(host, engine.clock, {
         argv: placed.argv,

@@ -30,7 +30,7 @@ export function worktreeGitDir(host: Host, cwd: string): string | undefined {
 }
 
 /** The child's command where it runs, or why it cannot run there (nothing was started). */
-export function placeChild(where: Where, req: Omit<PlaceRequest, "sandbox" | "gitDir">): Promise<Placed | string> {
+export function wrapForRunner(where: Where, req: Omit<PlaceRequest, "sandbox" | "gitDir">): Promise<Placed | string> {
   const gitDir = where.sandbox ? worktreeGitDir(req.host, req.cwd) : undefined;
   return where.runner.place({ ...req, sandbox: where.sandbox, gitDir });
 }

@@ -80,7 +80,7 @@ test("run state: usage sums, last text, loop counting, bounded activity and mess
   expect(s.errorMessage).toBe("model call ended: error");
 });
 
-test("activity lines condense ls and find the way spec 000 shows them", () => {
+test("activity lines condense ls and find to one short line each", () => {
   expect(toolCallLine("ls", '{"path":"src/"}')).toBe("ls → src/");
   expect(toolCallLine("find", '{"pattern":"*.ts","path":"src"}')).toBe("find → *.ts in src");
   expect(toolResultLine("ls", "a.ts\nb.ts\nlib/", false)).toBe("  2 files, 1 dir");

@@ -50,7 +50,7 @@ const names = (text: string, option: string) => new RegExp(`(?<![\\w-])${option.
 /** The section of cli.md under `### subagents CMD`, up to the next heading of the same or a higher level. */
 function commandSection(cliMd: string, cmd: string): string | null {
   const lines = cliMd.split("\n");
-  const start = lines.findIndex((l) => l === `### subagents ${cmd}`);
+  const start = lines.indexOf(`### subagents ${cmd}`);
   if (start < 0) return null;
   let end = start + 1;
   while (end < lines.length && !/^#{1,3} /.test(lines[end])) end++;

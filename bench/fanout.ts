@@ -1,4 +1,4 @@
-// Fan-out on current pi (DESIGN §2 goals), alternating the contenders round by round, best of ROUNDS:
+// Fan-out on current pi (docs/BENCHMARKS.md), alternating the contenders round by round, best of ROUNDS:
 //  1. CLI: `subagents delegate` of N trivial tasks (children = the pi inside the executable) vs the raw floor,
 //     `xargs -P` of `pi -p` under Node 24 and under Bun (the faster floor counts). Goal: 8 at 4 ≤ 0.25× the floor.
 //  2. Inside a parent of current pi (1.5.2) under Node 24: one delegation of 8 trivial children, 4 at a time,

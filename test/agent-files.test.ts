@@ -229,13 +229,13 @@ describe("discovery walks folders safely and in the documented precedence", () =
     ]);
   });
 
-  test("a .md without a description is quietly not an agent, except in spec 000's agent-profiles folder", () => {
+  test("a .md without a description is quietly not an agent, except in an agent-profiles folder", () => {
     const home = mkdtempSync(join(tmpdir(), "subagents-nodesc-"));
     const agentDir = join(home, ".pi", "agent");
     mkdirSync(join(agentDir, "agents"), { recursive: true });
     mkdirSync(join(agentDir, "agent-profiles"), { recursive: true });
     writeFileSync(join(agentDir, "agents", "notes.md"), "---\ntitle: notes\n---\nJust notes.\n");
-    writeFileSync(join(agentDir, "agent-profiles", "plain.md"), "---\nmodel: fake/fake-model\n---\nA spec 000 profile without a description.\n");
+    writeFileSync(join(agentDir, "agent-profiles", "plain.md"), "---\nmodel: fake/fake-model\n---\nAn agent-profiles profile without a description.\n");
     const d = discoverProfiles(hostWithHome(home), { cwd: home, agentDir });
     expect(d.profiles.has("notes")).toBe(false);
     expect(d.skipped).toContainEqual({ file: join(agentDir, "agents", "notes.md"), reason: "no description in its front matter" });

@@ -80,7 +80,7 @@ test("run state: usage sums, last text, loop counting, bounded activity and mess
   expect(s.errorMessage).toBe("model call ended: error");
 });
 
-test("activity lines condense ls and find the way spec 000 shows them", () => {
+test("activity lines condense ls and find to one short line each", () => {
   expect(toolCallLine("ls", '{"path":"src/"}')).toBe("ls → src/");
   expect(toolCallLine("find", '{"pattern":"*.ts","path":"src"}')).toBe("find → *.ts in src");
   expect(toolResultLine("ls", "a.ts\nb.ts\nlib/", false)).toBe("  2 files, 1 dir");
@@ -210,9 +210,9 @@ test("core/ imports no runtime module, no terminal code and nothing from the fro
   }
 });
 
-test("src/ folders only import lower layers, and no CLI helper imports a command (README: where things live)", () => {
+test("src/ folders only import lower layers, and no CLI helper imports a command (docs/architecture.md: where things live)", () => {
   const src = join(import.meta.dir, "..", "src");
-  // The layering README.md states: a folder imports only folders of a lower rank (never one beside it).
+  // The layering docs/architecture.md states: a folder imports only folders of a lower rank (never one beside it).
   // extensions/: pi's codemode worker, at the path a compiled pi starts it from (part of the embedded pi).
   const rank: Record<string, number> = { core: 0, host: 1, scripted: 1, ui: 2, "child-extension": 2, control: 3, pi: 4, embedded: 5, extensions: 5, cli: 6 };
   const files = readdirSync(src, { recursive: true }).map(String).filter((f) => f.endsWith(".ts"));

@@ -1,4 +1,4 @@
-// Children that ask (DESIGN §10): real pi children whose own extension asks ctx.ui.confirm, and the ask_parent
+// Children that ask (docs/limits.md): real pi children whose own extension asks ctx.ui.confirm, and the ask_parent
 // tool, answered by nobody (headless), by the CLI's terminal, by a parent pi's dialog, or by `subagents answer`.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -84,7 +84,7 @@ for (const runtime of ["node", "bun"] as const) {
       expect(missing.text).toContain('Session "0123456789abcdef" not found. The session may have expired or the ID is incorrect.');
     }, 90_000);
 
-    test("subagent returns the status header, details per spec 003, and continues its session", async () => {
+    test("subagent returns the status header, details {mode, runId, results, sessionId, finalized}, and continues its session", async () => {
       const r = await parentPi(runtime, [{ tool: "subagent", args: { agent: "scout", task: "look around" } }, { text: "ok" }]);
       const [res] = r.results;
       expect(res.text).toMatch(/^\*\*Status:\*\* SUCCESS\n\*\*Session ID:\*\* `[0-9a-f]{16}`\n\n---\n\nDone: look around/);

@@ -1,5 +1,5 @@
 // The finalize contract end to end with the REAL pi and the scripted model: a plain final answer is the result on
-// the delegate paths (spec 000), subagent_finalize wins when called, and the strict contract (spec 001) corrects
+// the delegate paths, subagent_finalize wins when called, and the strict contract corrects
 // a child inside its own process (pi follow-ups) instead of starting a new one per corrective message.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { NUDGE_TEXT, type FinalizeMode } from "../src/core/run/process/finalize-contract.ts";

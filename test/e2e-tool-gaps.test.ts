@@ -43,7 +43,7 @@ test("a profile refused for its extraArgs is reported as such (not as unknown), 
     const refusal = 'Refusing extraArg "--tools=bash" which would override profile tool restrictions. Use the dedicated profile fields instead.';
     expect(r.content[0].text).toContain(`✗ bad: error — Profile "strict" (${file}) cannot be used: ${refusal}`);
     expect(r.content[0].text).not.toContain("Unknown profile");
-    // Status lines carry the profile (spec 000).
+    // Status lines carry the profile.
     expect(r.content[0].text).toMatch(/✓ good: completed \(profile: scout, session: [0-9a-f]{16}\)/);
     const list = (await profilesTool(env()).execute("t", {}, undefined, undefined, ctx)) as Result;
     expect(list.content[0].text).toContain(`✗ ${file}: ${refusal}`);

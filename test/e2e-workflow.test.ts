@@ -91,11 +91,11 @@ test("a parent pi starts a workflow with delegate_to_subagents {workflow}; a pro
   expect(project_.text).toContain("needs consent");
 }, 90_000);
 
-test("the README's workflow recipe is a valid call", async () => {
+test("the workflow recipe in docs/composing.md is a valid call", async () => {
   const { parse } = await import("yaml");
   const { parseDelegateParams } = await import("../src/core/delegate-input.ts");
-  const readme = await Bun.file(join(import.meta.dir, "..", "README.md")).text();
-  const block = /Recipe — scout[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)![1];
+  const page = await Bun.file(join(import.meta.dir, "..", "docs", "composing.md")).text();
+  const block = /Recipe — scout[\s\S]*?```yaml\n([\s\S]*?)```/.exec(page)![1];
   const params = parseDelegateParams(JSON.parse(JSON.stringify(parse(block)).replaceAll("{{input}}", "x")));
   expect(params.tasks.map((t) => t.name)).toEqual(["scout", "implement", "review-security", "review-tests", "fix"]);
   expect(params.tasks[4].gate).toBe("npm test");

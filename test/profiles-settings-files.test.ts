@@ -52,7 +52,7 @@ test("each broken profile gets a reason that names the problem", () => {
   expect(err(md("extraArgs: ['--thinking', 'low; rm -rf /']"))).toBe("");
 });
 
-test("skill conflicts use spec 000's texts", () => {
+test("parsed profiles with noSkills and a skill list are refused, naming both fields", () => {
   const p = parseProfile(md("noSkills: true\nsuggestedSkills: a"), "/x/s.md", "user").profile!;
   expect(validateProfileSkills(p)).toBe('Profile "s" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.');
   const q = parseProfile(md("noSkills: true\nloadSkills: a"), "/x/q.md", "user").profile!;

@@ -166,7 +166,7 @@ describe("extraArgs guard", () => {
 });
 
 describe("skills, summary, built-ins", () => {
-  test("skill conflicts use spec 000's exact texts", () => {
+  test("skill conflicts (noSkills with suggestedSkills or loadSkills) are refused, naming both fields; skills with suggestedSkills are fine", () => {
     expect(validateProfileSkills(ok(md("noSkills: true\nsuggestedSkills: a"), "/x/s.md"))).toBe('Profile "s" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.');
     expect(validateProfileSkills(ok(md("noSkills: true\nskills: a"), "/x/q.md"))).toBe('Profile "q" has both "loadSkills" and "noSkills" set. These are mutually exclusive — --no-skills disables skill discovery.');
     expect(validateProfileSkills(ok(md("noSkills: true"), "/x/n.md"))).toBeNull();

@@ -124,7 +124,7 @@ test("a database of the previous schema gains the index and the sandbox/runner c
   expect(s.parentUsage("p").spawns).toBe(1);
 });
 
-test("transcript and resume prompt follow spec 000's formats", () => {
+test("transcript marks runs, tool calls, results and errors; the resume prompt quotes earlier runs", () => {
   const s = new Store(open(dbFile()), { isAlive: () => true });
   const id = s.newSessionId();
   s.createSession({ id, name: "t", agent: "scout", cwd: "/" });

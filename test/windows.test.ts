@@ -1,4 +1,4 @@
-// Window rendering (spec 000 layout) at narrow and wide widths, collapsed and expanded.
+// Window rendering (docs/cli.md "What it looks like") at narrow and wide widths, collapsed and expanded.
 import { expect, test } from "bun:test";
 import { clip, sanitizeLine, visibleWidth } from "../src/ui/text-width.ts";
 import { displayLines, globalHeader, plainStyle, renderWindows, windowHeader, type WindowView } from "../src/ui/windows.ts";
@@ -18,7 +18,7 @@ const view = (over: Partial<WindowView> = {}): WindowView => ({
   ...over,
 });
 
-test("header follows spec 000: icon, name, profile (provider/model thinking), tools, elapsed/timeout, cost", () => {
+test("header shows icon, name, profile (provider/model thinking), tools, elapsed/timeout, cost", () => {
   expect(windowHeader(view(), plainStyle)).toBe("● review-api • reviewer (anthropic/claude-sonnet high) • 3 tools • 12s/600s • $0.0123");
   // Finished: the time is frozen and the timeout no longer matters.
   expect(windowHeader(view({ status: "completed", toolCount: 1, cost: 0 }), plainStyle)).toBe("✓ review-api • reviewer (anthropic/claude-sonnet high) • 1 tool • 12s");

@@ -1,10 +1,10 @@
-// The child's side of questions (DESIGN §10). Two ways in:
+// The child's side of questions (docs/limits.md "Children that ask"). Two ways in:
 //  - `ask_parent`, a tool for the child's model: {question, options?} → the answer as text;
 //  - the dialogs of the child's own extensions (ctx.ui.confirm/select/input, and notify as a window line).
 // In print mode (`pi -p`) pi hands every extension one shared no-op UI object (confirm → false, select/input →
 // undefined). Replacing its dialog methods in place forwards them to the owner at no start-up cost; running
-// children in RPC mode would give the same dialogs but change the whole transport (see README "Children that
-// ask"). `ctx.hasUI` stays false: pi derives it from that object's identity, which an extension cannot change.
+// children in RPC mode would give the same dialogs but change the whole transport (see docs/limits.md
+// "Children that ask"). `ctx.hasUI` stays false: pi derives it from that object's identity, which an extension cannot change.
 // A kept child (core/run/process/pool.ts) runs pi in RPC mode, whose UI is real but has no one at the other end
 // (the pool declines every dialog): there the dialogs are forwarded too (PI_SUBAGENT_RPC=1).
 import type { ChildEvent } from "../core/types.ts";

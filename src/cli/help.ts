@@ -1,4 +1,4 @@
-// --help texts. Kept next to each other so the README's CLI reference can be checked against them.
+// --help texts, kept next to each other; test/docs.test.ts checks that docs/cli.md names every command and option.
 
 export const MAIN_HELP = `subagents — run pi sub-agents: isolated child pi processes with their own context, tools and model.
 
@@ -61,10 +61,10 @@ Options:
                     Run in a git worktree of the repository; changes end on a branch subagents/<name>-<id>
                     (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED)
   --sandbox         Run the child in the sandbox (bubblewrap): filesystem read-only except its folder,
-                    home hidden except pi's settings; see README "Sandbox and runners"
+                    home hidden except pi's settings; see docs/sandbox-runners.md
   --runner R        Where the child runs: local (default), docker (a container), slurm (a job step)
   --runtime R       Which CLI runs it: pi (default), claude-code, codex, gemini, opencode (the agent
-                    file's "runtime"); see README "Other harnesses as children"
+                    file's "runtime"); see docs/agents.md
   -q, --quiet       No progress lines, only the final status line
   --no-color        No colours (also NO_COLOR=1)
   -h, --help        Show this help

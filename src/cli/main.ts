@@ -1,4 +1,4 @@
-// CLI entry: dispatches subcommands. The only place that exits the process (DESIGN §1).
+// CLI entry: dispatches subcommands. The only place that exits the process (docs/architecture.md).
 // Commands are imported on demand: `--version` and `--help` then load almost nothing (startup time is a goal).
 import pkg from "../../package.json" with { type: "json" };
 import { didYouMean } from "./flags/suggest.ts";

@@ -1,4 +1,4 @@
-// The control endpoint of a process that owns children (DESIGN §8): a CLI run, a background supervisor, a pi
+// The control endpoint of a process that owns children (docs/cli.md "Background runs"): a CLI run, a background supervisor, a pi
 // session. It listens on a Unix socket recorded in the owner registry and acts on its own tasks: steer (over
 // the child's control pipe, answered once the child reports delivery or ends without it) and cancel (the
 // task's abort signal, so the kill protocol and the recorded status are the engine's usual ones).

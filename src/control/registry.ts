@@ -1,4 +1,4 @@
-// Who owns which runs (DESIGN §8): one small JSON record per owner process next to the session database,
+// Who owns which runs (docs/cli.md "Background runs"): one small JSON record per owner process next to the session database,
 // `<data dir>/control/<pid>.json`, holding its PID, the kernel's start time of that PID (so a recycled PID is
 // not taken for the owner), its control socket and the sessions it has not finished yet. A record, not a table:
 // liveness is proven by the process and its socket, which no stored row can prove, and the schema stays put.

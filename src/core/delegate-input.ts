@@ -1,4 +1,4 @@
-// Validates the `delegate_to_subagents` parameters (spec 000), for the pi tool and for `subagents delegate
+// Validates the `delegate_to_subagents` parameters (docs/pi-extension.md), for the pi tool and for `subagents delegate
 // --tasks`. Every rejection names the field, so a model (or a person) can fix the call in one go.
 import type { FileSpec } from "./files.ts";
 import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";

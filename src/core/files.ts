@@ -1,4 +1,4 @@
-// The `files` task field (spec 000): read files and prepend them to the prompt as `=== path ===` blocks, with
+// The `files` task field (docs/pi-extension.md "Task fields"): read files and prepend them to the prompt as `=== path ===` blocks, with
 // the spec's placeholders for missing, unreadable and too-large files (the task still runs).
 import type { Host } from "./host.ts";
 

@@ -1,4 +1,4 @@
-// Structured results (DESIGN §9): with `outputSchema`, the child's `subagent_finalize` gets a `data` argument of
+// Structured results (docs/composing.md "Structured results"): with `outputSchema`, the child's `subagent_finalize` gets a `data` argument of
 // that JSON Schema, so pi's own tool-argument validation sends a mismatch back to the child. Here: the check that
 // a schema is usable at all, before anything starts (pi would otherwise fail the child's first finalize call
 // with a compile error the model cannot fix).

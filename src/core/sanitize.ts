@@ -1,4 +1,4 @@
-// Masks secrets in everything we return or store (spec 003: keys, tokens, Authorization headers, GitHub
+// Masks secrets in everything we return or store (keys, tokens, Authorization headers, GitHub
 // tokens, user paths, overly long stack traces). Every pattern is linear: anchored on a fixed prefix and
 // bounded character classes, so a megabyte of hostile text cannot make a regex backtrack for long.
 

@@ -17,7 +17,7 @@ export type Settings = {
   finalize?: boolean;
   transport: "compact" | "json";
   childRuntime: "auto" | "bun" | "node";
-  /** Which pi runs children: "auto" (the front decides: see README), "embedded", "system", or a path to a pi. */
+  /** Which pi runs children: "auto" (the front decides: docs/settings.md), "embedded", "system", or a path to a pi. */
   childPi: string;
   tools: string[];
   projectAgents: "ask" | "allow" | "deny";

@@ -1,4 +1,4 @@
-// The shape of a call's hand-offs (DESIGN §9): which tasks wait for which (`after`) and where their outputs go
+// The shape of a call's hand-offs (docs/composing.md): which tasks wait for which (`after`) and where their outputs go
 // (`{{name}}`). Checked when the call is read, before anything starts; the scheduler's queue is run/dag.ts.
 
 export type DagTask = { name: string; prompt: string; after?: string[] };

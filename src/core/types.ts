@@ -20,10 +20,10 @@ export const addUsage = (a: Usage, b: Usage): Usage => ({
   turns: a.turns + b.turns,
 });
 
-/** What users see as a task's / session's status (spec 000). */
+/** What users see as a task's / session's status. */
 export type TaskStatus = "queued" | "running" | "completed" | "error";
 
-/** Error codes of spec 003/004 plus ours. */
+/** Error codes (docs/errors.md). */
 export type ErrorCode =
   | "INVALID_INPUT"
   | "SUBAGENTS_DISABLED"

@@ -1,4 +1,4 @@
-// The executable's pi role: `subagents` started with SUBAGENTS_ROLE=pi is pi itself (DESIGN §2). The parent
+// The executable's pi role: `subagents` started with SUBAGENTS_ROLE=pi is pi itself (docs/settings.md "Which pi runs the children"). The parent
 // sets the switch for the child only; we drop it at once, so nothing the child runs (bash, a nested `subagents`)
 // inherits it.
 import * as path from "node:path";

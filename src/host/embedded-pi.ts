@@ -1,4 +1,4 @@
-// The pi compiled into our executable (DESIGN §2): how to start it, from the executable itself (CLI), from a
+// The pi compiled into our executable (docs/settings.md "Which pi runs the children"): how to start it, from the executable itself (CLI), from a
 // source checkout (`bun src/cli/main.ts`: the same pi role, pi loaded from node_modules), or — inside a user's pi —
 // from the `subagents` binary that `subagents install` recorded.
 import * as fs from "node:fs";

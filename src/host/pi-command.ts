@@ -1,4 +1,4 @@
-// Which pi runs a child, and under which runtime (DESIGN §2). The runtime is chosen from what the pi package
+// Which pi runs a child, and under which runtime (docs/settings.md "Which pi runs the children"). The runtime is chosen from what the pi package
 // allows (`engines.node`), what is at hand, and measurement: pi ≤ 0.73 starts ~2.5× faster under Bun than under
 // Node (0.8 s vs 2.1 s for a trivial `-p` run); pi ≥ 0.74 ships a bundled Node entry with Node's compile cache
 // and starts faster under Node 24 than under Bun (0.36 s vs 0.47 s). So current pi prefers a Node its engines

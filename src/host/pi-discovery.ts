@@ -1,4 +1,4 @@
-// Where a user's pi is (DESIGN §2): under both package names, newest name first, from every place people have
+// Where a user's pi is (docs/settings.md "Which pi runs the children"): under both package names, newest name first, from every place people have
 // it. Each place is tried in order and the first pi found wins; when none is, the error lists every place tried.
 import * as fs from "node:fs";
 import * as os from "node:os";

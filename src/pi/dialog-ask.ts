@@ -1,4 +1,4 @@
-// The pi extension's answerer for children's questions (DESIGN §10) when pi has a UI: a dialog in the parent pi
+// The pi extension's answerer for children's questions (docs/limits.md "Children that ask") when pi has a UI: a dialog in the parent pi
 // that names the child ("[reviewer-2] Allow bash? rm -rf build"). Children asking at once queue: one dialog at a
 // time, in the order asked. Esc (or a dialog closed by the question's signal) is "no answer". A confirm is shown
 // as a Yes/No choice so that Esc can be told apart from "No".

@@ -1,5 +1,5 @@
 // Mirrors sub-agent runs into the parent pi session (pi.appendEntry "pi-subagents") and rebuilds them on
-// session_start, so a session file carries its sub-agents with it (spec 000 "Session Persistence").
+// session_start, so a session file carries its sub-agents with it (docs/pi-extension.md "Lifecycle").
 // One entry when a run starts (status running) and one when it ends: a parent that died in between leaves the
 // "running" entry as the last word, which the rebuild turns into the spec's interrupted error.
 import { sanitize } from "../core/sanitize.ts";

@@ -41,7 +41,7 @@ export function renderWindowsResult(details: WindowedDetails | undefined, expand
   });
 }
 
-/** get_subagent_output / get_subagent_session: up to maxLines lines, then `... (N more lines)` (spec 000). */
+/** get_subagent_output / get_subagent_session: up to maxLines lines, then `... (N more lines)`. */
 export function renderTruncating(text: string, maxLines: number, expanded: boolean, theme: ThemeLike): Component {
   const all = text.split("\n");
   return lines((w) => {

@@ -1,4 +1,4 @@
-// delegate_to_subagents (spec 000): 1–16 tasks in parallel, live windows through throttled onUpdate, and a
+// delegate_to_subagents (docs/pi-extension.md): 1–16 tasks in parallel, live windows through throttled onUpdate, and a
 // result that carries each task's status line AND its output (bounded; get_subagent_output has the rest).
 import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import { realClock } from "../core/host.ts";

@@ -1,5 +1,5 @@
 // What every tool call needs from the extension: an engine for the call's cwd, consent for project-local
-// profiles, and mirroring of finished tasks into the parent session (pi.appendEntry, spec 000).
+// profiles, and mirroring of finished tasks into the parent session (pi.appendEntry; docs/pi-extension.md "Lifecycle").
 import { findProfile, type Profile } from "../core/profiles/profile.ts";
 import { effectiveTimeout, runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import type { ActiveRuns } from "./active-runs.ts";
@@ -84,7 +84,7 @@ function safely(fn: () => void): void {
 
 /**
  * `activeTools` reads the parent pi's active tools at call time: a profile's deny list subtracts from them
- * (spec 001), so a parent limited to read-only tools never hands a child write tools.
+ * (docs/agents.md, `excludeTools`), so a parent limited to read-only tools never hands a child write tools.
  */
 export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void, toolDefs?: ToolDefs): ToolEnv {
   const sessions = new PiSessions();

@@ -1,4 +1,4 @@
-// get_subagent_output, get_subagent_session, list_subagent_profiles (spec 000 §3–5).
+// get_subagent_output, get_subagent_session, list_subagent_profiles (docs/pi-extension.md).
 import { sanitize } from "../core/sanitize.ts";
 import { profileSummary } from "../core/profiles/profile.ts";
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";

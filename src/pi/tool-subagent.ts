@@ -1,4 +1,4 @@
-// `subagent {agent, task, sessionId?}` (spec 001 + 003/004): one child with a sticky session, a result text
+// `subagent {agent, task, sessionId?}` (docs/pi-extension.md): one child with a sticky session, a result text
 // that starts with the **Status:** / **Session ID:** header, and details {mode, runId, results[], error?,
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
@@ -148,7 +148,7 @@ export function subagentTool(env: ToolEnv) {
       try {
         engine = await call.engine();
       } catch (err) {
-        // e.g. pi cannot be found: spec 003 wants a result with details.error, never a thrown tool error.
+        // e.g. pi cannot be found: a result with details.error, never a thrown tool error (docs/pi-extension.md "Errors").
         return failure("SUBAGENT_FAILED", `Cannot start a sub-agent: ${(err as Error).message}`);
       }
       if (rt.depth >= engine.settings.maxDepth) {
@@ -160,7 +160,7 @@ export function subagentTool(env: ToolEnv) {
         if (refused.code !== "UNKNOWN_AGENT") return failure(refused.code, refused.message);
         return failure("UNKNOWN_AGENT", `Unknown agent: ${agent}. Available agents: ${[...profiles.keys()].sort().join(", ") || "(none)"}`);
       }
-      // Sticky sessions (spec 001): an id the store knows is resumed. An id it does not know (another pi session, a
+      // Sticky sessions: an id the store knows is resumed. An id it does not know (another pi session, a
       // store kept in memory, or one the caller chose) starts that sticky session: the child's session file is
       // named by cwd, agent and id, so pi continues it when it is on disk and starts it fresh when not.
       const known = sessionId ? engine.store.getSession(sessionId) : null;

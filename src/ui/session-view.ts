@@ -1,6 +1,6 @@
 // `subagents session ID` / `output ID` for people: a header (id, name, agent, status, cwd, model, duration,
 // cost) and a transcript whose parts say what they are — the prompt labelled, tool calls and results
-// indented under the turn, failed results marked ✗. The tools' texts (spec 000) stay in core/store/transcript.ts.
+// indented under the turn, failed results marked ✗. The tools' texts (docs/pi-extension.md) stay in core/store/transcript.ts.
 import type { RunRecord, SessionRecord } from "../core/store/store-types.ts";
 import type { StoredMessage } from "../core/types.ts";
 import { sanitizeLine } from "./text-width.ts";

@@ -1,4 +1,4 @@
-// The rolling progress windows of spec 000, as plain lines. Shared by the CLI (ANSI via picocolors) and the
+// The rolling progress windows (docs/cli.md "What it looks like"), as plain lines. Shared by the CLI (ANSI via picocolors) and the
 // pi extension (pi's theme): each passes its own Style, so the layout lives in one place.
 import { clip, sanitizeLine, visibleWidth } from "./text-width.ts";
 

@@ -8,7 +8,7 @@ import { cli, piCmd, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
 const gen = (n: number, alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") =>
   Array.from({ length: n }, (_, i) => alphabet[(i * 11 + 5) % alphabet.length]).join("");
 
-// Assembled at run time: 16 formats (spec 003's and the common provider/cloud ones).
+// Assembled at run time: 16 formats (provider keys, tokens, headers and the common cloud ones).
 const SECRETS = [
   `sk-${gen(48)}`,
   `sk-proj-${gen(48)}`,

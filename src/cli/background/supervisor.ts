@@ -1,4 +1,4 @@
-// Background runs (DESIGN §8): `delegate --background` validates, writes the tasks to a job file and starts this
+// Background runs (docs/cli.md "Background runs"): `delegate --background` validates, writes the tasks to a job file and starts this
 // executable again in the supervisor role — its own session and process group, stdio to a log file under the
 // data dir — then exits. The supervisor owns the children like a foreground CLI run would (control socket,
 // kill protocol, recorded statuses) and exits when its last task ends. Its children watch its PID, so killing

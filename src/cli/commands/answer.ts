@@ -1,4 +1,4 @@
-// `subagents answer ID "text"|-`: answers the open question of a running sub-agent (DESIGN §10), through the
+// `subagents answer ID "text"|-`: answers the open question of a running sub-agent (docs/limits.md "Children that ask"), through the
 // process that owns it. The child waits for it up to subagents.askTimeout; `subagents steer` answers it too.
 import * as fs from "node:fs";
 import { steerSession } from "../../control/actions.ts";

@@ -17,10 +17,13 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   model       pi's default model and whether its provider has credentials (never printed)
   models      every model the setup names (default, agents', fallbacks) against the children's pi --list-models
   database    the session database: writable, schema version, size
-  extension   the pi extension in pi's agent dir, and whether it matches this binary
+  extension   the pi extension in pi's agent dir, and whether it matches this binary (binary: which one
+              sub-agents inside pi use)
   profiles    agent folders found, profile files with errors
   runtime     the CLI of each other harness agents run on (runtime: codex, ...): found on PATH, or what to install
   settings    the subagents section of settings.json
+  sandbox     whether bubblewrap (or sandbox-exec) can start a sandbox here
+  runner      where children run (subagents.runner) and whether docker or Slurm answers
   terminal    live-window support: terminal, colour, UTF-8
 
 Options:

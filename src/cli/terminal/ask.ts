@@ -1,4 +1,4 @@
-// The CLI's answerer for children's questions (DESIGN §10) when a person is at the terminal: one question at a
+// The CLI's answerer for children's questions (docs/limits.md "Children that ask") when a person is at the terminal: one question at a
 // time (the others queue), asked below the live frame, which pauses meanwhile. An empty answer to a confirm is
 // "no"; to anything else it is "no answer". Ctrl-C while asking stops the run as everywhere else.
 import * as readline from "node:readline";

@@ -1,5 +1,5 @@
 // What Claude Code's agent files mean in pi's terms: tool names, `effort`, and the fields we accept but do not
-// act on. Kept apart from the parser so the tables are easy to read (README "Agent files" mirrors them).
+// act on. Kept apart from the parser so the tables are easy to read (docs/agents.md mirrors them).
 
 /** Claude Code tool names with a pi equivalent. */
 export const CLAUDE_TOOL_MAP: Record<string, string> = {

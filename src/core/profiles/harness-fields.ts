@@ -2,7 +2,7 @@
 // the same ideas differently (Codex's `model_reasoning_effort`, Gemini's `timeout_mins`, Qwen's
 // `runConfig.max_turns`, opencode's `tools` map and `permission`, Cursor's `model: fast`, oh-my-pi's `output`).
 // What is mapped leaves the field set; what is left is reported by the parser as "not supported here", once.
-// README "Agent files of other harnesses" has the table.
+// docs/agents.md "Agent files of other harnesses" has the table.
 import type { Fields } from "./front-matter.ts";
 import { mapHarnessTools, OPENCODE_TOOLS, type Harness } from "./harnesses.ts";
 

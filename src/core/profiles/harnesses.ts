@@ -1,7 +1,7 @@
 // Where each coding agent ("harness") keeps its agent files, and how its tool names read in pi's terms.
 // People keep their agents where their other tools look for them; discovery reads all of these folders with
 // the same rules (profile-discovery.ts). The order is precedence, lowest first: within one directory, pi's own
-// folders win, then Claude Code's, then the other harnesses'. README "Agent files of other harnesses" mirrors it.
+// folders win, then Claude Code's, then the other harnesses'. docs/agents.md "Agent files of other harnesses" mirrors it.
 
 export type Harness = "pi" | "claude-code" | "codex" | "cursor" | "opencode" | "gemini" | "qwen" | "copilot" | "omp";
 
@@ -31,7 +31,7 @@ export function userLocations(env: Record<string, string | undefined>): Location
     { harness: "omp", path: "~/.omp/agent/agents", kind: "md" },
     { harness: "claude-code", path: "~/.claude/agents", kind: "md" },
     { harness: "pi", path: "agents", kind: "md", agentDir: true },
-    // spec 000's profiles, which need no description
+    // the delegate_to_subagents family's profiles, which need no description
     { harness: "pi", path: "agent-profiles", kind: "md", agentDir: true, needsDescription: false },
     { harness: "pi", path: "subagents", kind: "md", agentDir: true },
   ];

@@ -1,4 +1,4 @@
-// Finds profiles in every location of DESIGN §3, later ones winning: built-ins → user dirs (Claude Code's, then
+// Finds profiles in every location docs/agents.md lists, later ones winning: built-ins → user dirs (Claude Code's, then
 // pi's) → project dirs (searched from the filesystem root down to cwd, so the nearest directory wins; in one
 // directory pi's folders win over Claude Code's). Folders are walked recursively, because collections install
 // as category sub-folders; a `.md` without front matter and a description is a document, not an agent.

@@ -1,4 +1,4 @@
-// Agent definitions ("profiles"): markdown with YAML front matter, body = system prompt (DESIGN §3).
+// Agent definitions ("profiles"): markdown with YAML front matter, body = system prompt (docs/agents.md).
 // Parsing never throws: a broken file becomes a reason string, so it never hides the other profiles.
 // Files written for Claude Code load as their authors meant them (claude-compat.ts); what cannot be honoured
 // becomes a warning on the profile, never a failure.

@@ -1,4 +1,4 @@
-// Skills for profiles (spec 000): `suggestedSkills` are handed to the child with --skill PATH, `loadSkills` are
+// Skills for profiles (docs/agents.md): `suggestedSkills` are handed to the child with --skill PATH, `loadSkills` are
 // read and appended to its system prompt. Discovery follows pi's own locations (docs/skills.md), then Claude
 // Code's (.claude/skills in the project, then ~/.claude/skills): the first skill found under a name wins, as in pi.
 import type { Host } from "../host.ts";
@@ -47,7 +47,7 @@ export function discoverSkills(host: Host, opts: { agentDir: string; cwd: string
 
 export type ResolvedSkills = { skillPaths: string[]; appendPrompt: string };
 
-/** Skill names → paths and inlined text; unknown names are an error with spec 000's text. */
+/** Skill names → paths and inlined text; unknown names are an error (`Unknown skills: …`, test/profiles.test.ts). */
 export function resolveProfileSkills(host: Host, p: Profile, skills: Map<string, Skill>): ResolvedSkills | { error: string } {
   const wanted = [...(p.suggestedSkills ?? []), ...(p.loadSkills ?? [])];
   const unknown = wanted.filter((n) => !skills.has(n));

@@ -1,4 +1,4 @@
-// Saved workflows (DESIGN §9): a call written down — the same `{tasks: [...], profile?}` document as the tool's
+// Saved workflows (docs/composing.md "Saved workflows"): a call written down — the same `{tasks: [...], profile?}` document as the tool's
 // parameters and `--tasks` — in `.pi/workflows/NAME.{yaml,yml,json}` (project: nearest folder up from cwd wins;
 // repo-controlled, so it runs under the same consent rule as project agents) or `<agentDir>/workflows/NAME.*`.
 // `{{input}}` in any string of it stands for the text the workflow is started with.

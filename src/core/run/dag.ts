@@ -1,4 +1,4 @@
-// Hand-offs between the tasks of one call (DESIGN §9): `after: [names]` makes a task wait for those tasks, and
+// Hand-offs between the tasks of one call (docs/composing.md): `after: [names]` makes a task wait for those tasks, and
 // `{{name}}` in its prompt becomes their output. The scheduler asks this queue which task may start next; a task
 // whose dependency did not complete is skipped (it never starts a child). The graph is checked before anything
 // starts, so a bad call is refused whole.

@@ -1,4 +1,4 @@
-// Forked context (DESIGN §9): a child that starts from a copy of the parent pi session's conversation up to the
+// Forked context (docs/composing.md): a child that starts from a copy of the parent pi session's conversation up to the
 // delegating call, so it knows what the parent knows without a re-told prompt. We write the copy ourselves as
 // the child's session file (pi then continues it, like a resume) instead of pi's `--fork`: that way our mirror
 // entries are left out, the delegating call itself (and any call beside it, still without a result) is cut, and

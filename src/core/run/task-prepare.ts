@@ -34,7 +34,7 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   let prompt = input.prompt;
   if (input.files?.length) prompt = `${renderFiles(host, input.files, input.cwd)}${prompt}`;
   if (resumeOf && !canContinue) {
-    // The child's own session file is gone: fall back to the transcript of what it did (spec 000).
+    // The child's own session file is gone: fall back to the transcript of what it did .
     const runs = resumeOf.runs.map((r) => ({ ...r, messages: store.getMessages(r.id) }));
     prompt = formatResumePrompt(runs, prompt);
   }
@@ -54,7 +54,7 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
     // The record says what ran the child (which pi, or the other harness's CLI), and where.
     runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: runtime.name === "pi" ? engine.piDescribe : runtime.name, name: input.name, sandbox: where.sandbox, runner: where.runner.name });
   } catch (err) {
-    // The session is running elsewhere (spec 000's resume refusal): nothing was started, nothing to record.
+    // The session is running elsewhere (the resume refusal): nothing was started, nothing to record.
     return { outcome: taskOutcome({ id, input, agent }, failedResult((err as Error).message, "INVALID_INPUT")) };
   }
   const model = chooseModel(engine, profile, input.model);

@@ -201,7 +201,7 @@ export type TaskHooks = {
   remoteAsk?: { notify?: (q: AskRequest) => void };
 };
 
-/** A task names a profile that is not loaded: refused (and why), or unknown (spec 000's text). */
+/** A task names a profile that is not loaded: refused (and why), or unknown (`Unknown profile: …`). */
 export function profileRefusal(engine: Pick<Engine, "profiles" | "profileProblems">, name: string): TaskError {
   const broken = brokenProfile(engine.profileProblems, name);
   if (broken) return new TaskError(`Profile "${name}" (${broken.file}) cannot be used: ${broken.reason}`, "INVALID_INPUT", true);
@@ -226,13 +226,13 @@ export function chooseModel(engine: Engine, profile: Profile | null, requested: 
   return { model: choice.model ?? null, warning: choice.warning };
 }
 
-/** The timeout that really applies to a task: its own, else its profile's, else the settings' (spec 000). */
+/** The timeout that really applies to a task: its own, else its profile's, else the settings'. */
 export function effectiveTimeout(engine: Engine, input: Pick<TaskInput, "timeoutSec" | "profile">): number {
   const profile = input.profile ? findProfile(engine.profiles, input.profile) : undefined;
   return input.timeoutSec ?? profile?.timeout ?? engine.settings.timeout;
 }
 
-/** Why a session cannot be resumed now (spec 000's texts), or null. */
+/** Why a session cannot be resumed now (docs/pi-extension.md "Task fields"), or null. */
 export function checkResumable(engine: Engine, id: string): string | null {
   const prior = engine.store.getSession(id);
   if (!prior || prior.runs.length === 0) return resumeNotFound(id);

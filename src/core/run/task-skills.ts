@@ -9,7 +9,7 @@ export function loadSkills(task: TaskContext): RunResult | void {
   if (!profile || !(profile.suggestedSkills?.length || profile.loadSkills?.length)) return;
   engine.caches.skills ??= discoverSkills(engine.host, { agentDir: engine.agentDir, cwd: input.cwd });
   const resolved = resolveProfileSkills(engine.host, profile, engine.caches.skills);
-  // Unknown skills fail this task only; the others go on (spec 000).
+  // Unknown skills fail this task only; the others go on.
   if ("error" in resolved) return failedResult(resolved.error, "INVALID_INPUT");
   task.skills = resolved;
 }

@@ -1,4 +1,4 @@
-// The session store over SQLite (DESIGN §4): migrations by PRAGMA user_version, every write in
+// The session store over SQLite (docs/architecture.md "The store"): migrations by PRAGMA user_version, every write in
 // BEGIN IMMEDIATE (deferred read-then-write transactions fail under contention), retried on SQLITE_BUSY.
 import type { Db } from "../host.ts";
 import {

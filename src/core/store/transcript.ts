@@ -1,4 +1,4 @@
-// Texts built from stored sessions, exactly as spec 000 states them: the get_subagent_session transcript,
+// Texts built from stored sessions, exactly as docs/pi-extension.md states them: the get_subagent_session transcript,
 // the resume prompt (`Previously: … Instructions: …`), get_subagent_output, and the error messages.
 import type { RunRecord, SessionRecord } from "./store-types.ts";
 import { resumeRunningMessage } from "./store-types.ts";

@@ -1,4 +1,4 @@
-// Which tools and MCP servers a child pi gets (DESIGN §2 "What a child may use"). Pure.
+// Which tools and MCP servers a child pi gets (docs/agents.md "MCP servers and tools in sub-agents"). Pure.
 //
 // A child gets what its pi would give it in the same folder: no `--tools` list unless its agent restricts tools.
 // pi 1.x then keeps its MCP tools (`mcp__<server>__<tool>`) and codemode, which any explicit `--tools` list that
@@ -73,7 +73,7 @@ export type ToolSelectionInput = {
   dead?: string[];
 };
 
-/** Never inherited through a deny list: `subagent` itself (spec 001) and our own tools (added below). */
+/** Never inherited through a deny list: `subagent` itself and our own tools (added below). */
 const NOT_INHERITED = ["subagent", "subagent_finalize", ASK_TOOL];
 
 export function selectTools(input: ToolSelectionInput): ToolSelection {

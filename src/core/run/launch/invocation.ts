@@ -39,7 +39,7 @@ export type InvocationInput = {
   maxDepth: number;
   parentPid: number;
   /**
-   * The tools a deny list subtracts from: the parent pi's active tools (spec 001), or pi's defaults when there
+   * The tools a deny list subtracts from: the parent pi's active tools, or pi's defaults when there
    * is no parent pi (the CLI).
    */
   parentTools?: string[];

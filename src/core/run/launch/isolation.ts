@@ -1,4 +1,4 @@
-// Worktree isolation (issue 15, DESIGN §8): the shapes the engine and the fronts share, and the pure parts
+// Worktree isolation (docs/composing.md "Isolation"): the shapes the engine and the fronts share, and the pure parts
 // (branch names, overlap between tasks, result lines). The git work itself is a host part
 // (src/host/git-worktree.ts) reached through `WorktreeHost`, so the engine stays free of runtime imports.
 
@@ -73,7 +73,7 @@ export async function isolationProblem(worktrees: WorktreeHost | undefined, cwd:
 
 export type LiveIsolation = { worktree: Worktree; finish(): Promise<IsolationResult>; scrubEnv(env: Record<string, string>): void };
 
-/** Makes the task's worktree; every end of the run then goes through `finish` (DESIGN §8). */
+/** Makes the task's worktree; every end of the run then goes through `finish`. */
 export async function createIsolation(worktrees: WorktreeHost, opts: { cwd: string; id: string; name: string }): Promise<LiveIsolation | { error: string }> {
   let worktree: Worktree;
   try {

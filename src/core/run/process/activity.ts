@@ -1,4 +1,4 @@
-// One-line descriptions of what a child is doing, for the rolling windows (spec 000 "TUI Rendering").
+// One-line descriptions of what a child is doing, for the rolling windows (docs/cli.md "What it looks like").
 // Tool calls are condensed: `ls → src/`, `find → *.ts in src/`, `bash → npm test`; ls/find results become counts.
 
 function parseArgs(args: string): Record<string, unknown> {

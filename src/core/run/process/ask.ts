@@ -1,4 +1,4 @@
-// Questions a child asks its owner (DESIGN §10): our `ask_parent` tool and the child's own extensions' dialogs
+// Questions a child asks its owner (docs/limits.md "Children that ask"): our `ask_parent` tool and the child's own extensions' dialogs
 // (confirm, select, input), forwarded over fd 3 and answered over the control pipe. This file holds what the
 // owner side decides without any UI: who may be asked (`subagents.ask`), how long a child may wait
 // (`subagents.askTimeout`), what a child is told when nobody answers, and the warning that records it.

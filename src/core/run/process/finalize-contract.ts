@@ -1,4 +1,4 @@
-// The `subagent_finalize` contract (spec 001) and how strictly a run applies it. Shared by the runner (which
+// The `subagent_finalize` contract (docs/limits.md "How a sub-agent runs") and how strictly a run applies it. Shared by the runner (which
 // judges the outcome) and the child extension (which offers the tool and delivers corrective messages).
 import type { FinalizePayload } from "../../types.ts";
 
@@ -6,7 +6,7 @@ import type { FinalizePayload } from "../../types.ts";
  * - required: the child must call subagent_finalize; a plain ending gets corrective messages, then FINALIZE_MISSING
  *   (the `subagent` tool, and profiles/settings with `finalize: true`).
  * - optional: the tool is offered and wins when called, but a plain final text is accepted as the answer
- *   (the default of `delegate_to_subagents` and the CLI: spec 000's result is the last assistant text).
+ *   (the default of `delegate_to_subagents` and the CLI: the result is the last assistant text).
  * - off: no finalize tool at all (`finalize: false`).
  */
 export type FinalizeMode = "required" | "optional" | "off";
@@ -35,7 +35,7 @@ export const FINALIZE_INSTRUCTIONS: Record<Exclude<FinalizeMode, "off">, string>
   optional: "You are a sub-agent. Your final message (plain text, or a `subagent_finalize` call) is your result.",
 };
 
-/** Why a finalize call is not acceptable, or null when it is (spec 001's rules). */
+/** Why a finalize call is not acceptable, or null when it is (SUCCESS needs a result, ERROR an error). */
 export function finalizeProblem(p: Partial<FinalizePayload>): string | null {
   if (p.status !== "SUCCESS" && p.status !== "ERROR") return 'status must be "SUCCESS" or "ERROR"';
   if (p.status === "SUCCESS" && !(typeof p.result === "string" && p.result.trim())) return "SUCCESS requires a non-empty result";

@@ -1,4 +1,4 @@
-// Acceptance gates (DESIGN §9): a shell command that must exit 0 before a task counts as completed. The check
+// Acceptance gates (docs/composing.md): a shell command that must exit 0 before a task counts as completed. The check
 // is the host's, not the model's claim. It runs inside the child's process (child/gate.ts) when the child says
 // it is done, in the child's folder, so a failure goes back into the SAME conversation as a correction — like a
 // finalize correction — without reloading the session. The parent only reads the attempts (events on fd 3)

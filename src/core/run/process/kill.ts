@@ -1,4 +1,4 @@
-// The kill protocol (DESIGN §2): SIGTERM first — pi then kills the bash process groups it started — wait for
+// The kill protocol (docs/limits.md "How a sub-agent runs"): SIGTERM first — pi then kills the bash process groups it started — wait for
 // the real exit up to a grace period, then SIGKILL the child and every process that descended from it.
 // The descendant list is taken before signalling because orphans are re-parented and can no longer be found.
 import type { ChildProcess, Clock, ExitInfo, Host } from "../../host.ts";

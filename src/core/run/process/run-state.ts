@@ -27,7 +27,7 @@ export type RunState = {
   toolCount: number;
   /** Tool calls started and not yet ended, by call id (to name a hung tool in the timeout message). */
   openTools: Map<string, { name: string; at: number }>;
-  /** When the last tool call started: after the timeout, only tool calls extend it (spec 000). */
+  /** When the last tool call started: after the timeout, only tool calls extend it. */
   lastToolCallAt: number;
   /** The child's todo list, when it keeps one through a todo tool (the window's `[completed/total]`). */
   todos?: TodoProgress;

@@ -1,4 +1,4 @@
-// An attempt's clocks: the task's timeout (extended while tool calls keep coming, spec 000), the hard maxRuntime,
+// An attempt's clocks: the task's timeout (extended while tool calls keep coming), the hard maxRuntime,
 // and the caller's abort signal. Returns what ends them all.
 import type { Clock } from "../../host.ts";
 import { abortStop } from "./abort-reason.ts";

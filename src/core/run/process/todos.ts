@@ -1,4 +1,4 @@
-// The todo segment of spec 000's window header: `[completed/total]` of the todo list a child keeps through a
+// The todo segment of a window's header: `[completed/total]` of the todo list a child keeps through a
 // todo tool (an extension's `todo`, `todo_write`, `TodoWrite`, …). Read from the call's arguments, which carry
 // the whole list in the usual shape `{todos: [{content, status}]}`.
 

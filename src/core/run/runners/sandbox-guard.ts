@@ -5,7 +5,7 @@
 // mount point is left behind, empty: bubblewrap and docker create it in the person's folder). Files and folders
 // that are missing and cannot get a placeholder without harm (an empty `.git/commondir` would break git, an empty
 // `.vscode` would be litter in every project) are checked after the run instead (guard-report.ts).
-// The bubblewrap, docker and sandbox-exec wrappers share this list; README "Protected paths" says why each is here.
+// The bubblewrap, docker and sandbox-exec wrappers share this list; docs/sandbox-runners.md "Protected paths" says why each is here.
 import type { Host } from "../../host.ts";
 
 /** One mount over a writable folder: read-only, writable again inside a read-only one, or an empty placeholder. */

@@ -1,4 +1,4 @@
-// The sandbox (issue 25, DESIGN §11): bubblewrap around the child's command. Pure: the argv only; whether bwrap
+// The sandbox (docs/sandbox-runners.md): bubblewrap around the child's command. Pure: the argv only; whether bwrap
 // is installed is asked of the host (place.ts). What the child sees:
 //  - the whole filesystem read-only, with a private /dev, /proc and /tmp;
 //  - the home folder replaced by an empty private one (so ~/.ssh, ~/.aws, shell history, … are gone), with

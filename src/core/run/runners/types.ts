@@ -1,4 +1,4 @@
-// Where a child runs (issue 25, DESIGN §11). The owner — CLI, pi session or background supervisor — keeps
+// Where a child runs (docs/sandbox-runners.md). The owner — CLI, pi session or background supervisor — keeps
 // everything it does (windows, store, budgets, steering, kill protocol); a runner only turns the child's command
 // into one that runs somewhere else, and says what that costs: which transport crosses, whether the control pipe
 // does, and what must be cleaned up after every end path. One runner is one file of this folder: a Kubernetes

@@ -153,7 +153,7 @@ test("delegate: a message reaches a sibling at its next turn with its sender; '*
   const lone = await cli(world, ["delegate", "--json", task("msg-lone", [done("ok")])], { binary: true });
   expect(lone.code, lone.stderr).toBe(0);
   expect(toolNames(requestsOf("msg-lone")[0])).not.toContain("send_message");
-  expect(userTexts(requestsOf("msg-lone")[0])[0]).not.toContain("sub-agents working on this request");
+  expect(userTexts(requestsOf("msg-lone")[0])[0]).not.toContain("Your siblings");
 }, 180_000);
 
 test("the call's message budget (subagents.maxMessages) refuses past it, clearly, and the refusal is recorded", async () => {

@@ -197,7 +197,7 @@ export function callTeam(
   const note = (i: number): string => {
     const others = members.filter((_, j) => j !== i);
     return [
-      `You are "${members[i].name}", one of ${members.length} sub-agents working on this request at the same time. Your siblings:`,
+      `You are "${members[i].name}", one of ${members.length} sub-agents of one call. Your siblings:`,
       ...others.map((m) => `- ${m.name}: ${m.task}`),
       `${MESSAGE_TOOL} reaches them; their messages reach you as "Message from sibling <name>: …".`,
     ].join("\n");

@@ -10,7 +10,7 @@ import { script } from "../src/scripted/model-server.ts";
 import { Store } from "../src/core/store/store.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
 import { visibleWidth } from "../src/ui/text-width.ts";
-import { cli, piCmd, piWorld, type PiWorld } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, requestsOfTask, type PiWorld } from "./support/pi-env.ts";
 
 let world: PiWorld;
 const FIXTURES = join(import.meta.dir, "fixtures", "agent-collections");
@@ -145,8 +145,9 @@ test("in pi, `model: inherit` runs on the parent's model (not the default); `son
   await new Response(proc.stdout).text();
   expect(await proc.exited).toBe(0);
   world.setSubagentSettings({});
-  // The children's own requests (the parent's requests carry the task text too, in its tool call).
-  const child = (marker: string) => requestsWith(marker).filter((q) => !JSON.stringify(q.messages).includes("parent task"));
+  // The children's own requests (the parent's requests carry the task text too, in its tool call, and each child's
+  // team note names its sibling's task).
+  const child = (marker: string) => requestsOfTask(world, marker);
   const inherited = child("inherit-check-4410").map((q) => q.model);
   expect(inherited.length).toBeGreaterThan(0);
   expect(new Set(inherited)).toEqual(new Set(["other-model"]));

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { script } from "../src/scripted/model-server.ts";
 import { Store } from "../src/core/store/store.ts";
 import { bunDbOpener } from "../src/host/sqlite-bun.ts";
-import { cli, piCmd, piWorld, setModels, REPO, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, setModels, REPO, requestsOfTask, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 
 let world: PiWorld;
 
@@ -97,7 +97,7 @@ test("a call's maxCost: once spent, a task still queued does not start", async (
   expect(first.error).toContain("the call's maxCost");
   expect(second.errorCode).toBe("BUDGET_EXCEEDED");
   expect(second.error).toContain("not started");
-  expect(requestsWith("second never runs").length).toBe(0);
+  expect(requestsOfTask(world, "second never runs").length).toBe(0);
 }, 60_000);
 
 test("--background carries the call's maxCost to the supervisor", async () => {
@@ -108,7 +108,7 @@ test("--background carries the call's maxCost to the supervisor", async () => {
   const [first, second] = summaryOf(w.json);
   expect(first.errorCode).toBe("BUDGET_EXCEEDED");
   expect(second.errorCode).toBe("BUDGET_EXCEEDED");
-  expect(requestsWith("bg second never runs").length).toBe(0);
+  expect(requestsOfTask(world, "bg second never runs").length).toBe(0);
 }, 90_000);
 
 test("8 tasks against a provider answering 429 (Retry-After: 3) for 3 s all complete, with fewer requests than 8 × pi's retries", async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, piCmd, piWorld, priceModel, type PiWorld, taskWhy } from "./support/pi-env.ts";
+import { cli, piCmd, piWorld, priceModel, requestsOfTask, type PiWorld, taskWhy } from "./support/pi-env.ts";
 import { EXTENSION, runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -19,8 +19,9 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const delegate = (tasks: { name: string; prompt: string }[], extra: Record<string, unknown> = {}) => ({ tool: "delegate_to_subagents", args: { tasks, ...extra } });
-/** Model requests of children given `marker` (the parent's own requests hold it too, in its tool calls). */
-const requestsWith = (marker: string) => world.server.requests.filter((q) => JSON.stringify(q.messages).includes(marker) && !JSON.stringify(q.messages).includes("parent task"));
+/** Model requests of children whose task starts with `marker` (the parent's own requests hold it too, in its tool
+ *  calls, and so do the siblings' team notes). */
+const requestsWith = (marker: string) => requestsOfTask(world, marker);
 
 test("spawn cap: the second call of a session is refused (SPAWN_LIMIT), and still after the pi session is resumed", async () => {
   world.setSubagentSettings({ maxSpawnsPerSession: 3 });

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { Database } from "bun:sqlite";
 import { script } from "../src/scripted/model-server.ts";
-import { CURRENT_PI_VERSION, cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
+import { CURRENT_PI_VERSION, cli, PI_PACKAGE_DIRS, piWorld, REPO, requestsOfTask, summaryOf, type PiWorld, taskWhy } from "./support/pi-env.ts";
 import { runParentPi } from "./support/parent-pi.ts";
 
 let world: PiWorld;
@@ -151,7 +151,7 @@ test.each([["the embedded pi", false], [`pi ${CURRENT_PI_VERSION} under Node 24`
   expect(first.status, taskWhy(first)).toBe("completed");
   expect([wraps.status, wraps.output]).toEqual(["completed", "partial but honest"]);
   expect(wraps.warnings.join("\n")).toContain("budget reached: maxTurns (turns 4/3): wrapped up when told");
-  const wrapReqs = world.server.requests.filter((q) => JSON.stringify(q.messages).includes("wraps up")).slice(-4);
+  const wrapReqs = requestsOfTask(world, "wraps up").slice(-4);
   expect(JSON.stringify(wrapReqs[3].messages)).toContain("Stop working now");
   expect(JSON.stringify(wrapReqs[2].messages)).not.toContain("Stop working now");
   // The gated agent's extension asked in both; as in print mode each question reached the owner (here: nobody
@@ -198,7 +198,7 @@ test("MCP servers: each task in a kept child reaches the user's MCP server, dire
     const calls = readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("call"));
     expect(calls).toEqual(["m1", "m2", "m3"].flatMap((n) => [`call echo {"text":"hello-${n}"}`, 'call add {"a":2,"b":40}']));
     for (const n of ["m1", "m2", "m3"]) {
-      const last = world.server.requests.filter((q) => JSON.stringify(q.messages).includes(`${n} [[script:`)).at(-1);
+      const last = requestsOfTask(world, `${n} [[script:`).at(-1);
       expect(JSON.stringify(last?.messages)).toContain(`echo: hello-${n}`);
       expect(JSON.stringify(last?.messages)).toContain("42");
     }
@@ -255,6 +255,6 @@ test("a chain (`after`) at the default concurrency: each step runs in the child 
     ["build", "completed", "built"],
   ]);
   expect(new Set(["scout", "plan", "build"].map(pidOf)).size).toBe(1);
-  const planRequest = world.server.requests.find((q) => JSON.stringify(q.messages).includes("plan [[script:"));
+  const planRequest = requestsOfTask(world, "plan [[script:")[0];
   expect(JSON.stringify(planRequest?.messages)).toContain("scout said: found 3 files");
 }, 90_000);

@@ -6,6 +6,7 @@ import * as net from "node:net";
 import * as fs from "node:fs";
 import { textOfContent } from "../core/run/process/transport.ts";
 import type { ChildEvent } from "../core/types.ts";
+import { framedMessage } from "../core/team.ts";
 
 type Api = {
   on(event: string, handler: (event: any, ctx: any) => unknown): void;
@@ -14,10 +15,15 @@ type Api = {
 
 export type ControlLine =
   | { type: "steer"; id: string; text: string }
+  /** A sibling's message (core/team.ts): delivered like a steer, framed with its sender. */
+  | { type: "message"; id: string; from: string; to: string; text: string }
+  /** The owner's answer to this child's send_message (message.ts). */
+  | { type: "message_reply"; id: string; ok: boolean; text: string }
   | { type: "hold"; until: number }
   /** The owner's answer to a question (ask.ts): a value, or a note saying why there is none. */
   | { type: "answer"; id: string; value?: string | boolean; note?: string };
 export type Answer = Extract<ControlLine, { type: "answer" }>;
+export type MessageReply = Extract<ControlLine, { type: "message_reply" }>;
 
 /** What the child's question side needs from the control pipe: whether there is one, and to be read while a
  *  question waits (outside a running agent, e.g. a dialog in session_start, nothing else reads it). */
@@ -84,7 +90,13 @@ function nodeControl(fd: number): NodeControl {
   return shared;
 }
 
-export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold: (until: number) => void = () => {}, onAnswer: (a: Answer) => void = () => {}): ControlChannel {
+export function listenForControl(
+  pi: Api,
+  emit: (ev: ChildEvent) => void,
+  onHold: (until: number) => void = () => {},
+  onAnswer: (a: Answer) => void = () => {},
+  onMessageReply: (r: MessageReply) => void = () => {},
+): ControlChannel {
   const closed: ControlChannel = { open: false, readWhile: () => {} };
   const fd = Number(process.env.PI_SUBAGENT_CONTROL_FD);
   if (!Number.isInteger(fd) || fd < 3) return closed;
@@ -96,13 +108,30 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
   // Before the agent starts, pi is not streaming and would start a turn of its own: hold steers until it runs.
   // After it ended, a steer would start a turn nobody collects: drop it (the owner reports it undelivered).
   let phase: "before" | "running" | "ended" = "before";
-  type Steer = Extract<ControlLine, { type: "steer" }>;
+  // Siblings' messages (core/team.ts) wait in the inbox for the end of the turn, then go in as ONE steer: pi
+  // delivers queued steers one per turn by default (settings steeringMode), so three messages sent apart would
+  // take three turns, and a child that finalizes meanwhile would never see the later ones. Each is reported as
+  // message_in when the combined message enters the conversation.
+  type Message = { id: string; from: string; to: string; text: string };
+  type Steer = { id: string; text: string; messages?: Message[] };
   const early: Steer[] = [];
   const pending: Steer[] = [];
+  const inbox: Message[] = [];
   const deliver = (msg: Steer) => {
     pending.push(msg);
     pi.sendUserMessage(msg.text, { deliverAs: "steer" });
   };
+  const deliverInbox = () => {
+    if (!inbox.length) return;
+    const messages = inbox.splice(0);
+    deliver({ id: messages.map((m) => m.id).join(","), text: messages.map((m) => framedMessage(m.from, m.text)).join("\n\n"), messages });
+  };
+  // pi asks for queued steers right after turn_end's handlers ran: what is in the inbox then reaches the next
+  // request. A turn that finalized ends the task: its messages stay undelivered (the owner records them).
+  pi.on("turn_end", (e) => {
+    const finalized = Array.isArray(e?.toolResults) && e.toolResults.some((r: { toolName?: string; isError?: boolean }) => r?.toolName === "subagent_finalize" && !r.isError);
+    if (phase === "running" && !finalized) deliverInbox();
+  });
   let stopReading: (() => void) | null = null;
   // A kept child (core/run/process/pool.ts) runs one task after another on the same pipe: the owner names the
   // session each line is for, so a late steer or answer for the task before never reaches this one.
@@ -114,6 +143,8 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
     phase = "running";
     stopReading ??= startReading();
     for (const msg of early.splice(0)) deliver(msg);
+    // Held while the task was queued or starting: they reach its first request.
+    deliverInbox();
   });
   pi.on("agent_end", () => {
     phase = "ended";
@@ -132,7 +163,8 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
     const i = pending.findIndex((p) => p.text === text);
     if (i < 0) return;
     const [hit] = pending.splice(i, 1);
-    emit({ type: "steered", id: hit.id, text: hit.text });
+    if (hit.messages) for (const m of hit.messages) emit({ type: "message_in", ...m });
+    else emit({ type: "steered", id: hit.id, text: hit.text });
   });
   const startReading = lineReader(fd, (line) => {
     let msg: ControlLine & { session?: string };
@@ -145,6 +177,12 @@ export function listenForControl(pi: Api, emit: (ev: ChildEvent) => void, onHold
     // A call-wide rate-limit hold: the next model request waits for it (rate-limit.ts).
     if (msg?.type === "hold" && typeof msg.until === "number") return onHold(msg.until);
     if (msg?.type === "answer" && typeof msg.id === "string") return onAnswer(msg);
+    if (msg?.type === "message_reply" && typeof msg.id === "string") return onMessageReply(msg);
+    if (msg?.type === "message" && typeof msg.text === "string" && typeof msg.from === "string") {
+      // After the agent ended nobody collects it: dropped (the owner reports it undelivered).
+      if (phase !== "ended") inbox.push({ id: String(msg.id), from: msg.from, to: String(msg.to ?? ""), text: msg.text });
+      return;
+    }
     if (msg?.type !== "steer" || typeof msg.text !== "string") return;
     if (phase === "running") deliver(msg);
     else if (phase === "before") early.push(msg);

@@ -16,6 +16,7 @@ import { finalizeParameters, withData } from "./finalize-data.ts";
 import { createAsker, installAsk } from "./ask.ts";
 import { guardModel } from "./model-guard.ts";
 import { installForkPrompt } from "./fork-prompt.ts";
+import { createMessenger, installMessageTool } from "./message.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 import { keeps, MARK_ENV, sessionMark, within } from "../core/run/process/marks.ts";
 import { markedProcesses } from "../host/proc-marks.ts";
@@ -256,7 +257,11 @@ export default function childExtension(pi: Api): void {
     pi.on("agent_settled", () => emit({ type: "settled" }));
     pi.on("session_shutdown", () => out.flushDelta());
     const limits = watchRateLimits(pi, emit);
-    asker.setChannel(listenForControl(pi, emit, limits.hold, asker.onAnswer));
+    // Siblings of the call (message.ts): only when it has more than one task, and only with a control pipe.
+    const messenger = createMessenger(emit);
+    const channel = listenForControl(pi, emit, limits.hold, asker.onAnswer, messenger.onReply);
+    asker.setChannel(channel);
+    if (channel.open && process.env.PI_SUBAGENT_TEAM === "1") installMessageTool(pi, messenger);
   }
 
   const mode = process.env.PI_SUBAGENT_FINALIZE ?? "required";

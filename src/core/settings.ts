@@ -1,5 +1,6 @@
 // Settings under `subagents` in pi's settings.json: the global file, then the project's (key by key).
 // Never throws: a broken file or value becomes a warning and the default stays.
+import { DEFAULT_MAX_MESSAGES } from "./team.ts";
 import type { Host } from "./host.ts";
 import { mcpField, type McpChoice } from "./mcp-choice.ts";
 import { defaultEngineSettings, mergeEngineSettings, type EngineSettings } from "./runner-settings.ts";
@@ -33,6 +34,8 @@ export type Settings = {
   ask: "auto" | "deny";
   /** Seconds a child may wait for an answer before it is told "no answer". */
   askTimeout: number;
+  /** Messages the children of one call may send each other in all (core/team.ts). */
+  maxMessages: number;
   /** MCP servers children may start (pi 1.x), unless their agent says (`mcp`): all, none, or the named ones. */
   mcp: McpChoice;
   /** A call with more tasks than it runs at once keeps its children for its next tasks (src/core/run/process/pool.ts). */
@@ -58,6 +61,7 @@ export function defaultSettings(): Settings {
     fallbackModels: [],
     ask: "auto",
     askTimeout: 600,
+    maxMessages: DEFAULT_MAX_MESSAGES,
     mcp: true,
     reuseChildren: true,
     ...defaultEngineSettings(),
@@ -65,7 +69,7 @@ export function defaultSettings(): Settings {
   };
 }
 
-type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime" | "rateLimitWait" | "askTimeout";
+type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime" | "rateLimitWait" | "askTimeout" | "maxMessages";
 const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> = {
   maxLinesPerWindow: { min: 1, max: 200, aliases: ["max_lines_per_window"] },
   extendTimeoutDebounce: { min: 0, max: 300, aliases: ["extend_timeout_debounce"] },
@@ -76,6 +80,7 @@ const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> =
   maxRuntime: { min: 1, max: 604_800, aliases: ["max_runtime"] },
   rateLimitWait: { min: 0, max: 86_400, aliases: [] },
   askTimeout: { min: 0, max: 86_400, aliases: [] },
+  maxMessages: { min: 0, max: 10_000, aliases: [] },
 };
 const ENUMS = {
   transport: ["compact", "json"],

@@ -94,7 +94,11 @@ export type ChildEvent =
   /** The asking extension stopped waiting (its own timeout or signal): the question is closed. */
   | { type: "ask_closed"; id: string }
   /** A line for the child's window: an extension's notify, a question and its answer. */
-  | { type: "note"; text: string };
+  | { type: "note"; text: string }
+  /** The child called send_message (core/team.ts): the owner routes it to its siblings and replies on the control pipe. */
+  | { type: "message_send"; id: string; to: string; text: string }
+  /** A sibling's message entered the child's conversation (delivered at a turn boundary, like a steer). */
+  | { type: "message_in"; id: string; from: string; to: string; text: string };
 
 /** One message as stored for transcripts (`get_subagent_session`). */
 export type StoredMessage =

@@ -35,6 +35,7 @@ export async function launchBackground(call: CallEnv, engine: Engine, inputs: Ca
   const remoteAsk = { notify: (q: AskRequest) => bg.notify(questionNotice(q)) };
   const batch = runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, { ...hooks, remoteAsk }), {
     rateLimitWaitSec: engine.settings.rateLimitWait,
+    maxMessages: engine.settings.maxMessages,
     signal: bg.signal,
     maxCost,
     onTaskStart: (i) => call.persistStart(inputs[i]),

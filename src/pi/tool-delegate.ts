@@ -69,6 +69,7 @@ export function delegateTool(env: ToolEnv) {
       try {
         outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
           rateLimitWaitSec: engine.settings.rateLimitWait,
+          maxMessages: engine.settings.maxMessages,
           signal,
           maxCost: params.maxCost,
           onTaskStart: (i) => {

@@ -2,6 +2,7 @@
 // finalize): what `subagents logs` writes and what `subagents attach` prints when its output is not a terminal.
 import { rateLimitLine, toolCallLine, toolResultLine } from "../core/run/process/activity.ts";
 import type { ChildEvent } from "../core/types.ts";
+import { messageLine } from "../core/team.ts";
 
 export function eventLine(ev: ChildEvent): string | null {
   switch (ev.type) {
@@ -18,6 +19,8 @@ export function eventLine(ev: ChildEvent): string | null {
       return `↪ steer: ${ev.text}`;
     case "note":
       return ev.text;
+    case "message_in":
+      return messageLine(ev.from, ev.to, ev.text);
     case "rate_limit":
       return rateLimitLine(ev.status, ev.retryAfterMs);
     case "finalize":

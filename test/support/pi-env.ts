@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { piAgentConfig, startModelServer, type ModelServer } from "../../src/scripted/model-server.ts";
+import { messageText, piAgentConfig, startModelServer, type ModelServer } from "../../src/scripted/model-server.ts";
 
 export type PiWorld = {
   server: ModelServer;
@@ -202,4 +202,15 @@ export function taskWhy(task: Record<string, any> | undefined, run?: { stderr?: 
   if (Array.isArray(task.warnings) && task.warnings.length) parts.push(`warnings: ${task.warnings.join(" | ").slice(0, 800)}`);
   if (run?.stderr?.trim()) parts.push(`stderr: ${run.stderr.slice(-1500)}`);
   return parts.join("\n");
+}
+
+/**
+ * The model requests of the child whose task starts with `marker`, in order. Matching the whole request would also
+ * find its siblings' requests: a call of several tasks names each task's siblings in its prompt (core/team.ts).
+ */
+export function requestsOfTask(world: PiWorld, marker: string): ModelServer["requests"] {
+  return world.server.requests.filter((q) => {
+    const first = (q.messages ?? []).find((m) => m.role === "user");
+    return !!first && messageText(first).startsWith(marker);
+  });
 }

@@ -87,6 +87,7 @@ export async function runSupervisor(argv: string[]): Promise<number> {
     const remoteAsk = { notify: (q: AskRequest) => log(`? ${q.label} (session ${q.sessionId}) asks: ${questionText(q)} — answer with: subagents answer ${q.sessionId} "…"`) };
     await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, (input, hooks) => run(input, { ...hooks, remoteAsk }), {
       rateLimitWaitSec: engine.settings.rateLimitWait,
+      maxMessages: engine.settings.maxMessages,
       maxCost: job.maxCost,
       signal: interrupt.signal,
       onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),

@@ -82,6 +82,7 @@ export async function runLive(
       (input, hooks) => run(input, { ...hooks, ask }),
       {
         rateLimitWaitSec: engine.settings.rateLimitWait,
+        maxMessages: engine.settings.maxMessages,
         signal: interrupt.signal,
         maxCost: values.maxCost,
         onTaskStart: (i) => {

@@ -29,6 +29,9 @@ function rawEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | 
       return { type: "finalize", task, sessionId, status: ev.payload.status };
     case "rate_limit":
       return { type: "rate_limit", task, sessionId, status: ev.status, retryAfterMs: ev.retryAfterMs };
+    // A sibling's message reached this task's model ("message" is taken: the model's own messages).
+    case "message_in":
+      return { type: "sibling_message", task, sessionId, from: ev.from, to: ev.to, text: ev.text };
     default:
       return null;
   }

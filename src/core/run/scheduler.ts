@@ -10,6 +10,7 @@ import { realClock } from "../host.ts";
 import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./process/rate-gate.ts";
 import { DagQueue } from "./dag.ts";
 import { ChildPool, type PoolTicket } from "./process/pool.ts";
+import { callTeam, type TeamMember } from "../team.ts";
 
 export type TaskRunner = (
   input: TaskInput,
@@ -22,6 +23,8 @@ export type TaskRunner = (
     /** The task's ticket to the call's kept children (pool.ts): given when some task must wait (more tasks than
      *  run at once, or `after`). */
     pool?: PoolTicket;
+    /** The task's place in the call's team (core/team.ts): given when the call has more than one task. */
+    team?: TeamMember;
   },
 ) => Promise<TaskOutcome>;
 
@@ -37,6 +40,8 @@ export type SchedulerHooks = {
   /** Given for tests; else one per call (rate-gate.ts), allowing this much waiting (settings.rateLimitWait). */
   rateGate?: RateGate;
   rateLimitWaitSec?: number;
+  /** Messages the call's children may send each other in all (settings.maxMessages; core/team.ts). */
+  maxMessages?: number;
 };
 
 export async function runScheduled(tasks: TaskInput[], concurrency: number, run: TaskRunner, hooks: SchedulerHooks = {}): Promise<TaskOutcome[]> {
@@ -56,7 +61,12 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
   // A task that finds a child of the call idle with the same start runs in it instead of starting pi again: worth
   // having when some task must wait for another (more tasks than run at once, or `after`).
   const pool = tasks.length > limit || tasks.some((t) => t.after?.length) ? new ChildPool(realClock) : undefined;
+  // Siblings message each other through the call's own hub: a message never reaches another call's task.
+  const team = callTeam(tasks, { maxMessages: hooks.maxMessages });
   const finish = (i: number, outcome: TaskOutcome) => {
+    // What the runner did not take into the task's record: messages held for a task that never started a child.
+    const left = team?.end(i) ?? [];
+    if (left.length) outcome = { ...outcome, result: { ...outcome.result, warnings: [...(outcome.result.warnings ?? []), ...left] } };
     outcomes[i] = outcome;
     queue.finish(i, outcome.result, outcome.sessionId);
     hooks.onTaskEnd?.(i, outcome);
@@ -76,12 +86,14 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
       const task = { ...tasks[i], prompt: queue.prompt(i), ...(skipped ? { skipped } : {}) };
       await gate.acquire(controllers[i].signal);
       if (!skipped) hooks.onTaskStart?.(i);
+      if (!skipped && !controllers[i].signal.aborted) team?.start(i);
       let outcome: TaskOutcome;
       try {
         outcome = await run(task, {
           callSpend,
           rateGate: gate,
           pool: ticket,
+          team: team?.member(i),
           signal: controllers[i].signal,
           onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev),
           onStart: (info) => {

@@ -63,10 +63,13 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       piVersion: engine.piVersion,
       defaultModel: expectedDefaultModel(engine, childCwd),
       canAsk: settings.ask !== "deny" && !!hooks.ask,
+      team: !!hooks.team,
       forkPrompt,
       ...mcp,
     });
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
+    const teamNote = inv.env.PI_SUBAGENT_TEAM === "1" ? hooks.team?.note : undefined;
+    const firstNotes = [inv.taskNote, teamNote].filter(Boolean).join("\n\n");
     if (iso) iso.scrubEnv(inv.env);
     Object.assign(inv.env, composeEnv(input, profile));
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
@@ -81,7 +84,9 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         sessionFile,
         cwd: childCwd,
         // A cache-true fork's own instructions follow its task (its system prompt is the parent's).
-        prompt: foreign ? foreign.stdin : inv.taskNote && stdin === prompt ? `${stdin}\n\n${inv.taskNote}` : stdin,
+        // The team note (who the siblings are) follows the task too: each child's differs, and a kept child's
+        // system prompt must stay the same for every task it runs.
+        prompt: foreign ? foreign.stdin : firstNotes && stdin === prompt ? `${stdin}\n\n${firstNotes}` : stdin,
         transport: foreign ? "json" : task.transport,
         parser: foreign?.parser,
         // Some CLIs leave their workers running when only the main process is told to stop.
@@ -103,6 +108,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
           checkpoints.update(state);
         },
         onControl: hooks.onControl,
+        team: hooks.team,
         gate: resolveGate(input, profile),
         reuse: reusable(task, !!foreign, placed) && !forkPrompt ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) } : undefined,
         ask: { asker: hooks.ask, mode: settings.ask, timeoutSec: settings.askTimeout, sessionId: id, label: input.name ?? task.agent },

@@ -1,5 +1,6 @@
 // What a task's stages share: the engine and task shapes, and the small rules every stage uses (refusals, the
 // model, timeouts, trust). task.ts runs the stages and re-exports all of this, so the stages never import task.ts.
+import type { TeamMember } from "../team.ts";
 import { CANCELLED_BEFORE_START } from "./process/abort-reason.ts";
 import type { FileSpec } from "../files.ts";
 import type { Clock, Host } from "../host.ts";
@@ -185,6 +186,8 @@ export type TaskHooks = {
   onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string; warnings: string[] }) => void;
   /** Asks for a control pipe to the child (steer); see RunSpec.onControl. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
+  /** This task's place in its call's team (core/team.ts): siblings it can message; none for a lone task. */
+  team?: TeamMember;
   /** The delegate call's shared maxCost (scheduler.ts). */
   callSpend?: CallSpend;
   /** The call's rate-limit gate (rate-gate.ts). */

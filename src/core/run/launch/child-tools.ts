@@ -8,6 +8,7 @@
 // mcp__<server>__*` hides one server's tools but pi still starts it.
 import type { Profile } from "../../profiles/profile.ts";
 import type { McpChoice } from "../../mcp-choice.ts";
+import { MESSAGE_TOOL } from "../../team.ts";
 export type { McpChoice };
 
 /** Registered in every child by our extension (child/ask.ts). */
@@ -58,6 +59,8 @@ export type ToolSelectionInput = {
   finalizeTool: string | null;
   /** Whether the child gets `ask_parent` (someone can answer its questions); default true. */
   askTool?: boolean;
+  /** Whether the child gets `send_message` (its call has siblings: core/team.ts). */
+  messageTool?: boolean;
   atMaxDepth: boolean;
   delegationTools: string[];
   /** The parent pi's active tools (unset in the CLI): what a deny list subtracts from. */
@@ -74,7 +77,7 @@ export type ToolSelectionInput = {
 };
 
 /** Never inherited through a deny list: `subagent` itself and our own tools (added below). */
-const NOT_INHERITED = ["subagent", "subagent_finalize", ASK_TOOL];
+const NOT_INHERITED = ["subagent", "subagent_finalize", ASK_TOOL, MESSAGE_TOOL];
 
 export function selectTools(input: ToolSelectionInput): ToolSelection {
   const p = input.profile;
@@ -84,7 +87,8 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
   // An allow list keeps our own tools: the finalize tool per contract, and ask_parent whenever someone can answer
   // (asking is not acting).
   const withFinalize = (list: string[]) => {
-    const out = input.finalizeTool && !list.includes(input.finalizeTool) ? [...list, input.finalizeTool] : list;
+    let out = input.finalizeTool && !list.includes(input.finalizeTool) ? [...list, input.finalizeTool] : list;
+    if (input.messageTool && !out.includes(MESSAGE_TOOL)) out = [...out, MESSAGE_TOOL];
     return out.includes(ASK_TOOL) || input.askTool === false ? out : [...out, ASK_TOOL];
   };
   let allow: string[] | null = null;

@@ -64,6 +64,8 @@ export type InvocationInput = {
   defaultModel?: string;
   /** Whether anyone can answer the child's questions (else it gets no `ask_parent`); default true. */
   canAsk?: boolean;
+  /** The call has sibling tasks: the child gets `send_message` (core/team.ts; compact transport only). */
+  team?: boolean;
   /**
    * A forked child that reads its parent's prompt cache (fork.ts): it sends the parent's tools and system prompt
    * byte for byte, and everything we would add to its system prompt goes after the task in its first message.
@@ -104,10 +106,13 @@ export function buildInvocation(input: InvocationInput): Invocation {
 
   const fork = input.forkPrompt;
   const canAsk = input.canAsk !== false && !fork;
+  // Messages travel on fd 3 and the control pipe; a cache-true fork keeps its parent's tool list as it is.
+  const team = !!input.team && !fork && input.transport === "compact";
   const selection = selectTools({
     profile: p,
     finalizeTool: input.finalize !== "off" ? FINALIZE_TOOL : null,
     askTool: canAsk,
+    messageTool: team,
     // A cache-true fork keeps the parent's delegation tools in its tool list (as stand-ins that refuse: child/fork-prompt.ts).
     atMaxDepth: !fork && input.depth >= input.maxDepth,
     delegationTools: DELEGATION_TOOLS,
@@ -158,6 +163,8 @@ export function buildInvocation(input: InvocationInput): Invocation {
   env.PI_SUBAGENT_FINALIZE = childFinalize;
   if (canAsk) delete env.PI_SUBAGENT_ASK;
   else env.PI_SUBAGENT_ASK = "0";
+  if (team) env.PI_SUBAGENT_TEAM = "1";
+  else delete env.PI_SUBAGENT_TEAM;
   if (fork) env.PI_SUBAGENT_FORK_PROMPT = `${input.promptFile}.fork.json`;
   else delete env.PI_SUBAGENT_FORK_PROMPT;
   env.PI_OFFLINE ??= "1";

@@ -49,6 +49,8 @@ export async function runAttempt(
   if (mark) liveMarks.add(mark);
   spec.onSpawn?.(proc.pid);
   spec.onControl?.(proc.sendControl ?? null);
+  // Messages from siblings held for this child are written now (its extension holds them until its agent runs).
+  spec.team?.attach(proc.sendControl ?? null);
   // Every hold of the call reaches this child's next model request, and its window.
   const sendHold = (until: number) => {
     state.holdUntil = until;
@@ -71,6 +73,7 @@ export async function runAttempt(
   asks.closeAll("ended");
   unhold?.();
   spec.onControl?.(null);
+  spec.team?.attach(null);
   if (run.killing) exit = await run.killing;
   // Grandchildren can hold our pipes open after pi exits: give the readers a moment, never wait for EOF.
   await waitFor(clock, streams.done, 300);

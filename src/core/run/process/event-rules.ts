@@ -79,6 +79,13 @@ export function eventRules({ host, clock, spec, state, proc, budget, asks, run, 
     spec.onEvent?.(state, ev);
     if (ev.type === "ask") asks.handle(ev, proc.sendControl ?? null);
     if (ev.type === "ask_closed") asks.close(ev.id);
+    // Siblings of the call (core/team.ts): the hub routes a message and this child's tool gets its answer.
+    if (ev.type === "message_send") {
+      const reply = spec.team?.send(ev.to, ev.text) ?? { ok: false, text: "Not sent: this task has no siblings." };
+      proc.sendControl?.(JSON.stringify({ type: "message_reply", id: ev.id, ...reply }));
+    }
+    if (ev.type === "message_in") spec.team?.delivered(ev.id);
+    if (ev.type === "finalize") spec.team?.finishing();
   };
   return { onEvent, clearGrace };
 }

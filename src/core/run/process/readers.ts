@@ -16,7 +16,7 @@ import { JsonModeParser, jsonModeKeep, MAX_EVENT_LINE, parseCompactLine } from "
 export function spawnChild(host: Host, spec: RunSpec, stdin: string, mark: string | null): ChildProcess {
   // The child reports delivery on fd 3, so control needs the compact transport.
   const control =
-    (!!spec.onControl || !!spec.budget || !!spec.callSpend || !!spec.rateGate || !!spec.ask) &&
+    (!!spec.onControl || !!spec.team || !!spec.budget || !!spec.callSpend || !!spec.rateGate || !!spec.ask) &&
     spec.transport === "compact";
   const env = {
     ...spec.env,

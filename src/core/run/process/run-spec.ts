@@ -8,6 +8,7 @@ import type { RateGate } from "./rate-gate.ts";
 import type { GateSpec } from "./gate.ts";
 import type { Reuse } from "./pool.ts";
 import type { Asker, AskMode } from "./ask.ts";
+import type { TeamMember } from "../../team.ts";
 
 export type RunLimits = {
   /** Bytes a child may send on its event channel (fd 3, or stdout in json mode). */
@@ -67,6 +68,8 @@ export type RunSpec = {
   onSpawn?: (pid: number) => void;
   /** Given: the child gets a control pipe (fd 4); called with its writer at each spawn and with null at exit. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
+  /** The task's place in its call's team (core/team.ts): its child's messages to siblings and theirs to it. */
+  team?: TeamMember;
   /** Run on a kept child of the call (pool.ts) instead of a process of its own. */
   reuse?: Reuse;
   /** An acceptance gate: the child runs it (its env says which); only a passing attempt makes the run complete. */

@@ -1,5 +1,6 @@
 // Folds engine events into a bounded picture of one child run. Mutable on purpose: it is updated for every
 // event of a streaming child, and copying it each time would cost more than the child's own work.
+import { framedMessage, messageLine } from "../../team.ts";
 import { rateLimitLine, textLines, toolCallLine, toolResultLine } from "./activity.ts";
 import { sanitize } from "../../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
@@ -218,6 +219,11 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       return;
     case "note":
       pushActivity(s, [ev.text.split("\n")[0]]);
+      return;
+    case "message_in":
+      // A sibling's message is part of the conversation, with its sender, where the model saw it.
+      recordUserMessage(s, framedMessage(ev.from, ev.text));
+      pushActivity(s, [messageLine(ev.from, ev.to, ev.text)]);
       return;
   }
 }

@@ -134,6 +134,9 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
           }
         : {}),
     };
+    // Messages this task never got (it ended first) and refusals it met are part of its record.
+    const team = spec.team?.leave() ?? [];
+    if (team.length) result.warnings = [...(result.warnings ?? []), ...team.map(sanitize)];
     if (asks.warnings.length) result.warnings = [...(result.warnings ?? []), ...asks.warnings.map(sanitize)];
     if (leftovers.length)
       result.warnings = [

@@ -16,7 +16,7 @@ export function jsonModeKeep(head: string): number {
   return MAX_EVENT_LINE;
 }
 
-const KNOWN = new Set(["session", "turn_start", "text", "tool_start", "tool_end", "assistant", "retry", "finalize", "nudge", "agent_end", "settled", "steered", "rate_limit", "gate_start", "gate", "ask", "ask_closed", "note"]);
+const KNOWN = new Set(["session", "turn_start", "text", "tool_start", "tool_end", "assistant", "retry", "finalize", "nudge", "agent_end", "settled", "steered", "rate_limit", "gate_start", "gate", "ask", "ask_closed", "note", "message_send", "message_in"]);
 
 export function parseCompactLine(line: string): ChildEvent | null {
   if (!line.startsWith("{")) return null;

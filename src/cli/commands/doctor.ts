@@ -7,6 +7,7 @@ import { cliContext } from "../engine.ts";
 import { runnerCheck, sandboxCheck } from "../doctor/engines.ts";
 import { runtimesCheck } from "../doctor/runtimes.ts";
 import { modelsCheck } from "../doctor/models.ts";
+import { schedulesCheck } from "../doctor/schedules.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
 export const DOCTOR_HELP = `Usage: subagents doctor [--cwd DIR] [--json]
@@ -21,6 +22,7 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   profiles    agent folders found, profile files with errors
   runtime     the CLI of each other harness agents run on (runtime: codex, ...): found on PATH, or what to install
   settings    the subagents section of settings.json
+  schedules   cron for \`subagents schedule\` (the crontab command, a running daemon) and each schedule's line
   terminal    live-window support: terminal, colour, UTF-8
 
 Options:
@@ -52,6 +54,7 @@ export function cmdDoctor(argv: string[]): number {
     settingsCheck(ctx),
     sandboxCheck(ctx),
     runnerCheck(ctx),
+    schedulesCheck(ctx),
     terminalCheck(process.env, process.stdout),
   ];
   const healthy = !checks.some((c) => c.status === "fail");

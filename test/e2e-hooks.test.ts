@@ -155,24 +155,38 @@ test("a project's hooks need the user's consent (subagents.projectAgents in the 
   }
 }, 180_000);
 
-test("pi: another extension hears subagents:task_start / subagents:task_end on pi.events, with the object a hook gets", async () => {
-  const events = join(out, "pi-events.jsonl");
-  world.setSubagentSettings({ hooks: { taskEnd: `cat > ${out}/pi-end-$SUBAGENTS_SESSION_ID.json` } });
-  const r = await runParentPi(world, {
-    runtime: "bun",
-    args: ["-e", join(import.meta.dir, "fixtures", "task-events-extension.ts")],
-    env: { TASK_EVENTS_OUT: events },
-    steps: [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "heard", prompt: "a task others hear of" }] } }, { text: "parent done" }],
-  });
-  world.setSubagentSettings({});
-  expect(r.code, r.stderr).toBe(0);
-  expect(r.results[0]?.isError, r.results[0]?.text).toBe(false);
-  const got = readFileSync(events, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-  expect(got.map((e) => e.channel)).toEqual(["subagents:task_start", "subagents:task_end"]);
-  const [start, end] = got.map((e) => e.data);
-  expect(start).toMatchObject({ event: "taskStart", name: "heard", agent: "default", status: "running", cwd: world.workDir });
-  expect(end).toMatchObject({ event: "taskEnd", name: "heard", sessionId: start.sessionId, status: "completed" });
-  expect(end.output).toContain("Done: a task others hear of");
-  // The same object the task's end hook got on its stdin (the pi session's shutdown waited for the hook).
-  expect(readJson(join(out, `pi-end-${start.sessionId}.json`))).toEqual(end);
-}, 120_000);
+for (const runtime of ["bun", "node"] as const) {
+  test(`pi under ${runtime}: another extension hears subagents:task_start / subagents:task_end on pi.events, with the object a hook gets`, async () => {
+    const events = join(out, `pi-events-${runtime}.jsonl`);
+    world.setSubagentSettings({ hooks: { taskEnd: `cat > ${out}/pi-end-${runtime}-$SUBAGENTS_SESSION_ID.json` } });
+    const r = await runParentPi(world, {
+      runtime,
+      args: ["-e", join(import.meta.dir, "fixtures", "task-events-extension.ts")],
+      env: { TASK_EVENTS_OUT: events },
+      steps: [
+        { tool: "delegate_to_subagents", args: { tasks: [{ name: "heard", prompt: "a task others hear of" }] } },
+        { text: "parent done" },
+      ],
+    });
+    world.setSubagentSettings({});
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.results[0]?.isError, r.results[0]?.text).toBe(false);
+    const got = readFileSync(events, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(got.map((e) => e.channel)).toEqual(["subagents:task_start", "subagents:task_end"]);
+    const [start, end] = got.map((e) => e.data);
+    expect(start).toMatchObject({
+      event: "taskStart",
+      name: "heard",
+      agent: "default",
+      status: "running",
+      cwd: world.workDir,
+    });
+    expect(end).toMatchObject({ event: "taskEnd", name: "heard", sessionId: start.sessionId, status: "completed" });
+    expect(end.output).toContain("Done: a task others hear of");
+    // The same object the task's end hook got on its stdin (the pi session's shutdown waited for the hook).
+    expect(readJson(join(out, `pi-end-${runtime}-${start.sessionId}.json`))).toEqual(end);
+  }, 120_000);
+}

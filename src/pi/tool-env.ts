@@ -152,6 +152,8 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           parentPrompt: parentPrompt(ctx, toolDefs),
           projectHooks: await projectHooksConsent(ctx, settings, session),
         });
+        // Engines whose hooks are all done are forgotten (a long pi session makes one per call).
+        for (const e of engines) if (!e.caches.hooksRunning?.size) engines.delete(e);
         engines.add(engine);
         cached = { engine, profiles };
         return cached;

@@ -120,6 +120,7 @@ async function runHook(engine: Engine, hook: HookCommand, payload: TaskEventPayl
       env,
       stdin: `${JSON.stringify(payload)}\n`,
       fd3: false,
+      ownGroup: true,
     });
     let stderr = "";
     const decoder = new TextDecoder();

@@ -136,10 +136,16 @@ test("schedule run: now, once, recorded under the schedule's name (hooks see it)
     const row = list.json.find((r) => r.name === name);
     expect(row, list.stdout).toMatchObject({ cron: "0 4 1 1 *", cwd: world.workDir, inCrontab: true });
     expect(row?.last.id).toBe(recorded[0].id);
-    const doctor = async () => (await cli(world, ["doctor", "--json"])).json[0].checks.find((c: { name: string }) => c.name === "schedules");
+    const doctor = async () =>
+      (await cli(world, ["doctor", "--json"])).json[0].checks.find((c: { name: string }) => c.name === "schedules");
     expect(await doctor()).toMatchObject({ status: "ok", detail: "1 schedule in the crontab; cron is running" });
     // Its line taken out of the crontab by hand: doctor and list say it never runs.
-    setCrontab(crontab()!.split("\n").filter((l) => !l.endsWith(`# subagents:${name}`)).join("\n"));
+    setCrontab(
+      crontab()!
+        .split("\n")
+        .filter((l) => !l.endsWith(`# subagents:${name}`))
+        .join("\n"),
+    );
     expect(await doctor()).toMatchObject({ status: "fail", detail: `1 schedule; ${name}: not in the crontab` });
     const listed = await cli(world, ["schedule", "list"]);
     expect(listed.stdout).toContain("not in the crontab: it never runs");

@@ -185,7 +185,7 @@ test("core/ imports no runtime module, no terminal code and nothing from the fro
   // a child starts with, where it runs) <- run/runtimes/ (what runs: pi or another harness's CLI) <- run/ (a task's
   // stages, the scheduler) <- call/ (a front's request, its tasks mapped and checked once for every front): a lower
   // layer never imports a higher one.
-  const rank: Record<string, number> = { "": 0, profiles: 1, store: 1, "run/process": 2, "run/launch": 3, "run/runners": 3, "run/runtimes": 4, run: 5, call: 6 };
+  const rank: Record<string, number> = { "": 0, profiles: 1, store: 1, schedule: 1, "run/process": 2, "run/launch": 3, "run/runners": 3, "run/hooks": 3, "run/runtimes": 4, run: 5, call: 6 };
   const layerOf = (path: string) => {
     const parts = path.split("/");
     if (parts.length === 1) return "";

@@ -105,22 +105,39 @@ test("node:sqlite (the extension under Node): the same index and run record", ()
   expect(out).toMatchObject({ sandbox: true, runner: "local", usage: { spawns: 1, cost: 0 } });
 });
 
-test("a database of the previous schema gains the index and the sandbox/runner columns, keeping its rows", () => {
+for (const [kind, make] of stores) {
+  test(`${kind}: a session keeps the schedule that started it; a hook's warning on a run stays after the run's end`, () => {
+    const s = make();
+    const id = s.newSessionId();
+    s.createSession({ id, name: "nightly", agent: "a", cwd: "/", schedule: "nightly" });
+    const run = s.startRun(id, { prompt: "p", ownerPid: 1 });
+    s.addRunWarnings(run, ["taskStart hook `x` failed (exit 3)"]);
+    s.finishRun(run, result({ warnings: ["model substituted"] }));
+    s.addRunWarnings(run, ["taskEnd hook `y` did not end within 10 s"]);
+    const rec = s.getSession(id)!;
+    expect(rec.schedule).toBe("nightly");
+    expect(rec.runs[0].warnings).toEqual(["model substituted", "taskStart hook `x` failed (exit 3)", "taskEnd hook `y` did not end within 10 s"]);
+    expect(s.listSessions({ limit: 5 })[0].schedule).toBe("nightly");
+  });
+}
+
+test("a database of the previous schema gains the index and the sandbox/runner/schedule columns, keeping its rows", () => {
   const file = dbFile();
   const old = open(file);
   new Store(old, { isAlive: () => true });
   // Back to the schema before this build's last migration, with a session recorded in it.
-  old.exec("DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; PRAGMA user_version = 5");
+  old.exec("DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; ALTER TABLE sessions DROP COLUMN schedule; PRAGMA user_version = 5");
   old.run("INSERT INTO sessions (id, name, agent, cwd, status, parent_session, created_at, updated_at) VALUES ('s1', 'old', 'a', '/', 'completed', 'p', 1, 1)");
   old.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, usage) VALUES ('s1', 1, 'p', 'completed', 1, '{\"cost\":0.1}')");
   old.close();
   const db = open(file);
   const s = new Store(db, { isAlive: () => true });
-  expect(db.get<{ user_version: number }>("PRAGMA user_version")!.user_version).toBe(6);
+  expect(db.get<{ user_version: number }>("PRAGMA user_version")!.user_version).toBe(7);
   expect(db.all<{ name: string }>("PRAGMA index_list(sessions)").map((r) => r.name)).toContain("sessions_parent");
   const [run] = s.getSession("s1")!.runs;
   expect(run.sandbox).toBeUndefined();
   expect(run.runner).toBeUndefined();
+  expect(s.getSession("s1")!.schedule).toBeUndefined();
   expect(s.parentUsage("p").spawns).toBe(1);
 });
 

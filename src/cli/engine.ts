@@ -17,6 +17,7 @@ import { slowPathNote, type SlowPathNote } from "./doctor/slow-path.ts";
 import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
+import { SCHEDULE_ENV, validScheduleName } from "../core/schedule/names.ts";
 
 export type CliContext = {
   host: Host;
@@ -108,5 +109,11 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
     depth,
     worktrees,
-  });
+  }, { schedule: scheduleOf(ctx.host.env) });
+}
+
+/** The schedule a run was started for (`subagents schedule run` sets it for the command it runs). */
+function scheduleOf(env: Record<string, string | undefined>): string | undefined {
+  const name = env[SCHEDULE_ENV];
+  return name && validScheduleName(name) ? name : undefined;
 }

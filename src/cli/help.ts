@@ -24,6 +24,7 @@ Commands:
   doctor [--json]        Check the setup: pi, model credentials, database, extension, profiles, terminal
   apply ID               Merge an isolated task's branch into the current tree (--cherry-pick: its commits only)
   prune                  Delete old sessions and their files (--older-than 30d, --keep N), compact the database
+  schedule add|list|rm|run  Run delegate/run/flow on a cron schedule (the user's crontab), unattended
   completion SHELL       Print a completion script for bash, zsh or fish
 
 Options:
@@ -227,3 +228,62 @@ Options:
   -h, --help     Show this help
 
 Exit codes: 0 applied, 1 conflict or git refused, 2 usage error (unknown session, no branch, not a repository).`;
+
+export const SCHEDULE_HELP = `Usage: subagents schedule add NAME --cron "EXPR" [--cwd DIR] -- <subagents arguments>
+       subagents schedule list [--json]
+       subagents schedule rm NAME
+       subagents schedule run NAME
+
+Runs a subagents command (run, flow or delegate) unattended on the machine's own scheduler: a line in your
+crontab, tagged "# subagents:NAME" (no other line of the crontab is ever changed). A schedule runs as you, in
+the folder it was added from, with the pi agent dir, database and subagents/pi settings variables in force when
+it was added; its runs are recorded under its name (subagents sessions, session ID --json), and a run due while
+the last one is still going is skipped and recorded as skipped. Hooks (settings subagents.hooks) see the
+schedule's name. More in docs/automation.md (also: systemd user timers instead of cron).
+
+Subcommands (each has --help):
+  add NAME   Add a schedule: subagents schedule add nightly --cron "0 3 * * *" -- run reviewer "review today's changes"
+  list       The schedules, their last run, and anything wrong with them (--json: one object per line)
+  rm NAME    Remove a schedule (its crontab line and definition; its recorded runs stay)
+  run NAME   Run a schedule now, once, the way cron runs it`;
+
+export const SCHEDULE_ADD_HELP = `Usage: subagents schedule add NAME --cron "EXPR" [--cwd DIR] -- <subagents arguments>
+
+Adds the schedule NAME (lowercase letters, digits, "-") to your crontab. Everything after "--" is what runs:
+  subagents schedule add nightly-review --cron "0 3 * * *" -- run reviewer "review the changes of the last day"
+  subagents schedule add deps --cron "0 9 * * 1" -- flow dependency-check "weekly"
+  subagents schedule add docs --cron "30 2 * * *" -- delegate "check links in docs/" "check the examples run"
+
+Options:
+  --cron EXPR   When: five fields, minute hour day-of-month month day-of-week (e.g. "*/15 * * * *", "0 3 * * 1-5"),
+                names for months and weekdays, or @hourly, @daily, @weekly, @monthly, @yearly. Times are the
+                machine's local time, as cron reads them.
+  --cwd DIR     The folder it runs in (default: the current one)
+
+What it keeps: the definition in <agentDir>/schedules/NAME.json (0600): the arguments, the folder, this
+executable's path, and PATH, PI_CODING_AGENT_DIR, SUBAGENTS_DB and the other SUBAGENTS_* / PI_* variables of
+this shell (names that look secret, such as *_KEY or *_TOKEN, are left out: keep provider keys in pi's auth.json
+or models.json). The crontab line holds only the two paths. What a run prints goes to <agentDir>/schedules/NAME.log.
+
+Needs cron: the crontab command and a running cron daemon (subagents doctor checks both).`;
+
+export const SCHEDULE_LIST_HELP = `Usage: subagents schedule list [--json]
+
+Lists the schedules: when, what, where, and their last run (completed, error, or skipped because the one before
+was still going). Also says what is wrong: no cron daemon, a definition whose crontab line is gone, a crontab
+line of ours whose definition is gone.
+
+Options:
+  --json   One JSON object per line: {"type":"schedule","name","cron","cwd","args","inCrontab","last",...}`;
+
+export const SCHEDULE_RM_HELP = `Usage: subagents schedule rm NAME
+
+Removes the schedule's line from your crontab (only the line tagged "# subagents:NAME") and its definition. Its
+recorded runs stay in the session store, and its log file is kept.`;
+
+export const SCHEDULE_RUN_HELP = `Usage: subagents schedule run NAME
+
+Runs the schedule now, once, as cron would: in its folder, with the environment it keeps (cron's own HOME, USER,
+SHELL and nothing else of this shell), recorded under its name. A run of it still going makes this one skip
+(recorded as skipped; exit 1). Its exit code is the command's. cron calls it with --from-cron (timestamps on its
+log lines; a skip exits 0).`;

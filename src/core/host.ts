@@ -15,6 +15,8 @@ export type SpawnSpec = {
   fd3: boolean;
   /** Open fd 4 as a pipe from us to the child (control lines such as a steer; see src/control/). */
   control?: boolean;
+  /** A session and process group of its own (a task hook: run/task-hooks.ts). The Bun host always does this. */
+  ownGroup?: boolean;
 };
 
 export type ExitInfo = { code: number | null; signal: string | null };

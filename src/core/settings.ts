@@ -5,6 +5,7 @@ import type { Host } from "./host.ts";
 import { mcpField, type McpChoice } from "./mcp-choice.ts";
 import { defaultEngineSettings, mergeEngineSettings, type EngineSettings } from "./runner-settings.ts";
 import { DEFAULT_MAX_SPAWNS, mergeCapSettings, type CapSettings } from "./cap-settings.ts";
+import { defaultHookSettings, mergeHookSettings, type HookSettings } from "./hook-settings.ts";
 
 export const TOOL_NAMES = ["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"];
 
@@ -40,7 +41,7 @@ export type Settings = {
   mcp: McpChoice;
   /** A call with more tasks than it runs at once keeps its children for its next tasks (src/core/run/process/pool.ts). */
   reuseChildren: boolean;
-} & EngineSettings & CapSettings;
+} & EngineSettings & CapSettings & HookSettings;
 
 export function defaultSettings(): Settings {
   return {
@@ -66,6 +67,7 @@ export function defaultSettings(): Settings {
     reuseChildren: true,
     ...defaultEngineSettings(),
     maxSpawnsPerSession: DEFAULT_MAX_SPAWNS,
+    ...defaultHookSettings(),
   };
 }
 
@@ -162,6 +164,7 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
   }
   Object.assign(out, mergeEngineSettings(out, r, where, userScope, warnings));
   mergeCapSettings(out, r, where, userScope, warnings);
+  mergeHookSettings(out, r, where, userScope, warnings);
   return { settings: out, warnings };
 }
 

@@ -11,6 +11,7 @@ function spawn(spec: SpawnSpec): ChildProcess {
     env: spec.env,
     stdio: [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", spec.fd3 ? "pipe" : "ignore", ...(spec.control ? (["pipe"] as const) : [])],
     windowsHide: true,
+    ...(spec.ownGroup ? { detached: true } : {}),
   });
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
     let done = false;

@@ -19,7 +19,7 @@ const SHUTDOWN_GRACE_MS = 7000;
 // Types only (erased from the bundle): checked against current pi; pi 0.73.1's API is a subset we stay within.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
-type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "getAllTools" | "sendMessage">;
+type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "getAllTools" | "sendMessage"> & Partial<Pick<ExtensionAPI, "events">>;
 
 type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
 
@@ -70,7 +70,10 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
       return t ? [{ name: t.name, description: t.description ?? "", parameters: t.parameters }] : [];
     });
   };
-  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools, notify, toolDefs);
+  // Other extensions hear of each task's start and end (subagents:task_start / subagents:task_end) with the object
+  // a task hook gets on stdin. pi.events exists from pi 0.7x on; an older pi simply has no listeners to tell.
+  const emit = pi.events ? (channel: string, data: unknown) => pi.events?.emit(channel, data) : undefined;
+  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools, notify, toolDefs, emit);
   const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
   // Our tools take plain JSON Schema (TypeBox symbols stripped, so pi's coercion works under both runtimes), not
   // pi's TypeBox generics: the one cast at the boundary.
@@ -100,6 +103,8 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   pi.on("session_shutdown", async () => {
     active.abortAll(ownerShutdown());
     await active.settle(SHUTDOWN_GRACE_MS);
+    // The tasks' end hooks finish (each is bounded by subagents.hooks.timeout, then ended).
+    await env.settleHooks();
     rt.closeOwner();
   });
 }

@@ -9,6 +9,8 @@ export class PiSession {
   readonly allowedProfiles = new Set<string>();
   /** Project workflows allowed in this session, by file. */
   readonly allowedWorkflows = new Set<string>();
+  /** A project's hooks allowed in this session (the hooks as a whole: a changed list is asked again). */
+  readonly allowedHooks = new Set<string>();
   /** Sessions a get_subagent_output call is waiting for right now (a count per id): their end needs no notice. */
   private readonly awaited = new Map<string, number>();
   /** Background children's spend, until the first get_subagent_output that returns their result takes it. */

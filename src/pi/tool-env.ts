@@ -16,6 +16,9 @@ import type { CallFront } from "../core/call/prepare.ts";
 import type { CallTaskInput } from "../core/call/request.ts";
 import type { ForkEntry } from "../core/run/fork.ts";
 import { fanoutRefusal } from "./confirm-fanout.ts";
+import { settleHooks } from "../core/run/task-hooks.ts";
+import type { TaskEventPayload } from "../core/run/hooks/payload.ts";
+import type { Settings } from "../core/settings.ts";
 
 export type ToolContext = {
   cwd: string;
@@ -60,7 +63,33 @@ export type CallEnv = {
   background(tasks: CallTaskInput[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
 
-export type ToolEnv = { begin(ctx: ToolContext): CallEnv; runtime(): Promise<PiRuntime>; guards: SessionGuards; sessions: PiSessions };
+export type ToolEnv = {
+  begin(ctx: ToolContext): CallEnv;
+  runtime(): Promise<PiRuntime>;
+  guards: SessionGuards;
+  sessions: PiSessions;
+  /** Waits for the task hooks still running (each bounded by subagents.hooks.timeout). */
+  settleHooks(): Promise<void>;
+};
+
+/**
+ * Whether this call may run the project's hooks (settings subagents.hooks in the project's .pi/settings.json):
+ * the user's subagents.projectAgents decides as it does for project agents, and "ask" asks once per pi session
+ * when there is a UI. Unset: the engine's own rule (core/run/task-hooks.ts) refuses them with why.
+ */
+async function projectHooksConsent(ctx: ToolContext, settings: Settings, session: PiSession): Promise<string | undefined> {
+  const project = settings.hooks.commands.filter((h) => h.source === "project");
+  if (!project.length || settings.hooks.projectConsent !== "ask") return undefined;
+  const key = project.map((h) => `${h.file}\0${h.event}\0${h.command}`).join("\n");
+  if (session.allowedHooks.has(key)) return "allowed";
+  if (!ctx.hasUI || !ctx.ui) return undefined;
+  const list = project.map((h) => `${h.event}: ${h.command}`).join("\n");
+  if (await ctx.ui.confirm("Run this project's sub-agent hooks?", `${project[0].file} runs these shell commands on this machine when a sub-agent task starts or ends:\n${list}\nRun them?`)) {
+    session.allowedHooks.add(key);
+    return "allowed";
+  }
+  return "a project's hooks were not approved";
+}
 
 /** What the parent sent with this call's request, for forked children to repeat; undefined when pi cannot say. */
 function parentPrompt(ctx: ToolContext, toolDefs: ToolDefs | undefined): ParentPrompt | undefined {
@@ -86,8 +115,11 @@ function safely(fn: () => void): void {
  * `activeTools` reads the parent pi's active tools at call time: a profile's deny list subtracts from them
  * (docs/agents.md, `excludeTools`), so a parent limited to read-only tools never hands a child write tools.
  */
-export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void, toolDefs?: ToolDefs): ToolEnv {
+export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void, toolDefs?: ToolDefs, emit?: (channel: string, data: unknown) => void): ToolEnv {
   const sessions = new PiSessions();
+  // Every engine a call made: the hooks their tasks started are waited for when the pi session ends.
+  const engines = new Set<Engine>();
+  const taskEvents = emit && ((p: TaskEventPayload) => emit(p.event === "taskStart" ? "subagents:task_start" : "subagents:task_end", p));
   let store: SessionStore | undefined;
   const guards = new SessionGuards(() => store);
   // /subagents may ask before any tool call (after a /reload): the store is known as soon as the runtime is.
@@ -96,6 +128,9 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
     runtime: getRuntime,
     guards,
     sessions,
+    async settleHooks() {
+      await Promise.all([...engines].map((e) => settleHooks(e)));
+    },
     begin(ctx) {
       const session = sessions.for(ctx.sessionManager?.getSessionId?.());
       const allowed = session.allowedProfiles;
@@ -115,7 +150,11 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
           ...(ctx.model?.id ? { parentModel: ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id } : {}),
           parentTools: activeTools?.(),
           parentPrompt: parentPrompt(ctx, toolDefs),
+          projectHooks: await projectHooksConsent(ctx, settings, session),
         });
+        // Engines whose hooks are all done are forgotten (a long pi session makes one per call).
+        for (const e of engines) if (!e.caches.hooksRunning?.size) engines.delete(e);
+        engines.add(engine);
         cached = { engine, profiles };
         return cached;
       };
@@ -169,7 +208,11 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
             const ask = ctx.hasUI && ctx.ui?.select && ctx.ui.input ? dialogAsker(ctx.ui as DialogUI) : undefined;
             const remoteAsk = hooks.remoteAsk && (ask ? {} : hooks.remoteAsk);
             const run = owner.wrap((i, h) => runTask(engine, i, h), (i) => effectiveTimeout(engine, i));
-            return await (await guard()).runner(engine.settings, run)(input, { ...hooks, ask, remoteAsk, signal: t?.signal ?? hooks.signal });
+            const onTaskEvent = (p: TaskEventPayload) => {
+              hooks.onTaskEvent?.(p);
+              taskEvents?.(p);
+            };
+            return await (await guard()).runner(engine.settings, run)(input, { ...hooks, ask, remoteAsk, signal: t?.signal ?? hooks.signal, onTaskEvent });
           } finally {
             t?.done();
           }

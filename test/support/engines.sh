@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs and starts the real engines the engine tests use, on a Debian machine as root (CI: a fresh VM).
-# Idempotent: what is installed/running is left alone. Usage: engines.sh bwrap|docker|slurm
+# Idempotent: what is installed/running is left alone. Usage: engines.sh bwrap|docker|slurm|cron
 # Prints "ready <engine> <seconds>" on success. Daemons started here stay up (pids in /run/subagents-engines/).
 set -eu
 engine="$1"
@@ -84,6 +84,15 @@ CONF
   # A node that looks idle may still refuse steps for a moment (controller and node registering): ready means a
   # real job step has run.
   i=0; until timeout 30 srun --quiet true >>"$log" 2>&1; do i=$((i+1)); [ $i -gt 60 ] && { echo "slurm runs no job step (see $log)" >&2; exit 1; }; sleep 1; done
+  ;;
+cron)
+  apt_install cron
+  # No systemd here: the daemon is started by hand (it forks into the background itself). Ready when it runs.
+  if ! pgrep -x cron >/dev/null; then
+    cron >>"$log" 2>&1 || { echo "cron did not start (see $log)" >&2; exit 1; }
+  fi
+  i=0; until pgrep -x cron >/dev/null; do i=$((i+1)); [ $i -gt 100 ] && { echo "cron is not running (see $log)" >&2; exit 1; }; sleep 0.1; done
+  command -v crontab >/dev/null || { echo "no crontab command after installing cron" >&2; exit 1; }
   ;;
 *) echo "unknown engine $engine" >&2; exit 2 ;;
 esac

@@ -1,4 +1,4 @@
-// The real engines (bubblewrap, Docker, Slurm) for the engine tests: installed and started by engines.sh on a
+// The real engines (bubblewrap, Docker, Slurm, cron) for the engine tests: installed and started by engines.sh on a
 // Debian machine as root (CI runs as root with apt), once per machine. Without root or apt the tests are
 // skipped with a loud message naming what is missing; they never pass silently.
 import { spawnSync } from "node:child_process";
@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export type EngineName = "bwrap" | "docker" | "slurm";
+export type EngineName = "bwrap" | "docker" | "slurm" | "cron";
 const SCRIPT = join(import.meta.dir, "engines.sh");
 const done = new Map<EngineName, string | null>();
 
@@ -16,6 +16,7 @@ const ok = (cmd: string[]) => spawnSync(cmd[0], cmd.slice(1), { stdio: "ignore",
 function ready(engine: EngineName): boolean {
   if (engine === "bwrap") return ok(["bwrap", "--ro-bind", "/", "/", "--cap-drop", "ALL", "true"]);
   if (engine === "docker") return ok(["docker", "image", "inspect", "subagents-test/base"]);
+  if (engine === "cron") return ok(["pgrep", "-x", "cron"]) && ok(["sh", "-c", "command -v crontab"]);
   return ok(["sinfo", "-h"]) && ok(["srun", "--quiet", "true"]);
 }
 

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { runScheduled } from "../../core/run/scheduler.ts";
 import { statusLine } from "../../core/run/outcome-text.ts";
 import { effectiveTimeout, runTask } from "../../core/run/task.ts";
+import { settleHooks } from "../../core/run/task-hooks.ts";
 import type { CallTaskInput } from "../../core/call/request.ts";
 import { startOwner } from "../../control/owner.ts";
 import { waitingOf } from "../../control/running.ts";
@@ -97,6 +98,7 @@ export async function runSupervisor(argv: string[]): Promise<number> {
         appendEnd(logs[i], o);
       },
     });
+    await settleHooks(engine);
   } finally {
     owner.close();
     interrupt.dispose();

@@ -30,6 +30,7 @@ export const COMPLETIONS: Record<string, string[]> = {
   cancel: ["--all", "--help"],
   logs: ["--follow", "--help"],
   attach: ["--no-color", "--help"],
+  schedule: ["add", "list", "rm", "run", "--cron", "--cwd", "--json", "--from-cron", "--help"],
 };
 
 const commands = () => Object.keys(COMPLETIONS).join(" ");

@@ -7,6 +7,7 @@ import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { runScheduled } from "../../core/run/scheduler.ts";
 import { effectiveTimeout, runTask, type Engine, type TaskOutcome } from "../../core/run/task.ts";
 import type { CallTaskInput } from "../../core/call/request.ts";
+import { settleHooks } from "../../core/run/task-hooks.ts";
 import { callWindows } from "../../ui/call-windows.ts";
 import { endLines, finalFrame, startLine, totalsLine } from "../../ui/summary.ts";
 import { isFinished } from "../../ui/windows.ts";
@@ -114,6 +115,8 @@ export async function runLive(
         },
       },
     );
+    // The tasks' end hooks run on (bounded by subagents.hooks.timeout); a forced stop ends them.
+    await settleHooks(engine);
   } finally {
     live?.stop(finalFrame(windows.snapshot(Date.now(), maxLines).windows, width(), style));
     interrupt.dispose();

@@ -7,6 +7,7 @@ import { cliContext } from "../engine.ts";
 import { runnerCheck, sandboxCheck } from "../doctor/engines.ts";
 import { runtimesCheck } from "../doctor/runtimes.ts";
 import { modelsCheck } from "../doctor/models.ts";
+import { schedulesCheck } from "../doctor/schedules.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
 export const DOCTOR_HELP = `Usage: subagents doctor [--cwd DIR] [--json]
@@ -24,6 +25,7 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   settings    the subagents section of settings.json
   sandbox     whether bubblewrap (or sandbox-exec) can start a sandbox here
   runner      where children run (subagents.runner) and whether docker or Slurm answers
+  schedules   cron for \`subagents schedule\` (the crontab command, a running daemon) and each schedule's line
   terminal    live-window support: terminal, colour, UTF-8
 
 Options:
@@ -55,6 +57,7 @@ export function cmdDoctor(argv: string[]): number {
     settingsCheck(ctx),
     sandboxCheck(ctx),
     runnerCheck(ctx),
+    schedulesCheck(ctx),
     terminalCheck(process.env, process.stdout),
   ];
   const healthy = !checks.some((c) => c.status === "fail");

@@ -5,6 +5,7 @@ import { rateLimitLine, toolCallLine } from "../../core/run/process/activity.ts"
 import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 import { effectiveTimeout, runTask } from "../../core/run/task.ts";
+import { settleHooks } from "../../core/run/task-hooks.ts";
 import { prepareCall } from "../../core/call/prepare.ts";
 import type { CallDefaults, CallRequest } from "../../core/call/request.ts";
 import { callDefaults, cliFront, refusalError } from "../flags/call-flags.ts";
@@ -114,6 +115,8 @@ export async function cmdRun(argv: string[]): Promise<number> {
       },
     },
   );
+  // Its end hooks run on (bounded by subagents.hooks.timeout); a forced stop ends them.
+  await settleHooks(engine);
   interrupt.dispose();
   owner.close();
   const r = outcome.result;

@@ -53,7 +53,7 @@ export function cmdSession(argv: string[]): number {
   if (values.json) {
     const messageCount = [...messages.values()].reduce((n, m) => n + m.length, 0);
     const transcript = formatSessionTranscript(record, messages);
-    console.log(JSON.stringify({ type: "session", sessionId: id, status: last.status, taskName: record.name, messageCount, exitCode: last.exitCode, model: last.model, pi: last.pi, runCount: record.runs.length, transcript }));
+    console.log(JSON.stringify({ type: "session", sessionId: id, status: last.status, taskName: record.name, messageCount, exitCode: last.exitCode, model: last.model, pi: last.pi, runCount: record.runs.length, ...(record.schedule ? { schedule: record.schedule } : {}), ...(last.warnings?.length ? { warnings: last.warnings } : {}), transcript }));
     return exitFor(record);
   }
   console.log(transcriptView(record, messages, colorStyle(process.stdout, values["no-color"])).join("\n"));

@@ -167,7 +167,7 @@ const HANDLED_FIELDS = new Set([
   "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
   "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
   "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "mcp", "memory", "runtime", "keepProcesses", ...QUIET_FIELDS, ...ENGINE_FIELDS,
+  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "mcp", "memory", "runtime", "keepProcesses", "taskStart", "taskEnd", ...QUIET_FIELDS, ...ENGINE_FIELDS,
 ]);
 
 export function unsupportedFields(fm: Fields): string | null {
@@ -207,9 +207,16 @@ export function nameField(fm: Fields, filePath: string, warnings: string[]): str
   return base;
 }
 
-/** `gate` (a shell command), `gateTimeout` (seconds), `gateRetries` (corrections before GATE_FAILED). */
+/** `gate` (a shell command), `gateTimeout` (seconds), `gateRetries` (corrections before GATE_FAILED); the hooks
+ * `taskStart` / `taskEnd` (shell commands). */
 export function gateFields(fm: Fields): Partial<Profile> {
   const out: Partial<Profile> = {};
+  for (const key of ["taskStart", "taskEnd"] as const) {
+    if (!present(fm, key)) continue;
+    const v = fm[key];
+    if (typeof v !== "string" || !v.trim()) throw new Invalid(`field "${key}" must be a shell command (got ${kind(v)})`);
+    out[key] = v;
+  }
   if (present(fm, "gate")) {
     if (typeof fm.gate !== "string" || !fm.gate.trim()) throw new Invalid(`field "gate" must be a shell command (got ${kind(fm.gate)})`);
     out.gate = fm.gate;

@@ -54,6 +54,9 @@ export type Profile = {
   gate?: string;
   gateTimeout?: number;
   gateRetries?: number;
+  /** Shell commands run when a task on this agent starts / ends (core/run/task-hooks.ts), after the settings' own. */
+  taskStart?: string;
+  taskEnd?: string;
   /** Structured result (output-schema.ts): a JSON Schema the child's finalize `data` must match (also oh-my-pi's `output`). */
   outputSchema?: Record<string, unknown>;
   /** `fork`: start from a copy of the parent pi session's conversation (run/fork.ts); `fresh` (default): a new one. */

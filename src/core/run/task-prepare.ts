@@ -11,6 +11,8 @@ import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
 import { resolveGate } from "./process/gate.ts";
+import { fireTaskEvent } from "./task-hooks.ts";
+import { endPayload, startPayload } from "./hooks/payload.ts";
 
 export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskHooks): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
@@ -19,7 +21,7 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
     resolved = resolveTask(engine, input);
   } catch (err) {
     if (!(err instanceof TaskError)) throw err;
-    return { outcome: refuse(engine, input, err) };
+    return { outcome: refuse(engine, input, err, hooks) };
   }
   const { id, profile, agent, resumeOf } = resolved;
   // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
@@ -40,7 +42,7 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   }
   // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
   if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
-  else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.call.parentSession, sessionFile });
+  else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.call.parentSession, sessionFile, schedule: engine.call.schedule });
   // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
   const finalize = (input.outputSchema ?? profile?.outputSchema) ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
   const runtime = chooseRuntime(input, profile, finalize, { gate: !!resolveGate(input, profile), outputSchema: !!(input.outputSchema ?? profile?.outputSchema) });
@@ -62,6 +64,7 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   warnings.push(...where.notes);
   warnings.push(...runtime.notes);
   hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
+  fireTaskEvent(engine, hooks, profile, runId, startPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }));
   return {
     task: {
       engine, input, hooks, id, agent, profile, resumeOf, isolation, sessionFile, prompt, runId, model, warnings,
@@ -79,15 +82,18 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
 }
 
 /** A task refused before it has a session of its own; recorded as a failed run when the refusal asks for it. */
-function refuse(engine: Engine, input: TaskInput, err: TaskError): TaskOutcome {
+function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskHooks): TaskOutcome {
   const { host, store } = engine;
   const id = input.sessionId ?? store.newSessionId();
   const agent = input.profile ?? "default";
   const result = failedResult(err.message, err.code);
   if (err.recordSession) {
     try {
-      if (!store.getSession(id)) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.call.parentSession });
-      store.finishRun(store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name }), result);
+      if (!store.getSession(id)) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.call.parentSession, schedule: engine.call.schedule });
+      const runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name });
+      store.finishRun(runId, result);
+      // Whoever pages on failures hears of a task that never started too (an unknown agent in a nightly schedule).
+      fireTaskEvent(engine, hooks, null, runId, endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result));
     } catch {
       // the session (a resumed one) is running elsewhere: the refusal is still returned, just not recorded
     }

@@ -26,6 +26,7 @@ import type { RunnerName } from "./runners/types.ts";
 import type { RuntimeName } from "../runtime-names.ts";
 import type { Asker, AskRequest } from "./process/ask.ts";
 import type { ParentPrompt } from "./launch/parent-prompt.ts";
+import type { TaskEventPayload } from "./hooks/payload.ts";
 export type { ParentPrompt };
 
 /** One entry of a pi session file (its branch is what a forked child starts from: fork.ts). */
@@ -86,6 +87,11 @@ export type CallContext = {
   parentTools?: string[];
   /** The parent pi's system prompt and tool definitions at call time (a cache-true fork repeats them: fork.ts). */
   parentPrompt?: ParentPrompt;
+  /** The schedule this call runs for (`subagents schedule`): recorded with its sessions, told to hooks. */
+  schedule?: string;
+  /** Whether a project's hooks may run in this call: "allowed", or why not (the front asked); unset: the user's
+   *  subagents.projectAgents decides (task-hooks.ts). */
+  projectHooks?: "allowed" | string;
 };
 
 export type CallCaches = {
@@ -95,6 +101,8 @@ export type CallCaches = {
   userModels?: UserModels;
   /** MCP probe results (one probe per call), keyed by folder and servers. */
   mcpDead?: Map<string, Promise<string[]>>;
+  /** Task hooks still running (task-hooks.ts): the front waits for them before it exits (settleHooks). */
+  hooksRunning?: Set<Promise<unknown>>;
 };
 
 /** The one way an engine is made: its parts, and the call it serves. */
@@ -202,6 +210,8 @@ export type TaskHooks = {
   /** A background run's questions also wait for an answer through its owner (control/owner.ts), up to askTimeout;
    *  notify tells whoever should know that one was asked. */
   remoteAsk?: { notify?: (q: AskRequest) => void };
+  /** The task started or ended (the object its hooks get on stdin): pi's front puts it on pi.events. */
+  onTaskEvent?: (payload: TaskEventPayload) => void;
 };
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (`Unknown profile: …`). */

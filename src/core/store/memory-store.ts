@@ -31,7 +31,7 @@ export class MemoryStore implements SessionStore {
 
   createSession(s: NewSession): void {
     const now = Date.now();
-    this.sessions.set(s.id, { id: s.id, name: s.name, agent: s.agent, cwd: s.cwd, status: "running", sessionFile: s.sessionFile, parentSession: s.parentSession, createdAt: now, updatedAt: now, runs: [] });
+    this.sessions.set(s.id, { id: s.id, name: s.name, agent: s.agent, cwd: s.cwd, status: "running", sessionFile: s.sessionFile, parentSession: s.parentSession, ...(s.schedule ? { schedule: s.schedule } : {}), createdAt: now, updatedAt: now, runs: [] });
     if (s.parentSession) this.byParent.set(s.parentSession, (this.byParent.get(s.parentSession) ?? new Set()).add(s.id));
   }
 
@@ -59,9 +59,17 @@ export class MemoryStore implements SessionStore {
     entry.run.messageCount = entry.messages.length;
   }
 
+  addRunWarnings(runId: number, warnings: string[]): void {
+    const entry = this.runs.get(runId);
+    if (entry && warnings.length) entry.run.warnings = [...(entry.run.warnings ?? []), ...warnings];
+  }
+
   finishRun(runId: number, r: RunResult): void {
     const entry = this.runs.get(runId);
     if (!entry) return;
+    // Warnings a task hook recorded while the run went on stay, after the run's own.
+    const earlier = (entry.run.warnings ?? []).filter((w) => !r.warnings?.includes(w));
+    r = { ...r, warnings: [...(r.warnings ?? []), ...earlier] };
     Object.assign(entry.run, {
       status: r.status,
       exitCode: r.exitCode,
@@ -110,6 +118,7 @@ export class MemoryStore implements SessionStore {
       status: s.status,
       cost: s.runs.reduce((n, r) => n + r.usage.cost, 0),
       runCount: s.runs.length,
+      ...(s.schedule ? { schedule: s.schedule } : {}),
       ...(s.runs.at(-1)?.errorCode ? { lastErrorCode: s.runs.at(-1)!.errorCode } : {}),
       createdAt: s.createdAt,
       updatedAt: s.updatedAt,

@@ -32,6 +32,8 @@ export const MIGRATIONS = [
   `CREATE INDEX sessions_parent ON sessions(parent_session) WHERE parent_session IS NOT NULL;
    ALTER TABLE runs ADD COLUMN sandbox INTEGER;
    ALTER TABLE runs ADD COLUMN runner TEXT;`,
+  // The schedule (`subagents schedule`) that started a session, so a morning's list says which runs were whose.
+  `ALTER TABLE sessions ADD COLUMN schedule TEXT;`,
 ];
 
 /** The schema this build writes (PRAGMA user_version after migrating): `doctor` reports it. */
@@ -71,6 +73,7 @@ export type SessionRow = {
   status: string;
   session_file: string | null;
   parent_session: string | null;
+  schedule: string | null;
   created_at: number;
   updated_at: number;
 };

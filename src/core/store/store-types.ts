@@ -44,6 +44,8 @@ export type SessionRecord = {
   status: RunStatus;
   sessionFile?: string;
   parentSession?: string;
+  /** The schedule that started it (`subagents schedule`), when one did. */
+  schedule?: string;
   createdAt: number;
   updatedAt: number;
   runs: RunRecord[];
@@ -59,6 +61,8 @@ export type SessionSummary = {
   runCount: number;
   /** Why the latest run did not complete (a skipped or cancelled one shows as such in lists). */
   lastErrorCode?: ErrorCode;
+  /** The schedule that started it, when one did. */
+  schedule?: string;
   createdAt: number;
   updatedAt: number;
 };
@@ -69,7 +73,7 @@ export type PruneCandidate = { id: string; name: string; agent: string; cwd: str
 /** A run being started: `name` is the task name of this run, which becomes the session's (the latest run names it). */
 export type NewRun = { prompt: string; ownerPid: number; pi?: string; name?: string; sandbox?: boolean; runner?: RunnerName };
 
-export type NewSession = { id: string; name: string; agent: string; cwd: string; parentSession?: string; sessionFile?: string };
+export type NewSession = { id: string; name: string; agent: string; cwd: string; parentSession?: string; sessionFile?: string; schedule?: string };
 
 /** A finished (or interrupted) run as mirrored in a pi session, for rebuilding the store. */
 export type ImportedRun = {
@@ -98,6 +102,8 @@ export interface SessionStore {
   /** Stores messages from index `from` on of a run still going, so its transcript shows what happened so far. */
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void;
   finishRun(runId: number, result: RunResult): void;
+  /** Adds warnings to a run, running or ended (a task hook's trouble arrives when it does); finishRun keeps them. */
+  addRunWarnings(runId: number, warnings: string[]): void;
   setSessionFile(sessionId: string, file: string): void;
   getSession(id: string): SessionRecord | null;
   getMessages(runId: number): StoredMessage[];

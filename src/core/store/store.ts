@@ -83,8 +83,8 @@ export class Store implements SessionStore {
     const now = this.now();
     this.write(() =>
       this.db.run(
-        "INSERT INTO sessions (id, name, agent, cwd, status, session_file, parent_session, created_at, updated_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
-        [s.id, s.name, s.agent, s.cwd, s.sessionFile ?? null, s.parentSession ?? null, now, now],
+        "INSERT INTO sessions (id, name, agent, cwd, status, session_file, parent_session, schedule, created_at, updated_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+        [s.id, s.name, s.agent, s.cwd, s.sessionFile ?? null, s.parentSession ?? null, s.schedule ?? null, now, now],
       ),
     );
   }
@@ -108,13 +108,29 @@ export class Store implements SessionStore {
     const now = this.now();
     const messages = r.messages.map(capMessage);
     this.write(() => {
+      // Warnings a task hook recorded while the run went on (task-hooks.ts) stay, after the run's own.
+      const earlier = this.runWarnings(runId).filter((w) => !r.warnings?.includes(w));
+      const warnings = [...(r.warnings ?? []), ...earlier];
       this.db.run(
         `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
            finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ?, isolation = ?, pi = COALESCE(pi || ?, pi) WHERE id = ?`,
-        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, r.warnings?.length ? JSON.stringify(r.warnings) : null, r.isolation ? JSON.stringify(r.isolation) : null, r.keptChild ? ` · kept child (task ${r.keptChild.task} of pid ${r.keptChild.pid})` : null, runId],
+        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, warnings.length ? JSON.stringify(warnings) : null, r.isolation ? JSON.stringify(r.isolation) : null, r.keptChild ? ` · kept child (task ${r.keptChild.task} of pid ${r.keptChild.pid})` : null, runId],
       );
       this.insertMessages(runId, messages);
       this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);
+    });
+  }
+
+  private runWarnings(runId: number): string[] {
+    const row = this.db.get<{ warnings: string | null }>("SELECT warnings FROM runs WHERE id = ?", [runId]);
+    return row?.warnings ? (JSON.parse(row.warnings) as string[]) : [];
+  }
+
+  addRunWarnings(runId: number, warnings: string[]): void {
+    if (!warnings.length) return;
+    this.write(() => {
+      const all = [...this.runWarnings(runId), ...warnings];
+      this.db.run("UPDATE runs SET warnings = ? WHERE id = ?", [JSON.stringify(all), runId]);
     });
   }
 
@@ -153,6 +169,7 @@ export class Store implements SessionStore {
       status: s.status as SessionRecord["status"],
       sessionFile: s.session_file ?? undefined,
       parentSession: s.parent_session ?? undefined,
+      ...(s.schedule ? { schedule: s.schedule } : {}),
       createdAt: s.created_at,
       updatedAt: s.updated_at,
       runs,
@@ -188,9 +205,20 @@ export class Store implements SessionStore {
       cost: s.cost ?? 0,
       runCount: s.run_count,
       ...(s.last_error_code ? { lastErrorCode: s.last_error_code as ErrorCode } : {}),
+      ...(s.schedule ? { schedule: s.schedule } : {}),
       createdAt: s.created_at,
       updatedAt: s.updated_at,
     }));
+  }
+
+  /** The latest session a schedule started (`subagents schedule list`). */
+  lastOfSchedule(schedule: string): { id: string; status: string; errorCode?: string; updatedAt: number } | null {
+    const row = this.db.get<{ id: string; status: string; updated_at: number; error_code: string | null }>(
+      `SELECT s.id, s.status, s.updated_at, (SELECT error_code FROM runs r WHERE r.session_id = s.id ORDER BY r.id DESC LIMIT 1) AS error_code
+         FROM sessions s WHERE s.schedule = ? ORDER BY s.updated_at DESC, s.rowid DESC LIMIT 1`,
+      [schedule],
+    );
+    return row ? { id: row.id, status: row.status, updatedAt: row.updated_at, ...(row.error_code ? { errorCode: row.error_code } : {}) } : null;
   }
 
   parentUsage(parentSession: string): { spawns: number; cost: number } {

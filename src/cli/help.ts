@@ -1,4 +1,4 @@
-// --help texts, kept next to each other; test/docs.test.ts checks that docs/cli.md names every command and option.
+// --help texts, kept next to each other; test/e2e/docs.test.ts checks that docs/cli.md names every command and option.
 
 export const MAIN_HELP = `subagents — run pi sub-agents: isolated child pi processes with their own context, tools and model.
 

@@ -82,7 +82,7 @@ function fileSpec(field: string, v: unknown): FileSpec {
   return { path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
 }
 
-/** Every field a task may have (pi's tool schema lists the same: test/call-contract.test.ts). */
+/** Every field a task may have (pi's tool schema lists the same: test/unit/core/call/contract.test.ts). */
 export const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "sandbox", "keepProcesses", "runner", "runtime", ...BUDGET_KEYS]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */

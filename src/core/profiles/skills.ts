@@ -47,7 +47,7 @@ export function discoverSkills(host: Host, opts: { agentDir: string; cwd: string
 
 export type ResolvedSkills = { skillPaths: string[]; appendPrompt: string };
 
-/** Skill names → paths and inlined text; unknown names are an error (`Unknown skills: …`, test/profiles.test.ts). */
+/** Skill names → paths and inlined text; unknown names are an error (`Unknown skills: …`, test/unit/core/profiles/profiles.test.ts). */
 export function resolveProfileSkills(host: Host, p: Profile, skills: Map<string, Skill>): ResolvedSkills | { error: string } {
   const wanted = [...(p.suggestedSkills ?? []), ...(p.loadSkills ?? [])];
   const unknown = wanted.filter((n) => !skills.has(n));

@@ -1,0 +1,327 @@
+// The call module's contract (src/core/call/): the same call given to any front — `subagents delegate` (arguments
+// or --tasks), `subagents flow`, `subagents run`, pi's delegate_to_subagents (parameters or a saved workflow) and
+// pi's subagent — becomes the same TaskInputs, and the same bad call gets the same refusal {code, message}.
+import { afterAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { prepareCall, type CallFront } from "../../../../src/core/call/prepare.ts";
+import type { CallRequest } from "../../../../src/core/call/request.ts";
+import { parseDelegateParams } from "../../../../src/core/delegate-input.ts";
+import { realClock } from "../../../../src/core/host.ts";
+import { discoverProfiles } from "../../../../src/core/profiles/profile-discovery.ts";
+import { loadSettings } from "../../../../src/core/settings.ts";
+import { Store } from "../../../../src/core/store/store.ts";
+import { CapGuard } from "../../../../src/core/run/cap-guard.ts";
+import { createEngine, type Engine, type TaskInput } from "../../../../src/core/run/task.ts";
+import { createBunHost } from "../../../../src/host/bun.ts";
+import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
+import { parse } from "../../../../src/cli/flags/args.ts";
+import { callDefaults } from "../../../../src/cli/flags/call-flags.ts";
+import { DELEGATE_OPTIONS, delegateRequest } from "../../../../src/cli/commands/delegate.ts";
+import { runRequest } from "../../../../src/cli/commands/run.ts";
+import { toolRequest } from "../../../../src/pi/tool-delegate.ts";
+import { subagentRequest } from "../../../../src/pi/tool-subagent.ts";
+import { withWorkflow } from "../../../../src/pi/workflow-call.ts";
+
+const root = mkdtempSync(join(tmpdir(), "call-contract-"));
+const agentDir = join(root, "agent");
+const cwd = join(root, "work");
+const other = join(root, "other");
+for (const d of [join(agentDir, "agents"), join(agentDir, "workflows"), cwd, other]) mkdirSync(d, { recursive: true });
+writeFileSync(
+  join(agentDir, "agents", "scout.md"),
+  "---\nname: scout\ndescription: looks around\n---\nYou look around.\n",
+);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function engine(settings: Record<string, unknown> = {}): Engine {
+  writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ subagents: settings }));
+  const host = createBunHost(bunDbOpener(Database));
+  const store = new Store(host.openDb(join(root, `db-${Math.random().toString(16).slice(2)}.sqlite`)), {
+    isAlive: () => false,
+  });
+  let n = 0;
+  // Session ids count up from 1 in each call, so two fronts' TaskInputs compare field by field.
+  store.newSessionId = () => `session-${++n}`;
+  const reset = () => {
+    n = 0;
+  };
+  const e: Engine & { reset?: () => void } = createEngine({
+    host,
+    clock: realClock,
+    store,
+    settings: loadSettings(host, { agentDir, cwd }).settings,
+    profiles: discoverProfiles(host, { cwd, agentDir }).profiles,
+    agentDir,
+    piCommand: ["pi"],
+    piEnv: {},
+    depth: 0,
+  });
+  e.reset = reset;
+  return e;
+}
+
+/** Tasks the last front's caps admitted (counted as coming). */
+let admitted = 0;
+
+/** A front that can give everything the checks may ask for except a conversation to fork. */
+const front = (e: Engine): CallFront => {
+  const caps = new CapGuard(undefined, "this call");
+  admitted = 0;
+  return {
+    caps: {
+      check: (c) => caps.check(e.settings, c),
+      admit: (c) => {
+        const refusal = caps.admit(e.settings, c);
+        if (!refusal) admitted += c.tasks;
+        return refusal;
+      },
+    },
+  };
+};
+
+async function prepared(
+  e: Engine,
+  request: CallRequest,
+): Promise<{ inputs: TaskInput[] } | { refusal: { code: string; message: string } }> {
+  (e as { reset?: () => void }).reset?.();
+  return prepareCall(e, request, front(e));
+}
+
+const cliDelegate = (argv: string[]) => {
+  const { values, positionals } = parse("delegate", argv, DELEGATE_OPTIONS);
+  return delegateRequest({ ...values, cwd: values.cwd ?? cwd }, positionals)!.request;
+};
+const cliFlow = (doc: Record<string, unknown>, argv: string[] = []) => {
+  const { values, positionals } = parse("flow", argv, DELEGATE_OPTIONS);
+  return delegateRequest({ ...values, cwd }, positionals, () => doc)!.request;
+};
+const piTool = (doc: unknown) => toolRequest(parseDelegateParams(doc), cwd);
+const piWorkflow = async (e: Engine, spec: string) =>
+  toolRequest(parseDelegateParams(await withWorkflow({ workflow: spec }, { cwd, hasUI: false }, async () => e)), cwd);
+
+const EVERY_FIELD = {
+  tasks: [
+    {
+      name: "first",
+      prompt: "look at the code",
+      cwd: other,
+      profile: "scout",
+      timeout: 90,
+      files: ["README.md", { path: "src/a.ts", head: 10 }],
+      isolation: "worktree",
+      maxTurns: 4,
+      maxCost: 0.5,
+      gate: "true",
+      gateTimeout: 30,
+      gateRetries: 2,
+      outputSchema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] },
+      sandbox: true,
+      keepProcesses: true,
+      runner: "local",
+      runtime: "codex",
+    },
+    { name: "second", prompt: "use {{first}}", after: ["first"], runtime: "claude-code" },
+  ],
+};
+
+test("a tasks document with every field gives the same TaskInputs through every front, and every field reaches them", async () => {
+  const e = engine();
+  const file = join(root, "every.json");
+  writeFileSync(file, JSON.stringify(EVERY_FIELD));
+  writeFileSync(join(agentDir, "workflows", "every.json"), JSON.stringify(EVERY_FIELD));
+  const fronts: Record<string, CallRequest> = {
+    "subagents delegate --tasks": cliDelegate(["--tasks", file]),
+    "subagents flow": cliFlow(EVERY_FIELD),
+    delegate_to_subagents: piTool(EVERY_FIELD),
+    "delegate_to_subagents workflow": await piWorkflow(e, "every"),
+  };
+  const results = await Promise.all(Object.values(fronts).map((r) => prepared(e, r)));
+  const [reference] = results;
+  if (!("inputs" in reference)) throw new Error(`refused: ${reference.refusal.message}`);
+  for (const [i, name] of Object.keys(fronts).entries()) expect(results[i], name).toEqual(reference);
+  const [first, second] = reference.inputs;
+  expect(first).toEqual({
+    name: "first",
+    prompt: "look at the code",
+    cwd: other,
+    profile: "scout",
+    timeoutSec: 90,
+    files: ["README.md", { path: "src/a.ts", head: 10 }],
+    sessionId: "session-1",
+    isolation: "worktree",
+    budget: { maxTurns: 4, maxCost: 0.5 },
+    gate: "true",
+    gateTimeout: 30,
+    gateRetries: 2,
+    outputSchema: EVERY_FIELD.tasks[0].outputSchema,
+    keepProcesses: true,
+    sandbox: true,
+    runner: "local",
+    runtime: "codex",
+  });
+  expect(second).toEqual({
+    name: "second",
+    prompt: "use {{first}}",
+    cwd,
+    sessionId: "session-2",
+    after: ["first"],
+    runtime: "claude-code",
+  });
+});
+
+test("the CLI's flags are the call's defaults: delegate's and run's flags give one task the same TaskInput as the tool's fields", async () => {
+  const e = engine();
+  const flags = [
+    "--runtime",
+    "codex",
+    "--sandbox",
+    "--runner",
+    "local",
+    "--timeout",
+    "45",
+    "--isolation",
+    "worktree",
+    "--gate",
+    "true",
+    "--gate-retries",
+    "1",
+    "--max-turns",
+    "3",
+    "--profile",
+    "scout",
+  ];
+  const viaDelegate = await prepared(e, cliDelegate(["--name", "scout", "say hi", ...flags]));
+  const { values } = parse("run", flags, DELEGATE_OPTIONS);
+  const viaRun = await prepared(e, runRequest("scout", "say hi", callDefaults("run", cwd, values), {}));
+  const viaTool = await prepared(
+    e,
+    piTool({
+      tasks: [
+        {
+          name: "scout",
+          prompt: "say hi",
+          profile: "scout",
+          runtime: "codex",
+          sandbox: true,
+          runner: "local",
+          timeout: 45,
+          isolation: "worktree",
+          gate: "true",
+          gateRetries: 1,
+          maxTurns: 3,
+        },
+      ],
+    }),
+  );
+  expect(viaRun).toEqual(viaDelegate);
+  expect(viaTool).toEqual(viaDelegate);
+  if (!("inputs" in viaTool)) throw new Error(viaTool.refusal.message);
+  expect(viaTool.inputs[0]).toMatchObject({
+    runtime: "codex",
+    sandbox: true,
+    runner: "local",
+    timeoutSec: 45,
+    isolation: "worktree",
+    gate: "true",
+    gateRetries: 1,
+    budget: { maxTurns: 3 },
+  });
+  // pi's subagent tool: the same agent and task, with the finalize contract that tool requires.
+  const viaSubagent = await prepared(e, subagentRequest({ agent: "scout", task: "say hi" }, undefined, cwd));
+  if (!("inputs" in viaSubagent)) throw new Error(viaSubagent.refusal.message);
+  expect(viaSubagent.inputs[0]).toEqual({
+    name: "scout",
+    prompt: "say hi",
+    cwd,
+    profile: "scout",
+    sessionId: "session-1",
+    finalize: "required",
+  });
+});
+
+const BAD: [string, Record<string, unknown>, string, RegExp][] = [
+  [
+    "two tasks that do the same thing",
+    {
+      tasks: [
+        { name: "a", prompt: "same" },
+        { name: "b", prompt: "same" },
+      ],
+    },
+    "INVALID_INPUT",
+    /^Duplicate tasks: task 1 \("a"\) and task 2 \("b"\)/,
+  ],
+  [
+    "a session that does not exist",
+    { tasks: [{ name: "a", prompt: "go on", resume: "0123456789abcdef" }] },
+    "INVALID_INPUT",
+    /0123456789abcdef/,
+  ],
+  [
+    "a folder that does not exist",
+    { tasks: [{ name: "a", prompt: "x", cwd: "/no/such/folder" }] },
+    "INVALID_INPUT",
+    /^task "a": working directory \/no\/such\/folder does not exist/,
+  ],
+  [
+    "a gate in a folder that does not exist",
+    { tasks: [{ name: "a", prompt: "x", cwd: "/no/such/folder", gate: "true" }] },
+    "INVALID_INPUT",
+    /^task "a": its gate `true` would run in/,
+  ],
+  [
+    "a forked context with no conversation",
+    { tasks: [{ name: "a", prompt: "x", context: "fork" }] },
+    "INVALID_INPUT",
+    /^task "a": context "fork" needs a parent pi session/,
+  ],
+];
+
+for (const [what, doc, code, message] of BAD) {
+  test(`${what}: the same refusal through every front, and nothing admitted`, async () => {
+    const e = engine();
+    const file = join(root, "bad.json");
+    writeFileSync(file, JSON.stringify(doc));
+    const results = [];
+    for (const r of [cliDelegate(["--tasks", file]), cliFlow(doc), piTool(doc)]) {
+      results.push(await prepared(e, r));
+      expect(admitted).toBe(0);
+    }
+    for (const r of results) {
+      if (!("refusal" in r)) throw new Error(`not refused: ${JSON.stringify(r.inputs)}`);
+      expect(r.refusal.code).toBe(code);
+      expect(r.refusal.message).toMatch(message);
+    }
+    expect(results[1]).toEqual(results[0]);
+    expect(results[2]).toEqual(results[0]);
+  });
+}
+
+test("the session caps refuse the same call the same way through every front", async () => {
+  const e = engine({ maxSpawnsPerSession: 1 });
+  const doc = {
+    tasks: [
+      { name: "a", prompt: "one" },
+      { name: "b", prompt: "two" },
+    ],
+  };
+  const results = await Promise.all(
+    [cliDelegate(["one", "two", "--name", "a", "--name", "b"]), cliFlow(doc), piTool(doc)].map((r) => prepared(e, r)),
+  );
+  for (const r of results) expect(r).toMatchObject({ refusal: { code: "SPAWN_LIMIT" } });
+  expect(results[1]).toEqual(results[0]);
+  expect(results[2]).toEqual(results[0]);
+});
+
+test("pi's tool schema offers every task field the delegate input accepts (a field the parser knows reaches the model)", async () => {
+  const { DELEGATE_SCHEMA } = await import("../../../../src/pi/schemas.ts");
+  const { TASK_FIELDS } = await import("../../../../src/core/delegate-input.ts");
+  const offered = Object.keys(
+    (DELEGATE_SCHEMA as { properties: { tasks: { items: { properties: Record<string, unknown> } } } }).properties.tasks
+      .items.properties,
+  );
+  expect(offered.sort()).toEqual([...TASK_FIELDS].sort());
+});

@@ -31,8 +31,15 @@ await bundle("src/pi/extension.ts", "dist/extension.js", define);
 writeFileSync(join("dist", "pi-extension.js"), stubSource("./extension.js", pkg.version));
 
 const stage = stagePiAssets();
-await compileExecutable({ outfile: "dist/subagents", stage, childSource, extensionSource: readFileSync("dist/extension.js", "utf8") });
+await compileExecutable({
+  outfile: "dist/subagents",
+  stage,
+  childSource,
+  extensionSource: readFileSync("dist/extension.js", "utf8"),
+});
 removeStage();
 const piVersion = embeddedPiVersion();
 writeFileSync(join("dist", "embedded-pi.txt"), `${piVersion}\n`);
-console.log(`built dist/child.js, dist/extension.js, dist/pi-extension.js, dist/subagents (pi ${piVersion} inside) in ${Math.round(performance.now() - started)} ms`);
+console.log(
+  `built dist/child.js, dist/extension.js, dist/pi-extension.js, dist/subagents (pi ${piVersion} inside) in ${Math.round(performance.now() - started)} ms`,
+);

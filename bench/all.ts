@@ -16,7 +16,17 @@ import { stream } from "./stream.ts";
 import { updates } from "./updates.ts";
 
 const sections: string[] = [];
-for (const [name, run] of [["child start", childStart], ["fan-out", fanout], ["stream ingest", stream], ["CLI latency", cliLatency], ["scale", scale], ["live updates", updates], ["prompt footprint", promptFootprint], ["corrective messages", nudge], ["cost", cost]] as const) {
+for (const [name, run] of [
+  ["child start", childStart],
+  ["fan-out", fanout],
+  ["stream ingest", stream],
+  ["CLI latency", cliLatency],
+  ["scale", scale],
+  ["live updates", updates],
+  ["prompt footprint", promptFootprint],
+  ["corrective messages", nudge],
+  ["cost", cost],
+] as const) {
   process.stderr.write(`bench: ${name}…\n`);
   sections.push(await run());
 }

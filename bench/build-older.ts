@@ -10,7 +10,12 @@ export async function buildOlder(piDir = join("node_modules", "pi-coding-agent-0
   const outfile = join("bench", ".cache", `subagents-embeds-${embeddedPiVersion()}`);
   const stage = stagePiAssets();
   try {
-    await compileExecutable({ outfile, stage, childSource: readFileSync("dist/child.js", "utf8"), extensionSource: readFileSync("dist/extension.js", "utf8") });
+    await compileExecutable({
+      outfile,
+      stage,
+      childSource: readFileSync("dist/child.js", "utf8"),
+      extensionSource: readFileSync("dist/extension.js", "utf8"),
+    });
   } finally {
     removeStage();
     delete process.env.SUBAGENTS_EMBED_PI_DIR;

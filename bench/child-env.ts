@@ -17,7 +17,10 @@ const res: Record<string, { cpu: number[]; wall: number[] }> = {};
 try {
   for (let i = 0; i < n; i++) {
     for (const [name, extra] of Object.entries(variants)) {
-      const s = await measure([bin, "-p", "--no-session", `env ${i}`], { env: { ...world.env, SUBAGENTS_ROLE: "pi", ...extra }, cwd: world.workDir });
+      const s = await measure([bin, "-p", "--no-session", `env ${i}`], {
+        env: { ...world.env, SUBAGENTS_ROLE: "pi", ...extra },
+        cwd: world.workDir,
+      });
       if (!s.stdout.trim()) throw new Error(`${name}: no output`);
       (res[name] ??= { cpu: [], wall: [] }).cpu.push(s.cpuMs);
       res[name].wall.push(s.wallMs);
@@ -27,6 +30,9 @@ try {
   await world.close();
 }
 for (const [name, r] of Object.entries(res)) {
-  const c = stat(r.cpu), w = stat(r.wall);
-  console.log(`${name}: CPU median ${c.median.toFixed(0)} ms (${c.min.toFixed(0)}–${c.max.toFixed(0)}), wall median ${w.median.toFixed(0)} ms, n=${n}`);
+  const c = stat(r.cpu),
+    w = stat(r.wall);
+  console.log(
+    `${name}: CPU median ${c.median.toFixed(0)} ms (${c.min.toFixed(0)}–${c.max.toFixed(0)}), wall median ${w.median.toFixed(0)} ms, n=${n}`,
+  );
 }

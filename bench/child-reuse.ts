@@ -11,9 +11,20 @@ const cpuMs = (pid: number) => {
   // ns on the CPU (main thread only: JSC's helper threads are not in it).
   return Number(readFileSync(`/proc/${pid}/schedstat`, "latin1").split(" ")[0]) / 1e6;
 };
-const jit = { BUN_JSC_thresholdForOptimizeAfterWarmUp: "100000", BUN_JSC_thresholdForOptimizeAfterLongWarmUp: "100000", BUN_JSC_thresholdForOptimizeSoon: "100000" };
+const jit = {
+  BUN_JSC_thresholdForOptimizeAfterWarmUp: "100000",
+  BUN_JSC_thresholdForOptimizeAfterLongWarmUp: "100000",
+  BUN_JSC_thresholdForOptimizeSoon: "100000",
+};
 try {
-  const proc = Bun.spawn({ cmd: [bin, "--mode", "rpc", "--session", `${world.workDir}/s-x.jsonl`], env: { ...world.env, SUBAGENTS_ROLE: "pi", ...jit }, cwd: world.workDir, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+  const proc = Bun.spawn({
+    cmd: [bin, "--mode", "rpc", "--session", `${world.workDir}/s-x.jsonl`],
+    env: { ...world.env, SUBAGENTS_ROLE: "pi", ...jit },
+    cwd: world.workDir,
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "ignore",
+  });
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let buffered = "";
@@ -52,7 +63,9 @@ try {
     await next((o) => o.type === "agent_end");
     const w2 = performance.now();
     await next((o) => o.type === "agent_settled");
-    console.log(`task ${i}: switch ${Math.round(w1 - w0)} ms, prompt→end ${Math.round(w2 - w1)} ms, end→settled ${Math.round(performance.now() - w2)} ms`);
+    console.log(
+      `task ${i}: switch ${Math.round(w1 - w0)} ms, prompt→end ${Math.round(w2 - w1)} ms, end→settled ${Math.round(performance.now() - w2)} ms`,
+    );
     await Bun.sleep(30);
     const now = cpuMs(proc.pid);
     per.push(now - before);
@@ -61,7 +74,9 @@ try {
   proc.kill();
   await proc.exited;
   const later = per.slice(1).sort((a, b) => a - b);
-  console.log(`first task (process start included): ${per[0].toFixed(1)} ms of CPU; each further task in the same process: median ${later[Math.floor(later.length / 2)].toFixed(1)} ms (${later[0].toFixed(1)}–${later.at(-1)!.toFixed(1)}), n=${n}`);
+  console.log(
+    `first task (process start included): ${per[0].toFixed(1)} ms of CPU; each further task in the same process: median ${later[Math.floor(later.length / 2)].toFixed(1)} ms (${later[0].toFixed(1)}–${later.at(-1)!.toFixed(1)}), n=${n}`,
+  );
 } finally {
   await world.close();
 }

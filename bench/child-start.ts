@@ -17,17 +17,32 @@ export async function childStart(): Promise<string> {
       for (const [label, c] of Object.entries(contenders)) {
         const from = world.server.requests.length;
         const t0 = performance.now();
-        const s = await measure([...c.cmd, "-p", "--no-session", `start ${label} ${r}`], { env: { ...world.env, ...c.env }, cwd: world.workDir });
+        const s = await measure([...c.cmd, "-p", "--no-session", `start ${label} ${r}`], {
+          env: { ...world.env, ...c.env },
+          cwd: world.workDir,
+        });
         const first = (world.server.requests[from]?.receivedAt ?? Number.NaN) - t0;
         const prev = best[label];
-        best[label] = { first: Math.min(prev?.first ?? Infinity, first), wall: Math.min(prev?.wall ?? Infinity, s.wallMs), cpu: Math.min(prev?.cpu ?? Infinity, s.cpuMs), rss: Math.min(prev?.rss ?? Infinity, s.peakRssMB) };
+        best[label] = {
+          first: Math.min(prev?.first ?? Infinity, first),
+          wall: Math.min(prev?.wall ?? Infinity, s.wallMs),
+          cpu: Math.min(prev?.cpu ?? Infinity, s.cpuMs),
+          rss: Math.min(prev?.rss ?? Infinity, s.peakRssMB),
+        };
       }
     }
   } finally {
     await world.close();
   }
   const node = best["pi under Node 24"];
-  const rows = Object.entries(best).map(([label, b]) => [label, `${Math.round(b.first)} ms`, `${Math.round(b.wall)} ms`, `${Math.round(b.cpu)} ms`, `${Math.round(b.rss)} MB`, ratio(b.wall, node.wall)]);
+  const rows = Object.entries(best).map(([label, b]) => [
+    label,
+    `${Math.round(b.first)} ms`,
+    `${Math.round(b.wall)} ms`,
+    `${Math.round(b.cpu)} ms`,
+    `${Math.round(b.rss)} MB`,
+    ratio(b.wall, node.wall),
+  ]);
   const size = statSync(BIN).size / 2 ** 20;
   return [
     `### One child: spawn → first model request (best of ${ROUNDS}, alternating)`,

@@ -15,16 +15,33 @@ export async function cliLatency(): Promise<string> {
   try {
     const agents = join(world.agentDir, "agent-profiles");
     mkdirSync(agents, { recursive: true });
-    for (let i = 0; i < 100; i++) writeFileSync(join(agents, `p${i}.md`), `---\nname: p${i}\ndescription: profile ${i}\ntools: read, grep, find\n---\nYou are profile ${i}.\n`);
+    for (let i = 0; i < 100; i++)
+      writeFileSync(
+        join(agents, `p${i}.md`),
+        `---\nname: p${i}\ndescription: profile ${i}\ntools: read, grep, find\n---\nYou are profile ${i}.\n`,
+      );
     const store = new Store(bunDbOpener(Database)(world.env.SUBAGENTS_DB), { isAlive: () => true });
-    const big: StoredMessage[] = Array.from({ length: 10_000 }, (_, i) => (i % 2 ? { role: "assistant", text: `answer ${i}`, toolCalls: [{ name: "read", args: '{"path":"a"}' }] } : { role: "toolResult", name: "read", text: `result ${i}`, isError: false }));
+    const big: StoredMessage[] = Array.from({ length: 10_000 }, (_, i) =>
+      i % 2
+        ? { role: "assistant", text: `answer ${i}`, toolCalls: [{ name: "read", args: '{"path":"a"}' }] }
+        : { role: "toolResult", name: "read", text: `result ${i}`, isError: false },
+    );
     let bigId = "";
     for (let i = 0; i < 10_000; i++) {
       const id = store.newSessionId();
       store.createSession({ id, name: `s${i}`, agent: "scout", cwd: "/" });
       const messages = i === 0 ? big : [];
       if (i === 0) bigId = id;
-      store.finishRun(store.startRun(id, { prompt: "p", ownerPid: 1 }), { status: "completed", output: `output ${i}`, usage: emptyUsage(), exitCode: 0, toolCount: 0, messages, stderrTail: "", durationMs: 1 });
+      store.finishRun(store.startRun(id, { prompt: "p", ownerPid: 1 }), {
+        status: "completed",
+        output: `output ${i}`,
+        usage: emptyUsage(),
+        exitCode: 0,
+        toolCount: 0,
+        messages,
+        stderrTail: "",
+        durationMs: 1,
+      });
     }
     const cases: [string, string[]][] = [
       ["--version", ["--version"]],
@@ -35,9 +52,15 @@ export async function cliLatency(): Promise<string> {
     ];
     const rows: string[][] = [];
     for (const [label, args] of cases) {
-      const s = stat((await rounds(10, () => measure([BIN, ...args], { env: world.env, cwd: world.workDir }))).map((x) => x.wallMs));
+      const s = stat(
+        (await rounds(10, () => measure([BIN, ...args], { env: world.env, cwd: world.workDir }))).map((x) => x.wallMs),
+      );
       const goal = GOALS[label];
-      rows.push([`\`subagents ${args.join(" ").replace(bigId, "ID")}\``, fmt(s, " ms", 1), goal ? `≤ ${goal} ms: ${s.median <= goal ? "met" : `missed by ${(s.median - goal).toFixed(1)} ms`}` : "—"]);
+      rows.push([
+        `\`subagents ${args.join(" ").replace(bigId, "ID")}\``,
+        fmt(s, " ms", 1),
+        goal ? `≤ ${goal} ms: ${s.median <= goal ? "met" : `missed by ${(s.median - goal).toFixed(1)} ms`}` : "—",
+      ]);
     }
     return ["### CLI latency (10 runs: median (min–max))", "", table(["command", "wall", "goal"], rows), ""].join("\n");
   } finally {

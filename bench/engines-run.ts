@@ -5,7 +5,13 @@ import { cli, piWorld, summaryOf } from "../test/support/pi-env.ts";
 const rounds = Number(process.argv[2] ?? 5);
 const world = await piWorld();
 world.setSubagentSettings({ docker: { image: process.env.IMAGE ?? "subagents-test/base" } });
-for (const [label, flags] of [["local", []], ["sandbox", ["--sandbox"]], ["docker", ["--runner", "docker"]], ["slurm", ["--runner", "slurm"]], ["slurm+sandbox", ["--runner", "slurm", "--sandbox"]]] as [string, string[]][]) {
+for (const [label, flags] of [
+  ["local", []],
+  ["sandbox", ["--sandbox"]],
+  ["docker", ["--runner", "docker"]],
+  ["slurm", ["--runner", "slurm"]],
+  ["slurm+sandbox", ["--runner", "slurm", "--sandbox"]],
+] as [string, string[]][]) {
   const ms: number[] = [];
   for (let i = 0; i < rounds; i++) {
     const t = performance.now();
@@ -15,6 +21,8 @@ for (const [label, flags] of [["local", []], ["sandbox", ["--sandbox"]], ["docke
     if (s.status !== "completed") throw new Error(`${label}: ${s.error}`);
   }
   ms.sort((a, b) => a - b);
-  console.log(`${label.padEnd(14)} median ${ms[Math.floor(ms.length / 2)].toFixed(0)} ms (min ${ms[0].toFixed(0)}, ${rounds} runs, whole CLI run)`);
+  console.log(
+    `${label.padEnd(14)} median ${ms[Math.floor(ms.length / 2)].toFixed(0)} ms (min ${ms[0].toFixed(0)}, ${rounds} runs, whole CLI run)`,
+  );
 }
 await world.close();

@@ -35,7 +35,10 @@ const req: PlaceRequest = {
   files: [],
   sandbox: true,
   name: "bench",
-  settings: { ...defaultSettings(), docker: { image: process.env.IMAGE ?? "subagents-test/base", network: "host", args: [] } },
+  settings: {
+    ...defaultSettings(),
+    docker: { image: process.env.IMAGE ?? "subagents-test/base", network: "host", args: [] },
+  },
 };
 
 function time(label: string, argv: () => string[]): void {
@@ -48,7 +51,9 @@ function time(label: string, argv: () => string[]): void {
     if (r.exitCode !== 0) throw new Error(`${label}: exit ${r.exitCode}: ${r.stderr.toString().slice(0, 300)}`);
   }
   ms.sort((x, y) => x - y);
-  console.log(`${label.padEnd(10)} median ${ms[Math.floor(ms.length / 2)].toFixed(1)} ms  (min ${ms[0].toFixed(1)}, max ${ms.at(-1)!.toFixed(1)}, ${rounds} runs)`);
+  console.log(
+    `${label.padEnd(10)} median ${ms[Math.floor(ms.length / 2)].toFixed(1)} ms  (min ${ms[0].toFixed(1)}, max ${ms.at(-1)!.toFixed(1)}, ${rounds} runs)`,
+  );
 }
 
 time("plain", () => ["/bin/true"]);
@@ -61,11 +66,24 @@ const boxed = (): string[] => {
 if (onPath(host, "bwrap")) time("bwrap", boxed);
 const docker = onPath(host, "docker");
 let n = 0;
-if (!process.env.ONLY_BWRAP && docker && Bun.spawnSync({ cmd: [docker, "info"], stdout: "ignore", stderr: "ignore" }).exitCode === 0) {
-  time("docker", () => dockerArgv({ ...req, name: `subagents-bench-${process.pid}-${n++}`, argv: ["/bin/true"] }, { docker, user: null, owner: process.pid, host: "bench", agentEntries: [], caches: [] }).filter((a) => a !== "-i"));
+if (
+  !process.env.ONLY_BWRAP &&
+  docker &&
+  Bun.spawnSync({ cmd: [docker, "info"], stdout: "ignore", stderr: "ignore" }).exitCode === 0
+) {
+  time("docker", () =>
+    dockerArgv(
+      { ...req, name: `subagents-bench-${process.pid}-${n++}`, argv: ["/bin/true"] },
+      { docker, user: null, owner: process.pid, host: "bench", agentEntries: [], caches: [] },
+    ).filter((a) => a !== "-i"),
+  );
 }
 const srun = onPath(host, "srun");
-if (!process.env.ONLY_BWRAP && srun && Bun.spawnSync({ cmd: ["sinfo", "-h"], stdout: "ignore", stderr: "ignore" }).exitCode === 0) {
+if (
+  !process.env.ONLY_BWRAP &&
+  srun &&
+  Bun.spawnSync({ cmd: ["sinfo", "-h"], stdout: "ignore", stderr: "ignore" }).exitCode === 0
+) {
   time("srun", () => srunArgv({ ...req, name: "subagents-bench" }, srun, ["/bin/true"]));
   time("srun+bwrap", () => srunArgv({ ...req, name: "subagents-bench" }, srun, boxed()));
 }

@@ -10,18 +10,36 @@ const ms = (v: number) => `${Math.round(v)} ms`;
 try {
   const rows: string[][] = [];
   const long = script([{ text: "word ".repeat(8000), chunks: 4000 }]);
-  for (const [n, c, streamed] of [[8, 4, false], [16, 4, false], [8, 1, false], [2, 1, true]] as const) {
+  for (const [n, c, streamed] of [
+    [8, 4, false],
+    [16, 4, false],
+    [8, 1, false],
+    [2, 1, true],
+  ] as const) {
     const prompts = Array.from({ length: n }, (_, i) => (streamed ? `long answer ${i} ${long}` : `trivial task ${i}`));
     const samples: Record<"on" | "off", Sample[]> = { on: [], off: [] };
     for (let r = 0; r < ROUNDS; r++) {
       for (const mode of ["on", "off"] as const) {
         world.setSubagentSettings({ reuseChildren: mode === "on" });
-        samples[mode].push(await measure([BIN, "delegate", ...prompts, "--concurrency", String(c), "--json"], { env: world.env, cwd: world.workDir }));
+        samples[mode].push(
+          await measure([BIN, "delegate", ...prompts, "--concurrency", String(c), "--json"], {
+            env: world.env,
+            cwd: world.workDir,
+          }),
+        );
       }
     }
     const on = { wall: stat(samples.on.map((s) => s.wallMs)).median, cpu: stat(samples.on.map((s) => s.cpuMs)).median };
-    const off = { wall: stat(samples.off.map((s) => s.wallMs)).median, cpu: stat(samples.off.map((s) => s.cpuMs)).median };
-    rows.push([`${n} at ${c}${streamed ? ", 40 KB streamed answers" : ""}`, `${ms(on.wall)} (CPU ${ms(on.cpu)})`, `${ms(off.wall)} (CPU ${ms(off.cpu)})`, `${(on.wall / off.wall).toFixed(2)}× (CPU ${(on.cpu / off.cpu).toFixed(2)}×)`]);
+    const off = {
+      wall: stat(samples.off.map((s) => s.wallMs)).median,
+      cpu: stat(samples.off.map((s) => s.cpuMs)).median,
+    };
+    rows.push([
+      `${n} at ${c}${streamed ? ", 40 KB streamed answers" : ""}`,
+      `${ms(on.wall)} (CPU ${ms(on.cpu)})`,
+      `${ms(off.wall)} (CPU ${ms(off.cpu)})`,
+      `${(on.wall / off.wall).toFixed(2)}× (CPU ${(on.cpu / off.cpu).toFixed(2)}×)`,
+    ]);
   }
   console.log(`### Kept children on vs off (median of ${ROUNDS} alternating rounds)\n`);
   console.log(table(["tasks", "kept (default)", "a pi per task (reuseChildren: false)", "kept / not kept"], rows));

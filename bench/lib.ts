@@ -16,7 +16,10 @@ export async function benchWorld(): Promise<PiWorld> {
   const world = await piWorld();
   // An agent for pi's example extension (it reads <agentDir>/agents/*.md): default tools, one model turn.
   mkdirSync(join(world.agentDir, "agents"), { recursive: true });
-  writeFileSync(join(world.agentDir, "agents", "bench.md"), "---\nname: bench\ndescription: benchmark agent\n---\nAnswer briefly.\n");
+  writeFileSync(
+    join(world.agentDir, "agents", "bench.md"),
+    "---\nname: bench\ndescription: benchmark agent\n---\nAnswer briefly.\n",
+  );
   return world;
 }
 
@@ -32,9 +35,19 @@ function vmHwmKB(pid: number): number {
 }
 
 /** Runs a command once. CPU covers the process and every descendant it waited for. */
-export async function measure(cmd: string[], opts: { env: Record<string, string>; cwd: string; stdin?: string }): Promise<Sample> {
+export async function measure(
+  cmd: string[],
+  opts: { env: Record<string, string>; cwd: string; stdin?: string },
+): Promise<Sample> {
   const t0 = performance.now();
-  const proc = Bun.spawn({ cmd, cwd: opts.cwd, env: opts.env, stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin), stdout: "pipe", stderr: "ignore" });
+  const proc = Bun.spawn({
+    cmd,
+    cwd: opts.cwd,
+    env: opts.env,
+    stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin),
+    stdout: "pipe",
+    stderr: "ignore",
+  });
   let peak = 0;
   const poll = setInterval(() => (peak = Math.max(peak, vmHwmKB(proc.pid))), 20);
   const stdout = await new Response(proc.stdout).text();
@@ -58,12 +71,17 @@ export function stat(values: number[]): Stat {
   return { median: s[Math.floor(s.length / 2)], min: s[0], max: s[s.length - 1] };
 }
 
-export const fmt = (s: Stat, unit = "", digits = 0) => `${s.median.toFixed(digits)}${unit} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
+export const fmt = (s: Stat, unit = "", digits = 0) =>
+  `${s.median.toFixed(digits)}${unit} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
 export const ratio = (a: number, b: number) => (b === 0 ? "n/a" : `${(a / b).toFixed(2)}×`);
 
 /** A markdown table from rows of cells. */
 export function table(head: string[], rows: string[][]): string {
-  return [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+  return [
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
 }
 
 /** Current pi under Node 24 (its bundled entry, as npm's `pi` launcher runs it) or under Bun. */

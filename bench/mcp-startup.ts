@@ -14,11 +14,23 @@ export async function mcpStartup(): Promise<string> {
   const mcpFile = join(world.agentDir, "mcp.json");
   const setServer = (args: string[] | null, exposure?: string) => {
     if (!args) return rmSync(mcpFile, { force: true });
-    writeFileSync(mcpFile, JSON.stringify({ mcpServers: { fx: { command: BUN, args: [FIXTURE, ...args], ...(exposure ? { exposure } : {}) } } }));
+    writeFileSync(
+      mcpFile,
+      JSON.stringify({
+        mcpServers: { fx: { command: BUN, args: [FIXTURE, ...args], ...(exposure ? { exposure } : {}) } },
+      }),
+    );
   };
   const once = async (extra: string[]): Promise<number> => {
     const t0 = performance.now();
-    const proc = Bun.spawn({ cmd: [...piCmd("current", "node"), "-p", "--no-session", ...extra, "hi"], cwd: world.workDir, env: world.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn({
+      cmd: [...piCmd("current", "node"), "-p", "--no-session", ...extra, "hi"],
+      cwd: world.workDir,
+      env: world.env,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     await new Response(proc.stdout).text();
     await proc.exited;
     return performance.now() - t0;
@@ -33,7 +45,11 @@ export async function mcpStartup(): Promise<string> {
   try {
     setServer(null);
     rows.push(["no mcp.json", await median(), "–"]);
-    for (const [label, args] of [["server answering at once", []], ["server answering after 2 s", ["--delay", "2000"]], ["server that never answers", ["--dead"]]] as const) {
+    for (const [label, args] of [
+      ["server answering at once", []],
+      ["server answering after 2 s", ["--delay", "2000"]],
+      ["server that never answers", ["--dead"]],
+    ] as const) {
       setServer([...args]);
       const codemode = await median();
       setServer([...args], "direct");

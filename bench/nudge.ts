@@ -9,19 +9,31 @@ export async function nudge(): Promise<string> {
   const world = await benchWorld();
   const rows: string[][] = [];
   const workloads: [string, ScriptStep[]][] = [
-    ["forgets once, then finalizes (1 message)", [{ text: "I am done." }, { finalize: { status: "SUCCESS", result: "ok" } }]],
+    [
+      "forgets once, then finalizes (1 message)",
+      [{ text: "I am done." }, { finalize: { status: "SUCCESS", result: "ok" } }],
+    ],
     ["never finalizes (2 messages, FINALIZE_MISSING)", [{ text: "draft" }, { text: "OK." }, { text: "OK." }]],
   ];
   try {
     for (const [name, steps] of workloads) {
-      for (const [release, runtime] of [["current", "bun"], ["current", "node"], ["old", "bun"]] as const) {
+      for (const [release, runtime] of [
+        ["current", "bun"],
+        ["current", "node"],
+        ["old", "bun"],
+      ] as const) {
         const ways = { "in the child": undefined, "new process each": "optional" } as const;
         const measured: Record<string, { wall: number[]; spawns: number }> = {};
         for (const [way, childFinalize] of Object.entries(ways)) {
           const wall: number[] = [];
           let spawns = 0;
           for (let i = 0; i < ROUNDS; i++) {
-            const r = await runRealChild(world, steps, { finalize: "required", release, childRuntime: runtime, childFinalize });
+            const r = await runRealChild(world, steps, {
+              finalize: "required",
+              release,
+              childRuntime: runtime,
+              childFinalize,
+            });
             wall.push(r.wallMs);
             spawns = r.spawns;
           }
@@ -29,7 +41,13 @@ export async function nudge(): Promise<string> {
         }
         const inChild = stat(measured["in the child"].wall);
         const before = stat(measured["new process each"].wall);
-        rows.push([name, `${release === "current" ? "current" : "0.73.1"} pi, ${runtime}`, `${fmt(inChild, " ms")} · ${measured["in the child"].spawns} process`, `${fmt(before, " ms")} · ${measured["new process each"].spawns} processes`, `${(before.median - inChild.median).toFixed(0)} ms`]);
+        rows.push([
+          name,
+          `${release === "current" ? "current" : "0.73.1"} pi, ${runtime}`,
+          `${fmt(inChild, " ms")} · ${measured["in the child"].spawns} process`,
+          `${fmt(before, " ms")} · ${measured["new process each"].spawns} processes`,
+          `${(before.median - inChild.median).toFixed(0)} ms`,
+        ]);
       }
     }
   } finally {

@@ -14,11 +14,25 @@ export async function promptFootprint(): Promise<string> {
   try {
     const sizeOf = async (extension: string[]) => {
       const before = world.server.requests.length;
-      const proc = Bun.spawn({ cmd: [...piCmd("current", "node"), "-p", "--no-session", ...extension], cwd: world.workDir, env: world.env, stdin: new TextEncoder().encode(`hi ${script([{ text: "ok" }])}`), stdout: "ignore", stderr: "ignore" });
+      const proc = Bun.spawn({
+        cmd: [...piCmd("current", "node"), "-p", "--no-session", ...extension],
+        cwd: world.workDir,
+        env: world.env,
+        stdin: new TextEncoder().encode(`hi ${script([{ text: "ok" }])}`),
+        stdout: "ignore",
+        stderr: "ignore",
+      });
       await proc.exited;
       const req = world.server.requests[before];
-      const system = (req.messages ?? []).filter((m) => m.role === "system" || m.role === "developer").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("");
-      return { system: system.length, tools: JSON.stringify(req.tools ?? []).length, listed: system.includes("delegate_to_subagents") };
+      const system = (req.messages ?? [])
+        .filter((m) => m.role === "system" || m.role === "developer")
+        .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)))
+        .join("");
+      return {
+        system: system.length,
+        tools: JSON.stringify(req.tools ?? []).length,
+        listed: system.includes("delegate_to_subagents"),
+      };
     };
     const base = await sizeOf([]);
     const ours = await sizeOf(["-e", join(REPO, "dist", "extension.js")]);
@@ -30,11 +44,14 @@ export async function promptFootprint(): Promise<string> {
       "",
       "What registering our tools adds to each request of a parent pi (current pi under Node 24), from the real request.",
       "",
-      table(["part", "characters", "≈ tokens"], [
-        ["system prompt (tool list snippets + guidelines)", String(sys), String(Math.round(sys / 4))],
-        ["tool schemas (5 tools)", String(tools), String(Math.round(tools / 4))],
-        ["total", String(sys + tools), `${tokens} (goal ≤ ${GOAL_TOKENS}) ${tokens <= GOAL_TOKENS ? "✓" : "✗"}`],
-      ]),
+      table(
+        ["part", "characters", "≈ tokens"],
+        [
+          ["system prompt (tool list snippets + guidelines)", String(sys), String(Math.round(sys / 4))],
+          ["tool schemas (5 tools)", String(tools), String(Math.round(tools / 4))],
+          ["total", String(sys + tools), `${tokens} (goal ≤ ${GOAL_TOKENS}) ${tokens <= GOAL_TOKENS ? "✓" : "✗"}`],
+        ],
+      ),
       "",
       `Our tools listed in the system prompt's tool list: ${ours.listed ? "yes" : "NO"}.`,
       "",

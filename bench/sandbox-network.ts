@@ -57,7 +57,10 @@ try {
   for (let i = 0; i < childRounds; i++) {
     for (const n of ["all", "model"] as const) {
       world.setSubagentSettings({ sandboxNetwork: n });
-      const s = await measure([BIN, "run", "default", `hello ${n} ${i}`, "--sandbox", "--json"], { env: world.env, cwd: world.workDir });
+      const s = await measure([BIN, "run", "default", `hello ${n} ${i}`, "--sandbox", "--json"], {
+        env: world.env,
+        cwd: world.workDir,
+      });
       if (!s.stdout.includes('"completed"')) throw new Error(`child (${n}) did not complete: ${s.stdout.slice(-400)}`);
       child[n].push(s.wallMs);
     }
@@ -69,6 +72,18 @@ try {
 const row = (label: string, v: { all: number[]; model: number[] }, n: number) => {
   const a = stat(v.all);
   const m = stat(v.model);
-  return [label, `${a.median.toFixed(1)} ms (min ${a.min.toFixed(1)})`, `${m.median.toFixed(1)} ms (min ${m.min.toFixed(1)})`, `${(m.median - a.median).toFixed(1)} ms`, ratio(m.median, a.median), String(n)];
+  return [
+    label,
+    `${a.median.toFixed(1)} ms (min ${a.min.toFixed(1)})`,
+    `${m.median.toFixed(1)} ms (min ${m.min.toFixed(1)})`,
+    `${(m.median - a.median).toFixed(1)} ms`,
+    ratio(m.median, a.median),
+    String(n),
+  ];
 };
-console.log(table(["start", 'network "all" (host)', 'network "model" (closed)', "difference", "ratio", "runs each"], [row("bwrap /bin/true (+ proxy up/down)", bw, rounds), row("sandboxed child, whole `run`", child, childRounds)]));
+console.log(
+  table(
+    ["start", 'network "all" (host)', 'network "model" (closed)', "difference", "ratio", "runs each"],
+    [row("bwrap /bin/true (+ proxy up/down)", bw, rounds), row("sandboxed child, whole `run`", child, childRounds)],
+  ),
+);

@@ -15,7 +15,12 @@ export async function scale(): Promise<string> {
     let peak = baseline;
     const poll = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
     const t0 = performance.now();
-    const inputs = Array.from({ length: 64 }, (_, i) => ({ name: `t${i}`, prompt: `scale task ${i}`, cwd: world.workDir, sessionId: store.newSessionId() }));
+    const inputs = Array.from({ length: 64 }, (_, i) => ({
+      name: `t${i}`,
+      prompt: `scale task ${i}`,
+      cwd: world.workDir,
+      sessionId: store.newSessionId(),
+    }));
     const outcomes = await runScheduled(inputs, 16, (input, hooks) => runTask(engine, input, hooks));
     const wall = performance.now() - t0;
     clearInterval(poll);
@@ -26,8 +31,24 @@ export async function scale(): Promise<string> {
       "### Scale: 64 tasks at concurrency 16 (one round)",
       "",
       table(
-        ["wall", "completed", "statuses recorded", "parent RSS baseline → peak", "parent overhead per task", "processes left"],
-        [[`${(wall / 1000).toFixed(1)} s`, `${outcomes.filter((o) => o.result.status === "completed").length}/64`, `${recorded}/64`, `${(baseline / 1048576).toFixed(0)} → ${(peak / 1048576).toFixed(0)} MB`, `${perTask.toFixed(2)} MB (goal ≤ 2 MB: ${perTask <= 2 ? "met" : "missed"})`, String(left)]],
+        [
+          "wall",
+          "completed",
+          "statuses recorded",
+          "parent RSS baseline → peak",
+          "parent overhead per task",
+          "processes left",
+        ],
+        [
+          [
+            `${(wall / 1000).toFixed(1)} s`,
+            `${outcomes.filter((o) => o.result.status === "completed").length}/64`,
+            `${recorded}/64`,
+            `${(baseline / 1048576).toFixed(0)} → ${(peak / 1048576).toFixed(0)} MB`,
+            `${perTask.toFixed(2)} MB (goal ≤ 2 MB: ${perTask <= 2 ? "met" : "missed"})`,
+            String(left),
+          ],
+        ],
       ),
       "",
     ].join("\n");

@@ -24,7 +24,15 @@ function countingHost(base: Host, counter: { bytes: number }): Host {
     ...base,
     spawn(spec) {
       const p: ChildProcess = base.spawn(spec);
-      return { ...p, pid: p.pid, kill: p.kill, exited: p.exited, stdout: spec.fd3 ? p.stdout : wrap(p.stdout), stderr: p.stderr, fd3: p.fd3 ? wrap(p.fd3) : null };
+      return {
+        ...p,
+        pid: p.pid,
+        kill: p.kill,
+        exited: p.exited,
+        stdout: spec.fd3 ? p.stdout : wrap(p.stdout),
+        stderr: p.stderr,
+        fd3: p.fd3 ? wrap(p.fd3) : null,
+      };
     },
   };
 }
@@ -34,8 +42,14 @@ export async function stream(): Promise<string> {
   const host = createBunHost(bunDbOpener(Database));
   const rows: string[][] = [];
   const workloads: [string, ScriptStep][] = [
-    ["20 KB in 5,000 deltas", { text: "x".repeat(20_000), chunks: 5000, finalize: { status: "SUCCESS", result: "ok" } }],
-    ["100 KB in 1,000 deltas", { text: "y".repeat(100_000), chunks: 1000, finalize: { status: "SUCCESS", result: "ok" } }],
+    [
+      "20 KB in 5,000 deltas",
+      { text: "x".repeat(20_000), chunks: 5000, finalize: { status: "SUCCESS", result: "ok" } },
+    ],
+    [
+      "100 KB in 1,000 deltas",
+      { text: "y".repeat(100_000), chunks: 1000, finalize: { status: "SUCCESS", result: "ok" } },
+    ],
   ];
   try {
     for (const [label, step] of workloads) {
@@ -45,7 +59,17 @@ export async function stream(): Promise<string> {
       for (const transport of ["compact", "json"] as const) {
         const counter = { bytes: 0 };
         const pi = piCmd("bun");
-        const argv = [pi[0], "--no-install", ...pi.slice(1), ...(transport === "json" ? ["--mode", "json"] : []), "-p", "--session", join(world.root, `b-${transport}-${Date.now()}.jsonl`), "-e", join(REPO, "src", "child-extension", "extension.ts")];
+        const argv = [
+          pi[0],
+          "--no-install",
+          ...pi.slice(1),
+          ...(transport === "json" ? ["--mode", "json"] : []),
+          "-p",
+          "--session",
+          join(world.root, `b-${transport}-${Date.now()}.jsonl`),
+          "-e",
+          join(REPO, "src", "child-extension", "extension.ts"),
+        ];
         await runChild(countingHost(host, counter), realClock, {
           argv,
           env: { ...world.env, PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_TRANSPORT: transport },
@@ -61,24 +85,50 @@ export async function stream(): Promise<string> {
         });
         bytes[transport] = counter.bytes;
       }
-      const example = await measure(["bash", "-c", `${piCmd("bun").join(" ")} --mode json -p --no-session | wc -c`], { env: world.env, cwd: world.workDir, stdin: `Task: ${task}` });
+      const example = await measure(["bash", "-c", `${piCmd("bun").join(" ")} --mode json -p --no-session | wc -c`], {
+        env: world.env,
+        cwd: world.workDir,
+        stdin: `Task: ${task}`,
+      });
       bytes.example = Number(example.stdout.trim());
 
       // CPU and parent RSS of whole runs: our CLI per transport, and the example in a parent pi.
       const cli = async (transport: "compact" | "json") => {
         world.setSubagentSettings({ transport });
-        return rounds(ROUNDS, () => measure([BIN, "run", "default", task, "--json"], { env: world.env, cwd: world.workDir }));
+        return rounds(ROUNDS, () =>
+          measure([BIN, "run", "default", task, "--json"], { env: world.env, cwd: world.workDir }),
+        );
       };
       const compact = await cli("compact");
       const json = await cli("json");
       world.setSubagentSettings({});
       const parentScript = script([{ tool: "subagent", args: { agent: "bench", task } }, { text: "done" }]);
-      const ex = await rounds(ROUNDS, () => measure([...piCmd("node"), "-p", "--no-session", "-e", EXAMPLE_EXT], { env: world.env, cwd: world.workDir, stdin: `go ${parentScript}` }));
+      const ex = await rounds(ROUNDS, () =>
+        measure([...piCmd("node"), "-p", "--no-session", "-e", EXAMPLE_EXT], {
+          env: world.env,
+          cwd: world.workDir,
+          stdin: `go ${parentScript}`,
+        }),
+      );
       const cpu = (s: typeof compact) => stat(s.map((x) => x.cpuMs));
       const rss = (s: typeof compact) => stat(s.map((x) => x.peakRssMB));
       const mb = (n: number) => `${(n / 1048576).toFixed(2)} MB`;
-      rows.push([label, "ours, compact (fd 3)", fmt(cpu(compact), " ms"), fmt(rss(compact), " MB"), mb(bytes.compact), `${(cpu(compact).median / cpu(ex).median).toFixed(2)}×`]);
-      rows.push([label, "ours, json transport", fmt(cpu(json), " ms"), fmt(rss(json), " MB"), mb(bytes.json), `${(cpu(json).median / cpu(ex).median).toFixed(2)}×`]);
+      rows.push([
+        label,
+        "ours, compact (fd 3)",
+        fmt(cpu(compact), " ms"),
+        fmt(rss(compact), " MB"),
+        mb(bytes.compact),
+        `${(cpu(compact).median / cpu(ex).median).toFixed(2)}×`,
+      ]);
+      rows.push([
+        label,
+        "ours, json transport",
+        fmt(cpu(json), " ms"),
+        fmt(rss(json), " MB"),
+        mb(bytes.json),
+        `${(cpu(json).median / cpu(ex).median).toFixed(2)}×`,
+      ]);
       rows.push([label, "example in Node pi", fmt(cpu(ex), " ms"), fmt(rss(ex), " MB"), mb(bytes.example), "1.00×"]);
     }
   } finally {

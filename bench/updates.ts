@@ -26,7 +26,10 @@ export async function updates(): Promise<string> {
     };
     const prompt = `stream ${script([{ text: "z".repeat(20_000), chunks: 5000, chunkDelayMs: 1, finalize: { status: "SUCCESS", result: "ok" } }])}`;
     const t0 = performance.now();
-    await tool.execute("bench", { tasks: [{ name: "streamer", prompt }] }, undefined, onUpdate, { cwd: world.workDir, hasUI: false });
+    await tool.execute("bench", { tasks: [{ name: "streamer", prompt }] }, undefined, onUpdate, {
+      cwd: world.workDir,
+      hasUI: false,
+    });
     const seconds = (performance.now() - t0) / 1000;
     // The densest second: the most updates inside any 1-second window.
     let densest = 0;
@@ -39,7 +42,14 @@ export async function updates(): Promise<string> {
       "",
       table(
         ["run time", "onUpdate calls", "most calls in any 1 s", "render time per call (width 120)"],
-        [[`${seconds.toFixed(2)} s`, String(stamps.length), `${densest} (goal ≤ 10: ${densest <= 10 ? "met" : "missed"})`, `${(renderMs / Math.max(1, stamps.length)).toFixed(3)} ms`]],
+        [
+          [
+            `${seconds.toFixed(2)} s`,
+            String(stamps.length),
+            `${densest} (goal ≤ 10: ${densest <= 10 ? "met" : "missed"})`,
+            `${(renderMs / Math.max(1, stamps.length)).toFixed(3)} ms`,
+          ],
+        ],
       ),
       "",
     ].join("\n");

@@ -29,19 +29,31 @@ function fail(message: string): never {
 
 function run(cmd: string, args: string[], opts: { capture?: boolean } = {}): { ok: boolean; out: string } {
   if (!opts.capture) console.log(`$ ${[cmd, ...args].join(" ")}`);
-  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: "utf8", stdio: opts.capture ? ["ignore", "pipe", "inherit"] : "inherit" });
+  const r = spawnSync(cmd, args, {
+    cwd: ROOT,
+    encoding: "utf8",
+    stdio: opts.capture ? ["ignore", "pipe", "inherit"] : "inherit",
+  });
   return { ok: r.status === 0, out: r.stdout ?? "" };
 }
 
 /** The overrides pi's own package needs: each internal @earendil-works dependency (inlined into dist/bundle). */
-export function overridesFor(deps: Record<string, string>, current: Record<string, string>, standIn: string): Record<string, string> {
+export function overridesFor(
+  deps: Record<string, string>,
+  current: Record<string, string>,
+  standIn: string,
+): Record<string, string> {
   const out = { ...current };
   for (const name of Object.keys(deps)) if (name.startsWith("@earendil-works/") && !out[name]) out[name] = standIn;
   return out;
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: { "no-test": { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+  const { values, positionals } = parseArgs({
+    args: process.argv.slice(2),
+    allowPositionals: true,
+    options: { "no-test": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+  });
   if (values.help || positionals.length !== 1) {
     console.log("usage: npm run bump-pi VERSION [-- --no-test]   (e.g. npm run bump-pi 1.6.0)");
     process.exit(values.help ? 0 : 2);
@@ -65,20 +77,33 @@ if (import.meta.main) {
   const added = Object.keys(overrides).filter((k) => !(k in current));
   manifest.overrides = { ...manifest.overrides, [PI]: overrides };
   writeFileSync(PKG, `${JSON.stringify(manifest, null, 2)}\n`);
-  console.log(`pi ${from} → ${version}${added.length ? ` (new overrides: ${added.join(", ")})` : ""}; the tests' prior pi: ${from}`);
+  console.log(
+    `pi ${from} → ${version}${added.length ? ` (new overrides: ${added.join(", ")})` : ""}; the tests' prior pi: ${from}`,
+  );
 
   if (!run("npm", ["install"]).ok) {
     writeFileSync(PKG, savedPkg);
     writeFileSync(LOCK, savedLock);
-    fail("npm install failed; package.json and package-lock.json are back as they were (run npm install to restore node_modules)");
+    fail(
+      "npm install failed; package.json and package-lock.json are back as they were (run npm install to restore node_modules)",
+    );
   }
-  const installed = (JSON.parse(readFileSync(join(ROOT, "node_modules", PI, "package.json"), "utf8")) as { version: string }).version;
+  const installed = (
+    JSON.parse(readFileSync(join(ROOT, "node_modules", PI, "package.json"), "utf8")) as { version: string }
+  ).version;
   if (installed !== version) fail(`node_modules has pi ${installed}, not ${version}`);
   const bin = join(ROOT, "node_modules", ".bin", "pi");
-  const says = run(join(ROOT, "node_modules", ".bin", "node"), [join(ROOT, "node_modules", PI, "dist", "bundle", "cli.js"), "--version"], { capture: true });
+  const says = run(
+    join(ROOT, "node_modules", ".bin", "node"),
+    [join(ROOT, "node_modules", PI, "dist", "bundle", "cli.js"), "--version"],
+    { capture: true },
+  );
   if (!says.ok || says.out.trim() !== version) fail(`${bin} --version said "${says.out.trim()}", not ${version}`);
 
-  if (!run("bun", ["build.ts"]).ok) fail(`the build failed with pi ${version} (see above: a hooked function of pi's bundle may have changed; scripts/executable.ts)`);
+  if (!run("bun", ["build.ts"]).ok)
+    fail(
+      `the build failed with pi ${version} (see above: a hooked function of pi's bundle may have changed; scripts/executable.ts)`,
+    );
   const line = run(join(ROOT, "dist", "subagents"), ["--version"], { capture: true }).out.trim();
   if (!line.includes(`pi ${version} inside`)) fail(`dist/subagents --version says "${line}"`);
   console.log(line);
@@ -87,6 +112,9 @@ if (import.meta.main) {
     console.log("suite skipped (--no-test): run npm test before committing");
     process.exit(0);
   }
-  if (!run("bun", ["test", "--timeout", "60000"]).ok) fail(`the suite fails with pi ${version} (above); the bump is left in place to fix or revert (git checkout package.json package-lock.json && npm install)`);
+  if (!run("bun", ["test", "--timeout", "60000"]).ok)
+    fail(
+      `the suite fails with pi ${version} (above); the bump is left in place to fix or revert (git checkout package.json package-lock.json && npm install)`,
+    );
   console.log(`pi ${version}: installed, embedded, suite passes. Commit package.json and package-lock.json.`);
 }

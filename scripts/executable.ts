@@ -6,7 +6,14 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PHOTON_WASM } from "../src/embedded/photon-wasm.ts";
-import { BUNDLE_FILE, checkHooks, emptyHookReport, hookPiSource, QUICKJS_WASM, type HookReport } from "../src/embedded/pi-hooks.ts";
+import {
+  BUNDLE_FILE,
+  checkHooks,
+  emptyHookReport,
+  hookPiSource,
+  QUICKJS_WASM,
+  type HookReport,
+} from "../src/embedded/pi-hooks.ts";
 
 export { checkHooks, hookPiSource, type HookReport };
 
@@ -25,8 +32,14 @@ export function embeddedPiVersion(): string {
 /** The commit this build comes from (shown by --version); "unknown" outside a git checkout. */
 export function buildCommit(): string {
   try {
-    const sha = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const sha = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
     return dirty ? `${sha}-dirty` : sha;
   } catch {
     return "unknown";
@@ -59,7 +72,8 @@ export function stagePiAssets(): string {
   }
   // Only pi's assets: export-html's compiled .js/.d.ts siblings are code already in the bundle.
   for (const base of ["index", "ansi-to-html", "tool-renderer"]) {
-    for (const ext of [".js", ".d.ts", ".js.map", ".d.ts.map"]) rmSync(join(stage, "export-html", base + ext), { force: true });
+    for (const ext of [".js", ".d.ts", ".js.map", ".d.ts.map"])
+      rmSync(join(stage, "export-html", base + ext), { force: true });
   }
   return stage;
 }
@@ -78,8 +92,14 @@ function piBundleHooks(found: HookReport) {
       onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: "js" }): void;
       onResolve(o: { filter: RegExp }, f: (a: { path: string }) => { path: string }): void;
     }) {
-      if (PI_DIR !== DEFAULT_PI_DIR) build.onResolve({ filter: DEFAULT_PI_IMPORT }, ({ path }) => ({ path: join(process.cwd(), PI_DIR, DEFAULT_PI_IMPORT.exec(path)![1]) }));
-      build.onLoad({ filter: BUNDLE_FILE }, ({ path }) => ({ contents: hookPiSource(path, readFileSync(path, "utf8"), found), loader: "js" }));
+      if (PI_DIR !== DEFAULT_PI_DIR)
+        build.onResolve({ filter: DEFAULT_PI_IMPORT }, ({ path }) => ({
+          path: join(process.cwd(), PI_DIR, DEFAULT_PI_IMPORT.exec(path)![1]),
+        }));
+      build.onLoad({ filter: BUNDLE_FILE }, ({ path }) => ({
+        contents: hookPiSource(path, readFileSync(path, "utf8"), found),
+        loader: "js",
+      }));
     },
   };
 }
@@ -97,7 +117,12 @@ export async function compileExecutable(o: CompileOptions): Promise<void> {
   const found = emptyHookReport();
   const compiled = await Bun.build({
     // pi's codemode worker at the path a compiled pi starts it from (see that file).
-    entrypoints: ["src/cli/main.ts", ...(existsSync(join(PI_DIR, "dist", "bundle", "chunks", "codemode-worker.js")) ? ["src/extensions/codemode/worker.ts"] : [])],
+    entrypoints: [
+      "src/cli/main.ts",
+      ...(existsSync(join(PI_DIR, "dist", "bundle", "chunks", "codemode-worker.js"))
+        ? ["src/extensions/codemode/worker.ts"]
+        : []),
+    ],
     compile: {
       outfile: o.outfile,
       ...(o.target ? { target: o.target } : {}),

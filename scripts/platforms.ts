@@ -1,6 +1,13 @@
 // The platforms a release ships: our name for each (archive and npm package suffix), Bun's compile target,
 // and npm's os/cpu values (what the esbuild-style optional packages are selected by).
-export type Platform = { name: string; target: string; os: string; cpu: string; exe: string; archive: "tar.gz" | "zip" };
+export type Platform = {
+  name: string;
+  target: string;
+  os: string;
+  cpu: string;
+  exe: string;
+  archive: "tar.gz" | "zip";
+};
 
 export const PLATFORMS: Platform[] = [
   { name: "linux-x64", target: "bun-linux-x64", os: "linux", cpu: "x64", exe: "subagents", archive: "tar.gz" },

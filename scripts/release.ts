@@ -7,19 +7,45 @@
 // dist/subagents), --out DIR, --fast (gzip -1: for tests). Archives hold files with a fixed owner and mtime (the commit's time), so two
 // runs on one commit differ only where Bun's compiler output does.
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { stubSource } from "../src/embedded/builtin-extension.ts";
 import { compileExecutable, removeStage, stagePiAssets } from "./executable.ts";
 import { archiveName, hostPlatform, PLATFORMS, type Platform } from "./platforms.ts";
 
-const { values } = parseArgs({ options: { platforms: { type: "string" }, "reuse-build": { type: "boolean" }, out: { type: "string" }, fast: { type: "boolean" } } });
-const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { version: string; description: string; license: string };
+const { values } = parseArgs({
+  options: {
+    platforms: { type: "string" },
+    "reuse-build": { type: "boolean" },
+    out: { type: "string" },
+    fast: { type: "boolean" },
+  },
+});
+const pkg = JSON.parse(readFileSync("package.json", "utf8")) as {
+  version: string;
+  description: string;
+  license: string;
+};
 const out = resolve(values.out ?? join("dist", "release"));
 const work = join(out, ".work");
 const wanted = values.platforms ? values.platforms.split(",") : PLATFORMS.map((p) => p.name);
-const platforms = wanted.map((name) => PLATFORMS.find((p) => p.name === name) ?? fail(`unknown platform "${name}" (known: ${PLATFORMS.map((p) => p.name).join(", ")})`));
+const platforms = wanted.map(
+  (name) =>
+    PLATFORMS.find((p) => p.name === name) ??
+    fail(`unknown platform "${name}" (known: ${PLATFORMS.map((p) => p.name).join(", ")})`),
+);
 
 function fail(message: string): never {
   console.error(`release: ${message}`);
@@ -54,7 +80,13 @@ async function executableFor(p: Platform, file: string): Promise<void> {
   }
   console.log(`compiling ${p.name} (${p.target})`);
   // Bun downloads the target's runtime from the npm registry on first use (cached in ~/.bun/install/cache).
-  await compileExecutable({ outfile: file, target: p.target, stage: stagePiAssets(), childSource: readFileSync("dist/child.js", "utf8"), extensionSource: readFileSync("dist/extension.js", "utf8") });
+  await compileExecutable({
+    outfile: file,
+    target: p.target,
+    stage: stagePiAssets(),
+    childSource: readFileSync("dist/child.js", "utf8"),
+    extensionSource: readFileSync("dist/extension.js", "utf8"),
+  });
   removeStage();
 }
 
@@ -63,10 +95,14 @@ function archive(p: Platform, folder: string, t: number): string {
   touchTree(join(work, folder), t);
   if (p.archive === "zip") {
     // Entries in a fixed order; DOS times in UTC, so the zip does not depend on the build machine's zone.
-    const entries = [`${folder}/`, ...readdirSync(join(work, folder)).sort().map((f) => `${folder}/${f}`)];
+    const entries = [
+      `${folder}/`,
+      ...readdirSync(join(work, folder))
+        .sort()
+        .map((f) => `${folder}/${f}`),
+    ];
     sh(["env", "TZ=UTC", "zip", "-X", "-q", join(out, name), ...entries], work);
-  }
-  else {
+  } else {
     const tar = join(work, `${folder}.tar`);
     sh(["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=@${t}`, "-cf", tar, folder], work);
     sh(["gzip", "-n", "-f", values.fast ? "-1" : "-9", tar]);
@@ -84,7 +120,8 @@ function npmPackages(built: { p: Platform; exe: string }[], t: number): string[]
   const dest = join(out, "npm");
   mkdirSync(dest, { recursive: true });
   const base = { version: pkg.version, license: pkg.license, repository: undefined };
-  const pack = (dir: string) => sh(["npm", "pack", "--silent", "--pack-destination", dest], dir).trim().split("\n").pop()!;
+  const pack = (dir: string) =>
+    sh(["npm", "pack", "--silent", "--pack-destination", dest], dir).trim().split("\n").pop()!;
   const files: string[] = [];
   for (const { p, exe } of built) {
     const dir = join(work, "npm", `subagents-${p.name}`);
@@ -92,8 +129,19 @@ function npmPackages(built: { p: Platform; exe: string }[], t: number): string[]
     copyFileSync(exe, join(dir, "bin", p.exe));
     chmodSync(join(dir, "bin", p.exe), 0o755);
     copyFileSync("LICENSE", join(dir, "LICENSE"));
-    writeFileSync(join(dir, "README.md"), `# subagents-${p.name}\n\nThe \`subagents\` executable for ${p.name}. Install \`subagents\` instead: it picks this package for you.\n`);
-    const manifest = { name: `subagents-${p.name}`, ...base, description: `The subagents executable for ${p.name}`, os: [p.os], cpu: [p.cpu], files: ["bin", "README.md", "LICENSE"], preferUnplugged: true };
+    writeFileSync(
+      join(dir, "README.md"),
+      `# subagents-${p.name}\n\nThe \`subagents\` executable for ${p.name}. Install \`subagents\` instead: it picks this package for you.\n`,
+    );
+    const manifest = {
+      name: `subagents-${p.name}`,
+      ...base,
+      description: `The subagents executable for ${p.name}`,
+      os: [p.os],
+      cpu: [p.cpu],
+      files: ["bin", "README.md", "LICENSE"],
+      preferUnplugged: true,
+    };
     writeFileSync(join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
     touchTree(dir, t);
     files.push(pack(dir));
@@ -131,7 +179,8 @@ if (!values["reuse-build"]) {
   if (r.status !== 0) fail("bun build.ts failed");
   builtHere = true;
 }
-for (const f of ["dist/subagents", "dist/extension.js", "dist/child.js"]) if (!existsSync(f)) fail(`${f} is missing: run bun build.ts first`);
+for (const f of ["dist/subagents", "dist/extension.js", "dist/child.js"])
+  if (!existsSync(f)) fail(`${f} is missing: run bun build.ts first`);
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
@@ -150,7 +199,15 @@ for (const p of platforms) {
 }
 // install.sh next to the archives: `curl -fsSL <release>/install.sh | sh` then fetches from the same place.
 copyFileSync("install.sh", join(out, "install.sh"));
-writeFileSync(join(out, "SHA256SUMS"), names.sort().map((n) => `${sha256(join(out, n))}  ${n}\n`).join(""));
+writeFileSync(
+  join(out, "SHA256SUMS"),
+  names
+    .sort()
+    .map((n) => `${sha256(join(out, n))}  ${n}\n`)
+    .join(""),
+);
 const npm = npmPackages(built, t);
 rmSync(work, { recursive: true, force: true });
-console.log(`release ${pkg.version} in ${out}:\n  ${[...names, "SHA256SUMS", "install.sh", ...npm.map((n) => `npm/${n}`)].join("\n  ")}`);
+console.log(
+  `release ${pkg.version} in ${out}:\n  ${[...names, "SHA256SUMS", "install.sh", ...npm.map((n) => `npm/${n}`)].join("\n  ")}`,
+);

@@ -29,11 +29,25 @@ function midRun(plain: string): boolean {
 async function capture(): Promise<string> {
   const home = mkdtempSync(join(tmpdir(), "subagents-shot-"));
   // A clean agent dir and database: the picture shows the demo, not this machine's settings or sessions.
-  const env = [`PI_CODING_AGENT_DIR=${join(home, "agent")}`, `SUBAGENTS_DB=${join(home, "subagents.db")}`, `HOME=${home}`];
+  const env = [
+    `PI_CODING_AGENT_DIR=${join(home, "agent")}`,
+    `SUBAGENTS_DB=${join(home, "subagents.db")}`,
+    `HOME=${home}`,
+  ];
   // tmux runs one shell command; the pane stays open after the demo ends so the last frame can still be read.
   const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
   const command = ["env", "-u", "NO_COLOR", ...env, "TERM=xterm-256color", BIN, "demo"].map(quote).join(" ");
-  const started = tmux("new-session", "-d", "-s", SESSION, "-x", String(COLS), "-y", String(ROWS), `${command}; sleep 600`);
+  const started = tmux(
+    "new-session",
+    "-d",
+    "-s",
+    SESSION,
+    "-x",
+    String(COLS),
+    "-y",
+    String(ROWS),
+    `${command}; sleep 600`,
+  );
   if (!started.ok) throw new Error(`tmux could not start the demo: ${started.out}`);
   try {
     const deadline = Date.now() + 120_000;

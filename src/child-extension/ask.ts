@@ -19,7 +19,8 @@ type Ask = { kind: Kind; title: string; message?: string; options?: string[] };
 /** pi's dialog options: an extension may dismiss its own dialog (signal) or give it a time limit. */
 type DialogOpts = { signal?: AbortSignal; timeout?: number } | undefined;
 
-const NO_CHANNEL = "No answer: no one can answer now (this sub-agent has no channel to its owner). Decide yourself, go on, and state the assumption you made in your result.";
+const NO_CHANNEL =
+  "No answer: no one can answer now (this sub-agent has no channel to its owner). Decide yourself, go on, and state the assumption you made in your result.";
 const TEXT_CAP = 4000;
 
 export function createAsker(emit: (ev: ChildEvent) => void) {
@@ -47,7 +48,14 @@ export function createAsker(emit: (ev: ChildEvent) => void) {
       if (limit) clearTimeout(limit);
       opts?.signal?.removeEventListener("abort", giveUp);
     });
-    emit({ type: "ask", id, kind: q.kind, title: q.title.slice(0, TEXT_CAP), ...(q.message ? { message: q.message.slice(0, TEXT_CAP) } : {}), ...(q.options?.length ? { options: q.options.map(String) } : {}) });
+    emit({
+      type: "ask",
+      id,
+      kind: q.kind,
+      title: q.title.slice(0, TEXT_CAP),
+      ...(q.message ? { message: q.message.slice(0, TEXT_CAP) } : {}),
+      ...(q.options?.length ? { options: q.options.map(String) } : {}),
+    });
     channel.readWhile(answer);
     return answer;
   };
@@ -70,17 +78,27 @@ export type ChildAsker = ReturnType<typeof createAsker>;
 function forwardDialogs(ui: any, asker: ChildAsker, emit: (ev: ChildEvent) => void): void {
   if (!ui || ui.__subagentForwarded) return;
   ui.__subagentForwarded = true;
-  ui.confirm = async (title: string, message?: string, opts?: DialogOpts) => (await asker.ask({ kind: "confirm", title: String(title ?? ""), message: message && String(message) }, opts)).value === true;
+  ui.confirm = async (title: string, message?: string, opts?: DialogOpts) =>
+    (await asker.ask({ kind: "confirm", title: String(title ?? ""), message: message && String(message) }, opts))
+      .value === true;
   ui.select = async (title: string, options: string[], opts?: DialogOpts) => {
-    const a = await asker.ask({ kind: "select", title: String(title ?? ""), options: Array.isArray(options) ? options : [] }, opts);
+    const a = await asker.ask(
+      { kind: "select", title: String(title ?? ""), options: Array.isArray(options) ? options : [] },
+      opts,
+    );
     return typeof a.value === "string" ? a.value : undefined;
   };
   ui.input = async (title: string, placeholder?: string, opts?: DialogOpts) => {
-    const a = await asker.ask({ kind: "input", title: String(title ?? ""), message: placeholder ? String(placeholder) : undefined }, opts);
+    const a = await asker.ask(
+      { kind: "input", title: String(title ?? ""), message: placeholder ? String(placeholder) : undefined },
+      opts,
+    );
     return typeof a.value === "string" ? a.value : undefined;
   };
   ui.notify = (message: string, level?: string) => {
-    const text = String(message ?? "").split("\n")[0].slice(0, 500);
+    const text = String(message ?? "")
+      .split("\n")[0]
+      .slice(0, 500);
     if (text) emit({ type: "note", text: `${level === "error" ? "✗" : level === "warning" ? "⚠" : "ℹ"} ${text}` });
   };
 }
@@ -97,7 +115,8 @@ export function installAsk(pi: Api, asker: ChildAsker, emit: (ev: ChildEvent) =>
   pi.registerTool({
     name: "ask_parent",
     label: "Ask parent",
-    description: "Ask whoever delegated this task a question you cannot answer yourself (a decision, a missing fact). Waits for the answer.",
+    description:
+      "Ask whoever delegated this task a question you cannot answer yourself (a decision, a missing fact). Waits for the answer.",
     parameters: {
       type: "object",
       properties: { question: { type: "string" }, options: { type: "array", items: { type: "string" } } },
@@ -107,9 +126,14 @@ export function installAsk(pi: Api, asker: ChildAsker, emit: (ev: ChildEvent) =>
     async execute(_id: string, params: { question?: unknown; options?: unknown }) {
       const question = typeof params?.question === "string" ? params.question.trim() : "";
       if (!question) throw new Error("ask_parent needs a non-empty `question`.");
-      const options = Array.isArray(params.options) ? params.options.filter((o): o is string => typeof o === "string" && !!o.trim()) : undefined;
+      const options = Array.isArray(params.options)
+        ? params.options.filter((o): o is string => typeof o === "string" && !!o.trim())
+        : undefined;
       const a = await asker.ask({ kind: "ask_parent", title: question, options });
-      const text = a.value !== undefined ? `Answer: ${typeof a.value === "boolean" ? (a.value ? "yes" : "no") : a.value}` : (a.note ?? "No answer.");
+      const text =
+        a.value !== undefined
+          ? `Answer: ${typeof a.value === "boolean" ? (a.value ? "yes" : "no") : a.value}`
+          : (a.note ?? "No answer.");
       return { content: [{ type: "text", text }], details: { answered: a.value !== undefined } };
     },
   });

@@ -124,12 +124,20 @@ export function listenForControl(
   const deliverInbox = () => {
     if (!inbox.length) return;
     const messages = inbox.splice(0);
-    deliver({ id: messages.map((m) => m.id).join(","), text: messages.map((m) => framedMessage(m.from, m.text)).join("\n\n"), messages });
+    deliver({
+      id: messages.map((m) => m.id).join(","),
+      text: messages.map((m) => framedMessage(m.from, m.text)).join("\n\n"),
+      messages,
+    });
   };
   // pi asks for queued steers right after turn_end's handlers ran: what is in the inbox then reaches the next
   // request. A turn that finalized ends the task: its messages stay undelivered (the owner records them).
   pi.on("turn_end", (e) => {
-    const finalized = Array.isArray(e?.toolResults) && e.toolResults.some((r: { toolName?: string; isError?: boolean }) => r?.toolName === "subagent_finalize" && !r.isError);
+    const finalized =
+      Array.isArray(e?.toolResults) &&
+      e.toolResults.some(
+        (r: { toolName?: string; isError?: boolean }) => r?.toolName === "subagent_finalize" && !r.isError,
+      );
     if (phase === "running" && !finalized) deliverInbox();
   });
   let stopReading: (() => void) | null = null;
@@ -180,7 +188,8 @@ export function listenForControl(
     if (msg?.type === "message_reply" && typeof msg.id === "string") return onMessageReply(msg);
     if (msg?.type === "message" && typeof msg.text === "string" && typeof msg.from === "string") {
       // After the agent ended nobody collects it: dropped (the owner reports it undelivered).
-      if (phase !== "ended") inbox.push({ id: String(msg.id), from: msg.from, to: String(msg.to ?? ""), text: msg.text });
+      if (phase !== "ended")
+        inbox.push({ id: String(msg.id), from: msg.from, to: String(msg.to ?? ""), text: msg.text });
       return;
     }
     if (msg?.type !== "steer" || typeof msg.text !== "string") return;

@@ -215,7 +215,8 @@ export default function childExtension(pi: Api): void {
   } catch {
     // gone already: nothing to add
   }
-  if (appended.trim()) pi.on("before_agent_start", (e) => ({ systemPrompt: `${e?.systemPrompt ?? ""}\n\n${appended}` }));
+  if (appended.trim())
+    pi.on("before_agent_start", (e) => ({ systemPrompt: `${e?.systemPrompt ?? ""}\n\n${appended}` }));
   // A cache-true fork sends its parent's tools and system prompt instead (fork-prompt.ts).
   installForkPrompt(pi);
   // pi ≥ 0.8x skips a folder's .pi settings/extensions/skills in -p mode unless trusted: carry the parent's decision.
@@ -248,10 +249,21 @@ export default function childExtension(pi: Api): void {
       else if (e?.message?.role === "user" && textOfContent(e.message.content) === NUDGE_TEXT) emit({ type: "nudge" });
     });
     pi.on("tool_execution_start", (e) =>
-      emit({ type: "tool_start", id: String(e.toolCallId), name: String(e.toolName), args: cap(json(e.args ?? {}), ARGS_CAP) }),
+      emit({
+        type: "tool_start",
+        id: String(e.toolCallId),
+        name: String(e.toolName),
+        args: cap(json(e.args ?? {}), ARGS_CAP),
+      }),
     );
     pi.on("tool_execution_end", (e) =>
-      emit({ type: "tool_end", id: String(e.toolCallId), name: String(e.toolName), isError: !!e.isError, result: cap(textOfContent(e.result?.content), RESULT_CAP) }),
+      emit({
+        type: "tool_end",
+        id: String(e.toolCallId),
+        name: String(e.toolName),
+        isError: !!e.isError,
+        result: cap(textOfContent(e.result?.content), RESULT_CAP),
+      }),
     );
     pi.on("agent_end", () => emit({ type: "agent_end" }));
     pi.on("agent_settled", () => emit({ type: "settled" }));
@@ -287,10 +299,15 @@ export default function childExtension(pi: Api): void {
     name: "subagent_finalize",
     label: "Finalize",
     // Every request of the child carries this definition: the fewest words that still say how to call it.
-    description: "Return your result to the agent that delegated this task, as your last call. SUCCESS needs `result` (your full answer); ERROR needs `error`.",
+    description:
+      "Return your result to the agent that delegated this task, as your last call. SUCCESS needs `result` (your full answer); ERROR needs `error`.",
     parameters: finalizeParameters({
       type: "object",
-      properties: { status: { type: "string", enum: ["SUCCESS", "ERROR"] }, result: { type: "string" }, error: { type: "string" } },
+      properties: {
+        status: { type: "string", enum: ["SUCCESS", "ERROR"] },
+        result: { type: "string" },
+        error: { type: "string" },
+      },
       required: ["status"],
       additionalProperties: false,
     }),
@@ -302,7 +319,12 @@ export default function childExtension(pi: Api): void {
       if (problem) throw new Error(`Invalid subagent_finalize call: ${problem}.`);
       const correction = gate && params.status === "SUCCESS" ? await gate.check(true) : null;
       if (correction) throw new Error(correction);
-      const payload: FinalizePayload = { status: params.status!, result: params.result, error: params.error, ...(params.data !== undefined ? { data: params.data } : {}) };
+      const payload: FinalizePayload = {
+        status: params.status!,
+        result: params.result,
+        error: params.error,
+        ...(params.data !== undefined ? { data: params.data } : {}),
+      };
       finalized = true;
       emit({ type: "finalize", payload });
       return { content: [{ type: "text", text: "Final result recorded." }], details: payload, terminate: true };

@@ -3,7 +3,12 @@
 // same conversation. A SUCCESS without `data` is refused here the same way.
 import type { FinalizePayload } from "../core/types.ts";
 
-type Schema = { type: "object"; properties: Record<string, unknown>; required: string[]; additionalProperties: boolean };
+type Schema = {
+  type: "object";
+  properties: Record<string, unknown>;
+  required: string[];
+  additionalProperties: boolean;
+};
 
 function schemaFromEnv(): Record<string, unknown> | null {
   const text = process.env.PI_SUBAGENT_OUTPUT_SCHEMA;
@@ -20,12 +25,23 @@ const schema = schemaFromEnv();
 
 export function finalizeParameters(base: Schema): Schema {
   if (!schema) return base;
-  return { ...base, properties: { ...base.properties, data: { ...schema, description: "Your structured result (required for SUCCESS): must match this schema" } } };
+  return {
+    ...base,
+    properties: {
+      ...base.properties,
+      data: { ...schema, description: "Your structured result (required for SUCCESS): must match this schema" },
+    },
+  };
 }
 
 export function withData(params: Partial<FinalizePayload>): Partial<FinalizePayload> {
   if (!schema || params.status !== "SUCCESS") return params;
-  if (params.data === undefined) throw new Error("Invalid subagent_finalize call: SUCCESS requires `data`, your structured result matching its schema.");
+  if (params.data === undefined)
+    throw new Error(
+      "Invalid subagent_finalize call: SUCCESS requires `data`, your structured result matching its schema.",
+    );
   // The data is the answer: a text `result` is optional then.
-  return typeof params.result === "string" && params.result.trim() ? params : { ...params, result: JSON.stringify(params.data, null, 2) };
+  return typeof params.result === "string" && params.result.trim()
+    ? params
+    : { ...params, result: JSON.stringify(params.data, null, 2) };
 }

@@ -47,7 +47,8 @@ export function runGateCommand(command: string, cwd: string, timeoutSec: number)
       if (out.length > GATE_OUTPUT_CHARS * 4) out = out.slice(0, GATE_OUTPUT_CHARS) + out.slice(-GATE_OUTPUT_CHARS * 2);
     };
     const env = { ...process.env };
-    for (const k of Object.keys(env)) if (k.startsWith("PI_SUBAGENT_GATE") || k === "PI_SUBAGENT_CONTROL_FD") delete env[k];
+    for (const k of Object.keys(env))
+      if (k.startsWith("PI_SUBAGENT_GATE") || k === "PI_SUBAGENT_CONTROL_FD") delete env[k];
     const proc = spawn("/bin/sh", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
     let timedOut = false;
     const pid = proc.pid;

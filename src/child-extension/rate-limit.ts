@@ -35,7 +35,11 @@ export function watchRateLimits(pi: Api, emit: (ev: ChildEvent) => void): { hold
         const delay = retryAfterMs(res.headers);
         if (res.status !== 503 || delay !== undefined) {
           if (delay !== undefined) hold(Date.now() + delay);
-          emit({ type: "rate_limit", status: res.status, ...(delay !== undefined ? { retryAfterMs: Math.round(delay) } : {}) });
+          emit({
+            type: "rate_limit",
+            status: res.status,
+            ...(delay !== undefined ? { retryAfterMs: Math.round(delay) } : {}),
+          });
         }
       }
       return res;

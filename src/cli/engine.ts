@@ -58,7 +58,15 @@ export function openStore(ctx: CliContext): Store {
 
 /** The CLI's children run the pi inside this executable unless settings or SUBAGENTS_PI say otherwise. */
 export function cliPiCommand(ctx: CliContext, cwd: string, compile = false): PiCommand {
-  return resolvePiCommand({ env: ctx.host.env, cwd, moduleDir: import.meta.dir, childRuntime: ctx.settings.childRuntime, childPi: ctx.settings.childPi, embedded: selfEmbedded(), compile });
+  return resolvePiCommand({
+    env: ctx.host.env,
+    cwd,
+    moduleDir: import.meta.dir,
+    childRuntime: ctx.settings.childRuntime,
+    childPi: ctx.settings.childPi,
+    embedded: selfEmbedded(),
+    compile,
+  });
 }
 
 /** Which pi children started from `cwd` run, or why none can: for `--version --verbose` and `profiles`. */
@@ -91,25 +99,28 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
   const worktrees = createWorktreeHost(dataDir(ctx));
   // Worktrees a SIGKILLed owner left behind are finished while this run starts (a directory listing when none).
   void worktrees.cleanStale();
-  return createEngine({
-    host: ctx.host,
-    clock: realClock,
-    store: openStore(ctx),
-    settings: ctx.settings,
-    profiles,
-    profileProblems: diagnostics,
-    agentDir: ctx.agentDir,
-    piCommand: pi.argv,
-    piEnv: pi.env,
-    netForwarder: selfEmbedded()?.argv,
-    piDescribe: pi.describe,
-    piSettles: pi.settles,
-    piVersion: pi.pi.version,
-    mcpProbe: createMcpProbe(ctx.host.env),
-    childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
-    depth,
-    worktrees,
-  }, { schedule: scheduleOf(ctx.host.env) });
+  return createEngine(
+    {
+      host: ctx.host,
+      clock: realClock,
+      store: openStore(ctx),
+      settings: ctx.settings,
+      profiles,
+      profileProblems: diagnostics,
+      agentDir: ctx.agentDir,
+      piCommand: pi.argv,
+      piEnv: pi.env,
+      netForwarder: selfEmbedded()?.argv,
+      piDescribe: pi.describe,
+      piSettles: pi.settles,
+      piVersion: pi.pi.version,
+      mcpProbe: createMcpProbe(ctx.host.env),
+      childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
+      depth,
+      worktrees,
+    },
+    { schedule: scheduleOf(ctx.host.env) },
+  );
 }
 
 /** The schedule a run was started for (`subagents schedule run` sets it for the command it runs). */

@@ -81,7 +81,9 @@ export async function main(argv: string[]): Promise<number> {
 function unknownCommand(word: string): number {
   const names = Object.keys(COMMANDS).filter((n) => !n.startsWith("__"));
   const what = word.startsWith("-") ? `unknown option ${word}` : `unknown command "${word}"`;
-  process.stderr.write(`subagents: ${what}.${didYouMean(word.replace(/^-+/, ""), names)} Commands: ${names.join(", ")}. See 'subagents --help'.\n`);
+  process.stderr.write(
+    `subagents: ${what}.${didYouMean(word.replace(/^-+/, ""), names)} Commands: ${names.join(", ")}. See 'subagents --help'.\n`,
+  );
   return EXIT.usage;
 }
 
@@ -96,10 +98,14 @@ if (process.env.SUBAGENTS_ROLE === "pi") {
   void import("../embedded/pi-role.ts").then((m) => m.runPiRole(pkg.version));
 } else if (process.env.SUBAGENTS_ROLE === "net-forward") {
   // Inside a sandbox with the network closed, in front of a child that is not our pi (net-forward-role.ts).
-  void import("./net-forward-role.ts").then((m) => m.runNetForward(process.argv.slice(2))).then((code) => process.exit(code));
+  void import("./net-forward-role.ts")
+    .then((m) => m.runNetForward(process.argv.slice(2)))
+    .then((code) => process.exit(code));
 } else if (process.env.SUBAGENTS_ROLE === "supervisor") {
   // A background supervisor (see supervisor.ts): started detached by `delegate --background`.
-  void import("./background/supervisor.ts").then((m) => m.runSupervisor(process.argv.slice(2))).then((code) => process.exit(code));
+  void import("./background/supervisor.ts")
+    .then((m) => m.runSupervisor(process.argv.slice(2)))
+    .then((code) => process.exit(code));
 } else {
   const argv = process.argv.slice(2);
   void main(argv).then((code) => {

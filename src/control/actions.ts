@@ -7,10 +7,17 @@ export type SteerResult = { ok: true; answered?: boolean } | { ok: false; reason
 
 /** Sends `text` to the session's running child through its owner; resolves once the child has it (or why not).
  *  `answer` sends it only as the answer to an open question (`subagents answer`), never as a steer. */
-export async function steerSession(state: SessionState, id: string, text: string, status: () => string, op: "steer" | "answer" = "steer"): Promise<SteerResult> {
+export async function steerSession(
+  state: SessionState,
+  id: string,
+  text: string,
+  status: () => string,
+  op: "steer" | "answer" = "steer",
+): Promise<SteerResult> {
   if (state.kind === "unknown") return { ok: false, reason: `no session "${id}"` };
   if (state.kind === "done") return { ok: false, reason: `session ${id} is not running (${status()})` };
-  if (!state.owner?.socket) return { ok: false, reason: `session ${id} is starting or its owner cannot be reached; try again in a moment` };
+  if (!state.owner?.socket)
+    return { ok: false, reason: `session ${id} is starting or its owner cannot be reached; try again in a moment` };
   const reply = await request(state.owner.socket, { op, sessionId: id, text });
   return reply.ok ? { ok: true, ...(reply.answered ? { answered: true } : {}) } : { ok: false, reason: reply.reason };
 }
@@ -36,7 +43,8 @@ export async function waitUntilEnded(state: () => SessionState, signal?: AbortSi
 export async function cancelSession(state: SessionState, id: string, status: () => string): Promise<SteerResult> {
   if (state.kind === "unknown") return { ok: false, reason: `no session "${id}"` };
   if (state.kind === "done") return { ok: false, reason: `session ${id} is not running (${status()})` };
-  if (!state.owner?.socket) return { ok: false, reason: `session ${id}: its owner cannot be reached yet; try again in a moment` };
+  if (!state.owner?.socket)
+    return { ok: false, reason: `session ${id}: its owner cannot be reached yet; try again in a moment` };
   const reply = await request(state.owner.socket, { op: "cancel", sessionId: id }, 5000);
   return reply.ok ? { ok: true } : { ok: false, reason: reply.reason };
 }

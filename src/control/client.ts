@@ -17,7 +17,12 @@ export function request(socket: string, req: ControlRequest, timeoutMs?: number)
       sock.destroy();
       resolve(r);
     };
-    const timer = timeoutMs ? setTimeout(() => finish({ ok: false, reason: `no answer from the owner within ${timeoutMs / 1000}s` }), timeoutMs) : undefined;
+    const timer = timeoutMs
+      ? setTimeout(
+          () => finish({ ok: false, reason: `no answer from the owner within ${timeoutMs / 1000}s` }),
+          timeoutMs,
+        )
+      : undefined;
     sock.setEncoding("utf8");
     sock.on("connect", () => sock.write(`${JSON.stringify(req)}\n`));
     sock.on("data", (c: string) => {
@@ -30,7 +35,9 @@ export function request(socket: string, req: ControlRequest, timeoutMs?: number)
         finish({ ok: false, reason: "garbled answer from the owner" });
       }
     });
-    sock.on("error", (err) => finish({ ok: false, reason: `cannot reach the owner (${(err as NodeJS.ErrnoException).code ?? err.message})` }));
+    sock.on("error", (err) =>
+      finish({ ok: false, reason: `cannot reach the owner (${(err as NodeJS.ErrnoException).code ?? err.message})` }),
+    );
     sock.on("close", () => finish({ ok: false, reason: "the owner closed the connection without answering" }));
   });
 }
@@ -47,14 +54,20 @@ export type SessionState = { kind: "unknown" } | { kind: "active"; owner: OwnerR
  * (its last run has a terminal status), or unknown. A run recorded as running whose owner is gone is done:
  * the store marks it interrupted when opened (recoverStale).
  */
-export function sessionState(store: SessionStore, owners: OwnerRecord[], id: string, ownerAlive: (pid: number) => boolean): SessionState {
+export function sessionState(
+  store: SessionStore,
+  owners: OwnerRecord[],
+  id: string,
+  ownerAlive: (pid: number) => boolean,
+): SessionState {
   const owner = ownerOf(owners, id);
   if (owner) return { kind: "active", owner };
   const s = store.getSession(id);
   const last = s?.runs[s.runs.length - 1];
   if (!last) return { kind: "unknown" };
   if (last.status !== "running") return { kind: "done" };
-  if (last.ownerPid !== null && ownerAlive(last.ownerPid)) return { kind: "active", owner: owners.find((o) => o.pid === last.ownerPid) ?? null };
+  if (last.ownerPid !== null && ownerAlive(last.ownerPid))
+    return { kind: "active", owner: owners.find((o) => o.pid === last.ownerPid) ?? null };
   store.recoverStale(ownerAlive);
   return { kind: "done" };
 }
@@ -64,7 +77,11 @@ export function sessionState(store: SessionStore, owners: OwnerRecord[], id: str
  * `ended` (the task is over), `refused` (an owner that does not serve watch), neither (the owner went away) — or
  * when `close()` is called.
  */
-export function watch(socket: string, sessionId: string, onMessage: (m: WatchMessage) => void): { done: Promise<{ ended: boolean; refused?: string }>; close(): void } {
+export function watch(
+  socket: string,
+  sessionId: string,
+  onMessage: (m: WatchMessage) => void,
+): { done: Promise<{ ended: boolean; refused?: string }>; close(): void } {
   const sock = net.createConnection(socket);
   let ended = false;
   let refused: string | undefined;
@@ -82,13 +99,16 @@ export function watch(socket: string, sessionId: string, onMessage: (m: WatchMes
       } catch {
         continue;
       }
-      if ("ok" in m) refused = m.reason; // an owner that does not know `watch` (an older build)
+      if ("ok" in m)
+        refused = m.reason; // an owner that does not know `watch` (an older build)
       else if (m.type === "end") ended = true;
       else onMessage(m);
     }
   });
   // An owner that is gone ends the stream without "end": the caller looks at the store and registry again.
   sock.on("error", () => {});
-  const done = new Promise<{ ended: boolean; refused?: string }>((resolve) => sock.on("close", () => resolve({ ended, refused })));
+  const done = new Promise<{ ended: boolean; refused?: string }>((resolve) =>
+    sock.on("close", () => resolve({ ended, refused })),
+  );
   return { done, close: () => sock.destroy() };
 }

@@ -52,14 +52,28 @@ export type Owner = {
 
 let steerSeq = 0;
 
-export async function startOwner(dataDir: string, role: OwnerRole, sessions: string[], extra: Partial<OwnerRecord> = {}): Promise<Owner> {
+export async function startOwner(
+  dataDir: string,
+  role: OwnerRole,
+  sessions: string[],
+  extra: Partial<OwnerRecord> = {},
+): Promise<Owner> {
   const tasks = new Map<string, Tracked>();
   const unfinished = new Set(sessions);
-  const record: OwnerRecord = { pid: process.pid, startTime: procStartTime(process.pid), role, socket: socketPath(dataDir, process.pid), sessions, startedAt: Date.now(), ...extra };
+  const record: OwnerRecord = {
+    pid: process.pid,
+    startTime: procStartTime(process.pid),
+    role,
+    socket: socketPath(dataDir, process.pid),
+    sessions,
+    startedAt: Date.now(),
+    ...extra,
+  };
   const publish = () => {
     try {
       // Only what is still to run is listed (and kept: a long pi session adopts call after call).
-      if (record.waiting) record.waiting = Object.fromEntries(Object.entries(record.waiting).filter(([id]) => unfinished.has(id)));
+      if (record.waiting)
+        record.waiting = Object.fromEntries(Object.entries(record.waiting).filter(([id]) => unfinished.has(id)));
       writeOwner(dataDir, { ...record, sessions: [...unfinished] });
     } catch {
       // the data dir went away or is read-only: the run goes on, only uncontrollable from elsewhere
@@ -68,17 +82,30 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
 
   const steer = (id: string, text: string, answerOnly = false): Promise<ControlReply> => {
     const t = tasks.get(id);
-    if (!t) return Promise.resolve({ ok: false, reason: unfinished.has(id) ? `session ${id} has not started yet (queued)` : `session ${id} is not running` });
-    if (!t.send) return Promise.resolve({ ok: false, reason: `session ${id} has no control channel to its child right now (between attempts, the json transport, or a docker/slurm runner: only stdin/stdout cross those)` });
+    if (!t)
+      return Promise.resolve({
+        ok: false,
+        reason: unfinished.has(id) ? `session ${id} has not started yet (queued)` : `session ${id} is not running`,
+      });
+    if (!t.send)
+      return Promise.resolve({
+        ok: false,
+        reason: `session ${id} has no control channel to its child right now (between attempts, the json transport, or a docker/slurm runner: only stdin/stdout cross those)`,
+      });
     if (!text.trim()) return Promise.resolve({ ok: false, reason: "the message is empty" });
-    if (text.length > MAX_STEER_CHARS) return Promise.resolve({ ok: false, reason: `the message is longer than ${MAX_STEER_CHARS} characters` });
+    if (text.length > MAX_STEER_CHARS)
+      return Promise.resolve({ ok: false, reason: `the message is longer than ${MAX_STEER_CHARS} characters` });
     // A child waiting on a question is waiting for exactly this: the message is its answer.
     const open = [...t.questions.values()][0];
     if (open) {
       open({ value: text });
       return Promise.resolve({ ok: true, delivered: true, answered: true });
     }
-    if (answerOnly) return Promise.resolve({ ok: false, reason: `session ${id} has no open question (use steer to send it a message)` });
+    if (answerOnly)
+      return Promise.resolve({
+        ok: false,
+        reason: `session ${id} has no open question (use steer to send it a message)`,
+      });
     const steerId = `${process.pid}-${++steerSeq}`;
     return new Promise((resolve) => {
       t.waiting.set(steerId, resolve);
@@ -140,7 +167,10 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
     server = await listen(record.socket, handle, watchSource);
   } catch (err) {
     // Control is an addition: a data dir we cannot listen in must not stop the run itself.
-    if (role !== "pi") process.stderr.write(`subagents: warning: no control socket (steer/cancel from elsewhere unavailable): ${(err as Error).message}\n`);
+    if (role !== "pi")
+      process.stderr.write(
+        `subagents: warning: no control socket (steer/cancel from elsewhere unavailable): ${(err as Error).message}\n`,
+      );
     return { wrap: (run) => run, adopt: () => {}, release: () => {}, close: () => {} };
   }
   publish();
@@ -161,7 +191,17 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
     },
     wrap: (run, timeoutOf) => async (input, hooks) => {
       const id = input.sessionId ?? "";
-      const window = new CallWindows([{ name: input.name, sessionId: id, profile: input.profile, timeoutSec: timeoutOf?.(input) ?? input.timeoutSec ?? 0 }], DETAIL_LINES);
+      const window = new CallWindows(
+        [
+          {
+            name: input.name,
+            sessionId: id,
+            profile: input.profile,
+            timeoutSec: timeoutOf?.(input) ?? input.timeoutSec ?? 0,
+          },
+        ],
+        DETAIL_LINES,
+      );
       window.start(0, Date.now());
       const t: Tracked = { abort: new AbortController(), send: null, waiting: new Map(), window, questions: new Map() };
       if (cancelledEarly.has(id)) t.abort.abort();
@@ -181,10 +221,17 @@ export async function startOwner(dataDir: string, role: OwnerRole, sessions: str
         hooks.onEvent?.(state, ev);
       };
       try {
-        return await run(input, { ...hooks, signal, onEvent, onControl: (send) => (t.send = send), ask: ownerAsker(t, hooks.ask, hooks.remoteAsk) });
+        return await run(input, {
+          ...hooks,
+          signal,
+          onEvent,
+          onControl: (send) => (t.send = send),
+          ask: ownerAsker(t, hooks.ask, hooks.remoteAsk),
+        });
       } finally {
         // The run's status is recorded by now: a steer still waiting never reached the model.
-        for (const resolve of t.waiting.values()) resolve({ ok: false, reason: `session ${id} ended before the message was delivered` });
+        for (const resolve of t.waiting.values())
+          resolve({ ok: false, reason: `session ${id} ended before the message was delivered` });
         tasks.delete(id);
         unfinished.delete(id);
         publish();
@@ -216,7 +263,11 @@ function ownerAsker(t: Tracked, person: Asker | undefined, remote: RunHooks["rem
     });
 }
 
-async function listen(socket: string, handle: (line: string) => Promise<ControlReply>, watch: WatchSource): Promise<net.Server> {
+async function listen(
+  socket: string,
+  handle: (line: string) => Promise<ControlReply>,
+  watch: WatchSource,
+): Promise<net.Server> {
   fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 });
   fs.rmSync(socket, { force: true });
   const server = net.createServer((sock) => {

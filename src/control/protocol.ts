@@ -9,7 +9,9 @@ export type ControlRequest =
   /** Streams the session's window and event lines until it ends (see watch.ts). */
   | { op: "watch"; sessionId: string };
 
-export type ControlReply = { ok: true; delivered?: boolean; answered?: boolean; cancelled?: string[] } | { ok: false; reason: string };
+export type ControlReply =
+  | { ok: true; delivered?: boolean; answered?: boolean; cancelled?: string[] }
+  | { ok: false; reason: string };
 
 /** A steer is a message to a model, not a file transfer. */
 export const MAX_STEER_CHARS = 64 * 1024;

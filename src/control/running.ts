@@ -25,7 +25,16 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
       const running = last?.status === "running" && last.ownerPid === o.pid;
       seen.add(id);
       const waits = !running && !last ? o.waiting?.[id] : undefined;
-      rows.push({ id, name: s?.name ?? waits?.name ?? "", agent: s?.agent ?? "", status: running ? "running" : "queued", ownerPid: o.pid, role: o.role, startedAt: running ? last.startedAt : null, ...(waits?.after.length ? { after: waits.after } : {}) });
+      rows.push({
+        id,
+        name: s?.name ?? waits?.name ?? "",
+        agent: s?.agent ?? "",
+        status: running ? "running" : "queued",
+        ownerPid: o.pid,
+        role: o.role,
+        startedAt: running ? last.startedAt : null,
+        ...(waits?.after.length ? { after: waits.after } : {}),
+      });
     }
   }
   // Runs whose owner keeps no record (an older build, or a pi session) but is alive.
@@ -33,7 +42,15 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
     if (s.status !== "running" || seen.has(s.id)) continue;
     const last = store.getSession(s.id)?.runs.at(-1);
     if (!last || last.status !== "running" || (last.ownerPid !== null && !ownerAlive(data, last.ownerPid))) continue;
-    rows.push({ id: s.id, name: s.name, agent: s.agent, status: "running", ownerPid: last.ownerPid, role: "?", startedAt: last.startedAt });
+    rows.push({
+      id: s.id,
+      name: s.name,
+      agent: s.agent,
+      status: "running",
+      ownerPid: last.ownerPid,
+      role: "?",
+      startedAt: last.startedAt,
+    });
   }
   return rows;
 }

@@ -4,7 +4,11 @@
 import type * as net from "node:net";
 import type { WindowView } from "../ui/windows.ts";
 
-export type WatchMessage = { type: "view"; view: WindowView } | { type: "queued" } | { type: "line"; text: string } | { type: "end" };
+export type WatchMessage =
+  | { type: "view"; view: WindowView }
+  | { type: "queued" }
+  | { type: "line"; text: string }
+  | { type: "end" };
 
 export type WatchSource = {
   /** The task's window now; "queued" before it starts; null once it is not this owner's (ended). */

@@ -12,7 +12,8 @@ export type BudgetHit = { key: BudgetKey; limit: number; spent: number; call?: b
 /** Tokens as providers bill them: everything read and written, cache included. */
 export const tokensOf = (u: Usage) => u.input + u.output + u.cacheRead + u.cacheWrite;
 
-const spentOn = (key: BudgetKey, u: Usage) => (key === "maxTurns" ? u.turns : key === "maxTokens" ? tokensOf(u) : u.cost);
+const spentOn = (key: BudgetKey, u: Usage) =>
+  key === "maxTurns" ? u.turns : key === "maxTokens" ? tokensOf(u) : u.cost;
 
 export function budgetHit(b: Budget | undefined, u: Usage): BudgetHit | null {
   for (const key of BUDGET_KEYS) {

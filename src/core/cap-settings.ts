@@ -19,7 +19,13 @@ const CAPS: { key: keyof CapSettings; min: number; max: number; whole: boolean }
 ];
 
 /** Applies the caps of one raw `subagents` object over `out` (mutated); a project value only ever lowers a cap. */
-export function mergeCapSettings(out: CapSettings, r: Record<string, unknown>, where: string, userScope: boolean, warnings: string[]): void {
+export function mergeCapSettings(
+  out: CapSettings,
+  r: Record<string, unknown>,
+  where: string,
+  userScope: boolean,
+  warnings: string[],
+): void {
   for (const { key, min, max, whole } of CAPS) {
     const v = r[key];
     if (v === undefined || v === null) continue;
@@ -28,10 +34,14 @@ export function mergeCapSettings(out: CapSettings, r: Record<string, unknown>, w
       continue;
     }
     const clamped = Math.min(max, Math.max(min, v));
-    if (clamped !== v) warnings.push(`${where}: subagents.${key} = ${v} is out of range ${min}–${max}; using ${clamped}`);
+    if (clamped !== v)
+      warnings.push(`${where}: subagents.${key} = ${v} is out of range ${min}–${max}; using ${clamped}`);
     const current = out[key];
     if (userScope || current === undefined || clamped < current) out[key] = clamped;
     // Said, not just dropped: whoever wrote the project's value expects it to apply.
-    else if (clamped > current) warnings.push(`${where}: subagents.${key} = ${clamped} would raise the cap (${current} from your own settings or the default); a project's settings can only lower it: ignored`);
+    else if (clamped > current)
+      warnings.push(
+        `${where}: subagents.${key} = ${clamped} would raise the cap (${current} from your own settings or the default); a project's settings can only lower it: ignored`,
+      );
   }
 }

@@ -22,7 +22,9 @@ export function envKeysFor(provider: string): string[] {
 /** What to do about missing credentials: for one provider when it is known, else the usual choices. */
 export function credentialsFix(provider?: string): string {
   const login = provider ? `\`pi auth login ${provider}\` in a shell` : "`pi auth login PROVIDER` in a shell";
-  const variable = provider ? envKeysFor(provider)[0] : "the provider's API key variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …)";
+  const variable = provider
+    ? envKeysFor(provider)[0]
+    : "the provider's API key variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …)";
   return `log in once: run \`pi\` and type /login, or ${login} (add --api-key to save a key); or set ${variable}`;
 }
 
@@ -39,6 +41,8 @@ export function credentialsError(error: string | undefined, model?: string): str
   const provider = key?.[1] ?? (key && model?.includes("/") ? model.slice(0, model.indexOf("/")) : undefined);
   // pi warns "No models available" before naming the selected model's provider: the provider is the better advice.
   if (!provider && !key && !NO_MODELS.test(error)) return null;
-  const what = provider ? `no credentials for provider "${provider}"${model ? ` (model ${model})` : ""}` : "no model has credentials here";
+  const what = provider
+    ? `no credentials for provider "${provider}"${model ? ` (model ${model})` : ""}`
+    : "no model has credentials here";
   return `pi cannot start the sub-agent: ${what}. To fix it, ${credentialsFix(provider)}. \`subagents doctor\` checks it.`;
 }

@@ -50,7 +50,8 @@ function str(field: string, v: unknown, required: boolean): string | undefined {
     if (required) throw new InputError(`${field} is required`);
     return undefined;
   }
-  if (typeof v !== "string") throw new InputError(`${field} must be a string (got ${Array.isArray(v) ? "array" : typeof v})`);
+  if (typeof v !== "string")
+    throw new InputError(`${field} must be a string (got ${Array.isArray(v) ? "array" : typeof v})`);
   if (required && !v.trim()) throw new InputError(`${field} must not be empty`);
   return v;
 }
@@ -58,7 +59,8 @@ function str(field: string, v: unknown, required: boolean): string | undefined {
 function posInt(field: string, v: unknown, min: number): number | undefined {
   if (v === undefined || v === null) return undefined;
   const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isFinite(n)) throw new InputError(`${field} must be a number (got ${JSON.stringify(v)?.slice(0, 40)})`);
+  if (typeof n !== "number" || !Number.isFinite(n))
+    throw new InputError(`${field} must be a number (got ${JSON.stringify(v)?.slice(0, 40)})`);
   if (n < min) throw new InputError(`${field} must be ≥ ${min} (got ${n})`);
   return n;
 }
@@ -71,8 +73,10 @@ function fileSpec(field: string, v: unknown): FileSpec {
   if (!isObj(v)) throw new InputError(`${field} must be a path string or an object with "path"`);
   const path = str(`${field}.path`, v.path, true)!;
   const known = new Set(["path", "start", "end", "head", "tail"]);
-  for (const k of Object.keys(v)) if (!known.has(k)) throw new InputError(`${field}.${k} is not a known field (use start/end, head or tail)`);
-  const forms = ["head", "tail"].filter((k) => v[k] !== undefined).length + (v.start !== undefined || v.end !== undefined ? 1 : 0);
+  for (const k of Object.keys(v))
+    if (!known.has(k)) throw new InputError(`${field}.${k} is not a known field (use start/end, head or tail)`);
+  const forms =
+    ["head", "tail"].filter((k) => v[k] !== undefined).length + (v.start !== undefined || v.end !== undefined ? 1 : 0);
   if (forms > 1) throw new InputError(`${field}: use only one of start/end, head or tail`);
   if (v.head !== undefined) return { path, head: posInt(`${field}.head`, v.head, 1)! };
   if (v.tail !== undefined) return { path, tail: posInt(`${field}.tail`, v.tail, 1)! };
@@ -83,7 +87,27 @@ function fileSpec(field: string, v: unknown): FileSpec {
 }
 
 /** Every field a task may have (pi's tool schema lists the same: test/unit/core/call/contract.test.ts). */
-export const TASK_FIELDS = new Set(["name", "prompt", "cwd", "profile", "timeout", "resume", "files", "isolation", "after", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "sandbox", "keepProcesses", "runner", "runtime", ...BUDGET_KEYS]);
+export const TASK_FIELDS = new Set([
+  "name",
+  "prompt",
+  "cwd",
+  "profile",
+  "timeout",
+  "resume",
+  "files",
+  "isolation",
+  "after",
+  "gate",
+  "gateTimeout",
+  "gateRetries",
+  "outputSchema",
+  "context",
+  "sandbox",
+  "keepProcesses",
+  "runner",
+  "runtime",
+  ...BUDGET_KEYS,
+]);
 
 /** `isolation`: "worktree" (the only mode) or absent. */
 export function isolationValue(field: string, v: unknown): IsolationMode | undefined {
@@ -95,7 +119,9 @@ export function isolationValue(field: string, v: unknown): IsolationMode | undef
 function task(i: number, v: unknown): DelegateTask {
   const f = `tasks[${i}]`;
   if (!isObj(v)) throw new InputError(`${f} must be an object with "name" and "prompt"`);
-  for (const k of Object.keys(v)) if (!TASK_FIELDS.has(k)) throw new InputError(`${f}.${k} is not a known field (known: ${[...TASK_FIELDS].join(", ")})`);
+  for (const k of Object.keys(v))
+    if (!TASK_FIELDS.has(k))
+      throw new InputError(`${f}.${k} is not a known field (known: ${[...TASK_FIELDS].join(", ")})`);
   const out: DelegateTask = { name: str(`${f}.name`, v.name, true)!, prompt: str(`${f}.prompt`, v.prompt, true)! };
   const cwd = str(`${f}.cwd`, v.cwd, false);
   if (cwd !== undefined) {
@@ -123,7 +149,8 @@ function task(i: number, v: unknown): DelegateTask {
     out.files = v.files.map((x, j) => fileSpec(`${f}.files[${j}]`, x));
   }
   if (v.after !== undefined && v.after !== null) {
-    if (!Array.isArray(v.after) || v.after.some((n) => typeof n !== "string" || !n)) throw new InputError(`${f}.after must be a list of task names`);
+    if (!Array.isArray(v.after) || v.after.some((n) => typeof n !== "string" || !n))
+      throw new InputError(`${f}.after must be a list of task names`);
     if (v.after.length) out.after = [...new Set(v.after as string[])];
   }
   const gate = str(`${f}.gate`, v.gate, false);
@@ -137,7 +164,8 @@ function task(i: number, v: unknown): DelegateTask {
     out.gateRetries = gateRetries;
   }
   if (v.context !== undefined && v.context !== null) {
-    if (v.context !== "fork" && v.context !== "fresh") throw new InputError(`${f}.context must be "fork" or "fresh" (got ${JSON.stringify(v.context)?.slice(0, 40)})`);
+    if (v.context !== "fork" && v.context !== "fresh")
+      throw new InputError(`${f}.context must be "fork" or "fresh" (got ${JSON.stringify(v.context)?.slice(0, 40)})`);
     out.context = v.context;
   }
   if (v.outputSchema !== undefined && v.outputSchema !== null) {
@@ -154,15 +182,22 @@ function task(i: number, v: unknown): DelegateTask {
 export function parseDelegateParams(v: unknown): DelegateParams {
   if (!isObj(v)) throw new InputError('parameters must be an object with "tasks"');
   // `workflow` is replaced by a saved workflow's tasks before this check (pi/workflow-call.ts); `description` documents a workflow file.
-  for (const k of Object.keys(v)) if (!["tasks", "profile", "background", "maxCost", "workflow", "description"].includes(k)) throw new InputError(`${k} is not a known parameter (known: tasks, profile, background, maxCost, workflow)`);
+  for (const k of Object.keys(v))
+    if (!["tasks", "profile", "background", "maxCost", "workflow", "description"].includes(k))
+      throw new InputError(`${k} is not a known parameter (known: tasks, profile, background, maxCost, workflow)`);
   // Only the pi tool resolves `workflow` (before this check); in a --tasks file it has no meaning.
-  if (v.workflow !== undefined) throw new InputError('workflow (a saved workflow\'s "NAME input") cannot be combined with a tasks document; in the CLI run it with: subagents flow NAME "input"');
+  if (v.workflow !== undefined)
+    throw new InputError(
+      'workflow (a saved workflow\'s "NAME input") cannot be combined with a tasks document; in the CLI run it with: subagents flow NAME "input"',
+    );
   const maxCost = v.maxCost === undefined || v.maxCost === null ? undefined : budgetValue("maxCost", v.maxCost);
   if (typeof maxCost === "string") throw new InputError(maxCost);
-  if (v.background !== undefined && typeof v.background !== "boolean") throw new InputError("background must be true or false");
+  if (v.background !== undefined && typeof v.background !== "boolean")
+    throw new InputError("background must be true or false");
   if (!Array.isArray(v.tasks)) throw new InputError("tasks must be an array of 1–16 task objects");
   if (v.tasks.length === 0) throw new InputError("tasks must contain at least one task");
-  if (v.tasks.length > MAX_TASKS) throw new InputError(`tasks has ${v.tasks.length} entries; at most ${MAX_TASKS} tasks per call`);
+  if (v.tasks.length > MAX_TASKS)
+    throw new InputError(`tasks has ${v.tasks.length} entries; at most ${MAX_TASKS} tasks per call`);
   const tasks = v.tasks.map((t, i) => task(i, t));
   const profile = str("profile", v.profile, false);
   const seen = new Set<string>();
@@ -172,5 +207,10 @@ export function parseDelegateParams(v: unknown): DelegateParams {
   }
   const graph = dagProblem(tasks);
   if (graph) throw new InputError(graph);
-  return { tasks, ...(profile ? { profile } : {}), ...(v.background ? { background: true } : {}), ...(maxCost !== undefined ? { maxCost } : {}) };
+  return {
+    tasks,
+    ...(profile ? { profile } : {}),
+    ...(v.background ? { background: true } : {}),
+    ...(maxCost !== undefined ? { maxCost } : {}),
+  };
 }

@@ -2,7 +2,11 @@
 // the spec's placeholders for missing, unreadable and too-large files (the task still runs).
 import type { Host } from "./host.ts";
 
-export type FileSpec = string | { path: string; start?: number; end?: number } | { path: string; head: number } | { path: string; tail: number };
+export type FileSpec =
+  | string
+  | { path: string; start?: number; end?: number }
+  | { path: string; head: number }
+  | { path: string; tail: number };
 
 export const FILE_LIMIT = 1024 * 1024;
 
@@ -34,10 +38,12 @@ function readOne(host: Host, spec: FileSpec, cwd: string): { label: string; body
   const st = host.stat(full);
   if (!st) return { label, body: `[file not found: ${label}]` };
   if (!st.isFile) return { label, body: `[could not read file: ${label}]` };
-  if (st.size > FILE_LIMIT) return { label, body: `[file too large: ${label} (${Math.round(st.size / 1024)}KB, limit 1024KB)]` };
+  if (st.size > FILE_LIMIT)
+    return { label, body: `[file too large: ${label} (${Math.round(st.size / 1024)}KB, limit 1024KB)]` };
   const bytes = host.readBytes(full, FILE_LIMIT + 1);
   if (!bytes) return { label, body: `[could not read file: ${label}]` };
-  if (bytes.length > FILE_LIMIT) return { label, body: `[file too large: ${label} (${Math.round(bytes.length / 1024)}KB, limit 1024KB)]` };
+  if (bytes.length > FILE_LIMIT)
+    return { label, body: `[file too large: ${label} (${Math.round(bytes.length / 1024)}KB, limit 1024KB)]` };
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -52,8 +58,10 @@ function readOne(host: Host, spec: FileSpec, cwd: string): { label: string; body
 
 /** The `=== path ===` blocks for all files, each followed by a blank line; "" when there are none. */
 export function renderFiles(host: Host, files: FileSpec[], cwd: string): string {
-  return files.map((f) => {
-    const { label, body } = readOne(host, f, cwd);
-    return `=== ${label} ===\n${body}\n\n`;
-  }).join("");
+  return files
+    .map((f) => {
+      const { label, body } = readOne(host, f, cwd);
+      return `=== ${label} ===\n${body}\n\n`;
+    })
+    .join("");
 }

@@ -9,9 +9,16 @@ export function mcpField(v: unknown, warnings: string[], where = "mcp"): McpChoi
   if (v === undefined || v === null) return undefined;
   if (typeof v === "boolean") return v;
   if (v === "true" || v === "false") return v === "true";
-  const items = typeof v === "string" ? v.split(",") : Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null;
+  const items =
+    typeof v === "string"
+      ? v.split(",")
+      : Array.isArray(v) && v.every((x) => typeof x === "string")
+        ? (v as string[])
+        : null;
   if (!items) {
-    warnings.push(`${where} must be true, false or a list of MCP server names (got ${Array.isArray(v) ? "a list of non-strings" : typeof v}); ignored`);
+    warnings.push(
+      `${where} must be true, false or a list of MCP server names (got ${Array.isArray(v) ? "a list of non-strings" : typeof v}); ignored`,
+    );
     return undefined;
   }
   const names = items.map((s) => s.trim()).filter(Boolean);

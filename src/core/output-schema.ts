@@ -16,7 +16,8 @@ function problemAt(s: unknown, at: string, depth: number): string | null {
   if (s.type !== undefined) {
     const types = Array.isArray(s.type) ? s.type : [s.type];
     const bad = types.find((t) => typeof t !== "string" || !TYPES.has(t));
-    if (bad !== undefined || !types.length) return `${at}.type must be one of ${[...TYPES].join(", ")} (got ${JSON.stringify(bad ?? s.type)})`;
+    if (bad !== undefined || !types.length)
+      return `${at}.type must be one of ${[...TYPES].join(", ")} (got ${JSON.stringify(bad ?? s.type)})`;
   }
   if (s.properties !== undefined) {
     if (!isObj(s.properties)) return `${at}.properties must be an object of schemas`;
@@ -25,7 +26,8 @@ function problemAt(s: unknown, at: string, depth: number): string | null {
       if (p) return p;
     }
   }
-  if (s.required !== undefined && !(Array.isArray(s.required) && s.required.every((r) => typeof r === "string"))) return `${at}.required must be a list of property names`;
+  if (s.required !== undefined && !(Array.isArray(s.required) && s.required.every((r) => typeof r === "string")))
+    return `${at}.required must be a list of property names`;
   if (s.enum !== undefined && !Array.isArray(s.enum)) return `${at}.enum must be a list`;
   for (const key of ["items", "additionalProperties", "not"]) {
     if (s[key] === undefined) continue;
@@ -37,7 +39,8 @@ function problemAt(s: unknown, at: string, depth: number): string | null {
   }
   for (const key of ["anyOf", "oneOf", "allOf"]) {
     if (s[key] === undefined) continue;
-    if (!Array.isArray(s[key]) || !(s[key] as unknown[]).length) return `${at}.${key} must be a non-empty list of schemas`;
+    if (!Array.isArray(s[key]) || !(s[key] as unknown[]).length)
+      return `${at}.${key} must be a non-empty list of schemas`;
     for (const [i, v] of (s[key] as unknown[]).entries()) {
       const p = problemAt(v, `${at}.${key}[${i}]`, depth + 1);
       if (p) return p;
@@ -49,8 +52,10 @@ function problemAt(s: unknown, at: string, depth: number): string | null {
 
 /** Why `schema` cannot be a task's outputSchema (naming `field`), or null. */
 export function outputSchemaProblem(field: string, schema: unknown): string | null {
-  if (!isObj(schema)) return `${field} must be a JSON Schema object (got ${Array.isArray(schema) ? "array" : typeof schema})`;
+  if (!isObj(schema))
+    return `${field} must be a JSON Schema object (got ${Array.isArray(schema) ? "array" : typeof schema})`;
   const text = JSON.stringify(schema);
-  if (text.length > MAX_SCHEMA_CHARS) return `${field} is ${text.length} characters as JSON; at most ${MAX_SCHEMA_CHARS}`;
+  if (text.length > MAX_SCHEMA_CHARS)
+    return `${field} is ${text.length} characters as JSON; at most ${MAX_SCHEMA_CHARS}`;
   return problemAt(schema, field, 0);
 }

@@ -37,12 +37,26 @@ export const defaultEngineSettings = (): EngineSettings => ({
 const strList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
-export function mergeEngineSettings(base: EngineSettings, r: Record<string, unknown>, where: string, userScope: boolean, warnings: string[]): EngineSettings {
-  const out: EngineSettings = { ...base, sandboxReadable: [...base.sandboxReadable], sandboxWritable: [...base.sandboxWritable], sandboxAllowHosts: [...base.sandboxAllowHosts], docker: { ...base.docker, args: [...base.docker.args] }, slurm: { ...base.slurm, args: [...base.slurm.args] } };
+export function mergeEngineSettings(
+  base: EngineSettings,
+  r: Record<string, unknown>,
+  where: string,
+  userScope: boolean,
+  warnings: string[],
+): EngineSettings {
+  const out: EngineSettings = {
+    ...base,
+    sandboxReadable: [...base.sandboxReadable],
+    sandboxWritable: [...base.sandboxWritable],
+    sandboxAllowHosts: [...base.sandboxAllowHosts],
+    docker: { ...base.docker, args: [...base.docker.args] },
+    slurm: { ...base.slurm, args: [...base.slurm.args] },
+  };
   if (r.sandbox !== undefined) {
     const v = r.sandbox === true ? "on" : r.sandbox === false ? "off" : r.sandbox;
     if (v !== "on" && v !== "off") warnings.push(`${where}: subagents.sandbox must be "off" or "on"; ignored`);
-    else if (v === "off" && !userScope && base.sandbox === "on") warnings.push(`${where}: a project cannot turn subagents.sandbox off; it stays on`);
+    else if (v === "off" && !userScope && base.sandbox === "on")
+      warnings.push(`${where}: a project cannot turn subagents.sandbox off; it stays on`);
     else out.sandbox = v;
   }
   const userOnly = (key: string) => {
@@ -58,24 +72,41 @@ export function mergeEngineSettings(base: EngineSettings, r: Record<string, unkn
   // A repository must not open its own protections: only the person's settings may.
   if (userOnly("sandboxWritable")) {
     const v = r.sandboxWritable;
-    if (strList(v) && v.every((p) => p.trim() && p !== "." && p !== "/")) out.sandboxWritable = v.map((p) => p.trim().replace(/\/+$/, ""));
-    else warnings.push(`${where}: subagents.sandboxWritable must be a list of paths (relative to the task folder, absolute, or ~/); ignored`);
+    if (strList(v) && v.every((p) => p.trim() && p !== "." && p !== "/"))
+      out.sandboxWritable = v.map((p) => p.trim().replace(/\/+$/, ""));
+    else
+      warnings.push(
+        `${where}: subagents.sandboxWritable must be a list of paths (relative to the task folder, absolute, or ~/); ignored`,
+      );
   }
   // A project may close the network further ("none"), never open it: the order is none < model < all.
   if (r.sandboxNetwork !== undefined) {
     const v = r.sandboxNetwork;
-    if (!(SANDBOX_NETWORKS as unknown[]).includes(v)) warnings.push(`${where}: subagents.sandboxNetwork must be one of ${SANDBOX_NETWORKS.map((n) => `"${n}"`).join(", ")}; ignored`);
-    else if (!userScope && SANDBOX_NETWORKS.indexOf(v as SandboxNetwork) > SANDBOX_NETWORKS.indexOf(base.sandboxNetwork)) warnings.push(`${where}: a project cannot open subagents.sandboxNetwork wider than "${base.sandboxNetwork}"; it stays`);
+    if (!(SANDBOX_NETWORKS as unknown[]).includes(v))
+      warnings.push(
+        `${where}: subagents.sandboxNetwork must be one of ${SANDBOX_NETWORKS.map((n) => `"${n}"`).join(", ")}; ignored`,
+      );
+    else if (
+      !userScope &&
+      SANDBOX_NETWORKS.indexOf(v as SandboxNetwork) > SANDBOX_NETWORKS.indexOf(base.sandboxNetwork)
+    )
+      warnings.push(
+        `${where}: a project cannot open subagents.sandboxNetwork wider than "${base.sandboxNetwork}"; it stays`,
+      );
     else out.sandboxNetwork = v as SandboxNetwork;
   }
   if (userOnly("sandboxAllowHosts")) {
     const v = r.sandboxAllowHosts;
     const bad = strList(v) ? v.find((h) => !isHostPattern(h)) : undefined;
     if (strList(v) && bad === undefined) out.sandboxAllowHosts = v.map((h) => h.trim().toLowerCase());
-    else warnings.push(`${where}: subagents.sandboxAllowHosts must be a list of "host", "host:port" or "*.domain" entries${bad !== undefined ? ` (not ${JSON.stringify(bad).slice(0, 60)})` : ""}; ignored`);
+    else
+      warnings.push(
+        `${where}: subagents.sandboxAllowHosts must be a list of "host", "host:port" or "*.domain" entries${bad !== undefined ? ` (not ${JSON.stringify(bad).slice(0, 60)})` : ""}; ignored`,
+      );
   }
   if (userOnly("runner")) {
-    if (typeof r.runner === "string" && (RUNNER_NAMES as string[]).includes(r.runner)) out.runner = r.runner as RunnerName;
+    if (typeof r.runner === "string" && (RUNNER_NAMES as string[]).includes(r.runner))
+      out.runner = r.runner as RunnerName;
     else warnings.push(`${where}: subagents.runner must be one of ${RUNNER_NAMES.join(", ")}; ignored`);
   }
   if (userOnly("docker")) {
@@ -85,9 +116,11 @@ export function mergeEngineSettings(base: EngineSettings, r: Record<string, unkn
       if (typeof d.image === "string" && d.image.trim()) out.docker.image = d.image.trim();
       else if (d.image !== undefined) warnings.push(`${where}: subagents.docker.image must be an image name; ignored`);
       if (typeof d.network === "string" && d.network.trim()) out.docker.network = d.network.trim();
-      else if (d.network !== undefined) warnings.push(`${where}: subagents.docker.network must be a network name (host, bridge, …); ignored`);
+      else if (d.network !== undefined)
+        warnings.push(`${where}: subagents.docker.network must be a network name (host, bridge, …); ignored`);
       if (strList(d.args)) out.docker.args = d.args;
-      else if (d.args !== undefined) warnings.push(`${where}: subagents.docker.args must be a list of strings; ignored`);
+      else if (d.args !== undefined)
+        warnings.push(`${where}: subagents.docker.args must be a list of strings; ignored`);
     }
   }
   if (userOnly("slurm")) {
@@ -95,7 +128,8 @@ export function mergeEngineSettings(base: EngineSettings, r: Record<string, unkn
     if (!isObj(s)) warnings.push(`${where}: subagents.slurm must be an object (partition, args); ignored`);
     else {
       if (typeof s.partition === "string" && s.partition.trim()) out.slurm.partition = s.partition.trim();
-      else if (s.partition !== undefined) warnings.push(`${where}: subagents.slurm.partition must be a partition name; ignored`);
+      else if (s.partition !== undefined)
+        warnings.push(`${where}: subagents.slurm.partition must be a partition name; ignored`);
       if (strList(s.args)) out.slurm.args = s.args;
       else if (s.args !== undefined) warnings.push(`${where}: subagents.slurm.args must be a list of strings; ignored`);
     }
@@ -104,10 +138,14 @@ export function mergeEngineSettings(base: EngineSettings, r: Record<string, unkn
 }
 
 /** A task's `sandbox` (boolean) and `runner` (a runner name) in delegate input; a string names what is wrong. */
-export function taskEngineFields(field: string, v: Record<string, unknown>): { sandbox?: boolean; runner?: RunnerName; runtime?: RuntimeName } | string {
+export function taskEngineFields(
+  field: string,
+  v: Record<string, unknown>,
+): { sandbox?: boolean; runner?: RunnerName; runtime?: RuntimeName } | string {
   const out: { sandbox?: boolean; runner?: RunnerName; runtime?: RuntimeName } = {};
   if (v.runtime !== undefined && v.runtime !== null) {
-    if (!(RUNTIME_NAMES as readonly unknown[]).includes(v.runtime)) return `${field}.runtime must be one of ${RUNTIME_NAMES.join(", ")} (got ${JSON.stringify(v.runtime)?.slice(0, 40)})`;
+    if (!(RUNTIME_NAMES as readonly unknown[]).includes(v.runtime))
+      return `${field}.runtime must be one of ${RUNTIME_NAMES.join(", ")} (got ${JSON.stringify(v.runtime)?.slice(0, 40)})`;
     out.runtime = v.runtime as RuntimeName;
   }
   if (v.sandbox !== undefined && v.sandbox !== null) {
@@ -115,7 +153,8 @@ export function taskEngineFields(field: string, v: Record<string, unknown>): { s
     if (v.sandbox) out.sandbox = true;
   }
   if (v.runner !== undefined && v.runner !== null) {
-    if (!(RUNNER_NAMES as unknown[]).includes(v.runner)) return `${field}.runner must be one of ${RUNNER_NAMES.join(", ")} (got ${JSON.stringify(v.runner)?.slice(0, 40)})`;
+    if (!(RUNNER_NAMES as unknown[]).includes(v.runner))
+      return `${field}.runner must be one of ${RUNNER_NAMES.join(", ")} (got ${JSON.stringify(v.runner)?.slice(0, 40)})`;
     out.runner = v.runner as RunnerName;
   }
   return out;
@@ -123,5 +162,7 @@ export function taskEngineFields(field: string, v: Record<string, unknown>): { s
 
 /** "host", "host:port", "*.example.com", "*.example.com:443", "[::1]:8080": no scheme, path or other wildcard. */
 export function isHostPattern(h: string): boolean {
-  return /^(\*\.)?([a-z0-9_-]+(\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\])(:\d{1,5})?$/i.test(h.trim()) && !/^\*\.\[/.test(h.trim());
+  return (
+    /^(\*\.)?([a-z0-9_-]+(\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\])(:\d{1,5})?$/i.test(h.trim()) && !/^\*\.\[/.test(h.trim())
+  );
 }

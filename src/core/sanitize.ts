@@ -14,9 +14,15 @@ type Rule = { re: RegExp; to: string | ((...m: string[]) => string) };
 
 const RULES: Rule[] = [
   // PEM private keys: the whole block.
-  { re: /-----BEGIN ([A-Z0-9 ]{0,40})PRIVATE KEY-----[\s\S]{0,20000}?-----END \1PRIVATE KEY-----/g, to: `-----BEGIN PRIVATE KEY----- ${R} -----END PRIVATE KEY-----` },
+  {
+    re: /-----BEGIN ([A-Z0-9 ]{0,40})PRIVATE KEY-----[\s\S]{0,20000}?-----END \1PRIVATE KEY-----/g,
+    to: `-----BEGIN PRIVATE KEY----- ${R} -----END PRIVATE KEY-----`,
+  },
   // Authorization headers (Bearer, Basic, token …).
-  { re: /\b(authorization\s*[:=]\s*)(bearer|basic|token|bot)?\s*[A-Za-z0-9._~+/=-]{6,}/gi, to: (_m, k, scheme) => `${k}${scheme ? `${scheme} ` : ""}${R}` },
+  {
+    re: /\b(authorization\s*[:=]\s*)(bearer|basic|token|bot)?\s*[A-Za-z0-9._~+/=-]{6,}/gi,
+    to: (_m, k, scheme) => `${k}${scheme ? `${scheme} ` : ""}${R}`,
+  },
   { re: /\b(bearer)\s+[A-Za-z0-9._~+/=-]{16,}/gi, to: (_m, k) => `${k} ${R}` },
   // Provider keys: Anthropic before OpenAI (sk-ant- is also sk-).
   { re: re(String.raw`sk-ant-[A-Za-z0-9_-]{16,}`), to: `sk-ant-${R}` },
@@ -33,11 +39,17 @@ const RULES: Rule[] = [
   { re: re(String.raw`hf_[A-Za-z0-9]{30,}`), to: `hf_${R}` },
   // AWS access key ids and secret assignments.
   { re: re(String.raw`(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}`), to: `AKIA${R}` },
-  { re: /\b(aws_secret_access_key|aws_session_token)(\s*[:=]\s*["']?)[A-Za-z0-9/+=]{20,}/gi, to: (_m, k, sep) => `${k}${sep}${R}` },
+  {
+    re: /\b(aws_secret_access_key|aws_session_token)(\s*[:=]\s*["']?)[A-Za-z0-9/+=]{20,}/gi,
+    to: (_m, k, sep) => `${k}${sep}${R}`,
+  },
   // JWTs: three base64url segments, the first a JSON header.
   { re: re(String.raw`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), to: `eyJ${R}` },
   // Credentials in URLs.
-  { re: /\b([a-z][a-z0-9+.-]{1,20}:\/\/)([^\s:/@]{1,100}):([^\s@/]{1,200})@/gi, to: (_m, scheme, user) => `${scheme}${user}:${R}@` },
+  {
+    re: /\b([a-z][a-z0-9+.-]{1,20}:\/\/)([^\s:/@]{1,100}):([^\s@/]{1,200})@/gi,
+    to: (_m, scheme, user) => `${scheme}${user}:${R}@`,
+  },
   // key=value / key: value assignments of secret-looking names.
   {
     re: /\b([A-Za-z0-9_.-]{0,40}(?:api[_-]?key|apikey|secret|token|password|passwd|pwd|access[_-]?key|private[_-]?key|client[_-]?secret)["']?)(\s*[:=]\s*)(["']?)(?![0-9]+\b)([^\s"',;}{\\]{4,})\3/gi,

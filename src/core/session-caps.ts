@@ -12,7 +12,12 @@ export type CapRefusal = { code: Extract<ErrorCode, "SPAWN_LIMIT" | "BUDGET_EXCE
 export const usd = (n: number) => `$${n.toFixed(2)}`;
 
 /** Whether a call of `tasks` children (with its own maxCost) may start; `scope` says whose caps these are. */
-export function callRefusal(caps: CapSettings, used: CapsUsed, call: { tasks: number; maxCost?: number }, scope = "this pi session"): CapRefusal | null {
+export function callRefusal(
+  caps: CapSettings,
+  used: CapsUsed,
+  call: { tasks: number; maxCost?: number },
+  scope = "this pi session",
+): CapRefusal | null {
   const max = caps.maxSpawnsPerSession;
   if (used.spawns + call.tasks > max) {
     return {
@@ -25,7 +30,10 @@ export function callRefusal(caps: CapSettings, used: CapsUsed, call: { tasks: nu
   const cap = caps.maxSessionCost;
   if (cap === undefined) return null;
   if (used.cost >= cap) {
-    return { code: "BUDGET_EXCEEDED", message: `Session budget exceeded: subagents.maxSessionCost is ${usd(cap)}; ${scope}'s sub-agents have spent ${usd(used.cost)}. Nothing was started.` };
+    return {
+      code: "BUDGET_EXCEEDED",
+      message: `Session budget exceeded: subagents.maxSessionCost is ${usd(cap)}; ${scope}'s sub-agents have spent ${usd(used.cost)}. Nothing was started.`,
+    };
   }
   if (call.maxCost !== undefined && call.maxCost > cap - used.cost) {
     return {
@@ -40,17 +48,25 @@ export function callRefusal(caps: CapSettings, used: CapsUsed, call: { tasks: nu
 export function startRefusal(caps: CapSettings, used: CapsUsed, scope = "this pi session"): CapRefusal | null {
   const cap = caps.maxSessionCost;
   if (cap === undefined || used.cost < cap) return null;
-  return { code: "BUDGET_EXCEEDED", message: `Session budget exceeded: subagents.maxSessionCost is ${usd(cap)}; ${scope}'s sub-agents have spent ${usd(used.cost)}: not started` };
+  return {
+    code: "BUDGET_EXCEEDED",
+    message: `Session budget exceeded: subagents.maxSessionCost is ${usd(cap)}; ${scope}'s sub-agents have spent ${usd(used.cost)}: not started`,
+  };
 }
 
 /** `12/100 started · $0.42/$5.00 spent` — the session against its caps (for /subagents). */
 export function capsSummary(caps: CapSettings, used: CapsUsed): string {
-  const cost = caps.maxSessionCost === undefined ? `${usd(used.cost)} spent (no maxSessionCost)` : `${usd(used.cost)}/${usd(caps.maxSessionCost)} spent`;
+  const cost =
+    caps.maxSessionCost === undefined
+      ? `${usd(used.cost)} spent (no maxSessionCost)`
+      : `${usd(used.cost)}/${usd(caps.maxSessionCost)} spent`;
   return `${used.spawns}/${caps.maxSpawnsPerSession} sub-agents started · ${cost}`;
 }
 
 /** Two tasks of one call that would do the same thing: same prompt (trimmed), agent, cwd, model and session. */
-export function duplicateTasks(tasks: { name: string; prompt: string; cwd: string; profile?: string; model?: string; resume?: string }[]): string | null {
+export function duplicateTasks(
+  tasks: { name: string; prompt: string; cwd: string; profile?: string; model?: string; resume?: string }[],
+): string | null {
   const seen = new Map<string, { name: string; index: number }>();
   for (const [index, t] of tasks.entries()) {
     const key = JSON.stringify([t.prompt.trim(), t.profile ?? "default", t.cwd, t.model ?? "", t.resume ?? ""]);

@@ -7,7 +7,13 @@ import { defaultEngineSettings, mergeEngineSettings, type EngineSettings } from 
 import { DEFAULT_MAX_SPAWNS, mergeCapSettings, type CapSettings } from "./cap-settings.ts";
 import { defaultHookSettings, mergeHookSettings, type HookSettings } from "./hook-settings.ts";
 
-export const TOOL_NAMES = ["delegate_to_subagents", "get_subagent_output", "get_subagent_session", "list_subagent_profiles", "subagent"];
+export const TOOL_NAMES = [
+  "delegate_to_subagents",
+  "get_subagent_output",
+  "get_subagent_session",
+  "list_subagent_profiles",
+  "subagent",
+];
 
 export type Settings = {
   maxLinesPerWindow: number;
@@ -41,7 +47,9 @@ export type Settings = {
   mcp: McpChoice;
   /** A call with more tasks than it runs at once keeps its children for its next tasks (src/core/run/process/pool.ts). */
   reuseChildren: boolean;
-} & EngineSettings & CapSettings & HookSettings;
+} & EngineSettings &
+  CapSettings &
+  HookSettings;
 
 export function defaultSettings(): Settings {
   return {
@@ -71,7 +79,17 @@ export function defaultSettings(): Settings {
   };
 }
 
-type NumKey = "maxLinesPerWindow" | "extendTimeoutDebounce" | "loopingToolCount" | "concurrency" | "maxDepth" | "timeout" | "maxRuntime" | "rateLimitWait" | "askTimeout" | "maxMessages";
+type NumKey =
+  | "maxLinesPerWindow"
+  | "extendTimeoutDebounce"
+  | "loopingToolCount"
+  | "concurrency"
+  | "maxDepth"
+  | "timeout"
+  | "maxRuntime"
+  | "rateLimitWait"
+  | "askTimeout"
+  | "maxMessages";
 const NUMBERS: Record<NumKey, { min: number; max: number; aliases: string[] }> = {
   maxLinesPerWindow: { min: 1, max: 200, aliases: ["max_lines_per_window"] },
   extendTimeoutDebounce: { min: 0, max: 300, aliases: ["extend_timeout_debounce"] },
@@ -95,11 +113,17 @@ const CHILD_PI_WORDS = ["auto", "embedded", "system"];
 
 /** Applies one raw `subagents` object over base. Pure; `where` names the source in warnings. `userScope` is false
  *  for a project's settings: a repository must not choose which program runs as every child. */
-export function mergeSettings(base: Settings, raw: unknown, where = "settings", userScope = true): { settings: Settings; warnings: string[] } {
+export function mergeSettings(
+  base: Settings,
+  raw: unknown,
+  where = "settings",
+  userScope = true,
+): { settings: Settings; warnings: string[] } {
   const out: Settings = { ...base, tools: [...base.tools], modelAliases: { ...base.modelAliases } };
   const warnings: string[] = [];
   if (raw === undefined || raw === null) return { settings: out, warnings };
-  if (typeof raw !== "object" || Array.isArray(raw)) return { settings: out, warnings: [`${where}: "subagents" must be an object; ignored`] };
+  if (typeof raw !== "object" || Array.isArray(raw))
+    return { settings: out, warnings: [`${where}: "subagents" must be an object; ignored`] };
   const r = raw as Record<string, unknown>;
   for (const [key, spec] of Object.entries(NUMBERS) as [NumKey, (typeof NUMBERS)[NumKey]][]) {
     const name = [key, ...spec.aliases].find((k) => r[k] !== undefined);
@@ -110,7 +134,8 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
       continue;
     }
     const clamped = Math.min(spec.max, Math.max(spec.min, v));
-    if (clamped !== v) warnings.push(`${where}: subagents.${name} = ${v} is out of range ${spec.min}–${spec.max}; using ${clamped}`);
+    if (clamped !== v)
+      warnings.push(`${where}: subagents.${name} = ${v} is out of range ${spec.min}–${spec.max}; using ${clamped}`);
     out[key] = clamped;
   }
   for (const [key, allowed] of Object.entries(ENUMS) as [keyof typeof ENUMS, readonly string[]][]) {
@@ -126,7 +151,8 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
     const v = r.childPi;
     if (typeof v === "string" && CHILD_PI_WORDS.includes(v)) out.childPi = v;
     else if (typeof v === "string" && v.startsWith("/") && userScope) out.childPi = v;
-    else if (typeof v === "string" && v.startsWith("/")) warnings.push(`${where}: subagents.childPi may name a path only in your own settings (${v}); ignored`);
+    else if (typeof v === "string" && v.startsWith("/"))
+      warnings.push(`${where}: subagents.childPi may name a path only in your own settings (${v}); ignored`);
     else warnings.push(`${where}: subagents.childPi must be ${CHILD_PI_WORDS.join(", ")} or an absolute path; ignored`);
   }
   if (r.finalize !== undefined) {
@@ -140,7 +166,10 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
   if (r.tools !== undefined) {
     if (Array.isArray(r.tools) && r.tools.every((t) => typeof t === "string")) {
       const unknown = (r.tools as string[]).filter((t) => !TOOL_NAMES.includes(t));
-      if (unknown.length) warnings.push(`${where}: subagents.tools has unknown names ${unknown.join(", ")} (known: ${TOOL_NAMES.join(", ")})`);
+      if (unknown.length)
+        warnings.push(
+          `${where}: subagents.tools has unknown names ${unknown.join(", ")} (known: ${TOOL_NAMES.join(", ")})`,
+        );
       out.tools = (r.tools as string[]).filter((t) => TOOL_NAMES.includes(t));
     } else warnings.push(`${where}: subagents.tools must be a list of tool names; ignored`);
   }
@@ -149,13 +178,17 @@ export function mergeSettings(base: Settings, raw: unknown, where = "settings", 
     if (v && typeof v === "object" && !Array.isArray(v)) {
       for (const [name, model] of Object.entries(v as Record<string, unknown>)) {
         if (typeof model === "string" && model.trim()) out.modelAliases[name] = model.trim();
-        else warnings.push(`${where}: subagents.modelAliases.${name} must be a model name ("provider/id", "inherit" or "default"); ignored`);
+        else
+          warnings.push(
+            `${where}: subagents.modelAliases.${name} must be a model name ("provider/id", "inherit" or "default"); ignored`,
+          );
       }
     } else warnings.push(`${where}: subagents.modelAliases must be an object of name → model; ignored`);
   }
   if (r.fallbackModels !== undefined) {
     const v = r.fallbackModels;
-    if (Array.isArray(v) && v.every((m) => typeof m === "string" && m.trim())) out.fallbackModels = v.map((m: string) => m.trim());
+    if (Array.isArray(v) && v.every((m) => typeof m === "string" && m.trim()))
+      out.fallbackModels = v.map((m: string) => m.trim());
     else warnings.push(`${where}: subagents.fallbackModels must be a list of model names; ignored`);
   }
   if (r.mcp !== undefined) {
@@ -175,11 +208,17 @@ function readSection(host: Host, file: string): { raw: unknown; warning?: string
     const parsed = JSON.parse(text) as Record<string, unknown> | null;
     return { raw: parsed && typeof parsed === "object" ? parsed.subagents : undefined };
   } catch (err) {
-    return { raw: undefined, warning: `${file}: not valid JSON (${(err as Error).message}); its subagents settings are ignored` };
+    return {
+      raw: undefined,
+      warning: `${file}: not valid JSON (${(err as Error).message}); its subagents settings are ignored`,
+    };
   }
 }
 
-export function loadSettings(host: Host, opts: { agentDir: string; cwd: string }): { settings: Settings; warnings: string[] } {
+export function loadSettings(
+  host: Host,
+  opts: { agentDir: string; cwd: string },
+): { settings: Settings; warnings: string[] } {
   let settings = defaultSettings();
   const warnings: string[] = [];
   const files = [`${opts.agentDir}/settings.json`, `${opts.cwd}/.pi/settings.json`];

@@ -16,14 +16,16 @@ export function dagProblem(tasks: DagTask[]): string | null {
   for (const [i, t] of tasks.entries()) {
     if (index.has(t.name)) {
       // Names only matter once a task refers to them: plain fan-outs may keep repeated names.
-      if (tasks.some((x) => x.after?.length)) return `two tasks are named "${t.name}" (tasks[${index.get(t.name)}] and tasks[${i}]): names must be unique when tasks use "after"`;
+      if (tasks.some((x) => x.after?.length))
+        return `two tasks are named "${t.name}" (tasks[${index.get(t.name)}] and tasks[${i}]): names must be unique when tasks use "after"`;
     }
     if (!index.has(t.name)) index.set(t.name, i);
   }
   for (const [i, t] of tasks.entries()) {
     for (const dep of t.after ?? []) {
       if (dep === t.name) return `tasks[${i}] ("${t.name}") lists itself in "after"`;
-      if (!index.has(dep)) return `tasks[${i}] ("${t.name}").after names "${dep}", which is not a task of this call (tasks: ${[...index.keys()].join(", ")})`;
+      if (!index.has(dep))
+        return `tasks[${i}] ("${t.name}").after names "${dep}", which is not a task of this call (tasks: ${[...index.keys()].join(", ")})`;
     }
     for (const ref of placeholders(t.prompt)) {
       if (!index.has(ref) || t.after?.includes(ref)) continue;
@@ -56,4 +58,3 @@ function findCycle(tasks: DagTask[], index: Map<string, number>): string[] | nul
   }
   return null;
 }
-

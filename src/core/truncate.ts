@@ -38,7 +38,8 @@ export function tailBytes(s: string, maxBytes: number): string {
   let i = s.length;
   while (i > 0) {
     const c = s.charCodeAt(i - 1);
-    const pair = c >= 0xdc00 && c <= 0xdfff && i - 2 >= 0 && s.charCodeAt(i - 2) >= 0xd800 && s.charCodeAt(i - 2) <= 0xdbff;
+    const pair =
+      c >= 0xdc00 && c <= 0xdfff && i - 2 >= 0 && s.charCodeAt(i - 2) >= 0xd800 && s.charCodeAt(i - 2) <= 0xdbff;
     const w = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
     if (n + w > maxBytes) break;
     n += w;
@@ -52,7 +53,8 @@ export type Truncated = { text: string; truncated: boolean; omittedLines: number
 export function truncateHeadTail(text: string, opts: { maxBytes: number; maxLines: number; hint?: string }): Truncated {
   const bytes = utf8Length(text);
   const lines = text.split("\n");
-  if (bytes <= opts.maxBytes && lines.length <= opts.maxLines) return { text, truncated: false, omittedLines: 0, omittedBytes: 0 };
+  if (bytes <= opts.maxBytes && lines.length <= opts.maxLines)
+    return { text, truncated: false, omittedLines: 0, omittedBytes: 0 };
   const headLineCount = Math.max(1, Math.ceil(opts.maxLines / 2));
   const tailLineCount = Math.max(1, opts.maxLines - headLineCount);
   const half = Math.max(1, Math.floor(opts.maxBytes / 2));

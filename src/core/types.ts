@@ -90,7 +90,14 @@ export type ChildEvent =
   | { type: "gate_start"; attempt: number; command: string }
   | { type: "gate"; attempt: number; passed: boolean; exitCode: number | null; timedOut: boolean; output: string }
   /** A question for the owner (ask.ts): ask_parent or one of the child's extensions' dialogs. */
-  | { type: "ask"; id: string; kind: "confirm" | "select" | "input" | "ask_parent"; title: string; message?: string; options?: string[] }
+  | {
+      type: "ask";
+      id: string;
+      kind: "confirm" | "select" | "input" | "ask_parent";
+      title: string;
+      message?: string;
+      options?: string[];
+    }
   /** The asking extension stopped waiting (its own timeout or signal): the question is closed. */
   | { type: "ask_closed"; id: string }
   /** A line for the child's window: an extension's notify, a question and its answer. */

@@ -49,7 +49,11 @@ export function isStub(file: string): boolean {
 /** A sub-agent that may not delegate further (what its parent put in its environment): the extension has
  *  nothing to give it, so neither the stub nor the built-in copy loads it. */
 export function childAtMaxDepthEnv(env: Record<string, string | undefined> = process.env): boolean {
-  return env.PI_SUBAGENT_CHILD === "1" && !!env.PI_SUBAGENT_MAX_DEPTH && Number(env.PI_SUBAGENT_DEPTH) >= Number(env.PI_SUBAGENT_MAX_DEPTH);
+  return (
+    env.PI_SUBAGENT_CHILD === "1" &&
+    !!env.PI_SUBAGENT_MAX_DEPTH &&
+    Number(env.PI_SUBAGENT_DEPTH) >= Number(env.PI_SUBAGENT_MAX_DEPTH)
+  );
 }
 
 /** Publishes `load` as the built-in extension (called by the pi role before pi starts). */

@@ -29,7 +29,10 @@ export function hookValidators(source: string): { source: string; sites: number;
 }
 
 type Validator = Record<PropertyKey, unknown>;
-type TypeBoxValue = { Check(schema: unknown, value: unknown): boolean; Errors(schema: unknown, value: unknown): unknown[] };
+type TypeBoxValue = {
+  Check(schema: unknown, value: unknown): boolean;
+  Errors(schema: unknown, value: unknown): unknown[];
+};
 
 /** Installs the lazy validator maker. Self-contained (no imports, no outer names): the compiled user's pi runs its
  * source text as plain JS. */

@@ -18,13 +18,19 @@ export const NATIVE_FETCH_KEY = "subagents.native-fetch";
 const PROXY_VARS = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"];
 
 /** True when pi's dispatcher would behave like Bun's fetch: no proxy, pi's default timeout, pi never swapped fetch. */
-export function keepNativeFetch(env: Record<string, string | undefined>, timeoutMs: number, defaultMs: number, untouched: boolean): boolean {
+export function keepNativeFetch(
+  env: Record<string, string | undefined>,
+  timeoutMs: number,
+  defaultMs: number,
+  untouched: boolean,
+): boolean {
   return untouched && timeoutMs === defaultMs && !PROXY_VARS.some((v) => env[v] && !ourProxy(env, v));
 }
 
 /** A proxy variable the sandbox's network forwarder set (src/host/net-forward.ts): Bun's native fetch honours
  *  HTTP(S)_PROXY the way undici's EnvHttpProxyAgent does, and there is no NO_PROXY, so pi's setup would change nothing. */
-const ourProxy = (env: Record<string, string | undefined>, v: string) => !!env.SUBAGENTS_NET_PROXY && env[v] === env.SUBAGENTS_NET_PROXY;
+const ourProxy = (env: Record<string, string | undefined>, v: string) =>
+  !!env.SUBAGENTS_NET_PROXY && env[v] === env.SUBAGENTS_NET_PROXY;
 
 /** Whether pi's settings (global, and the project's in `cwd`) may set the idle timeout or a proxy. */
 export function settingsMayChangeFetch(env: Record<string, string | undefined>, cwd: string): boolean {
@@ -64,8 +70,13 @@ export function nativeFetchOfferJs(): string {
 /** Lets the hooked pi ask `keepNativeFetch` (from the pi role, before pi's modules load). */
 export function offerNativeFetch(): void {
   let fromSettings: boolean | undefined;
-  (globalThis as Record<symbol, unknown>)[Symbol.for(NATIVE_FETCH_KEY)] = (timeoutMs: number, defaultMs: number, untouched: boolean) =>
-    keepNativeFetch(process.env, timeoutMs, defaultMs, untouched) && !(fromSettings ??= settingsMayChangeFetch(process.env, process.cwd()));
+  (globalThis as Record<symbol, unknown>)[Symbol.for(NATIVE_FETCH_KEY)] = (
+    timeoutMs: number,
+    defaultMs: number,
+    untouched: boolean,
+  ) =>
+    keepNativeFetch(process.env, timeoutMs, defaultMs, untouched) &&
+    !(fromSettings ??= settingsMayChangeFetch(process.env, process.cwd()));
 }
 
 // The two places in pi's bundle (its main chunk): undici's eager evaluation, made lazy (only the dispatcher setup
@@ -79,10 +90,17 @@ export function hookNativeFetch(path: string, source: string): string | null {
   const eager = UNDICI_EAGER.exec(source);
   const setup = DISPATCHER_SETUP.exec(source);
   if (!eager && !setup) return null;
-  if (!eager || !setup) throw new Error(`${path}: pi's undici setup changed shape (found ${eager ? "undici's load" : "configureHttpDispatcher"} only)`);
-  if (!/\boriginalGlobalFetch=globalThis\.fetch\b/.test(source) || !/\binstalledGlobalFetch\b/.test(source)) throw new Error(`${path}: pi no longer records the fetch it swaps (originalGlobalFetch/installedGlobalFetch)`);
+  if (!eager || !setup)
+    throw new Error(
+      `${path}: pi's undici setup changed shape (found ${eager ? "undici's load" : "configureHttpDispatcher"} only)`,
+    );
+  if (!/\boriginalGlobalFetch=globalThis\.fetch\b/.test(source) || !/\binstalledGlobalFetch\b/.test(source))
+    throw new Error(`${path}: pi no longer records the fetch it swaps (originalGlobalFetch/installedGlobalFetch)`);
   const ask = `if(globalThis[Symbol.for(${JSON.stringify(NATIVE_FETCH_KEY)})]?.(${setup[3]},${setup[2]},installedGlobalFetch===void 0))return;`;
   return source
-    .replace(UNDICI_EAGER, `var __subagentsUndici,undici=new Proxy({},{get:(_,k)=>(__subagentsUndici??=${eager[1]}(require_undici(),1))[k]});`)
+    .replace(
+      UNDICI_EAGER,
+      `var __subagentsUndici,undici=new Proxy({},{get:(_,k)=>(__subagentsUndici??=${eager[1]}(require_undici(),1))[k]});`,
+    )
     .replace(DISPATCHER_SETUP, (all) => all + ask);
 }

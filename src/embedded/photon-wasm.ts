@@ -8,7 +8,8 @@ export const PHOTON_WASM = "photon_rs_bg.wasm";
 type ReadFileSync = (file: unknown, ...rest: unknown[]) => unknown;
 
 const isPhotonWasm = (file: unknown) =>
-  (typeof file === "string" && file.endsWith(PHOTON_WASM)) || (file instanceof URL && file.pathname.endsWith(PHOTON_WASM));
+  (typeof file === "string" && file.endsWith(PHOTON_WASM)) ||
+  (file instanceof URL && file.pathname.endsWith(PHOTON_WASM));
 
 /** Sends reads of photon's wasm to `wasm` (the CommonJS fs object: the one photon's loader reads through). */
 export function redirectPhotonWasm(wasm: string): void {

@@ -12,7 +12,9 @@ export const PI_ASSETS = "pi-assets";
 /** The cache folder for one build: XDG cache, else ~/.cache, else the temp dir (an unwritable home). */
 export function assetCacheDir(env: Record<string, string | undefined>, key: string): string[] {
   const home = env.HOME || os.homedir();
-  const bases = [env.XDG_CACHE_HOME, home ? path.join(home, ".cache") : undefined, os.tmpdir()].filter((b): b is string => !!b && path.isAbsolute(b));
+  const bases = [env.XDG_CACHE_HOME, home ? path.join(home, ".cache") : undefined, os.tmpdir()].filter(
+    (b): b is string => !!b && path.isAbsolute(b),
+  );
   return bases.map((b) => path.join(b, "subagents", key));
 }
 
@@ -43,7 +45,11 @@ export function materialize(source: string, dest: string): string {
   try {
     copyTree(source, tmp);
     // npm's layout too, for a pi from npm started inside a child (it inherits PI_PACKAGE_DIR from our pi).
-    for (const [link, target] of [["dist/modes/interactive/theme", "theme"], ["dist/modes/interactive/assets", "assets"], ["dist/core/export-html", "export-html"]]) {
+    for (const [link, target] of [
+      ["dist/modes/interactive/theme", "theme"],
+      ["dist/modes/interactive/assets", "assets"],
+      ["dist/core/export-html", "export-html"],
+    ]) {
       const at = path.join(tmp, link);
       fs.mkdirSync(path.dirname(at), { recursive: true });
       try {

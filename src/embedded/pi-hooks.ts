@@ -31,14 +31,32 @@ const QUICKJS_RESOLVE = /\b\w+\(import\.meta\.url\)\.resolve\("quickjs-wasi\/qui
 export const QUICKJS_KEY = "subagents.quickjs-wasm";
 export const QUICKJS_WASM = "quickjs.wasm";
 
-export type HookReport = { loader: string[]; main: string[]; runtime: string[]; jiti: string[]; quickjs: string[]; fetch: string[]; validators: string[]; typeboxValue: string[]; revision: string[]; typeboxUpdate: string[]; rpcQuiet: string[] };
+export type HookReport = {
+  loader: string[];
+  main: string[];
+  runtime: string[];
+  jiti: string[];
+  quickjs: string[];
+  fetch: string[];
+  validators: string[];
+  typeboxValue: string[];
+  revision: string[];
+  typeboxUpdate: string[];
+  rpcQuiet: string[];
+};
 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
 export function hookPiSource(path: string, source: string, found: HookReport): string {
   if (/cli-runtime\.js$/.test(path)) {
-    if (!MAIN_CALL.test(source)) throw new HookShapeError(`${path}: no "main(process.argv.slice(2))" call to give our extension to (pi changed its CLI runtime)`);
+    if (!MAIN_CALL.test(source))
+      throw new HookShapeError(
+        `${path}: no "main(process.argv.slice(2))" call to give our extension to (pi changed its CLI runtime)`,
+      );
     found.runtime.push(path);
-    return source.replace(MAIN_CALL, `main(process.argv.slice(2),{extensionFactories:globalThis[Symbol.for(${JSON.stringify(FACTORIES_KEY)})]??[]});\n`);
+    return source.replace(
+      MAIN_CALL,
+      `main(process.argv.slice(2),{extensionFactories:globalThis[Symbol.for(${JSON.stringify(FACTORIES_KEY)})]??[]});\n`,
+    );
   }
   if (MAIN_SHAPE.test(source)) found.main.push(path);
   if (JITI_REQUIRE.test(source)) {
@@ -47,7 +65,10 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
   }
   if (QUICKJS_RESOLVE.test(source)) {
     found.quickjs.push(path);
-    source = source.replace(QUICKJS_RESOLVE, (all) => `(globalThis[Symbol.for(${JSON.stringify(QUICKJS_KEY)})]??${all})`);
+    source = source.replace(
+      QUICKJS_RESOLVE,
+      (all) => `(globalThis[Symbol.for(${JSON.stringify(QUICKJS_KEY)})]??${all})`,
+    );
   }
   const fetchHooked = hookNativeFetch(path, source);
   if (fetchHooked !== null) {
@@ -89,22 +110,64 @@ export class HookShapeError extends Error {}
 /** Throws unless each change was made exactly once (a missed or doubled hook is a pi this build does not know). */
 export function checkHooks(found: HookReport, piDir: string, opts: { speedupsOptional?: boolean } = {}): void {
   const problems: string[] = [];
-  if (found.runtime.length !== 1) problems.push(`pi's CLI runtime (dist/bundle/cli-runtime.js) was hooked ${found.runtime.length} times`);
-  if (found.main.length !== 1) problems.push(`found ${found.main.length} "async function main(args, options)" reading options.extensionFactories (want 1)`);
-  if (found.jiti.length !== 1) problems.push(`found ${found.jiti.length} 'require("jiti").createJiti' to compile jiti in (want 1): user extensions would not load`);
-  if (found.loader.length !== 1) problems.push(`found ${found.loader.length} "async function loadExtensionModule(path, cacheToken)" to hook (want 1)`);
+  if (found.runtime.length !== 1)
+    problems.push(`pi's CLI runtime (dist/bundle/cli-runtime.js) was hooked ${found.runtime.length} times`);
+  if (found.main.length !== 1)
+    problems.push(
+      `found ${found.main.length} "async function main(args, options)" reading options.extensionFactories (want 1)`,
+    );
+  if (found.jiti.length !== 1)
+    problems.push(
+      `found ${found.jiti.length} 'require("jiti").createJiti' to compile jiti in (want 1): user extensions would not load`,
+    );
+  if (found.loader.length !== 1)
+    problems.push(
+      `found ${found.loader.length} "async function loadExtensionModule(path, cacheToken)" to hook (want 1)`,
+    );
   // For a user's pi compiled once by us, a pi without these shapes only misses a speed-up, never a feature: a
   // speed-up hook may then be missing, never doubled.
   const speedup = (missing: boolean, doubled: boolean, problem: string) => {
     if (doubled || (missing && !opts.speedupsOptional)) problems.push(problem);
   };
-  speedup(found.fetch.length === 0, found.fetch.length > 1, `found ${found.fetch.length} undici loads + "function configureHttpDispatcher(timeoutMs=…)" to keep Bun's fetch in children (want 1)`);
-  speedup(found.typeboxValue.length === 0 || found.validators.length === 0, found.typeboxValue.length > 1, `found ${found.validators.length} top-level "X=Compile(Schema)" validators and ${found.typeboxValue.length} TypeBox Value namespaces (want ≥ 1 and 1) to build validators lazily`);
-  speedup(found.revision.length === 0, found.revision.length > 1, `found ${found.revision.length} "function getFileRevision(path)" to keep revisions for a turn (want 1)`);
-  speedup(found.typeboxUpdate.length === 0, found.typeboxUpdate.length > 1, `found ${found.typeboxUpdate.length} TypeBox 1.3 "function Update(current, hidden, enumerable)" deep-cloning its type (want 1; TypeBox 1.4 copies shallowly: drop src/embedded/typebox-update.ts)`);
-  speedup(found.rpcQuiet.length === 0, found.rpcQuiet.length > 1, `found ${found.rpcQuiet.length} RPC-mode "session.subscribe(event => { output(toJsonEvent(event)), … agent_settled" to leave streaming updates out of a kept child's output (want 1)`);
-  if (problems.length) throw new HookShapeError(`pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
+  speedup(
+    found.fetch.length === 0,
+    found.fetch.length > 1,
+    `found ${found.fetch.length} undici loads + "function configureHttpDispatcher(timeoutMs=…)" to keep Bun's fetch in children (want 1)`,
+  );
+  speedup(
+    found.typeboxValue.length === 0 || found.validators.length === 0,
+    found.typeboxValue.length > 1,
+    `found ${found.validators.length} top-level "X=Compile(Schema)" validators and ${found.typeboxValue.length} TypeBox Value namespaces (want ≥ 1 and 1) to build validators lazily`,
+  );
+  speedup(
+    found.revision.length === 0,
+    found.revision.length > 1,
+    `found ${found.revision.length} "function getFileRevision(path)" to keep revisions for a turn (want 1)`,
+  );
+  speedup(
+    found.typeboxUpdate.length === 0,
+    found.typeboxUpdate.length > 1,
+    `found ${found.typeboxUpdate.length} TypeBox 1.3 "function Update(current, hidden, enumerable)" deep-cloning its type (want 1; TypeBox 1.4 copies shallowly: drop src/embedded/typebox-update.ts)`,
+  );
+  speedup(
+    found.rpcQuiet.length === 0,
+    found.rpcQuiet.length > 1,
+    `found ${found.rpcQuiet.length} RPC-mode "session.subscribe(event => { output(toJsonEvent(event)), … agent_settled" to leave streaming updates out of a kept child's output (want 1)`,
+  );
+  if (problems.length)
+    throw new HookShapeError(`pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
 
-
-export const emptyHookReport = (): HookReport => ({ loader: [], main: [], runtime: [], jiti: [], quickjs: [], fetch: [], validators: [], typeboxValue: [], revision: [], typeboxUpdate: [], rpcQuiet: [] });
+export const emptyHookReport = (): HookReport => ({
+  loader: [],
+  main: [],
+  runtime: [],
+  jiti: [],
+  quickjs: [],
+  fetch: [],
+  validators: [],
+  typeboxValue: [],
+  revision: [],
+  typeboxUpdate: [],
+  rpcQuiet: [],
+});

@@ -40,7 +40,10 @@ export async function runPiRole(ourVersion: string): Promise<void> {
       process.exit(1);
     }
     redirectPhotonWasm(path.join(process.env.PI_PACKAGE_DIR, PHOTON_WASM));
-    (globalThis as Record<symbol, unknown>)[Symbol.for(QUICKJS_KEY)] = path.join(process.env.PI_PACKAGE_DIR, QUICKJS_WASM);
+    (globalThis as Record<symbol, unknown>)[Symbol.for(QUICKJS_KEY)] = path.join(
+      process.env.PI_PACKAGE_DIR,
+      QUICKJS_WASM,
+    );
   }
   // From a source checkout, pi's bundle gets the executable's build-time hooks as it loads (same pi either way).
   else hookPiAtRuntime();
@@ -52,7 +55,10 @@ function hookPiAtRuntime(): void {
   Bun.plugin({
     name: "pi-bundle-hooks",
     setup(build) {
-      build.onLoad({ filter: BUNDLE_FILE }, async ({ path: file }) => ({ contents: hookPiSource(file, await Bun.file(file).text(), found), loader: "js" }));
+      build.onLoad({ filter: BUNDLE_FILE }, async ({ path: file }) => ({
+        contents: hookPiSource(file, await Bun.file(file).text(), found),
+        loader: "js",
+      }));
     },
   });
 }

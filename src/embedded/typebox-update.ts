@@ -3,7 +3,8 @@
 // start (CPU profiles of cold children, 12 runs). TypeBox 1.4 copies the updated type's own properties shallowly
 // (typebox/build/system/memory/update.mjs, `WithCurrent`): in TypeBox a type is an immutable value, so sharing
 // its nested parts is safe. The embedded pi gets 1.4's copy in 1.3's Update.
-const UPDATE_CLONE = /function Update\((\w+),(\w+),(\w+)\)\{(\w+)\.update\+=1;let (\w+)=(\w+)\.Get\(\),(\w+)=Clone\(\1\);/;
+const UPDATE_CLONE =
+  /function Update\((\w+),(\w+),(\w+)\)\{(\w+)\.update\+=1;let (\w+)=(\w+)\.Get\(\),(\w+)=Clone\(\1\);/;
 
 /** TypeBox 1.4's WithCurrent: the current type's own properties, as they are, except the keys about to be set. */
 const SHALLOW = `
@@ -15,5 +16,10 @@ export function hookTypeboxUpdate(source: string): string | null {
   const m = UPDATE_CLONE.exec(source);
   if (!m) return null;
   const [all, current, hidden, enumerable] = m;
-  return source.replace(UPDATE_CLONE, all.replace(`Clone(${current})`, `__subagentsShallowType(${current},${hidden},${enumerable})`)) + SHALLOW;
+  return (
+    source.replace(
+      UPDATE_CLONE,
+      all.replace(`Clone(${current})`, `__subagentsShallowType(${current},${hidden},${enumerable})`),
+    ) + SHALLOW
+  );
 }

@@ -13,7 +13,16 @@ function spawn(spec: SpawnSpec): ChildProcess {
     stdin: spec.stdin === null ? "ignore" : "pipe",
     stdout: "pipe",
     stderr: "pipe",
-    stdio: spec.fd3 || spec.control ? [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", spec.fd3 ? "pipe" : "ignore", ...(spec.control ? ["pipe"] : [])] : undefined,
+    stdio:
+      spec.fd3 || spec.control
+        ? [
+            spec.stdin === null ? "ignore" : "pipe",
+            "pipe",
+            "pipe",
+            spec.fd3 ? "pipe" : "ignore",
+            ...(spec.control ? ["pipe"] : []),
+          ]
+        : undefined,
     // A session of its own: Ctrl-C on the terminal signals the whole foreground process group, and a child that
     // died of it at once would orphan its bash commands before our kill protocol could see them. The owner
     // alone gets the signal and stops the child properly (and the child still notices a dead owner itself).
@@ -48,7 +57,10 @@ function spawn(spec: SpawnSpec): ChildProcess {
     fd3: fd3 ? toIterable(fd3) : null,
     sendControl: control?.write,
     ...(spec.keepStdin ? { writeStdin } : {}),
-    exited: proc.exited.then(() => ({ code: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode) })),
+    exited: proc.exited.then(() => ({
+      code: proc.exitCode,
+      signal: proc.signalCode === null ? null : String(proc.signalCode),
+    })),
     kill: (signal) => {
       try {
         proc.kill(signal);

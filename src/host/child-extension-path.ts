@@ -11,7 +11,10 @@ declare const __SUBAGENTS_CHILD_SOURCE__: string | undefined;
 export function childExtensionSource(): string {
   const source = embeddedSource();
   if (source !== undefined) return source;
-  return fs.readFileSync(path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../../dist/child.js"), "utf8");
+  return fs.readFileSync(
+    path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../../dist/child.js"),
+    "utf8",
+  );
 }
 
 function embeddedSource(): string | undefined {
@@ -24,7 +27,10 @@ export const runtimeDir = (agentDir: string) => path.join(agentDir, "subagents-r
 export function childExtensionPath(cacheDir: string): string {
   const source = embeddedSource();
   if (source === undefined) {
-    const fromSource = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../child-extension/extension.ts");
+    const fromSource = path.resolve(
+      import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname),
+      "../child-extension/extension.ts",
+    );
     if (fs.existsSync(fromSource)) return fromSource;
     throw new Error(`child extension not found at ${fromSource} (run the build)`);
   }

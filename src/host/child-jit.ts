@@ -20,7 +20,10 @@ export function childJitEnv(parentEnv: Record<string, string | undefined> = proc
 
 /** In the child: removes what `childJitEnv` added (JavaScriptCore has read them by now). Self-contained when given
  * both arguments: the compiled user's pi runs its source text as plain JS. */
-export function dropChildJitEnv(env: Record<string, string | undefined> = process.env, mark: string = CHILD_JIT_MARK): void {
+export function dropChildJitEnv(
+  env: Record<string, string | undefined> = process.env,
+  mark: string = CHILD_JIT_MARK,
+): void {
   const added = env[mark];
   if (!added) return;
   for (const key of added.split(",")) if (key.startsWith("BUN_JSC_")) delete env[key];

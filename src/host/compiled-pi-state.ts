@@ -65,7 +65,8 @@ export function readLock(dir: string): CompileLock | null {
   const mtime = fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0;
   try {
     const v = JSON.parse(text) as Partial<CompileLock>;
-    if (typeof v.pid === "number") return { pid: v.pid, startTime: v.startTime ?? null, at: v.at ?? mtime, tries: v.tries ?? 1 };
+    if (typeof v.pid === "number")
+      return { pid: v.pid, startTime: v.startTime ?? null, at: v.at ?? mtime, tries: v.tries ?? 1 };
   } catch {
     // older builds wrote the bare pid
   }
@@ -110,7 +111,8 @@ export function readFailure(dir: string): CompileFailure | null {
   if (text === null) return null;
   try {
     const v = JSON.parse(text) as Partial<CompileFailure>;
-    if (typeof v.reason === "string" && typeof v.at === "number") return { at: v.at, reason: v.reason, build: v.build ?? "", final: !!v.final, attempts: v.attempts ?? 1 };
+    if (typeof v.reason === "string" && typeof v.at === "number")
+      return { at: v.at, reason: v.reason, build: v.build ?? "", final: !!v.final, attempts: v.attempts ?? 1 };
   } catch {
     // older builds wrote the bare message and never retried: such a marker is retried now
   }
@@ -133,7 +135,8 @@ export function compileState(dir: string, now = Date.now()): CompileState {
   const lock = readLock(dir);
   if (lock && lockAlive(lock, now)) return { kind: "compiling", lock };
   const failure = readFailure(dir);
-  if (failure) return { kind: "failed", failure, retryAt: failure.final ? null : failure.at + retryDelayMs(failure.attempts) };
+  if (failure)
+    return { kind: "failed", failure, retryAt: failure.final ? null : failure.at + retryDelayMs(failure.attempts) };
   return lock ? { kind: "pending", interrupted: lock } : { kind: "pending" };
 }
 

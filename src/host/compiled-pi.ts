@@ -11,7 +11,22 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { COMPILED_EXE, compileState, createLock, LOCK, LOG, lockFor, MAX_INTERRUPTED, READY, readFailure, readLock, tail, writeFailure, writeLock, type CompileState } from "./compiled-pi-state.ts";
+import {
+  COMPILED_EXE,
+  compileState,
+  createLock,
+  LOCK,
+  LOG,
+  lockFor,
+  MAX_INTERRUPTED,
+  READY,
+  readFailure,
+  readLock,
+  tail,
+  writeFailure,
+  writeLock,
+  type CompileState,
+} from "./compiled-pi-state.ts";
 import type { PiPackage } from "./pi-discovery.ts";
 
 /** One folder per (our binary, the user's pi package and its bundle's mtime): a reinstalled pi or a new
@@ -33,7 +48,9 @@ export function compiledPiDir(env: Record<string, string | undefined>, pkg: PiPa
 export function compiledPiRoot(env: Record<string, string | undefined>): string {
   // Beside the embedded pi's own cache (src/embedded/pi-assets.ts): XDG cache, else ~/.cache, else the temp dir.
   const home = env.HOME || os.homedir();
-  const base = [env.XDG_CACHE_HOME, home ? path.join(home, ".cache") : undefined, os.tmpdir()].find((b): b is string => !!b && path.isAbsolute(b))!;
+  const base = [env.XDG_CACHE_HOME, home ? path.join(home, ".cache") : undefined, os.tmpdir()].find(
+    (b): b is string => !!b && path.isAbsolute(b),
+  )!;
   return path.join(base, "subagents", "compiled-pi");
 }
 
@@ -69,7 +86,12 @@ function recordInterrupted(dir: string, tries: number): void {
  * Starts `binary __compile-pi` in the background unless it is ready, being compiled, failed for good, or failed
  * lately (it waits retryDelayMs). Returns the state after: what `--version --verbose` and `doctor` report.
  */
-export function startCompile(binary: string, pkg: PiPackage, dir: string, env: Record<string, string | undefined>): CompileState {
+export function startCompile(
+  binary: string,
+  pkg: PiPackage,
+  dir: string,
+  env: Record<string, string | undefined>,
+): CompileState {
   const before = compileState(dir);
   if (before.kind === "ready" || before.kind === "compiling") return before;
   if (before.kind === "failed" && (before.retryAt === null || Date.now() < before.retryAt)) return before;
@@ -86,7 +108,12 @@ export function startCompile(binary: string, pkg: PiPackage, dir: string, env: R
     const log = fs.openSync(path.join(dir, LOG), "w");
     let pid: number | undefined;
     try {
-      const child = spawn(binary, ["__compile-pi", pkg.dir, dir], { cwd: dir, detached: true, stdio: ["ignore", log, log], env: compileEnv(env) });
+      const child = spawn(binary, ["__compile-pi", pkg.dir, dir], {
+        cwd: dir,
+        detached: true,
+        stdio: ["ignore", log, log],
+        env: compileEnv(env),
+      });
       child.on("error", () => {}); // a binary that cannot start: the lock below is removed, a later run tries again
       child.unref();
       pid = child.pid;

@@ -21,14 +21,18 @@ export function isCompiledBinary(): boolean {
 export function selfEmbedded(): EmbeddedPi | null {
   if (!EMBEDDED_PI_VERSION || typeof Bun === "undefined") return null;
   const env = { [ROLE_ENV]: "pi", ...childJitEnv() };
-  if (isCompiledBinary()) return { argv: [process.execPath], env, version: EMBEDDED_PI_VERSION, where: process.execPath };
+  if (isCompiledBinary())
+    return { argv: [process.execPath], env, version: EMBEDDED_PI_VERSION, where: process.execPath };
   const entry = path.resolve(import.meta.dir, "..", "cli", "main.ts");
   if (!fs.existsSync(entry)) return null;
   return { argv: [process.execPath, "--no-install", entry], env, version: EMBEDDED_PI_VERSION, where: entry };
 }
 
 /** What `subagents install` leaves next to the extension so children started inside pi can use the binary's pi. */
-export function writeBinaryRecord(runtimeDir: string, record: { path: string; version: string; piVersion: string; bunVersion?: string }): void {
+export function writeBinaryRecord(
+  runtimeDir: string,
+  record: { path: string; version: string; piVersion: string; bunVersion?: string },
+): void {
   writeFileAtomic(path.join(runtimeDir, RECORD), `${JSON.stringify(record, null, 2)}\n`);
 }
 
@@ -39,10 +43,20 @@ export function removeBinaryRecord(runtimeDir: string): void {
 /** The recorded binary's pi, if the binary is still there. */
 export function installedEmbedded(runtimeDir: string): EmbeddedPi | null {
   try {
-    const r = JSON.parse(fs.readFileSync(path.join(runtimeDir, RECORD), "utf8")) as { path?: string; piVersion?: string; bunVersion?: string };
+    const r = JSON.parse(fs.readFileSync(path.join(runtimeDir, RECORD), "utf8")) as {
+      path?: string;
+      piVersion?: string;
+      bunVersion?: string;
+    };
     if (!r.path || !r.piVersion) return null;
     fs.accessSync(r.path, fs.constants.X_OK);
-    return { argv: [r.path], env: { [ROLE_ENV]: "pi", ...childJitEnv() }, version: r.piVersion, where: r.path, ...(r.bunVersion ? { bun: r.bunVersion } : {}) };
+    return {
+      argv: [r.path],
+      env: { [ROLE_ENV]: "pi", ...childJitEnv() },
+      version: r.piVersion,
+      where: r.path,
+      ...(r.bunVersion ? { bun: r.bunVersion } : {}),
+    };
   } catch {
     return null;
   }

@@ -122,10 +122,23 @@ export function fsParts() {
   };
 }
 
-
 /** A Host for this process: the runtime-specific parts are spawn and the database. */
-export function makeHost(kind: Host["kind"], spawn: (spec: SpawnSpec) => ChildProcess, openDb: (path: string) => Db): Host {
+export function makeHost(
+  kind: Host["kind"],
+  spawn: (spec: SpawnSpec) => ChildProcess,
+  openDb: (path: string) => Db,
+): Host {
   // Whatever this user's home is, it never reaches output, the store or the parent session unmasked.
   maskHomeDir(os.homedir());
-  return { kind, spawn, ...fsParts(), openDb, netProxy: startNetProxy, env: process.env, pid: process.pid, execPath: process.execPath, now: () => Date.now() };
+  return {
+    kind,
+    spawn,
+    ...fsParts(),
+    openDb,
+    netProxy: startNetProxy,
+    env: process.env,
+    pid: process.pid,
+    execPath: process.execPath,
+    now: () => Date.now(),
+  };
 }

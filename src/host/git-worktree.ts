@@ -6,14 +6,26 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { GIT_LOCATION_VARS, branchName, type ChangedFile, type IsolationResult, type Worktree, type WorktreeHost } from "../core/run/launch/isolation.ts";
+import {
+  GIT_LOCATION_VARS,
+  branchName,
+  type ChangedFile,
+  type IsolationResult,
+  type Worktree,
+  type WorktreeHost,
+} from "../core/run/launch/isolation.ts";
 import { procStartTime, recordAlive } from "./process-identity.ts";
 
 type GitOut = { code: number; stdout: string; stderr: string };
 type OwnerFile = Worktree & { pid: number; startTime: string | null; createdAt: number };
 
 /** When the user has no git identity (a fresh machine, a CI box), commits are made as "subagents". */
-const FALLBACK_IDENTITY = { GIT_AUTHOR_NAME: "subagents", GIT_AUTHOR_EMAIL: "subagents@localhost", GIT_COMMITTER_NAME: "subagents", GIT_COMMITTER_EMAIL: "subagents@localhost" };
+const FALLBACK_IDENTITY = {
+  GIT_AUTHOR_NAME: "subagents",
+  GIT_AUTHOR_EMAIL: "subagents@localhost",
+  GIT_COMMITTER_NAME: "subagents",
+  GIT_COMMITTER_EMAIL: "subagents@localhost",
+};
 /** The user's hooks are not run on our worktrees (written for their tree, they may block or prompt), and our
  *  commits do not start a background `gc --auto` in the user's repository. */
 const NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0"];
@@ -29,22 +41,37 @@ function baseEnv(): Record<string, string> {
 
 export function git(args: string[], cwd: string, env: Record<string, string> = {}): Promise<GitOut> {
   return new Promise((resolve) => {
-    execFile("git", args, { cwd, env: { ...baseEnv(), ...env }, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 127) : 0;
-      resolve({ code, stdout, stderr: stderr || (err && code === 127 ? err.message : "") });
-    });
+    execFile(
+      "git",
+      args,
+      { cwd, env: { ...baseEnv(), ...env }, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === "number"
+            ? (err as { code: number }).code
+            : 127
+          : 0;
+        resolve({ code, stdout, stderr: stderr || (err && code === 127 ? err.message : "") });
+      },
+    );
   });
 }
 
 async function must(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
   const r = await git(args, cwd, env);
-  if (r.code !== 0) throw new Error(`git ${args.filter((a) => !NO_HOOKS.includes(a)).join(" ")} failed: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`);
+  if (r.code !== 0)
+    throw new Error(
+      `git ${args.filter((a) => !NO_HOOKS.includes(a)).join(" ")} failed: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`,
+    );
   return r.stdout;
 }
 
 /** The identity env to commit with: none when the repository has one configured. */
 async function identity(cwd: string): Promise<Record<string, string>> {
-  return (await git(["var", "GIT_COMMITTER_IDENT"], cwd)).code === 0 && (await git(["var", "GIT_AUTHOR_IDENT"], cwd)).code === 0 ? {} : FALLBACK_IDENTITY;
+  return (await git(["var", "GIT_COMMITTER_IDENT"], cwd)).code === 0 &&
+    (await git(["var", "GIT_AUTHOR_IDENT"], cwd)).code === 0
+    ? {}
+    : FALLBACK_IDENTITY;
 }
 
 /** `git diff --numstat -z` → changed files (binary files count null). */
@@ -52,7 +79,12 @@ function parseNumstat(out: string): ChangedFile[] {
   const files: ChangedFile[] = [];
   for (const rec of out.split("\0")) {
     const m = /^(\d+|-)\t(\d+|-)\t(.+)$/s.exec(rec.replace(/^\n/, ""));
-    if (m) files.push({ path: m[3], added: m[1] === "-" ? null : Number(m[1]), deleted: m[2] === "-" ? null : Number(m[2]) });
+    if (m)
+      files.push({
+        path: m[3],
+        added: m[1] === "-" ? null : Number(m[1]),
+        deleted: m[2] === "-" ? null : Number(m[2]),
+      });
   }
   return files;
 }
@@ -82,7 +114,19 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
       const tree = (await must(["write-tree"], repo, env)).trim();
       if (head && (await must(["rev-parse", `${head}^{tree}`], repo)).trim() === tree) return head;
       const parent = head ? ["-p", head] : [];
-      return (await must(["commit-tree", tree, ...parent, "-m", "subagents: snapshot of uncommitted changes (base of an isolated task)"], repo, who)).trim();
+      return (
+        await must(
+          [
+            "commit-tree",
+            tree,
+            ...parent,
+            "-m",
+            "subagents: snapshot of uncommitted changes (base of an isolated task)",
+          ],
+          repo,
+          who,
+        )
+      ).trim();
     } finally {
       fs.rmSync(tmpIndex, { force: true });
     }
@@ -100,7 +144,14 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
     const who = await identity(repo);
     const base = await snapshot(repo, opts.id, who);
     const wtPath = path.join(root, opts.id);
-    const wt: Worktree = { id: opts.id, path: wtPath, cwd: prefix ? path.join(wtPath, prefix).replace(/\/$/, "") : wtPath, base, repo, name: opts.name };
+    const wt: Worktree = {
+      id: opts.id,
+      path: wtPath,
+      cwd: prefix ? path.join(wtPath, prefix).replace(/\/$/, "") : wtPath,
+      base,
+      repo,
+      name: opts.name,
+    };
     // The record comes before the worktree, so no worktree can exist that cleanup would not find.
     const record: OwnerFile = { ...wt, pid: process.pid, startTime: procStartTime(process.pid), createdAt: Date.now() };
     fs.writeFileSync(recordFile(opts.id), JSON.stringify(record), { mode: 0o600 });
@@ -138,7 +189,11 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
     if (!fs.existsSync(wt.path)) return out;
     await must(["add", "-A"], wt.path);
     if ((await git(["diff", "--cached", "--quiet"], wt.path)).code === 1) {
-      await must([...NO_HOOKS, "commit", "-q", "--no-verify", "-m", `subagents: ${wt.name}`], wt.path, await identity(wt.path));
+      await must(
+        [...NO_HOOKS, "commit", "-q", "--no-verify", "-m", `subagents: ${wt.name}`],
+        wt.path,
+        await identity(wt.path),
+      );
     }
     const head = (await must(["rev-parse", "HEAD"], wt.path)).trim();
     if (head === wt.base) return out;
@@ -157,7 +212,13 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
       result = await keepChanges(wt);
     } catch (err) {
       // The worktree stays (with its record) so nothing is lost; prune or the next run tries again.
-      return { base: wt.base, repo: wt.repo, files: [], diffstat: "", error: `changes not saved, worktree kept at ${wt.path}: ${(err as Error).message}` };
+      return {
+        base: wt.base,
+        repo: wt.repo,
+        files: [],
+        diffstat: "",
+        error: `changes not saved, worktree kept at ${wt.path}: ${(err as Error).message}`,
+      };
     }
     await removeWorktree(wt);
     fs.rmSync(recordFile(wt.id), { force: true });
@@ -192,7 +253,11 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
       } catch {
         continue;
       }
-      fs.writeFileSync(recordFile(rec.id), JSON.stringify({ ...rec, pid: process.pid, startTime: procStartTime(process.pid) }), { mode: 0o600 });
+      fs.writeFileSync(
+        recordFile(rec.id),
+        JSON.stringify({ ...rec, pid: process.pid, startTime: procStartTime(process.pid) }),
+        { mode: 0o600 },
+      );
       fs.rmSync(claimed, { force: true });
       // A git command of the dead owner cut short leaves the worktree's index lock behind: nobody holds it now.
       const gitDir = (await git(["rev-parse", "--absolute-git-dir"], rec.path)).stdout.trim();

@@ -13,11 +13,15 @@ function expand(value: string, env: Record<string, string | undefined>): string 
 }
 
 /** Whether one stdio server answers `initialize` within waitMs. Its whole process group is stopped afterwards. */
-export function probeStdioServer(server: McpServer, opts: { cwd: string; env: Record<string, string | undefined>; waitMs?: number }): Promise<boolean> {
+export function probeStdioServer(
+  server: McpServer,
+  opts: { cwd: string; env: Record<string, string | undefined>; waitMs?: number },
+): Promise<boolean> {
   const stdio = server.stdio;
   // Only stdio servers are probed, and not one whose env runs a command (`!cmd`): we do not run those, and
   // without them the server may not start — it is taken to be alive.
-  if (!stdio || Object.values(stdio.env ?? {}).some((v) => typeof v === "string" && v.startsWith("!"))) return Promise.resolve(true);
+  if (!stdio || Object.values(stdio.env ?? {}).some((v) => typeof v === "string" && v.startsWith("!")))
+    return Promise.resolve(true);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(opts.env)) if (v !== undefined) env[k] = v;
   for (const [k, v] of Object.entries(stdio.env ?? {})) if (typeof v === "string") env[k] = expand(v, opts.env);
@@ -25,7 +29,16 @@ export function probeStdioServer(server: McpServer, opts: { cwd: string; env: Re
     let done = false;
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(expand(stdio.command, opts.env), stdio.args.map((a) => expand(a, opts.env)), { cwd: stdio.cwd ? expand(stdio.cwd, opts.env) : opts.cwd, env, stdio: ["pipe", "pipe", "ignore"], detached: true });
+      child = spawn(
+        expand(stdio.command, opts.env),
+        stdio.args.map((a) => expand(a, opts.env)),
+        {
+          cwd: stdio.cwd ? expand(stdio.cwd, opts.env) : opts.cwd,
+          env,
+          stdio: ["pipe", "pipe", "ignore"],
+          detached: true,
+        },
+      );
     } catch {
       return resolve(false);
     }
@@ -55,7 +68,16 @@ export function probeStdioServer(server: McpServer, opts: { cwd: string; env: Re
       if (/"id"\s*:\s*1\b/.test(buf) && /"result"/.test(buf)) finish(true);
     });
     child.stdin?.on("error", () => {});
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "subagents-probe", version: "1" } } };
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "subagents-probe", version: "1" },
+      },
+    };
     child.stdin?.write(`${JSON.stringify(init)}\n`);
   });
 }

@@ -47,9 +47,18 @@ export function proxyTarget(head: string): Target | { status: number; reason: st
 const label = (host: string, port: number) => (host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`);
 
 function answer(sock: net.Socket, status: number, text: string): void {
-  const reason = status === 403 ? "Forbidden" : status === 502 ? "Bad Gateway" : status === 431 ? "Request Header Fields Too Large" : "Bad Request";
+  const reason =
+    status === 403
+      ? "Forbidden"
+      : status === 502
+        ? "Bad Gateway"
+        : status === 431
+          ? "Request Header Fields Too Large"
+          : "Bad Request";
   const body = `subagents sandbox: ${text}\n`;
-  sock.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  sock.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export async function startNetProxy(spec: NetProxySpec): Promise<NetProxy> {

@@ -9,7 +9,13 @@ function spawn(spec: SpawnSpec): ChildProcess {
   const proc = nodeSpawn(file, args, {
     cwd: spec.cwd,
     env: spec.env,
-    stdio: [spec.stdin === null ? "ignore" : "pipe", "pipe", "pipe", spec.fd3 ? "pipe" : "ignore", ...(spec.control ? (["pipe"] as const) : [])],
+    stdio: [
+      spec.stdin === null ? "ignore" : "pipe",
+      "pipe",
+      "pipe",
+      spec.fd3 ? "pipe" : "ignore",
+      ...(spec.control ? (["pipe"] as const) : []),
+    ],
     windowsHide: true,
     ...(spec.ownGroup ? { detached: true } : {}),
   });
@@ -38,7 +44,9 @@ function spawn(spec: SpawnSpec): ChildProcess {
   };
   if (spec.stdin !== null) writeStdin(spec.stdin);
   const fd3 = spec.fd3 ? (proc.stdio[3] as NodeJS.ReadableStream | null) : null;
-  const control = spec.control ? (proc.stdio[4] as NodeJS.WritableStream & { destroyed?: boolean; on(e: string, f: () => void): void } | null) : null;
+  const control = spec.control
+    ? (proc.stdio[4] as (NodeJS.WritableStream & { destroyed?: boolean; on(e: string, f: () => void): void }) | null)
+    : null;
   control?.on("error", () => {});
   return {
     pid: proc.pid,

@@ -12,7 +12,11 @@ export type PiPackage = { dir: string; name: string; version: string; nodeRange?
 
 export function readPiPackage(dir: string): PiPackage | null {
   try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: string; version?: string; engines?: { node?: string } };
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as {
+      name?: string;
+      version?: string;
+      engines?: { node?: string };
+    };
     if (!PI_PACKAGES.includes(pkg.name as (typeof PI_PACKAGES)[number])) return null;
     return { dir, name: pkg.name!, version: pkg.version ?? "0.0.0", nodeRange: pkg.engines?.node };
   } catch {
@@ -82,7 +86,13 @@ export function globalNodeModules(env: Record<string, string | undefined>, home 
 export type SearchPlace = { label: string; find: () => PiPackage | null };
 
 /** Every place a user may have pi, in the order they are tried. */
-export function searchPlaces(opts: { env: Record<string, string | undefined>; cwd: string; script?: string; moduleDir?: string; home?: string }): SearchPlace[] {
+export function searchPlaces(opts: {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  script?: string;
+  moduleDir?: string;
+  home?: string;
+}): SearchPlace[] {
   const places: SearchPlace[] = [
     // Inside a pi parent, argv[1] is that pi's own entry: children run the pi the user is running.
     { label: "the running pi", find: () => packageOfScript(opts.script) },
@@ -90,7 +100,8 @@ export function searchPlaces(opts: { env: Record<string, string | undefined>; cw
   ];
   for (const dir of globalNodeModules(opts.env, opts.home)) places.push({ label: dir, find: () => inNodeModules(dir) });
   places.push({ label: `node_modules above ${opts.cwd}`, find: () => upFrom(opts.cwd) });
-  if (opts.moduleDir) places.push({ label: `node_modules above ${opts.moduleDir}`, find: () => upFrom(opts.moduleDir!) });
+  if (opts.moduleDir)
+    places.push({ label: `node_modules above ${opts.moduleDir}`, find: () => upFrom(opts.moduleDir!) });
   return places;
 }
 

@@ -70,7 +70,12 @@ function childrenFromTasks(pid: number): number[] | null {
     try {
       text = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, "latin1");
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT" && tid === String(pid) && fs.existsSync(`/proc/${pid}/task/${tid}`)) return null;
+      if (
+        (err as NodeJS.ErrnoException).code === "ENOENT" &&
+        tid === String(pid) &&
+        fs.existsSync(`/proc/${pid}/task/${tid}`)
+      )
+        return null;
       continue; // the thread ended meanwhile
     }
     for (const child of text.split(" ")) if (child.trim()) out.push(Number(child));

@@ -5,24 +5,27 @@ import type { Database as BunDatabase, Statement } from "bun:sqlite";
 import type { Db } from "../core/host.ts";
 import { startPragmas } from "./sqlite-pragmas.ts";
 
-export const bunDbOpener = (Database: typeof BunDatabase) => (path: string): Db => {
-  const db = new Database(path, { create: true });
-  startPragmas((sql) => db.exec(sql));
-  const cache = new Map<string, Statement>();
-  const stmt = (sql: string) => {
-    let s = cache.get(sql);
-    if (!s) {
-      s = db.prepare(sql);
-      cache.set(sql, s);
-    }
-    return s;
+export const bunDbOpener =
+  (Database: typeof BunDatabase) =>
+  (path: string): Db => {
+    const db = new Database(path, { create: true });
+    startPragmas((sql) => db.exec(sql));
+    const cache = new Map<string, Statement>();
+    const stmt = (sql: string) => {
+      let s = cache.get(sql);
+      if (!s) {
+        s = db.prepare(sql);
+        cache.set(sql, s);
+      }
+      return s;
+    };
+    type Binding = import("bun:sqlite").SQLQueryBindings;
+    return {
+      exec: (sql) => db.exec(sql),
+      run: (sql, params = []) => ({ changes: stmt(sql).run(...(params as Binding[])).changes }),
+      get: <T>(sql: string, params: unknown[] = []) =>
+        (stmt(sql).get(...(params as Binding[])) as T | null) ?? undefined,
+      all: <T>(sql: string, params: unknown[] = []) => stmt(sql).all(...(params as Binding[])) as T[],
+      close: () => db.close(),
+    };
   };
-  type Binding = import("bun:sqlite").SQLQueryBindings;
-  return {
-    exec: (sql) => db.exec(sql),
-    run: (sql, params = []) => ({ changes: stmt(sql).run(...(params as Binding[])).changes }),
-    get: <T>(sql: string, params: unknown[] = []) => (stmt(sql).get(...(params as Binding[])) as T | null) ?? undefined,
-    all: <T>(sql: string, params: unknown[] = []) => stmt(sql).all(...(params as Binding[])) as T[],
-    close: () => db.close(),
-  };
-};

@@ -3,7 +3,11 @@
 import type { Db } from "../core/host.ts";
 import { startPragmas } from "./sqlite-pragmas.ts";
 
-type NodeStatement = { run(...p: unknown[]): { changes: number | bigint }; get(...p: unknown[]): unknown; all(...p: unknown[]): unknown[] };
+type NodeStatement = {
+  run(...p: unknown[]): { changes: number | bigint };
+  get(...p: unknown[]): unknown;
+  all(...p: unknown[]): unknown[];
+};
 type NodeDatabase = { exec(sql: string): void; prepare(sql: string): NodeStatement; close(): void };
 
 export async function loadNodeDb(): Promise<((path: string) => Db) | null> {

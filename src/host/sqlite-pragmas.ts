@@ -12,7 +12,11 @@ export function startPragmas(exec: (sql: string) => void): void {
       exec("PRAGMA journal_mode = WAL");
       break;
     } catch (err) {
-      if (!/SQLITE_BUSY|database is locked/i.test(`${(err as { code?: string }).code ?? ""} ${(err as Error).message}`) || Date.now() > until) throw err;
+      if (
+        !/SQLITE_BUSY|database is locked/i.test(`${(err as { code?: string }).code ?? ""} ${(err as Error).message}`) ||
+        Date.now() > until
+      )
+        throw err;
       // A synchronous pause: the openers are synchronous, and this happens once per connection at most.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
     }

@@ -19,7 +19,11 @@ export function completionNotice(o: TaskOutcome): string {
   const head = `Background sub-agent finished: ${statusLine(o)}`;
   const out = o.result.output.trim();
   if (!out) return head;
-  const t = truncateHeadTail(out, { maxBytes: NOTICE_BYTES, maxLines: NOTICE_LINES, hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text` });
+  const t = truncateHeadTail(out, {
+    maxBytes: NOTICE_BYTES,
+    maxLines: NOTICE_LINES,
+    hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text`,
+  });
   return `${head}\n${t.text}`;
 }
 
@@ -28,23 +32,33 @@ export function questionNotice(q: AskRequest): string {
 }
 
 /** Starts the tasks without waiting for them; each end is mirrored into the session and announced. */
-export async function launchBackground(call: CallEnv, engine: Engine, inputs: CallTaskInput[], maxCost?: number): Promise<void> {
+export async function launchBackground(
+  call: CallEnv,
+  engine: Engine,
+  inputs: CallTaskInput[],
+  maxCost?: number,
+): Promise<void> {
   const bg = await call.background(inputs);
   // A question from a background child waits for an answer (get_subagent_output steer, `subagents answer`); the
   // model hears of it as a notice.
   const remoteAsk = { notify: (q: AskRequest) => bg.notify(questionNotice(q)) };
-  const batch = runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, { ...hooks, remoteAsk }), {
-    rateLimitWaitSec: engine.settings.rateLimitWait,
-    maxMessages: engine.settings.maxMessages,
-    signal: bg.signal,
-    maxCost,
-    onTaskStart: (i) => call.persistStart(inputs[i]),
-    onTaskEnd: (i, outcome) => {
-      call.persist(outcome, inputs[i]);
-      call.session.noteBackgroundSpend(outcome.sessionId, outcome.result.usage);
-      if (!call.session.isAwaited(outcome.sessionId)) bg.notify(completionNotice(outcome));
+  const batch = runScheduled(
+    inputs,
+    engine.settings.concurrency,
+    (input, hooks) => call.run(engine, input, { ...hooks, remoteAsk }),
+    {
+      rateLimitWaitSec: engine.settings.rateLimitWait,
+      maxMessages: engine.settings.maxMessages,
+      signal: bg.signal,
+      maxCost,
+      onTaskStart: (i) => call.persistStart(inputs[i]),
+      onTaskEnd: (i, outcome) => {
+        call.persist(outcome, inputs[i]);
+        call.session.noteBackgroundSpend(outcome.sessionId, outcome.result.usage);
+        if (!call.session.isAwaited(outcome.sessionId)) bg.notify(completionNotice(outcome));
+      },
     },
-  }).finally(bg.done);
+  ).finally(bg.done);
   bg.track(batch);
 }
 

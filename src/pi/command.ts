@@ -20,13 +20,22 @@ type Ui = {
   select?(title: string, options: string[]): Promise<string | undefined>;
   input?(title: string, placeholder?: string): Promise<string | undefined>;
   confirm?(title: string, message: string): Promise<boolean>;
-  custom?<T>(factory: (tui: { requestRender(): void }, theme: ThemeLike, keybindings: unknown, done: (r: T) => void) => unknown): Promise<T>;
+  custom?<T>(
+    factory: (tui: { requestRender(): void }, theme: ThemeLike, keybindings: unknown, done: (r: T) => void) => unknown,
+  ): Promise<T>;
 };
-type CommandContext = { ui: Ui; hasUI?: boolean; mode?: string; cwd?: string; sessionManager?: { getSessionId?(): string } };
+type CommandContext = {
+  ui: Ui;
+  hasUI?: boolean;
+  mode?: string;
+  cwd?: string;
+  sessionManager?: { getSessionId?(): string };
+};
 /** This pi session's use against its caps (session-guard.ts capsLine). */
 export type CapsLine = (ctx: CommandContext) => string;
 
-const DESCRIPTION = "Sub-agents: live fleet view (pick one to watch, steer or stop); /subagents [show ID | kill ID | kill all]";
+const DESCRIPTION =
+  "Sub-agents: live fleet view (pick one to watch, steer or stop); /subagents [show ID | kill ID | kill all]";
 
 export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: ActiveRuns, capsLine?: CapsLine) {
   return {
@@ -37,7 +46,8 @@ export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: Acti
       if (verb === "kill") return kill(active, id, ctx.ui.notify);
       if (verb === "show") return show(rt, id, ctx.ui.notify);
       const caps = () => capsLine?.(ctx) ?? "";
-      if (ctx.hasUI && (ctx.mode === undefined || ctx.mode === "tui") && typeof ctx.ui.custom === "function") return fleet(rt, ctx.ui, caps);
+      if (ctx.hasUI && (ctx.mode === undefined || ctx.mode === "tui") && typeof ctx.ui.custom === "function")
+        return fleet(rt, ctx.ui, caps);
       if (ctx.hasUI && ctx.ui.select) return fleetByDialogs(rt, ctx.ui, caps);
       const rows = rt.store.listSessions({ limit: 20 });
       const now = Date.now();
@@ -53,11 +63,18 @@ async function fleet(rt: PiRuntime, ui: Ui, caps: () => string): Promise<void> {
   for (;;) {
     let answered = false;
     const action = await ui.custom!<FleetAction | null>((tui, theme, _keys, done) => {
-      const view: FleetView = new FleetView(rt, tui, theme, (a) => {
-        answered = true;
-        view.dispose(); // also when a pi does not dispose custom components itself
-        done(a);
-      }, open, caps);
+      const view: FleetView = new FleetView(
+        rt,
+        tui,
+        theme,
+        (a) => {
+          answered = true;
+          view.dispose(); // also when a pi does not dispose custom components itself
+          done(a);
+        },
+        open,
+        caps,
+      );
       return view;
     });
     // A UI that cannot show custom components (an RPC client) answers at once without us: use dialogs.
@@ -79,11 +96,22 @@ async function act(rt: PiRuntime, ui: Ui, a: FleetAction): Promise<void> {
     if (!text?.trim()) return;
     // Delivery waits for the child's next turn boundary: the UI does not wait with it.
     void steerSession(stateOf(rt, a.id), a.id, text, status).then((r) =>
-      ui.notify(r.ok ? (r.answered ? `Answered the question ${a.name} (${a.id}) was waiting on.` : `Steer delivered to ${a.name} (${a.id}).`) : `Steer not delivered to ${a.name}: ${r.reason}.`, r.ok ? "info" : "warning"),
+      ui.notify(
+        r.ok
+          ? r.answered
+            ? `Answered the question ${a.name} (${a.id}) was waiting on.`
+            : `Steer delivered to ${a.name} (${a.id}).`
+          : `Steer not delivered to ${a.name}: ${r.reason}.`,
+        r.ok ? "info" : "warning",
+      ),
     );
     return;
   }
-  if (ui.confirm && !(await ui.confirm(`Stop ${a.name}?`, `Session ${a.id} is stopped (kill protocol) and recorded as cancelled.`))) return;
+  if (
+    ui.confirm &&
+    !(await ui.confirm(`Stop ${a.name}?`, `Session ${a.id} is stopped (kill protocol) and recorded as cancelled.`))
+  )
+    return;
   const r = await cancelSession(stateOf(rt, a.id), a.id, status);
   ui.notify(r.ok ? `Stopping ${a.name} (${a.id}).` : `Cannot stop ${a.name}: ${r.reason}.`, r.ok ? "info" : "warning");
 }
@@ -97,9 +125,13 @@ async function fleetByDialogs(rt: PiRuntime, ui: Ui, caps: () => string = () => 
   const row = rows[lines.indexOf(picked ?? "")];
   if (!row) return;
   const running = row.status === "running" || row.status === "queued";
-  const choice = await ui.select!(`${row.name} (${row.id})`, running ? ["Show transcript", "Steer", "Stop"] : ["Show transcript"]);
+  const choice = await ui.select!(
+    `${row.name} (${row.id})`,
+    running ? ["Show transcript", "Steer", "Stop"] : ["Show transcript"],
+  );
   if (choice === "Show transcript") return show(rt, row.id, ui.notify);
-  if (choice === "Steer" || choice === "Stop") await act(rt, ui, { kind: choice === "Steer" ? "steer" : "stop", id: row.id, name: row.name, status: row.status });
+  if (choice === "Steer" || choice === "Stop")
+    await act(rt, ui, { kind: choice === "Steer" ? "steer" : "stop", id: row.id, name: row.name, status: row.status });
 }
 
 function show(rt: PiRuntime, id: string | undefined, notify: Notify): void {
@@ -115,7 +147,11 @@ function kill(active: ActiveRuns, id: string | undefined, notify: Notify): void 
     notify(n ? `Stopping ${n} running sub-agent${n === 1 ? "" : "s"}.` : "No sub-agents are running.", "info");
     return;
   }
-  if (!id) return notify(`Several sub-agents are running: /subagents kill ID (one of ${active.running().join(", ")}) or /subagents kill all.`, "warning");
+  if (!id)
+    return notify(
+      `Several sub-agents are running: /subagents kill ID (one of ${active.running().join(", ")}) or /subagents kill all.`,
+      "warning",
+    );
   const killed = active.kill(id);
   notify(killed ? `Stopping sub-agent ${id}.` : `Sub-agent ${id} is not running here.`, killed ? "info" : "warning");
 }

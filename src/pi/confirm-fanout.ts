@@ -10,14 +10,31 @@ export const ALLOW_FANOUT_ENV = "SUBAGENTS_ALLOW_FANOUT";
 /** What asking needs of the tool call's context (pi's ctx). */
 export type ConfirmContext = { hasUI: boolean; ui?: { confirm(title: string, message: string): Promise<boolean> } };
 
-export async function fanoutRefusal(ctx: ConfirmContext, settings: Settings, tasks: number, env: Record<string, string | undefined> = process.env): Promise<CapRefusal | null> {
+export async function fanoutRefusal(
+  ctx: ConfirmContext,
+  settings: Settings,
+  tasks: number,
+  env: Record<string, string | undefined> = process.env,
+): Promise<CapRefusal | null> {
   const above = settings.confirmAbove;
   if (above === undefined || tasks <= above) return null;
   const what = `this call starts ${tasks} sub-agents (subagents.confirmAbove is ${above})`;
   if (ctx.hasUI && ctx.ui) {
-    if (await ctx.ui.confirm(`Start ${tasks} sub-agents?`, `The model asks to start ${tasks} sub-agents at once (subagents.confirmAbove is ${above}). Allow it?`)) return null;
-    return { code: "SPAWN_LIMIT", message: `Not approved: the user declined, ${what}. Nothing was started; do not retry it as is — do the work with fewer sub-agents or ask the user.` };
+    if (
+      await ctx.ui.confirm(
+        `Start ${tasks} sub-agents?`,
+        `The model asks to start ${tasks} sub-agents at once (subagents.confirmAbove is ${above}). Allow it?`,
+      )
+    )
+      return null;
+    return {
+      code: "SPAWN_LIMIT",
+      message: `Not approved: the user declined, ${what}. Nothing was started; do not retry it as is — do the work with fewer sub-agents or ask the user.`,
+    };
   }
   if (env[ALLOW_FANOUT_ENV] === "1") return null;
-  return { code: "SPAWN_LIMIT", message: `Not approved: ${what} and there is no UI to ask the user. Nothing was started. Use at most ${above} tasks, or run pi with ${ALLOW_FANOUT_ENV}=1 to allow it.` };
+  return {
+    code: "SPAWN_LIMIT",
+    message: `Not approved: ${what} and there is no UI to ask the user. Nothing was started. Use at most ${above} tasks, or run pi with ${ALLOW_FANOUT_ENV}=1 to allow it.`,
+  };
 }

@@ -33,7 +33,8 @@ async function askOne(ui: DialogUI, q: AskRequest): Promise<AskAnswer> {
       return v === undefined ? { none: q.signal.aborted ? "ended" : "dismissed" } : { value: v === YES };
     }
     const v = q.options?.length ? await ui.select(title, q.options, opts) : await ui.input(title, undefined, opts);
-    if (v === undefined || (typeof v === "string" && !v.trim())) return { none: q.signal.aborted ? "ended" : "dismissed" };
+    if (v === undefined || (typeof v === "string" && !v.trim()))
+      return { none: q.signal.aborted ? "ended" : "dismissed" };
     return { value: v };
   } catch {
     return { none: "nobody" };

@@ -19,18 +19,41 @@ const SHUTDOWN_GRACE_MS = 7000;
 // Types only (erased from the bundle): checked against current pi; pi 0.73.1's API is a subset we stay within.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
-type PiApi = Pick<ExtensionAPI, "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "getAllTools" | "sendMessage"> & Partial<Pick<ExtensionAPI, "events">>;
+type PiApi = Pick<
+  ExtensionAPI,
+  "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "getAllTools" | "sendMessage"
+> &
+  Partial<Pick<ExtensionAPI, "events">>;
 
-type Tool = { name: string; execute: (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => Promise<unknown> };
+type Tool = {
+  name: string;
+  execute: (
+    id: string,
+    params: unknown,
+    signal: AbortSignal | undefined,
+    onUpdate: unknown,
+    ctx: ToolContext,
+  ) => Promise<unknown>;
+};
 
 /** Wraps execute so every call's children are reachable from session_shutdown, and a call a codemode script made
  * shows its progress in a widget (nested-progress.ts). */
 function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCalls): T {
   return {
     ...tool,
-    execute: async (id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: ToolContext) => {
+    execute: async (
+      id: string,
+      params: unknown,
+      signal: AbortSignal | undefined,
+      onUpdate: unknown,
+      ctx: ToolContext,
+    ) => {
       const c = active.link(signal);
-      const progress = nested.progress(id, onUpdate as (r: unknown) => void, ctx as Parameters<NestedCalls["progress"]>[2]);
+      const progress = nested.progress(
+        id,
+        onUpdate as (r: unknown) => void,
+        ctx as Parameters<NestedCalls["progress"]>[2],
+      );
       try {
         return await tool.execute(id, params, c.signal, progress.onUpdate, ctx);
       } finally {
@@ -60,7 +83,11 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   };
   // A background task's end reaches the model the way pi delivers messages: a new turn when idle, at the next
   // turn boundary (steer) when it is busy.
-  const notify = (text: string) => pi.sendMessage({ customType: "subagents-done", content: text, display: true }, { triggerTurn: true, deliverAs: "steer" });
+  const notify = (text: string) =>
+    pi.sendMessage(
+      { customType: "subagents-done", content: text, display: true },
+      { triggerTurn: true, deliverAs: "steer" },
+    );
   const toolDefs = () => {
     const names = activeTools();
     if (!names) return undefined;
@@ -73,8 +100,22 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // Other extensions hear of each task's start and end (subagents:task_start / subagents:task_end) with the object
   // a task hook gets on stdin. pi.events exists from pi 0.7x on; an older pi simply has no listeners to tell.
   const emit = pi.events ? (channel: string, data: unknown) => pi.events?.emit(channel, data) : undefined;
-  const env = makeToolEnv(runtime, (type, data) => pi.appendEntry(type, data), active, activeTools, notify, toolDefs, emit);
-  const tools: Tool[] = [delegateTool(env), outputTool(env), sessionTool(env), profilesTool(env), subagentTool(env)] as unknown as Tool[];
+  const env = makeToolEnv(
+    runtime,
+    (type, data) => pi.appendEntry(type, data),
+    active,
+    activeTools,
+    notify,
+    toolDefs,
+    emit,
+  );
+  const tools: Tool[] = [
+    delegateTool(env),
+    outputTool(env),
+    sessionTool(env),
+    profilesTool(env),
+    subagentTool(env),
+  ] as unknown as Tool[];
   // Our tools take plain JSON Schema (TypeBox symbols stripped, so pi's coercion works under both runtimes), not
   // pi's TypeBox generics: the one cast at the boundary.
   type Registered = Parameters<PiApi["registerTool"]>[0];
@@ -83,8 +124,14 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   pi.on("tool_call", (event) => {
     if (ours.has(event.toolName)) nested.noteCall(event);
   });
-  for (const tool of tools) if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active, nested) as unknown as Registered);
-  pi.registerCommand("subagents", subagentsCommand(runtime, active, (ctx) => capsLine(env.guards, ctx.sessionManager?.getSessionId?.(), rt.settingsFor(ctx.cwd ?? process.cwd()).settings)));
+  for (const tool of tools)
+    if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active, nested) as unknown as Registered);
+  pi.registerCommand(
+    "subagents",
+    subagentsCommand(runtime, active, (ctx) =>
+      capsLine(env.guards, ctx.sessionManager?.getSessionId?.(), rt.settingsFor(ctx.cwd ?? process.cwd()).settings),
+    ),
+  );
 
   let noticeShown = false;
   pi.on("session_start", async (event, ctx) => {

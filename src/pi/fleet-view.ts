@@ -35,7 +35,8 @@ function keyOf(data: string): "up" | "down" | "enter" | "back" | "s" | "x" | nul
 export class FleetView {
   private rows: FleetRow[] = [];
   private selected = 0;
-  private detail: { id: string; view: WindowView | null; stream: { close(): void } | null; ended: boolean } | null = null;
+  private detail: { id: string; view: WindowView | null; stream: { close(): void } | null; ended: boolean } | null =
+    null;
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(
@@ -49,7 +50,10 @@ export class FleetView {
   ) {
     this.refresh();
     if (open) {
-      this.selected = Math.max(0, this.rows.findIndex((r) => r.id === open));
+      this.selected = Math.max(
+        0,
+        this.rows.findIndex((r) => r.id === open),
+      );
       this.openDetail(open);
     }
     this.timer = setInterval(() => {
@@ -115,7 +119,8 @@ export class FleetView {
     } else if (key === "up" && !this.detail) this.selected = Math.max(0, this.selected - 1);
     else if (key === "down" && !this.detail) this.selected = Math.min(this.rows.length - 1, this.selected + 1);
     else if (key === "enter" && !this.detail && row) this.openDetail(row.id);
-    else if ((key === "s" || key === "x") && row) return this.done({ kind: key === "s" ? "steer" : "stop", id: row.id, name: row.name, status: row.status });
+    else if ((key === "s" || key === "x") && row)
+      return this.done({ kind: key === "s" ? "steer" : "stop", id: row.id, name: row.name, status: row.status });
     this.tui.requestRender();
   }
 
@@ -129,9 +134,15 @@ export class FleetView {
     const row = this.rows.find((r) => r.id === this.detail!.id);
     const title = `${style.bold("Sub-agents")} › ${style.bold(sanitizeLine(row?.name ?? this.detail.id))} ${style.dim("· s steer · x stop · Esc back")}`;
     const v = this.detail.view;
-    if (!v) return [clip(title, width), style.dim(`  ${this.detail.ended ? "no record of this session" : "starting…"}`)];
+    if (!v)
+      return [clip(title, width), style.dim(`  ${this.detail.ended ? "no record of this session" : "starting…"}`)];
     const body = renderWindow(v, { width, maxLines: WINDOW_LINES, expanded: isFinished(v.status), style });
-    return [clip(title, width), ...(body.length > DETAIL_MAX ? [...body.slice(0, DETAIL_MAX - 1), style.dim(`  … (subagents session ${v.sessionId} has it all)`)] : body)];
+    return [
+      clip(title, width),
+      ...(body.length > DETAIL_MAX
+        ? [...body.slice(0, DETAIL_MAX - 1), style.dim(`  … (subagents session ${v.sessionId} has it all)`)]
+        : body),
+    ];
   }
 
   invalidate(): void {}

@@ -21,7 +21,9 @@ export function progressLines(details: WindowedDetails, theme: ThemeLike, width:
   const shown = order.slice(0, MAX_TASK_LINES).map((v) => `  ${windowHeader(v, style, width - 2)}`);
   const more = views.length - shown.length;
   const head = `${style.bold(globalHeader(views))} ${style.dim("(in a codemode script)")}`;
-  return [head, ...shown, ...(more > 0 ? [style.dim(`  … ${more} more (/subagents lists every task)`)] : [])].map((l) => clip(l, width));
+  return [head, ...shown, ...(more > 0 ? [style.dim(`  … ${more} more (/subagents lists every task)`)] : [])].map((l) =>
+    clip(l, width),
+  );
 }
 
 export class NestedCalls {

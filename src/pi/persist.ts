@@ -9,7 +9,6 @@ import type { RunResult } from "../core/types.ts";
 
 export const ENTRY_TYPE = "pi-subagents";
 
-
 const OUTPUT_CAP = 64 * 1024;
 const MESSAGES_CAP = 200;
 const MESSAGE_TEXT_CAP = 2000;
@@ -22,7 +21,16 @@ const cap = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s)
 const prompt = (s: string) => sanitize(cap(s, OUTPUT_CAP));
 
 export function startEntry(sessionId: string, input: TaskInput, agent: string): SubagentEntry {
-  return { v: 1, sessionId, name: input.name, agent, cwd: input.cwd, prompt: prompt(input.prompt), status: "running", at: Date.now() };
+  return {
+    v: 1,
+    sessionId,
+    name: input.name,
+    agent,
+    cwd: input.cwd,
+    prompt: prompt(input.prompt),
+    status: "running",
+    at: Date.now(),
+  };
 }
 
 export function toEntry(outcome: TaskOutcome, input: TaskInput): SubagentEntry {
@@ -69,7 +77,8 @@ export function readEntries(entries: { type?: string; customType?: string; data?
   }
   const bySession = new Map<string, SubagentEntry[]>();
   for (const r of runs) {
-    const fixed: SubagentEntry = r.status === "running" ? { ...r, status: "error", error: INTERRUPTED_MESSAGE, errorCode: "SUBAGENT_FAILED" } : r;
+    const fixed: SubagentEntry =
+      r.status === "running" ? { ...r, status: "error", error: INTERRUPTED_MESSAGE, errorCode: "SUBAGENT_FAILED" } : r;
     const list = bySession.get(r.sessionId);
     if (list) list.push(fixed);
     else bySession.set(r.sessionId, [fixed]);

@@ -22,7 +22,10 @@ export function themeStyle(theme: ThemeLike): Style {
   };
 }
 
-export function renderDelegateCall(args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike): Component {
+export function renderDelegateCall(
+  args: { tasks?: { profile?: string }[]; profile?: string },
+  theme: ThemeLike,
+): Component {
   const tasks = Array.isArray(args?.tasks) ? args.tasks : [];
   const perTask = [...new Set(tasks.map((t) => t?.profile).filter((p): p is string => typeof p === "string"))];
   let text = `${theme.fg("toolTitle", theme.bold("delegate_to_subagents"))} ${tasks.length} sub-agent${tasks.length === 1 ? "" : "s"}`;
@@ -31,11 +34,22 @@ export function renderDelegateCall(args: { tasks?: { profile?: string }[]; profi
   return lines((w) => [clip(text, w)]);
 }
 
-export function renderWindowsResult(details: WindowedDetails | undefined, expanded: boolean, theme: ThemeLike, fallback: string): Component {
+export function renderWindowsResult(
+  details: WindowedDetails | undefined,
+  expanded: boolean,
+  theme: ThemeLike,
+  fallback: string,
+): Component {
   if (!details?.windows) return lines((w) => fallback.split("\n").map((l) => clip(l, w)));
   const style = themeStyle(theme);
   return lines((width) => {
-    const out = renderWindows(details.windows, { width, maxLines: details.maxLinesPerWindow, expanded, style, showFooter: details.status === "done" });
+    const out = renderWindows(details.windows, {
+      width,
+      maxLines: details.maxLinesPerWindow,
+      expanded,
+      style,
+      showFooter: details.status === "done",
+    });
     // Expanded (Ctrl+O): which pi the children ran, since it may be the embedded one or the user's own.
     return expanded && details.pi ? [...out, clip(style.dim(`children: ${details.pi}`), width)] : out;
   });
@@ -46,7 +60,10 @@ export function renderTruncating(text: string, maxLines: number, expanded: boole
   const all = text.split("\n");
   return lines((w) => {
     if (expanded || all.length <= maxLines) return all.map((l) => clip(l, w));
-    return [...all.slice(0, maxLines).map((l) => clip(l, w)), theme.fg("dim", `... (${all.length - maxLines} more lines)`)];
+    return [
+      ...all.slice(0, maxLines).map((l) => clip(l, w)),
+      theme.fg("dim", `... (${all.length - maxLines} more lines)`),
+    ];
   });
 }
 

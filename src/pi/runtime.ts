@@ -26,7 +26,12 @@ export type PiRuntime = {
   settingsFor(cwd: string): { settings: Settings; warnings: string[] };
   profilesFor(cwd: string): { profiles: Map<string, Profile>; diagnostics: { file: string; reason: string }[] };
   /** The engine of one tool call: this process's parts for the call's folder and settings, and the call's context. */
-  engineFor(cwd: string, settings: Settings, found: { profiles: Map<string, Profile>; diagnostics?: Diagnostic[] }, call: CallContext): Engine;
+  engineFor(
+    cwd: string,
+    settings: Settings,
+    found: { profiles: Map<string, Profile>; diagnostics?: Diagnostic[] },
+    call: CallContext,
+  ): Engine;
   depth: number;
   /** This pi session's control endpoint (started on first use): steer/cancel/wait reach its children through it. */
   owner(): Promise<Owner>;
@@ -59,8 +64,19 @@ export async function createRuntime(): Promise<PiRuntime> {
   let host: Host;
   if (typeof Bun !== "undefined") {
     const { createBunHost } = await import("../host/bun.ts");
-    host = createBunHost(open ?? (() => { throw new Error("no SQLite in this runtime"); }));
-  } else host = createNodeHost(open ?? (() => { throw new Error("no SQLite in this runtime"); }));
+    host = createBunHost(
+      open ??
+        (() => {
+          throw new Error("no SQLite in this runtime");
+        }),
+    );
+  } else
+    host = createNodeHost(
+      open ??
+        (() => {
+          throw new Error("no SQLite in this runtime");
+        }),
+    );
   const agentDir = resolveAgentDir(host.env, host.homedir());
   let store: SessionStore;
   let memoryNotice: string | null = null;
@@ -98,7 +114,15 @@ export async function createRuntime(): Promise<PiRuntime> {
       // copy is not ready (or failed in a way a later try may fix): then each delegation looks again, so a compile
       // started by the first one is used as soon as it is ready, and one that failed is retried after its wait.
       if (piCommand && onSlowPathThatMayHeal(piCommand)) piCommand = null;
-      piCommand ??= resolvePiCommand({ env: host.env, cwd, script: process.argv[1], childRuntime: settings.childRuntime, childPi: settings.childPi, embedded: installedEmbedded(runtimeDir(agentDir)), compile: true });
+      piCommand ??= resolvePiCommand({
+        env: host.env,
+        cwd,
+        script: process.argv[1],
+        childRuntime: settings.childRuntime,
+        childPi: settings.childPi,
+        embedded: installedEmbedded(runtimeDir(agentDir)),
+        compile: true,
+      });
       if (!piCommand.builtinChild) childExt ??= childExtensionPath(runtimeDir(agentDir));
       const parts: EngineParts = {
         host,

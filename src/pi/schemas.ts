@@ -36,15 +36,26 @@ const TaskObject = Type.Object(
     resume: Type.Optional(Type.String({ description: "Session id to continue" })),
     files: Type.Optional(Type.Array(FileSpec, { description: "Files prepended to the prompt" })),
     isolation: Isolation,
-    after: Type.Optional(Type.Array(Type.String(), { description: "Task names to wait for; {{name}} in prompt = its output" })),
+    after: Type.Optional(
+      Type.Array(Type.String(), { description: "Task names to wait for; {{name}} in prompt = its output" }),
+    ),
     gate: Type.Optional(Type.String({ description: "Shell check; must exit 0" })),
     gateTimeout: Type.Optional(Type.Number()),
     gateRetries: Type.Optional(Type.Integer()),
     outputSchema: Type.Optional(Type.Object({}, { description: "JSON Schema of the result" })),
-    context: Type.Optional(Type.Union([Type.Literal("fork"), Type.Literal("fresh")], { description: "fork: start from a copy of this conversation" })),
+    context: Type.Optional(
+      Type.Union([Type.Literal("fork"), Type.Literal("fresh")], {
+        description: "fork: start from a copy of this conversation",
+      }),
+    ),
     sandbox: Type.Optional(Type.Boolean()),
     runner: Type.Optional(Type.Union(RUNNER_NAMES.map((n) => Type.Literal(n)))),
-    runtime: Type.Optional(Type.Union(RUNTIME_NAMES.map((n) => Type.Literal(n)), { description: "CLI that runs it (default: agent's, else pi)" })),
+    runtime: Type.Optional(
+      Type.Union(
+        RUNTIME_NAMES.map((n) => Type.Literal(n)),
+        { description: "CLI that runs it (default: agent's, else pi)" },
+      ),
+    ),
     keepProcesses: Type.Optional(Type.Boolean({ description: "Leave servers its commands start running" })),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),
@@ -67,7 +78,10 @@ export const DELEGATE_SCHEMA = plain(
   ),
 );
 
-const SessionIdParams = Type.Object({ sessionId: Type.String({ description: "From delegate_to_subagents or subagent" }) }, { additionalProperties: false });
+const SessionIdParams = Type.Object(
+  { sessionId: Type.String({ description: "From delegate_to_subagents or subagent" }) },
+  { additionalProperties: false },
+);
 export const SESSION_ID_SCHEMA = plain(SessionIdParams);
 
 // get_subagent_output reaches a running sub-agent too: cheaper in prompt tokens than a tool of its own.

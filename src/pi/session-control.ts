@@ -8,7 +8,8 @@ import type { PiSession } from "./session-state.ts";
 import type { PiRuntime } from "./runtime.ts";
 
 /** Where the owner registry lives: next to the session database (as runtime.ts opens it). */
-export const dataDir = (rt: PiRuntime) => path.dirname(rt.host.env.SUBAGENTS_DB || path.join(rt.agentDir, "subagents.db"));
+export const dataDir = (rt: PiRuntime) =>
+  path.dirname(rt.host.env.SUBAGENTS_DB || path.join(rt.agentDir, "subagents.db"));
 
 export function stateOf(rt: PiRuntime, id: string): SessionState {
   const data = dataDir(rt);
@@ -16,17 +17,32 @@ export function stateOf(rt: PiRuntime, id: string): SessionState {
 }
 
 /** Lines for the tool result: what happened to the steer, and whether the wait was cut short. */
-export async function steerAndWait(rt: PiRuntime, session: PiSession, id: string, o: { steer?: string; wait?: boolean }, signal?: AbortSignal): Promise<string[]> {
+export async function steerAndWait(
+  rt: PiRuntime,
+  session: PiSession,
+  id: string,
+  o: { steer?: string; wait?: boolean },
+  signal?: AbortSignal,
+): Promise<string[]> {
   const notes: string[] = [];
   if (o.steer !== undefined) {
-    const r = o.steer.trim() ? await steerSession(stateOf(rt, id), id, o.steer, () => rt.store.getSession(id)?.status ?? "finished") : { ok: false as const, reason: "the message is empty" };
-    notes.push(r.ok ? (r.answered ? `Answered the question ${id} was waiting on.` : `Steer delivered to ${id}.`) : `Steer not delivered: ${r.reason}.`);
+    const r = o.steer.trim()
+      ? await steerSession(stateOf(rt, id), id, o.steer, () => rt.store.getSession(id)?.status ?? "finished")
+      : { ok: false as const, reason: "the message is empty" };
+    notes.push(
+      r.ok
+        ? r.answered
+          ? `Answered the question ${id} was waiting on.`
+          : `Steer delivered to ${id}.`
+        : `Steer not delivered: ${r.reason}.`,
+    );
   }
   if (o.wait) {
     // While the model waits here, the end's notice would only repeat this result.
     const release = session.awaiting(id);
     try {
-      if (!(await waitUntilEnded(() => stateOf(rt, id), signal))) notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
+      if (!(await waitUntilEnded(() => stateOf(rt, id), signal)))
+        notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
     } finally {
       release();
     }

@@ -26,12 +26,15 @@ export class Throttle<T> {
     }
     this.pending = { value };
     if (this.timer === null) {
-      this.timer = this.clock.setTimeout(() => {
-        this.timer = null;
-        const p = this.pending;
-        this.pending = null;
-        if (p) this.deliver(p.value, this.clock.now());
-      }, Math.max(0, this.intervalMs - (now - this.last)));
+      this.timer = this.clock.setTimeout(
+        () => {
+          this.timer = null;
+          const p = this.pending;
+          this.pending = null;
+          if (p) this.deliver(p.value, this.clock.now());
+        },
+        Math.max(0, this.intervalMs - (now - this.last)),
+      );
     }
   }
 

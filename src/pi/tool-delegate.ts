@@ -23,12 +23,22 @@ import type { ErrorCode } from "../core/types.ts";
  * declares an outputSchema, so pi 1.x codemode hands a script `structuredContent` when there is one — without it a
  * refusal with isError rejected the script's call with the bare text, and the code was lost. */
 export function refusedCall(code: ErrorCode, message: string) {
-  return { content: [{ type: "text", text: message }], details: { error: { code, message } }, isError: true, structuredContent: refusedTasks(code, message) };
+  return {
+    content: [{ type: "text", text: message }],
+    details: { error: { code, message } },
+    isError: true,
+    structuredContent: refusedTasks(code, message),
+  };
 }
 
 /** The tool's parameters (a saved workflow's already in place) as the call module's request. */
 export function toolRequest(params: DelegateParams, cwd: string): CallRequest {
-  return { tasks: params.tasks, defaults: { cwd, ...(params.profile ? { profile: params.profile } : {}) }, maxCost: params.maxCost, background: params.background };
+  return {
+    tasks: params.tasks,
+    defaults: { cwd, ...(params.profile ? { profile: params.profile } : {}) },
+    maxCost: params.maxCost,
+    background: params.background,
+  };
 }
 
 export function delegateTool(env: ToolEnv) {
@@ -46,11 +56,19 @@ export function delegateTool(env: ToolEnv) {
     ],
     parameters: DELEGATE_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
-    async execute(_id: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
+    async execute(
+      _id: string,
+      rawParams: unknown,
+      signal: AbortSignal | undefined,
+      onUpdate: ((r: unknown) => void) | undefined,
+      ctx: ToolContext,
+    ) {
       const call = env.begin(ctx);
       let params;
       try {
-        params = parseDelegateParams(await withWorkflow(rawParams, ctx, () => call.engine(), call.session.allowedWorkflows));
+        params = parseDelegateParams(
+          await withWorkflow(rawParams, ctx, () => call.engine(), call.session.allowedWorkflows),
+        );
       } catch (err) {
         if (err instanceof InputError) throw new Error(`Invalid delegate_to_subagents call: ${err.message}`);
         throw err;
@@ -61,33 +79,39 @@ export function delegateTool(env: ToolEnv) {
       const { inputs } = prepared;
       if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
       const windows = callWindows(engine, inputs);
-      const update = (details: WindowedDetails) => onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
+      const update = (details: WindowedDetails) =>
+        onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
       const throttle = new Throttle(update, UPDATE_INTERVAL_MS, realClock);
       const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);
       const release = await call.adopt(inputs);
       let outcomes: TaskOutcome[];
       try {
-        outcomes = await runScheduled(inputs, engine.settings.concurrency, (input, hooks) => call.run(engine, input, hooks), {
-          rateLimitWaitSec: engine.settings.rateLimitWait,
-          maxMessages: engine.settings.maxMessages,
-          signal,
-          maxCost: params.maxCost,
-          onTaskStart: (i) => {
-            call.persistStart(inputs[i]);
-            windows.start(i, Date.now());
-            throttle.push(windows.snapshot(Date.now()));
+        outcomes = await runScheduled(
+          inputs,
+          engine.settings.concurrency,
+          (input, hooks) => call.run(engine, input, hooks),
+          {
+            rateLimitWaitSec: engine.settings.rateLimitWait,
+            maxMessages: engine.settings.maxMessages,
+            signal,
+            maxCost: params.maxCost,
+            onTaskStart: (i) => {
+              call.persistStart(inputs[i]);
+              windows.start(i, Date.now());
+              throttle.push(windows.snapshot(Date.now()));
+            },
+            onTaskWarnings: (i, warnings) => windows.warn(i, warnings),
+            onTaskEvent: (i, state) => {
+              windows.event(i, state);
+              throttle.push(windows.snapshot(Date.now()));
+            },
+            onTaskEnd: (i, outcome) => {
+              windows.end(i, outcome, Date.now());
+              call.persist(outcome, inputs[i]);
+              throttle.push(windows.snapshot(Date.now()));
+            },
           },
-          onTaskWarnings: (i, warnings) => windows.warn(i, warnings),
-          onTaskEvent: (i, state) => {
-            windows.event(i, state);
-            throttle.push(windows.snapshot(Date.now()));
-          },
-          onTaskEnd: (i, outcome) => {
-            windows.end(i, outcome, Date.now());
-            call.persist(outcome, inputs[i]);
-            throttle.push(windows.snapshot(Date.now()));
-          },
-        });
+        );
       } finally {
         clearInterval(tick);
         throttle.cancel();
@@ -95,10 +119,18 @@ export function delegateTool(env: ToolEnv) {
       }
       const details = windows.snapshot(Date.now());
       const isolated = isolationDetails(outcomes);
-      return { content: [{ type: "text", text: delegateResultText(outcomes) }], details: isolated ? { ...details, isolation: isolated } : details, ...childrenResultFields(outcomes) };
+      return {
+        content: [{ type: "text", text: delegateResultText(outcomes) }],
+        details: isolated ? { ...details, isolation: isolated } : details,
+        ...childrenResultFields(outcomes),
+      };
     },
-    renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) => renderDelegateCall(args, theme),
-    renderResult: (result: { details?: WindowedDetails; content?: { text?: string }[] }, opts: { expanded: boolean }, theme: ThemeLike) =>
-      renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? ""),
+    renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) =>
+      renderDelegateCall(args, theme),
+    renderResult: (
+      result: { details?: WindowedDetails; content?: { text?: string }[] },
+      opts: { expanded: boolean },
+      theme: ThemeLike,
+    ) => renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? ""),
   };
 }

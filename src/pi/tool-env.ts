@@ -23,7 +23,11 @@ import type { Settings } from "../core/settings.ts";
 export type ToolContext = {
   cwd: string;
   hasUI: boolean;
-  ui?: { confirm(title: string, message: string): Promise<boolean>; notify(message: string, type?: "info" | "warning" | "error"): void } & StatusUi & Partial<DialogUI>;
+  ui?: {
+    confirm(title: string, message: string): Promise<boolean>;
+    notify(message: string, type?: "info" | "warning" | "error"): void;
+  } & StatusUi &
+    Partial<DialogUI>;
   sessionManager?: { getSessionId?(): string; getBranch?(): unknown[] };
   /** pi ≥ 0.8x: whether the user trusted this project (its .pi settings, extensions, skills load). */
   isProjectTrusted?(): boolean;
@@ -55,12 +59,18 @@ export type CallEnv = {
    *  ask for consent and for a large fan-out, this pi session's caps. */
   front(engine: Engine): CallFront;
   /** Runs one task with a signal that `/subagents kill ID` can also trigger, steerable through the session's owner. */
-  run(engine: Engine, input: TaskInput, hooks: Parameters<typeof runTask>[2] & { remoteAsk?: { notify?: (q: AskRequest) => void } }): ReturnType<typeof runTask>;
+  run(
+    engine: Engine,
+    input: TaskInput,
+    hooks: Parameters<typeof runTask>[2] & { remoteAsk?: { notify?: (q: AskRequest) => void } },
+  ): ReturnType<typeof runTask>;
   /** Lists a call's tasks (queued ones too) in this pi's owner record, so /subagents, `sessions --running`, steer
    *  and cancel find them before they start; the returned function forgets the ones that never started. */
   adopt(tasks: CallTaskInput[]): Promise<() => void>;
   /** For background tasks: a signal that outlives the tool call but not the pi session, and the notice channel. */
-  background(tasks: CallTaskInput[]): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
+  background(
+    tasks: CallTaskInput[],
+  ): Promise<{ signal: AbortSignal; done(): void; notify(text: string): void; track(batch: Promise<unknown>): void }>;
 };
 
 export type ToolEnv = {
@@ -77,14 +87,23 @@ export type ToolEnv = {
  * the user's subagents.projectAgents decides as it does for project agents, and "ask" asks once per pi session
  * when there is a UI. Unset: the engine's own rule (core/run/task-hooks.ts) refuses them with why.
  */
-async function projectHooksConsent(ctx: ToolContext, settings: Settings, session: PiSession): Promise<string | undefined> {
+async function projectHooksConsent(
+  ctx: ToolContext,
+  settings: Settings,
+  session: PiSession,
+): Promise<string | undefined> {
   const project = settings.hooks.commands.filter((h) => h.source === "project");
   if (!project.length || settings.hooks.projectConsent !== "ask") return undefined;
   const key = project.map((h) => `${h.file}\0${h.event}\0${h.command}`).join("\n");
   if (session.allowedHooks.has(key)) return "allowed";
   if (!ctx.hasUI || !ctx.ui) return undefined;
   const list = project.map((h) => `${h.event}: ${h.command}`).join("\n");
-  if (await ctx.ui.confirm("Run this project's sub-agent hooks?", `${project[0].file} runs these shell commands on this machine when a sub-agent task starts or ends:\n${list}\nRun them?`)) {
+  if (
+    await ctx.ui.confirm(
+      "Run this project's sub-agent hooks?",
+      `${project[0].file} runs these shell commands on this machine when a sub-agent task starts or ends:\n${list}\nRun them?`,
+    )
+  ) {
     session.allowedHooks.add(key);
     return "allowed";
   }
@@ -115,15 +134,27 @@ function safely(fn: () => void): void {
  * `activeTools` reads the parent pi's active tools at call time: a profile's deny list subtracts from them
  * (docs/agents.md, `excludeTools`), so a parent limited to read-only tools never hands a child write tools.
  */
-export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (type: string, data: unknown) => void, active?: ActiveRuns, activeTools?: () => string[] | undefined, notify?: (text: string) => void, toolDefs?: ToolDefs, emit?: (channel: string, data: unknown) => void): ToolEnv {
+export function makeToolEnv(
+  getRuntime: () => Promise<PiRuntime>,
+  appendEntry: (type: string, data: unknown) => void,
+  active?: ActiveRuns,
+  activeTools?: () => string[] | undefined,
+  notify?: (text: string) => void,
+  toolDefs?: ToolDefs,
+  emit?: (channel: string, data: unknown) => void,
+): ToolEnv {
   const sessions = new PiSessions();
   // Every engine a call made: the hooks their tasks started are waited for when the pi session ends.
   const engines = new Set<Engine>();
-  const taskEvents = emit && ((p: TaskEventPayload) => emit(p.event === "taskStart" ? "subagents:task_start" : "subagents:task_end", p));
+  const taskEvents =
+    emit && ((p: TaskEventPayload) => emit(p.event === "taskStart" ? "subagents:task_start" : "subagents:task_end", p));
   let store: SessionStore | undefined;
   const guards = new SessionGuards(() => store);
   // /subagents may ask before any tool call (after a /reload): the store is known as soon as the runtime is.
-  void getRuntime().then((rt) => (store = rt.store), () => {});
+  void getRuntime().then(
+    (rt) => (store = rt.store),
+    () => {},
+  );
   return {
     runtime: getRuntime,
     guards,
@@ -144,14 +175,23 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
         const rt = await getRuntime();
         const { settings } = rt.settingsFor(ctx.cwd);
         const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
-        const engine = rt.engineFor(ctx.cwd, settings, { profiles, diagnostics }, {
-          parentSession: ctx.sessionManager?.getSessionId?.(),
-          ...(typeof ctx.isProjectTrusted === "function" ? { projectTrust: { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() } } : {}),
-          ...(ctx.model?.id ? { parentModel: ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id } : {}),
-          parentTools: activeTools?.(),
-          parentPrompt: parentPrompt(ctx, toolDefs),
-          projectHooks: await projectHooksConsent(ctx, settings, session),
-        });
+        const engine = rt.engineFor(
+          ctx.cwd,
+          settings,
+          { profiles, diagnostics },
+          {
+            parentSession: ctx.sessionManager?.getSessionId?.(),
+            ...(typeof ctx.isProjectTrusted === "function"
+              ? { projectTrust: { cwd: ctx.cwd, trusted: !!ctx.isProjectTrusted() } }
+              : {}),
+            ...(ctx.model?.id
+              ? { parentModel: ctx.model.provider ? `${ctx.model.provider}/${ctx.model.id}` : ctx.model.id }
+              : {}),
+            parentTools: activeTools?.(),
+            parentPrompt: parentPrompt(ctx, toolDefs),
+            projectHooks: await projectHooksConsent(ctx, settings, session),
+          },
+        );
         // Engines whose hooks are all done are forgotten (a long pi session makes one per call).
         for (const e of engines) if (!e.caches.hooksRunning?.size) engines.delete(e);
         engines.add(engine);
@@ -172,10 +212,22 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
             if (!name || !p || p.source !== "project" || !p.filePath || allowed.has(p.filePath)) continue;
             const policy = engine.settings.projectAgents;
             if (policy === "allow") continue;
-            if (policy === "deny") refused.set(name, `Project-local profile "${p.name}" (${p.filePath}) is not allowed: settings subagents.projectAgents is "deny".`);
+            if (policy === "deny")
+              refused.set(
+                name,
+                `Project-local profile "${p.name}" (${p.filePath}) is not allowed: settings subagents.projectAgents is "deny".`,
+              );
             else if (!ctx.hasUI || !ctx.ui) {
-              refused.set(name, `Project-local profile "${p.name}" (${p.filePath}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`);
-            } else if (await ctx.ui.confirm("Run a project-local sub-agent?", `Profile "${p.name}" comes from this repository (${p.filePath}) and sets the sub-agent's prompt and tools. Run it?`)) {
+              refused.set(
+                name,
+                `Project-local profile "${p.name}" (${p.filePath}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`,
+              );
+            } else if (
+              await ctx.ui.confirm(
+                "Run a project-local sub-agent?",
+                `Profile "${p.name}" comes from this repository (${p.filePath}) and sets the sub-agent's prompt and tools. Run it?`,
+              )
+            ) {
               allowed.add(p.filePath);
             } else refused.set(name, `Project-local profile "${p.name}" was not approved.`);
           }
@@ -207,12 +259,21 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
             // A background run's questions also wait for an answer from elsewhere; the model is told only when no dialog asks.
             const ask = ctx.hasUI && ctx.ui?.select && ctx.ui.input ? dialogAsker(ctx.ui as DialogUI) : undefined;
             const remoteAsk = hooks.remoteAsk && (ask ? {} : hooks.remoteAsk);
-            const run = owner.wrap((i, h) => runTask(engine, i, h), (i) => effectiveTimeout(engine, i));
+            const run = owner.wrap(
+              (i, h) => runTask(engine, i, h),
+              (i) => effectiveTimeout(engine, i),
+            );
             const onTaskEvent = (p: TaskEventPayload) => {
               hooks.onTaskEvent?.(p);
               taskEvents?.(p);
             };
-            return await (await guard()).runner(engine.settings, run)(input, { ...hooks, ask, remoteAsk, signal: t?.signal ?? hooks.signal, onTaskEvent });
+            return await (await guard()).runner(engine.settings, run)(input, {
+              ...hooks,
+              ask,
+              remoteAsk,
+              signal: t?.signal ?? hooks.signal,
+              onTaskEvent,
+            });
           } finally {
             t?.done();
           }
@@ -229,7 +290,12 @@ export function makeToolEnv(getRuntime: () => Promise<PiRuntime>, appendEntry: (
             release();
             active?.release(c);
           };
-          return { signal: c.signal, done, notify: (text) => safely(() => notify?.(text)), track: (batch) => active?.track(batch) };
+          return {
+            signal: c.signal,
+            done,
+            notify: (text) => safely(() => notify?.(text)),
+            track: (batch) => active?.track(batch),
+          };
         },
       };
       return env;

@@ -53,13 +53,27 @@ export type StructuredTask = {
   finalized?: { status: string; result?: string };
   usage: { input: number; output: number; cost: number; turns: number };
 };
-export type StructuredTasks = { tasks: StructuredTask[]; usage: { input: number; output: number; cost: number }; error?: { code: string; message: string } };
+export type StructuredTasks = {
+  tasks: StructuredTask[];
+  usage: { input: number; output: number; cost: number };
+  error?: { code: string; message: string };
+};
 
 const NO_USAGE = { input: 0, output: 0, cost: 0, turns: 0 };
 
 /** Tasks started in the background: their results come later (get_subagent_output). */
 export function startedTasks(started: { name: string; sessionId: string; agent?: string }[]): StructuredTasks {
-  return { tasks: started.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.agent ?? "default", status: "running", output: "", usage: NO_USAGE })), usage: { input: 0, output: 0, cost: 0 } };
+  return {
+    tasks: started.map((t) => ({
+      name: t.name,
+      sessionId: t.sessionId,
+      agent: t.agent ?? "default",
+      status: "running",
+      output: "",
+      usage: NO_USAGE,
+    })),
+    usage: { input: 0, output: 0, cost: 0 },
+  };
 }
 
 /** A call refused before any child ran. */
@@ -71,7 +85,11 @@ export function structuredTasks(outcomes: TaskOutcome[]): StructuredTasks {
   const tasks = outcomes.map((o): StructuredTask => {
     const r = o.result;
     const u = r.usage ?? emptyUsage();
-    const output = truncateHeadTail(r.output ?? "", { maxBytes: STRUCTURED_OUTPUT_BYTES, maxLines: 2000, hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text` }).text;
+    const output = truncateHeadTail(r.output ?? "", {
+      maxBytes: STRUCTURED_OUTPUT_BYTES,
+      maxLines: 2000,
+      hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text`,
+    }).text;
     return {
       name: o.name,
       sessionId: o.sessionId,
@@ -81,11 +99,21 @@ export function structuredTasks(outcomes: TaskOutcome[]): StructuredTasks {
       ...(r.structured !== undefined ? { data: r.structured } : {}),
       ...(r.gate ? { gate: r.gate } : {}),
       ...(r.error ? { error: r.error } : {}),
-      ...(r.finalize ? { finalized: { status: r.finalize.status, ...(r.finalize.result !== undefined ? { result: String(r.finalize.result) } : {}) } } : {}),
+      ...(r.finalize
+        ? {
+            finalized: {
+              status: r.finalize.status,
+              ...(r.finalize.result !== undefined ? { result: String(r.finalize.result) } : {}),
+            },
+          }
+        : {}),
       usage: { input: u.input, output: u.output, cost: u.cost, turns: u.turns },
     };
   });
-  const usage = tasks.reduce((s, t) => ({ input: s.input + t.usage.input, output: s.output + t.usage.output, cost: s.cost + t.usage.cost }), { input: 0, output: 0, cost: 0 });
+  const usage = tasks.reduce(
+    (s, t) => ({ input: s.input + t.usage.input, output: s.output + t.usage.output, cost: s.cost + t.usage.cost }),
+    { input: 0, output: 0, cost: 0 },
+  );
   return { tasks, usage };
 }
 
@@ -107,12 +135,23 @@ export const TASKS_OUTPUT_SCHEMA = {
           gate: { type: "object", properties: { passed: { type: "boolean" }, attempts: { type: "number" } } },
           error: { type: "string" },
           finalized: { type: "object", properties: { status: { type: "string" }, result: { type: "string" } } },
-          usage: { type: "object", properties: { input: { type: "number" }, output: { type: "number" }, cost: { type: "number" }, turns: { type: "number" } } },
+          usage: {
+            type: "object",
+            properties: {
+              input: { type: "number" },
+              output: { type: "number" },
+              cost: { type: "number" },
+              turns: { type: "number" },
+            },
+          },
         },
         required: ["name", "sessionId", "agent", "status", "output", "usage"],
       },
     },
-    usage: { type: "object", properties: { input: { type: "number" }, output: { type: "number" }, cost: { type: "number" } } },
+    usage: {
+      type: "object",
+      properties: { input: { type: "number" }, output: { type: "number" }, cost: { type: "number" } },
+    },
     error: { type: "object", properties: { code: { type: "string" }, message: { type: "string" } } },
   },
   required: ["tasks", "usage"],

@@ -10,7 +10,8 @@ import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { clip } from "../ui/text-width.ts";
 import { backgroundUsage } from "./tool-results.ts";
 
-export const NO_PROFILES = "No subagent profiles found. Add .md files to ~/.pi/agent/agent-profiles/ or .pi/agent-profiles/.";
+export const NO_PROFILES =
+  "No subagent profiles found. Add .md files to ~/.pi/agent/agent-profiles/ or .pi/agent-profiles/.";
 
 type Result = { content?: { text?: string }[]; details?: { maxLines?: number } };
 
@@ -33,7 +34,8 @@ export function outputTool(env: ToolEnv) {
   return {
     name: "get_subagent_output",
     label: "Sub-agent output",
-    description: "Get the final output of a sub-agent session's latest run by session id; can steer or wait for a running one.",
+    description:
+      "Get the final output of a sub-agent session's latest run by session id; can steer or wait for a running one.",
     promptSnippet: "Fetch a sub-agent's full final output by session id",
     parameters: OUTPUT_SCHEMA,
     async execute(_id: string, params: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
@@ -43,7 +45,10 @@ export function outputTool(env: ToolEnv) {
       const session = env.sessions.for(ctx.sessionManager?.getSessionId?.());
       const notes = await steerAndWait(await env.runtime(), session, p.sessionId, p, signal);
       const { sessionId, record, last, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
-      const output = last.status === "running" ? `Sub-agent ${sessionId} is still running (wait: true waits for its end).` : latestOutput(record);
+      const output =
+        last.status === "running"
+          ? `Sub-agent ${sessionId} is still running (wait: true waits for its end).`
+          : latestOutput(record);
       // A background child's spend reaches pi's totals with the first result that returns its output.
       const usage = last.status === "running" ? undefined : backgroundUsage(session.takeBackgroundSpend(sessionId));
       return {
@@ -53,7 +58,11 @@ export function outputTool(env: ToolEnv) {
       };
     },
     renderCall: (args: { sessionId?: string; steer?: string; wait?: boolean }, theme: ThemeLike) =>
-      renderSimpleCall("get_subagent_output", `${args?.sessionId ?? ""}${args?.wait ? " (wait)" : ""}${args?.steer ? ` ↪ ${args.steer.slice(0, 80)}` : ""}`, theme),
+      renderSimpleCall(
+        "get_subagent_output",
+        `${args?.sessionId ?? ""}${args?.wait ? " (wait)" : ""}${args?.steer ? ` ↪ ${args.steer.slice(0, 80)}` : ""}`,
+        theme,
+      ),
     renderResult: truncatingResult,
   };
 }
@@ -62,10 +71,17 @@ export function sessionTool(env: ToolEnv) {
   return {
     name: "get_subagent_session",
     label: "Sub-agent session",
-    description: "Get the complete transcript of a sub-agent session (all runs: messages, tool calls, tool results), by session id.",
+    description:
+      "Get the complete transcript of a sub-agent session (all runs: messages, tool calls, tool results), by session id.",
     promptSnippet: "Read a sub-agent session's transcript by session id",
     parameters: SESSION_ID_SCHEMA,
-    async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
+    async execute(
+      _id: string,
+      params: unknown,
+      _signal: AbortSignal | undefined,
+      _onUpdate: unknown,
+      ctx: ToolContext,
+    ) {
       const { sessionId, rt, record, last, maxLines } = await lookup(env, params, ctx);
       const messages = new Map(record.runs.map((r) => [r.id, rt.store.getMessages(r.id)]));
       const messageCount = [...messages.values()].reduce((n, m) => n + m.length, 0);
@@ -83,7 +99,8 @@ export function sessionTool(env: ToolEnv) {
         },
       };
     },
-    renderCall: (args: { sessionId?: string }, theme: ThemeLike) => renderSimpleCall("get_subagent_session", args?.sessionId ?? "", theme),
+    renderCall: (args: { sessionId?: string }, theme: ThemeLike) =>
+      renderSimpleCall("get_subagent_session", args?.sessionId ?? "", theme),
     renderResult: truncatingResult,
   };
 }
@@ -95,18 +112,35 @@ export function profilesTool(env: ToolEnv) {
     description: "List the named sub-agent profiles (agents) available to delegate_to_subagents and subagent.",
     promptSnippet: "List the named agents usable as profile / agent",
     parameters: EMPTY_SCHEMA,
-    async execute(_id: string, _params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
+    async execute(
+      _id: string,
+      _params: unknown,
+      _signal: AbortSignal | undefined,
+      _onUpdate: unknown,
+      ctx: ToolContext,
+    ) {
       const rt = await env.runtime();
       const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
       // Files that could not be used are listed with their reason: otherwise a typo looks like a missing profile.
       const broken = diagnostics.map((d) => `✗ ${sanitize(d.file)}: ${d.reason}`);
-      if (profiles.size === 0) return { content: [{ type: "text", text: [NO_PROFILES, ...broken].join("\n") }], details: { count: 0, broken: diagnostics.length } };
+      if (profiles.size === 0)
+        return {
+          content: [{ type: "text", text: [NO_PROFILES, ...broken].join("\n") }],
+          details: { count: 0, broken: diagnostics.length },
+        };
       const list = [...profiles.values()].sort((a, b) => a.name.localeCompare(b.name));
       const summaries: Record<string, string> = {};
       for (const p of list) summaries[p.name] = profileSummary(p);
       const flows = workflowLines(rt, ctx.cwd);
-      const text = [...list.map((p) => summaries[p.name]), ...(broken.length ? ["", "Not loaded:", ...broken] : []), ...flows].join("\n");
-      return { content: [{ type: "text", text }], details: { count: list.length, profiles: summaries, broken: diagnostics.length } };
+      const text = [
+        ...list.map((p) => summaries[p.name]),
+        ...(broken.length ? ["", "Not loaded:", ...broken] : []),
+        ...flows,
+      ].join("\n");
+      return {
+        content: [{ type: "text", text }],
+        details: { count: list.length, profiles: summaries, broken: diagnostics.length },
+      };
     },
     renderCall: (_args: unknown, theme: ThemeLike) => renderSimpleCall("list_subagent_profiles", "", theme),
     renderResult: (result: Result) => {

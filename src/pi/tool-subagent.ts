@@ -79,8 +79,17 @@ function displayItems(r: RunResult): DisplayItem[] {
 export function subagentResult(o: TaskOutcome, task: string, runId: string) {
   const r = o.result;
   const statusWord = r.finalize?.status ?? (r.status === "completed" ? "SUCCESS" : "ERROR");
-  const body = r.status === "completed" ? r.output : [r.error ? `Error: ${r.error}` : "", r.output ? `Partial output:\n${r.output}` : ""].filter(Boolean).join("\n\n");
-  const t = truncateHeadTail(body, { maxBytes: OUTPUT_BYTES, maxLines: 1000, hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text` });
+  const body =
+    r.status === "completed"
+      ? r.output
+      : [r.error ? `Error: ${r.error}` : "", r.output ? `Partial output:\n${r.output}` : ""]
+          .filter(Boolean)
+          .join("\n\n");
+  const t = truncateHeadTail(body, {
+    maxBytes: OUTPUT_BYTES,
+    maxLines: 1000,
+    hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text`,
+  });
   const text = `**Status:** ${statusWord}\n**Session ID:** \`${o.sessionId}\`\n\n---\n\n${t.text}`;
   let code: ErrorCode | undefined = r.errorCode;
   if (r.status === "error" && !code) code = "SUBAGENT_FAILED";
@@ -100,7 +109,9 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
     mode: "single",
     runId,
     results: [single],
-    ...(code ? { error: { code, message: r.error ?? `Output truncated; get_subagent_output returns the full text` } } : {}),
+    ...(code
+      ? { error: { code, message: r.error ?? `Output truncated; get_subagent_output returns the full text` } }
+      : {}),
     sessionId: o.sessionId,
     ...(r.finalize ? { finalized: r.finalize } : {}),
     ...(r.isolation ? { isolation: r.isolation } : {}),
@@ -115,12 +126,27 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
 function backgroundResult(sessionId: string, runId: string, agent: string) {
   const text = `**Status:** RUNNING\n**Session ID:** \`${sessionId}\`\n\n---\n\nStarted in the background. A notice arrives when it ends; get_subagent_output with this session id and wait: true waits for it.`;
   const details: SubagentDetails = { mode: "single", runId, results: [], sessionId };
-  return { content: [{ type: "text", text }], details: { ...details, background: true }, structuredContent: startedTasks([{ name: agent, sessionId, agent }]) };
+  return {
+    content: [{ type: "text", text }],
+    details: { ...details, background: true },
+    structuredContent: startedTasks([{ name: agent, sessionId, agent }]),
+  };
 }
 
 /** One named agent's task as the call module's request; `resume` when the store knows the sticky session. */
-export function subagentRequest(p: { agent: string; task: string; sessionId?: string; isolation?: "worktree"; background?: boolean }, resume: string | undefined, cwd: string): CallRequest {
-  const t = { name: p.agent, prompt: p.task, profile: p.agent, ...(resume ? { resume } : {}), ...(p.sessionId ? { sessionId: p.sessionId } : {}), ...(p.isolation ? { isolation: p.isolation } : {}) };
+export function subagentRequest(
+  p: { agent: string; task: string; sessionId?: string; isolation?: "worktree"; background?: boolean },
+  resume: string | undefined,
+  cwd: string,
+): CallRequest {
+  const t = {
+    name: p.agent,
+    prompt: p.task,
+    profile: p.agent,
+    ...(resume ? { resume } : {}),
+    ...(p.sessionId ? { sessionId: p.sessionId } : {}),
+    ...(p.isolation ? { isolation: p.isolation } : {}),
+  };
   return { tasks: [t], defaults: { cwd, finalize: "required" }, background: p.background };
 }
 
@@ -132,15 +158,32 @@ export function subagentTool(env: ToolEnv) {
       "Delegate one focused task to a named agent (see list_subagent_profiles) running in its own pi process, and get its " +
       "finalized result. Pass the returned sessionId back to continue the same sub-agent with its full context.",
     promptSnippet: "Hand one focused task to a named agent; pass its sessionId back to continue it",
-    promptGuidelines: ["Use subagent for one specialised job (a named agent) you may want to follow up on; reuse its sessionId instead of re-explaining."],
+    promptGuidelines: [
+      "Use subagent for one specialised job (a named agent) you may want to follow up on; reuse its sessionId instead of re-explaining.",
+    ],
     parameters: SUBAGENT_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
-    async execute(_id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: ((r: unknown) => void) | undefined, ctx: ToolContext) {
+    async execute(
+      _id: string,
+      params: unknown,
+      signal: AbortSignal | undefined,
+      onUpdate: ((r: unknown) => void) | undefined,
+      ctx: ToolContext,
+    ) {
       const problem = firstProblem(SCHEMAS.subagent, params);
       if (problem) return failure("INVALID_INPUT", `Invalid subagent call: ${problem}`);
-      const { agent, task, sessionId, isolation, background } = params as { agent: string; task: string; sessionId?: string; isolation?: "worktree"; background?: boolean };
+      const { agent, task, sessionId, isolation, background } = params as {
+        agent: string;
+        task: string;
+        sessionId?: string;
+        isolation?: "worktree";
+        background?: boolean;
+      };
       if (sessionId !== undefined && !STICKY_ID.test(sessionId)) {
-        return failure("INVALID_INPUT", `Invalid subagent call: sessionId "${sessionId}" may only hold letters, digits, "-" and "_" (at most 128).`);
+        return failure(
+          "INVALID_INPUT",
+          `Invalid subagent call: sessionId "${sessionId}" may only hold letters, digits, "-" and "_" (at most 128).`,
+        );
       }
       const rt = await env.runtime();
       const call = env.begin(ctx);
@@ -152,21 +195,33 @@ export function subagentTool(env: ToolEnv) {
         return failure("SUBAGENT_FAILED", `Cannot start a sub-agent: ${(err as Error).message}`);
       }
       if (rt.depth >= engine.settings.maxDepth) {
-        return failure("SUBAGENT_DEPTH_EXCEEDED", `Sub-agent depth limit reached (depth ${rt.depth}, maxDepth ${engine.settings.maxDepth}): sub-agents cannot start further sub-agents.`, "management");
+        return failure(
+          "SUBAGENT_DEPTH_EXCEEDED",
+          `Sub-agent depth limit reached (depth ${rt.depth}, maxDepth ${engine.settings.maxDepth}): sub-agents cannot start further sub-agents.`,
+          "management",
+        );
       }
       const profiles = call.profiles();
       if (!profiles.has(agent)) {
         const refused = profileRefusal(engine, agent);
         if (refused.code !== "UNKNOWN_AGENT") return failure(refused.code, refused.message);
-        return failure("UNKNOWN_AGENT", `Unknown agent: ${agent}. Available agents: ${[...profiles.keys()].sort().join(", ") || "(none)"}`);
+        return failure(
+          "UNKNOWN_AGENT",
+          `Unknown agent: ${agent}. Available agents: ${[...profiles.keys()].sort().join(", ") || "(none)"}`,
+        );
       }
       // Sticky sessions: an id the store knows is resumed. An id it does not know (another pi session, a
       // store kept in memory, or one the caller chose) starts that sticky session: the child's session file is
       // named by cwd, agent and id, so pi continues it when it is on disk and starts it fresh when not.
       const known = sessionId ? engine.store.getSession(sessionId) : null;
-      if (known && known.agent !== agent) return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${known.agent}", not "${agent}".`);
+      if (known && known.agent !== agent)
+        return failure("INVALID_INPUT", `Session "${sessionId}" belongs to agent "${known.agent}", not "${agent}".`);
       const resume = known && known.runs.length > 0 ? sessionId : undefined;
-      const prepared = await prepareCall(engine, subagentRequest({ agent, task, sessionId, isolation, background }, resume, ctx.cwd), call.front(engine));
+      const prepared = await prepareCall(
+        engine,
+        subagentRequest({ agent, task, sessionId, isolation, background }, resume, ctx.cwd),
+        call.front(engine),
+      );
       if ("refusal" in prepared) return failure(prepared.refusal.code, prepared.refusal.message);
       const [input] = prepared.inputs;
       // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.
@@ -201,10 +256,18 @@ export function subagentTool(env: ToolEnv) {
       windows.end(0, outcome, Date.now());
       call.persist(outcome, input);
       const result = subagentResult(outcome, task, runId);
-      return { ...result, details: { ...result.details, window: windows.snapshot(Date.now()) }, ...childrenResultFields([outcome]) };
+      return {
+        ...result,
+        details: { ...result.details, window: windows.snapshot(Date.now()) },
+        ...childrenResultFields([outcome]),
+      };
     },
-    renderCall: (args: { agent?: string; task?: string }, theme: ThemeLike) => renderSimpleCall("subagent", `${args?.agent ?? ""} ${(args?.task ?? "").slice(0, 80)}`, theme),
-    renderResult: (result: { details?: SubagentDetails; content?: { text?: string }[] }, opts: { expanded: boolean }, theme: ThemeLike) =>
-      renderWindowsResult(result.details?.window, opts.expanded, theme, result.content?.[0]?.text ?? ""),
+    renderCall: (args: { agent?: string; task?: string }, theme: ThemeLike) =>
+      renderSimpleCall("subagent", `${args?.agent ?? ""} ${(args?.task ?? "").slice(0, 80)}`, theme),
+    renderResult: (
+      result: { details?: SubagentDetails; content?: { text?: string }[] },
+      opts: { expanded: boolean },
+      theme: ThemeLike,
+    ) => renderWindowsResult(result.details?.window, opts.expanded, theme, result.content?.[0]?.text ?? ""),
   };
 }

@@ -8,11 +8,17 @@ import type { ToolContext } from "./tool-env.ts";
 
 /** The call's parameters with the workflow's tasks in place of `workflow`; other fields of the call win. */
 /** `allowed`: the project workflows the user allowed in this pi session (PiSession.allowedWorkflows). */
-export async function withWorkflow(raw: unknown, ctx: ToolContext, getEngine: () => Promise<Engine>, allowed: Set<string> = new Set()): Promise<unknown> {
+export async function withWorkflow(
+  raw: unknown,
+  ctx: ToolContext,
+  getEngine: () => Promise<Engine>,
+  allowed: Set<string> = new Set(),
+): Promise<unknown> {
   if (!raw || typeof raw !== "object" || typeof (raw as { workflow?: unknown }).workflow !== "string") return raw;
   const engine = await getEngine();
   const { workflow: spec, ...call } = raw as Record<string, unknown> & { workflow: string };
-  if (call.tasks !== undefined) throw new Error('Invalid delegate_to_subagents call: give either "tasks" or "workflow", not both');
+  if (call.tasks !== undefined)
+    throw new Error('Invalid delegate_to_subagents call: give either "tasks" or "workflow", not both');
   const [name, ...words] = spec.trim().split(/\s+/);
   const input = spec.trim().slice(name.length).trim();
   let loaded: ReturnType<typeof loadWorkflow>;
@@ -25,10 +31,19 @@ export async function withWorkflow(raw: unknown, ctx: ToolContext, getEngine: ()
   const { workflow, params } = loaded;
   if (workflow.source === "project" && !allowed.has(workflow.file)) {
     const policy = engine.settings.projectAgents;
-    if (policy === "deny") throw new Error(`Project workflow "${name}" (${workflow.file}) is not allowed: settings subagents.projectAgents is "deny".`);
+    if (policy === "deny")
+      throw new Error(
+        `Project workflow "${name}" (${workflow.file}) is not allowed: settings subagents.projectAgents is "deny".`,
+      );
     if (policy !== "allow") {
-      if (!ctx.hasUI || !ctx.ui) throw new Error(`Project workflow "${name}" (${workflow.file}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`);
-      const ok = await ctx.ui.confirm("Run a project workflow?", `Workflow "${name}" comes from this repository (${workflow.file}) and sets the sub-agents' prompts. Run it?`);
+      if (!ctx.hasUI || !ctx.ui)
+        throw new Error(
+          `Project workflow "${name}" (${workflow.file}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`,
+        );
+      const ok = await ctx.ui.confirm(
+        "Run a project workflow?",
+        `Workflow "${name}" comes from this repository (${workflow.file}) and sets the sub-agents' prompts. Run it?`,
+      );
       if (!ok) throw new Error(`Project workflow "${name}" was not approved.`);
       allowed.add(workflow.file);
     }
@@ -40,5 +55,9 @@ export async function withWorkflow(raw: unknown, ctx: ToolContext, getEngine: ()
 export function workflowLines(engine: Pick<Engine, "host" | "agentDir">, cwd: string): string[] {
   const all = discoverWorkflows(engine.host, engine.agentDir, cwd).filter((w) => !w.problem);
   if (!all.length) return [];
-  return ["", 'Workflows (delegate_to_subagents workflow: "NAME input"):', ...all.map((w) => `- ${w.name} (${w.source}, ${w.taskCount} tasks)${w.description ? `: ${w.description}` : ""}`)];
+  return [
+    "",
+    'Workflows (delegate_to_subagents workflow: "NAME input"):',
+    ...all.map((w) => `- ${w.name} (${w.source}, ${w.taskCount} tasks)${w.description ? `: ${w.description}` : ""}`),
+  ];
 }

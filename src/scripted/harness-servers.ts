@@ -6,7 +6,14 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import { chooseStep, listenLocal, readBody, type ScriptStep } from "./model-server.ts";
 
 type Chat = { role: string; content: string };
-export type HarnessRequest = { api: "anthropic" | "responses" | "gemini"; path: string; model?: string; tools: string[]; system: string; messages: Chat[] };
+export type HarnessRequest = {
+  api: "anthropic" | "responses" | "gemini";
+  path: string;
+  model?: string;
+  tools: string[];
+  system: string;
+  messages: Chat[];
+};
 
 export type HarnessServer = {
   port: number;
@@ -33,15 +40,24 @@ const textOf = (content: unknown): string => {
 };
 
 function fromAnthropic(body: any): Chat[] {
-  return (body.messages ?? []).map((m: any) => ({ role: m.role === "assistant" ? "assistant" : "user", content: textOf(m.content) }));
+  return (body.messages ?? []).map((m: any) => ({
+    role: m.role === "assistant" ? "assistant" : "user",
+    content: textOf(m.content),
+  }));
 }
 
 function fromResponses(body: any): Chat[] {
   const out: Chat[] = [];
   for (const it of Array.isArray(body.input) ? body.input : []) {
-    if (it.type === "message" || (it.role && !it.type)) out.push({ role: it.role === "assistant" ? "assistant" : it.role === "user" ? "user" : "system", content: textOf(it.content) });
-    else if (it.type === "function_call" || it.type === "custom_tool_call" || it.type === "local_shell_call") out.push({ role: "assistant", content: "" });
-    else if (it.type === "function_call_output" || it.type === "custom_tool_call_output") out.push({ role: "tool", content: typeof it.output === "string" ? it.output : JSON.stringify(it.output) });
+    if (it.type === "message" || (it.role && !it.type))
+      out.push({
+        role: it.role === "assistant" ? "assistant" : it.role === "user" ? "user" : "system",
+        content: textOf(it.content),
+      });
+    else if (it.type === "function_call" || it.type === "custom_tool_call" || it.type === "local_shell_call")
+      out.push({ role: "assistant", content: "" });
+    else if (it.type === "function_call_output" || it.type === "custom_tool_call_output")
+      out.push({ role: "tool", content: typeof it.output === "string" ? it.output : JSON.stringify(it.output) });
   }
   return out;
 }
@@ -50,14 +66,27 @@ function fromGemini(body: any): Chat[] {
   return (body.contents ?? []).map((c: any) => {
     const parts: any[] = c.parts ?? [];
     const isTool = parts.some((p) => p.functionResponse);
-    return { role: c.role === "model" ? "assistant" : isTool ? "tool" : "user", content: parts.map((p) => (typeof p.text === "string" ? p.text : p.functionResponse ? JSON.stringify(p.functionResponse.response ?? {}) : "")).join("") };
+    return {
+      role: c.role === "model" ? "assistant" : isTool ? "tool" : "user",
+      content: parts
+        .map((p) =>
+          typeof p.text === "string"
+            ? p.text
+            : p.functionResponse
+              ? JSON.stringify(p.functionResponse.response ?? {})
+              : "",
+        )
+        .join(""),
+    };
   });
 }
 
-const sse = (res: ServerResponse) => res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-const send = (res: ServerResponse, event: string | null, data: unknown) => res.write(`${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`);
+const sse = (res: ServerResponse) =>
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+const send = (res: ServerResponse, event: string | null, data: unknown) =>
+  res.write(`${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const calls = (s: ScriptStep) => (s.tools ?? (s.tool ? [{ name: s.tool, args: s.args ?? {} }] : []));
+const calls = (s: ScriptStep) => s.tools ?? (s.tool ? [{ name: s.tool, args: s.args ?? {} }] : []);
 const USAGE = { input: 120, output: 30 };
 
 function anthropicAnswer(res: ServerResponse, step: ScriptStep, model: string, stream: boolean): void {
@@ -68,11 +97,41 @@ function anthropicAnswer(res: ServerResponse, step: ScriptStep, model: string, s
   const toolBlocks = tools.map((t, i) => ({ type: "tool_use", id: `toolu_${id}_${i}`, name: t.name, input: t.args }));
   if (!stream) {
     const content = [...(text ? [{ type: "text", text }] : []), ...toolBlocks];
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: USAGE.input, output_tokens: USAGE.output } }));
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(
+        JSON.stringify({
+          id,
+          type: "message",
+          role: "assistant",
+          model,
+          content,
+          stop_reason: stop,
+          stop_sequence: null,
+          usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
+        }),
+      );
     return;
   }
   sse(res);
-  send(res, "message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: USAGE.input, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } } });
+  send(res, "message_start", {
+    type: "message_start",
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: {
+        input_tokens: USAGE.input,
+        output_tokens: 1,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      },
+    },
+  });
   let index = 0;
   if (text) {
     send(res, "content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } });
@@ -82,11 +141,19 @@ function anthropicAnswer(res: ServerResponse, step: ScriptStep, model: string, s
   }
   for (const b of toolBlocks) {
     send(res, "content_block_start", { type: "content_block_start", index, content_block: { ...b, input: {} } });
-    send(res, "content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(b.input) } });
+    send(res, "content_block_delta", {
+      type: "content_block_delta",
+      index,
+      delta: { type: "input_json_delta", partial_json: JSON.stringify(b.input) },
+    });
     send(res, "content_block_stop", { type: "content_block_stop", index });
     index++;
   }
-  send(res, "message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: USAGE.output } });
+  send(res, "message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: stop, stop_sequence: null },
+    usage: { output_tokens: USAGE.output },
+  });
   send(res, "message_stop", { type: "message_stop" });
   res.end();
 }
@@ -95,36 +162,82 @@ function responsesAnswer(res: ServerResponse, step: ScriptStep, model: string): 
   const id = `resp_${Math.random().toString(36).slice(2, 10)}`;
   const tools = calls(step);
   sse(res);
-  send(res, "response.created", { type: "response.created", response: { id, model, status: "in_progress", output: [] } });
+  send(res, "response.created", {
+    type: "response.created",
+    response: { id, model, status: "in_progress", output: [] },
+  });
   const output: unknown[] = [];
   let i = 0;
   if (step.text !== undefined || !tools.length) {
     const text = step.text ?? "ok";
-    const item = { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] };
-    send(res, "response.output_item.added", { type: "response.output_item.added", output_index: i, item: { ...item, status: "in_progress", content: [] } });
-    send(res, "response.output_text.delta", { type: "response.output_text.delta", item_id: item.id, output_index: i, content_index: 0, delta: text });
+    const item = {
+      type: "message",
+      id: `msg_${id}`,
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text, annotations: [] }],
+    };
+    send(res, "response.output_item.added", {
+      type: "response.output_item.added",
+      output_index: i,
+      item: { ...item, status: "in_progress", content: [] },
+    });
+    send(res, "response.output_text.delta", {
+      type: "response.output_text.delta",
+      item_id: item.id,
+      output_index: i,
+      content_index: 0,
+      delta: text,
+    });
     send(res, "response.output_item.done", { type: "response.output_item.done", output_index: i, item });
     output.push(item);
     i++;
   }
   for (const t of tools) {
-    const item = { type: "function_call", id: `fc_${id}_${i}`, call_id: `call_${id}_${i}`, name: t.name, arguments: JSON.stringify(t.args), status: "completed" };
-    send(res, "response.output_item.added", { type: "response.output_item.added", output_index: i, item: { ...item, arguments: "" } });
+    const item = {
+      type: "function_call",
+      id: `fc_${id}_${i}`,
+      call_id: `call_${id}_${i}`,
+      name: t.name,
+      arguments: JSON.stringify(t.args),
+      status: "completed",
+    };
+    send(res, "response.output_item.added", {
+      type: "response.output_item.added",
+      output_index: i,
+      item: { ...item, arguments: "" },
+    });
     send(res, "response.output_item.done", { type: "response.output_item.done", output_index: i, item });
     output.push(item);
     i++;
   }
-  const usage = { input_tokens: USAGE.input, input_tokens_details: { cached_tokens: 0 }, output_tokens: USAGE.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: USAGE.input + USAGE.output };
-  send(res, "response.completed", { type: "response.completed", response: { id, model, status: "completed", output, usage } });
+  const usage = {
+    input_tokens: USAGE.input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: USAGE.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: USAGE.input + USAGE.output,
+  };
+  send(res, "response.completed", {
+    type: "response.completed",
+    response: { id, model, status: "completed", output, usage },
+  });
   res.end();
 }
 
 function geminiAnswer(res: ServerResponse, step: ScriptStep, stream: boolean): void {
   const tools = calls(step);
-  const parts = [...(step.text !== undefined || !tools.length ? [{ text: step.text ?? "ok" }] : []), ...tools.map((t) => ({ functionCall: { name: t.name, args: t.args } }))];
+  const parts = [
+    ...(step.text !== undefined || !tools.length ? [{ text: step.text ?? "ok" }] : []),
+    ...tools.map((t) => ({ functionCall: { name: t.name, args: t.args } })),
+  ];
   const body = {
     candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
-    usageMetadata: { promptTokenCount: USAGE.input, candidatesTokenCount: USAGE.output, totalTokenCount: USAGE.input + USAGE.output },
+    usageMetadata: {
+      promptTokenCount: USAGE.input,
+      candidatesTokenCount: USAGE.output,
+      totalTokenCount: USAGE.input + USAGE.output,
+    },
     modelVersion: "scripted",
   };
   if (!stream) {
@@ -150,22 +263,39 @@ const APIS: Api[] = [
   {
     api: "anthropic",
     match: (path) => /\/messages$/.exec(path),
-    read: (body) => ({ model: body.model, tools: (body.tools ?? []).map((t: any) => t.name), system: textOf(body.system), messages: fromAnthropic(body) }),
+    read: (body) => ({
+      model: body.model,
+      tools: (body.tools ?? []).map((t: any) => t.name),
+      system: textOf(body.system),
+      messages: fromAnthropic(body),
+    }),
     error: (step) => ({ type: "error", error: { type: "api_error", message: step.message ?? "scripted error" } }),
     answer: (res, step, body) => anthropicAnswer(res, step, body.model ?? "claude-scripted", body.stream === true),
   },
   {
     api: "responses",
     match: (path) => /\/responses$/.exec(path),
-    read: (body) => ({ model: body.model, tools: (body.tools ?? []).map((t: any) => t.name ?? t.type), system: textOf(body.instructions), messages: fromResponses(body) }),
+    read: (body) => ({
+      model: body.model,
+      tools: (body.tools ?? []).map((t: any) => t.name ?? t.type),
+      system: textOf(body.instructions),
+      messages: fromResponses(body),
+    }),
     error: (step) => ({ error: { message: step.message ?? "scripted error", type: "invalid_request_error" } }),
     answer: (res, step, body) => responsesAnswer(res, step, body.model ?? "gpt-scripted"),
   },
   {
     api: "gemini",
     match: (path) => /\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(path),
-    read: (body, m) => ({ model: m[1], tools: (body.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => f.name)), system: textOf(body.systemInstruction?.parts ?? body.systemInstruction), messages: fromGemini(body) }),
-    error: (step) => ({ error: { code: step.status, message: step.message ?? "scripted error", status: "INVALID_ARGUMENT" } }),
+    read: (body, m) => ({
+      model: m[1],
+      tools: (body.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => f.name)),
+      system: textOf(body.systemInstruction?.parts ?? body.systemInstruction),
+      messages: fromGemini(body),
+    }),
+    error: (step) => ({
+      error: { code: step.status, message: step.message ?? "scripted error", status: "INVALID_ARGUMENT" },
+    }),
     answer: (res, step, _body, m) => geminiAnswer(res, step, m[2] === "streamGenerateContent"),
   },
 ];
@@ -192,10 +322,14 @@ export async function startHarnessServer(port = 0): Promise<HarnessServer> {
         requests.push(r);
         const step = chooseStep({ messages: r.messages }, served);
         if (step.delayMs) await sleep(step.delayMs);
-        if (step.status && step.status >= 400) return void res.writeHead(step.status, { "content-type": "application/json" }).end(JSON.stringify(api.error(step)));
+        if (step.status && step.status >= 400)
+          return void res
+            .writeHead(step.status, { "content-type": "application/json" })
+            .end(JSON.stringify(api.error(step)));
         return api.answer(res, step, body, m);
       }
-      if (/:countTokens$/.test(path)) return void res.writeHead(200, { "content-type": "application/json" }).end('{"totalTokens":100}');
+      if (/:countTokens$/.test(path))
+        return void res.writeHead(200, { "content-type": "application/json" }).end('{"totalTokens":100}');
       unknown.push(`${req.method} ${url}`);
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not scripted"}}');
     })().catch(() => res.destroy());

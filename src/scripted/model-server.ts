@@ -22,7 +22,13 @@
 // Past the last step, or with no script at all: call subagent_finalize if the request offers it,
 // else answer with text. The default answer echoes the start of the prompt, so outputs differ per task.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { cacheText, CHARS_PER_TOKEN, createPromptCache, type PromptCache, type PromptCacheOptions } from "./prompt-cache.ts";
+import {
+  cacheText,
+  CHARS_PER_TOKEN,
+  createPromptCache,
+  type PromptCache,
+  type PromptCacheOptions,
+} from "./prompt-cache.ts";
 
 export type ScriptStep = {
   text?: string;
@@ -104,7 +110,9 @@ export function findScript(text: string): { steps: ScriptStep[] } | { invalid: t
 export function messageText(m: ChatMessage): string {
   if (typeof m.content === "string") return m.content;
   if (Array.isArray(m.content)) {
-    return m.content.map((p) => (p && typeof p === "object" && "text" in p ? String((p as { text: unknown }).text) : "")).join("");
+    return m.content
+      .map((p) => (p && typeof p === "object" && "text" in p ? String((p as { text: unknown }).text) : ""))
+      .join("");
   }
   return "";
 }
@@ -172,25 +180,46 @@ function splitInto(text: string, n: number): string[] {
 }
 
 /** The fault this request meets, as an error step, or null. */
-function faultFor(faults: ServerFaults, body: ChatRequest, now: number): (ScriptStep & { retryAfterSec?: number }) | null {
+function faultFor(
+  faults: ServerFaults,
+  body: ChatRequest,
+  now: number,
+): (ScriptStep & { retryAfterSec?: number }) | null {
   const modelError = body.model ? faults.modelErrors?.[body.model] : undefined;
-  if (modelError) return { status: modelError.status, message: modelError.message ?? `scripted ${modelError.status} for ${body.model}` };
+  if (modelError)
+    return {
+      status: modelError.status,
+      message: modelError.message ?? `scripted ${modelError.status} for ${body.model}`,
+    };
   const rl = faults.rateLimit;
   if (!rl) return null;
   rl.since ??= now;
-  return now - rl.since < rl.forMs ? { status: 429, message: "Rate limit reached for requests", retryAfterSec: rl.retryAfterSec } : null;
+  return now - rl.since < rl.forMs
+    ? { status: 429, message: "Rate limit reached for requests", retryAfterSec: rl.retryAfterSec }
+    : null;
 }
 
 /** Tokens billed for a request: prompt from the body's size, cached from the repeated prefix (never more than the prompt). */
 export function usageOf(promptChars: number, cachedChars: number, step: ScriptStep): Usage {
   const prompt = Math.ceil(promptChars / CHARS_PER_TOKEN);
-  return { prompt, cached: Math.min(prompt, Math.floor(cachedChars / CHARS_PER_TOKEN)), output: Math.ceil((step.text?.length ?? 20) / CHARS_PER_TOKEN) };
+  return {
+    prompt,
+    cached: Math.min(prompt, Math.floor(cachedChars / CHARS_PER_TOKEN)),
+    output: Math.ceil((step.text?.length ?? 20) / CHARS_PER_TOKEN),
+  };
 }
 
-async function answer(res: ServerResponse, step: ScriptStep & { retryAfterSec?: number }, billed: () => Usage): Promise<void> {
+async function answer(
+  res: ServerResponse,
+  step: ScriptStep & { retryAfterSec?: number },
+  billed: () => Usage,
+): Promise<void> {
   if (step.delayMs) await new Promise((r) => setTimeout(r, step.delayMs));
   if (step.status && step.status >= 400) {
-    res.writeHead(step.status, { "content-type": "application/json", ...(step.retryAfterSec !== undefined ? { "retry-after": String(step.retryAfterSec) } : {}) });
+    res.writeHead(step.status, {
+      "content-type": "application/json",
+      ...(step.retryAfterSec !== undefined ? { "retry-after": String(step.retryAfterSec) } : {}),
+    });
     res.end(JSON.stringify({ error: { message: step.message ?? `scripted error ${step.status}`, type: "scripted" } }));
     return;
   }
@@ -224,13 +253,23 @@ async function answer(res: ServerResponse, step: ScriptStep & { retryAfterSec?: 
     res.write(
       chunk(id, {
         tool_calls: [
-          { index, id: `call_${index}_${Math.random().toString(16).slice(2, 10)}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } },
+          {
+            index,
+            id: `call_${index}_${Math.random().toString(16).slice(2, 10)}`,
+            type: "function",
+            function: { name: call.name, arguments: JSON.stringify(call.args) },
+          },
         ],
       }),
     );
   });
   const u = billed();
-  const usage = { prompt_tokens: u.prompt, completion_tokens: u.output, total_tokens: u.prompt + u.output, ...(u.cached ? { prompt_tokens_details: { cached_tokens: u.cached } } : {}) };
+  const usage = {
+    prompt_tokens: u.prompt,
+    completion_tokens: u.output,
+    total_tokens: u.prompt + u.output,
+    ...(u.cached ? { prompt_tokens_details: { cached_tokens: u.cached } } : {}),
+  };
   res.write(chunk(id, {}, calls.length ? "tool_calls" : "stop", usage));
   res.end("data: [DONE]\n\n");
 }
@@ -267,7 +306,8 @@ export async function startModelServer(port = 0, opts: ModelServerOptions = {}):
       const step = faultFor(faults, body, Date.now()) ?? chooseStep(body, served);
       body.status = step.status && step.status >= 400 ? step.status : 200;
       // Billed when the answer starts, like a provider: a request answered with an error is neither billed nor kept.
-      const billed = () => (body.usage = usageOf(raw.length, billing.cache ? promptCache.read(cacheText(body)) : 0, step));
+      const billed = () =>
+        (body.usage = usageOf(raw.length, billing.cache ? promptCache.read(cacheText(body)) : 0, step));
       await answer(res, step, billed);
     })().catch(() => res.destroy());
   });

@@ -19,7 +19,10 @@ function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (value && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
 }
@@ -29,7 +32,11 @@ const isSystem = (m: { role: string }) => m.role === "system" || m.role === "dev
 /** The request as a provider's cache sees it: tools, then the system prompt, then the other messages, in order. */
 export function cacheText(req: CacheableRequest): string {
   const messages = req.messages ?? [];
-  return [canonical(req.tools ?? []), canonical(messages.filter(isSystem).map((m) => m.content)), ...messages.filter((m) => !isSystem(m)).map(canonical)].join("\n");
+  return [
+    canonical(req.tools ?? []),
+    canonical(messages.filter(isSystem).map((m) => m.content)),
+    ...messages.filter((m) => !isSystem(m)).map(canonical),
+  ].join("\n");
 }
 
 /** Length of the common beginning of two strings (compared in blocks first: prompts run to hundreds of KB). */

@@ -30,7 +30,18 @@ export class CallWindows {
     tasks: { name: string; sessionId: string; profile?: string; timeoutSec: number; after?: string[] }[],
     private readonly maxLines: number,
   ) {
-    this.views = tasks.map((t) => ({ name: t.name, sessionId: t.sessionId, profile: t.profile, status: "queued", toolCount: 0, elapsedMs: 0, timeoutSec: t.timeoutSec, cost: 0, lines: [], ...(t.after?.length ? { after: t.after } : {}) }));
+    this.views = tasks.map((t) => ({
+      name: t.name,
+      sessionId: t.sessionId,
+      profile: t.profile,
+      status: "queued",
+      toolCount: 0,
+      elapsedMs: 0,
+      timeoutSec: t.timeoutSec,
+      cost: 0,
+      lines: [],
+      ...(t.after?.length ? { after: t.after } : {}),
+    }));
     this.states = tasks.map(() => null);
     this.started = tasks.map(() => null);
   }
@@ -60,7 +71,9 @@ export class CallWindows {
     const r = o.result;
     v.status = windowStatus(o);
     v.sessionId = o.sessionId;
-    v.output = r.output ? truncateHeadTail(r.output, { maxBytes: OUTPUT_BYTES, maxLines: OUTPUT_LINES }).text : undefined;
+    v.output = r.output
+      ? truncateHeadTail(r.output, { maxBytes: OUTPUT_BYTES, maxLines: OUTPUT_LINES }).text
+      : undefined;
     v.error = r.error;
     v.toolCount = r.toolCount;
     v.cost = r.usage.cost;
@@ -89,14 +102,30 @@ export class CallWindows {
       };
     });
     const done = windows.every((w) => isFinished(w.status));
-    return { windows, maxLinesPerWindow: this.maxLines, status: done ? "done" : "running", sessionIds: windows.map((w) => w.sessionId), ...(this.pi ? { pi: this.pi } : {}) };
+    return {
+      windows,
+      maxLinesPerWindow: this.maxLines,
+      status: done ? "done" : "running",
+      sessionIds: windows.map((w) => w.sessionId),
+      ...(this.pi ? { pi: this.pi } : {}),
+    };
   }
 }
 
 /** The windows of a call's tasks as the call module prepared them (core/call/): one place says what a window starts with. */
-export function callWindows(engine: Engine, inputs: TaskInput[], maxLines = engine.settings.maxLinesPerWindow): CallWindows {
+export function callWindows(
+  engine: Engine,
+  inputs: TaskInput[],
+  maxLines = engine.settings.maxLinesPerWindow,
+): CallWindows {
   const windows = new CallWindows(
-    inputs.map((t) => ({ name: t.name, sessionId: t.sessionId ?? "", profile: t.profile, timeoutSec: effectiveTimeout(engine, t), after: t.after })),
+    inputs.map((t) => ({
+      name: t.name,
+      sessionId: t.sessionId ?? "",
+      profile: t.profile,
+      timeoutSec: effectiveTimeout(engine, t),
+      after: t.after,
+    })),
     maxLines,
   );
   windows.pi = engine.piDescribe;

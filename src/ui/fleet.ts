@@ -6,7 +6,16 @@ import { age } from "./format.ts";
 import { clip, sanitizeLine } from "./text-width.ts";
 import { statusIcon, type Style, type WindowStatus } from "./windows.ts";
 
-export type FleetRow = { id: string; name: string; agent: string; status: WindowStatus; owner: string; since: number; cost: number; after?: string[] };
+export type FleetRow = {
+  id: string;
+  name: string;
+  agent: string;
+  status: WindowStatus;
+  owner: string;
+  since: number;
+  cost: number;
+  after?: string[];
+};
 
 export const FLEET_KEYS = "↑↓ select · Enter open · s steer · x stop · Esc close";
 
@@ -27,13 +36,24 @@ export function fleetRows(running: RunningRow[], recent: SessionSummary[], ownPi
     if (rows.length >= limit) break;
     if (live.has(s.id)) continue;
     // A run recorded as running whose owner is not live is over: the store recovers it on its next open.
-    const status: WindowStatus = s.status === "completed" ? "completed" : s.lastErrorCode === "SKIPPED" ? "skipped" : s.lastErrorCode === "SUBAGENT_CANCELLED" ? "cancelled" : "error";
+    const status: WindowStatus =
+      s.status === "completed"
+        ? "completed"
+        : s.lastErrorCode === "SKIPPED"
+          ? "skipped"
+          : s.lastErrorCode === "SUBAGENT_CANCELLED"
+            ? "cancelled"
+            : "error";
     rows.push({ id: s.id, name: s.name || s.id, agent: s.agent, status, owner: "", since: s.updatedAt, cost: s.cost });
   }
   return rows;
 }
 
-export function renderFleet(rows: FleetRow[], selected: number, o: { width: number; style: Style; now: number }): string[] {
+export function renderFleet(
+  rows: FleetRow[],
+  selected: number,
+  o: { width: number; style: Style; now: number },
+): string[] {
   const { style, width } = o;
   const running = rows.filter((r) => r.status === "running" || r.status === "queued").length;
   const out = [clip(`${style.bold("Sub-agents")} ${style.dim(`· ${running} running · ${FLEET_KEYS}`)}`, width)];

@@ -10,7 +10,10 @@ export function age(ms: number): string {
 }
 
 /** One line per session for listings: id, status, agent, cost, age, name. */
-export function sessionRow(r: { id: string; status: string; agent: string; cost: number; updatedAt: number; name: string }, now: number): string {
+export function sessionRow(
+  r: { id: string; status: string; agent: string; cost: number; updatedAt: number; name: string },
+  now: number,
+): string {
   const cost = r.cost ? `$${r.cost.toFixed(4)}` : "-";
   return `${r.id}  ${r.status.padEnd(9)} ${r.agent.padEnd(10)} ${cost.padStart(9)}  ${age(now - r.updatedAt).padStart(4)} ago  ${r.name}`;
 }

@@ -2,14 +2,27 @@
 // do not fit, finished tasks collapse to one line first (with why they failed), then running windows share the
 // rows that are left, evenly; only when not even the headers fit are the last ones summarised in one line.
 import { clip, sanitizeLine, visibleWidth } from "./text-width.ts";
-import { displayLines, globalHeader, isFinished, renderWindow, windowHeader, type Style, type WindowView } from "./windows.ts";
+import {
+  displayLines,
+  globalHeader,
+  isFinished,
+  renderWindow,
+  windowHeader,
+  type Style,
+  type WindowView,
+} from "./windows.ts";
 
 export type FrameOptions = { width: number; rows: number; maxLines: number; style: Style };
 
 /** A finished task in one line: its header, then why it did not complete. The reason gets up to 30 columns
  * of its own, taken from the header's droppable parts (model first), so a narrow terminal still says why. */
 export function collapsedLine(v: WindowView, width: number, style: Style): string {
-  const why = v.status === "cancelled" ? "cancelled" : v.status === "error" || v.status === "skipped" ? sanitizeLine((v.error ?? "failed").split("\n")[0]) : "";
+  const why =
+    v.status === "cancelled"
+      ? "cancelled"
+      : v.status === "error" || v.status === "skipped"
+        ? sanitizeLine((v.error ?? "failed").split("\n")[0])
+        : "";
   if (!why) return windowHeader(v, style, width);
   const header = windowHeader(v, style, width - Math.min(visibleWidth(why) + 3, 30));
   const room = width - visibleWidth(header) - 3;
@@ -48,23 +61,36 @@ export function fitFrame(views: WindowView[], o: FrameOptions): string[] {
     // Not even one line per task: as many headers as fit (running ones first), then a count of the rest.
     const order = views.map((v, i) => i).sort((a, b) => rank(views[a]) - rank(views[b]));
     const shown = new Set(order.slice(0, budget - 1));
-    const lines = views.flatMap((v, i) => (shown.has(i) ? [isFinished(v.status) ? collapsedLine(v, o.width, o.style) : windowHeader(v, o.style, o.width)] : []));
+    const lines = views.flatMap((v, i) =>
+      shown.has(i)
+        ? [isFinished(v.status) ? collapsedLine(v, o.width, o.style) : windowHeader(v, o.style, o.width)]
+        : [],
+    );
     const rest = views.filter((_, i) => !shown.has(i));
-    return [top, ...lines, o.style.dim(clip(`… ${rest.length} more: ${globalHeader(rest).replace(/^Sub-agents: /, "")}`, o.width))];
+    return [
+      top,
+      ...lines,
+      o.style.dim(clip(`… ${rest.length} more: ${globalHeader(rest).replace(/^Sub-agents: /, "")}`, o.width)),
+    ];
   }
 
   // Finished tasks take one line each, queued ones only their header; running windows share the rest.
   const running = views.map((v) => v.status === "running");
   const bodies = views.map((v) => (v.status === "running" ? displayLines(v.lines).slice(-o.maxLines) : []));
   const fixed = views.length + views.reduce((n, v) => n + (v.status === "running" ? (v.warnings?.length ?? 0) : 0), 0);
-  const got = shareRows(bodies.map((b) => b.length), budget - fixed);
+  const got = shareRows(
+    bodies.map((b) => b.length),
+    budget - fixed,
+  );
   const lines: string[] = [top];
   views.forEach((v, i) => {
     if (!running[i]) {
       lines.push(isFinished(v.status) ? collapsedLine(v, o.width, o.style) : windowHeader(v, o.style, o.width));
       return;
     }
-    lines.push(...renderWindow({ ...v, lines: got[i] ? bodies[i].slice(-got[i]) : [] }, { ...render, maxLines: got[i] }));
+    lines.push(
+      ...renderWindow({ ...v, lines: got[i] ? bodies[i].slice(-got[i]) : [] }, { ...render, maxLines: got[i] }),
+    );
   });
   return lines;
 }

@@ -14,18 +14,35 @@ const cost = (runs: RunRecord[]) => runs.reduce((n, r) => n + (r.usage?.cost ?? 
 export function sessionHeader(record: SessionRecord, style: Style): string[] {
   const last = record.runs.at(-1);
   const total = cost(record.runs);
-  const status = last?.errorCode === "SUBAGENT_CANCELLED" ? "cancelled" : last?.errorCode === "SKIPPED" ? "skipped" : record.status;
+  const status =
+    last?.errorCode === "SUBAGENT_CANCELLED" ? "cancelled" : last?.errorCode === "SKIPPED" ? "skipped" : record.status;
   const rows: [string, string][] = [
     ["Session", `${record.id}  ${style.bold(sanitizeLine(record.name))}`],
-    ["Status", `${statusIcon(status, style)} ${status}${last?.error ? ` — ${sanitizeLine(last.error.split("\n")[0])}` : ""}`],
+    [
+      "Status",
+      `${statusIcon(status, style)} ${status}${last?.error ? ` — ${sanitizeLine(last.error.split("\n")[0])}` : ""}`,
+    ],
     ["Agent", record.agent],
     ["Model", last?.model ?? "-"],
     ...(last?.pi ? [["Pi", last.pi] as [string, string]] : []),
     ["Cwd", record.cwd],
-    ["Runs", [`${record.runs.length}`, ...(last ? [`last took ${seconds(last)}`] : []), ...(total > 0 ? [`$${total.toFixed(4)}`] : [])].join(" · ")],
+    [
+      "Runs",
+      [
+        `${record.runs.length}`,
+        ...(last ? [`last took ${seconds(last)}`] : []),
+        ...(total > 0 ? [`$${total.toFixed(4)}`] : []),
+      ].join(" · "),
+    ],
   ];
   const iso = last?.isolation;
-  if (iso) rows.push(["Branch", iso.branch ? `${iso.branch} · ${iso.diffstat} (subagents apply ${record.id})` : "none (isolated, changed nothing)"]);
+  if (iso)
+    rows.push([
+      "Branch",
+      iso.branch
+        ? `${iso.branch} · ${iso.diffstat} (subagents apply ${record.id})`
+        : "none (isolated, changed nothing)",
+    ]);
   return rows.map(([k, v]) => `${style.dim(k.padEnd(8))}${v}`);
 }
 
@@ -44,13 +61,20 @@ function messageLines(messages: StoredMessage[], style: Style): string[] {
       const lines = m.text.split("\n");
       const shown = lines.slice(0, RESULT_LINES).map((l) => `      ${sanitizeLine(l)}`);
       if (lines.length > RESULT_LINES) shown.push(`      … ${lines.length - RESULT_LINES} more lines`);
-      out.push(m.isError ? style.red(`    ✗ ${m.name} failed:`) : style.dim(`    ← ${m.name}:`), ...(m.isError ? shown.map(style.red) : shown.map(style.dim)));
+      out.push(
+        m.isError ? style.red(`    ✗ ${m.name} failed:`) : style.dim(`    ← ${m.name}:`),
+        ...(m.isError ? shown.map(style.red) : shown.map(style.dim)),
+      );
     }
   }
   return out;
 }
 
-export function transcriptView(record: SessionRecord, messagesByRun: Map<number, StoredMessage[]>, style: Style): string[] {
+export function transcriptView(
+  record: SessionRecord,
+  messagesByRun: Map<number, StoredMessage[]>,
+  style: Style,
+): string[] {
   const out = sessionHeader(record, style);
   record.runs.forEach((run, i) => {
     out.push("", style.dim(`── Run ${i + 1}/${record.runs.length} · ${run.status} · ${seconds(run)} ──`));

@@ -23,7 +23,9 @@ export function totalsLine(views: WindowView[], wallMs: number, style: Style): s
   if (n("cancelled")) counts.push(style.yellow(`${n("cancelled")} cancelled`));
   if (n("skipped")) counts.push(style.yellow(`${n("skipped")} skipped`));
   const cost = views.reduce((sum, v) => sum + v.cost, 0);
-  return [counts.join(", "), `${(wallMs / 1000).toFixed(1)}s`, ...(cost > 0 ? [`$${cost.toFixed(4)}`] : [])].join(" · ");
+  return [counts.join(", "), `${(wallMs / 1000).toFixed(1)}s`, ...(cost > 0 ? [`$${cost.toFixed(4)}`] : [])].join(
+    " · ",
+  );
 }
 
 /** The rule above one task's output: `── name (session) ───…`, as wide as the terminal allows. */

@@ -40,7 +40,9 @@ function fitWidths(columns: Column[], natural: number[], width: number): (number
       over -= cut;
     }
     if (over <= 0) return widths;
-    const candidates = columns.map((c, i) => ({ i, rank: dropped.has(i) ? 0 : (c.drop ?? 0) })).filter((c) => c.rank > 0);
+    const candidates = columns
+      .map((c, i) => ({ i, rank: dropped.has(i) ? 0 : (c.drop ?? 0) }))
+      .filter((c) => c.rank > 0);
     if (!candidates.length) return widths; // nothing left to give up: each line is clipped
     dropped.add(candidates.reduce((a, b) => (b.rank > a.rank ? b : a)).i);
   }
@@ -62,7 +64,14 @@ export function renderTable(columns: Column[], rows: string[][], o: { width: num
       .filter((s): s is string => s !== null)
       .join(GAP)
       .replace(/\s+$/, "");
-  const out = [o.style.dim(line(columns.map((c) => c.header), (s) => s))];
+  const out = [
+    o.style.dim(
+      line(
+        columns.map((c) => c.header),
+        (s) => s,
+      ),
+    ),
+  ];
   clean.forEach((r, row) => out.push(line(r, (s, i) => columns[i].color?.(s, row) ?? s)));
   return out.map((l) => (Number.isFinite(o.width) ? clip(l, o.width) : l));
 }

@@ -55,9 +55,17 @@ export type Style = {
   cyan(s: string): string;
 };
 
-export const plainStyle: Style = { bold: (s) => s, dim: (s) => s, red: (s) => s, green: (s) => s, yellow: (s) => s, cyan: (s) => s };
+export const plainStyle: Style = {
+  bold: (s) => s,
+  dim: (s) => s,
+  red: (s) => s,
+  green: (s) => s,
+  yellow: (s) => s,
+  cyan: (s) => s,
+};
 
-export const isFinished = (s: WindowStatus) => s === "completed" || s === "error" || s === "cancelled" || s === "skipped";
+export const isFinished = (s: WindowStatus) =>
+  s === "completed" || s === "error" || s === "cancelled" || s === "skipped";
 
 export function statusIcon(status: WindowStatus, style: Style): string {
   switch (status) {
@@ -90,7 +98,8 @@ export function globalHeader(views: WindowView[]): string {
  * to the part before with a space instead of " • ". */
 export type Part = { text: string; drop: number; glue?: boolean };
 
-const join = (parts: Part[], sep: string) => parts.map((p, i) => (i === 0 ? p.text : `${p.glue ? " " : sep}${p.text}`)).join("");
+const join = (parts: Part[], sep: string) =>
+  parts.map((p, i) => (i === 0 ? p.text : `${p.glue ? " " : sep}${p.text}`)).join("");
 
 /** Joins parts, dropping the most droppable ones until the line fits, then shortening the first part (the name). */
 export function fitParts(parts: Part[], width: number, sep = " • "): string {
@@ -119,16 +128,25 @@ const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `$
 export function windowHeaderParts(v: WindowView, style: Style, o: { session?: boolean } = {}): Part[] {
   const parts: Part[] = [{ text: `${statusIcon(v.status, style)} ${style.bold(v.name)}`, drop: 0 }];
   parts.push({ text: v.profile ?? "default", drop: 3 });
-  if (v.status === "queued") return [...parts, { text: style.dim(v.after?.length ? `waiting: after ${v.after.join(", ")}` : "queued"), drop: 0 }];
+  if (v.status === "queued")
+    return [
+      ...parts,
+      { text: style.dim(v.after?.length ? `waiting: after ${v.after.join(", ")}` : "queued"), drop: 0 },
+    ];
   if (v.status === "skipped") return [...parts, { text: style.dim("skipped"), drop: 0 }];
   if (v.model) parts.push({ text: `(${v.model}${v.thinking ? ` ${v.thinking}` : ""})`, drop: 5, glue: true });
   parts.push({ text: `${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`, drop: 2 });
   // Spec 000: the todo segment only while the list is active and incomplete.
-  if (v.todos && v.todos.completed < v.todos.total) parts.push({ text: `[${v.todos.completed}/${v.todos.total}]`, drop: 2 });
-  parts.push({ text: v.status === "running" ? `${Math.floor(v.elapsedMs / 1000)}s/${v.timeoutSec}s` : seconds(v.elapsedMs), drop: 0 });
+  if (v.todos && v.todos.completed < v.todos.total)
+    parts.push({ text: `[${v.todos.completed}/${v.todos.total}]`, drop: 2 });
+  parts.push({
+    text: v.status === "running" ? `${Math.floor(v.elapsedMs / 1000)}s/${v.timeoutSec}s` : seconds(v.elapsedMs),
+    drop: 0,
+  });
   if (v.budget) parts.push({ text: v.budget, drop: 3 });
   if (v.cost > 0 && !v.budget?.includes("$")) parts.push({ text: `$${v.cost.toFixed(4)}`, drop: 4 });
-  if (v.status === "running" && v.rateWaitSec) parts.push({ text: style.yellow(`waiting: rate limited (${v.rateWaitSec}s)`), drop: 0 });
+  if (v.status === "running" && v.rateWaitSec)
+    parts.push({ text: style.yellow(`waiting: rate limited (${v.rateWaitSec}s)`), drop: 0 });
   if (o.session && v.sessionId) parts.push({ text: style.dim(v.sessionId), drop: 1 });
   return parts;
 }

@@ -9,7 +9,12 @@ import { BUN, cli, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
 
 const DOCS = join(REPO, "docs");
 const read = (file: string) => readFileSync(file, "utf8");
-const PAGES = [join(REPO, "README.md"), ...readdirSync(DOCS).filter((f) => f.endsWith(".md")).map((f) => join(DOCS, f))];
+const PAGES = [
+  join(REPO, "README.md"),
+  ...readdirSync(DOCS)
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => join(DOCS, f)),
+];
 
 /** The text of a page with its fenced code blocks kept (options are often shown in them). */
 const page = (name: string) => read(join(DOCS, name));
@@ -45,7 +50,8 @@ function optionsIn(help: string): string[] {
 }
 
 /** A whole-token match: `--max-cost` must not count as found inside `--max-cost-x`. */
-const names = (text: string, option: string) => new RegExp(`(?<![\\w-])${option.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w-])`).test(text);
+const names = (text: string, option: string) =>
+  new RegExp(`(?<![\\w-])${option.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w-])`).test(text);
 
 /** The section of cli.md under `### subagents CMD`, up to the next heading of the same or a higher level. */
 function commandSection(cliMd: string, cmd: string): string | null {
@@ -62,7 +68,12 @@ const linkedPages = (section: string) =>
   [...section.matchAll(/\]\(([\w.-]+\.md)(#[^)]*)?\)/g)].map((m) => join(DOCS, m[1])).filter((f) => existsSync(f));
 
 async function help(args: string[]): Promise<string> {
-  const proc = Bun.spawn({ cmd: [BUN, join(REPO, "src", "cli", "main.ts"), ...args, "--help"], stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+  const proc = Bun.spawn({
+    cmd: [BUN, join(REPO, "src", "cli", "main.ts"), ...args, "--help"],
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   const code = await proc.exited;
   if (code !== 0) throw new Error(`subagents ${args.join(" ")} --help exited ${code}: ${err.slice(-500)}`);
@@ -75,9 +86,13 @@ describe("docs/cli.md", () => {
   test("names every command of `subagents --help`, each with a section that names every option its --help prints", async () => {
     const main = await help([]);
     const block = main.split("Commands:\n")[1]?.split("\n\n")[0] ?? "";
-    const commands = block.split("\n").map((l) => /^ {2}([a-z][\w-]*)/.exec(l)?.[1]).filter((c): c is string => !!c);
+    const commands = block
+      .split("\n")
+      .map((l) => /^ {2}([a-z][\w-]*)/.exec(l)?.[1])
+      .filter((c): c is string => !!c);
     expect(commands.length, `no commands parsed from:\n${main}`).toBeGreaterThan(10);
-    for (const option of optionsIn(main.split("Options:")[1] ?? "")) expect(names(cliMd, option), `subagents --help prints ${option}, docs/cli.md does not name it`).toBe(true);
+    for (const option of optionsIn(main.split("Options:")[1] ?? ""))
+      expect(names(cliMd, option), `subagents --help prints ${option}, docs/cli.md does not name it`).toBe(true);
 
     const helps = await Promise.all(commands.map(async (cmd) => [cmd, await help([cmd])] as const));
     const missing: string[] = [];
@@ -90,7 +105,10 @@ describe("docs/cli.md", () => {
       const where = [section, ...linkedPages(section).map(read)].join("\n");
       for (const option of optionsIn(text)) if (!names(where, option)) missing.push(`${cmd}: ${option}`);
     }
-    expect(missing, `options --help prints that docs/cli.md (the command's section, or a page it links to) does not name:\n${missing.join("\n")}`).toEqual([]);
+    expect(
+      missing,
+      `options --help prints that docs/cli.md (the command's section, or a page it links to) does not name:\n${missing.join("\n")}`,
+    ).toEqual([]);
   }, 120_000);
 });
 
@@ -101,27 +119,46 @@ describe("docs/pi-extension.md", () => {
   function properties(schema: any): string[] {
     if (!schema || typeof schema !== "object") return [];
     const own = schema.properties ? Object.keys(schema.properties) : [];
-    const nested = [...Object.values(schema.properties ?? {}), schema.items, ...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].flatMap(properties);
+    const nested = [
+      ...Object.values(schema.properties ?? {}),
+      schema.items,
+      ...(schema.anyOf ?? []),
+      ...(schema.oneOf ?? []),
+    ].flatMap(properties);
     return [...new Set([...own, ...nested])];
   }
 
-  const tools = { delegate_to_subagents: DELEGATE_SCHEMA, get_subagent_output: OUTPUT_SCHEMA, get_subagent_session: SESSION_ID_SCHEMA, subagent: SUBAGENT_SCHEMA };
+  const tools = {
+    delegate_to_subagents: DELEGATE_SCHEMA,
+    get_subagent_output: OUTPUT_SCHEMA,
+    get_subagent_session: SESSION_ID_SCHEMA,
+    subagent: SUBAGENT_SCHEMA,
+  };
 
   test("every parameter of every tool, nested fields included, is named", () => {
-    const missing = Object.entries(tools).flatMap(([tool, schema]) => properties(schema).filter((p) => !piMd.includes(`\`${p}\``)).map((p) => `${tool}: ${p}`));
-    expect(missing, `parameters in src/pi/schemas.ts that docs/pi-extension.md does not name:\n${missing.join("\n")}`).toEqual([]);
+    const missing = Object.entries(tools).flatMap(([tool, schema]) =>
+      properties(schema)
+        .filter((p) => !piMd.includes(`\`${p}\``))
+        .map((p) => `${tool}: ${p}`),
+    );
+    expect(
+      missing,
+      `parameters in src/pi/schemas.ts that docs/pi-extension.md does not name:\n${missing.join("\n")}`,
+    ).toEqual([]);
   });
 
   test("each tool's row in the tools table names its own top-level parameters", () => {
     for (const [tool, schema] of Object.entries(tools)) {
       const row = piMd.split("\n").find((l) => l.startsWith(`| \`${tool}\` |`));
       expect(row, `no row for ${tool} in the tools table`).toBeDefined();
-      for (const p of Object.keys((schema as any).properties)) expect(row!.includes(`\`${p}\``) || row!.includes(`${p}?`), `${tool}'s row does not name ${p}`).toBe(true);
+      for (const p of Object.keys((schema as any).properties))
+        expect(row!.includes(`\`${p}\``) || row!.includes(`${p}?`), `${tool}'s row does not name ${p}`).toBe(true);
     }
   });
 
   test("the extension's tools are each described (the tool names the settings parser knows)", () => {
-    for (const tool of defaultSettings().tools) expect(piMd.includes(`| \`${tool}\` |`), `${tool} has no row in the tools table`).toBe(true);
+    for (const tool of defaultSettings().tools)
+      expect(piMd.includes(`| \`${tool}\` |`), `${tool} has no row in the tools table`).toBe(true);
   });
 });
 
@@ -156,10 +193,22 @@ describe("docs/settings.md", () => {
   test("every settings key the parser reads is named (nested ones as parent.key)", () => {
     const keys = keysTheParserReads();
     // The recorder itself must see what is known to be there, or the list would prove nothing.
-    for (const known of ["timeout", "concurrency", "sandbox", "maxSpawnsPerSession", "docker.image", "slurm.partition", "looping_tool_count"]) expect(keys, `the parser was not seen reading ${known}`).toContain(known);
+    for (const known of [
+      "timeout",
+      "concurrency",
+      "sandbox",
+      "maxSpawnsPerSession",
+      "docker.image",
+      "slurm.partition",
+      "looping_tool_count",
+    ])
+      expect(keys, `the parser was not seen reading ${known}`).toContain(known);
     const settingsMd = page("settings.md");
     const missing = keys.filter((k) => !settingsMd.includes(`\`${k}\``));
-    expect(missing, `settings keys the parser reads that docs/settings.md does not name:\n${missing.join("\n")}`).toEqual([]);
+    expect(
+      missing,
+      `settings keys the parser reads that docs/settings.md does not name:\n${missing.join("\n")}`,
+    ).toEqual([]);
   });
 });
 
@@ -175,7 +224,8 @@ describe("links and length", () => {
         const dest = path ? resolve(dirname(file), path) : file;
         const where = `${file.slice(REPO.length + 1)}: ${target}`;
         if (!existsSync(dest)) broken.push(`${where} (no such file)`);
-        else if (anchor && dest.endsWith(".md") && !anchors(read(dest)).has(anchor)) broken.push(`${where} (no such heading)`);
+        else if (anchor && dest.endsWith(".md") && !anchors(read(dest)).has(anchor))
+          broken.push(`${where} (no such heading)`);
       }
     }
     expect(broken, broken.join("\n")).toEqual([]);
@@ -227,7 +277,8 @@ function docTests(): { where: string; args: string[] }[] {
       for (const line of m[1].split("\n")) {
         const w = words(line.trim());
         if (!w.length) continue;
-        if (w[0] !== "subagents" && w[0] !== "./dist/subagents") throw new Error(`${file}: a doc-test line must start with subagents: ${line}`);
+        if (w[0] !== "subagents" && w[0] !== "./dist/subagents")
+          throw new Error(`${file}: a doc-test line must start with subagents: ${line}`);
         out.push({ where: `${file.slice(REPO.length + 1)}: ${line.trim()}`, args: w.slice(1) });
       }
     }

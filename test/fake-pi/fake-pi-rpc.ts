@@ -11,8 +11,19 @@ let session = process.argv[process.argv.indexOf("--session") + 1];
 const waiting = new Map<string, (r: { cancelled?: boolean; value?: string }) => void>();
 
 function finish(result: string): void {
-  emit({ type: "assistant", text: "", toolCalls: [{ name: "subagent_finalize", args: "{}" }], usage, model: "fake-model", provider: "fake", stopReason: "toolUse" });
-  emit({ type: "finalize", payload: { status: "SUCCESS", result: `${result} (pid ${process.pid}, ${session.split("/").pop()})` } });
+  emit({
+    type: "assistant",
+    text: "",
+    toolCalls: [{ name: "subagent_finalize", args: "{}" }],
+    usage,
+    model: "fake-model",
+    provider: "fake",
+    stopReason: "toolUse",
+  });
+  emit({
+    type: "finalize",
+    payload: { status: "SUCCESS", result: `${result} (pid ${process.pid}, ${session.split("/").pop()})` },
+  });
   emit({ type: "agent_end" });
   emit({ type: "settled" });
 }
@@ -45,7 +56,8 @@ process.stdin.on("data", (chunk: string) => {
     if (cmd.type === "extension_ui_response") waiting.get(cmd.id)?.(cmd);
     else if (cmd.type === "prompt") void prompt(cmd.id, cmd.message);
     else if (cmd.type === "switch_session") {
-      if (String(cmd.sessionPath).includes("cancel")) out({ id: cmd.id, type: "response", command: "switch_session", success: true, data: { cancelled: true } });
+      if (String(cmd.sessionPath).includes("cancel"))
+        out({ id: cmd.id, type: "response", command: "switch_session", success: true, data: { cancelled: true } });
       else {
         session = cmd.sessionPath;
         emit({ type: "session", id: "fake", file: session });

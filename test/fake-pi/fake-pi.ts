@@ -12,9 +12,24 @@ const emit = (ev: unknown) => fs.writeSync(3, `${JSON.stringify(ev)}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const hang = () => setInterval(() => {}, 1000);
 const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, cost: 0.001 };
-const assistant = (text: string, extra: Record<string, unknown> = {}) => emit({ type: "assistant", text, toolCalls: [], usage, model: "fake-model", provider: "fake", stopReason: "stop", ...extra });
+const assistant = (text: string, extra: Record<string, unknown> = {}) =>
+  emit({
+    type: "assistant",
+    text,
+    toolCalls: [],
+    usage,
+    model: "fake-model",
+    provider: "fake",
+    stopReason: "stop",
+    ...extra,
+  });
 const finalize = (result: string) => {
-  emit({ type: "tool_start", id: "f1", name: "subagent_finalize", args: JSON.stringify({ status: "SUCCESS", result }) });
+  emit({
+    type: "tool_start",
+    id: "f1",
+    name: "subagent_finalize",
+    args: JSON.stringify({ status: "SUCCESS", result }),
+  });
   emit({ type: "finalize", payload: { status: "SUCCESS", result } });
   emit({ type: "tool_end", id: "f1", name: "subagent_finalize", isError: false, result: "ok" });
 };
@@ -106,14 +121,21 @@ switch (mode) {
   }
   case "bad-utf8": {
     // Invalid UTF-8 bytes inside a JSON string: decoded as U+FFFD, never a crash.
-    fs.writeSync(3, Buffer.concat([Buffer.from('{"type":"text","delta":"ok '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' end"}\n')]));
+    fs.writeSync(
+      3,
+      Buffer.concat([
+        Buffer.from('{"type":"text","delta":"ok '),
+        Buffer.from([0xff, 0xfe, 0xc3]),
+        Buffer.from(' end"}\n'),
+      ]),
+    );
     assistant("ok \ufffd end");
     finalize("bad bytes survived");
     emit({ type: "agent_end" });
     break;
   }
   case "invalid-json":
-    fs.writeSync(3, "not json at all\n{\"type\":\"text\",\"delta\":\n{broken\n\n");
+    fs.writeSync(3, 'not json at all\n{"type":"text","delta":\n{broken\n\n');
     emit({ type: "nonsense-event" });
     finalize("survived garbage");
     emit({ type: "agent_end" });
@@ -137,7 +159,10 @@ switch (mode) {
     for (let i = 0; i < 4; i++) {
       emit({ type: "tool_start", id: `m${i}`, name: "read", args: `{"path":"f${i}.txt"}` });
       emit({ type: "tool_end", id: `m${i}`, name: "read", isError: false, result: `content ${i}` });
-      assistant(`turn ${i}`, { toolCalls: [{ id: `m${i}`, name: "read", args: `{"path":"f${i}.txt"}` }], stopReason: "toolUse" });
+      assistant(`turn ${i}`, {
+        toolCalls: [{ id: `m${i}`, name: "read", args: `{"path":"f${i}.txt"}` }],
+        stopReason: "toolUse",
+      });
       await sleep(30);
     }
     finalize("all turns done");

@@ -20,22 +20,45 @@ function rng(seed: number) {
 function value(r: () => number, depth = 0): unknown {
   const pick = Math.floor(r() * 16);
   switch (pick) {
-    case 0: return undefined;
-    case 1: return null;
-    case 2: return Math.floor(r() * 2000) - 1000;
-    case 3: return Number.NaN;
-    case 4: return "";
-    case 5: return "x".repeat(Math.floor(r() * 200_000));
-    case 6: return "\u0000\u0007\u001b[2J\r\n";
-    case 7: return "../../etc";
-    case 8: return "relative/dir";
-    case 9: return "/tmp/../etc";
-    case 10: return r() < 0.5;
-    case 11: return depth > 2 ? [] : Array.from({ length: Math.floor(r() * 20) }, () => value(r, depth + 1));
-    case 12: return depth > 2 ? {} : { path: value(r, depth + 1), head: value(r, depth + 1), tail: value(r, depth + 1), start: value(r, depth + 1) };
-    case 13: return "600";
-    case 14: return "/tmp";
-    default: return "ok text";
+    case 0:
+      return undefined;
+    case 1:
+      return null;
+    case 2:
+      return Math.floor(r() * 2000) - 1000;
+    case 3:
+      return Number.NaN;
+    case 4:
+      return "";
+    case 5:
+      return "x".repeat(Math.floor(r() * 200_000));
+    case 6:
+      return "\u0000\u0007\u001b[2J\r\n";
+    case 7:
+      return "../../etc";
+    case 8:
+      return "relative/dir";
+    case 9:
+      return "/tmp/../etc";
+    case 10:
+      return r() < 0.5;
+    case 11:
+      return depth > 2 ? [] : Array.from({ length: Math.floor(r() * 20) }, () => value(r, depth + 1));
+    case 12:
+      return depth > 2
+        ? {}
+        : {
+            path: value(r, depth + 1),
+            head: value(r, depth + 1),
+            tail: value(r, depth + 1),
+            start: value(r, depth + 1),
+          };
+    case 13:
+      return "600";
+    case 14:
+      return "/tmp";
+    default:
+      return "ok text";
   }
 }
 
@@ -57,13 +80,17 @@ test("delegate_to_subagents: 2,000 generated parameter sets — valid or a clear
   let accepted = 0;
   for (let i = 0; i < 2000; i++) {
     const n = r() < 0.05 ? 17 : Math.floor(r() * 5);
-    const params = r() < 0.03 ? value(r) : { tasks: Array.from({ length: n }, () => task(r)), ...(r() < 0.3 ? { profile: value(r) } : {}) };
+    const params =
+      r() < 0.03
+        ? value(r)
+        : { tasks: Array.from({ length: n }, () => task(r)), ...(r() < 0.3 ? { profile: value(r) } : {}) };
     try {
       const p = parseDelegateParams(params);
       accepted++;
       for (const t of p.tasks) {
         expect(typeof t.name === "string" && t.name.trim().length > 0, `case ${i}`).toBe(true);
-        if (t.cwd !== undefined) expect(t.cwd.startsWith("/") && !t.cwd.split("/").includes(".."), `case ${i}`).toBe(true);
+        if (t.cwd !== undefined)
+          expect(t.cwd.startsWith("/") && !t.cwd.split("/").includes(".."), `case ${i}`).toBe(true);
         if (t.timeout !== undefined) expect(t.timeout >= 1, `case ${i}`).toBe(true);
       }
       expect(p.tasks.length >= 1 && p.tasks.length <= 16, `case ${i}`).toBe(true);
@@ -76,8 +103,21 @@ test("delegate_to_subagents: 2,000 generated parameter sets — valid or a clear
 });
 
 for (const [name, schema, make] of [
-  ["subagent", SCHEMAS.subagent, (r: () => number) => ({ agent: value(r), task: value(r), ...(r() < 0.5 ? { sessionId: value(r) } : {}), ...(r() < 0.1 ? { extra: 1 } : {}) })],
-  ["get_subagent_output / get_subagent_session", SCHEMAS.sessionId, (r: () => number) => ({ sessionId: value(r), ...(r() < 0.1 ? { extra: 1 } : {}) })],
+  [
+    "subagent",
+    SCHEMAS.subagent,
+    (r: () => number) => ({
+      agent: value(r),
+      task: value(r),
+      ...(r() < 0.5 ? { sessionId: value(r) } : {}),
+      ...(r() < 0.1 ? { extra: 1 } : {}),
+    }),
+  ],
+  [
+    "get_subagent_output / get_subagent_session",
+    SCHEMAS.sessionId,
+    (r: () => number) => ({ sessionId: value(r), ...(r() < 0.1 ? { extra: 1 } : {}) }),
+  ],
 ] as const) {
   test(`${name}: 1,000 generated parameter sets — accepted or a problem naming the field`, () => {
     const r = rng(7);

@@ -16,12 +16,19 @@ afterAll(async () => {
   await world.close();
 });
 
-const running = (needle: string) => spawnSync("pgrep", ["-f", needle], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+const running = (needle: string) =>
+  spawnSync("pgrep", ["-f", needle], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
 
 test("the CLI killed with SIGKILL: its children notice and stop; the next start marks the session interrupted", async () => {
   const tag = `${Date.now() % 100000}.${Math.floor(Math.random() * 1000)}`;
   const proc = Bun.spawn({
-    cmd: [BUN, join(REPO, "src/cli/main.ts"), "delegate", `orphan ${script([{ tool: "bash", args: { command: `sleep 6${tag}` } }])}`, "--json"],
+    cmd: [
+      BUN,
+      join(REPO, "src/cli/main.ts"),
+      "delegate",
+      `orphan ${script([{ tool: "bash", args: { command: `sleep 6${tag}` } }])}`,
+      "--json",
+    ],
     cwd: world.workDir,
     env: world.env,
     stdout: "pipe",
@@ -48,7 +55,16 @@ test("the CLI killed with SIGKILL: its children notice and stop; the next start 
 test("provider 500s: pi retries, then the run fails with the provider's message kept", async () => {
   world.setSubagentSettings({}, { retry: { enabled: true, maxRetries: 2, baseDelayMs: 50 } });
   const before = world.server.requests.length;
-  const r = await cli(world, ["run", "default", `flaky ${script([{ status: 500, message: "scripted outage 9090" }, { status: 500, message: "scripted outage 9090" }, { status: 500, message: "scripted outage 9090" }])}`, "--json"]);
+  const r = await cli(world, [
+    "run",
+    "default",
+    `flaky ${script([
+      { status: 500, message: "scripted outage 9090" },
+      { status: 500, message: "scripted outage 9090" },
+      { status: 500, message: "scripted outage 9090" },
+    ])}`,
+    "--json",
+  ]);
   const [t] = summaryOf(r.json);
   expect(t.status).toBe("error");
   expect(t.error).toContain("scripted outage 9090");
@@ -60,7 +76,12 @@ test("provider 500s: pi retries, then the run fails with the provider's message 
 
 test("a 500 followed by success: the retry is not mistaken for the end", async () => {
   world.setSubagentSettings({}, { retry: { enabled: true, maxRetries: 2, baseDelayMs: 50 } });
-  const r = await cli(world, ["run", "default", `recovers ${script([{ status: 503, message: "busy", times: 1, then: { finalize: { status: "SUCCESS", result: "second try worked" } } }])}`, "--json"]);
+  const r = await cli(world, [
+    "run",
+    "default",
+    `recovers ${script([{ status: 503, message: "busy", times: 1, then: { finalize: { status: "SUCCESS", result: "second try worked" } } }])}`,
+    "--json",
+  ]);
   const [t] = summaryOf(r.json);
   expect(t.status, taskWhy(t)).toBe("completed");
   expect(t.output).toBe("second try worked");
@@ -85,7 +106,11 @@ test("pi missing: one clear configuration error, exit 2", async () => {
   world.setSubagentSettings({ childPi: "system" });
   try {
     const outside = mkdtempSync(join(tmpdir(), "no-pi-"));
-    const none = await cli(world, ["run", "default", "x"], { binary: true, cwd: outside, env: { PATH: "/usr/bin:/bin", HOME: outside } });
+    const none = await cli(world, ["run", "default", "x"], {
+      binary: true,
+      cwd: outside,
+      env: { PATH: "/usr/bin:/bin", HOME: outside },
+    });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("Cannot find pi");
     expect(none.stderr).toContain("`pi` on PATH");
@@ -110,7 +135,14 @@ test("an incompatible pi (rejects our flags): the task fails with pi's own words
 test("the cwd removed while the child runs: the run ends with a recorded error", async () => {
   const dir = join(world.root, `vanishing-${Date.now()}`);
   mkdirSync(dir);
-  const run = cli(world, ["run", "default", `work ${script([{ tool: "bash", args: { command: "sleep 1" } }, { tool: "bash", args: { command: "ls" } }, { finalize: { status: "SUCCESS", result: "done anyway" } }])}`, "--cwd", dir, "--json"]);
+  const run = cli(world, [
+    "run",
+    "default",
+    `work ${script([{ tool: "bash", args: { command: "sleep 1" } }, { tool: "bash", args: { command: "ls" } }, { finalize: { status: "SUCCESS", result: "done anyway" } }])}`,
+    "--cwd",
+    dir,
+    "--json",
+  ]);
   await Bun.sleep(700);
   rmSync(dir, { recursive: true, force: true });
   const r = await run;
@@ -137,12 +169,27 @@ test("database unwritable or corrupt: one clear error, exit 2, no stack trace", 
 test("three CLI processes × 4 tasks and a pi parent with the extension, one database: every session recorded", async () => {
   const db = join(world.root, `shared-${Date.now()}.db`);
   const env = { SUBAGENTS_DB: db };
-  const clis = [0, 1, 2].map((i) => cli(world, ["delegate", ...[0, 1, 2, 3].map((j) => `load ${i}-${j}`), "--json"], { env }));
+  const clis = [0, 1, 2].map((i) =>
+    cli(world, ["delegate", ...[0, 1, 2, 3].map((j) => `load ${i}-${j}`), "--json"], { env }),
+  );
   const parent = Bun.spawn({
     cmd: [...piCmd("current", "bun"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
     cwd: world.workDir,
     env: { ...world.env, ...env },
-    stdin: new TextEncoder().encode(`p ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "x", prompt: "from pi 1" }, { name: "y", prompt: "from pi 2" }] } }, { text: "ok" }])}`),
+    stdin: new TextEncoder().encode(
+      `p ${script([
+        {
+          tool: "delegate_to_subagents",
+          args: {
+            tasks: [
+              { name: "x", prompt: "from pi 1" },
+              { name: "y", prompt: "from pi 2" },
+            ],
+          },
+        },
+        { text: "ok" },
+      ])}`,
+    ),
     stdout: "ignore",
     stderr: "pipe",
   });
@@ -164,7 +211,9 @@ test("a parent pi killed with SIGKILL: its sub-agents stop by themselves; the ne
     cmd: [...piCmd("current", "bun"), "-p", "--no-session", "-e", join(REPO, "dist", "extension.js")],
     cwd: world.workDir,
     env: world.env,
-    stdin: new TextEncoder().encode(`p ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "orphaned", prompt: `sleep ${inner}` }] } }])}`),
+    stdin: new TextEncoder().encode(
+      `p ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "orphaned", prompt: `sleep ${inner}` }] } }])}`,
+    ),
     stdout: "ignore",
     stderr: "ignore",
   });

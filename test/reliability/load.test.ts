@@ -22,7 +22,12 @@ test("64 tasks at concurrency 16: every status recorded, memory bounded, nothing
   const poll = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
   let running = 0;
   let maxRunning = 0;
-  const inputs = Array.from({ length: 64 }, (_, i) => ({ name: `t${i}`, prompt: `load task ${i}`, cwd: world.workDir, sessionId: store.newSessionId() }));
+  const inputs = Array.from({ length: 64 }, (_, i) => ({
+    name: `t${i}`,
+    prompt: `load task ${i}`,
+    cwd: world.workDir,
+    sessionId: store.newSessionId(),
+  }));
   const outcomes = await runScheduled(inputs, 16, (input, hooks) => runTask(engine, input, hooks), {
     onTaskStart: () => (maxRunning = Math.max(maxRunning, ++running)),
     onTaskEnd: () => running--,

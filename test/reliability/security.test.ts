@@ -50,7 +50,12 @@ const assertClean = (where: string, text: string) => {
 };
 
 test("secrets in a child's output never reach the CLI output, the store, or the transcript", async () => {
-  const r = await cli(world, ["run", "default", `leak ${script([{ text: LEAKY }, { finalize: { status: "SUCCESS", result: LEAKY } }])}`, "--json"]);
+  const r = await cli(world, [
+    "run",
+    "default",
+    `leak ${script([{ text: LEAKY }, { finalize: { status: "SUCCESS", result: LEAKY } }])}`,
+    "--json",
+  ]);
   assertClean("run --json", r.stdout + r.stderr);
   const id = r.json.at(-1)!.tasks[0].sessionId;
   assertClean("output", (await cli(world, ["output", id])).stdout);
@@ -65,7 +70,17 @@ test("secrets never reach the pi tool result, its details, or the parent session
     cmd: [...piCmd("current", "bun"), "-p", "--session", sessionFile, "-e", join(REPO, "dist", "extension.js")],
     cwd: world.workDir,
     env: world.env,
-    stdin: new TextEncoder().encode(`p ${script([{ tools: [{ name: "delegate_to_subagents", args: { tasks: [{ name: "leaky", prompt: `leak ${inner}` }] } }, { name: "subagent", args: { agent: "scout", task: `leak ${inner}` } }] }, { text: "ok" }])}`),
+    stdin: new TextEncoder().encode(
+      `p ${script([
+        {
+          tools: [
+            { name: "delegate_to_subagents", args: { tasks: [{ name: "leaky", prompt: `leak ${inner}` }] } },
+            { name: "subagent", args: { agent: "scout", task: `leak ${inner}` } },
+          ],
+        },
+        { text: "ok" },
+      ])}`,
+    ),
     stdout: "ignore",
     stderr: "ignore",
   });

@@ -16,8 +16,19 @@ export function worldEngine(world: PiWorld): Engine & { store: Store } {
   const host = { ...createBunHost(bunDbOpener(Database)), env: world.env };
   const { settings } = loadSettings(host, { agentDir: world.agentDir, cwd: world.workDir });
   // Children run the pi inside the built executable, as the CLI's do by default (and it is the cheapest to start).
-  const embedded = { argv: [join(REPO, "dist", "subagents")], env: { SUBAGENTS_ROLE: "pi" }, version: EMBEDDED_PI_VERSION, where: join(REPO, "dist", "subagents") };
-  const pi = resolvePiCommand({ env: world.env, cwd: world.workDir, childRuntime: "auto", childPi: "embedded", embedded });
+  const embedded = {
+    argv: [join(REPO, "dist", "subagents")],
+    env: { SUBAGENTS_ROLE: "pi" },
+    version: EMBEDDED_PI_VERSION,
+    where: join(REPO, "dist", "subagents"),
+  };
+  const pi = resolvePiCommand({
+    env: world.env,
+    cwd: world.workDir,
+    childRuntime: "auto",
+    childPi: "embedded",
+    embedded,
+  });
   return createEngine({
     host,
     clock: realClock,

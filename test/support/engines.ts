@@ -37,8 +37,15 @@ export function ensureEngine(engine: EngineName): string | null {
     return msg;
   }
   const t0 = performance.now();
-  const r = spawnSync("sh", [SCRIPT, engine], { encoding: "utf8", timeout: 300_000, stdio: ["ignore", "pipe", "pipe"] });
-  if (r.status !== 0) throw new Error(`setting up ${engine} failed (exit ${r.status}): ${r.stderr || r.stdout} — see /run/subagents-engines/${engine}.log`);
+  const r = spawnSync("sh", [SCRIPT, engine], {
+    encoding: "utf8",
+    timeout: 300_000,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (r.status !== 0)
+    throw new Error(
+      `setting up ${engine} failed (exit ${r.status}): ${r.stderr || r.stdout} — see /run/subagents-engines/${engine}.log`,
+    );
   console.warn(`engine ${engine} ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   done.set(engine, null);
   return null;
@@ -48,7 +55,9 @@ export function ensureEngine(engine: EngineName): string | null {
 export function sessionOfPrompt(dbPath: string, marker: string): string | null {
   const { Database } = require("bun:sqlite");
   const db = new Database(dbPath, { readonly: true });
-  const row = db.query("SELECT session_id FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1").get(`%${marker}%`) as { session_id: string } | null;
+  const row = db
+    .query("SELECT session_id FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1")
+    .get(`%${marker}%`) as { session_id: string } | null;
   db.close();
   return row?.session_id ?? null;
 }
@@ -57,7 +66,12 @@ export function sessionOfPrompt(dbPath: string, marker: string): string | null {
 export async function untilSleeping(marker: string, ms = 60_000): Promise<boolean> {
   const t0 = Date.now();
   while (Date.now() - t0 < ms) {
-    if (spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim()) return true;
+    if (
+      spawnSync("pgrep", ["-f", `^${marker}`])
+        .stdout.toString()
+        .trim()
+    )
+      return true;
     await Bun.sleep(100);
   }
   return false;
@@ -71,9 +85,15 @@ export async function untilSleeping(marker: string, ms = 60_000): Promise<boolea
  */
 export async function holdEngine(engine: EngineName): Promise<() => Promise<void>> {
   const lock = join(tmpdir(), `subagents-tests-${engine}.lock`);
-  const holder = Bun.spawn({ cmd: ["flock", lock, "-c", "echo held; exec cat >/dev/null"], stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const holder = Bun.spawn({
+    cmd: ["flock", lock, "-c", "echo held; exec cat >/dev/null"],
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const first = await holder.stdout.getReader().read();
-  if (!new TextDecoder().decode(first.value ?? new Uint8Array()).startsWith("held")) throw new Error(`could not hold the ${engine} engine (flock exited ${await holder.exited})`);
+  if (!new TextDecoder().decode(first.value ?? new Uint8Array()).startsWith("held"))
+    throw new Error(`could not hold the ${engine} engine (flock exited ${await holder.exited})`);
   return async () => {
     holder.stdin.end();
     await holder.exited;

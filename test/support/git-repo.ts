@@ -4,7 +4,8 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** git in `cwd`, with HOME pointing at `home` so no user's global config leaks in. */
-export const gitIn = (home: string, cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, HOME: home } });
+export const gitIn = (home: string, cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, HOME: home } });
 
 /** A repo with one commit; `dirty` adds an uncommitted edit, an untracked file and an ignored one. */
 export function makeRepo(home: string, repo: string, dirty = true): string {
@@ -28,8 +29,16 @@ export function makeRepo(home: string, repo: string, dirty = true): string {
 export function userState(home: string, repo: string) {
   const index = join(repo, ".git", "index");
   const before = { mtime: statSync(index).mtimeMs, bytes: readFileSync(index).toString("base64") };
-  return { ...before, status: gitIn(home, repo, "--no-optional-locks", "status", "--porcelain"), head: gitIn(home, repo, "rev-parse", "HEAD") };
+  return {
+    ...before,
+    status: gitIn(home, repo, "--no-optional-locks", "status", "--porcelain"),
+    head: gitIn(home, repo, "rev-parse", "HEAD"),
+  };
 }
 
-export const subagentBranches = (home: string, repo: string) => gitIn(home, repo, "branch", "--list", "subagents/*", "--format=%(refname:short)").split("\n").filter(Boolean);
-export const worktreeList = (home: string, repo: string) => gitIn(home, repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree "));
+export const subagentBranches = (home: string, repo: string) =>
+  gitIn(home, repo, "branch", "--list", "subagents/*", "--format=%(refname:short)").split("\n").filter(Boolean);
+export const worktreeList = (home: string, repo: string) =>
+  gitIn(home, repo, "worktree", "list", "--porcelain")
+    .split("\n")
+    .filter((l) => l.startsWith("worktree "));

@@ -27,15 +27,18 @@ export async function ensureHarnessCli(name: HarnessName): Promise<{ binDir: str
   const prefix = join(CLI_CACHE, name);
   const binDir = join(prefix, "node_modules", ".bin");
   const manifest = join(prefix, "node_modules", ...pkg.split("/"), "package.json");
-  const installed = existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { version?: string }).version === version;
+  const installed =
+    existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { version?: string }).version === version;
   if (installed && existsSync(join(binDir, bin))) return { binDir };
   mkdirSync(prefix, { recursive: true });
   // Without this the install would climb up to our own package.json.
   if (!existsSync(join(prefix, "package.json"))) writeFileSync(join(prefix, "package.json"), '{"private":true}\n');
   const reach = await run(["npm", "view", `${pkg}@${version}`, "version"], 30_000);
-  if (reach.code !== 0) return { skip: `the npm registry cannot be reached (npm view ${pkg}: ${reach.stderr.trim().split("\n").at(-1)})` };
+  if (reach.code !== 0)
+    return { skip: `the npm registry cannot be reached (npm view ${pkg}: ${reach.stderr.trim().split("\n").at(-1)})` };
   const r = await run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, `${pkg}@${version}`], 300_000);
-  if (r.code !== 0 || !existsSync(join(binDir, bin))) return { skip: `npm install ${pkg}@${version} failed: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}` };
+  if (r.code !== 0 || !existsSync(join(binDir, bin)))
+    return { skip: `npm install ${pkg}@${version} failed: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}` };
   return { binDir };
 }
 
@@ -55,7 +58,11 @@ export const QUIET_ENV: Record<string, string> = {
 };
 
 /** Each CLI's own configuration in the test's HOME, pointed at the scripted servers; returns its variables. */
-export function configureHarness(name: HarnessName, home: string, urls: { origin: string; chatBaseUrl: string }): Record<string, string> {
+export function configureHarness(
+  name: HarnessName,
+  home: string,
+  urls: { origin: string; chatBaseUrl: string },
+): Record<string, string> {
   switch (name) {
     case "claude-code":
       return { ANTHROPIC_BASE_URL: urls.origin, ANTHROPIC_API_KEY: "sk-ant-scripted", IS_SANDBOX: "1" };
@@ -95,14 +102,27 @@ export function configureHarness(name: HarnessName, home: string, urls: { origin
     case "opencode": {
       const file = join(home, "opencode-test.json");
       const config = {
-        provider: { scripted: { npm: "@ai-sdk/openai-compatible", name: "Scripted", options: { baseURL: urls.chatBaseUrl, apiKey: "scripted" }, models: { "fake-model": { name: "fake" } } } },
+        provider: {
+          scripted: {
+            npm: "@ai-sdk/openai-compatible",
+            name: "Scripted",
+            options: { baseURL: urls.chatBaseUrl, apiKey: "scripted" },
+            models: { "fake-model": { name: "fake" } },
+          },
+        },
         model: "scripted/fake-model",
         small_model: "scripted/fake-model",
         autoupdate: false,
         share: "disabled",
       };
       writeFileSync(file, JSON.stringify(config));
-      return { OPENCODE_CONFIG: file, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share"), XDG_CACHE_HOME: join(home, ".cache"), XDG_STATE_HOME: join(home, ".local", "state") };
+      return {
+        OPENCODE_CONFIG: file,
+        XDG_CONFIG_HOME: join(home, ".config"),
+        XDG_DATA_HOME: join(home, ".local", "share"),
+        XDG_CACHE_HOME: join(home, ".cache"),
+        XDG_STATE_HOME: join(home, ".local", "state"),
+      };
     }
   }
 }

@@ -33,7 +33,9 @@ export const PI_PACKAGE_DIRS = {
 } as const;
 export type PiRelease = keyof typeof PI_PACKAGE_DIRS;
 /** The current pi's version (what the executable embeds; `npm run bump-pi` moves it), as a RegExp source. */
-export const CURRENT_PI_VERSION: string = JSON.parse(readFileSync(join(PI_PACKAGE_DIRS.current, "package.json"), "utf8")).version;
+export const CURRENT_PI_VERSION: string = JSON.parse(
+  readFileSync(join(PI_PACKAGE_DIRS.current, "package.json"), "utf8"),
+).version;
 export const CURRENT_PI_RE = CURRENT_PI_VERSION.replace(/\./g, "\\.");
 /** Node 24 from the npm registry (devDependency `node`): current pi needs Node ≥ 22.19, CI's machine has Node 20. */
 export const NODE24 = join(REPO, "node_modules", "node", "bin", "node");
@@ -52,7 +54,8 @@ export function piCmd(release: PiRelease, runtime: "node" | "bun"): string[] {
   const dist = join(PI_PACKAGE_DIRS[release], "dist");
   // pi 1.x runs from its self-contained bundle (its unbundled dist imports internal packages the registry here lacks).
   const onex = release === "current" || release === "prior";
-  if (runtime === "bun") return [BUN, "--no-install", onex ? join(dist, "bundle", "cli.js") : join(dist, "bun", "cli.js")];
+  if (runtime === "bun")
+    return [BUN, "--no-install", onex ? join(dist, "bundle", "cli.js") : join(dist, "bun", "cli.js")];
   if (release === "old") return [systemNode(), join(dist, "cli.js")];
   return [NODE24, join(dist, "bundle", "cli.js")];
 }
@@ -141,29 +144,49 @@ export async function endMarkedProcesses(root: string): Promise<number[]> {
 export const afterClose = <T>(): Promise<T> => new Promise<T>(() => {});
 
 /** Replaces the scripted provider's model list (ids, and prices in USD per million tokens where a test needs spend). */
-export function setModels(world: PiWorld, models: { id: string; cost?: { input: number; output: number; cacheRead?: number } }[]): void {
+export function setModels(
+  world: PiWorld,
+  models: { id: string; cost?: { input: number; output: number; cacheRead?: number } }[],
+): void {
   const file = join(world.agentDir, "models.json");
   const config = JSON.parse(readFileSync(file, "utf8"));
-  config.providers.fake.models = models.map((m) => (m.cost ? { ...m, cost: { cacheRead: 0, ...m.cost, cacheWrite: 0 } } : m));
+  config.providers.fake.models = models.map((m) =>
+    m.cost ? { ...m, cost: { cacheRead: 0, ...m.cost, cacheWrite: 0 } } : m,
+  );
   writeFileSync(file, JSON.stringify(config));
 }
 
 /** Prices the scripted model, so every child turn costs something: caps and totals show it. */
-export const priceModel = (world: PiWorld, cost: { input: number; output: number; cacheRead?: number }) => setModels(world, [{ id: "fake-model", cost }]);
+export const priceModel = (world: PiWorld, cost: { input: number; output: number; cacheRead?: number }) =>
+  setModels(world, [{ id: "fake-model", cost }]);
 
 /** The tasks of a `--json` run's last line, which is always the summary. */
 export function summaryOf(json: Record<string, any>[]): Record<string, any>[] {
   const last = json.at(-1);
-  if (last?.type !== "summary") throw new Error(`the last JSON line is not the summary: ${JSON.stringify(last)?.slice(0, 200)}`);
+  if (last?.type !== "summary")
+    throw new Error(`the last JSON line is not the summary: ${JSON.stringify(last)?.slice(0, 200)}`);
   return last.tasks as Record<string, any>[];
 }
 
 export type CliResult = { code: number; stdout: string; stderr: string; json: Record<string, any>[] };
 
 /** Runs the CLI from source (`bun src/cli/main.ts`) or the compiled binary. */
-export async function cli(world: PiWorld, args: string[], opts: { binary?: boolean; cwd?: string; stdin?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
-  const cmd = opts.binary ? [join(REPO, "dist", "subagents"), ...args] : [BUN, join(REPO, "src", "cli", "main.ts"), ...args];
-  const proc = Bun.spawn({ cmd, cwd: opts.cwd ?? world.workDir, env: { ...world.env, ...opts.env }, stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin), stdout: "pipe", stderr: "pipe" });
+export async function cli(
+  world: PiWorld,
+  args: string[],
+  opts: { binary?: boolean; cwd?: string; stdin?: string; env?: Record<string, string> } = {},
+): Promise<CliResult> {
+  const cmd = opts.binary
+    ? [join(REPO, "dist", "subagents"), ...args]
+    : [BUN, join(REPO, "src", "cli", "main.ts"), ...args];
+  const proc = Bun.spawn({
+    cmd,
+    cwd: opts.cwd ?? world.workDir,
+    env: { ...world.env, ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   const code = await proc.exited;
   if (world.closed) return afterClose();
@@ -173,7 +196,9 @@ export async function cli(world: PiWorld, args: string[], opts: { binary?: boole
     try {
       json.push(JSON.parse(line));
     } catch {
-      throw new Error(`a --json line is not JSON (exit ${code}): ${line.slice(0, 300)}\nstderr: ${stderr.slice(-1000)}`);
+      throw new Error(
+        `a --json line is not JSON (exit ${code}): ${line.slice(0, 300)}\nstderr: ${stderr.slice(-1000)}`,
+      );
     }
   }
   return { code, stdout, stderr, json };
@@ -183,13 +208,21 @@ export async function cli(world: PiWorld, args: string[], opts: { binary?: boole
  * Polls `probe` until it returns a truthy value and returns it; past the deadline, fails naming what was awaited
  * and the last value seen. Deadlines are generous: a busy machine is slow, not broken.
  */
-export async function until<T>(what: string | (() => string), probe: () => T | Promise<T>, ms = 90_000, every = 150): Promise<NonNullable<T>> {
+export async function until<T>(
+  what: string | (() => string),
+  probe: () => T | Promise<T>,
+  ms = 90_000,
+  every = 150,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + ms;
   let last: T | undefined;
   for (;;) {
     last = await probe();
     if (last) return last as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms / 1000} s waiting for ${typeof what === "string" ? what : what()} (last seen: ${JSON.stringify(last)?.slice(0, 500)})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${ms / 1000} s waiting for ${typeof what === "string" ? what : what()} (last seen: ${JSON.stringify(last)?.slice(0, 500)})`,
+      );
     await Bun.sleep(every);
   }
 }
@@ -198,8 +231,10 @@ export async function until<T>(what: string | (() => string), probe: () => T | P
 export function taskWhy(task: Record<string, any> | undefined, run?: { stderr?: string }): string {
   if (!task) return `no task; stderr: ${run?.stderr?.slice(-1500) ?? ""}`;
   const parts = [`status ${task.status}`];
-  if (task.errorCode || task.error) parts.push(`error ${task.errorCode ?? ""}: ${String(task.error ?? "").slice(0, 1500)}`);
-  if (Array.isArray(task.warnings) && task.warnings.length) parts.push(`warnings: ${task.warnings.join(" | ").slice(0, 800)}`);
+  if (task.errorCode || task.error)
+    parts.push(`error ${task.errorCode ?? ""}: ${String(task.error ?? "").slice(0, 1500)}`);
+  if (Array.isArray(task.warnings) && task.warnings.length)
+    parts.push(`warnings: ${task.warnings.join(" | ").slice(0, 800)}`);
   if (run?.stderr?.trim()) parts.push(`stderr: ${run.stderr.slice(-1500)}`);
   return parts.join("\n");
 }

@@ -10,5 +10,14 @@ for (let i = 0; i < Number(count); i++) {
   const id = store.newSessionId();
   store.createSession({ id, name: `w${worker}-${i}`, agent: "a", cwd: "/" });
   const run = store.startRun(id, { prompt: "p", ownerPid: process.pid });
-  store.finishRun(run, { status: "completed", output: `out ${i}`, usage: emptyUsage(), exitCode: 0, toolCount: 0, messages: [{ role: "user", text: "p" }], stderrTail: "", durationMs: 1 });
+  store.finishRun(run, {
+    status: "completed",
+    output: `out ${i}`,
+    usage: emptyUsage(),
+    exitCode: 0,
+    toolCount: 0,
+    messages: [{ role: "user", text: "p" }],
+    stderrTail: "",
+    durationMs: 1,
+  });
 }

@@ -22,7 +22,10 @@ export type Pane = {
 const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
 /** Runs `argv` in `cwd` in a fresh pane; afterwards the pane shows `EXIT=<code>` and stays open. */
-export function openPane(argv: string[], o: { cols: number; rows: number; cwd: string; env: Record<string, string>; clear?: boolean }): Pane {
+export function openPane(
+  argv: string[],
+  o: { cols: number; rows: number; cwd: string; env: Record<string, string>; clear?: boolean },
+): Pane {
   const socket = `subagents-test-${process.pid}-${++serial}`;
   const tmux = (...args: string[]) => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
   const env = Object.entries({ ...o.env, TERM: "xterm-256color" }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);

@@ -41,12 +41,25 @@ export function startSupervisor(data: string, job: Job): { pid: number; log: str
   fs.writeFileSync(jobFile, JSON.stringify({ ...job, log }), { mode: 0o600 });
   const out = fs.openSync(log, "a", 0o600);
   const [cmd, ...args] = selfCommand();
-  const child = spawn(cmd, [...args, jobFile], { cwd: job.cwd, detached: true, stdio: ["ignore", out, out], env: { ...process.env, SUBAGENTS_ROLE: "supervisor" } });
+  const child = spawn(cmd, [...args, jobFile], {
+    cwd: job.cwd,
+    detached: true,
+    stdio: ["ignore", out, out],
+    env: { ...process.env, SUBAGENTS_ROLE: "supervisor" },
+  });
   fs.closeSync(out);
   child.unref();
   const pid = child.pid;
   if (pid === undefined) throw new Error("cannot start the background supervisor");
-  const record: OwnerRecord = { pid, startTime: procStartTime(pid), role: "supervisor", socket: "", sessions: job.inputs.map((t) => t.sessionId), log, startedAt: Date.now() };
+  const record: OwnerRecord = {
+    pid,
+    startTime: procStartTime(pid),
+    role: "supervisor",
+    socket: "",
+    sessions: job.inputs.map((t) => t.sessionId),
+    log,
+    startedAt: Date.now(),
+  };
   try {
     // "wx": if the supervisor already registered itself (with its socket), its record stays.
     fs.writeFileSync(ownerFile(data, pid), JSON.stringify(record), { flag: "wx", mode: 0o600 });
@@ -71,7 +84,12 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   const ctx = cliContext(job.cwd);
   const engine = buildEngine(ctx, job.cwd);
   const data = dataDir(ctx);
-  const owner = await startOwner(data, "supervisor", job.inputs.map((t) => t.sessionId), { log: job.log, waiting: waitingOf(job.inputs) });
+  const owner = await startOwner(
+    data,
+    "supervisor",
+    job.inputs.map((t) => t.sessionId),
+    { log: job.log, waiting: waitingOf(job.inputs) },
+  );
   // A signal to a detached supervisor is the machine or the user's session going away, not a cancel (that goes
   // through `subagents cancel`): its tasks are recorded interrupted, as when pi shuts down.
   const interrupt = trapSignals({ reason: ownerShutdown() });
@@ -84,20 +102,36 @@ export async function runSupervisor(argv: string[]): Promise<number> {
   if (limit) log(`supervisor: ${limit.message}`);
   try {
     // Nobody sits at a background run: its children's questions wait for `subagents answer` (up to askTimeout).
-    const run = caps.runner(engine.settings, owner.wrap((input, hooks) => runTask(engine, input, hooks), (t) => effectiveTimeout(engine, t)));
-    const remoteAsk = { notify: (q: AskRequest) => log(`? ${q.label} (session ${q.sessionId}) asks: ${questionText(q)} — answer with: subagents answer ${q.sessionId} "…"`) };
-    await runScheduled(job.inputs, job.concurrency ?? engine.settings.concurrency, (input, hooks) => run(input, { ...hooks, remoteAsk }), {
-      rateLimitWaitSec: engine.settings.rateLimitWait,
-      maxMessages: engine.settings.maxMessages,
-      maxCost: job.maxCost,
-      signal: interrupt.signal,
-      onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),
-      onTaskEvent: (i, _state, ev) => appendEvent(logs[i], ev),
-      onTaskEnd: (i, o) => {
-        log(statusLine(o));
-        appendEnd(logs[i], o);
+    const run = caps.runner(
+      engine.settings,
+      owner.wrap(
+        (input, hooks) => runTask(engine, input, hooks),
+        (t) => effectiveTimeout(engine, t),
+      ),
+    );
+    const remoteAsk = {
+      notify: (q: AskRequest) =>
+        log(
+          `? ${q.label} (session ${q.sessionId}) asks: ${questionText(q)} — answer with: subagents answer ${q.sessionId} "…"`,
+        ),
+    };
+    await runScheduled(
+      job.inputs,
+      job.concurrency ?? engine.settings.concurrency,
+      (input, hooks) => run(input, { ...hooks, remoteAsk }),
+      {
+        rateLimitWaitSec: engine.settings.rateLimitWait,
+        maxMessages: engine.settings.maxMessages,
+        maxCost: job.maxCost,
+        signal: interrupt.signal,
+        onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),
+        onTaskEvent: (i, _state, ev) => appendEvent(logs[i], ev),
+        onTaskEnd: (i, o) => {
+          log(statusLine(o));
+          appendEnd(logs[i], o);
+        },
       },
-    });
+    );
     await settleHooks(engine);
   } finally {
     owner.close();

@@ -23,7 +23,10 @@ export async function cmdAnswer(argv: string[]): Promise<number> {
     console.log(ANSWER_HELP);
     return EXIT.ok;
   }
-  if (positionals.length !== 2) throw new UsageError(`answer: expected ID and "text" (got ${positionals.length} argument${positionals.length === 1 ? "" : "s"}). See 'subagents answer --help'.`);
+  if (positionals.length !== 2)
+    throw new UsageError(
+      `answer: expected ID and "text" (got ${positionals.length} argument${positionals.length === 1 ? "" : "s"}). See 'subagents answer --help'.`,
+    );
   const [id, raw] = positionals;
   const text = raw === "-" ? fs.readFileSync(0, "utf8").trim() : raw;
   if (!text.trim()) throw new UsageError("answer: the answer is empty.");

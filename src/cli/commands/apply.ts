@@ -14,7 +14,8 @@ export async function cmdApply(argv: string[]): Promise<number> {
     console.log(APPLY_HELP);
     return EXIT.ok;
   }
-  if (positionals.length !== 1) throw new UsageError(`apply: expected one session ID (got ${positionals.length}). See 'subagents help apply'.`);
+  if (positionals.length !== 1)
+    throw new UsageError(`apply: expected one session ID (got ${positionals.length}). See 'subagents help apply'.`);
   const id = positionals[0];
   const cwd = path.resolve(values.cwd ?? process.cwd());
   const record = openStore(cliContext(cwd)).getSession(id);
@@ -26,19 +27,29 @@ export async function cmdApply(argv: string[]): Promise<number> {
   const top = await git(["rev-parse", "--show-toplevel"], cwd);
   if (top.code !== 0) throw new UsageError(`apply: ${cwd} is not inside a git repository.`);
   if ((await git(["rev-parse", "--verify", "-q", `refs/heads/${iso.branch}`], cwd)).code !== 0) {
-    throw new UsageError(`apply: branch ${iso.branch} is not in the repository at ${top.stdout.trim()} (deleted, or another repository).`);
+    throw new UsageError(
+      `apply: branch ${iso.branch} is not in the repository at ${top.stdout.trim()} (deleted, or another repository).`,
+    );
   }
   const pick = !!values["cherry-pick"];
   const args = pick ? ["cherry-pick", `${iso.base}..${iso.branch}`] : ["merge", "--no-edit", iso.branch];
   const r = await git(args, cwd);
   if (r.code === 0) {
-    console.log(`Applied ${iso.branch} (${iso.diffstat}) ${pick ? "by cherry-pick" : "by merge"} to ${top.stdout.trim()}.`);
+    console.log(
+      `Applied ${iso.branch} (${iso.diffstat}) ${pick ? "by cherry-pick" : "by merge"} to ${top.stdout.trim()}.`,
+    );
     return EXIT.ok;
   }
   const conflicted = (await git(["diff", "--name-only", "--diff-filter=U"], cwd)).stdout.split("\n").filter(Boolean);
   if (conflicted.length) {
-    process.stderr.write(`subagents: apply: conflict applying ${iso.branch} in ${conflicted.length} file(s):\n${conflicted.map((f) => `  ${f}\n`).join("")}`);
-    process.stderr.write(pick ? "Resolve them, then 'git add' them and 'git cherry-pick --continue'; or undo with 'git cherry-pick --abort'.\n" : "Resolve them, then 'git add' them and 'git commit'; or undo with 'git merge --abort'.\n");
+    process.stderr.write(
+      `subagents: apply: conflict applying ${iso.branch} in ${conflicted.length} file(s):\n${conflicted.map((f) => `  ${f}\n`).join("")}`,
+    );
+    process.stderr.write(
+      pick
+        ? "Resolve them, then 'git add' them and 'git cherry-pick --continue'; or undo with 'git cherry-pick --abort'.\n"
+        : "Resolve them, then 'git add' them and 'git commit'; or undo with 'git merge --abort'.\n",
+    );
   } else {
     process.stderr.write(`subagents: apply: git ${args[0]} refused: ${(r.stderr || r.stdout).trim()}\n`);
   }

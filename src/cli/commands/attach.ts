@@ -37,7 +37,12 @@ function detachSignal(): { promise: Promise<"detached">; dispose(): void } {
 }
 
 /** Follows the session's owner until the run ends ("ended") or the user detaches. */
-async function follow(c: ControlContext, id: string, show: (m: WatchMessage) => void, detach: Promise<"detached">): Promise<"ended" | "detached"> {
+async function follow(
+  c: ControlContext,
+  id: string,
+  show: (m: WatchMessage) => void,
+  detach: Promise<"detached">,
+): Promise<"ended" | "detached"> {
   for (;;) {
     const state = c.state(id);
     if (state.kind !== "active") return "ended";
@@ -78,7 +83,17 @@ export async function cmdAttach(argv: string[]): Promise<number> {
   let view: WindowView | null = null;
   const queuedView = (): WindowView => {
     const s = c.store.getSession(id);
-    return { name: s?.name || id, sessionId: id, profile: s?.agent, status: "queued", toolCount: 0, elapsedMs: 0, timeoutSec: 0, cost: 0, lines: [] };
+    return {
+      name: s?.name || id,
+      sessionId: id,
+      profile: s?.agent,
+      status: "queued",
+      toolCount: 0,
+      elapsedMs: 0,
+      timeoutSec: 0,
+      cost: 0,
+      lines: [],
+    };
   };
   const live = tty ? new LiveDisplay(() => (view ? [view] : []), { maxLines, style }) : null;
   let announced = false;
@@ -89,7 +104,11 @@ export async function cmdAttach(argv: string[]): Promise<number> {
     // Not a terminal: a start line once, then the events as they come.
     if (!announced && m.type !== "line") {
       announced = true;
-      console.log(view.status === "queued" ? `○ ${view.name}: queued (session: ${id})` : startLine(view.name, view.profile, id, style));
+      console.log(
+        view.status === "queued"
+          ? `○ ${view.name}: queued (session: ${id})`
+          : startLine(view.name, view.profile, id, style),
+      );
       // What it did before we came: its window's lines (the events from here on follow one per line).
       for (const l of view.lines) console.log(`  ${l}`);
     }
@@ -112,7 +131,9 @@ export async function cmdAttach(argv: string[]): Promise<number> {
   if (how === "ended") detach.dispose();
   if (how === "detached") {
     live?.stop();
-    process.stderr.write(`Detached from ${id}; it keeps running. Again: subagents attach ${id} · collect: subagents wait ${id}\n`);
+    process.stderr.write(
+      `Detached from ${id}; it keeps running. Again: subagents attach ${id} · collect: subagents wait ${id}\n`,
+    );
     return EXIT.ok;
   }
   // The owner lets go of a task right after recording its end; a dead owner's run is recovered as interrupted.

@@ -26,7 +26,8 @@ export async function cmdCancel(argv: string[]): Promise<number> {
     console.log(CANCEL_HELP);
     return EXIT.ok;
   }
-  if (values.all === (positionals.length > 0)) throw new UsageError("cancel: give session IDs or --all. See 'subagents cancel --help'.");
+  if (values.all === positionals.length > 0)
+    throw new UsageError("cancel: give session IDs or --all. See 'subagents cancel --help'.");
   const c = controlContext();
   let failed = false;
   const fail = (msg: string) => {
@@ -57,7 +58,9 @@ export async function cmdCancel(argv: string[]): Promise<number> {
       continue;
     }
     await endProcesses(c.ctx.host, realClock, kept);
-    console.log(`ended ${kept.length} process${kept.length === 1 ? "" : "es"} kept by ${id}: ${kept.map((p) => p.pid).join(", ")}`);
+    console.log(
+      `ended ${kept.length} process${kept.length === 1 ? "" : "es"} kept by ${id}: ${kept.map((p) => p.pid).join(", ")}`,
+    );
   }
   return failed ? EXIT.taskFailed : EXIT.ok;
 }

@@ -7,12 +7,32 @@ import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { BUILTIN_KEY, FACTORIES_KEY, LOADER_KEY, STUB_MARK } from "../../embedded/builtin-extension.ts";
-import { checkHooks, emptyHookReport, HookShapeError, hookPiSource, QUICKJS_KEY, QUICKJS_WASM } from "../../embedded/pi-hooks.ts";
+import {
+  checkHooks,
+  emptyHookReport,
+  HookShapeError,
+  hookPiSource,
+  QUICKJS_KEY,
+  QUICKJS_WASM,
+} from "../../embedded/pi-hooks.ts";
 import { nativeFetchOfferJs } from "../../embedded/native-fetch.ts";
 import { installLazyValidators, TYPEBOX_VALUE_KEY, VALIDATOR_KEY } from "../../embedded/lazy-validators.ts";
 import { installRevisionMemo, REVISION_MEMO_KEY } from "../../embedded/revision-memo.ts";
 import { childExtensionSource } from "../../host/child-extension-path.ts";
-import { COMPILED_EXE, FAILED, LOCK, lockFor, READY, readFailure, readLock, tail, WORK_PREFIX, writeFailure, writeLock, writeSource } from "../../host/compiled-pi-state.ts";
+import {
+  COMPILED_EXE,
+  FAILED,
+  LOCK,
+  lockFor,
+  READY,
+  readFailure,
+  readLock,
+  tail,
+  WORK_PREFIX,
+  writeFailure,
+  writeLock,
+  writeSource,
+} from "../../host/compiled-pi-state.ts";
 import { isZombie, pidAlive } from "../../host/process-identity.ts";
 import { readPiPackage } from "../../host/pi-discovery.ts";
 import { versionLine } from "../version-info.ts";
@@ -126,15 +146,18 @@ export async function cmdCompilePi(argv: string[]): Promise<number> {
         {
           name: "pi-bundle-hooks",
           setup(build) {
-            build.onLoad({ filter: /[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/ }, ({ path: file }) => {
-              const source = fs.readFileSync(file, "utf8");
-              try {
-                return { contents: hookPiSource(file, source, found), loader: "js" };
-              } catch (err) {
-                shapeProblem = true; // the hooks do not fit this pi (Bun reports it as "Bundle failed")
-                throw err;
-              }
-            });
+            build.onLoad(
+              { filter: /[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/ },
+              ({ path: file }) => {
+                const source = fs.readFileSync(file, "utf8");
+                try {
+                  return { contents: hookPiSource(file, source, found), loader: "js" };
+                } catch (err) {
+                  shapeProblem = true; // the hooks do not fit this pi (Bun reports it as "Bundle failed")
+                  throw err;
+                }
+              },
+            );
           },
         },
       ],
@@ -149,8 +172,21 @@ export async function cmdCompilePi(argv: string[]): Promise<number> {
   } catch (err) {
     const text = describeError(err);
     const shape = shapeProblem && !(err instanceof HookShapeError);
-    const reason = tail(shape ? `pi (${pkgDir}) does not have the shape this build hooks:\n  ${text.split("\n").filter((l) => l !== "Bundle failed").join("\n  ")}` : text);
-    writeFailure(out, { at: Date.now(), reason, build: versionLine(), final: err instanceof HookShapeError || shapeProblem, attempts: (readFailure(out)?.attempts ?? 0) + 1 });
+    const reason = tail(
+      shape
+        ? `pi (${pkgDir}) does not have the shape this build hooks:\n  ${text
+            .split("\n")
+            .filter((l) => l !== "Bundle failed")
+            .join("\n  ")}`
+        : text,
+    );
+    writeFailure(out, {
+      at: Date.now(),
+      reason,
+      build: versionLine(),
+      final: err instanceof HookShapeError || shapeProblem,
+      attempts: (readFailure(out)?.attempts ?? 0) + 1,
+    });
     return EXIT.taskFailed;
   } finally {
     fs.rmSync(work, { recursive: true, force: true });

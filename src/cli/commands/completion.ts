@@ -11,9 +11,73 @@ Prints a completion script for your shell. Install it with:
 
 /** Every command and its options (the CLI test checks this list against the commands main.ts knows). */
 export const COMPLETIONS: Record<string, string[]> = {
-  delegate: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
-  flow: ["--name", "--profile", "--model", "--cwd", "--timeout", "--concurrency", "--file", "--resume", "--tasks", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
-  run: ["--session", "--cwd", "--model", "--timeout", "--json", "--quiet", "--no-color", "--background", "--isolation", "--sandbox", "--runner", "--runtime", "--gate", "--gate-timeout", "--gate-retries", "--fork", "--help"],
+  delegate: [
+    "--name",
+    "--profile",
+    "--model",
+    "--cwd",
+    "--timeout",
+    "--concurrency",
+    "--file",
+    "--resume",
+    "--tasks",
+    "--json",
+    "--quiet",
+    "--no-color",
+    "--background",
+    "--isolation",
+    "--sandbox",
+    "--runner",
+    "--runtime",
+    "--gate",
+    "--gate-timeout",
+    "--gate-retries",
+    "--fork",
+    "--help",
+  ],
+  flow: [
+    "--name",
+    "--profile",
+    "--model",
+    "--cwd",
+    "--timeout",
+    "--concurrency",
+    "--file",
+    "--resume",
+    "--tasks",
+    "--json",
+    "--quiet",
+    "--no-color",
+    "--background",
+    "--isolation",
+    "--sandbox",
+    "--runner",
+    "--runtime",
+    "--gate",
+    "--gate-timeout",
+    "--gate-retries",
+    "--fork",
+    "--help",
+  ],
+  run: [
+    "--session",
+    "--cwd",
+    "--model",
+    "--timeout",
+    "--json",
+    "--quiet",
+    "--no-color",
+    "--background",
+    "--isolation",
+    "--sandbox",
+    "--runner",
+    "--runtime",
+    "--gate",
+    "--gate-timeout",
+    "--gate-retries",
+    "--fork",
+    "--help",
+  ],
   output: ["--json", "--no-color", "--help"],
   session: ["--json", "--no-color", "--help"],
   sessions: ["--limit", "--wide", "--json", "--no-color", "--running", "--help"],
@@ -85,10 +149,18 @@ if [ "$funcstack[1]" = "_subagents" ]; then _subagents "$@"; else compdef _subag
 }
 
 function fish(): string {
-  const lines = ["# fish completion for subagents", "complete -c subagents -f", `complete -c subagents -n __fish_use_subcommand -a "${commands()}"`];
+  const lines = [
+    "# fish completion for subagents",
+    "complete -c subagents -f",
+    `complete -c subagents -n __fish_use_subcommand -a "${commands()}"`,
+  ];
   for (const [cmd, opts] of Object.entries(COMPLETIONS)) {
     for (const o of opts) {
-      lines.push(o.startsWith("--") ? `complete -c subagents -n "__fish_seen_subcommand_from ${cmd}" -l ${o.slice(2)}` : `complete -c subagents -n "__fish_seen_subcommand_from ${cmd}" -a ${o}`);
+      lines.push(
+        o.startsWith("--")
+          ? `complete -c subagents -n "__fish_seen_subcommand_from ${cmd}" -l ${o.slice(2)}`
+          : `complete -c subagents -n "__fish_seen_subcommand_from ${cmd}" -a ${o}`,
+      );
     }
   }
   return `${lines.join("\n")}\n`;
@@ -104,7 +176,8 @@ export function cmdCompletion(argv: string[]): number {
   }
   const shell = positionals[0];
   const make = shell === undefined ? undefined : SHELLS[shell];
-  if (!make || positionals.length > 1) throw new UsageError(`completion: name one shell: bash, zsh or fish. See 'subagents completion --help'.`);
+  if (!make || positionals.length > 1)
+    throw new UsageError(`completion: name one shell: bash, zsh or fish. See 'subagents completion --help'.`);
   process.stdout.write(make());
   return EXIT.ok;
 }

@@ -30,7 +30,8 @@ function readTasksFile(source: string): unknown {
     return JSON.parse(text);
   } catch (err) {
     // YAML reads JSON too, but JSON's own message is the clearer one for a file that was meant as JSON.
-    if (/^\s*[[{]/.test(text)) throw new UsageError(`delegate: --tasks ${source} is not valid JSON: ${(err as Error).message}`);
+    if (/^\s*[[{]/.test(text))
+      throw new UsageError(`delegate: --tasks ${source} is not valid JSON: ${(err as Error).message}`);
   }
   try {
     return parseYaml(text);
@@ -43,36 +44,43 @@ function readTasksFile(source: string): unknown {
 export type FlowSource = (cwd: string, positionals: string[], json: boolean) => Record<string, unknown> | null;
 
 export const DELEGATE_OPTIONS = {
-    name: { type: "string", multiple: true },
-    profile: { type: "string" },
-    model: { type: "string" },
-    cwd: { type: "string" },
-    timeout: { type: "string" },
-    concurrency: { type: "string" },
-    file: { type: "string", multiple: true },
-    resume: { type: "string" },
-    tasks: { type: "string" },
-    json: { type: "boolean" },
-    quiet: { type: "boolean", short: "q" },
-    "no-color": { type: "boolean" },
-    background: { type: "boolean" },
-    isolation: { type: "string" },
-    ...GATE_OPTIONS,
-    ...ENGINE_OPTIONS,
-    ...BUDGET_OPTIONS,
-    "max-total-cost": { type: "string" },
+  name: { type: "string", multiple: true },
+  profile: { type: "string" },
+  model: { type: "string" },
+  cwd: { type: "string" },
+  timeout: { type: "string" },
+  concurrency: { type: "string" },
+  file: { type: "string", multiple: true },
+  resume: { type: "string" },
+  tasks: { type: "string" },
+  json: { type: "boolean" },
+  quiet: { type: "boolean", short: "q" },
+  "no-color": { type: "boolean" },
+  background: { type: "boolean" },
+  isolation: { type: "string" },
+  ...GATE_OPTIONS,
+  ...ENGINE_OPTIONS,
+  ...BUDGET_OPTIONS,
+  "max-total-cost": { type: "string" },
 } as const;
 
 type DelegateValues = ReturnType<typeof parse<typeof DELEGATE_OPTIONS>>["values"];
 
 /** The command line as the call module's request (null: nothing to run, e.g. `flow` listed the workflows). */
-export function delegateRequest(values: DelegateValues, positionals: string[], flow?: FlowSource): { request: CallRequest; profileFlag?: string } | null {
+export function delegateRequest(
+  values: DelegateValues,
+  positionals: string[],
+  flow?: FlowSource,
+): { request: CallRequest; profileFlag?: string } | null {
   const shellCwd = path.resolve(values.cwd ?? process.cwd());
-  if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
+  if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory())
+    throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
   const defaults = callDefaults("delegate", shellCwd, values);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
   if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {
-    throw new UsageError(`delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`);
+    throw new UsageError(
+      `delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`,
+    );
   }
 
   let params: DelegateParams;
@@ -80,20 +88,33 @@ export function delegateRequest(values: DelegateValues, positionals: string[], f
   if (preset === null) return null;
   try {
     if (preset) {
-      if (values.tasks !== undefined) throw new UsageError("flow: --tasks does not apply: the workflow gives the tasks.");
+      if (values.tasks !== undefined)
+        throw new UsageError("flow: --tasks does not apply: the workflow gives the tasks.");
       params = parseDelegateParams(preset);
     } else if (values.tasks !== undefined) {
-      if (positionals.length) throw new UsageError("delegate: give tasks either as arguments or with --tasks, not both.");
+      if (positionals.length)
+        throw new UsageError("delegate: give tasks either as arguments or with --tasks, not both.");
       params = parseDelegateParams(readTasksFile(values.tasks));
     } else {
-      if (!positionals.length) throw new UsageError('delegate: no task given. Example: subagents delegate "summarize README.md" "list the TODOs"');
-      if (positionals.length > MAX_TASKS) throw new UsageError(`delegate: ${positionals.length} tasks given; at most ${MAX_TASKS} tasks per call.`);
+      if (!positionals.length)
+        throw new UsageError(
+          'delegate: no task given. Example: subagents delegate "summarize README.md" "list the TODOs"',
+        );
+      if (positionals.length > MAX_TASKS)
+        throw new UsageError(`delegate: ${positionals.length} tasks given; at most ${MAX_TASKS} tasks per call.`);
       const names = values.name ?? [];
-      if (names.length > positionals.length) throw new UsageError(`delegate: ${names.length} --name flags for ${positionals.length} tasks.`);
-      if (values.resume && positionals.length !== 1) throw new UsageError("delegate: --resume continues one session: give exactly one task with it.");
+      if (names.length > positionals.length)
+        throw new UsageError(`delegate: ${names.length} --name flags for ${positionals.length} tasks.`);
+      if (values.resume && positionals.length !== 1)
+        throw new UsageError("delegate: --resume continues one session: give exactly one task with it.");
       const files: FileSpec[] | undefined = values.file?.length ? values.file : undefined;
       params = parseDelegateParams({
-        tasks: positionals.map((prompt, i) => ({ name: names[i] ?? `task-${i + 1}`, prompt, ...(files ? { files } : {}), ...(values.resume ? { resume: values.resume } : {}) })),
+        tasks: positionals.map((prompt, i) => ({
+          name: names[i] ?? `task-${i + 1}`,
+          prompt,
+          ...(files ? { files } : {}),
+          ...(values.resume ? { resume: values.resume } : {}),
+        })),
       });
     }
   } catch (err) {
@@ -131,6 +152,11 @@ export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<nu
   const prepared = await prepareCall(engine, request, cliFront("delegate", engine, caps, values.fork));
   if ("refusal" in prepared) throw refusalError("delegate", prepared.refusal);
   const { inputs } = prepared;
-  if (request.background) return startBackground(ctx, { cwd: shellCwd, concurrency: request.concurrency, inputs, maxCost: request.maxCost }, !!values.json);
+  if (request.background)
+    return startBackground(
+      ctx,
+      { cwd: shellCwd, concurrency: request.concurrency, inputs, maxCost: request.maxCost },
+      !!values.json,
+    );
   return runLive(ctx, engine, caps, inputs, { ...values, concurrency: request.concurrency, maxCost: request.maxCost });
 }

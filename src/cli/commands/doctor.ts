@@ -2,7 +2,17 @@
 // Exit 0 when nothing is ✗, 1 otherwise, so scripts and CI can gate on it. Never prints a secret.
 import * as path from "node:path";
 import { parse } from "../flags/args.ts";
-import { childPiCheck, databaseCheck, extensionCheck, modelCheck, profilesCheck, settingsCheck, terminalCheck, versionCheck, type Check } from "../doctor/checks.ts";
+import {
+  childPiCheck,
+  databaseCheck,
+  extensionCheck,
+  modelCheck,
+  profilesCheck,
+  settingsCheck,
+  terminalCheck,
+  versionCheck,
+  type Check,
+} from "../doctor/checks.ts";
 import { cliContext } from "../engine.ts";
 import { runnerCheck, sandboxCheck } from "../doctor/engines.ts";
 import { runtimesCheck } from "../doctor/runtimes.ts";
@@ -42,7 +52,8 @@ export function cmdDoctor(argv: string[]): number {
     console.log(DOCTOR_HELP);
     return EXIT.ok;
   }
-  if (positionals.length) throw new UsageError(`doctor: unexpected argument "${positionals[0]}". See 'subagents doctor --help'.`);
+  if (positionals.length)
+    throw new UsageError(`doctor: unexpected argument "${positionals[0]}". See 'subagents doctor --help'.`);
   const cwd = path.resolve(values.cwd ?? process.cwd());
   const ctx = cliContext(cwd);
   const checks: Check[] = [

@@ -11,8 +11,15 @@ function flowParams(cwd: string, positionals: string[], json: boolean): Record<s
   if (!positionals.length) {
     const all = discoverWorkflows(ctx.host, ctx.agentDir, cwd);
     if (json) for (const w of all) console.log(JSON.stringify({ type: "workflow", ...w }));
-    else if (!all.length) console.log("No workflows. Save one as .pi/workflows/NAME.yaml (this project) or <agentDir>/workflows/NAME.yaml.");
-    else for (const w of all) console.log(`${w.name.padEnd(20)} ${w.source.padEnd(8)} ${w.problem ? `✗ ${w.problem}` : `${w.taskCount} task${w.taskCount === 1 ? "" : "s"}${w.description ? ` — ${w.description}` : ""}`}  ${w.file}`);
+    else if (!all.length)
+      console.log(
+        "No workflows. Save one as .pi/workflows/NAME.yaml (this project) or <agentDir>/workflows/NAME.yaml.",
+      );
+    else
+      for (const w of all)
+        console.log(
+          `${w.name.padEnd(20)} ${w.source.padEnd(8)} ${w.problem ? `✗ ${w.problem}` : `${w.taskCount} task${w.taskCount === 1 ? "" : "s"}${w.description ? ` — ${w.description}` : ""}`}  ${w.file}`,
+        );
     return null;
   }
   const [name, ...words] = positionals;
@@ -20,7 +27,9 @@ function flowParams(cwd: string, positionals: string[], json: boolean): Record<s
     const { params, workflow } = loadWorkflow(ctx.host, ctx.agentDir, cwd, name, words.join(" "));
     // The same rule as project agents: a repository's files run only if the settings do not forbid it.
     if (workflow.source === "project" && ctx.settings.projectAgents === "deny") {
-      throw new UsageError(`flow: project workflow "${name}" (${workflow.file}) is not allowed: settings subagents.projectAgents is "deny".`);
+      throw new UsageError(
+        `flow: project workflow "${name}" (${workflow.file}) is not allowed: settings subagents.projectAgents is "deny".`,
+      );
     }
     return params;
   } catch (err) {

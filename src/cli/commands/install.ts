@@ -16,11 +16,15 @@ import { extensionSource, installedBundle, installedStub } from "../installed.ts
 /** Where `install --bin` puts the executable (also install.sh's default). */
 const defaultBinDir = () => path.join(process.env.HOME ?? "", ".local", "bin");
 
-const onPath = (dir: string) => (process.env.PATH ?? "").split(path.delimiter).some((d) => d && path.resolve(d) === path.resolve(dir));
+const onPath = (dir: string) =>
+  (process.env.PATH ?? "").split(path.delimiter).some((d) => d && path.resolve(d) === path.resolve(dir));
 
 /** Copies this executable to <dir>/subagents (write then rename: a running copy there keeps working). */
 function installBinary(dir: string): void {
-  if (!isCompiledBinary()) throw new ConfigError("install --bin copies the compiled executable: run it from dist/subagents or a release, not from source.");
+  if (!isCompiledBinary())
+    throw new ConfigError(
+      "install --bin copies the compiled executable: run it from dist/subagents or a release, not from source.",
+    );
   const target = path.join(dir, process.platform === "win32" ? "subagents.exe" : "subagents");
   if (path.resolve(target) === path.resolve(process.execPath)) {
     console.log(`${target} is this executable already.`);
@@ -40,13 +44,19 @@ function installBinary(dir: string): void {
 }
 
 export function cmdInstall(argv: string[]): number {
-  const { values, positionals } = parse("install", argv, { uninstall: { type: "boolean" }, bin: { type: "boolean" }, prefix: { type: "string" } });
+  const { values, positionals } = parse("install", argv, {
+    uninstall: { type: "boolean" },
+    bin: { type: "boolean" },
+    prefix: { type: "string" },
+  });
   if (values.help) {
     console.log(INSTALL_HELP);
     return EXIT.ok;
   }
-  if (positionals.length) throw new UsageError(`install: unexpected argument "${positionals[0]}". See 'subagents install --help'.`);
-  if (values.prefix !== undefined && !values.bin) throw new UsageError("install: --prefix goes with --bin. See 'subagents install --help'.");
+  if (positionals.length)
+    throw new UsageError(`install: unexpected argument "${positionals[0]}". See 'subagents install --help'.`);
+  if (values.prefix !== undefined && !values.bin)
+    throw new UsageError("install: --prefix goes with --bin. See 'subagents install --help'.");
   if (values.bin) {
     installBinary(path.resolve(values.prefix ?? defaultBinDir()));
     return EXIT.ok;
@@ -71,14 +81,24 @@ export function cmdInstall(argv: string[]): number {
     writeFileAtomic(bundle, extensionSource());
     writeFileAtomic(target, installedStub(agentDir));
     // Children started inside pi then run this executable's pi (when it is at least as new as the user's pi).
-    if (isCompiledBinary()) writeBinaryRecord(runtimeDir(agentDir), { path: process.execPath, version: pkg.version, piVersion: EMBEDDED_PI_VERSION, bunVersion: Bun.version });
+    if (isCompiledBinary())
+      writeBinaryRecord(runtimeDir(agentDir), {
+        path: process.execPath,
+        version: pkg.version,
+        piVersion: EMBEDDED_PI_VERSION,
+        bunVersion: Bun.version,
+      });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new ConfigError(`cannot write ${target}: ${(err as Error).message}`);
   }
   console.log(`Installed ${target}. Start pi and ask it to use delegate_to_subagents or subagent.`);
-  if (isCompiledBinary()) console.log(`Sub-agents started inside pi run the pi ${EMBEDDED_PI_VERSION} built into ${process.execPath} (unless your pi is newer).`);
+  if (isCompiledBinary())
+    console.log(
+      `Sub-agents started inside pi run the pi ${EMBEDDED_PI_VERSION} built into ${process.execPath} (unless your pi is newer).`,
+    );
   // Offer the other half: this executable on PATH, when it is not there yet.
-  if (isCompiledBinary() && !onPath(path.dirname(process.execPath))) console.log(`To run subagents from anywhere: ${process.execPath} install --bin  (copies it to ${defaultBinDir()})`);
+  if (isCompiledBinary() && !onPath(path.dirname(process.execPath)))
+    console.log(`To run subagents from anywhere: ${process.execPath} install --bin  (copies it to ${defaultBinDir()})`);
   return EXIT.ok;
 }

@@ -61,7 +61,20 @@ function printJson(list: Profile[], d: Discovery, ctx: CliContext, user: UserMod
     const { systemPrompt, apiKey, warnings: _w, ...rest } = p;
     const model = modelOf(p, ctx, user);
     const memory = memoryFile(ctx.host, p, { agentDir: ctx.agentDir, cwd });
-    console.log(JSON.stringify({ type: "profile", ...rest, harness: p.harness ?? "pi", runtime: p.runtime ?? "pi", filePath: p.filePath ?? null, ...(memory ? { memoryFile: memory } : {}), runsOn: model.runsOn, warnings: warningsOf(p, model), hasApiKey: apiKey !== undefined, promptChars: systemPrompt.length }));
+    console.log(
+      JSON.stringify({
+        type: "profile",
+        ...rest,
+        harness: p.harness ?? "pi",
+        runtime: p.runtime ?? "pi",
+        filePath: p.filePath ?? null,
+        ...(memory ? { memoryFile: memory } : {}),
+        runsOn: model.runsOn,
+        warnings: warningsOf(p, model),
+        hasApiKey: apiKey !== undefined,
+        promptChars: systemPrompt.length,
+      }),
+    );
   }
   for (const s of d.shadowed) console.log(JSON.stringify({ type: "shadowed", ...s }));
   for (const x of d.diagnostics) console.log(JSON.stringify({ type: "diagnostic", ...x }));
@@ -77,7 +90,15 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
     const model = m.written === m.runsOn ? m.written : `${m.written}→${m.runsOn}`;
     const warnings = warningsOf(p, m);
     const source = p.source + (d.shadowed.some((s) => s.name === p.name) ? "*" : "");
-    return [p.name, source, harnessOf(p), ...(foreign ? [p.runtime ?? "pi"] : []), model, toolsOf(p), warnings.length ? `⚠ ${warnings.map(shortWarning).join(", ")}` : ""].map(sanitizeLine);
+    return [
+      p.name,
+      source,
+      harnessOf(p),
+      ...(foreign ? [p.runtime ?? "pi"] : []),
+      model,
+      toolsOf(p),
+      warnings.length ? `⚠ ${warnings.map(shortWarning).join(", ")}` : "",
+    ].map(sanitizeLine);
   });
   const columns = [
     { header: "NAME", min: Math.min(20, Math.max(4, ...list.map((p) => p.name.length))), flex: true },
@@ -93,25 +114,37 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
     for (const p of list) {
       const m = modelOf(p, ctx, user);
       console.log("");
-      for (const l of wrap(`${p.name} (${p.source}, ${harnessOf(p)}${p.runtime && p.runtime !== "pi" ? `, runs on ${p.runtime}` : ""}) ${p.filePath ?? "built in"}`, width)) console.log(l);
-      if (p.description) for (const l of wrap(`  ${sanitizeLine(p.description.replace(/\s+/g, " "))}`, width)) console.log(l);
+      for (const l of wrap(
+        `${p.name} (${p.source}, ${harnessOf(p)}${p.runtime && p.runtime !== "pi" ? `, runs on ${p.runtime}` : ""}) ${p.filePath ?? "built in"}`,
+        width,
+      ))
+        console.log(l);
+      if (p.description)
+        for (const l of wrap(`  ${sanitizeLine(p.description.replace(/\s+/g, " "))}`, width)) console.log(l);
       for (const w of warningsOf(p, m)) for (const l of wrap(`  ⚠ ${sanitizeLine(w)}`, width)) console.log(l);
       const budget = budgetLimits(p);
       if (budget) console.log(`  budget: ${budget}`);
       if (p.fallbackModels?.length) console.log(`  fallback models: ${p.fallbackModels.join(", ")}`);
       const memory = memoryFile(ctx.host, p, { agentDir: ctx.agentDir, cwd });
-      if (memory) for (const l of wrap(`  memory (${p.memory}): ${memory}${ctx.host.stat(memory)?.isFile ? "" : " (not written yet)"}`, width)) console.log(l);
+      if (memory)
+        for (const l of wrap(
+          `  memory (${p.memory}): ${memory}${ctx.host.stat(memory)?.isFile ? "" : " (not written yet)"}`,
+          width,
+        ))
+          console.log(l);
     }
   }
   if (d.shadowed.length) {
     console.log("");
-    for (const s of d.shadowed) for (const l of wrap(`* ${s.name}: ${s.file} is shadowed by ${s.by}`, width)) console.log(l);
+    for (const s of d.shadowed)
+      for (const l of wrap(`* ${s.name}: ${s.file} is shadowed by ${s.by}`, width)) console.log(l);
   }
   if (all && d.skipped.length) {
     console.log("");
     for (const s of d.skipped) for (const l of wrap(`- not an agent (${s.reason}): ${s.file}`, width)) console.log(l);
   }
-  for (const x of d.diagnostics) for (const l of wrap(`✗ ${x.file}: ${x.reason}`, width)) process.stderr.write(`${l}\n`);
+  for (const x of d.diagnostics)
+    for (const l of wrap(`✗ ${x.file}: ${x.reason}`, width)) process.stderr.write(`${l}\n`);
   for (const l of wrap(`children run: ${childPiLine(cwd)}`, width)) process.stderr.write(`${l}\n`);
 }
 
@@ -127,7 +160,8 @@ export function cmdProfiles(argv: string[]): number {
     console.log(PROFILES_HELP);
     return EXIT.ok;
   }
-  if (positionals.length) throw new UsageError(`profiles: unexpected argument "${positionals[0]}". See 'subagents profiles --help'.`);
+  if (positionals.length)
+    throw new UsageError(`profiles: unexpected argument "${positionals[0]}". See 'subagents profiles --help'.`);
   const cwd = path.resolve(values.cwd ?? process.cwd());
   const ctx = cliContext(cwd);
   const d = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });

@@ -39,7 +39,8 @@ const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, 
 /** "30d" → milliseconds. */
 export function parseAge(raw: string): number {
   const m = /^(\d+(?:\.\d+)?)([mhdw])$/.exec(raw.trim());
-  if (!m || Number(m[1]) <= 0) throw new UsageError(`prune: --older-than must look like 30d, 12h, 90m or 2w (got "${raw}").`);
+  if (!m || Number(m[1]) <= 0)
+    throw new UsageError(`prune: --older-than must look like 30d, 12h, 90m or 2w (got "${raw}").`);
   return Number(m[1]) * UNITS[m[2]];
 }
 
@@ -53,10 +54,13 @@ function parseKeep(raw: string): number {
  * the session id qualify — a resumed or imported session may point at a file we must not delete. */
 function sessionFileOf(agentDir: string, c: PruneCandidate): string | undefined {
   const file = c.sessionFile ?? childSessionFile(agentDir, c.cwd, c.agent, c.id);
-  return path.basename(file).includes(c.id) && fs.statSync(file, { throwIfNoEntry: false })?.isFile() ? file : undefined;
+  return path.basename(file).includes(c.id) && fs.statSync(file, { throwIfNoEntry: false })?.isFile()
+    ? file
+    : undefined;
 }
 
-const dbBytes = (file: string) => [file, `${file}-wal`].reduce((n, f) => n + (fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
+const dbBytes = (file: string) =>
+  [file, `${file}-wal`].reduce((n, f) => n + (fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
 
 export async function cmdPrune(argv: string[]): Promise<number> {
   const { values, positionals } = parse("prune", argv, {
@@ -69,9 +73,11 @@ export async function cmdPrune(argv: string[]): Promise<number> {
     console.log(PRUNE_HELP);
     return EXIT.ok;
   }
-  if (positionals.length) throw new UsageError(`prune: unexpected argument "${positionals[0]}". See 'subagents prune --help'.`);
+  if (positionals.length)
+    throw new UsageError(`prune: unexpected argument "${positionals[0]}". See 'subagents prune --help'.`);
   const keep = values.keep === undefined ? undefined : parseKeep(values.keep);
-  const age = values["older-than"] !== undefined ? parseAge(values["older-than"]) : keep === undefined ? UNITS.d * 30 : undefined;
+  const age =
+    values["older-than"] !== undefined ? parseAge(values["older-than"]) : keep === undefined ? UNITS.d * 30 : undefined;
   const ctx = cliContext(process.cwd());
   const store = openStore(ctx);
   const file = dbPath(ctx);
@@ -82,7 +88,13 @@ export async function cmdPrune(argv: string[]): Promise<number> {
   const dryRun = !!values["dry-run"];
   let deleted = candidates;
   let removedFiles = files;
-  let logs = [...sessionLogs(dataDir(ctx), candidates.map((c) => c.id)), ...staleSupervisorLogs(dataDir(ctx), before)];
+  let logs = [
+    ...sessionLogs(
+      dataDir(ctx),
+      candidates.map((c) => c.id),
+    ),
+    ...staleSupervisorLogs(dataDir(ctx), before),
+  ];
   if (!dryRun) {
     const ids = new Set(store.deleteSessions(candidates.map((c) => c.id)));
     deleted = candidates.filter((c) => ids.has(c.id));
@@ -94,28 +106,62 @@ export async function cmdPrune(argv: string[]): Promise<number> {
       removedFiles.push(f);
     }
     // Only the logs of sessions really deleted (one may have started running meanwhile).
-    logs = [...sessionLogs(dataDir(ctx), deleted.map((c) => c.id)), ...staleSupervisorLogs(dataDir(ctx), before)];
+    logs = [
+      ...sessionLogs(
+        dataDir(ctx),
+        deleted.map((c) => c.id),
+      ),
+      ...staleSupervisorLogs(dataDir(ctx), before),
+    ];
     for (const f of logs) fs.rmSync(f, { force: true });
     store.vacuum();
   }
   // Worktrees of isolated tasks whose owner died (SIGKILL): changes kept on their branch, the folder removed.
   const worktrees = dryRun ? 0 : await createWorktreeHost(dataDir(ctx)).cleanStale();
-  const { removed: compiledPis, kept: keptCompiledPis } = pruneCompiledPis({ env: ctx.host.env, cwd: process.cwd(), runtimeDir: runtimeDir(ctx.agentDir), remove: !dryRun });
+  const { removed: compiledPis, kept: keptCompiledPis } = pruneCompiledPis({
+    env: ctx.host.env,
+    cwd: process.cwd(),
+    runtimeDir: runtimeDir(ctx.agentDir),
+    remove: !dryRun,
+  });
   const bytesAfter = dbBytes(file);
   if (values.json) {
-    console.log(JSON.stringify({ dryRun, sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })), files: removedFiles, logs, worktrees, compiledPis, keptCompiledPis, bytesBefore, bytesAfter }));
+    console.log(
+      JSON.stringify({
+        dryRun,
+        sessions: deleted.map(({ id, name, agent, updatedAt, runCount }) => ({ id, name, agent, updatedAt, runCount })),
+        files: removedFiles,
+        logs,
+        worktrees,
+        compiledPis,
+        keptCompiledPis,
+        bytesBefore,
+        bytesAfter,
+      }),
+    );
     return EXIT.ok;
   }
   const verb = dryRun ? "Would delete" : "Deleted";
-  for (const c of deleted) console.log(`${dryRun ? "would delete" : "deleted"}  ${c.id}  ${c.name}  (${c.agent}, ${new Date(c.updatedAt).toISOString().slice(0, 10)})`);
-  const size = dryRun ? `database ${formatBytes(bytesBefore)}` : `database ${formatBytes(bytesBefore)} → ${formatBytes(bytesAfter)}`;
+  for (const c of deleted)
+    console.log(
+      `${dryRun ? "would delete" : "deleted"}  ${c.id}  ${c.name}  (${c.agent}, ${new Date(c.updatedAt).toISOString().slice(0, 10)})`,
+    );
+  const size = dryRun
+    ? `database ${formatBytes(bytesBefore)}`
+    : `database ${formatBytes(bytesBefore)} → ${formatBytes(bytesAfter)}`;
   const logNote = logs.length ? `, ${logs.length} log file(s)` : "";
-  console.log(`${verb} ${deleted.length} session(s) and ${removedFiles.length} session file(s)${logNote}; ${size} (${file}).`);
-  if (worktrees) console.log(`Removed ${worktrees} abandoned worktree(s) of isolated tasks (their changes are on their branches).`);
+  console.log(
+    `${verb} ${deleted.length} session(s) and ${removedFiles.length} session file(s)${logNote}; ${size} (${file}).`,
+  );
+  if (worktrees)
+    console.log(`Removed ${worktrees} abandoned worktree(s) of isolated tasks (their changes are on their branches).`);
   if (compiledPis.length) {
-    for (const c of compiledPis) console.log(`${dryRun ? "would remove" : "removed"}  ${c.dir}  (${formatBytes(c.bytes)})`);
+    for (const c of compiledPis)
+      console.log(`${dryRun ? "would remove" : "removed"}  ${c.dir}  (${formatBytes(c.bytes)})`);
     const total = formatBytes(compiledPis.reduce((n, c) => n + c.bytes, 0));
-    console.log(`${dryRun ? "Would remove" : "Removed"} ${compiledPis.length} compiled pi(s) no longer used by children; ${total} ${dryRun ? "to free" : "freed"}.`);
+    console.log(
+      `${dryRun ? "Would remove" : "Removed"} ${compiledPis.length} compiled pi(s) no longer used by children; ${total} ${dryRun ? "to free" : "freed"}.`,
+    );
   }
   for (const k of keptCompiledPis) console.log(`kept  ${k.dir}  (${k.why})`);
   return EXIT.ok;

@@ -58,10 +58,14 @@ export async function cmdRun(argv: string[]): Promise<number> {
     console.log(RUN_HELP);
     return EXIT.ok;
   }
-  if (positionals.length !== 2) throw new UsageError(`run: expected AGENT and "task" (got ${positionals.length} argument${positionals.length === 1 ? "" : "s"}). See 'subagents help run'.`);
+  if (positionals.length !== 2)
+    throw new UsageError(
+      `run: expected AGENT and "task" (got ${positionals.length} argument${positionals.length === 1 ? "" : "s"}). See 'subagents help run'.`,
+    );
   const [agent, rawTask] = positionals;
   const cwd = path.resolve(values.cwd ?? process.cwd());
-  if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`run: --cwd ${cwd} is not a directory.`);
+  if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
+    throw new UsageError(`run: --cwd ${cwd} is not a directory.`);
   const defaults = callDefaults("run", cwd, values);
 
   const ctx = cliContext(cwd);
@@ -79,7 +83,11 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const name = agent;
   const request = runRequest(agent, task, defaults, values);
-  const prepared = await prepareCall(engine, request, cliFront("run", engine, new CapGuard(undefined, "this invocation"), values.fork));
+  const prepared = await prepareCall(
+    engine,
+    request,
+    cliFront("run", engine, new CapGuard(undefined, "this invocation"), values.fork),
+  );
   if ("refusal" in prepared) throw refusalError("run", prepared.refusal);
   const [input] = prepared.inputs;
   // The id is chosen before the child starts so the owner can list it (wait/steer from elsewhere).
@@ -87,34 +95,40 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const timeoutSec = defaults.timeout;
   if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
   const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
-  const interrupt = trapSignals({ onStop: () => say(style.yellow(STOPPING)), onForce: () => say(style.yellow(FORCED)) });
+  const interrupt = trapSignals({
+    onStop: () => say(style.yellow(STOPPING)),
+    onForce: () => say(style.yellow(FORCED)),
+  });
   let windows: CallWindows | null = null;
   // Children's questions go to the person at this terminal (stderr carries the progress lines here).
   const ask = terminalAsker({ tty: progress && !!process.stderr.isTTY, out: process.stderr });
-  const outcome = await owner.wrap((i, h) => runTask(engine, i, h), (t) => effectiveTimeout(engine, t))(
-    input,
-    {
-      signal: interrupt.signal,
-      ask,
-      onStart: (info) => {
-        sessionId = info.sessionId;
-        windows = new CallWindows([{ name, sessionId, profile: info.agent, timeoutSec: timeoutSec ?? engine.settings.timeout }], 0);
-        windows.start(0, Date.now());
-        if (json) writeJson({ type: "task_start", task: name, sessionId, agent: info.agent });
-        else if (progress) {
-          say(startLine(name, info.agent, sessionId, style));
-          for (const w of info.warnings) say(style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width)));
-        }
-      },
-      onEvent: (state, ev) => {
-        windows?.event(0, state);
-        if (json) {
-          const line = jsonEvent(name, sessionId, ev);
-          if (line) writeJson(line);
-        } else if (progress) for (const line of activityLines(ev)) say(style.dim(clip(`  ${line}`, width)));
-      },
+  const outcome = await owner.wrap(
+    (i, h) => runTask(engine, i, h),
+    (t) => effectiveTimeout(engine, t),
+  )(input, {
+    signal: interrupt.signal,
+    ask,
+    onStart: (info) => {
+      sessionId = info.sessionId;
+      windows = new CallWindows(
+        [{ name, sessionId, profile: info.agent, timeoutSec: timeoutSec ?? engine.settings.timeout }],
+        0,
+      );
+      windows.start(0, Date.now());
+      if (json) writeJson({ type: "task_start", task: name, sessionId, agent: info.agent });
+      else if (progress) {
+        say(startLine(name, info.agent, sessionId, style));
+        for (const w of info.warnings) say(style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width)));
+      }
     },
-  );
+    onEvent: (state, ev) => {
+      windows?.event(0, state);
+      if (json) {
+        const line = jsonEvent(name, sessionId, ev);
+        if (line) writeJson(line);
+      } else if (progress) for (const line of activityLines(ev)) say(style.dim(clip(`  ${line}`, width)));
+    },
+  });
   // Its end hooks run on (bounded by subagents.hooks.timeout); a forced stop ends them.
   await settleHooks(engine);
   interrupt.dispose();
@@ -125,7 +139,8 @@ export async function cmdRun(argv: string[]): Promise<number> {
     writeJson(summaryEvent([outcome]));
   } else {
     if (r.output) process.stdout.write(r.output.endsWith("\n") ? r.output : `${r.output}\n`);
-    const w = windows ?? new CallWindows([{ name, sessionId: outcome.sessionId, profile: outcome.agent, timeoutSec: 0 }], 0);
+    const w =
+      windows ?? new CallWindows([{ name, sessionId: outcome.sessionId, profile: outcome.agent, timeoutSec: 0 }], 0);
     w.end(0, outcome, Date.now());
     if (!windows) w.views[0].elapsedMs = r.durationMs;
     for (const line of endLines(w.views[0], width, style)) say(line);
@@ -135,15 +150,29 @@ export async function cmdRun(argv: string[]): Promise<number> {
 }
 
 /** `run AGENT "task"` as the call module's request: one task named for its agent ("default": pi's defaults). */
-export function runRequest(agent: string, task: string, defaults: CallDefaults, o: { session?: string; background?: boolean }): CallRequest {
-  const t = { name: agent, prompt: task, ...(agent === "default" ? {} : { profile: agent }), ...(o.session ? { resume: o.session } : {}) };
+export function runRequest(
+  agent: string,
+  task: string,
+  defaults: CallDefaults,
+  o: { session?: string; background?: boolean },
+): CallRequest {
+  const t = {
+    name: agent,
+    prompt: task,
+    ...(agent === "default" ? {} : { profile: agent }),
+    ...(o.session ? { resume: o.session } : {}),
+  };
   return { tasks: [t], defaults, background: !!o.background };
 }
 
 /** The lines a window would gain from one event, for `run`'s line-by-line progress. */
 function activityLines(ev: ChildEvent): string[] {
-  if (ev.type === "tool_start" && ev.name !== "subagent_finalize") return [sanitizeLine(toolCallLine(ev.name, ev.args))];
+  if (ev.type === "tool_start" && ev.name !== "subagent_finalize")
+    return [sanitizeLine(toolCallLine(ev.name, ev.args))];
   if (ev.type === "rate_limit") return [rateLimitLine(ev.status, ev.retryAfterMs)];
-  if (ev.type === "retry") return displayLines([`↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${sanitizeLine(ev.errorMessage)}`]);
+  if (ev.type === "retry")
+    return displayLines([
+      `↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${sanitizeLine(ev.errorMessage)}`,
+    ]);
   return [];
 }

@@ -17,7 +17,10 @@ import { colorStyle, streamWidth } from "../terminal/style.ts";
 function sessionArg(command: string, argv: string[], helpText: string) {
   const { values, positionals } = parse(command, argv, { json: { type: "boolean" }, "no-color": { type: "boolean" } });
   if (values.help) return help(helpText);
-  if (positionals.length !== 1) throw new UsageError(`${command}: expected one session ID (got ${positionals.length}). See 'subagents help ${command}'.`);
+  if (positionals.length !== 1)
+    throw new UsageError(
+      `${command}: expected one session ID (got ${positionals.length}). See 'subagents help ${command}'.`,
+    );
   const id = positionals[0];
   const store = openStore(cliContext(process.cwd()));
   const record = store.getSession(id);
@@ -36,7 +39,17 @@ export function cmdOutput(argv: string[]): number {
   const { id, values, record, last } = arg;
   const text = latestOutput(record);
   if (values.json) {
-    console.log(JSON.stringify({ type: "output", sessionId: id, status: last.status, taskName: record.name, runCount: record.runs.length, output: text, error: last.error }));
+    console.log(
+      JSON.stringify({
+        type: "output",
+        sessionId: id,
+        status: last.status,
+        taskName: record.name,
+        runCount: record.runs.length,
+        output: text,
+        error: last.error,
+      }),
+    );
     return exitFor(record);
   }
   // The header goes to stderr: `subagents output ID > result.md` keeps only the output.
@@ -53,7 +66,22 @@ export function cmdSession(argv: string[]): number {
   if (values.json) {
     const messageCount = [...messages.values()].reduce((n, m) => n + m.length, 0);
     const transcript = formatSessionTranscript(record, messages);
-    console.log(JSON.stringify({ type: "session", sessionId: id, status: last.status, taskName: record.name, messageCount, exitCode: last.exitCode, model: last.model, pi: last.pi, runCount: record.runs.length, ...(record.schedule ? { schedule: record.schedule } : {}), ...(last.warnings?.length ? { warnings: last.warnings } : {}), transcript }));
+    console.log(
+      JSON.stringify({
+        type: "session",
+        sessionId: id,
+        status: last.status,
+        taskName: record.name,
+        messageCount,
+        exitCode: last.exitCode,
+        model: last.model,
+        pi: last.pi,
+        runCount: record.runs.length,
+        ...(record.schedule ? { schedule: record.schedule } : {}),
+        ...(last.warnings?.length ? { warnings: last.warnings } : {}),
+        transcript,
+      }),
+    );
     return exitFor(record);
   }
   console.log(transcriptView(record, messages, colorStyle(process.stdout, values["no-color"])).join("\n"));
@@ -62,7 +90,14 @@ export function cmdSession(argv: string[]): number {
 
 /** The columns of `sessions`; `--wide` adds the rest and never shortens. */
 function sessionColumns(style: Style, rows: SessionSummary[], wide: boolean): Column[] {
-  const paint = (status: string) => (status === "completed" ? style.green : status === "error" ? style.red : status === "running" ? style.yellow : (s: string) => s);
+  const paint = (status: string) =>
+    status === "completed"
+      ? style.green
+      : status === "error"
+        ? style.red
+        : status === "running"
+          ? style.yellow
+          : (s: string) => s;
   return [
     { header: "ID" },
     { header: "STATUS", color: (cell, row) => paint(rows[row].status)(cell) },
@@ -76,11 +111,18 @@ function sessionColumns(style: Style, rows: SessionSummary[], wide: boolean): Co
 }
 
 export function cmdSessions(argv: string[]): number {
-  const { values, positionals } = parse("sessions", argv, { limit: { type: "string" }, json: { type: "boolean" }, wide: { type: "boolean", short: "w" }, "no-color": { type: "boolean" }, running: { type: "boolean" } });
+  const { values, positionals } = parse("sessions", argv, {
+    limit: { type: "string" },
+    json: { type: "boolean" },
+    wide: { type: "boolean", short: "w" },
+    "no-color": { type: "boolean" },
+    running: { type: "boolean" },
+  });
   if (values.help) return help(SESSIONS_HELP);
   noPositionals("sessions", positionals);
   const limit = values.limit === undefined ? 20 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`sessions: --limit must be a positive whole number (got "${values.limit}").`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new UsageError(`sessions: --limit must be a positive whole number (got "${values.limit}").`);
   const ctx = cliContext(process.cwd());
   const store = openStore(ctx);
   if (values.running) return listRunning(store, dataDir(ctx), !!values.json);
@@ -106,7 +148,10 @@ export function cmdSessions(argv: string[]): number {
     r.name,
     ...(wide ? [r.cwd] : []),
   ]);
-  const lines = renderTable(sessionColumns(style, rows, wide), cells, { width: wide ? Infinity : streamWidth(process.stdout), style });
+  const lines = renderTable(sessionColumns(style, rows, wide), cells, {
+    width: wide ? Infinity : streamWidth(process.stdout),
+    style,
+  });
   console.log(lines.join("\n"));
   return EXIT.ok;
 }

@@ -23,7 +23,10 @@ export async function cmdSteer(argv: string[]): Promise<number> {
     console.log(STEER_HELP);
     return EXIT.ok;
   }
-  if (positionals.length !== 2) throw new UsageError(`steer: expected ID and "message" (got ${positionals.length} argument${positionals.length === 1 ? "" : "s"}). See 'subagents steer --help'.`);
+  if (positionals.length !== 2)
+    throw new UsageError(
+      `steer: expected ID and "message" (got ${positionals.length} argument${positionals.length === 1 ? "" : "s"}). See 'subagents steer --help'.`,
+    );
   const [id, raw] = positionals;
   const text = raw === "-" ? fs.readFileSync(0, "utf8") : raw;
   if (!text.trim()) throw new UsageError("steer: the message is empty.");

@@ -17,7 +17,12 @@ export type CheckStatus = "ok" | "warn" | "fail";
 export type Check = { name: string; status: CheckStatus; detail: string; fix?: string };
 
 const ok = (name: string, detail: string): Check => ({ name, status: "ok", detail });
-const warn = (name: string, detail: string, fix?: string): Check => ({ name, status: "warn", detail, ...(fix ? { fix } : {}) });
+const warn = (name: string, detail: string, fix?: string): Check => ({
+  name,
+  status: "warn",
+  detail,
+  ...(fix ? { fix } : {}),
+});
 const fail = (name: string, detail: string, fix: string): Check => ({ name, status: "fail", detail, fix });
 
 function readText(file: string): string | null {
@@ -43,7 +48,12 @@ export function versionCheck(): Check {
 
 export function childPiCheck(cwd: string): Check {
   const { line, slow } = childPiStatus(cwd);
-  if (line.startsWith("none")) return fail("children", `no pi for sub-agents: ${line}`, "install pi (npm i -g @earendil-works/pi-coding-agent) or set subagents.childPi in settings.json");
+  if (line.startsWith("none"))
+    return fail(
+      "children",
+      `no pi for sub-agents: ${line}`,
+      "install pi (npm i -g @earendil-works/pi-coding-agent) or set subagents.childPi in settings.json",
+    );
   if (slow) return warn("children", `sub-agents run ${line} — ${slow.detail}`, slow.fix);
   return ok("children", `sub-agents run ${line}`);
 }
@@ -66,7 +76,12 @@ export function modelCheck(ctx: CliContext, cwd: string): Check {
   const project = readJson(path.join(cwd, ".pi", "settings.json")) ?? {};
   const provider = (project.defaultProvider ?? global.defaultProvider) as string | undefined;
   const model = (project.defaultModel ?? global.defaultModel) as string | undefined;
-  if (!provider) return warn("model", "no default model in pi's settings.json: pi picks one from the credentials it finds", "choose one in pi with /model (or set model: in your profiles)");
+  if (!provider)
+    return warn(
+      "model",
+      "no default model in pi's settings.json: pi picks one from the credentials it finds",
+      "choose one in pi with /model (or set model: in your profiles)",
+    );
   const name = `${provider}/${model ?? "(provider default)"}`;
   const source = credentialSource(ctx, provider);
   if (!source) return fail("model", `${name}: no credentials for ${provider}`, credentialsFix(provider));
@@ -114,8 +129,16 @@ export function databaseCheck(ctx: CliContext): Check {
     db.exec("BEGIN IMMEDIATE");
     db.exec("ROLLBACK");
     const size = formatBytes(sizeOf(file));
-    if (version > SCHEMA_VERSION) return fail("database", `${file}: schema ${version} is newer than this build's ${SCHEMA_VERSION}`, "update subagents (a newer version wrote this database)");
-    return ok("database", `${file}, schema ${version}${version < SCHEMA_VERSION ? ` (upgraded to ${SCHEMA_VERSION} on next run)` : ""}, ${size}`);
+    if (version > SCHEMA_VERSION)
+      return fail(
+        "database",
+        `${file}: schema ${version} is newer than this build's ${SCHEMA_VERSION}`,
+        "update subagents (a newer version wrote this database)",
+      );
+    return ok(
+      "database",
+      `${file}, schema ${version}${version < SCHEMA_VERSION ? ` (upgraded to ${SCHEMA_VERSION} on next run)` : ""}, ${size}`,
+    );
   } catch (err) {
     return fail("database", `${file} is not writable: ${(err as Error).message}`, fix);
   } finally {
@@ -127,7 +150,9 @@ export function databaseCheck(ctx: CliContext): Check {
 function piPackageEntry(ctx: CliContext): string | undefined {
   const packages = readJson(path.join(ctx.agentDir, "settings.json"))?.packages;
   if (!Array.isArray(packages)) return undefined;
-  const sources = packages.map((p) => (typeof p === "string" ? p : (p as { source?: unknown })?.source)).filter((s): s is string => typeof s === "string");
+  const sources = packages
+    .map((p) => (typeof p === "string" ? p : (p as { source?: unknown })?.source))
+    .filter((s): s is string => typeof s === "string");
   return sources.find((s) => /(^npm:subagents(@|$))|[/\\]subagents(\.git)?\/?$/.test(s));
 }
 
@@ -135,23 +160,53 @@ export function extensionCheck(ctx: CliContext): Check[] {
   const file = path.join(ctx.agentDir, "extensions", "subagents.js");
   const pkgEntry = piPackageEntry(ctx);
   if (!fs.existsSync(file)) {
-    if (pkgEntry) return [ok("extension", `installed as the pi package ${pkgEntry} (its version is what npm installed)`)];
-    return [warn("extension", `not installed: pi has no delegation tools (${path.dirname(file)} has no subagents.js)`, "subagents install, or pi install npm:subagents")];
+    if (pkgEntry)
+      return [ok("extension", `installed as the pi package ${pkgEntry} (its version is what npm installed)`)];
+    return [
+      warn(
+        "extension",
+        `not installed: pi has no delegation tools (${path.dirname(file)} has no subagents.js)`,
+        "subagents install, or pi install npm:subagents",
+      ),
+    ];
   }
-  if (pkgEntry) return [warn("extension", `installed twice: ${file} and the pi package ${pkgEntry}`, `remove one: subagents install --uninstall, or pi remove ${pkgEntry}`)];
+  if (pkgEntry)
+    return [
+      warn(
+        "extension",
+        `installed twice: ${file} and the pi package ${pkgEntry}`,
+        `remove one: subagents install --uninstall, or pi remove ${pkgEntry}`,
+      ),
+    ];
   let ours: string;
   try {
     ours = extensionSource();
   } catch {
-    return [warn("extension", `${file} installed; this checkout has no built extension to compare with`, "npm run build")];
+    return [
+      warn("extension", `${file} installed; this checkout has no built extension to compare with`, "npm run build"),
+    ];
   }
   const checks: Check[] = [];
-  const same = fs.readFileSync(file, "utf8") === installedStub(ctx.agentDir) && readText(installedBundle(ctx.agentDir)) === ours;
+  const same =
+    fs.readFileSync(file, "utf8") === installedStub(ctx.agentDir) && readText(installedBundle(ctx.agentDir)) === ours;
   if (same) checks.push(ok("extension", `${file}, same as this binary (${pkg.version})`));
-  else checks.push(warn("extension", `${file} differs from this binary's (${pkg.version}): installed by another version`, "subagents install"));
+  else
+    checks.push(
+      warn(
+        "extension",
+        `${file} differs from this binary's (${pkg.version}): installed by another version`,
+        "subagents install",
+      ),
+    );
   const record = readJson(path.join(runtimeDir(ctx.agentDir), "binary.json"));
   if (isCompiledBinary() && record?.path !== process.execPath) {
-    checks.push(warn("binary", `sub-agents inside pi use ${typeof record?.path === "string" ? record.path : "no recorded binary"}, not ${process.execPath}`, "subagents install"));
+    checks.push(
+      warn(
+        "binary",
+        `sub-agents inside pi use ${typeof record?.path === "string" ? record.path : "no recorded binary"}, not ${process.execPath}`,
+        "subagents install",
+      ),
+    );
   }
   return checks;
 }
@@ -163,20 +218,35 @@ export function profilesCheck(ctx: CliContext, cwd: string): Check {
   const builtin = [...profiles.values()].filter((p) => p.source === "builtin").length;
   const where = folders.size ? `agent folders ${[...folders].join(", ")}` : "no agent folders found";
   const detail = `${profiles.size} profiles (${builtin} built in); ${where}`;
-  if (diagnostics.length) return warn("profiles", `${detail}; ${diagnostics.length} profile file(s) with errors`, "subagents profiles (names each file and the reason)");
+  if (diagnostics.length)
+    return warn(
+      "profiles",
+      `${detail}; ${diagnostics.length} profile file(s) with errors`,
+      "subagents profiles (names each file and the reason)",
+    );
   return ok("profiles", detail);
 }
 
 export function settingsCheck(ctx: CliContext): Check {
-  if (ctx.warnings.length) return warn("settings", ctx.warnings.join("; "), "fix the subagents section of settings.json");
+  if (ctx.warnings.length)
+    return warn("settings", ctx.warnings.join("; "), "fix the subagents section of settings.json");
   return ok("settings", "subagents settings valid");
 }
 
-export function terminalCheck(env: Record<string, string | undefined>, out: { isTTY?: boolean; columns?: number }): Check {
-  if (!out.isTTY) return warn("terminal", "stdout is not a terminal: delegate prints one line per change instead of live windows");
+export function terminalCheck(
+  env: Record<string, string | undefined>,
+  out: { isTTY?: boolean; columns?: number },
+): Check {
+  if (!out.isTTY)
+    return warn("terminal", "stdout is not a terminal: delegate prints one line per change instead of live windows");
   const utf8 = /utf-?8/i.test(env.LC_ALL || env.LC_CTYPE || env.LANG || "");
   const color = !env.NO_COLOR && env.TERM !== "dumb";
   const detail = `${out.columns ? `${out.columns} columns` : "width unknown"}, ${color ? "colour" : "no colour"}, ${utf8 ? "UTF-8" : "no UTF-8 locale"}`;
-  if (!utf8 || env.TERM === "dumb") return warn("terminal", detail, "use a UTF-8 locale (LANG=en_US.UTF-8) and a TERM other than dumb for live windows");
+  if (!utf8 || env.TERM === "dumb")
+    return warn(
+      "terminal",
+      detail,
+      "use a UTF-8 locale (LANG=en_US.UTF-8) and a TERM other than dumb for live windows",
+    );
   return ok("terminal", detail);
 }

@@ -20,7 +20,12 @@ export function parseModelList(text: string): string[] {
 export function listed(name: string, models: string[]): boolean {
   const want = name.replace(/:[a-z]+$/, "").toLowerCase();
   if (want.includes("/")) return models.some((m) => m.toLowerCase() === want);
-  return models.some((m) => m.slice(m.indexOf("/") + 1).toLowerCase().includes(want));
+  return models.some((m) =>
+    m
+      .slice(m.indexOf("/") + 1)
+      .toLowerCase()
+      .includes(want),
+  );
 }
 
 export function modelsCheck(ctx: CliContext, cwd: string): Check {
@@ -30,10 +35,27 @@ export function modelsCheck(ctx: CliContext, cwd: string): Check {
   } catch {
     return { name: "models", status: "warn", detail: "no pi for sub-agents: cannot check models (see children)" };
   }
-  const out = spawnSync(pi.argv[0], [...pi.argv.slice(1), "--list-models"], { env: { ...process.env, ...pi.env }, cwd, encoding: "utf8", timeout: 30_000, stdio: ["ignore", "pipe", "pipe"] });
-  if (out.status !== 0) return { name: "models", status: "warn", detail: `${pi.describe} --list-models failed (${(out.stderr ?? "").trim().split("\n")[0] || `exit ${out.status}`})` };
+  const out = spawnSync(pi.argv[0], [...pi.argv.slice(1), "--list-models"], {
+    env: { ...process.env, ...pi.env },
+    cwd,
+    encoding: "utf8",
+    timeout: 30_000,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (out.status !== 0)
+    return {
+      name: "models",
+      status: "warn",
+      detail: `${pi.describe} --list-models failed (${(out.stderr ?? "").trim().split("\n")[0] || `exit ${out.status}`})`,
+    };
   // pi lists no model at all (and says so) when it finds no credentials for any provider.
-  if (/No models available/.test(`${out.stdout}${out.stderr}`)) return { name: "models", status: "fail", detail: `${pi.describe} finds no model with credentials`, fix: credentialsFix() };
+  if (/No models available/.test(`${out.stdout}${out.stderr}`))
+    return {
+      name: "models",
+      status: "fail",
+      detail: `${pi.describe} finds no model with credentials`,
+      fix: credentialsFix(),
+    };
   const models = parseModelList(out.stdout ?? "");
   const user = readUserModels(ctx.host, ctx.agentDir);
   const named: { model: string; by: string }[] = [];
@@ -51,7 +73,16 @@ export function modelsCheck(ctx: CliContext, cwd: string): Check {
   const version = pi.pi.version ? `pi ${pi.pi.version}` : "the children's pi";
   if (missing.length) {
     const list = missing.map((n) => `${n.model} (${n.by})`).join(", ");
-    return { name: "models", status: "fail", detail: `not offered by ${version}: ${list}`, fix: `run \`pi --list-models\` with the children's pi, log in to the provider, or update pi (childPi) / change the model` };
+    return {
+      name: "models",
+      status: "fail",
+      detail: `not offered by ${version}: ${list}`,
+      fix: `run \`pi --list-models\` with the children's pi, log in to the provider, or update pi (childPi) / change the model`,
+    };
   }
-  return { name: "models", status: "ok", detail: `${named.length} configured model${named.length === 1 ? "" : "s"} offered by ${version} (${models.length} available)` };
+  return {
+    name: "models",
+    status: "ok",
+    detail: `${named.length} configured model${named.length === 1 ? "" : "s"} offered by ${version} (${models.length} available)`,
+  };
 }

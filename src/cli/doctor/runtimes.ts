@@ -19,6 +19,11 @@ export function runtimesCheck(ctx: CliContext, cwd: string): Check[] {
     const rt = FOREIGN_RUNTIMES[name];
     const program = onPath(ctx.host, rt.bin);
     if (program) return { name: "runtime", status: "ok", detail: `${name}: ${program} (agents: ${agents.join(", ")})` };
-    return { name: "runtime", status: "fail", detail: `${name}: "${rt.bin}" not found on PATH, needed by agents: ${agents.join(", ")}`, fix: `npm install -g ${rt.npmPackage}` };
+    return {
+      name: "runtime",
+      status: "fail",
+      detail: `${name}: "${rt.bin}" not found on PATH, needed by agents: ${agents.join(", ")}`,
+      fix: `npm install -g ${rt.npmPackage}`,
+    };
   });
 }

@@ -21,8 +21,12 @@ function inTime(ms: number): string {
 
 /** The first line of a failure that says what went wrong (Bun's build logs put the cause last). */
 function gist(reason: string): string {
-  const lines = reason.split("\n").map((l) => l.trim()).filter(Boolean);
-  const line = lines.length > 1 && /^pi \(.*\) does not have the shape/.test(lines[0]) ? lines[1] : (lines.at(-1) ?? "");
+  const lines = reason
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const line =
+    lines.length > 1 && /^pi \(.*\) does not have the shape/.test(lines[0]) ? lines[1] : (lines.at(-1) ?? "");
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
@@ -32,13 +36,19 @@ export function slowPathNote(slow: SlowPath, now = Date.now()): SlowPathNote {
   const s = slow.state;
   switch (s.kind) {
     case "disabled":
-      return { detail: `${lead}: SUBAGENTS_COMPILE_PI=0 turns the compiled copy off`, fix: "unset SUBAGENTS_COMPILE_PI (the next run compiles it in the background)" };
+      return {
+        detail: `${lead}: SUBAGENTS_COMPILE_PI=0 turns the compiled copy off`,
+        fix: "unset SUBAGENTS_COMPILE_PI (the next run compiles it in the background)",
+      };
     case "compiling":
-      return { detail: `${lead}: it is being compiled (pid ${s.lock.pid}, started ${ago(now - s.lock.at)}); children use it once it is ready`, fix: "nothing to do: it takes about a minute" };
+      return {
+        detail: `${lead}: it is being compiled (pid ${s.lock.pid}, started ${ago(now - s.lock.at)}); children use it once it is ready`,
+        fix: "nothing to do: it takes about a minute",
+      };
     case "pending":
       return {
         detail: `${lead}: ${s.interrupted ? `its compile (pid ${s.interrupted.pid}) ended without a result` : "it is not compiled yet"}; the next run compiles it in the background`,
-        fix: "nothing to do: start any run (e.g. subagents delegate \"…\") and it is ready about a minute later",
+        fix: 'nothing to do: start any run (e.g. subagents delegate "…") and it is ready about a minute later',
       };
     case "ready":
       return { detail: `${pi} is compiled (${s.exe})`, fix: "" };
@@ -51,7 +61,10 @@ export function slowPathNote(slow: SlowPath, now = Date.now()): SlowPathNote {
           fix: `update subagents (a newer build knows ${pi}), or set subagents.childPi to "embedded" to run the pi inside (${slow.embeddedVersion}, older but fast); details in ${record}`,
         };
       }
-      const retry = s.retryAt === null || s.retryAt <= now ? "the next run tries again" : `a run after ${inTime(s.retryAt - now)} from now tries again`;
+      const retry =
+        s.retryAt === null || s.retryAt <= now
+          ? "the next run tries again"
+          : `a run after ${inTime(s.retryAt - now)} from now tries again`;
       return {
         detail: `${lead}: compiling it failed ${when} (${gist(s.failure.reason)}${s.failure.attempts > 1 ? `; ${s.failure.attempts} times in a row` : ""}); ${retry}`,
         fix: `see ${record}; to retry at the next run, remove it`,

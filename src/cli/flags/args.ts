@@ -24,7 +24,9 @@ export function parse<O extends Options>(command: string, argv: string[], option
   try {
     return parseArgs({ args: joinNegativeValues(argv, all), options: all, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError(`${command}: ${argumentProblem((err as Error).message, all)} See 'subagents help ${command}'.`);
+    throw new UsageError(
+      `${command}: ${argumentProblem((err as Error).message, all)} See 'subagents help ${command}'.`,
+    );
   }
 }
 
@@ -42,7 +44,8 @@ function argumentProblem(raw: string, options: Options): string {
 export function positiveNumber(command: string, flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${command}: --${flag} must be a positive number (got "${raw}").`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError(`${command}: --${flag} must be a positive number (got "${raw}").`);
   return n;
 }
 
@@ -58,17 +61,24 @@ export function isolationFlag(command: string, raw: string | undefined): "worktr
 
 /** Fails when a command that takes no arguments got some. */
 export function noPositionals(command: string, positionals: string[]): void {
-  if (positionals.length) throw new UsageError(`${command}: unexpected argument "${positionals[0]}". See 'subagents help ${command}'.`);
+  if (positionals.length)
+    throw new UsageError(`${command}: unexpected argument "${positionals[0]}". See 'subagents help ${command}'.`);
 }
 
 /**
  * A profile named on the command line must be usable ("default" is pi's defaults): exit 2 before anything
  * starts. A refused profile file says why; an unknown name gets a suggestion and the full list.
  */
-export function requireProfile(command: string, name: string, engine: Pick<Engine, "profiles" | "profileProblems">): void {
+export function requireProfile(
+  command: string,
+  name: string,
+  engine: Pick<Engine, "profiles" | "profileProblems">,
+): void {
   if (name === "default" || engine.profiles.has(name)) return;
   const refusal = profileRefusal(engine, name);
   if (refusal.code !== "UNKNOWN_AGENT") throw new UsageError(`${command}: ${refusal.message}`);
   const names = ["default", ...[...engine.profiles.keys()].sort()];
-  throw new UsageError(`${command}: Unknown profile: "${name}".${didYouMean(name, names)} Available profiles: ${names.join(", ")}`);
+  throw new UsageError(
+    `${command}: Unknown profile: "${name}".${didYouMean(name, names)} Available profiles: ${names.join(", ")}`,
+  );
 }

@@ -23,7 +23,8 @@ function value(command: string, flag: string, key: BudgetKey, raw: string): numb
 
 export function budgetFlags(command: string, values: Record<string, unknown>): Budget | undefined {
   const budget: Budget = {};
-  for (const [flag, key] of FLAGS) if (typeof values[flag] === "string") budget[key] = value(command, flag, key, values[flag] as string);
+  for (const [flag, key] of FLAGS)
+    if (typeof values[flag] === "string") budget[key] = value(command, flag, key, values[flag] as string);
   return Object.keys(budget).length ? budget : undefined;
 }
 

@@ -21,7 +21,8 @@ export function gateFlags(command: string, values: Record<string, unknown>): Gat
   const retries = values["gate-retries"] as string | undefined;
   if (retries !== undefined) {
     const n = Number(retries);
-    if (!Number.isInteger(n) || n < 0) throw new UsageError(`${command}: --gate-retries must be a whole number ≥ 0 (got "${retries}").`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new UsageError(`${command}: --gate-retries must be a whole number ≥ 0 (got "${retries}").`);
     flags.gateRetries = n;
   }
   return flags;

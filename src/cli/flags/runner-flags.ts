@@ -10,15 +10,22 @@ export const ENGINE_OPTIONS = {
   runtime: { type: "string" },
 } as const;
 
-export function engineFlags(command: string, values: { sandbox?: boolean; runner?: string; runtime?: string }): { sandbox?: boolean; runner?: RunnerName; runtime?: RuntimeName } {
+export function engineFlags(
+  command: string,
+  values: { sandbox?: boolean; runner?: string; runtime?: string },
+): { sandbox?: boolean; runner?: RunnerName; runtime?: RuntimeName } {
   const out: { sandbox?: boolean; runner?: RunnerName; runtime?: RuntimeName } = {};
   if (values.sandbox) out.sandbox = true;
   if (values.runner !== undefined) {
-    if (!(RUNNER_NAMES as string[]).includes(values.runner)) throw new UsageError(`${command}: --runner must be one of ${RUNNER_NAMES.join(", ")} (got "${values.runner}").`);
+    if (!(RUNNER_NAMES as string[]).includes(values.runner))
+      throw new UsageError(`${command}: --runner must be one of ${RUNNER_NAMES.join(", ")} (got "${values.runner}").`);
     out.runner = values.runner as RunnerName;
   }
   if (values.runtime !== undefined) {
-    if (!(RUNTIME_NAMES as readonly string[]).includes(values.runtime)) throw new UsageError(`${command}: --runtime must be one of ${RUNTIME_NAMES.join(", ")} (got "${values.runtime}").`);
+    if (!(RUNTIME_NAMES as readonly string[]).includes(values.runtime))
+      throw new UsageError(
+        `${command}: --runtime must be one of ${RUNTIME_NAMES.join(", ")} (got "${values.runtime}").`,
+      );
     out.runtime = values.runtime as RuntimeName;
   }
   return out;

@@ -27,11 +27,14 @@ function inUseNow(env: Record<string, string | undefined>, cwd: string, runtimeD
   const user = findPi(searchPlaces({ env, cwd, home: env.HOME }));
   const keep = new Map<string, string>();
   if (!user) return keep;
-  const binaries = [selfEmbedded(), installedEmbedded(runtimeDir)].filter((e): e is EmbeddedPi => !!e && e.argv.length === 1);
+  const binaries = [selfEmbedded(), installedEmbedded(runtimeDir)].filter(
+    (e): e is EmbeddedPi => !!e && e.argv.length === 1,
+  );
   for (const e of binaries) {
     if (compareVersions(e.version, user.version) >= 0) continue; // the embedded pi runs children, not a compiled one
     const dir = compiledPiDir(env, user, e.argv[0]);
-    if (dir) keep.set(path.basename(dir), `children use it now: pi ${user.version} at ${user.dir}, compiled by ${e.argv[0]}`);
+    if (dir)
+      keep.set(path.basename(dir), `children use it now: pi ${user.version} at ${user.dir}, compiled by ${e.argv[0]}`);
   }
   return keep;
 }
@@ -49,7 +52,12 @@ function neededBySource(env: Record<string, string | undefined>, dir: string): s
 export type CompiledPiPrune = { removed: CompiledPiEntry[]; kept: KeptCompiledPi[] };
 
 /** The compiled-pi folders to remove (all of them when `remove`), with their sizes, and those kept with why. */
-export function pruneCompiledPis(opts: { env: Record<string, string | undefined>; cwd: string; runtimeDir: string; remove: boolean }): CompiledPiPrune {
+export function pruneCompiledPis(opts: {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  runtimeDir: string;
+  remove: boolean;
+}): CompiledPiPrune {
   const now = inUseNow(opts.env, opts.cwd, opts.runtimeDir);
   const root = compiledPiRoot(opts.env);
   let names: string[];
@@ -71,7 +79,10 @@ export function pruneCompiledPis(opts: { env: Record<string, string | undefined>
     // A needed one stays once finished (its failure record holds the wait before a retry); half-written, it goes.
     const why = state.kind === "pending" ? null : (neededBySource(opts.env, dir) ?? now.get(name) ?? null);
     if (why) {
-      kept.push({ dir, why: state.kind === "failed" ? `${why}; its compile failed, the record is kept for the retry` : why });
+      kept.push({
+        dir,
+        why: state.kind === "failed" ? `${why}; its compile failed, the record is kept for the retry` : why,
+      });
       continue;
     }
     removed.push({ dir, bytes: sizeOf(dir) });

@@ -8,7 +8,11 @@ import { sanitizeLine } from "../../ui/text-width.ts";
 export type Pausable = { pause(): void; resume(): void };
 
 /** The asker, or undefined when nobody is at the terminal (stdin or stdout not a TTY, --json, --quiet). */
-export function terminalAsker(io: { tty: boolean; frame?: Pausable | null; out?: NodeJS.WriteStream }): Asker | undefined {
+export function terminalAsker(io: {
+  tty: boolean;
+  frame?: Pausable | null;
+  out?: NodeJS.WriteStream;
+}): Asker | undefined {
   if (!io.tty || !process.stdin.isTTY) return undefined;
   const out = io.out ?? process.stdout;
   let queue: Promise<unknown> = Promise.resolve();
@@ -23,7 +27,12 @@ function promptOf(q: AskRequest): { head: string[]; prompt: string } {
   const head = [`[${sanitizeLine(q.label)}] ${sanitizeLine(q.title)}`];
   if (q.message) head.push(`  ${sanitizeLine(q.message)}`);
   if (q.options?.length) q.options.forEach((o, i) => head.push(`  ${i + 1}) ${sanitizeLine(o)}`));
-  const prompt = q.kind === "confirm" ? "Allow? [y/N] " : q.options?.length ? "Choose (number or text, empty = no answer): " : "Answer (empty = no answer): ";
+  const prompt =
+    q.kind === "confirm"
+      ? "Allow? [y/N] "
+      : q.options?.length
+        ? "Choose (number or text, empty = no answer): "
+        : "Answer (empty = no answer): ";
   return { head, prompt };
 }
 
@@ -50,7 +59,12 @@ function askOne(q: AskRequest, out: NodeJS.WriteStream, frame: Pausable | null):
       done = true;
       q.signal.removeEventListener("abort", onAbort);
       rl.close();
-      const shown = "none" in a ? (a.none === "ended" ? "(closed: answered elsewhere, timed out or stopped)" : "(no answer)") : `→ ${typeof a.value === "boolean" ? (a.value ? "yes" : "no") : a.value}`;
+      const shown =
+        "none" in a
+          ? a.none === "ended"
+            ? "(closed: answered elsewhere, timed out or stopped)"
+            : "(no answer)"
+          : `→ ${typeof a.value === "boolean" ? (a.value ? "yes" : "no") : a.value}`;
       out.write(`${shown}\n`);
       frame?.resume();
       resolve(a);

@@ -10,7 +10,12 @@ const OUTPUT_LINES = 80;
 
 /** Like the end of a plain `delegate`: one end line per task (unless a last frame showed them), each output under
  * its rule, the totals. */
-export function printEnded(outcomes: TaskOutcome[], style: Style = plainStyle, width = Infinity, o: { endLines?: boolean } = {}): void {
+export function printEnded(
+  outcomes: TaskOutcome[],
+  style: Style = plainStyle,
+  width = Infinity,
+  o: { endLines?: boolean } = {},
+): void {
   if (!outcomes.length) return;
   const log = (l: string) => console.log(l);
   const views = endedViews(outcomes);
@@ -25,7 +30,11 @@ export function printOutputs(outcomes: TaskOutcome[], width: number, style: Styl
     if (!o.result.output.trim()) continue;
     log("");
     log(outputRule(o.name, o.sessionId, width, style));
-    const t = truncateHeadTail(o.result.output, { maxBytes: OUTPUT_BYTES, maxLines: OUTPUT_LINES, hint: `full output: subagents output ${o.sessionId}` });
+    const t = truncateHeadTail(o.result.output, {
+      maxBytes: OUTPUT_BYTES,
+      maxLines: OUTPUT_LINES,
+      hint: `full output: subagents output ${o.sessionId}`,
+    });
     log(t.text.replace(/\n+$/, ""));
   }
 }

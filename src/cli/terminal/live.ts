@@ -18,7 +18,9 @@ const SAVE = "\x1b7";
 const RESTORE = "\x1b8";
 const FRAME_MS = 100;
 
-type Tty = Pick<NodeJS.WriteStream, "write" | "columns" | "rows" | "on" | "off"> & { getWindowSize?: () => [number, number] };
+type Tty = Pick<NodeJS.WriteStream, "write" | "columns" | "rows" | "on" | "off"> & {
+  getWindowSize?: () => [number, number];
+};
 
 export class LiveDisplay {
   /** Visible widths of the lines on screen; the cursor sits at the end of the last one. */

@@ -22,9 +22,24 @@ function rawEvent(task: string, sessionId: string, ev: ChildEvent): JsonEvent | 
     case "tool_end":
       return { type: "tool_end", task, sessionId, tool: ev.name, isError: ev.isError };
     case "assistant":
-      return { type: "message", task, sessionId, text: ev.text, toolCalls: ev.toolCalls.map((c) => c.name), stopReason: ev.stopReason, error: ev.errorMessage };
+      return {
+        type: "message",
+        task,
+        sessionId,
+        text: ev.text,
+        toolCalls: ev.toolCalls.map((c) => c.name),
+        stopReason: ev.stopReason,
+        error: ev.errorMessage,
+      };
     case "retry":
-      return { type: "retry", task, sessionId, attempt: ev.attempt, maxAttempts: ev.maxAttempts, error: ev.errorMessage };
+      return {
+        type: "retry",
+        task,
+        sessionId,
+        attempt: ev.attempt,
+        maxAttempts: ev.maxAttempts,
+        error: ev.errorMessage,
+      };
     case "finalize":
       return { type: "finalize", task, sessionId, status: ev.payload.status };
     case "rate_limit":
@@ -42,7 +57,21 @@ const shownStatus = (r: TaskOutcome["result"]) => (r.errorCode === "SKIPPED" ? "
 
 export function taskEndEvent(o: TaskOutcome): JsonEvent {
   const r = o.result;
-  return { type: "task_end", task: o.name, sessionId: o.sessionId, status: shownStatus(r), finalized: r.finalized ?? false, error: r.error, errorCode: r.errorCode, usage: r.usage, durationMs: r.durationMs, ...(r.model ? { model: r.model } : {}), ...(r.warnings?.length ? { warnings: r.warnings } : {}), ...(r.gate ? { gate: r.gate } : {}), ...(r.structured !== undefined ? { structured: r.structured } : {}) };
+  return {
+    type: "task_end",
+    task: o.name,
+    sessionId: o.sessionId,
+    status: shownStatus(r),
+    finalized: r.finalized ?? false,
+    error: r.error,
+    errorCode: r.errorCode,
+    usage: r.usage,
+    durationMs: r.durationMs,
+    ...(r.model ? { model: r.model } : {}),
+    ...(r.warnings?.length ? { warnings: r.warnings } : {}),
+    ...(r.gate ? { gate: r.gate } : {}),
+    ...(r.structured !== undefined ? { structured: r.structured } : {}),
+  };
 }
 
 export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {

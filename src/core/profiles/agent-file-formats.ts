@@ -33,7 +33,11 @@ export type OpencodeEntry = { name: string; read?: ReadAgent; error?: string; sk
  * (`agent.build.model`): nothing to run here, so it is skipped. `readText` reads a `{file:…}` prompt,
  * relative to the config file's folder.
  */
-export function readOpencodeJson(text: string, dir: string, readText: (path: string) => string | null): { entries: OpencodeEntry[]; error?: string } {
+export function readOpencodeJson(
+  text: string,
+  dir: string,
+  readText: (path: string) => string | null,
+): { entries: OpencodeEntry[]; error?: string } {
   // opencode's files are JSON with comments and trailing commas (opencode.jsonc), read as opencode reads them.
   const errors: ParseError[] = [];
   const parsed: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
@@ -44,7 +48,8 @@ export function readOpencodeJson(text: string, dir: string, readText: (path: str
   }
   const agents = parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>).agent : undefined;
   if (agents === undefined) return { entries: [] };
-  if (!agents || typeof agents !== "object" || Array.isArray(agents)) return { entries: [], error: '"agent" must be a mapping of agent names to definitions' };
+  if (!agents || typeof agents !== "object" || Array.isArray(agents))
+    return { entries: [], error: '"agent" must be a mapping of agent names to definitions' };
   const entries: OpencodeEntry[] = [];
   for (const [name, def] of Object.entries(agents as Record<string, unknown>)) {
     if (!def || typeof def !== "object" || Array.isArray(def)) {

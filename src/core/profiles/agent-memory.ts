@@ -27,7 +27,11 @@ export function projectRoot(host: Pick<Host, "stat">, cwd: string): string {
 }
 
 /** Where an agent's memory lives, or null for an agent without `memory`. */
-export function memoryFile(host: Pick<Host, "stat">, p: Pick<Profile, "name" | "memory">, o: { agentDir: string; cwd: string }): string | null {
+export function memoryFile(
+  host: Pick<Host, "stat">,
+  p: Pick<Profile, "name" | "memory">,
+  o: { agentDir: string; cwd: string },
+): string | null {
   if (!p.memory) return null;
   if (p.memory === "user") return `${o.agentDir}/agent-memory/${p.name}/MEMORY.md`;
   const root = projectRoot(host, o.cwd);
@@ -44,7 +48,10 @@ export function hasWriteTools(p: Profile, parentTools?: string[]): boolean {
 }
 
 /** The first MEMORY_LINES lines of the file, and how many it has in all; null when there is no file. */
-export function readMemory(host: Pick<Host, "readBytes">, file: string): { text: string; lines: number; shown: number } | null {
+export function readMemory(
+  host: Pick<Host, "readBytes">,
+  file: string,
+): { text: string; lines: number; shown: number } | null {
   const bytes = host.readBytes(file, MEMORY_BYTES);
   if (bytes === null) return null;
   const all = new TextDecoder().decode(bytes).replace(/\r\n/g, "\n").replace(/\n+$/, "");
@@ -57,7 +64,11 @@ export function readMemory(host: Pick<Host, "readBytes">, file: string): { text:
  * The system-prompt section for an agent's memory, or "" when it has none (or a read-only agent whose file
  * does not exist yet: nothing to read, nothing it could write).
  */
-export function memoryPrompt(host: Pick<Host, "readBytes" | "stat">, p: Profile, o: { agentDir: string; cwd: string; parentTools?: string[] }): string {
+export function memoryPrompt(
+  host: Pick<Host, "readBytes" | "stat">,
+  p: Profile,
+  o: { agentDir: string; cwd: string; parentTools?: string[] },
+): string {
   const file = memoryFile(host, p, o);
   if (!file) return "";
   const memory = readMemory(host, file);

@@ -15,10 +15,34 @@ export const CLAUDE_TOOL_MAP: Record<string, string> = {
 
 /** Claude Code tools pi does not have. A file listing them still loads; the child is told they are missing. */
 export const CLAUDE_ONLY_TOOLS = new Set([
-  "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "TodoRead", "NotebookEdit", "NotebookRead", "BashOutput",
-  "KillBash", "KillShell", "Skill", "SlashCommand", "ExitPlanMode", "EnterPlanMode", "AskUserQuestion", "TaskCreate",
-  "TaskGet", "TaskList", "TaskUpdate", "TaskOutput", "TaskStop", "SendMessage", "TeamCreate", "TeamDelete",
-  "ListMcpResourcesTool", "ReadMcpResourceTool", "LSP",
+  "WebFetch",
+  "WebSearch",
+  "Task",
+  "Agent",
+  "TodoWrite",
+  "TodoRead",
+  "NotebookEdit",
+  "NotebookRead",
+  "BashOutput",
+  "KillBash",
+  "KillShell",
+  "Skill",
+  "SlashCommand",
+  "ExitPlanMode",
+  "EnterPlanMode",
+  "AskUserQuestion",
+  "TaskCreate",
+  "TaskGet",
+  "TaskList",
+  "TaskUpdate",
+  "TaskOutput",
+  "TaskStop",
+  "SendMessage",
+  "TeamCreate",
+  "TeamDelete",
+  "ListMcpResourcesTool",
+  "ReadMcpResourceTool",
+  "LSP",
 ]);
 
 /** pi's own tools (built-in), which pass through as they are. */
@@ -70,13 +94,35 @@ export function mapTools(written: string[]): MappedTools {
 }
 
 /** Claude Code's `effort` in pi's thinking levels. */
-export const EFFORT_TO_THINKING: Record<string, string> = { low: "low", medium: "medium", high: "high", max: "xhigh", xhigh: "xhigh" };
+export const EFFORT_TO_THINKING: Record<string, string> = {
+  low: "low",
+  medium: "medium",
+  high: "high",
+  max: "xhigh",
+  xhigh: "xhigh",
+};
 
 /** Claude Code fields we read but cannot honour: accepted, reported as not supported here. */
 export const UNSUPPORTED_FIELDS = ["permissionMode", "hooks", "background", "initialPrompt"];
 
 /** Descriptive fields of the wider ecosystem (plugins, pi-subagents, skills): accepted without a word. */
-export const QUIET_FIELDS = ["version", "author", "tags", "license", "metadata", "keywords", "category", "globs", "argument-hint", "aliases", "package", "display_name", "enabled", "disabled", "expertise_level"];
+export const QUIET_FIELDS = [
+  "version",
+  "author",
+  "tags",
+  "license",
+  "metadata",
+  "keywords",
+  "category",
+  "globs",
+  "argument-hint",
+  "aliases",
+  "package",
+  "display_name",
+  "enabled",
+  "disabled",
+  "expertise_level",
+];
 
 /**
  * Other agent tools' spellings of our fields (tintinweb's pi-subagents writes snake_case, booleans for
@@ -92,13 +138,17 @@ export function normalizeFields(fm: Record<string, unknown>): Record<string, unk
   rename("max_turns", "maxTurns");
   rename("prompt_mode", "systemPromptMode");
   if (out.maxTurns === 0) delete out.maxTurns; // "0 = unlimited" there
-  for (const [key, off] of [["extensions", "noExtensions"], ["skills", "noSkills"]] as const) {
+  for (const [key, off] of [
+    ["extensions", "noExtensions"],
+    ["skills", "noSkills"],
+  ] as const) {
     if (out[key] === true) delete out[key];
     else if (out[key] === false) {
       delete out[key];
       out[off] ??= true;
     }
   }
-  for (const key of ["thinking", "thinkingLevel"]) if (typeof out[key] === "string" && out[key].trim().toLowerCase() === "max") out[key] = "xhigh";
+  for (const key of ["thinking", "thinkingLevel"])
+    if (typeof out[key] === "string" && out[key].trim().toLowerCase() === "max") out[key] = "xhigh";
   return out;
 }

@@ -23,12 +23,51 @@ export class FrontMatterError extends Error {}
  * `word:` line inside a description (`user: "…"`, `Context: …`, `assistant: …` in example blocks) continues it.
  */
 const KNOWN_KEYS = new Set([
-  "name", "description", "tools", "disallowedTools", "model", "color", "permissionMode", "maxTurns", "skills",
-  "mcpServers", "hooks", "memory", "background", "effort", "isolation", "initialPrompt", "provider", "thinking",
-  "thinkingLevel", "approved_tools", "allowed_tools", "allowed-tools", "excludeTools", "denied_tools", "noTools",
-  "extensions", "noExtensions", "noSkills", "suggestedSkills", "loadSkills", "noContextFiles", "systemPromptMode",
-  "appendSystemPrompt", "apiKey", "extraArgs", "readonly", "timeout", "finalize", "version", "tags", "author",
-  "maxTokens", "maxCost", "fallbackModels", "mcp",
+  "name",
+  "description",
+  "tools",
+  "disallowedTools",
+  "model",
+  "color",
+  "permissionMode",
+  "maxTurns",
+  "skills",
+  "mcpServers",
+  "hooks",
+  "memory",
+  "background",
+  "effort",
+  "isolation",
+  "initialPrompt",
+  "provider",
+  "thinking",
+  "thinkingLevel",
+  "approved_tools",
+  "allowed_tools",
+  "allowed-tools",
+  "excludeTools",
+  "denied_tools",
+  "noTools",
+  "extensions",
+  "noExtensions",
+  "noSkills",
+  "suggestedSkills",
+  "loadSkills",
+  "noContextFiles",
+  "systemPromptMode",
+  "appendSystemPrompt",
+  "apiKey",
+  "extraArgs",
+  "readonly",
+  "timeout",
+  "finalize",
+  "version",
+  "tags",
+  "author",
+  "maxTokens",
+  "maxCost",
+  "fallbackModels",
+  "mcp",
 ]);
 /** Fields whose value is free text: an unknown `word:` line below them is part of the text. */
 const TEXT_KEYS = new Set(["description", "initialPrompt", "appendSystemPrompt"]);
@@ -43,7 +82,12 @@ function normalize(text: string): string {
   if (!m || m[0].startsWith("---")) return src;
   const indent = m[1];
   const rest = src.slice(m[0].length - m[0].trimStart().length);
-  return indent ? rest.split("\n").map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join("\n") : rest;
+  return indent
+    ? rest
+        .split("\n")
+        .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l))
+        .join("\n")
+    : rest;
 }
 
 export function splitFrontMatter(text: string): { yaml: string | null; body: string } {
@@ -60,12 +104,18 @@ function scalar(raw: string): unknown {
   const v = raw.trim();
   if (v === "true" || v === "false") return v === "true";
   if (/^-?\d+$/.test(v)) return Number(v);
-  if (/^\[.*\]$/.test(v)) return v.slice(1, -1).split(",").map((s) => unquote(s.trim())).filter(Boolean);
+  if (/^\[.*\]$/.test(v))
+    return v
+      .slice(1, -1)
+      .split(",")
+      .map((s) => unquote(s.trim()))
+      .filter(Boolean);
   return unquote(v);
 }
 
 function unquote(v: string): string {
-  if (v.length >= 2 && ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'")))) return v.slice(1, -1);
+  if (v.length >= 2 && ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'"))))
+    return v.slice(1, -1);
   return v;
 }
 
@@ -116,12 +166,15 @@ export function readFrontMatter(text: string): FrontMatter {
   try {
     parsed = parseYaml(yaml);
   } catch (err) {
-    const why = String((err as Error).message).split("\n")[0].replace(/:\s*$/, "");
+    const why = String((err as Error).message)
+      .split("\n")[0]
+      .replace(/:\s*$/, "");
     const fields = readLenient(yaml);
     if (!Object.keys(fields).length) throw new FrontMatterError(`invalid YAML front matter: ${why}`);
     return { present: true, fields, body, lenient: why };
   }
   if (parsed === null || parsed === undefined) return { present: true, fields: {}, body };
-  if (typeof parsed !== "object" || Array.isArray(parsed)) throw new FrontMatterError("front matter must be a mapping of fields (key: value), not a list or a scalar");
+  if (typeof parsed !== "object" || Array.isArray(parsed))
+    throw new FrontMatterError("front matter must be a mapping of fields (key: value), not a list or a scalar");
   return { present: true, fields: parsed as Fields, body };
 }

@@ -27,7 +27,15 @@ const isMap = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 
 const AS_WRITTEN: Harness[] = ["pi", "claude-code"];
 
 /** Codex's `model_reasoning_effort` (and Qwen/Gemini-style effort words) in pi's thinking levels. */
-const REASONING: Record<string, string> = { none: "off", minimal: "minimal", low: "low", medium: "medium", high: "high", xhigh: "xhigh", max: "xhigh" };
+const REASONING: Record<string, string> = {
+  none: "off",
+  minimal: "minimal",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "xhigh",
+  max: "xhigh",
+};
 
 function take(fm: Fields, key: string): unknown {
   const v = fm[key];
@@ -42,20 +50,31 @@ function positiveNumber(v: unknown): number | undefined {
 /** A written tool list (YAML list or comma string) mapped for a harness whose names differ from Claude Code's. */
 function mapToolList(harness: Harness, fm: Fields, out: Adapted): void {
   const v = fm.tools;
-  const written = typeof v === "string" ? v.split(",") : Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null;
+  const written =
+    typeof v === "string"
+      ? v.split(",")
+      : Array.isArray(v) && v.every((x) => typeof x === "string")
+        ? (v as string[])
+        : null;
   if (!written) return; // the parser reports a malformed value
   const mapped = mapHarnessTools(harness, written);
   out.unavailable.push(...mapped.unavailable);
   if (mapped.all) delete fm.tools;
   else fm.tools = mapped.tools;
-  if (!mapped.all && !mapped.tools.length && mapped.unavailable.length) out.warnings.push("none of the listed tools exist here: the agent runs without tools");
+  if (!mapped.all && !mapped.tools.length && mapped.unavailable.length)
+    out.warnings.push("none of the listed tools exist here: the agent runs without tools");
 }
 
 /** A deny list in a harness's names: mapped; names with no equivalent here need no denying. */
 function mapDenyList(harness: Harness, fm: Fields): void {
   for (const key of ["disallowedTools", "excludeTools"]) {
     const v = fm[key];
-    const written = typeof v === "string" ? v.split(",") : Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null;
+    const written =
+      typeof v === "string"
+        ? v.split(",")
+        : Array.isArray(v) && v.every((x) => typeof x === "string")
+          ? (v as string[])
+          : null;
     if (written) fm[key] = mapHarnessTools(harness, written).tools;
   }
 }
@@ -85,7 +104,13 @@ function claudeMcp(fm: Fields, out: Adapted): void {
     return;
   }
   for (const item of items) {
-    if (typeof item === "string") names.push(...item.split(",").map((n) => n.trim()).filter(Boolean));
+    if (typeof item === "string")
+      names.push(
+        ...item
+          .split(",")
+          .map((n) => n.trim())
+          .filter(Boolean),
+      );
     else Object.assign(defined, item);
   }
   recordMcp(fm, names, defined, out);
@@ -102,7 +127,9 @@ function recordMcp(fm: Fields, names: string[], defined: Record<string, unknown>
   const byName = fm.mcp === undefined;
   if (byName) fm.mcp = [...new Set([...names, ...definedNames])];
   if (!definedNames.length) return;
-  const note = byName ? " (a server of the same name in pi's mcp.json is used instead; the agent gets no other MCP servers)" : "";
+  const note = byName
+    ? " (a server of the same name in pi's mcp.json is used instead; the agent gets no other MCP servers)"
+    : "";
   out.warnings.push(`inline MCP servers are not started yet: ${definedNames.join(", ")}${note}`);
 }
 
@@ -130,8 +157,12 @@ function codex(fm: Fields, out: Adapted): void {
   }
   const sandbox = take(fm, "sandbox_mode");
   if (sandbox === "read-only") fm.readonly ??= true;
-  else if (sandbox === "workspace-write") out.warnings.push('sandbox_mode "workspace-write" is not enforced here: the agent gets pi\'s tools without a sandbox');
-  else if (sandbox !== undefined && sandbox !== "danger-full-access") out.warnings.push(`sandbox_mode ${JSON.stringify(sandbox)} is not known (ignored)`);
+  else if (sandbox === "workspace-write")
+    out.warnings.push(
+      'sandbox_mode "workspace-write" is not enforced here: the agent gets pi\'s tools without a sandbox',
+    );
+  else if (sandbox !== undefined && sandbox !== "danger-full-access")
+    out.warnings.push(`sandbox_mode ${JSON.stringify(sandbox)} is not known (ignored)`);
   inlineMcp(fm, "mcp_servers", out);
   delete fm.nickname_candidates; // display names in Codex's UI
   // Codex's [tools] and [skills] tables are its own settings, not our tool or skill lists: reported, not misread.
@@ -143,7 +174,8 @@ function codex(fm: Fields, out: Adapted): void {
 }
 
 function cursor(fm: Fields, out: Adapted): void {
-  if (take(fm, "is_background") === true) out.warnings.push("is_background: runs like any other agent here (use a background delegate call)");
+  if (take(fm, "is_background") === true)
+    out.warnings.push("is_background: runs like any other agent here (use a background delegate call)");
 }
 
 /**
@@ -170,19 +202,26 @@ function opencode(fm: Fields, out: Adapted): void {
   if (isMap(permission)) {
     const asked: string[] = [];
     const rules = Object.entries(permission);
-    if (permission["*"] !== undefined) for (const tool of Object.keys(OPENCODE_TOOLS)) if (!(tool in permission)) rules.push([tool, permission["*"]]);
+    if (permission["*"] !== undefined)
+      for (const tool of Object.keys(OPENCODE_TOOLS)) if (!(tool in permission)) rules.push([tool, permission["*"]]);
     for (const [name, rule] of rules) {
       if (!OPENCODE_TOOLS[name]) continue;
       // A pattern map (bash: {"git *": "allow", "*": "deny"}) is read by its "*" rule; its patterns are not enforced.
       const whole = isMap(rule) ? rule["*"] : rule;
-      if (isMap(rule)) out.warnings.push(`permission "${name}": command patterns are not enforced here; "*" decides (${whole ?? "allow"})`);
+      if (isMap(rule))
+        out.warnings.push(
+          `permission "${name}": command patterns are not enforced here; "*" decides (${whole ?? "allow"})`,
+        );
       if (whole === "deny") add(name);
       if (whole === "ask") {
         add(name);
         asked.push(name);
       }
     }
-    if (asked.length) out.warnings.push(`permission "ask" for ${asked.join(", ")}: a child cannot ask, so it does not get ${asked.length > 1 ? "them" : "it"}`);
+    if (asked.length)
+      out.warnings.push(
+        `permission "ask" for ${asked.join(", ")}: a child cannot ask, so it does not get ${asked.length > 1 ? "them" : "it"}`,
+      );
   } else if (permission !== undefined) out.warnings.push('"permission" must be a mapping (ignored)');
   if (deny.length) {
     const existing = Array.isArray(fm.disallowedTools) ? (fm.disallowedTools as string[]) : [];
@@ -216,7 +255,8 @@ function qwen(fm: Fields, out: Adapted): void {
   // a child that runs without asking already does.
   const approval = take(fm, "approvalMode");
   if (approval === "plan") fm.readonly ??= true;
-  else if (approval !== undefined && !["default", "auto-edit", "yolo", "bubble"].includes(String(approval))) out.warnings.push(`approvalMode ${JSON.stringify(approval)} is not known (ignored)`);
+  else if (approval !== undefined && !["default", "auto-edit", "yolo", "bubble"].includes(String(approval)))
+    out.warnings.push(`approvalMode ${JSON.stringify(approval)} is not known (ignored)`);
   const model = take(fm, "modelConfig");
   if (isMap(model)) {
     if (typeof model.model === "string" && fm.model === undefined) fm.model = model.model;
@@ -234,7 +274,11 @@ function qwen(fm: Fields, out: Adapted): void {
 
 /** Copilot writes display model names ("Claude Sonnet 4.5", "GPT-4.1 (copilot)"): made into ids. */
 export function copilotModelId(written: string): string {
-  const id = written.replace(/\s*\([^)]*\)\s*$/, "").trim().toLowerCase().replace(/\s+/g, "-");
+  const id = written
+    .replace(/\s*\([^)]*\)\s*$/, "")
+    .trim()
+    .toLowerCase()
+    .replace(/\s+/g, "-");
   // Anthropic's ids spell versions with dashes (claude-sonnet-4-5), Copilot's names with dots.
   return id.startsWith("claude-") ? id.replace(/\./g, "-") : id;
 }
@@ -258,7 +302,15 @@ function copilot(fm: Fields, out: Adapted): void {
 function omp(fm: Fields, out: Adapted): void {
   mapToolList("omp", fm, out);
   // A model list (or comma string) is a preference order: the first to run, the rest as fallbacks.
-  const models = typeof fm.model === "string" && fm.model.includes(",") ? fm.model.split(",").map((s) => s.trim()).filter(Boolean) : Array.isArray(fm.model) ? fm.model : null;
+  const models =
+    typeof fm.model === "string" && fm.model.includes(",")
+      ? fm.model
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : Array.isArray(fm.model)
+        ? fm.model
+        : null;
   if (models && models.length && models.every((m) => typeof m === "string")) {
     fm.model = models[0];
     if (models.length > 1 && fm.fallbackModels === undefined) fm.fallbackModels = models.slice(1);
@@ -266,7 +318,8 @@ function omp(fm: Fields, out: Adapted): void {
   const output = take(fm, "output");
   if (isMap(output)) out.outputSchema = output;
   else if (output !== undefined) out.warnings.push('"output" must be a JSON schema (a mapping; ignored)');
-  if (fm.autoloadSkills !== undefined && fm.loadSkills === undefined && fm.skills === undefined) fm.loadSkills = fm.autoloadSkills;
+  if (fm.autoloadSkills !== undefined && fm.loadSkills === undefined && fm.skills === undefined)
+    fm.loadSkills = fm.autoloadSkills;
   delete fm.autoloadSkills;
 }
 

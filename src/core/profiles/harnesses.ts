@@ -12,7 +12,14 @@ export type FileKind = "md" | "toml" | "opencode-json";
  * One place agents live. `path` is relative to the home directory (user), the agent dir (`agentDir: true`), or
  * each project directory. A `file` location is one config file holding several agents (opencode.json).
  */
-export type Location = { harness: Harness; path: string; kind: FileKind; file?: boolean; agentDir?: boolean; needsDescription?: boolean };
+export type Location = {
+  harness: Harness;
+  path: string;
+  kind: FileKind;
+  file?: boolean;
+  agentDir?: boolean;
+  needsDescription?: boolean;
+};
 
 /** User locations, lowest precedence first. `$CODEX_HOME` and `$XDG_CONFIG_HOME` move Codex's and opencode's. */
 export function userLocations(env: Record<string, string | undefined>): Location[] {
@@ -60,17 +67,46 @@ type ToolTable = Record<string, string[]>;
 
 /** Gemini CLI's built-in tool names (Qwen Code inherits them). */
 const GEMINI_TOOLS: ToolTable = {
-  read_file: ["read"], read_many_files: ["read"], write_file: ["write"], replace: ["edit"], edit: ["edit"],
-  run_shell_command: ["bash"], grep_search: ["grep"], search_file_content: ["grep"], grep: ["grep"], glob: ["find"],
-  list_directory: ["ls"], ls: ["ls"],
+  read_file: ["read"],
+  read_many_files: ["read"],
+  write_file: ["write"],
+  replace: ["edit"],
+  edit: ["edit"],
+  run_shell_command: ["bash"],
+  grep_search: ["grep"],
+  search_file_content: ["grep"],
+  grep: ["grep"],
+  glob: ["find"],
+  list_directory: ["ls"],
+  ls: ["ls"],
 };
-const GEMINI_ONLY = ["web_fetch", "google_web_search", "web_search", "save_memory", "write_todos", "todo_write", "activate_skill", "task", "exit_plan_mode", "ask_user"];
+const GEMINI_ONLY = [
+  "web_fetch",
+  "google_web_search",
+  "web_search",
+  "save_memory",
+  "write_todos",
+  "todo_write",
+  "activate_skill",
+  "task",
+  "exit_plan_mode",
+  "ask_user",
+];
 
 /** Qwen Code's display names, which its agent files use as often as the tool ids. */
 const QWEN_TOOLS: ToolTable = {
   ...GEMINI_TOOLS,
-  ReadFile: ["read"], ReadManyFiles: ["read"], WriteFile: ["write"], Edit: ["edit"], Shell: ["bash"], Grep: ["grep"],
-  SearchText: ["grep"], Glob: ["find"], FindFiles: ["find"], ReadFolder: ["ls"], ListFiles: ["ls"],
+  ReadFile: ["read"],
+  ReadManyFiles: ["read"],
+  WriteFile: ["write"],
+  Edit: ["edit"],
+  Shell: ["bash"],
+  Grep: ["grep"],
+  SearchText: ["grep"],
+  Glob: ["find"],
+  FindFiles: ["find"],
+  ReadFolder: ["ls"],
+  ListFiles: ["ls"],
 };
 const QWEN_ONLY = [...GEMINI_ONLY, "WebFetch", "WebSearch", "TodoWrite", "SaveMemory", "Task", "Skill"];
 
@@ -80,28 +116,67 @@ const QWEN_ONLY = [...GEMINI_ONLY, "WebFetch", "WebSearch", "TodoWrite", "SaveMe
  * UI, web, tests, its own MCP servers) have no equivalent: every other name is unavailable.
  */
 const COPILOT_TOOLS: ToolTable = {
-  read: ["read"], readfile: ["read"], edit: ["edit", "write"], editfiles: ["edit", "write"], createfile: ["write"],
-  execute: ["bash"], shell: ["bash"], bash: ["bash"], powershell: ["bash"], runinterminal: ["bash"], runcommands: ["bash"],
-  getterminaloutput: ["bash"], search: ["grep", "find"], codebase: ["grep", "find"], textsearch: ["grep"],
-  filesearch: ["find"], listdirectory: ["ls"],
+  read: ["read"],
+  readfile: ["read"],
+  edit: ["edit", "write"],
+  editfiles: ["edit", "write"],
+  createfile: ["write"],
+  execute: ["bash"],
+  shell: ["bash"],
+  bash: ["bash"],
+  powershell: ["bash"],
+  runinterminal: ["bash"],
+  runcommands: ["bash"],
+  getterminaloutput: ["bash"],
+  search: ["grep", "find"],
+  codebase: ["grep", "find"],
+  textsearch: ["grep"],
+  filesearch: ["find"],
+  listdirectory: ["ls"],
   // Claude Code's names, which Copilot accepts as aliases
-  write: ["write"], multiedit: ["edit"], grep: ["grep"], glob: ["find"], ls: ["ls"],
+  write: ["write"],
+  multiedit: ["edit"],
+  grep: ["grep"],
+  glob: ["find"],
+  ls: ["ls"],
 };
 /** Copilot tool sets whose whole set (`edit/*`) maps like the bare name. */
 const COPILOT_SETS = ["read", "edit", "execute", "search"];
 
 /** opencode's tool names (its `tools` map and `permission` keys). */
 export const OPENCODE_TOOLS: ToolTable = {
-  bash: ["bash"], edit: ["edit", "write"], write: ["write"], patch: ["edit"], read: ["read"], grep: ["grep"], glob: ["find"], list: ["ls"],
+  bash: ["bash"],
+  edit: ["edit", "write"],
+  write: ["write"],
+  patch: ["edit"],
+  read: ["read"],
+  grep: ["grep"],
+  glob: ["find"],
+  list: ["ls"],
 };
 
 /** oh-my-pi's tools that pi does not have (its others are pi's own names). */
-const OMP_ONLY = ["task", "fetch", "web_search", "browser", "python", "lsp", "ask", "todo_write", "notebook", "ssh", "calc"];
+const OMP_ONLY = [
+  "task",
+  "fetch",
+  "web_search",
+  "browser",
+  "python",
+  "lsp",
+  "ask",
+  "todo_write",
+  "notebook",
+  "ssh",
+  "calc",
+];
 
 /** A Copilot name: `set/tool` by its tool, `set/*` and a bare set name by the set. */
 function copilotTool(name: string): string[] | undefined {
   const [set, tool] = name.includes("/") ? name.split("/", 2) : [name, undefined];
-  if (tool === undefined || tool === "*") return COPILOT_SETS.includes(set.toLowerCase()) || tool === undefined ? COPILOT_TOOLS[set.toLowerCase()] : undefined;
+  if (tool === undefined || tool === "*")
+    return COPILOT_SETS.includes(set.toLowerCase()) || tool === undefined
+      ? COPILOT_TOOLS[set.toLowerCase()]
+      : undefined;
   return COPILOT_TOOLS[tool.toLowerCase()];
 }
 
@@ -113,7 +188,8 @@ export type MappedHarnessTools = { tools: string[]; unavailable: string[]; all: 
  * name passes on unchanged (Claude Code's names and an extension's tools are mapped as usual by the parser).
  */
 export function mapHarnessTools(harness: Harness, written: string[]): MappedHarnessTools {
-  const table = harness === "gemini" ? GEMINI_TOOLS : harness === "qwen" ? QWEN_TOOLS : harness === "copilot" ? COPILOT_TOOLS : {};
+  const table =
+    harness === "gemini" ? GEMINI_TOOLS : harness === "qwen" ? QWEN_TOOLS : harness === "copilot" ? COPILOT_TOOLS : {};
   const only = harness === "gemini" ? GEMINI_ONLY : harness === "qwen" ? QWEN_ONLY : harness === "omp" ? OMP_ONLY : [];
   const tools: string[] = [];
   const unavailable: string[] = [];

@@ -63,7 +63,8 @@ export function readUserModels(host: Host, agentDir: string): UserModels {
   if (customProviders && typeof customProviders === "object") {
     for (const [p, def] of Object.entries(customProviders as Record<string, { models?: { id?: unknown }[] }>)) {
       providers.add(p);
-      for (const m of Array.isArray(def?.models) ? def.models : []) if (typeof m?.id === "string" && !custom.has(m.id)) custom.set(m.id, p);
+      for (const m of Array.isArray(def?.models) ? def.models : [])
+        if (typeof m?.id === "string" && !custom.has(m.id)) custom.set(m.id, p);
     }
   }
   if (auth) for (const p of Object.keys(auth)) providers.add(p);
@@ -71,7 +72,11 @@ export function readUserModels(host: Host, agentDir: string): UserModels {
   const provider = typeof settings?.defaultProvider === "string" ? settings.defaultProvider : undefined;
   const model = typeof settings?.defaultModel === "string" ? settings.defaultModel : undefined;
   if (provider) providers.add(provider);
-  const defaultModel = model ? (provider && !model.startsWith(`${provider}/`) ? `${provider}/${model}` : model) : undefined;
+  const defaultModel = model
+    ? provider && !model.startsWith(`${provider}/`)
+      ? `${provider}/${model}`
+      : model
+    : undefined;
   return { defaultModel, providers, custom };
 }
 
@@ -97,13 +102,17 @@ const providerOf = (model: string) => (model.includes("/") ? model.slice(0, mode
 /** Splits a trailing `:thinking` level off ("sonnet:high"), which pi accepts on --model. */
 function splitThinking(model: string): { base: string; suffix: string } {
   const i = model.lastIndexOf(":");
-  if (i > 0 && (THINKING_LEVELS as readonly string[]).includes(model.slice(i + 1).toLowerCase())) return { base: model.slice(0, i), suffix: model.slice(i) };
+  if (i > 0 && (THINKING_LEVELS as readonly string[]).includes(model.slice(i + 1).toLowerCase()))
+    return { base: model.slice(0, i), suffix: model.slice(i) };
   return { base: model, suffix: "" };
 }
 
 function fallback(requested: string, why: string, o: ResolveOptions): ModelChoice {
   const to = o.user.defaultModel ?? "pi's default model";
-  return { model: o.user.defaultModel, warning: `model "${requested}" ${why}: running on ${to} instead (map it with subagents.modelAliases)` };
+  return {
+    model: o.user.defaultModel,
+    warning: `model "${requested}" ${why}: running on ${to} instead (map it with subagents.modelAliases)`,
+  };
 }
 
 /** The model a child runs on for a requested model name. Never fails: the worst case is the default model. */
@@ -128,7 +137,11 @@ export function resolveModel(requested: string, o: ResolveOptions): ModelChoice 
     if (familyAlias === "default") return { model: o.user.defaultModel };
     if (familyAlias) return { model: `${familyAlias}${suffix}` };
     if (o.user.providers.has("anthropic")) {
-      const id = FAMILIES.includes(lower) ? DEFAULT_MODEL_ALIASES[lower] : base.includes("/") ? base : `anthropic/${base}`;
+      const id = FAMILIES.includes(lower)
+        ? DEFAULT_MODEL_ALIASES[lower]
+        : base.includes("/")
+          ? base
+          : `anthropic/${base}`;
       return { model: `${id}${suffix}` };
     }
     return fallback(requested, "is a Claude model and there are no Anthropic credentials here", o);
@@ -137,13 +150,19 @@ export function resolveModel(requested: string, o: ResolveOptions): ModelChoice 
   const own = o.user.custom?.get(base);
   const written = base.includes("/") ? base : o.provider ? `${o.provider}/${base}` : own ? `${own}/${base}` : base;
   const provider = providerOf(written);
-  if (provider && !o.user.providers.has(provider)) return fallback(requested, `needs provider "${provider}", which has no credentials or models.json entry here`, o);
+  if (provider && !o.user.providers.has(provider))
+    return fallback(requested, `needs provider "${provider}", which has no credentials or models.json entry here`, o);
   return { model: `${written}${suffix}` };
 }
 
 /** resolveModel for a profile: its provider, and its own API key makes that provider usable. */
-export function resolveProfileModel(profile: Profile | null, requested: string, o: Omit<ResolveOptions, "provider">): ModelChoice {
+export function resolveProfileModel(
+  profile: Profile | null,
+  requested: string,
+  o: Omit<ResolveOptions, "provider">,
+): ModelChoice {
   let user = o.user;
-  if (profile?.apiKey && profile.provider) user = { ...user, providers: new Set([...user.providers, profile.provider]) };
+  if (profile?.apiKey && profile.provider)
+    user = { ...user, providers: new Set([...user.providers, profile.provider]) };
   return resolveModel(requested, { ...o, provider: profile?.provider, user });
 }

@@ -5,7 +5,14 @@
 // Each directory is listed once and each file read once: discovery runs on every delegate call.
 import { BUILTIN_AGENTS } from "./builtin-agents.ts";
 import type { Host } from "../host.ts";
-import { notAgentReason, parseProfile, parseProfileFields, profileNameOf, type Profile, type ProfileSource } from "./profile.ts";
+import {
+  notAgentReason,
+  parseProfile,
+  parseProfileFields,
+  profileNameOf,
+  type Profile,
+  type ProfileSource,
+} from "./profile.ts";
 import { PROJECT_LOCATIONS, userLocations, type Location } from "./harnesses.ts";
 import { readOpencodeJson } from "./agent-file-formats.ts";
 
@@ -15,7 +22,12 @@ export type Diagnostic = { file: string; reason: string; name?: string };
 export type Shadowed = { name: string; file: string; source: ProfileSource; by: string };
 /** A `.md` file that is not an agent definition (shown by `profiles --all`). */
 export type Skipped = { file: string; reason: string };
-export type Discovery = { profiles: Map<string, Profile>; diagnostics: Diagnostic[]; shadowed: Shadowed[]; skipped: Skipped[] };
+export type Discovery = {
+  profiles: Map<string, Profile>;
+  diagnostics: Diagnostic[];
+  shadowed: Shadowed[];
+  skipped: Skipped[];
+};
 
 /** Sub-folder levels walked below an agents folder (a cloned collection: clone/plugins/x/agents/y.md). */
 export const MAX_DEPTH = 5;
@@ -111,7 +123,8 @@ function parseAgentFile(host: Host, path: string, source: ProfileSource, loc: Lo
   if (notAgent) return { skip: notAgent };
   const { profile, error, skip } = parseProfile(text, path, source, loc.harness, loc.kind === "toml" ? "toml" : "md");
   if (skip) return { skip };
-  if (profile && needsDescription && !profile.description) return { skip: loc.kind === "md" ? "no description in its front matter" : "no description" };
+  if (profile && needsDescription && !profile.description)
+    return { skip: loc.kind === "md" ? "no description in its front matter" : "no description" };
   return profile ? { profile } : { error: error ?? "invalid", name: profileNameOf(text, path) };
 }
 
@@ -153,13 +166,26 @@ function walk(w: Walk, dir: string, source: ProfileSource, loc: Location, depth:
 }
 
 /** Adds one location's profiles; a later location (or a later file in the same walk) wins a name. */
-function loadLocation(host: Host, path: string, loc: Location, source: ProfileSource, out: Discovery, seenDirs: Set<string>): void {
+function loadLocation(
+  host: Host,
+  path: string,
+  loc: Location,
+  source: ProfileSource,
+  out: Discovery,
+  seenDirs: Set<string>,
+): void {
   const w: Walk = { host, out, seenDirs, candidates: [] };
   if (loc.kind === "opencode-json") readOpencodeFile(w, path, source);
   else walk(w, path, source, loc, 0);
   for (const { file, profile } of w.candidates) {
     const earlier = out.profiles.get(profile.name);
-    if (earlier) out.shadowed.push({ name: earlier.name, file: earlier.filePath ?? `builtin:${earlier.name}`, source: earlier.source, by: file });
+    if (earlier)
+      out.shadowed.push({
+        name: earlier.name,
+        file: earlier.filePath ?? `builtin:${earlier.name}`,
+        source: earlier.source,
+        by: file,
+      });
     out.profiles.set(profile.name, profile);
   }
 }
@@ -181,7 +207,8 @@ function readOpencodeFile(w: Walk, path: string, source: ProfileSource): void {
     if (!e.read) continue;
     const r = parseProfileFields(e.read, path, source, "opencode");
     if (r.skip) w.out.skipped.push({ file: `${path}#agent.${e.name}`, reason: r.skip });
-    else if (r.profile && !r.profile.description) w.out.skipped.push({ file: `${path}#agent.${e.name}`, reason: "no description" });
+    else if (r.profile && !r.profile.description)
+      w.out.skipped.push({ file: `${path}#agent.${e.name}`, reason: "no description" });
     else if (r.profile) w.candidates.push({ file: path, profile: r.profile });
     else w.out.diagnostics.push({ file: path, reason: `agent "${e.name}": ${r.error ?? "invalid"}`, name: e.name });
   }
@@ -199,7 +226,8 @@ export function discoverProfiles(host: Host, opts: { cwd: string; agentDir: stri
 
   const home = norm(host.homedir());
   const base = norm(opts.agentDir);
-  const userPath = (loc: Location) => (loc.agentDir ? join(base, loc.path) : loc.path.startsWith("~/") ? join(home, loc.path.slice(2)) : norm(loc.path));
+  const userPath = (loc: Location) =>
+    loc.agentDir ? join(base, loc.path) : loc.path.startsWith("~/") ? join(home, loc.path.slice(2)) : norm(loc.path);
   const seenDirs = new Set<string>();
   const loaded = new Set<string>();
   for (const loc of userLocations(host.env ?? {})) {

@@ -7,7 +7,14 @@ import { isIsolationMode, type IsolationMode } from "../isolation-types.ts";
 import { budgetValue, type BudgetKey } from "../budget.ts";
 import { ENGINE_FIELDS } from "./runner-fields.ts";
 import { outputSchemaProblem } from "../output-schema.ts";
-import { MEMORY_SCOPES, READONLY_TOOLS, THINKING_LEVELS, type MemoryScope, type Profile, type Thinking } from "./profile-types.ts";
+import {
+  MEMORY_SCOPES,
+  READONLY_TOOLS,
+  THINKING_LEVELS,
+  type MemoryScope,
+  type Profile,
+  type Thinking,
+} from "./profile-types.ts";
 
 /** Runtimes a file may name (src/core/run/runtimes/); "claude" is taken for "claude-code". */
 const RUNTIME_ALIASES: Record<string, RuntimeName> = { claude: "claude-code" };
@@ -15,8 +22,24 @@ const WRITING_TOOLS = ["edit", "write"];
 const TOOL_OVERRIDE_FLAGS = ["--tools", "-t", "--no-tools", "-nt"];
 /** Flags that would break how we drive a child: its session, output mode, key handling, or make pi exit early. */
 const CONTRACT_FLAGS = [
-  "--session", "--session-dir", "--no-session", "--fork", "--continue", "-c", "--resume", "-r",
-  "--mode", "-p", "--print", "--api-key", "--export", "--list-models", "--help", "-h", "--version", "-v",
+  "--session",
+  "--session-dir",
+  "--no-session",
+  "--fork",
+  "--continue",
+  "-c",
+  "--resume",
+  "-r",
+  "--mode",
+  "-p",
+  "--print",
+  "--api-key",
+  "--export",
+  "--list-models",
+  "--help",
+  "-h",
+  "--version",
+  "-v",
 ];
 
 /** Thrown only inside this module; parseProfile turns it into `{ error }`. */
@@ -27,7 +50,8 @@ const present = (fm: Fields, key: string) => fm[key] !== undefined && fm[key] !=
 /** The one alias of a field that is set; setting two spellings of the same field is ambiguous. */
 export function pick(fm: Fields, keys: string[]): string | undefined {
   const set = keys.filter((k) => present(fm, k));
-  if (set.length > 1) throw new Invalid(`fields ${set.map((k) => `"${k}"`).join(" and ")} mean the same thing: use one`);
+  if (set.length > 1)
+    throw new Invalid(`fields ${set.map((k) => `"${k}"`).join(" and ")} mean the same thing: use one`);
   return set[0];
 }
 
@@ -50,8 +74,14 @@ export function bool(fm: Fields, key: string): boolean | undefined {
 export function list(fm: Fields, key: string | undefined): string[] | undefined {
   if (key === undefined || !present(fm, key)) return undefined;
   const v = fm[key];
-  const items = typeof v === "string" ? v.split(",") : Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null;
-  if (!items) throw new Invalid(`field "${key}" must be a list of strings or a comma-separated string (got ${kind(v)})`);
+  const items =
+    typeof v === "string"
+      ? v.split(",")
+      : Array.isArray(v) && v.every((x) => typeof x === "string")
+        ? (v as string[])
+        : null;
+  if (!items)
+    throw new Invalid(`field "${key}" must be a list of strings or a comma-separated string (got ${kind(v)})`);
   return items.map((s) => s.trim()).filter(Boolean);
 }
 
@@ -70,7 +100,6 @@ export function kind(v: unknown): string {
   if (typeof v === "object") return "a mapping";
   return `${typeof v} ${JSON.stringify(v)}`;
 }
-
 
 /** Spec 000's guard plus flags that would break the child contract. Returns a reason, or null. */
 export function extraArgsProblem(args: string[], restrictsTools: boolean): string | null {
@@ -102,7 +131,8 @@ export function toolFields(fm: Fields, warnings: string[], mappedAway = 0): Tool
   const readonly = bool(fm, "readonly");
   if (noTools && (allow || deny)) throw new Invalid(`"noTools: true" contradicts "${allowKey ?? denyKey}": use one`);
   // An empty allow list means what it says (Claude Code reads `tools: []` the same way): no tools at all.
-  if (allow && allow.length === 0 && only !== "none" && !mappedAway) warnings.push(`"${allowKey}" is empty: the agent runs without tools`);
+  if (allow && allow.length === 0 && only !== "none" && !mappedAway)
+    warnings.push(`"${allowKey}" is empty: the agent runs without tools`);
   const out: ToolFields = {};
   if (noTools !== undefined) out.noTools = noTools;
   if (readonly !== undefined) out.readonly = readonly;
@@ -118,8 +148,10 @@ export function toolFields(fm: Fields, warnings: string[], mappedAway = 0): Tool
     // Claude Code's rule: the deny list is removed from the allow list.
     out.tools = mappedAllow.tools.filter((t) => !denied.includes(t));
     const writers = out.tools.filter((t) => WRITING_TOOLS.includes(t));
-    if (readonly && writers.length) throw new Invalid(`"readonly: true" but "${allowKey}" includes ${writers.join(", ")}`);
-    if (!out.tools.length && allow!.length) warnings.push("none of the listed tools exist here: the agent runs without tools");
+    if (readonly && writers.length)
+      throw new Invalid(`"readonly: true" but "${allowKey}" includes ${writers.join(", ")}`);
+    if (!out.tools.length && allow!.length)
+      warnings.push("none of the listed tools exist here: the agent runs without tools");
   } else if (readonly && !noTools) {
     // Read-only narrows to the read tools; a deny list then removes from those.
     out.tools = READONLY_TOOLS.filter((t) => !denied.includes(t));
@@ -140,7 +172,8 @@ export function thinkingField(fm: Fields, warnings: string[]): Thinking | undefi
     if (!mapped) warnings.push(`effort "${effort}" has no thinking level here (ignored)`);
     return mapped as Thinking | undefined;
   }
-  if (!(THINKING_LEVELS as readonly string[]).includes(raw)) throw new Invalid(`unknown thinking level "${raw}" in "${key}" (use one of: ${THINKING_LEVELS.join(", ")})`);
+  if (!(THINKING_LEVELS as readonly string[]).includes(raw))
+    throw new Invalid(`unknown thinking level "${raw}" in "${key}" (use one of: ${THINKING_LEVELS.join(", ")})`);
   return raw as Thinking;
 }
 
@@ -164,10 +197,53 @@ export function isolationField(fm: Fields, warnings: string[]): IsolationMode | 
 
 /** Every field this loader reads; anything else is reported as not supported here. */
 const HANDLED_FIELDS = new Set([
-  "name", "description", "provider", "model", "thinkingLevel", "thinking", "effort", "tools", "approved_tools", "allowed_tools",
-  "excludeTools", "denied_tools", "disallowedTools", "noTools", "extensions", "noExtensions", "noSkills", "suggestedSkills",
-  "loadSkills", "skills", "noContextFiles", "systemPromptMode", "appendSystemPrompt", "apiKey", "extraArgs", "readonly",
-  "timeout", "finalize", "maxTurns", "maxTokens", "maxCost", "fallbackModels", "isolation", "color", "gate", "gateTimeout", "gateRetries", "outputSchema", "context", "mcp", "memory", "runtime", "keepProcesses", "taskStart", "taskEnd", ...QUIET_FIELDS, ...ENGINE_FIELDS,
+  "name",
+  "description",
+  "provider",
+  "model",
+  "thinkingLevel",
+  "thinking",
+  "effort",
+  "tools",
+  "approved_tools",
+  "allowed_tools",
+  "excludeTools",
+  "denied_tools",
+  "disallowedTools",
+  "noTools",
+  "extensions",
+  "noExtensions",
+  "noSkills",
+  "suggestedSkills",
+  "loadSkills",
+  "skills",
+  "noContextFiles",
+  "systemPromptMode",
+  "appendSystemPrompt",
+  "apiKey",
+  "extraArgs",
+  "readonly",
+  "timeout",
+  "finalize",
+  "maxTurns",
+  "maxTokens",
+  "maxCost",
+  "fallbackModels",
+  "isolation",
+  "color",
+  "gate",
+  "gateTimeout",
+  "gateRetries",
+  "outputSchema",
+  "context",
+  "mcp",
+  "memory",
+  "runtime",
+  "keepProcesses",
+  "taskStart",
+  "taskEnd",
+  ...QUIET_FIELDS,
+  ...ENGINE_FIELDS,
 ]);
 
 export function unsupportedFields(fm: Fields): string | null {
@@ -182,7 +258,11 @@ const validName = (n: string) => /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(n);
 
 /** "Python Security Expert" → "python-security-expert": how a display-style name becomes a usable one. */
 export function nameSlug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9_.]+/g, "-").replace(/^[-_.]+|-+$/g, "").slice(0, 64);
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9_.]+/g, "-")
+    .replace(/^[-_.]+|-+$/g, "")
+    .slice(0, 64);
 }
 
 /** A profile by its name, or by the display-style name it was made from ("Python Security Expert"). */
@@ -201,9 +281,14 @@ export function nameField(fm: Fields, filePath: string, warnings: string[]): str
     return slug;
   }
   if (!validName(base)) {
-    throw new Invalid(`field "name" must be 1–64 letters, digits, "_", "-" or "." (got "${written ?? base}"${written !== undefined ? "" : ", taken from the file name"})`);
+    throw new Invalid(
+      `field "name" must be 1–64 letters, digits, "_", "-" or "." (got "${written ?? base}"${written !== undefined ? "" : ", taken from the file name"})`,
+    );
   }
-  if (written !== undefined) warnings.push(`name "${written}" is not a usable name (letters, digits, "_", "-", "."): using the file name "${base}"`);
+  if (written !== undefined)
+    warnings.push(
+      `name "${written}" is not a usable name (letters, digits, "_", "-", "."): using the file name "${base}"`,
+    );
   return base;
 }
 
@@ -214,16 +299,19 @@ export function gateFields(fm: Fields): Partial<Profile> {
   for (const key of ["taskStart", "taskEnd"] as const) {
     if (!present(fm, key)) continue;
     const v = fm[key];
-    if (typeof v !== "string" || !v.trim()) throw new Invalid(`field "${key}" must be a shell command (got ${kind(v)})`);
+    if (typeof v !== "string" || !v.trim())
+      throw new Invalid(`field "${key}" must be a shell command (got ${kind(v)})`);
     out[key] = v;
   }
   if (present(fm, "gate")) {
-    if (typeof fm.gate !== "string" || !fm.gate.trim()) throw new Invalid(`field "gate" must be a shell command (got ${kind(fm.gate)})`);
+    if (typeof fm.gate !== "string" || !fm.gate.trim())
+      throw new Invalid(`field "gate" must be a shell command (got ${kind(fm.gate)})`);
     out.gate = fm.gate;
   }
   if (present(fm, "gateTimeout")) {
     const v = fm.gateTimeout;
-    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw new Invalid(`field "gateTimeout" must be a positive number of seconds (got ${kind(v)})`);
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0)
+      throw new Invalid(`field "gateTimeout" must be a positive number of seconds (got ${kind(v)})`);
     out.gateTimeout = v;
   }
   if (present(fm, "outputSchema")) {
@@ -241,12 +329,14 @@ export function gateFields(fm: Fields): Partial<Profile> {
     out.outputSchema = schema as Record<string, unknown>;
   }
   if (present(fm, "context")) {
-    if (fm.context !== "fork" && fm.context !== "fresh") throw new Invalid(`field "context" must be "fork" or "fresh" (got ${kind(fm.context)})`);
+    if (fm.context !== "fork" && fm.context !== "fresh")
+      throw new Invalid(`field "context" must be "fork" or "fresh" (got ${kind(fm.context)})`);
     out.context = fm.context;
   }
   if (present(fm, "gateRetries")) {
     const v = fm.gateRetries;
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) throw new Invalid(`field "gateRetries" must be a whole number ≥ 0 (got ${kind(v)})`);
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0)
+      throw new Invalid(`field "gateRetries" must be a whole number ≥ 0 (got ${kind(v)})`);
     out.gateRetries = v;
   }
   return out;
@@ -255,7 +345,8 @@ export function gateFields(fm: Fields): Partial<Profile> {
 export function timeoutField(fm: Fields): number | undefined {
   if (!present(fm, "timeout")) return undefined;
   const v = fm.timeout;
-  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw new Invalid(`field "timeout" must be a positive number of seconds (got ${kind(v)})`);
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0)
+    throw new Invalid(`field "timeout" must be a positive number of seconds (got ${kind(v)})`);
   return v;
 }
 
@@ -279,5 +370,8 @@ export function runtimeField(fm: Fields): RuntimeName | undefined {
 
 /** An agent's name from its file name (`x.md`, `x.agent.md`, `x.toml`). */
 export function baseName(filePath: string): string {
-  return filePath.split(/[\\/]/).pop()!.replace(/(?:\.agent)?\.md$|\.toml$/i, "");
+  return filePath
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/(?:\.agent)?\.md$|\.toml$/i, "");
 }

@@ -11,10 +11,45 @@ import { engineFields } from "./runner-fields.ts";
 import { adaptFields, type Adapted } from "./harness-fields.ts";
 import { AgentFileError, readCodexToml } from "./agent-file-formats.ts";
 import type { FileKind, Harness } from "./harnesses.ts";
-import { MEMORY_SCOPES, THINKING_LEVELS, READONLY_TOOLS, type MemoryScope, type Profile, type ProfileSource, type Thinking } from "./profile-types.ts";
-import { argList, baseName, bool, budgetField, extraArgsProblem, gateFields, Invalid, isolationField, list, memoryField, nameField, pick, runtimeField, str, thinkingField, timeoutField, toolFields, unsupportedFields } from "./profile-fields.ts";
+import {
+  MEMORY_SCOPES,
+  THINKING_LEVELS,
+  READONLY_TOOLS,
+  type MemoryScope,
+  type Profile,
+  type ProfileSource,
+  type Thinking,
+} from "./profile-types.ts";
+import {
+  argList,
+  baseName,
+  bool,
+  budgetField,
+  extraArgsProblem,
+  gateFields,
+  Invalid,
+  isolationField,
+  list,
+  memoryField,
+  nameField,
+  pick,
+  runtimeField,
+  str,
+  thinkingField,
+  timeoutField,
+  toolFields,
+  unsupportedFields,
+} from "./profile-fields.ts";
 
-export { MEMORY_SCOPES, THINKING_LEVELS, READONLY_TOOLS, type MemoryScope, type Profile, type ProfileSource, type Thinking };
+export {
+  MEMORY_SCOPES,
+  THINKING_LEVELS,
+  READONLY_TOOLS,
+  type MemoryScope,
+  type Profile,
+  type ProfileSource,
+  type Thinking,
+};
 export { extraArgsProblem, findProfile, nameSlug } from "./profile-fields.ts";
 
 /** A file its own harness would not run (disabled, a remote agent): skipped like a document, not an error. */
@@ -26,21 +61,38 @@ function readAgentText(text: string, kind: FileKind): { fields: Fields; body: st
   return readFrontMatter(text);
 }
 
-function build(text: string, filePath: string, source: ProfileSource, harness: Harness = "pi", kindOf: FileKind = "md"): Profile {
+function build(
+  text: string,
+  filePath: string,
+  source: ProfileSource,
+  harness: Harness = "pi",
+  kindOf: FileKind = "md",
+): Profile {
   return buildFrom(readAgentText(text, kindOf), filePath, source, harness);
 }
 
 /** A profile from fields already read (front matter, TOML, or an opencode.json entry). */
-function buildFrom(read: { fields: Fields; body: string; lenient?: string }, filePath: string, source: ProfileSource, harness: Harness): Profile {
+function buildFrom(
+  read: { fields: Fields; body: string; lenient?: string },
+  filePath: string,
+  source: ProfileSource,
+  harness: Harness,
+): Profile {
   const adapted: Adapted = adaptFields(harness, read.fields, read.body);
   if (adapted.skip) throw new NotAnAgent(adapted.skip);
   const fm = normalizeFields(adapted.fields);
   const warnings: string[] = [...adapted.warnings];
-  if (read.lenient) warnings.push(`front matter is not strict YAML (${read.lenient}); read line by line — quote values containing ": " to silence this`);
+  if (read.lenient)
+    warnings.push(
+      `front matter is not strict YAML (${read.lenient}); read line by line — quote values containing ": " to silence this`,
+    );
   const name = nameField(fm, filePath, warnings);
   const tools = toolFields(fm, warnings, adapted.unavailable.length);
   if (adapted.unavailable.length) {
-    tools.unavailableTools = [...(tools.unavailableTools ?? []), ...adapted.unavailable.filter((t) => !tools.unavailableTools?.includes(t))];
+    tools.unavailableTools = [
+      ...(tools.unavailableTools ?? []),
+      ...adapted.unavailable.filter((t) => !tools.unavailableTools?.includes(t)),
+    ];
     const i = warnings.findIndex((w) => w.startsWith("tools not available here:"));
     const line = `tools not available here: ${tools.unavailableTools.join(", ")}`;
     if (i >= 0) warnings[i] = line;
@@ -49,9 +101,13 @@ function buildFrom(read: { fields: Fields; body: string; lenient?: string }, fil
   const thinking = thinkingField(fm, warnings);
   const timeout = timeoutField(fm);
   const mode = str(fm, "systemPromptMode") ?? "replace";
-  if (mode !== "replace" && mode !== "append") throw new Invalid(`field "systemPromptMode" must be "replace" or "append" (got "${mode}")`);
+  if (mode !== "replace" && mode !== "append")
+    throw new Invalid(`field "systemPromptMode" must be "replace" or "append" (got "${mode}")`);
   const apiKey = str(fm, "apiKey");
-  if (apiKey !== undefined && source === "project") throw new Invalid('project profiles cannot set "apiKey" (a repository must not choose your credentials; put it in a user profile)');
+  if (apiKey !== undefined && source === "project")
+    throw new Invalid(
+      'project profiles cannot set "apiKey" (a repository must not choose your credentials; put it in a user profile)',
+    );
   const extraArgs = argList(fm);
   if (extraArgs) {
     const problem = extraArgsProblem(extraArgs, !!(tools.tools || tools.excludeTools || tools.noTools));
@@ -107,7 +163,10 @@ function buildFrom(read: { fields: Fields; body: string; lenient?: string }, fil
     memory,
     mcpServers: adapted.mcpServers,
     // oh-my-pi's `output` is checked like our own field; ours (read by gateFields) wins when both are there.
-    outputSchema: adapted.outputSchema && !outputSchemaProblem('field "output"', adapted.outputSchema) ? adapted.outputSchema : undefined,
+    outputSchema:
+      adapted.outputSchema && !outputSchemaProblem('field "output"', adapted.outputSchema)
+        ? adapted.outputSchema
+        : undefined,
     ...gateFields(fm),
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (p as Record<string, unknown>)[k] = v;
@@ -126,7 +185,8 @@ export function notAgentReason(text: string): string | null {
     return null; // starts with "---" but cannot be split: meant as an agent, so its error shows
   }
   if (yaml === null) return "no front matter";
-  if (/^(?:enabled[ \t]*:[ \t]*false|disabled[ \t]*:[ \t]*true)[ \t]*$/m.test(yaml)) return "disabled in its front matter";
+  if (/^(?:enabled[ \t]*:[ \t]*false|disabled[ \t]*:[ \t]*true)[ \t]*$/m.test(yaml))
+    return "disabled in its front matter";
   return /^["']?description["']?[ \t]*:/m.test(yaml) ? null : "no description in its front matter";
 }
 
@@ -139,7 +199,13 @@ export function profileNameOf(text: string, filePath: string): string {
 
 /** The agent name a file name gives: `x.md`, Copilot's `x.agent.md`, Codex's `x.toml` → `x`. */
 /** Parses one profile file. Never throws: `{ profile }` on success, `{ error }` with a reason naming the field otherwise. */
-export function parseProfile(text: string, filePath: string, source: ProfileSource, harness: Harness = "pi", kindOf: FileKind = "md"): { profile?: Profile; error?: string; skip?: string } {
+export function parseProfile(
+  text: string,
+  filePath: string,
+  source: ProfileSource,
+  harness: Harness = "pi",
+  kindOf: FileKind = "md",
+): { profile?: Profile; error?: string; skip?: string } {
   try {
     return { profile: build(text, filePath, source, harness, kindOf) };
   } catch (err) {
@@ -148,7 +214,12 @@ export function parseProfile(text: string, filePath: string, source: ProfileSour
 }
 
 /** parseProfile for fields read elsewhere (an opencode.json entry). */
-export function parseProfileFields(read: { fields: Fields; body: string }, filePath: string, source: ProfileSource, harness: Harness): { profile?: Profile; error?: string; skip?: string } {
+export function parseProfileFields(
+  read: { fields: Fields; body: string },
+  filePath: string,
+  source: ProfileSource,
+  harness: Harness,
+): { profile?: Profile; error?: string; skip?: string } {
   try {
     return { profile: buildFrom(read, filePath, source, harness) };
   } catch (err) {
@@ -158,7 +229,8 @@ export function parseProfileFields(read: { fields: Fields; body: string }, fileP
 
 function failure(err: unknown, mdText: string | null): { error?: string; skip?: string } {
   if (err instanceof NotAnAgent) return { skip: err.message };
-  if (err instanceof Invalid || err instanceof FrontMatterError) return { error: mdText === null ? err.message : withYamlNote(mdText, err.message) };
+  if (err instanceof Invalid || err instanceof FrontMatterError)
+    return { error: mdText === null ? err.message : withYamlNote(mdText, err.message) };
   if (err instanceof AgentFileError) return { error: err.message };
   return { error: `could not be parsed: ${(err as Error)?.message ?? String(err)}` };
 }
@@ -191,8 +263,20 @@ function preview(text: string, max: number): string {
 
 /** One line for list_subagent_profiles and `subagents profiles`: name, model, tools, key settings, prompt preview. */
 export function profileSummary(p: Profile): string {
-  const model = p.model ? (p.provider && !p.model.includes("/") ? `${p.provider}/${p.model}` : p.model) : p.provider ? `${p.provider}/default` : "default model";
-  const tools = p.noTools ? "no tools" : p.tools ? `tools: ${p.tools.join(",")}` : p.excludeTools ? `all tools except ${p.excludeTools.join(",")}` : "default tools";
+  const model = p.model
+    ? p.provider && !p.model.includes("/")
+      ? `${p.provider}/${p.model}`
+      : p.model
+    : p.provider
+      ? `${p.provider}/default`
+      : "default model";
+  const tools = p.noTools
+    ? "no tools"
+    : p.tools
+      ? `tools: ${p.tools.join(",")}`
+      : p.excludeTools
+        ? `all tools except ${p.excludeTools.join(",")}`
+        : "default tools";
   const settings = [
     p.runtime && p.runtime !== "pi" ? `runs on ${p.runtime}` : "",
     p.thinking ? `thinking ${p.thinking}` : "",

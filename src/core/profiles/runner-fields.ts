@@ -4,7 +4,10 @@ import { RUNNER_NAMES, type RunnerName } from "../runner-settings.ts";
 
 export const ENGINE_FIELDS = ["sandbox", "runner"];
 
-export function engineFields(fm: Record<string, unknown>, warnings: string[]): { sandbox?: boolean; runner?: RunnerName } {
+export function engineFields(
+  fm: Record<string, unknown>,
+  warnings: string[],
+): { sandbox?: boolean; runner?: RunnerName } {
   const out: { sandbox?: boolean; runner?: RunnerName } = {};
   if (fm.sandbox !== undefined && fm.sandbox !== null) {
     if (typeof fm.sandbox === "boolean") out.sandbox = fm.sandbox;

@@ -11,7 +11,10 @@ const MAX_DEPTH = 4;
 function frontMatterName(text: string): string | undefined {
   const m = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---/.exec(text);
   const line = m?.[1].split(/\r?\n/).find((l) => /^name\s*:/.test(l));
-  const name = line?.replace(/^name\s*:\s*/, "").trim().replace(/^["']|["']$/g, "");
+  const name = line
+    ?.replace(/^name\s*:\s*/, "")
+    .trim()
+    .replace(/^["']|["']$/g, "");
   return name || undefined;
 }
 
@@ -41,19 +44,26 @@ export function discoverSkills(host: Host, opts: { agentDir: string; cwd: string
   scan(host, `${opts.cwd}/.claude/skills`, false, found);
   scan(host, `${host.homedir()}/.claude/skills`, false, found);
   const parts = opts.cwd.split("/").filter(Boolean);
-  for (let i = parts.length; i >= 0; i--) scan(host, `/${parts.slice(0, i).join("/")}/.agents/skills`.replace("//", "/"), false, found);
+  for (let i = parts.length; i >= 0; i--)
+    scan(host, `/${parts.slice(0, i).join("/")}/.agents/skills`.replace("//", "/"), false, found);
   return found;
 }
 
 export type ResolvedSkills = { skillPaths: string[]; appendPrompt: string };
 
 /** Skill names → paths and inlined text; unknown names are an error (`Unknown skills: …`, test/unit/core/profiles/profiles.test.ts). */
-export function resolveProfileSkills(host: Host, p: Profile, skills: Map<string, Skill>): ResolvedSkills | { error: string } {
+export function resolveProfileSkills(
+  host: Host,
+  p: Profile,
+  skills: Map<string, Skill>,
+): ResolvedSkills | { error: string } {
   const wanted = [...(p.suggestedSkills ?? []), ...(p.loadSkills ?? [])];
   const unknown = wanted.filter((n) => !skills.has(n));
   if (unknown.length) {
     const available = [...skills.keys()].sort();
-    return { error: `Unknown skills: ${unknown.map((n) => `"${n}"`).join(", ")}. Available skills: ${available.length ? available.join(", ") : "(none)"}` };
+    return {
+      error: `Unknown skills: ${unknown.map((n) => `"${n}"`).join(", ")}. Available skills: ${available.length ? available.join(", ") : "(none)"}`,
+    };
   }
   const skillPaths = (p.suggestedSkills ?? []).map((n) => skills.get(n)!.file);
   const appendPrompt = (p.loadSkills ?? [])

@@ -13,11 +13,17 @@ const HANDOFF_LINES = 800;
 /** What a finished task hands on: its structured result as JSON when it has one, else its output, bounded. */
 export function handoffText(r: Pick<RunResult, "output"> & { structured?: unknown }, sessionId: string): string {
   if (r.structured !== undefined) return JSON.stringify(r.structured, null, 2);
-  return truncateHeadTail(r.output, { maxBytes: HANDOFF_BYTES, maxLines: HANDOFF_LINES, hint: `full output: session ${sessionId}` }).text;
+  return truncateHeadTail(r.output, {
+    maxBytes: HANDOFF_BYTES,
+    maxLines: HANDOFF_LINES,
+    hint: `full output: session ${sessionId}`,
+  }).text;
 }
 
 export function fillPrompt(prompt: string, after: string[], texts: Map<string, string>): string {
-  return prompt.replace(PLACEHOLDER, (whole, ref: string) => (after.includes(ref) && texts.has(ref) ? texts.get(ref)! : whole));
+  return prompt.replace(PLACEHOLDER, (whole, ref: string) =>
+    after.includes(ref) && texts.has(ref) ? texts.get(ref)! : whole,
+  );
 }
 
 export type Pick_ = { index: number; skipBecause?: string } | "wait" | "done";
@@ -48,7 +54,10 @@ export class DagQueue {
       const failed = deps.filter((d) => this.ended[d] === false);
       if (failed.length) {
         this.taken[i] = true;
-        return { index: i, skipBecause: `skipped: ${failed.map((d) => `"${this.tasks[d].name}"`).join(", ")} did not complete` };
+        return {
+          index: i,
+          skipBecause: `skipped: ${failed.map((d) => `"${this.tasks[d].name}"`).join(", ")} did not complete`,
+        };
       }
       if (deps.every((d) => this.ended[d] === true)) {
         this.taken[i] = true;

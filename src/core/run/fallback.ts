@@ -15,7 +15,11 @@ export function fallbackModels(profile: Profile | null, settings: Settings): str
 
 /** The run ended because its model call failed (not a stop of ours, a crash or the task's own ERROR). */
 export function modelFailed(r: RunResult): boolean {
-  return r.status === "error" && r.stopReason === "error" && (r.errorCode === "SUBAGENT_FAILED" || r.errorCode === "RATE_LIMITED");
+  return (
+    r.status === "error" &&
+    r.stopReason === "error" &&
+    (r.errorCode === "SUBAGENT_FAILED" || r.errorCode === "RATE_LIMITED")
+  );
 }
 
 /** The failed run got at least one answer through (errored attempts are not kept in pi's context). */
@@ -24,5 +28,10 @@ export const didWork = (r: RunResult) => r.messages.some((m) => m.role === "assi
 /** The next attempt's result, carrying what the failed ones spent. */
 export function afterFallback(failed: RunResult, failedModel: string, next: RunResult, warning: string): RunResult {
   const failedModels = [...(failed.failedModels ?? []), failedModel];
-  return { ...next, usage: addUsage(failed.usage, next.usage), failedModels, warnings: [...(failed.warnings ?? []), warning, ...(next.warnings ?? [])] };
+  return {
+    ...next,
+    usage: addUsage(failed.usage, next.usage),
+    failedModels,
+    warnings: [...(failed.warnings ?? []), warning, ...(next.warnings ?? [])],
+  };
 }

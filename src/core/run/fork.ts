@@ -45,7 +45,9 @@ export function forkBranch(branch: ForkEntry[]): ForkEntry[] {
       continue;
     }
     if (m?.role === "assistant" && Array.isArray(m.content)) {
-      const parts = (m.content as Part[]).filter((p) => p?.type !== "toolCall" || (p.id !== undefined && results.has(p.id)));
+      const parts = (m.content as Part[]).filter(
+        (p) => p?.type !== "toolCall" || (p.id !== undefined && results.has(p.id)),
+      );
       if (parts.length === m.content.length) {
         kept.push(e);
         continue;
@@ -67,8 +69,18 @@ export function forkBranch(branch: ForkEntry[]): ForkEntry[] {
 }
 
 /** The child's session file: a new header (its own id, its cwd) and the cleaned branch. */
-export function forkFileText(entries: ForkEntry[], o: { sessionId: string; cwd: string; parentSession?: string; now: Date }): string {
-  const header = { type: "session", version: 3, id: o.sessionId, timestamp: o.now.toISOString(), cwd: o.cwd, ...(o.parentSession ? { parentSession: o.parentSession } : {}) };
+export function forkFileText(
+  entries: ForkEntry[],
+  o: { sessionId: string; cwd: string; parentSession?: string; now: Date },
+): string {
+  const header = {
+    type: "session",
+    version: 3,
+    id: o.sessionId,
+    timestamp: o.now.toISOString(),
+    cwd: o.cwd,
+    ...(o.parentSession ? { parentSession: o.parentSession } : {}),
+  };
   return `${[header, ...entries].map((e) => JSON.stringify(e)).join("\n")}\n`;
 }
 
@@ -102,7 +114,13 @@ export type { ParentPrompt };
 
 /** The parent prompt a forked task's child repeats, or undefined: a fresh or resumed task, a child in another
  *  folder (the prompt names the folder), an agent that picks its own tools (the tool list would differ anyway). */
-export function cacheTrueFork(o: { fork?: ForkEntry[]; resuming: boolean; cwd: string; parent?: ParentPrompt; profile: Profile | null }): ParentPrompt | undefined {
+export function cacheTrueFork(o: {
+  fork?: ForkEntry[];
+  resuming: boolean;
+  cwd: string;
+  parent?: ParentPrompt;
+  profile: Profile | null;
+}): ParentPrompt | undefined {
   const p = o.profile;
   if (!o.fork?.length || o.resuming || !o.parent?.systemPrompt || o.parent.cwd !== o.cwd) return undefined;
   if (p?.tools || p?.noTools || p?.excludeTools?.length) return undefined;
@@ -112,10 +130,20 @@ export function cacheTrueFork(o: { fork?: ForkEntry[]; resuming: boolean; cwd: s
 export const FORK_NEEDS_SESSION = 'context "fork" needs a parent pi session to copy';
 
 /** Writes a forked task's session file before its first start (never over an existing one: a resume keeps its own). */
-export function writeFork(host: Pick<Host, "stat" | "mkdirp" | "writeFile">, sessionFile: string, entries: ForkEntry[], cwd: string, parentSession?: string): void {
+export function writeFork(
+  host: Pick<Host, "stat" | "mkdirp" | "writeFile">,
+  sessionFile: string,
+  entries: ForkEntry[],
+  cwd: string,
+  parentSession?: string,
+): void {
   if (host.stat(sessionFile)) return;
   host.mkdirp(sessionFile.slice(0, sessionFile.lastIndexOf("/")));
-  host.writeFile(sessionFile, forkFileText(entries, { sessionId: globalThis.crypto.randomUUID(), cwd, parentSession, now: new Date() }), 0o600);
+  host.writeFile(
+    sessionFile,
+    forkFileText(entries, { sessionId: globalThis.crypto.randomUUID(), cwd, parentSession, now: new Date() }),
+    0o600,
+  );
 }
 
 /**
@@ -142,5 +170,6 @@ export function attachFork(
 
 /** Stage "fork" (after place, which decides the folder the copy names): the forked conversation becomes the child's session. */
 export function forkTask(task: TaskContext): void {
-  if (task.input.fork?.length && !task.resumeOf) writeFork(task.engine.host, task.sessionFile, task.input.fork, task.cwd, task.engine.call.parentSession);
+  if (task.input.fork?.length && !task.resumeOf)
+    writeFork(task.engine.host, task.sessionFile, task.input.fork, task.cwd, task.engine.call.parentSession);
 }

@@ -8,7 +8,8 @@ export function gateFolderProblem(engine: Pick<Engine, "host" | "profiles">, inp
     const profile = t.profile ? findProfile(engine.profiles, t.profile) : undefined;
     const gate = t.gate ?? profile?.gate;
     if (!gate?.trim()) continue;
-    if (!engine.host.stat(t.cwd)?.isDirectory) return `task "${t.name}": its gate \`${gate}\` would run in ${t.cwd}, which is not a directory`;
+    if (!engine.host.stat(t.cwd)?.isDirectory)
+      return `task "${t.name}": its gate \`${gate}\` would run in ${t.cwd}, which is not a directory`;
   }
   return null;
 }

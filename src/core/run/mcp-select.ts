@@ -14,8 +14,13 @@ export async function childMcp(engine: Engine, profile: Profile | null, cwd: str
   const mcp = profile?.mcp ?? engine.settings.mcp;
   if (!childPiCaps(engine.piVersion).mcp) return { mcp };
   // Project servers are read (and probed: starting one runs a repository's command) only in a trusted folder.
-  const servers = configuredMcpServers(engine.host, { agentDir: engine.agentDir, cwd, projectTrusted: trustFor(engine.call.projectTrust, cwd) === "yes" });
-  const wanted = (s: McpServer) => mcp === true || (Array.isArray(mcp) && mcp.some((n) => mcpNamespace(n) === mcpNamespace(s.name)));
+  const servers = configuredMcpServers(engine.host, {
+    agentDir: engine.agentDir,
+    cwd,
+    projectTrusted: trustFor(engine.call.projectTrust, cwd) === "yes",
+  });
+  const wanted = (s: McpServer) =>
+    mcp === true || (Array.isArray(mcp) && mcp.some((n) => mcpNamespace(n) === mcpNamespace(s.name)));
   const toProbe = profileReachesMcp(profile) ? servers.filter((s) => wanted(s) && s.direct && s.stdio) : [];
   let dead: string[] = [];
   if (toProbe.length && engine.mcpProbe) {

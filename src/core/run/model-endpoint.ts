@@ -44,7 +44,10 @@ const BUILTIN: Record<string, string[]> = {
   radius: ["radius.pi.dev:443"],
 };
 
-function readModelsJson(host: Host, agentDir: string): Record<string, { baseUrl?: unknown; models?: { id?: unknown; baseUrl?: unknown }[] }> {
+function readModelsJson(
+  host: Host,
+  agentDir: string,
+): Record<string, { baseUrl?: unknown; models?: { id?: unknown; baseUrl?: unknown }[] }> {
   try {
     const v = JSON.parse(host.readText(`${agentDir}/models.json`) ?? "{}") as { providers?: unknown };
     return v.providers && typeof v.providers === "object" ? (v.providers as never) : {};
@@ -62,13 +65,28 @@ export function providerOf(model: string | null | undefined, user: UserModels): 
 }
 
 /** The endpoints the child's model needs, or why none is known (then only the allow list is reachable). */
-export function modelEndpoints(host: Host, agentDir: string, model: string | null | undefined, user: UserModels): { allow: string[]; warning?: string } {
+export function modelEndpoints(
+  host: Host,
+  agentDir: string,
+  model: string | null | undefined,
+  user: UserModels,
+): { allow: string[]; warning?: string } {
   const provider = providerOf(model, user);
-  if (!provider) return { allow: [], warning: `sandbox network: the child's model provider is not known here, so no model host is allowed; add its host to subagents.sandboxAllowHosts` };
+  if (!provider)
+    return {
+      allow: [],
+      warning: `sandbox network: the child's model provider is not known here, so no model host is allowed; add its host to subagents.sandboxAllowHosts`,
+    };
   const def = readModelsJson(host, agentDir)[provider];
-  const urls = [def?.baseUrl, ...(Array.isArray(def?.models) ? def.models.map((m) => m?.baseUrl) : [])].filter((u): u is string => typeof u === "string");
+  const urls = [def?.baseUrl, ...(Array.isArray(def?.models) ? def.models.map((m) => m?.baseUrl) : [])].filter(
+    (u): u is string => typeof u === "string",
+  );
   const custom = urls.map(endpointOf).filter((e): e is string => !!e);
   const allow = [...new Set(custom.length ? custom : (BUILTIN[provider] ?? []))];
-  if (!allow.length) return { allow, warning: `sandbox network: no host is known for provider "${provider}"; add its host to subagents.sandboxAllowHosts` };
+  if (!allow.length)
+    return {
+      allow,
+      warning: `sandbox network: no host is known for provider "${provider}"; add its host to subagents.sandboxAllowHosts`,
+    };
   return { allow };
 }

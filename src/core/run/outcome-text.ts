@@ -9,10 +9,14 @@ const TOTAL_OUTPUT_BYTES = 48 * 1024;
 /** Spec 000: status, task name, error (if any), session id and profile info (tasks without a profile show none). */
 export function statusLine(o: TaskOutcome): string {
   const r = o.result;
-  const fellBack = r.failedModels?.length ? `, model: ${r.model ?? "default"} after ${r.failedModels.join(", ")} failed` : "";
+  const fellBack = r.failedModels?.length
+    ? `, model: ${r.model ?? "default"} after ${r.failedModels.join(", ")} failed`
+    : "";
   const where = `${o.agent && o.agent !== "default" ? `profile: ${o.agent}, session: ${o.sessionId}` : `session: ${o.sessionId}`}${fellBack}`;
   if (r.errorCode === "SKIPPED") return `↷ ${o.name}: ${r.error ?? "skipped"} (${where})`;
-  return r.status === "completed" ? `✓ ${o.name}: completed (${where})` : `✗ ${o.name}: error — ${r.error ?? "failed"} (${where})`;
+  return r.status === "completed"
+    ? `✓ ${o.name}: completed (${where})`
+    : `✗ ${o.name}: error — ${r.error ?? "failed"} (${where})`;
 }
 
 export function delegateResultText(outcomes: TaskOutcome[]): string {
@@ -22,7 +26,11 @@ export function delegateResultText(outcomes: TaskOutcome[]): string {
   if (isolated.length) parts.push(`Isolation:\n${isolated.join("\n")}`);
   for (const o of outcomes) {
     if (!o.result.output) continue;
-    const t = truncateHeadTail(o.result.output, { maxBytes: per, maxLines: 400, hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text` });
+    const t = truncateHeadTail(o.result.output, {
+      maxBytes: per,
+      maxLines: 400,
+      hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text`,
+    });
     parts.push(`=== ${o.name} (session: ${o.sessionId}) ===\n${t.text}`);
   }
   return parts.join("\n\n");

@@ -44,7 +44,12 @@ export type SchedulerHooks = {
   maxMessages?: number;
 };
 
-export async function runScheduled(tasks: TaskInput[], concurrency: number, run: TaskRunner, hooks: SchedulerHooks = {}): Promise<TaskOutcome[]> {
+export async function runScheduled(
+  tasks: TaskInput[],
+  concurrency: number,
+  run: TaskRunner,
+  hooks: SchedulerHooks = {},
+): Promise<TaskOutcome[]> {
   const limit = Math.max(1, Math.floor(concurrency));
   const outcomes: TaskOutcome[] = new Array(tasks.length);
   const controllers = tasks.map(() => new AbortController());
@@ -54,7 +59,8 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
   else hooks.signal?.addEventListener("abort", abortAll, { once: true });
 
   // Rate limits lower how many children run at once (and hold new ones) for the whole call.
-  const gate = hooks.rateGate ?? rateGateFor(limit, realClock, hooks.rateLimitWaitSec ?? DEFAULT_RATE_POLICY.maxWaitMs / 1000);
+  const gate =
+    hooks.rateGate ?? rateGateFor(limit, realClock, hooks.rateLimitWaitSec ?? DEFAULT_RATE_POLICY.maxWaitMs / 1000);
   const callSpend = hooks.maxCost !== undefined ? new CallSpend(hooks.maxCost) : undefined;
   // Tasks start in input order once their `after` tasks are done (dag.ts); without `after` that is plain order.
   const queue = new DagQueue(tasks);
@@ -66,7 +72,8 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
   const finish = (i: number, outcome: TaskOutcome) => {
     // What the runner did not take into the task's record: messages held for a task that never started a child.
     const left = team?.end(i) ?? [];
-    if (left.length) outcome = { ...outcome, result: { ...outcome.result, warnings: [...(outcome.result.warnings ?? []), ...left] } };
+    if (left.length)
+      outcome = { ...outcome, result: { ...outcome.result, warnings: [...(outcome.result.warnings ?? []), ...left] } };
     outcomes[i] = outcome;
     queue.finish(i, outcome.result, outcome.sessionId);
     hooks.onTaskEnd?.(i, outcome);
@@ -102,7 +109,12 @@ export async function runScheduled(tasks: TaskInput[], concurrency: number, run:
         });
       } catch (err) {
         // A task runner must not throw, but if it does the other tasks still finish and this one is recorded.
-        outcome = { sessionId: task.sessionId ?? "", name: task.name, agent: task.profile ?? "default", result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED") };
+        outcome = {
+          sessionId: task.sessionId ?? "",
+          name: task.name,
+          agent: task.profile ?? "default",
+          result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED"),
+        };
       } finally {
         gate.release();
         ticket?.done();

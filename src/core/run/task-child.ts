@@ -35,38 +35,56 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   let result: RunResult;
   // pi 1.x MCP servers for this child (the agent's or settings' `mcp`, minus servers the owner found dead).
   const mcp = await childMcp(engine, profile, childCwd);
-  const forkPrompt = task.runtime.name === "pi" ? cacheTrueFork({ fork: input.fork, resuming: !!task.resumeOf, cwd: childCwd, parent: engine.call.parentPrompt, profile }) : undefined;
+  const forkPrompt =
+    task.runtime.name === "pi"
+      ? cacheTrueFork({
+          fork: input.fork,
+          resuming: !!task.resumeOf,
+          cwd: childCwd,
+          parent: engine.call.parentPrompt,
+          profile,
+        })
+      : undefined;
   // A cache-true fork answers in plain text: the finalize tool, which only the child has, would end the prefix it
   // shares with its parent at the tool list (docs/BENCHMARKS.md measures it). A structured result still needs it.
-  const finalize = forkPrompt && task.finalize === "required" && !(input.outputSchema ?? profile?.outputSchema) ? "optional" : task.finalize;
-  const attempt = async (childModel: string | null | undefined, stdin = prompt, spentBefore?: RunResult["usage"]): Promise<RunResult> => {
+  const finalize =
+    forkPrompt && task.finalize === "required" && !(input.outputSchema ?? profile?.outputSchema)
+      ? "optional"
+      : task.finalize;
+  const attempt = async (
+    childModel: string | null | undefined,
+    stdin = prompt,
+    spentBefore?: RunResult["usage"],
+  ): Promise<RunResult> => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
     const foreign = task.runtime.name === "pi" ? null : foreignChild(task, childModel);
     if (typeof foreign === "string") return failedResult(foreign, "RUNTIME_MISSING");
-    const inv: Invocation = foreign ?? buildInvocation({
-      piCommand: engine.piCommand,
-      childExtension: engine.childExtension,
-      profile,
-      transport: task.transport,
-      finalize,
-      sessionFile,
-      model: childModel,
-      depth: engine.depth + 1,
-      maxDepth: settings.maxDepth,
-      parentPid: host.pid,
-      parentTools: engine.call.parentTools,
-      promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
-      skillPaths: skills.skillPaths,
-      appendPrompt: [skills.appendPrompt, task.memory].filter(Boolean).join("\n\n") || undefined,
-      projectTrust: task.trust,
-      baseEnv: { ...host.env, ...engine.piEnv },
-      piVersion: engine.piVersion,
-      defaultModel: expectedDefaultModel(engine, childCwd),
-      canAsk: settings.ask !== "deny" && !!hooks.ask,
-      team: !!hooks.team,
-      forkPrompt,
-      ...mcp,
-    });
+    const inv: Invocation =
+      foreign ??
+      buildInvocation({
+        piCommand: engine.piCommand,
+        childExtension: engine.childExtension,
+        profile,
+        transport: task.transport,
+        finalize,
+        sessionFile,
+        model: childModel,
+        depth: engine.depth + 1,
+        maxDepth: settings.maxDepth,
+        parentPid: host.pid,
+        parentTools: engine.call.parentTools,
+        promptFile: `${host.privateTempDir()}/${id}-${runId}.md`,
+        skillPaths: skills.skillPaths,
+        appendPrompt: [skills.appendPrompt, task.memory].filter(Boolean).join("\n\n") || undefined,
+        projectTrust: task.trust,
+        baseEnv: { ...host.env, ...engine.piEnv },
+        piVersion: engine.piVersion,
+        defaultModel: expectedDefaultModel(engine, childCwd),
+        canAsk: settings.ask !== "deny" && !!hooks.ask,
+        team: !!hooks.team,
+        forkPrompt,
+        ...mcp,
+      });
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
     const teamNote = inv.env.PI_SUBAGENT_TEAM === "1" ? hooks.team?.note : undefined;
     const firstNotes = [inv.taskNote, teamNote].filter(Boolean).join("\n\n");
@@ -75,8 +93,21 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
     let placed: Placed | string | undefined;
     try {
-      if (!host.stat(childCwd)?.isDirectory) throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
-      placed = await wrapForRunner(task.where, { host, argv: inv.argv, env: inv.env, cwd: childCwd, sessionFile, agentDir: engine.agentDir, files: inv.files.map((f) => f.path), name: `subagents-${id}-${runId}`, settings, ownConfig: foreign?.ownConfig, network: childNetwork(task, childModel, warnings) });
+      if (!host.stat(childCwd)?.isDirectory)
+        throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
+      placed = await wrapForRunner(task.where, {
+        host,
+        argv: inv.argv,
+        env: inv.env,
+        cwd: childCwd,
+        sessionFile,
+        agentDir: engine.agentDir,
+        files: inv.files.map((f) => f.path),
+        name: `subagents-${id}-${runId}`,
+        settings,
+        ownConfig: foreign?.ownConfig,
+        network: childNetwork(task, childModel, warnings),
+      });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       const ran = await runChild(host, engine.clock, {
         argv: placed.argv,
@@ -110,8 +141,17 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         onControl: hooks.onControl,
         team: hooks.team,
         gate: resolveGate(input, profile),
-        reuse: reusable(task, !!foreign, placed) && !forkPrompt ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) } : undefined,
-        ask: { asker: hooks.ask, mode: settings.ask, timeoutSec: settings.askTimeout, sessionId: id, label: input.name ?? task.agent },
+        reuse:
+          reusable(task, !!foreign, placed) && !forkPrompt
+            ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) }
+            : undefined,
+        ask: {
+          asker: hooks.ask,
+          mode: settings.ask,
+          timeoutSec: settings.askTimeout,
+          sessionId: id,
+          label: input.name ?? task.agent,
+        },
         sessionId: id,
         keepProcesses: keepsProcesses(task),
       });
@@ -144,15 +184,23 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     }
     if (refused && model.model && !hooks.signal?.aborted) {
       // pi could not use the model and exited before any model call: run on the default model instead, and say so.
-      warnings.unshift(`${refused}: running on ${engine.caches.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`);
+      warnings.unshift(
+        `${refused}: running on ${engine.caches.userModels?.defaultModel ?? "pi's default model"} instead (map it with subagents.modelAliases)`,
+      );
       result = await attempt(null);
     }
   } catch (err) {
-    result = err instanceof TaskError ? failedResult(err.message, err.code) : failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
+    result =
+      err instanceof TaskError
+        ? failedResult(err.message, err.code)
+        : failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
   } finally {
     checkpoints.stop();
   }
-  const noCredentials = result.status === "error" ? credentialsError(result.error, result.model ?? model.model ?? expectedDefaultModel(engine, childCwd)) : null;
+  const noCredentials =
+    result.status === "error"
+      ? credentialsError(result.error, result.model ?? model.model ?? expectedDefaultModel(engine, childCwd))
+      : null;
   task.result = noCredentials ? { ...result, error: noCredentials } : result;
 }
 
@@ -204,13 +252,25 @@ function foreignChild(task: TaskContext, model: string | null | undefined): Fore
  * What a sandboxed (or container) child's proxy lets through when its network is closed (runners/network.ts): its
  * model's endpoints, and with "model" the settings' allow list. Unset when the network stays open.
  */
-function childNetwork(task: TaskContext, childModel: string | null | undefined, warnings: string[]): { allow: string[]; forwarder?: string[] } | undefined {
+function childNetwork(
+  task: TaskContext,
+  childModel: string | null | undefined,
+  warnings: string[],
+): { allow: string[]; forwarder?: string[] } | undefined {
   const { engine, where } = task;
   const mode = engine.settings.sandboxNetwork;
   if (mode === "all" || !(where.sandbox || where.runner.name === "docker")) return undefined;
   engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
-  const foreign = task.runtime.name === "pi" ? null : foreignEndpoints(task.runtime.name as ForeignRuntimeName, { ...engine.host.env, ...composeEnv(task.input, task.profile) });
-  const model = foreign ? { allow: foreign } : modelEndpoints(engine.host, engine.agentDir, childModel, engine.caches.userModels);
+  const foreign =
+    task.runtime.name === "pi"
+      ? null
+      : foreignEndpoints(task.runtime.name as ForeignRuntimeName, {
+          ...engine.host.env,
+          ...composeEnv(task.input, task.profile),
+        });
+  const model = foreign
+    ? { allow: foreign }
+    : modelEndpoints(engine.host, engine.agentDir, childModel, engine.caches.userModels);
   if (model.warning && !warnings.includes(model.warning)) warnings.push(model.warning);
   const allow = [...model.allow, ...(mode === "model" ? engine.settings.sandboxAllowHosts : [])];
   const forwarder = engine.netForwarder ?? (engine.piEnv.SUBAGENTS_ROLE === "pi" ? engine.piCommand : undefined);

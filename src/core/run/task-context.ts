@@ -51,7 +51,12 @@ export type TaskContext = {
  * it runs. A new concern (a gate, a sandbox, a hand-off) is a new stage in task.ts's list, not a branch in another. */
 export type TaskStage = (task: TaskContext) => RunResult | void | Promise<RunResult | void>;
 
-export const taskOutcome = (task: Pick<TaskContext, "id" | "input" | "agent">, result: RunResult): TaskOutcome => ({ sessionId: task.id, name: task.input.name, agent: task.agent, result });
+export const taskOutcome = (task: Pick<TaskContext, "id" | "input" | "agent">, result: RunResult): TaskOutcome => ({
+  sessionId: task.id,
+  name: task.input.name,
+  agent: task.agent,
+  result,
+});
 
 /** The run stage's result, for the stages after it (a stage list out of order is a bug, not a task failure). */
 export function ranResult(task: TaskContext): RunResult {

@@ -6,7 +6,11 @@ import type { TaskContext } from "./task-context.ts";
 
 export async function isolateTask(task: TaskContext): Promise<RunResult | void> {
   if (!task.isolation) return;
-  const iso = await createIsolation(task.engine.worktrees!, { cwd: task.input.cwd, id: task.id, name: task.input.name });
+  const iso = await createIsolation(task.engine.worktrees!, {
+    cwd: task.input.cwd,
+    id: task.id,
+    name: task.input.name,
+  });
   if ("error" in iso) return failedResult(iso.error, "ISOLATION_FAILED");
   task.iso = iso;
   task.cwd = iso.worktree.cwd;

@@ -6,6 +6,10 @@ import type { TaskContext } from "./task-context.ts";
 export function loadMemory(task: TaskContext): void {
   const { engine, profile, input } = task;
   if (!profile?.memory) return;
-  const text = memoryPrompt(engine.host, profile, { agentDir: engine.agentDir, cwd: input.cwd, parentTools: engine.call.parentTools });
+  const text = memoryPrompt(engine.host, profile, {
+    agentDir: engine.agentDir,
+    cwd: input.cwd,
+    parentTools: engine.call.parentTools,
+  });
   if (text) task.memory = text;
 }

@@ -6,7 +6,18 @@ import type { Profile } from "../profiles/profile.ts";
 import { formatResumePrompt } from "../store/transcript.ts";
 import { resolveFinalizeMode } from "./process/finalize-contract.ts";
 import { isolationProblem } from "./launch/isolation.ts";
-import { chooseModel, childSessionFile, failedResult, resolveTask, TaskError, trustFor, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task-shared.ts";
+import {
+  chooseModel,
+  childSessionFile,
+  failedResult,
+  resolveTask,
+  TaskError,
+  trustFor,
+  type Engine,
+  type TaskHooks,
+  type TaskInput,
+  type TaskOutcome,
+} from "./task-shared.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
@@ -14,7 +25,11 @@ import { resolveGate } from "./process/gate.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
 import { endPayload, startPayload } from "./hooks/payload.ts";
 
-export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskHooks): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
+export async function prepareTask(
+  engine: Engine,
+  input: TaskInput,
+  hooks: TaskHooks,
+): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
   let resolved: ReturnType<typeof resolveTask>;
   try {
@@ -26,7 +41,8 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   const { id, profile, agent, resumeOf } = resolved;
   // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
   // made again at the same path (worktrees are named for the session).
-  const isolation = input.isolation ?? profile?.isolation ?? (resumeOf?.runs.at(-1)?.isolation ? "worktree" : undefined);
+  const isolation =
+    input.isolation ?? profile?.isolation ?? (resumeOf?.runs.at(-1)?.isolation ? "worktree" : undefined);
   // A cwd outside any git repository fails here: before anything is recorded, created or run.
   const notIsolable = isolation ? await isolationProblem(engine.worktrees, input.cwd) : null;
   if (notIsolable) return { outcome: taskOutcome({ id, input, agent }, failedResult(notIsolable, "ISOLATION_FAILED")) };
@@ -42,19 +58,45 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   }
   // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
   if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
-  else if (!resumeOf) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.call.parentSession, sessionFile, schedule: engine.call.schedule });
+  else if (!resumeOf)
+    store.createSession({
+      id,
+      name: input.name,
+      agent,
+      cwd: input.cwd,
+      parentSession: engine.call.parentSession,
+      sessionFile,
+      schedule: engine.call.schedule,
+    });
   // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
-  const finalize = (input.outputSchema ?? profile?.outputSchema) ? "required" : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
-  const runtime = chooseRuntime(input, profile, finalize, { gate: !!resolveGate(input, profile), outputSchema: !!(input.outputSchema ?? profile?.outputSchema) });
+  const finalize =
+    (input.outputSchema ?? profile?.outputSchema)
+      ? "required"
+      : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
+  const runtime = chooseRuntime(input, profile, finalize, {
+    gate: !!resolveGate(input, profile),
+    outputSchema: !!(input.outputSchema ?? profile?.outputSchema),
+  });
   // A resumed session runs where and how its last run did (a per-task --sandbox or runner is not lost), unless
   // this task or its agent file says otherwise; the sandbox still only adds up. A run refused before it got that
   // far recorded neither, so the latest run that did is the one followed.
   const last = resumeOf?.runs.filter((r) => r.runner !== undefined).at(-1);
-  const where = chooseWhere(settings, { sandbox: input.sandbox || last?.sandbox, runner: input.runner ?? profile?.runner ?? last?.runner }, profile);
+  const where = chooseWhere(
+    settings,
+    { sandbox: input.sandbox || last?.sandbox, runner: input.runner ?? profile?.runner ?? last?.runner },
+    profile,
+  );
   let runId: number;
   try {
     // The record says what ran the child (which pi, or the other harness's CLI), and where.
-    runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, pi: runtime.name === "pi" ? engine.piDescribe : runtime.name, name: input.name, sandbox: where.sandbox, runner: where.runner.name });
+    runId = store.startRun(id, {
+      prompt: input.prompt,
+      ownerPid: host.pid,
+      pi: runtime.name === "pi" ? engine.piDescribe : runtime.name,
+      name: input.name,
+      sandbox: where.sandbox,
+      runner: where.runner.name,
+    });
   } catch (err) {
     // The session is running elsewhere (the resume refusal): nothing was started, nothing to record.
     return { outcome: taskOutcome({ id, input, agent }, failedResult((err as Error).message, "INVALID_INPUT")) };
@@ -64,10 +106,28 @@ export async function prepareTask(engine: Engine, input: TaskInput, hooks: TaskH
   warnings.push(...where.notes);
   warnings.push(...runtime.notes);
   hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
-  fireTaskEvent(engine, hooks, profile, runId, startPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }));
+  fireTaskEvent(
+    engine,
+    hooks,
+    profile,
+    runId,
+    startPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }),
+  );
   return {
     task: {
-      engine, input, hooks, id, agent, profile, resumeOf, isolation, sessionFile, prompt, runId, model, warnings,
+      engine,
+      input,
+      hooks,
+      id,
+      agent,
+      profile,
+      resumeOf,
+      isolation,
+      sessionFile,
+      prompt,
+      runId,
+      model,
+      warnings,
       finalize: runtime.finalize ?? finalize,
       runtime,
       trust: trustFor(engine.call.projectTrust, input.cwd),
@@ -89,11 +149,25 @@ function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskHoo
   const result = failedResult(err.message, err.code);
   if (err.recordSession) {
     try {
-      if (!store.getSession(id)) store.createSession({ id, name: input.name, agent, cwd: input.cwd, parentSession: engine.call.parentSession, schedule: engine.call.schedule });
+      if (!store.getSession(id))
+        store.createSession({
+          id,
+          name: input.name,
+          agent,
+          cwd: input.cwd,
+          parentSession: engine.call.parentSession,
+          schedule: engine.call.schedule,
+        });
       const runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name });
       store.finishRun(runId, result);
       // Whoever pages on failures hears of a task that never started too (an unknown agent in a nightly schedule).
-      fireTaskEvent(engine, hooks, null, runId, endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result));
+      fireTaskEvent(
+        engine,
+        hooks,
+        null,
+        runId,
+        endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),
+      );
     } catch {
       // the session (a resumed one) is running elsewhere: the refusal is still returned, just not recorded
     }

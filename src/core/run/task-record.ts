@@ -8,7 +8,13 @@ import { endPayload } from "./hooks/payload.ts";
 /** The task's end hooks and listeners, once its end is recorded. */
 function told(task: TaskContext, result: RunResult): void {
   const { engine, hooks, profile, runId, id, agent, input } = task;
-  fireTaskEvent(engine, hooks, profile, runId, endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result));
+  fireTaskEvent(
+    engine,
+    hooks,
+    profile,
+    runId,
+    endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),
+  );
 }
 
 /** The end of a task that ran: its worktree's outcome, the run's status, the child's session file if it moved. */

@@ -184,14 +184,32 @@ export function childSessionFile(agentDir: string, cwd: string, agent: string, i
 
 /** A task that ended before or without a child. Its message can name files (a profile, a cwd): masked like all. */
 export function failedResult(message: string, code: ErrorCode): RunResult {
-  return { status: "error", output: "", error: sanitize(message), errorCode: code, finalized: false, usage: emptyUsage(), exitCode: null, toolCount: 0, messages: [], stderrTail: "", durationMs: 0 };
+  return {
+    status: "error",
+    output: "",
+    error: sanitize(message),
+    errorCode: code,
+    finalized: false,
+    usage: emptyUsage(),
+    exitCode: null,
+    toolCount: 0,
+    messages: [],
+    stderrTail: "",
+    durationMs: 0,
+  };
 }
 
 export type TaskHooks = {
   signal?: AbortSignal;
   onEvent?: (state: RunState, ev: ChildEvent) => void;
   /** Called once the session id and profile are known, before the child starts. */
-  onStart?: (info: { sessionId: string; agent: string; profile: Profile | null; sessionFile: string; warnings: string[] }) => void;
+  onStart?: (info: {
+    sessionId: string;
+    agent: string;
+    profile: Profile | null;
+    sessionFile: string;
+    warnings: string[];
+  }) => void;
   /** Asks for a control pipe to the child (steer); see RunSpec.onControl. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
   /** This task's place in its call's team (core/team.ts): siblings it can message; none for a lone task. */
@@ -217,7 +235,8 @@ export type TaskHooks = {
 /** A task names a profile that is not loaded: refused (and why), or unknown (`Unknown profile: …`). */
 export function profileRefusal(engine: Pick<Engine, "profiles" | "profileProblems">, name: string): TaskError {
   const broken = brokenProfile(engine.profileProblems, name);
-  if (broken) return new TaskError(`Profile "${name}" (${broken.file}) cannot be used: ${broken.reason}`, "INVALID_INPUT", true);
+  if (broken)
+    return new TaskError(`Profile "${name}" (${broken.file}) cannot be used: ${broken.reason}`, "INVALID_INPUT", true);
   return new TaskError(unknownProfile(name, engine.profiles), "UNKNOWN_AGENT", true);
 }
 
@@ -231,11 +250,19 @@ export function unknownProfile(name: string, profiles: Map<string, Profile>): st
  * `model: null` means "no --model" (pi's default) even when the profile names one; undefined leaves the
  * profile's provider-only setting to the invocation.
  */
-export function chooseModel(engine: Engine, profile: Profile | null, requested: string | undefined): { model?: string | null; warning?: string } {
+export function chooseModel(
+  engine: Engine,
+  profile: Profile | null,
+  requested: string | undefined,
+): { model?: string | null; warning?: string } {
   const wanted = requested ?? profile?.model;
   if (!wanted) return {};
   engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
-  const choice = resolveProfileModel(profile, wanted, { parentModel: engine.call.parentModel, aliases: engine.settings.modelAliases, user: engine.caches.userModels });
+  const choice = resolveProfileModel(profile, wanted, {
+    parentModel: engine.call.parentModel,
+    aliases: engine.settings.modelAliases,
+    user: engine.caches.userModels,
+  });
   return { model: choice.model ?? null, warning: choice.warning };
 }
 
@@ -250,7 +277,8 @@ export function checkResumable(engine: Engine, id: string): string | null {
   const prior = engine.store.getSession(id);
   if (!prior || prior.runs.length === 0) return resumeNotFound(id);
   const last = prior.runs[prior.runs.length - 1];
-  if (last.status === "running" && (last.ownerPid === null || engine.host.isAlive(last.ownerPid))) return resumeRunning(id);
+  if (last.status === "running" && (last.ownerPid === null || engine.host.isAlive(last.ownerPid)))
+    return resumeRunning(id);
   return null;
 }
 
@@ -268,11 +296,15 @@ export function checkProfileSkills(engine: Engine, names: (string | undefined)[]
 }
 
 /** Checks that need no child: unknown profile, resume target. Throws TaskError. */
-export function resolveTask(engine: Engine, input: TaskInput): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<SessionStore["getSession"]> } {
+export function resolveTask(
+  engine: Engine,
+  input: TaskInput,
+): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<SessionStore["getSession"]> } {
   if (input.refused) throw new TaskError(input.refused, "SUBAGENTS_DISABLED", true);
   if (input.skipped) throw new TaskError(input.skipped, "SKIPPED", true);
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
-  if (input.resume && (!prior || prior.runs.length === 0)) throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
+  if (input.resume && (!prior || prior.runs.length === 0))
+    throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
   const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
   const profile = profileName ? (findProfile(engine.profiles, profileName) ?? null) : null;
   if (profileName && !profile) throw profileRefusal(engine, profileName);

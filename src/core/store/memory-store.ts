@@ -31,17 +31,44 @@ export class MemoryStore implements SessionStore {
 
   createSession(s: NewSession): void {
     const now = Date.now();
-    this.sessions.set(s.id, { id: s.id, name: s.name, agent: s.agent, cwd: s.cwd, status: "running", sessionFile: s.sessionFile, parentSession: s.parentSession, ...(s.schedule ? { schedule: s.schedule } : {}), createdAt: now, updatedAt: now, runs: [] });
-    if (s.parentSession) this.byParent.set(s.parentSession, (this.byParent.get(s.parentSession) ?? new Set()).add(s.id));
+    this.sessions.set(s.id, {
+      id: s.id,
+      name: s.name,
+      agent: s.agent,
+      cwd: s.cwd,
+      status: "running",
+      sessionFile: s.sessionFile,
+      parentSession: s.parentSession,
+      ...(s.schedule ? { schedule: s.schedule } : {}),
+      createdAt: now,
+      updatedAt: now,
+      runs: [],
+    });
+    if (s.parentSession)
+      this.byParent.set(s.parentSession, (this.byParent.get(s.parentSession) ?? new Set()).add(s.id));
   }
 
   startRun(sessionId: string, run: NewRun): number {
     const s = this.sessions.get(sessionId);
     if (!s) throw new Error(`Session "${sessionId}" not found`);
     const last = s.runs[s.runs.length - 1];
-    if (last?.status === "running" && (last.ownerPid === null || this.opts.isAlive(last.ownerPid))) throw new Error(resumeRunningMessage(sessionId));
+    if (last?.status === "running" && (last.ownerPid === null || this.opts.isAlive(last.ownerPid)))
+      throw new Error(resumeRunningMessage(sessionId));
     const id = this.nextRun++;
-    const record: RunRecord = { id, seq: s.runs.length + 1, prompt: run.prompt, status: "running", exitCode: null, usage: emptyUsage(), output: "", toolCount: 0, startedAt: Date.now(), ownerPid: run.ownerPid, messageCount: 0, pi: run.pi };
+    const record: RunRecord = {
+      id,
+      seq: s.runs.length + 1,
+      prompt: run.prompt,
+      status: "running",
+      exitCode: null,
+      usage: emptyUsage(),
+      output: "",
+      toolCount: 0,
+      startedAt: Date.now(),
+      ownerPid: run.ownerPid,
+      messageCount: 0,
+      pi: run.pi,
+    };
     if (run.sandbox !== undefined) record.sandbox = run.sandbox;
     if (run.runner) record.runner = run.runner;
     s.runs.push(record);
@@ -136,7 +163,12 @@ export class MemoryStore implements SessionStore {
     for (const s of this.sessions.values()) {
       for (const r of s.runs) {
         if (r.status !== "running" || (r.ownerPid !== null && isAlive(r.ownerPid))) continue;
-        Object.assign(r, { status: "error", error: INTERRUPTED_MESSAGE, errorCode: "SUBAGENT_FAILED", endedAt: Date.now() });
+        Object.assign(r, {
+          status: "error",
+          error: INTERRUPTED_MESSAGE,
+          errorCode: "SUBAGENT_FAILED",
+          endedAt: Date.now(),
+        });
         s.status = "error";
         n++;
       }
@@ -147,7 +179,13 @@ export class MemoryStore implements SessionStore {
   importRuns(runs: ImportedRun[]): void {
     if (!runs.length || this.sessions.has(runs[0].sessionId)) return;
     const first = runs[0];
-    this.createSession({ id: first.sessionId, name: first.name, agent: first.agent, cwd: first.cwd, sessionFile: first.sessionFile });
+    this.createSession({
+      id: first.sessionId,
+      name: first.name,
+      agent: first.agent,
+      cwd: first.cwd,
+      sessionFile: first.sessionFile,
+    });
     const s = this.sessions.get(first.sessionId)!;
     for (const r of runs) {
       const id = this.nextRun++;

@@ -68,12 +68,35 @@ export type SessionSummary = {
 };
 
 /** A session `prune` would delete. */
-export type PruneCandidate = { id: string; name: string; agent: string; cwd: string; sessionFile?: string; updatedAt: number; runCount: number };
+export type PruneCandidate = {
+  id: string;
+  name: string;
+  agent: string;
+  cwd: string;
+  sessionFile?: string;
+  updatedAt: number;
+  runCount: number;
+};
 
 /** A run being started: `name` is the task name of this run, which becomes the session's (the latest run names it). */
-export type NewRun = { prompt: string; ownerPid: number; pi?: string; name?: string; sandbox?: boolean; runner?: RunnerName };
+export type NewRun = {
+  prompt: string;
+  ownerPid: number;
+  pi?: string;
+  name?: string;
+  sandbox?: boolean;
+  runner?: RunnerName;
+};
 
-export type NewSession = { id: string; name: string; agent: string; cwd: string; parentSession?: string; sessionFile?: string; schedule?: string };
+export type NewSession = {
+  id: string;
+  name: string;
+  agent: string;
+  cwd: string;
+  parentSession?: string;
+  sessionFile?: string;
+  schedule?: string;
+};
 
 /** A finished (or interrupted) run as mirrored in a pi session, for rebuilding the store. */
 export type ImportedRun = {
@@ -116,10 +139,21 @@ export interface SessionStore {
 }
 
 /** Error codes of runs refused before any child started (they made no model turn): not counted as spawns. */
-export const NOT_STARTED_CODES = ["INVALID_INPUT", "ISOLATION_FAILED", "BUDGET_EXCEEDED", "SPAWN_LIMIT", "SUBAGENT_CANCELLED"];
+export const NOT_STARTED_CODES = [
+  "INVALID_INPUT",
+  "ISOLATION_FAILED",
+  "BUDGET_EXCEEDED",
+  "SPAWN_LIMIT",
+  "SUBAGENT_CANCELLED",
+];
 
 export function startedChild(r: Pick<RunRecord, "status" | "exitCode" | "errorCode" | "usage">): boolean {
-  return !(r.status === "error" && r.exitCode === null && r.usage.turns === 0 && NOT_STARTED_CODES.includes(r.errorCode ?? ""));
+  return !(
+    r.status === "error" &&
+    r.exitCode === null &&
+    r.usage.turns === 0 &&
+    NOT_STARTED_CODES.includes(r.errorCode ?? "")
+  );
 }
 
 export const INTERRUPTED_MESSAGE = "Session was interrupted (main agent session ended unexpectedly)";
@@ -130,7 +164,8 @@ export function newSessionId(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-export const resumeRunningMessage = (id: string) => `Cannot resume: session "${id}" is still running. Wait for it to complete before resuming.`;
+export const resumeRunningMessage = (id: string) =>
+  `Cannot resume: session "${id}" is still running. Wait for it to complete before resuming.`;
 
 export const MESSAGE_TEXT_CAP = 1024 * 1024;
 export const TOOL_RESULT_CAP = 2000;
@@ -142,4 +177,13 @@ export function capMessage(m: StoredMessage): StoredMessage {
 
 /** A session still in flight (running, or queued in a live owner), with who owns it: control/running.ts lists them,
  * ui/fleet.ts shows them. */
-export type RunningRow = { id: string; name: string; agent: string; status: "running" | "queued"; ownerPid: number | null; role: string; startedAt: number | null; after?: string[] };
+export type RunningRow = {
+  id: string;
+  name: string;
+  agent: string;
+  status: "running" | "queued";
+  ownerPid: number | null;
+  role: string;
+  startedAt: number | null;
+  after?: string[];
+};

@@ -92,14 +92,34 @@ export class Store implements SessionStore {
   startRun(sessionId: string, run: NewRun): number {
     const now = this.now();
     return this.write(() => {
-      const running = this.db.get<{ owner_pid: number | null }>("SELECT owner_pid FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1", [sessionId]);
-      if (running && (running.owner_pid === null || this.opts.isAlive(running.owner_pid))) throw new Error(resumeRunningMessage(sessionId));
-      const seq = (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])?.n ?? 0) + 1;
-      this.db.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, pi, sandbox, runner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)", [
-        sessionId, seq, run.prompt, now, run.ownerPid, run.pi ?? null, run.sandbox === undefined ? null : Number(run.sandbox), run.runner ?? null,
-      ]);
+      const running = this.db.get<{ owner_pid: number | null }>(
+        "SELECT owner_pid FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1",
+        [sessionId],
+      );
+      if (running && (running.owner_pid === null || this.opts.isAlive(running.owner_pid)))
+        throw new Error(resumeRunningMessage(sessionId));
+      const seq =
+        (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])
+          ?.n ?? 0) + 1;
+      this.db.run(
+        "INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, pi, sandbox, runner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+        [
+          sessionId,
+          seq,
+          run.prompt,
+          now,
+          run.ownerPid,
+          run.pi ?? null,
+          run.sandbox === undefined ? null : Number(run.sandbox),
+          run.runner ?? null,
+        ],
+      );
       const id = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
-      this.db.run("UPDATE sessions SET status = 'running', name = COALESCE(?, name), updated_at = ? WHERE id = ?", [run.name ?? null, now, sessionId]);
+      this.db.run("UPDATE sessions SET status = 'running', name = COALESCE(?, name), updated_at = ? WHERE id = ?", [
+        run.name ?? null,
+        now,
+        sessionId,
+      ]);
       return id;
     });
   }
@@ -114,10 +134,30 @@ export class Store implements SessionStore {
       this.db.run(
         `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
            finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ?, isolation = ?, pi = COALESCE(pi || ?, pi) WHERE id = ?`,
-        [r.status, r.exitCode, r.model ?? null, JSON.stringify(r.usage), r.error ?? null, r.errorCode ?? null, r.output, r.finalize ? JSON.stringify(r.finalize) : null, r.finalized === undefined ? null : r.finalized ? 1 : 0, r.toolCount, now, messages.length, warnings.length ? JSON.stringify(warnings) : null, r.isolation ? JSON.stringify(r.isolation) : null, r.keptChild ? ` · kept child (task ${r.keptChild.task} of pid ${r.keptChild.pid})` : null, runId],
+        [
+          r.status,
+          r.exitCode,
+          r.model ?? null,
+          JSON.stringify(r.usage),
+          r.error ?? null,
+          r.errorCode ?? null,
+          r.output,
+          r.finalize ? JSON.stringify(r.finalize) : null,
+          r.finalized === undefined ? null : r.finalized ? 1 : 0,
+          r.toolCount,
+          now,
+          messages.length,
+          warnings.length ? JSON.stringify(warnings) : null,
+          r.isolation ? JSON.stringify(r.isolation) : null,
+          r.keptChild ? ` · kept child (task ${r.keptChild.task} of pid ${r.keptChild.pid})` : null,
+          runId,
+        ],
       );
       this.insertMessages(runId, messages);
-      this.db.run("UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)", [r.status, now, runId]);
+      this.db.run(
+        "UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)",
+        [r.status, now, runId],
+      );
     });
   }
 
@@ -138,7 +178,10 @@ export class Store implements SessionStore {
     if (!messages.length) return;
     this.write(() => {
       this.insertMessages(runId, messages.map(capMessage), from);
-      this.db.run("UPDATE runs SET message_count = ? WHERE id = ? AND status = 'running'", [from + messages.length, runId]);
+      this.db.run("UPDATE runs SET message_count = ? WHERE id = ? AND status = 'running'", [
+        from + messages.length,
+        runId,
+      ]);
     });
   }
 
@@ -149,7 +192,10 @@ export class Store implements SessionStore {
       const name = m.role === "toolResult" ? m.name : null;
       const isError = m.role === "toolResult" ? (m.isError ? 1 : 0) : null;
       const error = m.role === "assistant" ? (m.error ?? null) : null;
-      this.db.run("INSERT OR REPLACE INTO messages (run_id, seq, role, text, tool_calls, name, is_error, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [runId, i, m.role, m.text, calls, name, isError, error]);
+      this.db.run(
+        "INSERT OR REPLACE INTO messages (run_id, seq, role, text, tool_calls, name, is_error, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [runId, i, m.role, m.text, calls, name, isError, error],
+      );
     });
   }
 
@@ -177,13 +223,24 @@ export class Store implements SessionStore {
   }
 
   getMessages(runId: number): StoredMessage[] {
-    const rows = this.db.all<{ role: string; text: string; tool_calls: string | null; name: string | null; is_error: number | null; error: string | null }>(
-      "SELECT role, text, tool_calls, name, is_error, error FROM messages WHERE run_id = ? ORDER BY seq",
-      [runId],
-    );
+    const rows = this.db.all<{
+      role: string;
+      text: string;
+      tool_calls: string | null;
+      name: string | null;
+      is_error: number | null;
+      error: string | null;
+    }>("SELECT role, text, tool_calls, name, is_error, error FROM messages WHERE run_id = ? ORDER BY seq", [runId]);
     return rows.map((r): StoredMessage => {
-      if (r.role === "toolResult") return { role: "toolResult", name: r.name ?? "", text: r.text, isError: r.is_error === 1 };
-      if (r.role === "assistant") return { role: "assistant", text: r.text, toolCalls: r.tool_calls ? JSON.parse(r.tool_calls) : [], ...(r.error ? { error: r.error } : {}) };
+      if (r.role === "toolResult")
+        return { role: "toolResult", name: r.name ?? "", text: r.text, isError: r.is_error === 1 };
+      if (r.role === "assistant")
+        return {
+          role: "assistant",
+          text: r.text,
+          toolCalls: r.tool_calls ? JSON.parse(r.tool_calls) : [],
+          ...(r.error ? { error: r.error } : {}),
+        };
       return { role: "user", text: r.text };
     });
   }
@@ -218,7 +275,14 @@ export class Store implements SessionStore {
          FROM sessions s WHERE s.schedule = ? ORDER BY s.updated_at DESC, s.rowid DESC LIMIT 1`,
       [schedule],
     );
-    return row ? { id: row.id, status: row.status, updatedAt: row.updated_at, ...(row.error_code ? { errorCode: row.error_code } : {}) } : null;
+    return row
+      ? {
+          id: row.id,
+          status: row.status,
+          updatedAt: row.updated_at,
+          ...(row.error_code ? { errorCode: row.error_code } : {}),
+        }
+      : null;
   }
 
   parentUsage(parentSession: string): { spawns: number; cost: number } {
@@ -233,13 +297,18 @@ export class Store implements SessionStore {
   }
 
   recoverStale(isAlive: (pid: number) => boolean): number {
-    const running = this.db.all<{ id: number; session_id: string; owner_pid: number | null }>("SELECT id, session_id, owner_pid FROM runs WHERE status = 'running'");
+    const running = this.db.all<{ id: number; session_id: string; owner_pid: number | null }>(
+      "SELECT id, session_id, owner_pid FROM runs WHERE status = 'running'",
+    );
     const dead = running.filter((r) => r.owner_pid === null || !isAlive(r.owner_pid));
     if (!dead.length) return 0;
     const now = this.now();
     this.write(() => {
       for (const r of dead) {
-        this.db.run("UPDATE runs SET status = 'error', error = ?, error_code = 'SUBAGENT_FAILED', ended_at = ? WHERE id = ? AND status = 'running'", [INTERRUPTED_MESSAGE, now, r.id]);
+        this.db.run(
+          "UPDATE runs SET status = 'error', error = ?, error_code = 'SUBAGENT_FAILED', ended_at = ? WHERE id = ? AND status = 'running'",
+          [INTERRUPTED_MESSAGE, now, r.id],
+        );
         this.db.run("UPDATE sessions SET status = 'error', updated_at = ? WHERE id = ?", [now, r.session_id]);
       }
     });
@@ -287,12 +356,36 @@ export class Store implements SessionStore {
     this.write(() => {
       this.db.run(
         "INSERT INTO sessions (id, name, agent, cwd, status, session_file, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [first.sessionId, first.name, first.agent, first.cwd, runs[runs.length - 1].status, first.sessionFile ?? null, first.at, runs[runs.length - 1].at],
+        [
+          first.sessionId,
+          first.name,
+          first.agent,
+          first.cwd,
+          runs[runs.length - 1].status,
+          first.sessionFile ?? null,
+          first.at,
+          runs[runs.length - 1].at,
+        ],
       );
       runs.forEach((r, i) => {
         this.db.run(
           "INSERT INTO runs (session_id, seq, prompt, status, exit_code, model, usage, error, error_code, output, finalized, started_at, ended_at, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          [r.sessionId, i + 1, r.prompt, r.status, r.exitCode ?? null, r.model ?? null, JSON.stringify(r.usage ?? emptyUsage()), r.error ?? null, r.errorCode ?? null, r.output ?? "", typeof r.finalized === "boolean" ? Number(r.finalized) : null, r.at, r.at, r.messages?.length ?? 0],
+          [
+            r.sessionId,
+            i + 1,
+            r.prompt,
+            r.status,
+            r.exitCode ?? null,
+            r.model ?? null,
+            JSON.stringify(r.usage ?? emptyUsage()),
+            r.error ?? null,
+            r.errorCode ?? null,
+            r.output ?? "",
+            typeof r.finalized === "boolean" ? Number(r.finalized) : null,
+            r.at,
+            r.at,
+            r.messages?.length ?? 0,
+          ],
         );
         const runId = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
         this.insertMessages(runId, (r.messages ?? []).map(capMessage));

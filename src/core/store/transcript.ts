@@ -4,8 +4,10 @@ import type { RunRecord, SessionRecord } from "./store-types.ts";
 import { resumeRunningMessage } from "./store-types.ts";
 import type { StoredMessage } from "../types.ts";
 
-export const sessionNotFound = (id: string) => `Session "${id}" not found. The session may have expired or the ID is incorrect.`;
-export const resumeNotFound = (id: string) => `Cannot resume: session "${id}" not found. The session may have expired or the ID is incorrect.`;
+export const sessionNotFound = (id: string) =>
+  `Session "${id}" not found. The session may have expired or the ID is incorrect.`;
+export const resumeNotFound = (id: string) =>
+  `Cannot resume: session "${id}" not found. The session may have expired or the ID is incorrect.`;
 export const resumeRunning = resumeRunningMessage;
 export const NO_TEXT_OUTPUT = "(no text output from sub-agent)";
 
@@ -34,7 +36,8 @@ export function formatSessionTranscript(record: SessionRecord, messagesByRun: Ma
   const n = record.runs.length;
   const parts = record.runs.map((run, i) => {
     const lines = transcriptLines(messagesByRun.get(run.id) ?? []);
-    if (run.status === "error" && run.error && !lines.some((l) => l === `[Error: ${run.error}]`)) lines.push(`[Error: ${run.error}]`);
+    if (run.status === "error" && run.error && !lines.some((l) => l === `[Error: ${run.error}]`))
+      lines.push(`[Error: ${run.error}]`);
     const body = lines.join("\n");
     return n > 1 ? `=== Run ${i + 1}/${n} (${run.status}) ===\n${body}` : body;
   });

@@ -24,7 +24,10 @@ beforeAll(async () => {
   const agents = join(world.root, ".claude", "agents", "mine");
   mkdirSync(agents, { recursive: true });
   const agent = (name: string, model: string, tools = "Read, Grep, Glob") =>
-    writeFileSync(join(agents, `${name}.md`), `---\nname: ${name}\ndescription: Agent on ${model}: checks things\ntools: ${tools}\nmodel: ${model}\n---\nYou are the ${name} agent.\n`);
+    writeFileSync(
+      join(agents, `${name}.md`),
+      `---\nname: ${name}\ndescription: Agent on ${model}: checks things\ntools: ${tools}\nmodel: ${model}\n---\nYou are the ${name} agent.\n`,
+    );
   agent("on-sonnet", "sonnet", "Read, Grep, Glob, WebFetch, TodoWrite");
   agent("on-haiku", "haiku");
   agent("on-inherit", "inherit");
@@ -32,8 +35,10 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 
-const summaryOf = (json: Record<string, any>[]) => json.find((e) => e.type === "summary")!.tasks as Record<string, any>[];
-const requestsWith = (marker: string) => world.server.requests.filter((q) => JSON.stringify(q.messages).includes(marker));
+const summaryOf = (json: Record<string, any>[]) =>
+  json.find((e) => e.type === "summary")!.tasks as Record<string, any>[];
+const requestsWith = (marker: string) =>
+  world.server.requests.filter((q) => JSON.stringify(q.messages).includes(marker));
 const systemOf = (q: (typeof world.server.requests)[number]) => {
   const m = (q.messages ?? []).find((x) => x.role === "system");
   return typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? "");
@@ -42,14 +47,25 @@ const systemOf = (q: (typeof world.server.requests)[number]) => {
 test("sonnet, haiku, inherit and a dated claude id run to completion on the user's model, substitutions recorded", async () => {
   const names = ["on-sonnet", "on-haiku", "on-inherit", "on-dated"];
   const file = join(world.root, "claude-models.json");
-  writeFileSync(file, JSON.stringify({ tasks: names.map((n) => ({ name: n, profile: n, prompt: `check ${n}-7731 ${script([{ finalize: { status: "SUCCESS", result: `done ${n}` } }])}` })) }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tasks: names.map((n) => ({
+        name: n,
+        profile: n,
+        prompt: `check ${n}-7731 ${script([{ finalize: { status: "SUCCESS", result: `done ${n}` } }])}`,
+      })),
+    }),
+  );
   const r = await cli(world, ["delegate", "--tasks", file, "--json"]);
   expect(r.code).toBe(0);
   const tasks = summaryOf(r.json);
   expect(tasks.map((t) => [t.name, t.status, t.output])).toEqual(names.map((n) => [n, "completed", `done ${n}`]));
   for (const n of names) expect(requestsWith(`${n}-7731`).every((q) => q.model === "fake-model")).toBe(true);
   const byName = Object.fromEntries(tasks.map((t) => [t.name, t]));
-  expect(byName["on-sonnet"].warnings[0]).toContain('model "sonnet" is a Claude model and there are no Anthropic credentials here: running on fake/fake-model');
+  expect(byName["on-sonnet"].warnings[0]).toContain(
+    'model "sonnet" is a Claude model and there are no Anthropic credentials here: running on fake/fake-model',
+  );
   expect(byName["on-haiku"].warnings[0]).toContain('model "haiku"');
   expect(byName["on-dated"].warnings[0]).toContain('model "claude-sonnet-4-20250514"');
   expect(byName["on-inherit"].warnings).toBeUndefined();
@@ -59,7 +75,12 @@ test("sonnet, haiku, inherit and a dated claude id run to completion on the user
 }, 90_000);
 
 test("the child gets the mapped tools and is told which listed ones it does not have", async () => {
-  const r = await cli(world, ["run", "on-sonnet", `tools-5512 ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`, "--json"]);
+  const r = await cli(world, [
+    "run",
+    "on-sonnet",
+    `tools-5512 ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`,
+    "--json",
+  ]);
   expect(r.code).toBe(0);
   const req = requestsWith("tools-5512")[0];
   const tools = (req.tools ?? []).map((t) => t.function?.name).sort();
@@ -72,19 +93,33 @@ test("the child gets the mapped tools and is told which listed ones it does not 
 test("subagents.modelAliases chooses the model (no warning); an unknown bare model falls back with one", async () => {
   world.setSubagentSettings({ modelAliases: { sonnet: "fake/other-model" } });
   try {
-    const r = await cli(world, ["run", "on-sonnet", `alias-8821 ${script([{ finalize: { status: "SUCCESS", result: "aliased" } }])}`, "--json"]);
+    const r = await cli(world, [
+      "run",
+      "on-sonnet",
+      `alias-8821 ${script([{ finalize: { status: "SUCCESS", result: "aliased" } }])}`,
+      "--json",
+    ]);
     expect(r.code).toBe(0);
     expect(requestsWith("alias-8821").map((q) => q.model)).toEqual(["other-model"]);
     expect(summaryOf(r.json)[0].warnings).toEqual(["tools not available here: WebFetch, TodoWrite"]);
   } finally {
     world.setSubagentSettings({});
   }
-  const u = await cli(world, ["run", "default", `bare-6610 ${script([{ finalize: { status: "SUCCESS", result: "fell back" } }])}`, "--model", "fable", "--json"]);
+  const u = await cli(world, [
+    "run",
+    "default",
+    `bare-6610 ${script([{ finalize: { status: "SUCCESS", result: "fell back" } }])}`,
+    "--model",
+    "fable",
+    "--json",
+  ]);
   expect(u.code).toBe(0);
   const t = summaryOf(u.json)[0];
   expect(t.output).toBe("fell back");
   // pi either does not know the name or matches it to a provider without credentials; both fall back.
-  expect(t.warnings[0]).toMatch(/^model "fable" (is not known to pi here|is matched by pi to provider "[\w.-]+", which has no credentials here): running on fake\/fake-model/);
+  expect(t.warnings[0]).toMatch(
+    /^model "fable" (is not known to pi here|is matched by pi to provider "[\w.-]+", which has no credentials here): running on fake\/fake-model/,
+  );
 }, 60_000);
 
 test("profiles: a table no wider than the terminal, --json per profile, --all lists non-agents, --check fails on a broken file", async () => {
@@ -113,7 +148,9 @@ test("profiles: a table no wider than the terminal, --json per profile, --all li
   expect(poster.runsOn).toBe("default");
 
   const all = await cli(world, ["profiles", "--all"], { env: { COLUMNS: "80" } });
-  expect(all.stdout.replace(/\n {4}/g, " ")).toContain(`not an agent (no front matter): ${join(claude, "marketing", "slogan-writer.md")}`);
+  expect(all.stdout.replace(/\n {4}/g, " ")).toContain(
+    `not an agent (no front matter): ${join(claude, "marketing", "slogan-writer.md")}`,
+  );
   expect(all.stdout).toContain("\n  ⚠ tools not available here: WebSearch");
   for (const l of all.stdout.split("\n")) expect(visibleWidth(l)).toBeLessThanOrEqual(80);
 
@@ -131,11 +168,28 @@ test("in pi, `model: inherit` runs on the parent's model (not the default); `son
   const sessionFile = join(world.root, `parent-inherit-${Date.now()}.jsonl`);
   world.setSubagentSettings({ projectAgents: "allow" });
   const steps = [
-    { tool: "delegate_to_subagents", args: { tasks: [{ name: "inh", prompt: "inherit-check-4410", profile: "on-inherit" }, { name: "son", prompt: "sonnet-check-4411", profile: "on-sonnet" }] } },
+    {
+      tool: "delegate_to_subagents",
+      args: {
+        tasks: [
+          { name: "inh", prompt: "inherit-check-4410", profile: "on-inherit" },
+          { name: "son", prompt: "sonnet-check-4411", profile: "on-sonnet" },
+        ],
+      },
+    },
     { text: "parent done" },
   ];
   const proc = Bun.spawn({
-    cmd: [...piCmd("current", "bun"), "-p", "--session", sessionFile, "--model", "fake/other-model", "-e", join(import.meta.dir, "..", "..", "..", "dist", "extension.js")],
+    cmd: [
+      ...piCmd("current", "bun"),
+      "-p",
+      "--session",
+      sessionFile,
+      "--model",
+      "fake/other-model",
+      "-e",
+      join(import.meta.dir, "..", "..", "..", "dist", "extension.js"),
+    ],
     cwd: world.workDir,
     env: world.env,
     stdin: new TextEncoder().encode(`parent task ${script(steps)}`),

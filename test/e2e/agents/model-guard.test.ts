@@ -6,10 +6,21 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
-import { cli, CURRENT_PI_RE, CURRENT_PI_VERSION, PI_PACKAGE_DIRS, piWorld, setModels, summaryOf, type PiWorld, taskWhy } from "../../support/pi-env.ts";
+import {
+  cli,
+  CURRENT_PI_RE,
+  CURRENT_PI_VERSION,
+  PI_PACKAGE_DIRS,
+  piWorld,
+  setModels,
+  summaryOf,
+  type PiWorld,
+  taskWhy,
+} from "../../support/pi-env.ts";
 
 let world: PiWorld;
-const requestsWith = (marker: string) => world.server.requests.filter((r) => JSON.stringify(r.messages ?? []).includes(marker));
+const requestsWith = (marker: string) =>
+  world.server.requests.filter((r) => JSON.stringify(r.messages ?? []).includes(marker));
 const CHILD_PI = { childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" };
 
 beforeAll(async () => {
@@ -26,7 +37,9 @@ test("a default model the child's pi does not know fails the task, naming the mo
     expect(r.code).toBe(1);
     const [t] = summaryOf(r.json);
     expect(t.status).toBe("error");
-    expect(t.error).toContain(`Model "fake/ghost-model" not found by pi ${CURRENT_PI_VERSION}: it resolved "fake/fake-model" instead`);
+    expect(t.error).toContain(
+      `Model "fake/ghost-model" not found by pi ${CURRENT_PI_VERSION}: it resolved "fake/fake-model" instead`,
+    );
     expect(requestsWith("ghost-8801")).toHaveLength(0);
   } finally {
     world.setSubagentSettings({});
@@ -34,7 +47,10 @@ test("a default model the child's pi does not know fails the task, naming the mo
 }, 60_000);
 
 test("with fallbackModels, the task continues on the fallback and says so in the record and --json", async () => {
-  world.setSubagentSettings({ ...CHILD_PI, fallbackModels: ["fake/spare-model"] }, { defaultProvider: "fake", defaultModel: "ghost-model" });
+  world.setSubagentSettings(
+    { ...CHILD_PI, fallbackModels: ["fake/spare-model"] },
+    { defaultProvider: "fake", defaultModel: "ghost-model" },
+  );
   try {
     const r = await cli(world, ["run", "default", `ghost-8802 ${script([{ text: "spare answered" }])}`, "--json"]);
     expect(r.code).toBe(0);
@@ -51,9 +67,13 @@ test("with fallbackModels, the task continues on the fallback and says so in the
 test("the embedded pi gets the same guard: no silent substitution there either", async () => {
   world.setSubagentSettings({ childPi: "embedded" }, { defaultProvider: "fake", defaultModel: "ghost-model" });
   try {
-    const r = await cli(world, ["run", "default", `ghost-8803 ${script([{ text: "should not run" }])}`, "--json"], { binary: true });
+    const r = await cli(world, ["run", "default", `ghost-8803 ${script([{ text: "should not run" }])}`, "--json"], {
+      binary: true,
+    });
     expect(r.code).toBe(1);
-    expect(summaryOf(r.json)[0].error).toMatch(new RegExp(`Model "fake/ghost-model" not found by pi ${CURRENT_PI_RE}: it resolved "fake/fake-model" instead`));
+    expect(summaryOf(r.json)[0].error).toMatch(
+      new RegExp(`Model "fake/ghost-model" not found by pi ${CURRENT_PI_RE}: it resolved "fake/fake-model" instead`),
+    );
     expect(requestsWith("ghost-8803")).toHaveLength(0);
   } finally {
     world.setSubagentSettings({});
@@ -65,7 +85,10 @@ test("a model the child's pi knows runs as asked, also when named by part of its
   const agents = join(world.agentDir, "agents");
   const { mkdirSync } = await import("node:fs");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "spare.md"), "---\nname: spare\ndescription: On the spare model\nmodel: spare\n---\nYou are spare.\n");
+  writeFileSync(
+    join(agents, "spare.md"),
+    "---\nname: spare\ndescription: On the spare model\nmodel: spare\n---\nYou are spare.\n",
+  );
   const r = await cli(world, ["run", "spare", `known-8804 ${script([{ text: "fine" }])}`, "--json"]);
   expect(r.code).toBe(0);
   expect(requestsWith("known-8804").map((q) => q.model)).toEqual(["spare-model"]);

@@ -11,13 +11,50 @@ import { cli, piWorld, summaryOf, type PiWorld, taskWhy } from "../../support/pi
 import { gitIn, makeRepo } from "../../support/git-repo.ts";
 import { configureHarness, ensureHarnessCli, QUIET_ENV, type HarnessName } from "../../support/harness-clis.ts";
 
-type Case = { tool: string; shownAs?: string; args: (marker: string) => Record<string, unknown>; model: string; turns: number; cost: boolean; requests: (h: HarnessServer, w: PiWorld) => string[] };
+type Case = {
+  tool: string;
+  shownAs?: string;
+  args: (marker: string) => Record<string, unknown>;
+  model: string;
+  turns: number;
+  cost: boolean;
+  requests: (h: HarnessServer, w: PiWorld) => string[];
+};
 const seen = (req: unknown) => JSON.stringify(req);
 const CASES: Record<HarnessName, Case> = {
-  "claude-code": { tool: "Bash", args: (m) => ({ command: `echo ${m}`, description: "echo" }), model: "claude-sonnet-4-5", turns: 2, cost: true, requests: (h) => h.requests.filter((r) => r.api === "anthropic").map(seen) },
-  codex: { tool: "exec_command", shownAs: "bash", args: (m) => ({ cmd: `echo ${m}` }), model: "gpt-scripted", turns: 1, cost: false, requests: (h) => h.requests.filter((r) => r.api === "responses").map(seen) },
-  gemini: { tool: "run_shell_command", args: (m) => ({ command: `echo ${m}` }), model: "gemini-2.5-flash", turns: 2, cost: false, requests: (h) => h.requests.filter((r) => r.api === "gemini").map(seen) },
-  opencode: { tool: "bash", args: (m) => ({ command: `echo ${m}`, description: "echo" }), model: "scripted/fake-model", turns: 2, cost: false, requests: (_h, w) => w.server.requests.map((r) => seen(r.messages)) },
+  "claude-code": {
+    tool: "Bash",
+    args: (m) => ({ command: `echo ${m}`, description: "echo" }),
+    model: "claude-sonnet-4-5",
+    turns: 2,
+    cost: true,
+    requests: (h) => h.requests.filter((r) => r.api === "anthropic").map(seen),
+  },
+  codex: {
+    tool: "exec_command",
+    shownAs: "bash",
+    args: (m) => ({ cmd: `echo ${m}` }),
+    model: "gpt-scripted",
+    turns: 1,
+    cost: false,
+    requests: (h) => h.requests.filter((r) => r.api === "responses").map(seen),
+  },
+  gemini: {
+    tool: "run_shell_command",
+    args: (m) => ({ command: `echo ${m}` }),
+    model: "gemini-2.5-flash",
+    turns: 2,
+    cost: false,
+    requests: (h) => h.requests.filter((r) => r.api === "gemini").map(seen),
+  },
+  opencode: {
+    tool: "bash",
+    args: (m) => ({ command: `echo ${m}`, description: "echo" }),
+    model: "scripted/fake-model",
+    turns: 2,
+    cost: false,
+    requests: (_h, w) => w.server.requests.map((r) => seen(r.messages)),
+  },
 };
 
 let world: PiWorld;
@@ -50,13 +87,22 @@ afterAll(async () => {
 
 /** The environment a user of that CLI has: its program on PATH and its own configuration (in the test HOME). */
 function envFor(name: HarnessName): Record<string, string> {
-  return { ...QUIET_ENV, ...configureHarness(name, world.root, { origin: harness.origin, chatBaseUrl: world.server.baseUrl }), PATH: `${bins.get(name)}:${world.env.PATH}` };
+  return {
+    ...QUIET_ENV,
+    ...configureHarness(name, world.root, { origin: harness.origin, chatBaseUrl: world.server.baseUrl }),
+    PATH: `${bins.get(name)}:${world.env.PATH}`,
+  };
 }
 
 function agentFile(name: string, fields: Record<string, string>, body: string): void {
   const dir = join(world.agentDir, "agents");
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `${name}.md`), `---\nname: ${name}\ndescription: test agent\n${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join("\n")}\n---\n${body}\n`);
+  writeFileSync(
+    join(dir, `${name}.md`),
+    `---\nname: ${name}\ndescription: test agent\n${Object.entries(fields)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join("\n")}\n---\n${body}\n`,
+  );
 }
 
 /** Processes still running with this test's HOME in their environment (children of a stopped run must be gone). */
@@ -64,7 +110,8 @@ function leftovers(): number[] {
   const out: number[] = [];
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`HOME=${world.root}`)) out.push(Number(pid));
+      if (readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`HOME=${world.root}`))
+        out.push(Number(pid));
     } catch {
       // gone, or not ours
     }
@@ -94,7 +141,9 @@ for (const name of Object.keys(CASES) as HarnessName[]) {
       if (c.cost) expect(t.usage.cost).toBeGreaterThan(0);
       // Its tool really ran (its output went back to the model), and the window/--json saw the call.
       const reqs = c.requests(harness, world);
-      expect(reqs.some((q) => q.includes(`${marker}\\n`) || q.includes(`${marker}"`) || q.includes(`${marker}\\\\n`))).toBe(true);
+      expect(
+        reqs.some((q) => q.includes(`${marker}\\n`) || q.includes(`${marker}"`) || q.includes(`${marker}\\\\n`)),
+      ).toBe(true);
       expect(r.json.some((e) => e.type === "tool_start" && e.tool === (c.shownAs ?? c.tool))).toBe(true);
       expect(r.json.some((e) => e.type === "tool_end")).toBe(true);
       // The agent's prompt reached the model; what the runtime cannot do is said.
@@ -107,7 +156,20 @@ for (const name of Object.keys(CASES) as HarnessName[]) {
 
     test("a model error ends the run as an error with the CLI's message", async () => {
       if (!bins.has(name)) return console.log(`*** SKIPPING: ${skipped.get(name)}`);
-      const r = await cli(world, ["run", "default", `Fail ${script([{ status: 400, message: "scripted bad request" }])}`, "--json", "--runtime", name, "--model", c.model], { env: envFor(name) });
+      const r = await cli(
+        world,
+        [
+          "run",
+          "default",
+          `Fail ${script([{ status: 400, message: "scripted bad request" }])}`,
+          "--json",
+          "--runtime",
+          name,
+          "--model",
+          c.model,
+        ],
+        { env: envFor(name) },
+      );
       const [t] = summaryOf(r.json);
       expect(t.status).toBe("error");
       expect(t.error).toContain("scripted bad request");
@@ -117,7 +179,22 @@ for (const name of Object.keys(CASES) as HarnessName[]) {
     test("a timeout stops the CLI and everything it started", async () => {
       if (!bins.has(name)) return console.log(`*** SKIPPING: ${skipped.get(name)}`);
       const t0 = Date.now();
-      const r = await cli(world, ["run", "default", `Hang ${script([{ text: "late", delayMs: 60_000 }])}`, "--json", "--runtime", name, "--model", c.model, "--timeout", "1"], { env: { ...envFor(name) } });
+      const r = await cli(
+        world,
+        [
+          "run",
+          "default",
+          `Hang ${script([{ text: "late", delayMs: 60_000 }])}`,
+          "--json",
+          "--runtime",
+          name,
+          "--model",
+          c.model,
+          "--timeout",
+          "1",
+        ],
+        { env: { ...envFor(name) } },
+      );
       const [t] = summaryOf(r.json);
       expect(t.errorCode).toBe("SUBAGENT_TIMEOUT");
       expect(Date.now() - t0).toBeLessThan(40_000);
@@ -128,7 +205,9 @@ for (const name of Object.keys(CASES) as HarnessName[]) {
 }
 
 test("a runtime whose CLI is not installed is a clear error naming its npm package; nothing runs", async () => {
-  const r = await cli(world, ["run", "default", "hello", "--json", "--runtime", "claude-code"], { env: { PATH: "/usr/bin:/bin" } });
+  const r = await cli(world, ["run", "default", "hello", "--json", "--runtime", "claude-code"], {
+    env: { PATH: "/usr/bin:/bin" },
+  });
   const [t] = summaryOf(r.json);
   expect(t.errorCode).toBe("RUNTIME_MISSING");
   expect(t.error).toContain("npm install -g @anthropic-ai/claude-code");
@@ -148,14 +227,39 @@ test("--sandbox: the CLI runs in bubblewrap with its own folder (~/.claude) writ
   const marker = `sbx-${Date.now()}`;
   mkdirSync(join(world.root, ".claude", "projects"), { recursive: true });
   const before = new Set(readdirSync(join(world.root, ".claude", "projects"), { recursive: true }) as string[]);
-  const steps: ScriptStep[] = [{ tool: "Bash", args: { command: `echo ${marker} > "$HOME/outside-${marker}"; echo ${marker} > inside-${marker}; echo wrote`, description: "w" } }, { text: `done ${marker}` }];
-  const r = await cli(world, ["run", "default", `Write ${script(steps)}`, "--json", "--runtime", "claude-code", "--model", "claude-sonnet-4-5", "--sandbox"], { env: envFor("claude-code") });
+  const steps: ScriptStep[] = [
+    {
+      tool: "Bash",
+      args: {
+        command: `echo ${marker} > "$HOME/outside-${marker}"; echo ${marker} > inside-${marker}; echo wrote`,
+        description: "w",
+      },
+    },
+    { text: `done ${marker}` },
+  ];
+  const r = await cli(
+    world,
+    [
+      "run",
+      "default",
+      `Write ${script(steps)}`,
+      "--json",
+      "--runtime",
+      "claude-code",
+      "--model",
+      "claude-sonnet-4-5",
+      "--sandbox",
+    ],
+    { env: envFor("claude-code") },
+  );
   const [t] = summaryOf(r.json);
   expect({ status: t.status, error: t.error }).toEqual({ status: "completed", error: undefined });
   expect(readFileSync(join(world.workDir, `inside-${marker}`), "utf8").trim()).toBe(marker);
   expect(readdirSync(world.root).includes(`outside-${marker}`)).toBe(false);
   // Its session transcript was written into the real ~/.claude (its own folder came back, writable).
-  const after = (readdirSync(join(world.root, ".claude", "projects"), { recursive: true }) as string[]).filter((f) => !before.has(f) && f.endsWith(".jsonl"));
+  const after = (readdirSync(join(world.root, ".claude", "projects"), { recursive: true }) as string[]).filter(
+    (f) => !before.has(f) && f.endsWith(".jsonl"),
+  );
   expect(after.length).toBeGreaterThan(0);
 }, 120_000);
 
@@ -163,7 +267,10 @@ test("one delegate call, three runtimes (task field): Claude Code isolated in a 
   const missing = (["claude-code", "codex"] as const).filter((n) => !bins.has(n));
   if (missing.length) return console.log(`*** SKIPPING: ${missing.map((n) => skipped.get(n)).join("; ")}`);
   const repo = makeRepo(world.root, join(world.root, `repo-${Date.now()}`), false);
-  const write: ScriptStep[] = [{ tool: "Bash", args: { command: "echo from-claude > claude.txt", description: "w" } }, { text: "claude wrote" }];
+  const write: ScriptStep[] = [
+    { tool: "Bash", args: { command: "echo from-claude > claude.txt", description: "w" } },
+    { text: "claude wrote" },
+  ];
   const tasks = {
     tasks: [
       { name: "cc", prompt: `Write ${script(write)}`, runtime: "claude-code", isolation: "worktree" },
@@ -171,11 +278,19 @@ test("one delegate call, three runtimes (task field): Claude Code isolated in a 
       { name: "pi", prompt: `Say ${script([{ text: "pi says hi" }])}` },
     ],
   };
-  const env = { ...envFor("claude-code"), ...envFor("codex"), PATH: `${bins.get("claude-code")}:${bins.get("codex")}:${world.env.PATH}` };
+  const env = {
+    ...envFor("claude-code"),
+    ...envFor("codex"),
+    PATH: `${bins.get("claude-code")}:${bins.get("codex")}:${world.env.PATH}`,
+  };
   const r = await cli(world, ["delegate", "--tasks", "-", "--json"], { cwd: repo, stdin: JSON.stringify(tasks), env });
   const byName = Object.fromEntries(summaryOf(r.json).map((t): [string, Record<string, any>] => [t.name ?? t.task, t]));
   expect(Object.values(byName).map((t) => t.status)).toEqual(["completed", "completed", "completed"]);
-  expect([byName.cc.output, byName.cx.output, byName.pi.output]).toEqual(["claude wrote", "codex says hi", "pi says hi"]);
+  expect([byName.cc.output, byName.cx.output, byName.pi.output]).toEqual([
+    "claude wrote",
+    "codex says hi",
+    "pi says hi",
+  ]);
   // Claude Code wrote in its worktree: the change is on its branch, not in the user's tree.
   expect(gitIn(world.root, repo, "show", `${byName.cc.isolation.branch}:claude.txt`)).toBe("from-claude\n");
   expect(gitIn(world.root, repo, "status", "--porcelain")).toBe("");
@@ -185,10 +300,34 @@ test("one delegate call, three runtimes (task field): Claude Code isolated in a 
 test("resuming a Claude Code session replays its transcript into a new run", async () => {
   if (!bins.has("claude-code")) return console.log(`*** SKIPPING: ${skipped.get("claude-code")}`);
   const marker = `resume-${Date.now()}`;
-  const first = await cli(world, ["run", "default", `Remember ${marker} ${script([{ text: `noted ${marker}` }])}`, "--json", "--runtime", "claude-code"], { env: envFor("claude-code") });
+  const first = await cli(
+    world,
+    [
+      "run",
+      "default",
+      `Remember ${marker} ${script([{ text: `noted ${marker}` }])}`,
+      "--json",
+      "--runtime",
+      "claude-code",
+    ],
+    { env: envFor("claude-code") },
+  );
   const [a] = summaryOf(first.json);
   expect(a.status, taskWhy(a)).toBe("completed");
-  const second = await cli(world, ["run", "default", `What was it? ${script([{ text: "it was noted" }])}`, "--json", "--runtime", "claude-code", "--session", a.sessionId], { env: envFor("claude-code") });
+  const second = await cli(
+    world,
+    [
+      "run",
+      "default",
+      `What was it? ${script([{ text: "it was noted" }])}`,
+      "--json",
+      "--runtime",
+      "claude-code",
+      "--session",
+      a.sessionId,
+    ],
+    { env: envFor("claude-code") },
+  );
   const [b] = summaryOf(second.json);
   expect(b.status, taskWhy(b)).toBe("completed");
   expect(b.sessionId).toBe(a.sessionId);
@@ -199,8 +338,16 @@ test("resuming a Claude Code session replays its transcript into a new run", asy
 test("budgets apply to what the CLI reports: Claude Code's input tokens per message stop it at --max-tokens", async () => {
   if (!bins.has("claude-code")) return console.log(`*** SKIPPING: ${skipped.get("claude-code")}`);
   const marker = `budget-${Date.now()}`;
-  const steps: ScriptStep[] = [{ tool: "Bash", args: { command: `echo ${marker}-1`, description: "1" } }, { tool: "Bash", args: { command: `echo ${marker}-2`, description: "2" } }, { text: "never reached" }];
-  const r = await cli(world, ["run", "default", `Spend ${script(steps)}`, "--json", "--runtime", "claude-code", "--max-tokens", "100"], { env: envFor("claude-code") });
+  const steps: ScriptStep[] = [
+    { tool: "Bash", args: { command: `echo ${marker}-1`, description: "1" } },
+    { tool: "Bash", args: { command: `echo ${marker}-2`, description: "2" } },
+    { text: "never reached" },
+  ];
+  const r = await cli(
+    world,
+    ["run", "default", `Spend ${script(steps)}`, "--json", "--runtime", "claude-code", "--max-tokens", "100"],
+    { env: envFor("claude-code") },
+  );
   const [t] = summaryOf(r.json);
   expect(t.errorCode).toBe("BUDGET_EXCEEDED");
   expect(t.error).toContain("maxTokens");
@@ -210,7 +357,11 @@ test("budgets apply to what the CLI reports: Claude Code's input tokens per mess
 
 test("what only a pi child can do is said, not dropped: a Codex child with an acceptance gate fails GATE_FAILED, saying why", async () => {
   if (!bins.has("codex")) return console.log(`*** SKIPPING: ${skipped.get("codex")}`);
-  const r = await cli(world, ["delegate", `Say ${script([{ text: "hi" }])}`, "--json", "--runtime", "codex", "--gate", "false"], { env: envFor("codex") });
+  const r = await cli(
+    world,
+    ["delegate", `Say ${script([{ text: "hi" }])}`, "--json", "--runtime", "codex", "--gate", "false"],
+    { env: envFor("codex") },
+  );
   const [t] = summaryOf(r.json);
   // The gate could not run, so the task cannot pass it: never a silent success.
   expect(t.errorCode).toBe("GATE_FAILED");
@@ -223,12 +374,17 @@ test("an agent's tool list reaches Claude Code: read-only offers only its read t
   const toolsOffered = async (agent: string, fields: Record<string, string>) => {
     agentFile(agent, { runtime: "claude-code", ...fields }, "You look around.");
     const before = harness.requests.length;
-    const r = await cli(world, ["run", agent, `Look ${script([{ text: `looked ${agent}` }])}`, "--json"], { env: envFor("claude-code") });
+    const r = await cli(world, ["run", agent, `Look ${script([{ text: `looked ${agent}` }])}`, "--json"], {
+      env: envFor("claude-code"),
+    });
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t)).toBe("completed");
     const req = harness.requests.slice(before).find((q) => q.api === "anthropic") as unknown as { tools?: string[] };
     // Claude Code's placeholder for tools it loads on demand is no tool of its own.
-    return { tools: (req.tools ?? []).filter((n) => n !== "DeferredToolPlaceholder").sort(), warnings: (t.warnings ?? []) as string[] };
+    return {
+      tools: (req.tools ?? []).filter((n) => n !== "DeferredToolPlaceholder").sort(),
+      warnings: (t.warnings ?? []) as string[],
+    };
   };
   const readonly = await toolsOffered("cc-readonly", { readonly: "true" });
   expect(readonly.tools).toEqual(["Glob", "Grep", "Read"]);

@@ -23,7 +23,9 @@ const background = async (prompt: string) => {
 
 test("attach (not a terminal) follows a background run from its start: its events, then its end and output", async () => {
   const marker = `att-${Date.now()}`;
-  const id = await background(`attach me ${marker} ${script([{ tool: "bash", args: { command: "sleep 2; echo napped" } }, { finalize: { status: "SUCCESS", result: `attached ${marker}` } }])}`);
+  const id = await background(
+    `attach me ${marker} ${script([{ tool: "bash", args: { command: "sleep 2; echo napped" } }, { finalize: { status: "SUCCESS", result: `attached ${marker}` } }])}`,
+  );
   // Right away: the supervisor may not even listen yet.
   const a = await cli(world, ["attach", id]);
   expect(a.stderr).toBe("");
@@ -47,46 +49,66 @@ test("attach (not a terminal) follows a background run from its start: its event
   expect(unknown.stderr).toContain('no session "0123456789abcdef"');
 }, 120_000);
 
-test.skipIf(!hasTmux)("attach on a terminal draws the live window; Ctrl-C detaches and the run goes on", async () => {
-  const marker = `atty-${Date.now()}`;
-  const id = await background(`long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`);
-  const pane = openPane([join(REPO, "dist", "subagents"), "attach", id], { cols: 100, rows: 20, cwd: world.workDir, env: world.env });
-  try {
-    const screen = await pane.waitFor((s) => s.includes("bash → sleep 60"), 60_000);
-    expect(screen).toMatch(/^● task-1 • default/m);
-    expect(screen).toMatch(/\d+s\/600s/);
-    expect(screen).toContain("Ctrl-C detaches; the run goes on");
-    pane.keys("C-c");
-    const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 10_000);
-    expect(end).toContain(`Detached from ${id}; it keeps running.`);
-    expect(end).toContain("EXIT=0");
-    expect(pane.cursorVisible()).toBe(true);
-  } finally {
-    pane.close();
-  }
-  const running = await cli(world, ["sessions", "--running"]);
-  expect(running.stdout).toMatch(new RegExp(`^${id}  running`, "m"));
-  expect((await cli(world, ["cancel", id])).code).toBe(0);
-  // Once ended, attach prints the recorded end (cancelled) and exits 1.
-  const after = await cli(world, ["attach", id]);
-  expect(after.code).toBe(1);
-  expect(after.stdout).toMatch(new RegExp(`^⊘ task-1 .*${id}`, "m"));
-}, 120_000);
+test.skipIf(!hasTmux)(
+  "attach on a terminal draws the live window; Ctrl-C detaches and the run goes on",
+  async () => {
+    const marker = `atty-${Date.now()}`;
+    const id = await background(`long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`);
+    const pane = openPane([join(REPO, "dist", "subagents"), "attach", id], {
+      cols: 100,
+      rows: 20,
+      cwd: world.workDir,
+      env: world.env,
+    });
+    try {
+      const screen = await pane.waitFor((s) => s.includes("bash → sleep 60"), 60_000);
+      expect(screen).toMatch(/^● task-1 • default/m);
+      expect(screen).toMatch(/\d+s\/600s/);
+      expect(screen).toContain("Ctrl-C detaches; the run goes on");
+      pane.keys("C-c");
+      const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 10_000);
+      expect(end).toContain(`Detached from ${id}; it keeps running.`);
+      expect(end).toContain("EXIT=0");
+      expect(pane.cursorVisible()).toBe(true);
+    } finally {
+      pane.close();
+    }
+    const running = await cli(world, ["sessions", "--running"]);
+    expect(running.stdout).toMatch(new RegExp(`^${id}  running`, "m"));
+    expect((await cli(world, ["cancel", id])).code).toBe(0);
+    // Once ended, attach prints the recorded end (cancelled) and exits 1.
+    const after = await cli(world, ["attach", id]);
+    expect(after.code).toBe(1);
+    expect(after.stdout).toMatch(new RegExp(`^⊘ task-1 .*${id}`, "m"));
+  },
+  120_000,
+);
 
-test.skipIf(!hasTmux)("attach on a terminal to a run that ends: the last frame shows its end, then its output and totals", async () => {
-  const marker = `atend-${Date.now()}`;
-  const id = await background(`short ${marker} ${script([{ tool: "bash", args: { command: "sleep 3" } }, { finalize: { status: "SUCCESS", result: `ended ${marker}` } }])}`);
-  const pane = openPane([join(REPO, "dist", "subagents"), "attach", id], { cols: 100, rows: 20, cwd: world.workDir, env: world.env });
-  try {
-    await pane.waitFor((s) => s.includes("bash → sleep 3"), 60_000);
-    const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 60_000);
-    expect(end).toContain("EXIT=0");
-    expect(end).toMatch(new RegExp(`✓ task-1 .*${id}`));
-    expect(end).toContain(`ended ${marker}`);
-    expect(end).toContain("1 completed");
-    // The live frame was replaced, not left above the end.
-    expect(pane.history()).not.toContain("bash → sleep 3");
-  } finally {
-    pane.close();
-  }
-}, 120_000);
+test.skipIf(!hasTmux)(
+  "attach on a terminal to a run that ends: the last frame shows its end, then its output and totals",
+  async () => {
+    const marker = `atend-${Date.now()}`;
+    const id = await background(
+      `short ${marker} ${script([{ tool: "bash", args: { command: "sleep 3" } }, { finalize: { status: "SUCCESS", result: `ended ${marker}` } }])}`,
+    );
+    const pane = openPane([join(REPO, "dist", "subagents"), "attach", id], {
+      cols: 100,
+      rows: 20,
+      cwd: world.workDir,
+      env: world.env,
+    });
+    try {
+      await pane.waitFor((s) => s.includes("bash → sleep 3"), 60_000);
+      const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 60_000);
+      expect(end).toContain("EXIT=0");
+      expect(end).toMatch(new RegExp(`✓ task-1 .*${id}`));
+      expect(end).toContain(`ended ${marker}`);
+      expect(end).toContain("1 completed");
+      // The live frame was replaced, not left above the end.
+      expect(pane.history()).not.toContain("bash → sleep 3");
+    } finally {
+      pane.close();
+    }
+  },
+  120_000,
+);

@@ -37,14 +37,29 @@ async function until(what: string, ok: () => boolean, ms: number): Promise<void>
 }
 
 /** Resolves once the model has been asked for this task's first turn (its child is up and working). */
-const modelAsked = (marker: string) => until(`a model request for ${marker}`, () => world.server.requests.some((r) => JSON.stringify(r.messages ?? []).includes(marker)), 60_000);
+const modelAsked = (marker: string) =>
+  until(
+    `a model request for ${marker}`,
+    () => world.server.requests.some((r) => JSON.stringify(r.messages ?? []).includes(marker)),
+    60_000,
+  );
 
-const sessionIds = (json: Record<string, any>[]) => json.filter((e) => e.type === "task_background").map((e) => e.sessionId as string);
+const sessionIds = (json: Record<string, any>[]) =>
+  json.filter((e) => e.type === "task_background").map((e) => e.sessionId as string);
 
 /** A background task inside a 60 s bash call (no turn boundary soon), once its child is working. */
-async function startLongBash(label: string, more: string[] = []): Promise<{ id: string; ids: string[]; supervisor: number }> {
+async function startLongBash(
+  label: string,
+  more: string[] = [],
+): Promise<{ id: string; ids: string[]; supervisor: number }> {
   const marker = `${label}-${Date.now()}`;
-  const r = await cli(world, ["delegate", "--background", "--json", `Long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`, ...more]);
+  const r = await cli(world, [
+    "delegate",
+    "--background",
+    "--json",
+    `Long ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`,
+    ...more,
+  ]);
   const ids = sessionIds(r.json);
   await modelAsked(marker);
   await Bun.sleep(500);
@@ -53,7 +68,10 @@ async function startLongBash(label: string, more: string[] = []): Promise<{ id: 
 
 test("delegate --background of 3 tasks returns at once; wait collects all three; nothing is left running", async () => {
   const marker = `bg3-${Date.now()}`;
-  const tasks = [1, 2, 3].map((i) => `task ${i} ${marker} ${script([{ tool: "bash", args: { command: "sleep 1" } }, { finalize: { status: "SUCCESS", result: `out ${i} ${marker}` } }])}`);
+  const tasks = [1, 2, 3].map(
+    (i) =>
+      `task ${i} ${marker} ${script([{ tool: "bash", args: { command: "sleep 1" } }, { finalize: { status: "SUCCESS", result: `out ${i} ${marker}` } }])}`,
+  );
   // The compiled executable (what users run; from source, Bun's cold transpile alone can take a second), which
   // then starts itself as the supervisor.
   const t0 = performance.now();
@@ -72,7 +90,9 @@ test("delegate --background of 3 tasks returns at once; wait collects all three;
   expect(w.code).toBe(0);
   const done = w.json.at(-1)!;
   expect(done.type).toBe("summary");
-  expect(done.tasks.map((t: any) => [t.sessionId, t.status, t.output])).toEqual(ids.map((id, i) => [id, "completed", `out ${i + 1} ${marker}`]));
+  expect(done.tasks.map((t: any) => [t.sessionId, t.status, t.output])).toEqual(
+    ids.map((id, i) => [id, "completed", `out ${i + 1} ${marker}`]),
+  );
   // Plain wait on finished sessions prints like delegate and does not block.
   const again = await cli(world, ["wait", ids[0]]);
   expect(again.code).toBe(0);
@@ -91,30 +111,33 @@ const CHILD_PIS: [string, Record<string, string>][] = [
   ["old pi 0.73.1 as the child", { SUBAGENTS_PI: piCmd("old", "node").join(" ") }],
 ];
 
-for (const [label, childEnv] of CHILD_PIS) test(`steer reaches a foreground child 1.5 s into a 3 s bash call; the child acts on it; the transcript has it (${label})`, async () => {
-  const marker = `steer-${Date.now()}`;
-  const task = `Work ${marker} ${script([{ tool: "bash", args: { command: "sleep 3; echo slept" } }, { finalize: { status: "SUCCESS", result: "not steered" } }])}`;
-  const run = cli(world, ["run", "default", task, "--json"], { env: childEnv });
-  await modelAsked(marker);
-  await Bun.sleep(1500);
-  const id = sessionOfPrompt(marker);
-  const steerText = `Change of plan ${marker}: ${script([{ finalize: { status: "SUCCESS", result: `steered ${marker}` } }])}`;
-  const s = await cli(world, ["steer", id, steerText]);
-  expect(s.stderr).toContain(`delivered to ${id}`);
-  expect(s.code).toBe(0);
-  const r = await run;
-  expect(r.code).toBe(0);
-  expect(r.json.at(-1)!.tasks[0].output).toBe(`steered ${marker}`);
-  // The run records which pi it ran.
-  if (childEnv.SUBAGENTS_PI) expect(runPi(id)).toContain("@mariozechner/pi-coding-agent");
-  // Delivered at the turn boundary: after the bash result, before the next model call.
-  const req = world.server.requests.find((q) => JSON.stringify(q.messages ?? []).includes(`Change of plan ${marker}`))!;
-  const roles = (req.messages ?? []).map((m) => m.role);
-  expect(roles.slice(-2)).toEqual(["tool", "user"]);
-  const transcript = await cli(world, ["session", id]);
-  expect(transcript.stdout).toContain(`Change of plan ${marker}`);
-  expect(transcript.stdout.indexOf("slept")).toBeLessThan(transcript.stdout.indexOf(`Change of plan ${marker}`));
-}, 120_000);
+for (const [label, childEnv] of CHILD_PIS)
+  test(`steer reaches a foreground child 1.5 s into a 3 s bash call; the child acts on it; the transcript has it (${label})`, async () => {
+    const marker = `steer-${Date.now()}`;
+    const task = `Work ${marker} ${script([{ tool: "bash", args: { command: "sleep 3; echo slept" } }, { finalize: { status: "SUCCESS", result: "not steered" } }])}`;
+    const run = cli(world, ["run", "default", task, "--json"], { env: childEnv });
+    await modelAsked(marker);
+    await Bun.sleep(1500);
+    const id = sessionOfPrompt(marker);
+    const steerText = `Change of plan ${marker}: ${script([{ finalize: { status: "SUCCESS", result: `steered ${marker}` } }])}`;
+    const s = await cli(world, ["steer", id, steerText]);
+    expect(s.stderr).toContain(`delivered to ${id}`);
+    expect(s.code).toBe(0);
+    const r = await run;
+    expect(r.code).toBe(0);
+    expect(r.json.at(-1)!.tasks[0].output).toBe(`steered ${marker}`);
+    // The run records which pi it ran.
+    if (childEnv.SUBAGENTS_PI) expect(runPi(id)).toContain("@mariozechner/pi-coding-agent");
+    // Delivered at the turn boundary: after the bash result, before the next model call.
+    const req = world.server.requests.find((q) =>
+      JSON.stringify(q.messages ?? []).includes(`Change of plan ${marker}`),
+    )!;
+    const roles = (req.messages ?? []).map((m) => m.role);
+    expect(roles.slice(-2)).toEqual(["tool", "user"]);
+    const transcript = await cli(world, ["session", id]);
+    expect(transcript.stdout).toContain(`Change of plan ${marker}`);
+    expect(transcript.stdout.indexOf("slept")).toBeLessThan(transcript.stdout.indexOf(`Change of plan ${marker}`));
+  }, 120_000);
 
 function runPi(id: string): string {
   const { Database } = require("bun:sqlite");
@@ -128,14 +151,21 @@ function runPi(id: string): string {
 function sessionOfPrompt(marker: string): string {
   const { Database } = require("bun:sqlite");
   const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
-  const row = db.query("SELECT session_id FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1").get(`%${marker}%`) as { session_id: string } | null;
+  const row = db
+    .query("SELECT session_id FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1")
+    .get(`%${marker}%`) as { session_id: string } | null;
   db.close();
   if (!row) throw new Error(`no run with ${marker}`);
   return row.session_id;
 }
 
 test("steer: a session that is not running, or unknown, exits 1 with the reason", async () => {
-  const r = await cli(world, ["run", "default", `quick ${script([{ finalize: { status: "SUCCESS", result: "q" } }])}`, "--json"]);
+  const r = await cli(world, [
+    "run",
+    "default",
+    `quick ${script([{ finalize: { status: "SUCCESS", result: "q" } }])}`,
+    "--json",
+  ]);
   const id = r.json.at(-1)!.tasks[0].sessionId;
   const s = await cli(world, ["steer", id, "hello"]);
   expect(s.code).toBe(1);

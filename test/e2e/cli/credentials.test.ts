@@ -17,7 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 
-const why = (r: { stdout: string; stderr: string }) => `stdout: ${r.stdout.slice(-800)}\nstderr: ${r.stderr.slice(-800)}`;
+const why = (r: { stdout: string; stderr: string }) =>
+  `stdout: ${r.stdout.slice(-800)}\nstderr: ${r.stderr.slice(-800)}`;
 
 test("no credentials and no default model: the task says how to log in, and doctor fails with the fix", async () => {
   writeFileSync(join(world.agentDir, "settings.json"), "{}");
@@ -39,7 +40,10 @@ test("no credentials and no default model: the task says how to log in, and doct
 }, 60_000);
 
 test("a default model whose provider has no key: the task names the provider and its variable; doctor too", async () => {
-  writeFileSync(join(world.agentDir, "settings.json"), JSON.stringify({ defaultProvider: "anthropic", defaultModel: "claude-fable-5-2" }));
+  writeFileSync(
+    join(world.agentDir, "settings.json"),
+    JSON.stringify({ defaultProvider: "anthropic", defaultModel: "claude-fable-5-2" }),
+  );
   const r = await cli(world, ["delegate", "Summarize the README", "--json"], { binary: true, env: noKeys });
   expect(r.code, why(r)).toBe(1);
   const [t] = summaryOf(r.json);
@@ -55,7 +59,7 @@ test("a default model whose provider has no key: the task names the provider and
 }, 60_000);
 
 test("credentialsError leaves other failures alone and reads pi's wording", () => {
-  expect(credentialsError("Model \"x\" not found")).toBeNull();
+  expect(credentialsError('Model "x" not found')).toBeNull();
   expect(credentialsError(undefined)).toBeNull();
   expect(credentialsError("No API key found for amazon-bedrock.", "amazon-bedrock/m")).toContain("AWS_PROFILE");
   expect(credentialsError("No API key found for the selected model.", "openai/gpt-x")).toContain("OPENAI_API_KEY");

@@ -16,11 +16,18 @@ afterAll(async () => {
 
 const pidsMatching = (needle: string) => {
   const out = spawnSync("pgrep", ["-f", `^${needle}`], { encoding: "utf8" });
-  return out.stdout.split("\n").filter(Boolean).filter((p) => Number(p) !== process.pid);
+  return out.stdout
+    .split("\n")
+    .filter(Boolean)
+    .filter((p) => Number(p) !== process.pid);
 };
 
 test("8 tasks at concurrency 3: every task gets its own output, never more than 3 at once", async () => {
-  const prompts = Array.from({ length: 8 }, (_, i) => `task number ${i} ${script([{ delayMs: 150 + (i % 3) * 100, finalize: { status: "SUCCESS", result: `output of ${i}` } }])}`);
+  const prompts = Array.from(
+    { length: 8 },
+    (_, i) =>
+      `task number ${i} ${script([{ delayMs: 150 + (i % 3) * 100, finalize: { status: "SUCCESS", result: `output of ${i}` } }])}`,
+  );
   const r = await cli(world, ["delegate", ...prompts, "--concurrency", "3", "--json"]);
   expect(r.code).toBe(0);
   const tasks = summaryOf(r.json);
@@ -78,7 +85,14 @@ test("files in every spec form are prepended as === path === blocks", async () =
           name: "reader",
           prompt: marker,
           cwd: dir,
-          files: ["lines.txt", { path: "lines.txt", start: 3, end: 4 }, { path: "lines.txt", head: 2 }, { path: "lines.txt", tail: 1 }, "missing.txt", "big.bin"],
+          files: [
+            "lines.txt",
+            { path: "lines.txt", start: 3, end: 4 },
+            { path: "lines.txt", head: 2 },
+            { path: "lines.txt", tail: 1 },
+            "missing.txt",
+            "big.bin",
+          ],
         },
       ],
     }),
@@ -87,7 +101,8 @@ test("files in every spec form are prepended as === path === blocks", async () =
   expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
   const req = world.server.requests.find((q) => JSON.stringify(q.messages).includes(marker))!;
   const user = (req.messages ?? []).find((m) => m.role === "user")!;
-  const text = typeof user.content === "string" ? user.content : (user.content as { text: string }[]).map((p) => p.text).join("");
+  const text =
+    typeof user.content === "string" ? user.content : (user.content as { text: string }[]).map((p) => p.text).join("");
   expect(text).toContain("=== lines.txt ===\nline-1\nline-2\nline-3");
   expect(text).toContain("=== lines.txt ===\nline-3\nline-4\n\n");
   expect(text).toContain("=== lines.txt ===\nline-1\nline-2\n\n");
@@ -109,15 +124,22 @@ test("--resume continues a session; an unknown id fails before anything runs", a
   expect(last).toContain(first);
   const bad = await cli(world, ["delegate", "x", "--resume", "ffffffffffffffff"]);
   expect(bad.code).toBe(2);
-  expect(bad.stderr).toContain('Cannot resume: session "ffffffffffffffff" not found. The session may have expired or the ID is incorrect.');
+  expect(bad.stderr).toContain(
+    'Cannot resume: session "ffffffffffffffff" not found. The session may have expired or the ID is incorrect.',
+  );
 }, 60_000);
 
 test("a task refused before it starts names its profile file with the home masked", async () => {
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "warped.md"), "---\nname: warped\ndescription: broken on purpose\nthinking: warp\n---\nx\n");
+  writeFileSync(
+    join(agents, "warped.md"),
+    "---\nname: warped\ndescription: broken on purpose\nthinking: warp\n---\nx\n",
+  );
   try {
-    const r = await cli(world, ["delegate", "--tasks", "-", "--json"], { stdin: JSON.stringify({ tasks: [{ name: "w", prompt: "x", profile: "warped" }] }) });
+    const r = await cli(world, ["delegate", "--tasks", "-", "--json"], {
+      stdin: JSON.stringify({ tasks: [{ name: "w", prompt: "x", profile: "warped" }] }),
+    });
     const [t] = r.json.at(-1)!.tasks;
     expect(t.error).toContain('Profile "warped" (~/agent/agents/warped.md) cannot be used:');
     expect(r.stdout).not.toContain(world.root);
@@ -160,7 +182,13 @@ test("SIGINT during a long bash call stops every child and grandchild, records t
   const tag = `${Date.now() % 100000}.${Math.floor(Math.random() * 1000)}`;
   // A background grandchild and a foreground command, both unique to this test.
   const prompt = `wait ${script([{ tool: "bash", args: { command: `sleep 4${tag} & sleep 3${tag}; echo done` } }])}`;
-  const proc = Bun.spawn({ cmd: [BUN, join(REPO, "src/cli/main.ts"), "delegate", prompt, "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd: [BUN, join(REPO, "src/cli/main.ts"), "delegate", prompt, "--json"],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const stdout = new Response(proc.stdout).text();
   // Wait until the bash command is really running.
   await until("the child's command running", () => pidsMatching(`sleep 3${tag}`).length > 0);
@@ -168,7 +196,10 @@ test("SIGINT during a long bash call stops every child and grandchild, records t
   proc.kill("SIGINT");
   const code = await proc.exited;
   expect(code).toBe(130);
-  const lines = (await stdout).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  const lines = (await stdout)
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l));
   const [t] = summaryOf(lines);
   expect(t.status).toBe("error");
   expect(t.errorCode).toBe("SUBAGENT_CANCELLED");
@@ -180,47 +211,92 @@ test("SIGINT during a long bash call stops every child and grandchild, records t
 }, 60_000);
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
-test.skipIf(!hasTmux)("on a terminal: live windows, then the cursor is restored", async () => {
-  const session = `subagents-tty-${process.pid}`;
-  const envArgs = Object.entries({ ...world.env, TERM: "xterm-256color" }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-  const slow = (i: number) => `slow task ${i} ${script([{ tool: "bash", args: { command: "sleep 1.5" } }, { finalize: { status: "SUCCESS", result: `tty result ${i}` } }])}`;
-  const cmd = [BUN, join(REPO, "src/cli/main.ts"), "delegate", slow(1), slow(2)].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-  execFileSync("tmux", ["new-session", "-d", "-s", session, "-x", "100", "-y", "30", ...envArgs, `cd '${world.workDir}' && ${cmd}; sleep 20`]);
-  try {
-    let screen = "";
-    for (let i = 0; i < 60 && !screen.includes("bash → sleep 1.5"); i++) {
-      await Bun.sleep(100);
-      screen = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
+test.skipIf(!hasTmux)(
+  "on a terminal: live windows, then the cursor is restored",
+  async () => {
+    const session = `subagents-tty-${process.pid}`;
+    const envArgs = Object.entries({ ...world.env, TERM: "xterm-256color" }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    const slow = (i: number) =>
+      `slow task ${i} ${script([{ tool: "bash", args: { command: "sleep 1.5" } }, { finalize: { status: "SUCCESS", result: `tty result ${i}` } }])}`;
+    const cmd = [BUN, join(REPO, "src/cli/main.ts"), "delegate", slow(1), slow(2)]
+      .map((a) => `'${a.replace(/'/g, "'\\''")}'`)
+      .join(" ");
+    execFileSync("tmux", [
+      "new-session",
+      "-d",
+      "-s",
+      session,
+      "-x",
+      "100",
+      "-y",
+      "30",
+      ...envArgs,
+      `cd '${world.workDir}' && ${cmd}; sleep 20`,
+    ]);
+    try {
+      let screen = "";
+      for (let i = 0; i < 60 && !screen.includes("bash → sleep 1.5"); i++) {
+        await Bun.sleep(100);
+        screen = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
+      }
+      expect(screen).toContain("Sub-agents: 2 running");
+      expect(screen).toMatch(/● task-1 • .*• \d+s\/600s/);
+      expect(
+        execFileSync("tmux", ["display", "-p", "-t", session, "#{cursor_flag}"], { encoding: "utf8" }).trim(),
+      ).toBe("0");
+      await until("both results on the screen", () => {
+        screen = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
+        return screen.includes("tty result 2");
+      }).catch(() => {}); // the expects below show the screen
+      expect(screen).toContain("Sub-agents: 0 running, 2 done");
+      expect(screen).toMatch(/^✓ task-1 • /m);
+      expect(screen).toContain("tty result 1");
+      expect(
+        execFileSync("tmux", ["display", "-p", "-t", session, "#{cursor_flag}"], { encoding: "utf8" }).trim(),
+      ).toBe("1");
+    } finally {
+      spawnSync("tmux", ["kill-session", "-t", session]);
     }
-    expect(screen).toContain("Sub-agents: 2 running");
-    expect(screen).toMatch(/● task-1 • .*• \d+s\/600s/);
-    expect(execFileSync("tmux", ["display", "-p", "-t", session, "#{cursor_flag}"], { encoding: "utf8" }).trim()).toBe("0");
-    await until("both results on the screen", () => {
-      screen = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
-      return screen.includes("tty result 2");
-    }).catch(() => {}); // the expects below show the screen
-    expect(screen).toContain("Sub-agents: 0 running, 2 done");
-    expect(screen).toMatch(/^✓ task-1 • /m);
-    expect(screen).toContain("tty result 1");
-    expect(execFileSync("tmux", ["display", "-p", "-t", session, "#{cursor_flag}"], { encoding: "utf8" }).trim()).toBe("1");
-  } finally {
-    spawnSync("tmux", ["kill-session", "-t", session]);
-  }
-}, 60_000);
+  },
+  60_000,
+);
 
 test("skills: suggestedSkills reach pi as --skill, loadSkills are inlined; unknown skills fail one task; conflicts fail the call", async () => {
   const skillDir = join(world.agentDir, "skills", "release-notes");
   mkdirSync(skillDir, { recursive: true });
-  writeFileSync(join(skillDir, "SKILL.md"), "---\nname: release-notes\ndescription: Writes release notes from git history\n---\nUse git log to collect changes. MARKER-SUGGESTED\n");
-  writeFileSync(join(world.agentDir, "skills", "house-style.md"), "---\nname: house-style\ndescription: Our writing style\n---\nAlways write in short sentences. MARKER-LOADED\n");
+  writeFileSync(
+    join(skillDir, "SKILL.md"),
+    "---\nname: release-notes\ndescription: Writes release notes from git history\n---\nUse git log to collect changes. MARKER-SUGGESTED\n",
+  );
+  writeFileSync(
+    join(world.agentDir, "skills", "house-style.md"),
+    "---\nname: house-style\ndescription: Our writing style\n---\nAlways write in short sentences. MARKER-LOADED\n",
+  );
   const profiles = join(world.agentDir, "agents");
   mkdirSync(profiles, { recursive: true });
-  writeFileSync(join(profiles, "writer.md"), "---\nname: writer\ndescription: Writes\nsuggestedSkills: release-notes\nloadSkills: house-style\n---\nYou write.\n");
-  writeFileSync(join(profiles, "typo.md"), "---\nname: typo\ndescription: Writes with a typo\nloadSkills: no-such-skill\n---\nYou write.\n");
-  writeFileSync(join(profiles, "torn.md"), "---\nname: torn\ndescription: Writes, torn\nnoSkills: true\nsuggestedSkills: release-notes\n---\nYou write.\n");
+  writeFileSync(
+    join(profiles, "writer.md"),
+    "---\nname: writer\ndescription: Writes\nsuggestedSkills: release-notes\nloadSkills: house-style\n---\nYou write.\n",
+  );
+  writeFileSync(
+    join(profiles, "typo.md"),
+    "---\nname: typo\ndescription: Writes with a typo\nloadSkills: no-such-skill\n---\nYou write.\n",
+  );
+  writeFileSync(
+    join(profiles, "torn.md"),
+    "---\nname: torn\ndescription: Writes, torn\nnoSkills: true\nsuggestedSkills: release-notes\n---\nYou write.\n",
+  );
   const marker = `skills-${Date.now()}`;
   const file = join(world.root, "skills.json");
-  writeFileSync(file, JSON.stringify({ tasks: [{ name: "w", prompt: marker, profile: "writer" }, { name: "t", prompt: "x", profile: "typo" }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tasks: [
+        { name: "w", prompt: marker, profile: "writer" },
+        { name: "t", prompt: "x", profile: "typo" },
+      ],
+    }),
+  );
   const r = await cli(world, ["delegate", "--tasks", file, "--json"]);
   const [w, t] = summaryOf(r.json);
   expect(w.status, taskWhy(w)).toBe("completed");
@@ -232,7 +308,9 @@ test("skills: suggestedSkills reach pi as --skill, loadSkills are inlined; unkno
   expect(system).toContain("release-notes");
   const torn = await cli(world, ["delegate", "x", "--profile", "torn"]);
   expect(torn.code).toBe(2);
-  expect(torn.stderr).toContain('Profile "torn" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.');
+  expect(torn.stderr).toContain(
+    'Profile "torn" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.',
+  );
 }, 60_000);
 
 test("piped (not a terminal): start and end lines, failed tasks included, outputs under rules, a totals line last", async () => {
@@ -252,7 +330,11 @@ test("piped (not a terminal): start and end lines, failed tasks included, output
 }, 60_000);
 
 test("run speaks the same words: a start line, tool lines, and delegate's end line on stderr; the result alone on stdout", async () => {
-  const r = await cli(world, ["run", "scout", `look ${script([{ tool: "ls", args: { path: "." } }, { finalize: { status: "SUCCESS", result: "run result" } }])}`]);
+  const r = await cli(world, [
+    "run",
+    "scout",
+    `look ${script([{ tool: "ls", args: { path: "." } }, { finalize: { status: "SUCCESS", result: "run result" } }])}`,
+  ]);
   expect(r.code).toBe(0);
   expect(r.stdout).toBe("run result\n");
   const err = r.stderr.trimEnd().split("\n");
@@ -268,7 +350,13 @@ test("piped, SIGINT twice: the second kills every process at once (a grandchild 
   const fake = join(world.root, `stubborn-pi-${tag}.sh`);
   writeFileSync(fake, `#!/bin/sh\ntrap '' TERM\nsetsid sleep 5${tag} &\nwhile true; do sleep 1; done\n`);
   chmodSync(fake, 0o755);
-  const proc = Bun.spawn({ cmd: [BUN, join(REPO, "src/cli/main.ts"), "run", "default", "wait"], cwd: world.workDir, env: { ...world.env, SUBAGENTS_PI: fake }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd: [BUN, join(REPO, "src/cli/main.ts"), "run", "default", "wait"],
+    cwd: world.workDir,
+    env: { ...world.env, SUBAGENTS_PI: fake },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const stderr = new Response(proc.stderr).text();
   await until("the child's command running", () => pidsMatching(`sleep 5${tag}`).length > 0);
   expect(pidsMatching(`sleep 5${tag}`).length).toBeGreaterThan(0);

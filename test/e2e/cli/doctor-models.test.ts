@@ -4,7 +4,15 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listed, parseModelList } from "../../../src/cli/doctor/models.ts";
-import { cli, CURRENT_PI_RE, CURRENT_PI_VERSION, PI_PACKAGE_DIRS, piWorld, setModels, type PiWorld } from "../../support/pi-env.ts";
+import {
+  cli,
+  CURRENT_PI_RE,
+  CURRENT_PI_VERSION,
+  PI_PACKAGE_DIRS,
+  piWorld,
+  setModels,
+  type PiWorld,
+} from "../../support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -19,7 +27,9 @@ const modelsCheck = async (binary: boolean) => {
 };
 
 test("pi's model table parses to provider/model; names match as pi matches them", () => {
-  const rows = parseModelList("provider  model       context  max-out  thinking  images\nfake      fake-model  128K     16.4K    no        no    \nfake      spare-model  128K  16.4K  no  no\n");
+  const rows = parseModelList(
+    "provider  model       context  max-out  thinking  images\nfake      fake-model  128K     16.4K    no        no    \nfake      spare-model  128K  16.4K  no  no\n",
+  );
   expect(rows).toEqual(["fake/fake-model", "fake/spare-model"]);
   expect(listed("fake/spare-model", rows)).toBe(true);
   expect(listed("spare", rows)).toBe(true);
@@ -29,7 +39,12 @@ test("pi's model table parses to provider/model; names match as pi matches them"
 
 for (const [label, settings, binary, version] of [
   ["the embedded pi", { childPi: "embedded" }, true, new RegExp(`pi ${CURRENT_PI_RE}`)],
-  [`pi ${CURRENT_PI_VERSION}`, { childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" }, false, new RegExp(`pi ${CURRENT_PI_RE}`)],
+  [
+    `pi ${CURRENT_PI_VERSION}`,
+    { childPi: PI_PACKAGE_DIRS.current, childRuntime: "node" },
+    false,
+    new RegExp(`pi ${CURRENT_PI_RE}`),
+  ],
 ] as const) {
   test(`doctor against ${label}: ✓ when every named model is offered, ✗ naming each one that is not`, async () => {
     const agents = join(world.agentDir, "agents");
@@ -38,8 +53,14 @@ for (const [label, settings, binary, version] of [
     const good = await modelsCheck(binary);
     expect(good.check.status).toBe("ok");
     expect(good.check.detail).toMatch(version);
-    writeFileSync(join(agents, "ghostly.md"), "---\nname: ghostly\ndescription: On a model pi lacks\nmodel: fake/phantom-model\n---\nBoo.\n");
-    world.setSubagentSettings({ ...settings, fallbackModels: ["fake/spare-model", "fake/gone-model"] }, { defaultProvider: "fake", defaultModel: "ghost-model" });
+    writeFileSync(
+      join(agents, "ghostly.md"),
+      "---\nname: ghostly\ndescription: On a model pi lacks\nmodel: fake/phantom-model\n---\nBoo.\n",
+    );
+    world.setSubagentSettings(
+      { ...settings, fallbackModels: ["fake/spare-model", "fake/gone-model"] },
+      { defaultProvider: "fake", defaultModel: "ghost-model" },
+    );
     try {
       const bad = await modelsCheck(binary);
       expect(bad.code).toBe(1);

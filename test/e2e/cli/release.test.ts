@@ -20,14 +20,29 @@ let server: ReturnType<typeof Bun.serve>;
 
 /** Runs a command without blocking this process: the 127.0.0.1 mirror below is served from it. */
 async function run(cmd: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
-  const proc = Bun.spawn({ cmd, cwd: opts.cwd ?? REPO, env: opts.env ?? (process.env as Record<string, string>), stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd,
+    cwd: opts.cwd ?? REPO,
+    env: opts.env ?? (process.env as Record<string, string>),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   return { code: await proc.exited, stdout, stderr };
 }
 
 beforeAll(async () => {
   const platforms = process.env.RELEASE_ALL ? PLATFORMS.map((p) => p.name).join(",") : host.name;
-  const r = await run([process.execPath, "scripts/release.ts", "--platforms", platforms, "--reuse-build", "--fast", "--out", out]);
+  const r = await run([
+    process.execPath,
+    "scripts/release.ts",
+    "--platforms",
+    platforms,
+    "--reuse-build",
+    "--fast",
+    "--out",
+    out,
+  ]);
   if (r.code !== 0) throw new Error(`release failed: ${r.stderr}`);
   // The mirror: dist/release over HTTP, and a copy whose archive has one byte changed in transit.
   server = Bun.serve({
@@ -52,16 +67,45 @@ afterAll(() => {
 
 test("release: one archive per platform named with version and platform, and a SHA256SUMS that verifies", async () => {
   const expected = (process.env.RELEASE_ALL ? PLATFORMS : [host]).map((p) => archiveName(pkg.version, p)).sort();
-  expect(readdirSync(out).filter((f) => f.startsWith("subagents-")).sort()).toEqual(expected);
-  expect(readFileSync(join(out, "SHA256SUMS"), "utf8").trim().split("\n").map((l) => l.split(/\s+/)[1])).toEqual(expected);
+  expect(
+    readdirSync(out)
+      .filter((f) => f.startsWith("subagents-"))
+      .sort(),
+  ).toEqual(expected);
+  expect(
+    readFileSync(join(out, "SHA256SUMS"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => l.split(/\s+/)[1]),
+  ).toEqual(expected);
   const check = await run(["sha256sum", "-c", "SHA256SUMS"], { cwd: out });
   expect(check.code, check.stdout + check.stderr).toBe(0);
   const listing = await run(["tar", "-tvzf", join(out, archive)]);
   const folder = archive.replace(/\.tar\.gz$/, "");
-  expect(listing.stdout.trim().split("\n").map((l) => l.split(/\s+/).at(-1)).sort()).toEqual([`${folder}/`, `${folder}/LICENSE`, `${folder}/README.md`, `${folder}/subagents`]);
+  expect(
+    listing.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split(/\s+/).at(-1))
+      .sort(),
+  ).toEqual([`${folder}/`, `${folder}/LICENSE`, `${folder}/README.md`, `${folder}/subagents`]);
   // Nothing of the build machine inside: owner root/root, one fixed time.
-  expect(new Set(listing.stdout.trim().split("\n").map((l) => l.split(/\s+/).slice(1, 2).join()))).toEqual(new Set(["0/0"]));
-  expect(new Set(listing.stdout.trim().split("\n").map((l) => l.split(/\s+/).slice(3, 5).join(" "))).size).toBe(1);
+  expect(
+    new Set(
+      listing.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(/\s+/).slice(1, 2).join()),
+    ),
+  ).toEqual(new Set(["0/0"]));
+  expect(
+    new Set(
+      listing.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(/\s+/).slice(3, 5).join(" ")),
+    ).size,
+  ).toBe(1);
 });
 
 test("release: the archive, unpacked alone in an empty folder with a clean environment, runs demo", async () => {
@@ -69,7 +113,13 @@ test("release: the archive, unpacked alone in an empty folder with a clean envir
   mkdirSync(join(lone, "home"), { recursive: true });
   expect((await run(["tar", "-xzf", join(out, archive), "-C", lone])).code).toBe(0);
   const dir = join(lone, archive.replace(/\.tar\.gz$/, ""));
-  const proc = Bun.spawn({ cmd: [join(dir, "subagents"), "demo", "--json"], cwd: dir, env: { HOME: join(lone, "home"), PATH: CLEAN_PATH, TERM: "dumb" }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd: [join(dir, "subagents"), "demo", "--json"],
+    cwd: dir,
+    env: { HOME: join(lone, "home"), PATH: CLEAN_PATH, TERM: "dumb" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   expect(await proc.exited, stderr).toBe(0);
   expect(JSON.parse(stdout.trim().split("\n").at(-1)!).type).toBe("summary");
@@ -92,13 +142,19 @@ test("install.sh from an http://127.0.0.1 mirror installs to --prefix; a tampere
   const home = join(root, "home-http");
   const prefix = join(root, "prefix-bin");
   mkdirSync(home, { recursive: true });
-  const bad = await run(["sh", join(REPO, "install.sh"), "--from", `http://127.0.0.1:${server.port}/tampered`, "--prefix", prefix], { env: installEnv(home) });
+  const bad = await run(
+    ["sh", join(REPO, "install.sh"), "--from", `http://127.0.0.1:${server.port}/tampered`, "--prefix", prefix],
+    { env: installEnv(home) },
+  );
   expect(bad.code).toBe(1);
   expect(bad.stderr).toContain(`checksum mismatch for ${archive}`);
   expect(bad.stderr).toContain("Nothing was installed");
   expect(existsSync(prefix)).toBe(false);
 
-  const good = await run(["sh", join(REPO, "install.sh"), "--from", `http://127.0.0.1:${server.port}/good`, "--prefix", prefix], { env: { ...installEnv(home), PATH: `${prefix}:${CLEAN_PATH}` } });
+  const good = await run(
+    ["sh", join(REPO, "install.sh"), "--from", `http://127.0.0.1:${server.port}/good`, "--prefix", prefix],
+    { env: { ...installEnv(home), PATH: `${prefix}:${CLEAN_PATH}` } },
+  );
   expect(good.code, good.stderr).toBe(0);
   expect(good.stdout).not.toContain("not on your PATH");
   expect(readdirSync(prefix)).toEqual(["subagents"]);
@@ -108,10 +164,19 @@ test("npm: the subagents tarball and this platform's tarball install offline; su
   const project = join(root, "npm-project");
   mkdirSync(project, { recursive: true });
   const npmDir = join(out, "npm");
-  const tarballs = [`subagents-${pkg.version}.tgz`, `subagents-${host.name}-${pkg.version}.tgz`].map((f) => join(npmDir, f));
+  const tarballs = [`subagents-${pkg.version}.tgz`, `subagents-${host.name}-${pkg.version}.tgz`].map((f) =>
+    join(npmDir, f),
+  );
   // An empty npm cache and --offline: nothing can come from the registry.
-  const env = { ...process.env, npm_config_cache: join(root, "npm-cache"), npm_config_update_notifier: "false" } as Record<string, string>;
-  const r = await run(["npm", "install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", ...tarballs], { cwd: project, env });
+  const env = {
+    ...process.env,
+    npm_config_cache: join(root, "npm-cache"),
+    npm_config_update_notifier: "false",
+  } as Record<string, string>;
+  const r = await run(["npm", "install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", ...tarballs], {
+    cwd: project,
+    env,
+  });
   expect(r.code, r.stderr).toBe(0);
   const v = await run([join(project, "node_modules", ".bin", "subagents"), "--version"], { env });
   expect(v.code, v.stderr).toBe(0);
@@ -124,7 +189,14 @@ test("npm: the subagents tarball and this platform's tarball install offline; su
   const stub = join(installed, manifest.pi.extensions[0]);
   expect(isStub(stub)).toBe(true);
   const load = (env: Record<string, string>) =>
-    run([process.execPath, "-e", `const f = (await import(${JSON.stringify(stub)})).default; const seen = []; await f({ registerTool: (t) => seen.push(t.name), on() {}, registerCommand() {}, registerShortcut() {}, registerFlag() {}, registerMessageRenderer() {}, getFlag() {} }).catch((e) => console.log("err " + e.message)); console.log(JSON.stringify(seen));`], { env: { ...process.env, ...env } as Record<string, string> });
+    run(
+      [
+        process.execPath,
+        "-e",
+        `const f = (await import(${JSON.stringify(stub)})).default; const seen = []; await f({ registerTool: (t) => seen.push(t.name), on() {}, registerCommand() {}, registerShortcut() {}, registerFlag() {}, registerMessageRenderer() {}, getFlag() {} }).catch((e) => console.log("err " + e.message)); console.log(JSON.stringify(seen));`,
+      ],
+      { env: { ...process.env, ...env } as Record<string, string> },
+    );
   const deep = await load({ PI_SUBAGENT_CHILD: "1", PI_SUBAGENT_DEPTH: "1", PI_SUBAGENT_MAX_DEPTH: "1" });
   expect(deep.stdout.trim(), deep.stderr).toBe("[]");
   const top = await load({ PI_SUBAGENT_CHILD: "", PI_SUBAGENT_DEPTH: "", PI_SUBAGENT_MAX_DEPTH: "" });

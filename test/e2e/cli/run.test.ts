@@ -17,7 +17,9 @@ afterAll(async () => {
 
 /** Every user/tool message text the model server saw in one request. */
 const transcriptOf = (req: { messages?: { role: string; content?: unknown }[] }) =>
-  (req.messages ?? []).map((m) => `${m.role}: ${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`).join("\n");
+  (req.messages ?? [])
+    .map((m) => `${m.role}: ${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`)
+    .join("\n");
 
 /** The three ways a child pi runs: embedded (the default), and the user's pi under either runtime. */
 const CHILD_PIS = {
@@ -42,7 +44,9 @@ for (const [label, childSettings] of Object.entries(CHILD_PIS)) {
       expect(t.sessionId).toMatch(/^[0-9a-f]{16}$/);
       expect(t.usage.turns).toBe(2);
       // The bash tool really ran: its output went back to the model.
-      const sawBash = world.server.requests.some((req) => (req.messages ?? []).some((m) => m.role === "tool" && JSON.stringify(m.content).includes(marker)));
+      const sawBash = world.server.requests.some((req) =>
+        (req.messages ?? []).some((m) => m.role === "tool" && JSON.stringify(m.content).includes(marker)),
+      );
       expect(sawBash).toBe(true);
       expect(r.json.some((e) => e.type === "tool_start" && e.tool === "bash")).toBe(true);
 
@@ -70,7 +74,12 @@ for (const [label, childSettings] of Object.entries(CHILD_PIS)) {
 
 test("a provider error ends the run with status error and keeps the message", async () => {
   world.setSubagentSettings({});
-  const r = await cli(world, ["run", "default", `fail ${script([{ status: 400, message: "scripted bad request 7731" }])}`, "--json"]);
+  const r = await cli(world, [
+    "run",
+    "default",
+    `fail ${script([{ status: 400, message: "scripted bad request 7731" }])}`,
+    "--json",
+  ]);
   expect(r.code).toBe(1);
   const [t] = summaryOf(r.json);
   expect(t.status).toBe("error");
@@ -80,7 +89,12 @@ test("a provider error ends the run with status error and keeps the message", as
 
 test("with finalize: true, a child that never finalizes ends with FINALIZE_MISSING and its text from before the first nudge", async () => {
   world.setSubagentSettings({ finalize: true });
-  const r = await cli(world, ["run", "default", `chat ${script([{ text: "draft one" }, { text: "draft two" }, { text: "draft three" }])}`, "--json"]);
+  const r = await cli(world, [
+    "run",
+    "default",
+    `chat ${script([{ text: "draft one" }, { text: "draft two" }, { text: "draft three" }])}`,
+    "--json",
+  ]);
   world.setSubagentSettings({});
   expect(r.code).toBe(1);
   const [t] = summaryOf(r.json);
@@ -101,11 +115,23 @@ for (const transport of ["compact", "json"] as const) {
   test(`resume continues the child's own context (${transport} transport)`, async () => {
     world.setSubagentSettings({ transport });
     const first = `remember the word ${transport}-zebra-${Date.now()}`;
-    const r1 = await cli(world, ["run", "scout", `${first} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`, "--json"]);
+    const r1 = await cli(world, [
+      "run",
+      "scout",
+      `${first} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`,
+      "--json",
+    ]);
     const [t1] = summaryOf(r1.json);
     expect(t1.status, taskWhy(t1)).toBe("completed");
     expect(t1.agent).toBe("scout");
-    const r2 = await cli(world, ["run", "scout", `what was the word? ${script([{ finalize: { status: "SUCCESS", result: "the word" } }])}`, "--session", t1.sessionId, "--json"]);
+    const r2 = await cli(world, [
+      "run",
+      "scout",
+      `what was the word? ${script([{ finalize: { status: "SUCCESS", result: "the word" } }])}`,
+      "--session",
+      t1.sessionId,
+      "--json",
+    ]);
     const [t2] = summaryOf(r2.json);
     expect(t2.status, taskWhy(t2)).toBe("completed");
     expect(t2.sessionId).toBe(t1.sessionId);
@@ -125,12 +151,18 @@ for (const transport of ["compact", "json"] as const) {
 test("the compiled binary runs a sub-agent end to end", async () => {
   const binary = join(REPO, "dist", "subagents");
   expect(existsSync(binary)).toBe(true);
-  const r = await cli(world, ["run", "worker", `build ${script([{ finalize: { status: "SUCCESS", result: "binary ok" } }])}`, "--json"], { binary: true });
+  const r = await cli(
+    world,
+    ["run", "worker", `build ${script([{ finalize: { status: "SUCCESS", result: "binary ok" } }])}`, "--json"],
+    { binary: true },
+  );
   expect(r.stderr).not.toContain("internal error");
   const [t] = summaryOf(r.json);
   expect(t.output).toBe("binary ok");
   const v = await cli(world, ["--version"], { binary: true });
-  expect(v.stdout.trim()).toMatch(new RegExp(`^subagents \\d+\\.\\d+\\.\\d+ · pi ${CURRENT_PI_RE} inside · commit [0-9a-f]{12}(-dirty)?$`));
+  expect(v.stdout.trim()).toMatch(
+    new RegExp(`^subagents \\d+\\.\\d+\\.\\d+ · pi ${CURRENT_PI_RE} inside · commit [0-9a-f]{12}(-dirty)?$`),
+  );
 }, 60_000);
 
 test("usage errors exit 2 with a clear message", async () => {
@@ -148,11 +180,18 @@ test("usage errors exit 2 with a clear message", async () => {
 test("resume without the child's session file falls back to the transcript prompt (Previously: … Instructions: …)", async () => {
   world.setSubagentSettings({});
   const first = `the secret word is heron-${Date.now()}`;
-  const r1 = await cli(world, ["run", "scout", `${first} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`, "--json"]);
+  const r1 = await cli(world, [
+    "run",
+    "scout",
+    `${first} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`,
+    "--json",
+  ]);
   const [t1] = summaryOf(r1.json);
   const { readdirSync, rmSync } = await import("node:fs");
   const dir = join(world.agentDir, "subagent-sessions");
-  const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith(`_${t1.sessionId}.jsonl`));
+  const files = readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith(`_${t1.sessionId}.jsonl`));
   expect(files).toHaveLength(1);
   rmSync(join(dir, files[0]));
   const r2 = await cli(world, ["run", "scout", "what was the word?", "--session", t1.sessionId, "--json"]);
@@ -172,14 +211,32 @@ test("a session started by the system pi is continued by the embedded pi, and th
     db.close();
     return rows.map((r) => r.pi);
   };
-  for (const [first, second] of [["system", "embedded"], ["embedded", "system"]] as const) {
+  for (const [first, second] of [
+    ["system", "embedded"],
+    ["embedded", "system"],
+  ] as const) {
     const word = `${first}-then-${second}-${Date.now()}`;
     world.setSubagentSettings({ childPi: first, childRuntime: "node" });
-    const r1 = await cli(world, ["run", "scout", `remember ${word} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`, "--json"], { binary: true });
+    const r1 = await cli(
+      world,
+      ["run", "scout", `remember ${word} ${script([{ finalize: { status: "SUCCESS", result: "noted" } }])}`, "--json"],
+      { binary: true },
+    );
     const [t1] = summaryOf(r1.json);
     expect(t1.status, taskWhy(t1)).toBe("completed");
     world.setSubagentSettings({ childPi: second, childRuntime: "node" });
-    const r2 = await cli(world, ["run", "scout", `which word? ${script([{ finalize: { status: "SUCCESS", result: "that one" } }])}`, "--session", t1.sessionId, "--json"], { binary: true });
+    const r2 = await cli(
+      world,
+      [
+        "run",
+        "scout",
+        `which word? ${script([{ finalize: { status: "SUCCESS", result: "that one" } }])}`,
+        "--session",
+        t1.sessionId,
+        "--json",
+      ],
+      { binary: true },
+    );
     const [t2] = summaryOf(r2.json);
     expect(t2.status, taskWhy(t2)).toBe("completed");
     // The second pi continued the first one's session file: the model saw the first run's words.
@@ -202,7 +259,13 @@ test("the executable alone (copied to an empty folder, clean env, no node/bun/pi
   copyFileSync(join(REPO, "dist", "subagents"), join(lone, "subagents"));
   const { chmodSync } = await import("node:fs");
   chmodSync(join(lone, "subagents"), 0o755);
-  const proc = Bun.spawn({ cmd: [join(lone, "subagents"), "demo", "--json"], cwd: join(lone, "work"), env: { HOME: join(lone, "home"), PATH: "/usr/bin:/bin", TERM: "dumb" }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd: [join(lone, "subagents"), "demo", "--json"],
+    cwd: join(lone, "work"),
+    env: { HOME: join(lone, "home"), PATH: "/usr/bin:/bin", TERM: "dumb" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   expect(await proc.exited, stderr).toBe(0); // one demo task fails on purpose; the demo itself succeeded
   const last = JSON.parse(stdout.trim().split("\n").at(-1)!);
@@ -214,12 +277,15 @@ test("the executable alone (copied to an empty folder, clean env, no node/bun/pi
 
 test("the pi role's switch and our JIT settings never reach what the child runs; the user's own JSC settings do", async () => {
   world.setSubagentSettings({});
-  const echo = "echo role=[$SUBAGENTS_ROLE] jit=[$SUBAGENTS_CHILD_JIT/$BUN_JSC_thresholdForOptimizeAfterWarmUp/$BUN_JSC_thresholdForOptimizeSoon]";
+  const echo =
+    "echo role=[$SUBAGENTS_ROLE] jit=[$SUBAGENTS_CHILD_JIT/$BUN_JSC_thresholdForOptimizeAfterWarmUp/$BUN_JSC_thresholdForOptimizeSoon]";
   const seen = async (label: string, env: Record<string, string> = {}) => {
     const task = `env check ${label} ${script([{ tool: "bash", args: { command: `${echo} ${label}` } }, { finalize: { status: "SUCCESS", result: "checked" } }])}`;
     const r = await cli(world, ["run", "default", task, "--json"], { binary: true, env });
     expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
-    const toolResult = world.server.requests.flatMap((q) => q.messages ?? []).filter((m) => m.role === "tool" && JSON.stringify(m.content).includes(`] ${label}`));
+    const toolResult = world.server.requests
+      .flatMap((q) => q.messages ?? [])
+      .filter((m) => m.role === "tool" && JSON.stringify(m.content).includes(`] ${label}`));
     expect(toolResult.length).toBeGreaterThan(0);
     return JSON.stringify(toolResult.at(-1)!.content);
   };
@@ -239,7 +305,10 @@ test("a child keeps the user's APPEND_SYSTEM.md and gets our finalize instructio
       const r = await cli(world, ["run", "default", task, "--json"]);
       expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
       const req = world.server.requests.find((q) => transcriptOf(q).includes(`append check ${childPi}`))!;
-      const system = (req.messages ?? []).filter((m) => m.role === "system" || m.role === "developer").map((m) => JSON.stringify(m.content)).join("");
+      const system = (req.messages ?? [])
+        .filter((m) => m.role === "system" || m.role === "developer")
+        .map((m) => JSON.stringify(m.content))
+        .join("");
       expect(system).toContain(`Always sign with ${mark}.`);
       expect(system.indexOf("subagent_finalize")).toBeGreaterThan(system.indexOf(mark));
     }

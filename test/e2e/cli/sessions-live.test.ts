@@ -15,9 +15,23 @@ afterAll(async () => {
 });
 
 test("a resumed session is named by its latest run's task", async () => {
-  const first = await cli(world, ["delegate", "--name", "first-name", `one ${script([{ text: "one done" }])}`, "--json"]);
+  const first = await cli(world, [
+    "delegate",
+    "--name",
+    "first-name",
+    `one ${script([{ text: "one done" }])}`,
+    "--json",
+  ]);
   const id = first.json.at(-1)!.tasks[0].sessionId;
-  await cli(world, ["delegate", "--name", "second-name", "--resume", id, `two ${script([{ text: "two done" }])}`, "--json"]);
+  await cli(world, [
+    "delegate",
+    "--name",
+    "second-name",
+    "--resume",
+    id,
+    `two ${script([{ text: "two done" }])}`,
+    "--json",
+  ]);
   const s = await cli(world, ["session", id, "--json"]);
   expect(s.json[0]).toMatchObject({ taskName: "second-name", runCount: 2 });
 }, 60_000);
@@ -25,7 +39,14 @@ test("a resumed session is named by its latest run's task", async () => {
 test("a running session's transcript shows what has happened so far", async () => {
   const marker = `live-${Date.now()}`;
   const proc = Bun.spawn({
-    cmd: [BUN, join(REPO, "src", "cli", "main.ts"), "run", "default", `go ${script([{ tool: "bash", args: { command: `echo ${marker}; sleep 4` } }, { text: "slept" }])}`, "--json"],
+    cmd: [
+      BUN,
+      join(REPO, "src", "cli", "main.ts"),
+      "run",
+      "default",
+      `go ${script([{ tool: "bash", args: { command: `echo ${marker}; sleep 4` } }, { text: "slept" }])}`,
+      "--json",
+    ],
     cwd: world.workDir,
     env: world.env,
     stdout: "pipe",
@@ -66,13 +87,25 @@ test("a pi call's queued tasks are listed by name before they start, can be canc
       name: `${n}-${marker}`,
       prompt: `${n} ${script(n === "first" ? [{ tool: "bash", args: { command: `until [ -e ${release} ]; do sleep 0.1; done` } }, { text: "first done" }] : [{ text: `${n} done` }])}`,
     }));
-    const parent = runParentPi(world, { runtime: "node", steps: [{ tool: "delegate_to_subagents", args: { tasks } }, { text: "parent done" }] });
-    const shape = (rows: Record<string, any>[]) => rows.map((r) => `${String(r.name).split("-")[0]}:${r.status}:${r.role}`).sort().join(" ");
-    let rows: Record<string, any>[] = [];
-    await until(() => `the first task running and two queued; sessions --running: ${shape(rows)}`, async () => {
-      rows = (await cli(world, ["sessions", "--running", "--json"])).json.filter((r) => String(r.name).endsWith(marker));
-      return shape(rows) === "first:running:pi second:queued:pi third:queued:pi";
+    const parent = runParentPi(world, {
+      runtime: "node",
+      steps: [{ tool: "delegate_to_subagents", args: { tasks } }, { text: "parent done" }],
     });
+    const shape = (rows: Record<string, any>[]) =>
+      rows
+        .map((r) => `${String(r.name).split("-")[0]}:${r.status}:${r.role}`)
+        .sort()
+        .join(" ");
+    let rows: Record<string, any>[] = [];
+    await until(
+      () => `the first task running and two queued; sessions --running: ${shape(rows)}`,
+      async () => {
+        rows = (await cli(world, ["sessions", "--running", "--json"])).json.filter((r) =>
+          String(r.name).endsWith(marker),
+        );
+        return shape(rows) === "first:running:pi second:queued:pi third:queued:pi";
+      },
+    );
     // A queued task is cancelled from another terminal before it starts.
     const third = rows.find((r) => String(r.name).startsWith("third"))!;
     expect((await cli(world, ["cancel", third.id])).code).toBe(0);

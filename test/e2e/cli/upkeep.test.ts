@@ -35,11 +35,20 @@ test("doctor: a healthy setup is all ✓/! and exits 0; versions, children, mode
   const { code, report } = await doctor();
   expect(report.checks.filter((c) => c.status === "fail")).toEqual([]);
   expect(code).toBe(0);
-  expect(check(report, "version").detail).toMatch(new RegExp(`^subagents ${pkg.version.replaceAll(".", "\\.")} · pi ${CURRENT_PI_RE} inside · commit [0-9a-f]{12}`));
+  expect(check(report, "version").detail).toMatch(
+    new RegExp(`^subagents ${pkg.version.replaceAll(".", "\\.")} · pi ${CURRENT_PI_RE} inside · commit [0-9a-f]{12}`),
+  );
   expect(check(report, "children").detail).toContain("embedded");
-  expect(check(report, "model")).toEqual({ name: "model", status: "ok", detail: "fake/fake-model, credentials from models.json" });
+  expect(check(report, "model")).toEqual({
+    name: "model",
+    status: "ok",
+    detail: "fake/fake-model, credentials from models.json",
+  });
   expect(check(report, "database").detail).toContain(world.env.SUBAGENTS_DB);
-  expect(check(report, "extension")).toMatchObject({ status: "ok", detail: expect.stringContaining("same as this binary") });
+  expect(check(report, "extension")).toMatchObject({
+    status: "ok",
+    detail: expect.stringContaining("same as this binary"),
+  });
   // The human form: one line per check with its mark.
   const text = await cli(world, ["doctor"], { binary: true });
   expect(text.stdout.split("\n").filter((l) => /^[✓!✗] /.test(l)).length).toBe(report.checks.length);
@@ -51,7 +60,11 @@ test("doctor: exits 1 naming the database when SUBAGENTS_DB cannot be written, w
   const db = join(blocker, "sub", "subagents.db");
   const { code, report, stdout } = await doctor({ SUBAGENTS_DB: db });
   expect(code).toBe(1);
-  expect(check(report, "database")).toMatchObject({ status: "fail", detail: expect.stringContaining(db), fix: expect.stringContaining("SUBAGENTS_DB") });
+  expect(check(report, "database")).toMatchObject({
+    status: "fail",
+    detail: expect.stringContaining(db),
+    fix: expect.stringContaining("SUBAGENTS_DB"),
+  });
   const text = await cli(world, ["doctor"], { binary: true, env: { SUBAGENTS_DB: db } });
   expect(text.code).toBe(1);
   expect(text.stdout).toMatch(new RegExp(`✗ database +${db.replaceAll("/", "\\/")} cannot be created`));
@@ -63,10 +76,17 @@ test("doctor: a provider without credentials is ✗ with a fix; with a key it is
   try {
     const missing = await doctor({ ANTHROPIC_API_KEY: "" });
     expect(missing.code).toBe(1);
-    expect(check(missing.report, "model")).toMatchObject({ status: "fail", fix: expect.stringContaining("ANTHROPIC_API_KEY") });
+    expect(check(missing.report, "model")).toMatchObject({
+      status: "fail",
+      fix: expect.stringContaining("ANTHROPIC_API_KEY"),
+    });
     const secret = "sk-ant-very-secret-0123456789";
     const present = await doctor({ ANTHROPIC_API_KEY: secret });
-    expect(check(present.report, "model")).toEqual({ name: "model", status: "ok", detail: "anthropic/claude-sonnet-4-5, credentials from $ANTHROPIC_API_KEY" });
+    expect(check(present.report, "model")).toEqual({
+      name: "model",
+      status: "ok",
+      detail: "anthropic/claude-sonnet-4-5, credentials from $ANTHROPIC_API_KEY",
+    });
     expect(present.stdout).not.toContain(secret);
   } finally {
     world.setSubagentSettings({});
@@ -80,7 +100,11 @@ test("doctor: an installed extension from another version is a warning naming th
   try {
     const { code, report } = await doctor();
     expect(code).toBe(0);
-    expect(check(report, "extension")).toMatchObject({ status: "warn", detail: expect.stringContaining("differs from this binary"), fix: "subagents install" });
+    expect(check(report, "extension")).toMatchObject({
+      status: "warn",
+      detail: expect.stringContaining("differs from this binary"),
+      fix: "subagents install",
+    });
   } finally {
     writeFileSync(ext, original);
   }
@@ -103,10 +127,25 @@ function seed(dbFile: string) {
     writeFileSync(file, "{}\n");
     store.createSession({ id, name, agent: "worker", cwd: world.workDir, sessionFile: file });
     const run = store.startRun(id, { prompt: "p", ownerPid: process.pid });
-    if (finish) store.finishRun(run, { status: "completed", output: big, usage: emptyUsage(), exitCode: 0, toolCount: 0, messages: [{ role: "user", text: "p" }], stderrTail: "", durationMs: 1 });
+    if (finish)
+      store.finishRun(run, {
+        status: "completed",
+        output: big,
+        usage: emptyUsage(),
+        exitCode: 0,
+        toolCount: 0,
+        messages: [{ role: "user", text: "p" }],
+        stderrTail: "",
+        durationMs: 1,
+      });
     return { id, file };
   };
-  const sessions = { old1: make("old-1", 60, true), old2: make("old-2", 45, true), runningOld: make("running-old", 50, false), recent: make("recent", 1, true) };
+  const sessions = {
+    old1: make("old-1", 60, true),
+    old2: make("old-2", 45, true),
+    runningOld: make("running-old", 50, false),
+    recent: make("recent", 1, true),
+  };
   return sessions;
 }
 
@@ -164,7 +203,11 @@ test("prune: removes compiled pis no installed pi needs (other versions, other b
   writeFileSync(join(pkgDir, "package.json"), JSON.stringify({ ...real, version: "99.0.0" }));
   symlinkSync(join(PI_PACKAGE_DIRS.current, "dist"), join(pkgDir, "dist"));
   // No pi on PATH: the project's pi is the user's.
-  const env = { PATH: `${dirname(NODE24)}:/usr/bin:/bin`, XDG_CACHE_HOME: join(world.root, "prune-cache"), SUBAGENTS_DB: join(world.root, "prune-compiled.db") };
+  const env = {
+    PATH: `${dirname(NODE24)}:/usr/bin:/bin`,
+    XDG_CACHE_HOME: join(world.root, "prune-cache"),
+    SUBAGENTS_DB: join(world.root, "prune-compiled.db"),
+  };
   const inUse = compiledPiDir(env, readPiPackage(pkgDir)!, join(REPO, "dist", "subagents"))!;
   const root = dirname(inUse);
   const make = (name: string, files: Record<string, number>) => {
@@ -181,10 +224,16 @@ test("prune: removes compiled pis no installed pi needs (other versions, other b
   const dead = Bun.spawn({ cmd: ["true"] });
   await dead.exited;
   const halfWritten = make("99.0.0-cccccccccccc", { ".build-x/pi": 1000 });
-  writeFileSync(join(halfWritten, "compiling"), JSON.stringify({ pid: dead.pid, startTime: "1", at: Date.now(), tries: 1 }));
+  writeFileSync(
+    join(halfWritten, "compiling"),
+    JSON.stringify({ pid: dead.pid, startTime: "1", at: Date.now(), tries: 1 }),
+  );
   // Being compiled: its lock names a live process (this test's).
   const compiling = make("97.0.0-dddddddddddd", { ".build-y/pi": 1000 });
-  writeFileSync(join(compiling, "compiling"), JSON.stringify({ pid: process.pid, startTime: procStartTime(process.pid), at: Date.now(), tries: 1 }));
+  writeFileSync(
+    join(compiling, "compiling"),
+    JSON.stringify({ pid: process.pid, startTime: procStartTime(process.pid), at: Date.now(), tries: 1 }),
+  );
   // Another installed pi (not on PATH, not above the working folder) still needs its compiled copy: its record says so.
   const otherPkg = join(world.root, "prune-other-pi", "node_modules", "@earendil-works", "pi-coding-agent");
   mkdirSync(otherPkg, { recursive: true });
@@ -196,19 +245,29 @@ test("prune: removes compiled pis no installed pi needs (other versions, other b
   writeFileSync(join(needed, "source.json"), JSON.stringify({ pkgDir: otherPkg, binary, piVersion: "99.5.0" }));
   // A compiled copy whose pi was uninstalled goes, record or not.
   const uninstalled = make("99.6.0-eeeeeeeeeeee", { pi: 1000, ready: 10 });
-  writeFileSync(join(uninstalled, "source.json"), JSON.stringify({ pkgDir: join(world.root, "no-such-pi"), binary, piVersion: "99.6.0" }));
+  writeFileSync(
+    join(uninstalled, "source.json"),
+    JSON.stringify({ pkgDir: join(world.root, "no-such-pi"), binary, piVersion: "99.6.0" }),
+  );
   const gone = [older, otherBuild, halfWritten, uninstalled].sort();
 
   const dry = await cli(world, ["prune", "--dry-run", "--json"], { binary: true, env, cwd: project });
   expect(dry.code, dry.stderr).toBe(0);
   const halfBytes = 1000 + statSync(join(halfWritten, "compiling")).size;
   const uninstalledBytes = 1010 + statSync(join(uninstalled, "source.json")).size;
-  expect(dry.json[0].compiledPis).toEqual(gone.map((dir) => ({ dir, bytes: { [older]: 5010, [otherBuild]: 4010, [halfWritten]: halfBytes, [uninstalled]: uninstalledBytes }[dir] })));
-  expect(dry.json[0].keptCompiledPis).toEqual([
-    { dir: compiling, why: `being compiled now (pid ${process.pid})` },
-    { dir: inUse, why: `children use it now: pi 99.0.0 at ${pkgDir}, compiled by ${binary}` },
-    { dir: needed, why: `pi 99.5.0 at ${otherPkg} still needs it (compiled by ${binary})` },
-  ].sort((a, b) => a.dir.localeCompare(b.dir)));
+  expect(dry.json[0].compiledPis).toEqual(
+    gone.map((dir) => ({
+      dir,
+      bytes: { [older]: 5010, [otherBuild]: 4010, [halfWritten]: halfBytes, [uninstalled]: uninstalledBytes }[dir],
+    })),
+  );
+  expect(dry.json[0].keptCompiledPis).toEqual(
+    [
+      { dir: compiling, why: `being compiled now (pid ${process.pid})` },
+      { dir: inUse, why: `children use it now: pi 99.0.0 at ${pkgDir}, compiled by ${binary}` },
+      { dir: needed, why: `pi 99.5.0 at ${otherPkg} still needs it (compiled by ${binary})` },
+    ].sort((a, b) => a.dir.localeCompare(b.dir)),
+  );
   expect(gone.filter(existsSync)).toEqual(gone);
 
   const r = await cli(world, ["prune"], { binary: true, env, cwd: project });
@@ -234,13 +293,22 @@ test("completion: covers every command the CLI knows, and bash completes command
   expect(Object.keys(COMPLETIONS).sort()).toEqual(known.sort());
   const script = (await cli(world, ["completion", "bash"])).stdout;
   const complete = (words: string[]) => {
-    const r = spawnSync("bash", ["-c", `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _subagents; printf '%s\\n' "\${COMPREPLY[@]}"`], { encoding: "utf8" });
+    const r = spawnSync(
+      "bash",
+      [
+        "-c",
+        `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _subagents; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      ],
+      { encoding: "utf8" },
+    );
     return r.stdout.trim().split("\n");
   };
   expect(complete(["subagents", "pr"]).sort()).toEqual(["profiles", "prune"]);
   expect(complete(["subagents", "prune", "--d"])).toEqual(["--dry-run"]);
   expect((await cli(world, ["completion", "zsh"])).stdout).toStartWith("#compdef subagents");
-  expect((await cli(world, ["completion", "fish"])).stdout).toContain("-n \"__fish_seen_subcommand_from doctor\" -l json");
+  expect((await cli(world, ["completion", "fish"])).stdout).toContain(
+    '-n "__fish_seen_subcommand_from doctor" -l json',
+  );
   const bad = await cli(world, ["completion", "tcsh"]);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain("bash, zsh or fish");
@@ -258,17 +326,23 @@ test("install --bin copies the executable into --prefix and says when that is no
   expect(fromSource.stderr).toContain("copies the compiled executable");
 }, 60_000);
 
-
 test("doctor: the extension installed as a pi package counts; installed both ways is a warning", async () => {
   world.setSubagentSettings({}, { packages: ["npm:subagents"] });
   const ext = join(world.agentDir, "extensions", "subagents.js");
   const original = readFileSync(ext, "utf8");
   try {
     const twice = await doctor();
-    expect(check(twice.report, "extension")).toMatchObject({ status: "warn", detail: expect.stringContaining("installed twice"), fix: expect.stringContaining("pi remove npm:subagents") });
+    expect(check(twice.report, "extension")).toMatchObject({
+      status: "warn",
+      detail: expect.stringContaining("installed twice"),
+      fix: expect.stringContaining("pi remove npm:subagents"),
+    });
     rmSync(ext);
     const asPackage = await doctor();
-    expect(check(asPackage.report, "extension")).toMatchObject({ status: "ok", detail: expect.stringContaining("pi package npm:subagents") });
+    expect(check(asPackage.report, "extension")).toMatchObject({
+      status: "ok",
+      detail: expect.stringContaining("pi package npm:subagents"),
+    });
   } finally {
     writeFileSync(ext, original);
     world.setSubagentSettings({});

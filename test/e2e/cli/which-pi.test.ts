@@ -17,7 +17,11 @@ afterAll(async () => {
 const embeddedVersion = () => readFileSync(join(REPO, "dist", "embedded-pi.txt"), "utf8").trim();
 
 async function delegateAndDescribe(env: Record<string, string> = {}, cwd?: string) {
-  const r = await cli(world, ["delegate", `which pi ${script([{ text: "ok" }])}`, "--json"], { binary: true, env, cwd });
+  const r = await cli(world, ["delegate", `which pi ${script([{ text: "ok" }])}`, "--json"], {
+    binary: true,
+    env,
+    cwd,
+  });
   expect(r.code, r.stderr).toBe(0);
   const id = summaryOf(r.json)[0].sessionId as string;
   const session = await cli(world, ["session", id, "--json"], { binary: true, env, cwd });
@@ -53,7 +57,10 @@ test("a user's pi newer than the embedded one runs the children (CLI), named wit
   // once ready, children run it (no Node, no jiti) and say so.
   const cache = join(world.root, ".cache", "subagents", "compiled-pi");
   const deadline = Date.now() + 60_000;
-  const ready = () => (existsSync(cache) ? readdirSync(cache).find((d) => existsSync(join(cache, d, "ready")) || existsSync(join(cache, d, "failed"))) : undefined);
+  const ready = () =>
+    existsSync(cache)
+      ? readdirSync(cache).find((d) => existsSync(join(cache, d, "ready")) || existsSync(join(cache, d, "failed")))
+      : undefined;
   while (!ready() && Date.now() < deadline) await Bun.sleep(200);
   const dir = join(cache, ready()!);
   expect(existsSync(join(dir, "failed")) ? readFileSync(join(dir, "failed"), "utf8") : "").toBe("");
@@ -62,12 +69,20 @@ test("a user's pi newer than the embedded one runs the children (CLI), named wit
   // It runs codemode like the user's own pi: the sandbox worker is compiled in, QuickJS's wasm linked beside it.
   const before = world.server.requests.length;
   const steps = [{ tool: "codemode", args: { code: "return 40 + 2" } }, { text: "done" }];
-  const child = Bun.spawn({ cmd: [join(dir, "pi"), "-p", "--no-session", "--tools", "read,codemode", `codemode ${script(steps as never)}`], cwd: project, env: { ...world.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn({
+    cmd: [join(dir, "pi"), "-p", "--no-session", "--tools", "read,codemode", `codemode ${script(steps as never)}`],
+    cwd: project,
+    env: { ...world.env, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const stderr = await new Response(child.stderr).text();
   expect(await child.exited, stderr).toBe(0);
   const result = JSON.stringify(world.server.requests.slice(before).at(-1)?.messages?.at(-1));
   expect(result).toContain("Script completed");
   expect(result).toContain("42");
   // Turned off: the user's pi as it is.
-  expect((await delegateAndDescribe({ ...env, SUBAGENTS_COMPILE_PI: "0" }, project)).pi).toStartWith("pi 99.0.0 · node 24.");
+  expect((await delegateAndDescribe({ ...env, SUBAGENTS_COMPILE_PI: "0" }, project)).pi).toStartWith(
+    "pi 99.0.0 · node 24.",
+  );
 }, 120_000);

@@ -31,7 +31,12 @@ describe("the delegate paths accept a plain final answer", () => {
   }, 60_000);
 
   test("delegate: every task completed with its own plain answer", async () => {
-    const r = await cli(world, ["delegate", `one ${script([{ text: "answer one" }])}`, `two ${script([{ text: "answer two" }])}`, "--json"]);
+    const r = await cli(world, [
+      "delegate",
+      `one ${script([{ text: "answer one" }])}`,
+      `two ${script([{ text: "answer two" }])}`,
+      "--json",
+    ]);
     expect(r.code).toBe(0);
     const tasks = summaryOf(r.json);
     expect(tasks.map((t) => [t.status, t.output, t.finalized])).toEqual([
@@ -41,20 +46,45 @@ describe("the delegate paths accept a plain final answer", () => {
   }, 60_000);
 
   test("subagent_finalize still wins when the child calls it", async () => {
-    const ok = await cli(world, ["run", "default", `fin ${script([{ text: "here is some text too", finalize: { status: "SUCCESS", result: "the finalized one" } }])}`, "--json"]);
+    const ok = await cli(world, [
+      "run",
+      "default",
+      `fin ${script([{ text: "here is some text too", finalize: { status: "SUCCESS", result: "the finalized one" } }])}`,
+      "--json",
+    ]);
     expect(summaryOf(ok.json)[0]).toMatchObject({ status: "completed", output: "the finalized one", finalized: true });
-    const bad = await cli(world, ["run", "default", `fin ${script([{ finalize: { status: "ERROR", error: "could not do it", result: "half" } }])}`, "--json"]);
+    const bad = await cli(world, [
+      "run",
+      "default",
+      `fin ${script([{ finalize: { status: "ERROR", error: "could not do it", result: "half" } }])}`,
+      "--json",
+    ]);
     expect(bad.code).toBe(1);
-    expect(summaryOf(bad.json)[0]).toMatchObject({ status: "error", error: "could not do it", output: "half", finalized: true });
+    expect(summaryOf(bad.json)[0]).toMatchObject({
+      status: "error",
+      error: "could not do it",
+      output: "half",
+      finalized: true,
+    });
   }, 60_000);
 
   test("settings finalize: true asks for the strict contract: FINALIZE_MISSING keeps the text from before the first nudge", async () => {
     world.setSubagentSettings({ finalize: true });
     try {
-      const r = await cli(world, ["run", "default", `strict ${script([{ text: "the real answer" }, { text: "OK." }, { text: "OK." }])}`, "--json"]);
+      const r = await cli(world, [
+        "run",
+        "default",
+        `strict ${script([{ text: "the real answer" }, { text: "OK." }, { text: "OK." }])}`,
+        "--json",
+      ]);
       expect(r.code).toBe(1);
       const [t] = summaryOf(r.json);
-      expect(t).toMatchObject({ status: "error", errorCode: "FINALIZE_MISSING", output: "the real answer", finalized: false });
+      expect(t).toMatchObject({
+        status: "error",
+        errorCode: "FINALIZE_MISSING",
+        output: "the real answer",
+        finalized: false,
+      });
     } finally {
       world.setSubagentSettings({});
     }
@@ -69,10 +99,14 @@ const CASES = [
 ] as const;
 
 for (const [release, transport] of CASES) {
-  const runReal = (steps: ScriptStep[], finalize: FinalizeMode) => runRealChild(world, steps, { finalize, transport, release });
+  const runReal = (steps: ScriptStep[], finalize: FinalizeMode) =>
+    runRealChild(world, steps, { finalize, transport, release });
   describe(`strict contract, ${release} pi, ${transport} transport`, () => {
     test("corrective messages are delivered inside the running child: one process, two nudges, then FINALIZE_MISSING", async () => {
-      const { result, spawns } = await runReal([{ text: "draft one" }, { text: "OK." }, { text: "OK again." }], "required");
+      const { result, spawns } = await runReal(
+        [{ text: "draft one" }, { text: "OK." }, { text: "OK again." }],
+        "required",
+      );
       expect(spawns).toBe(1);
       expect(result.errorCode).toBe("FINALIZE_MISSING");
       expect(result.error).toBe("Sub-agent stopped without calling subagent_finalize (after 2 corrective messages)");
@@ -82,7 +116,10 @@ for (const [release, transport] of CASES) {
     }, 60_000);
 
     test("a child that forgets once finalizes after one corrective message, in the same process", async () => {
-      const { result, spawns } = await runReal([{ text: "I am done." }, { finalize: { status: "SUCCESS", result: "late but finalized" } }], "required");
+      const { result, spawns } = await runReal(
+        [{ text: "I am done." }, { finalize: { status: "SUCCESS", result: "late but finalized" } }],
+        "required",
+      );
       expect(spawns).toBe(1);
       expect(result).toMatchObject({ status: "completed", output: "late but finalized", finalized: true });
       expect(result.messages.filter((m) => m.role === "user" && m.text === NUDGE_TEXT)).toHaveLength(1);

@@ -32,7 +32,9 @@ function toolTraffic(marker: string): { calls: string[]; results: string[] } {
     const users = (r.messages ?? []).filter((m) => m.role === "user");
     return users.length && messageText(users.at(-1)!).startsWith(marker);
   })!;
-  const calls = (req.messages ?? []).flatMap((m) => ((m.tool_calls ?? []) as { function?: { name?: string } }[]).map((c) => c.function?.name ?? ""));
+  const calls = (req.messages ?? []).flatMap((m) =>
+    ((m.tool_calls ?? []) as { function?: { name?: string } }[]).map((c) => c.function?.name ?? ""),
+  );
   const results = (req.messages ?? []).filter((m) => m.role === "tool").map(messageText);
   return { calls, results };
 }
@@ -48,7 +50,15 @@ test("context: fork — the child sees the parent's conversation minus the deleg
       {
         tool: "delegate_to_subagents",
         // A forked child answers in plain text; the parent's delegation tools are stand-ins that refuse.
-        args: { tasks: [{ name: "forked", context: "fork", prompt: `FORKED-TASK-9 ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "n", prompt: "nested" }] } }, { text: "forked ok" }])}` }] },
+        args: {
+          tasks: [
+            {
+              name: "forked",
+              context: "fork",
+              prompt: `FORKED-TASK-9 ${script([{ tool: "delegate_to_subagents", args: { tasks: [{ name: "n", prompt: "nested" }] } }, { text: "forked ok" }])}`,
+            },
+          ],
+        },
       },
       { text: "parent done" },
     ],
@@ -72,7 +82,11 @@ test("context: fork — the child sees the parent's conversation minus the deleg
   // Cache-true: the child sends the parent's tools and system prompt, and its first request begins with the
   // parent's whole delegating request; the server bills that part as a cache read.
   const mine = world.server.requests.slice(from);
-  const parentReqs = mine.filter((q) => (q.messages ?? []).filter((m) => m.role === "user").length === 1 && messageText((q.messages ?? []).find((m) => m.role === "user")!).startsWith("parent task"));
+  const parentReqs = mine.filter(
+    (q) =>
+      (q.messages ?? []).filter((m) => m.role === "user").length === 1 &&
+      messageText((q.messages ?? []).find((m) => m.role === "user")!).startsWith("parent task"),
+  );
   const delegating = parentReqs[2];
   const child = mine.find((q) => messageText(q.messages!.at(-1)!).startsWith("FORKED-TASK-9"))!;
   const names = (q: typeof child) => (q.tools ?? []).map((t) => t.function?.name);
@@ -89,12 +103,21 @@ test("context: fork — the child sees the parent's conversation minus the deleg
 }, 120_000);
 
 test("CLI --fork SESSION_FILE forks from a pi session; context fork without --fork is refused before anything starts", async () => {
-  await runParentPi(world, { runtime: "bun", steps: [{ tool: "bash", args: { command: "echo CLI-FORK-SOURCE-31" } }, { text: "parent said OK" }] });
+  await runParentPi(world, {
+    runtime: "bun",
+    steps: [{ tool: "bash", args: { command: "echo CLI-FORK-SOURCE-31" } }, { text: "parent said OK" }],
+  });
   const file = readdirSync(world.root)
     .filter((f) => f.startsWith("parent-"))
     .map((f) => join(world.root, f))
     .find((f) => readFileSync(f, "utf8").includes("CLI-FORK-SOURCE-31"))!;
-  const r = await cli(world, ["delegate", "--fork", file, `CLI-FORKED-4 ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`, "--json"]);
+  const r = await cli(world, [
+    "delegate",
+    "--fork",
+    file,
+    `CLI-FORKED-4 ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`,
+    "--json",
+  ]);
   expect(r.code, r.stderr).toBe(0);
   expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
   expect(requestWith("CLI-FORKED-4")).toContain("CLI-FORK-SOURCE-31");
@@ -111,7 +134,14 @@ test("CLI --fork SESSION_FILE forks from a pi session; context fork without --fo
   expect(world.server.requests.length).toBe(before);
 
   // `run` takes the same flag.
-  const one = await cli(world, ["run", "default", `RUN-FORKED-6 ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`, "--fork", file, "--json"]);
+  const one = await cli(world, [
+    "run",
+    "default",
+    `RUN-FORKED-6 ${script([{ finalize: { status: "SUCCESS", result: "ok" } }])}`,
+    "--fork",
+    file,
+    "--json",
+  ]);
   expect(one.code, one.stderr).toBe(0);
   expect(requestWith("RUN-FORKED-6")).toContain("CLI-FORK-SOURCE-31");
   const runMissing = await cli(world, ["run", "default", "x", "--fork", "nosuchsession123"]);
@@ -121,13 +151,19 @@ test("CLI --fork SESSION_FILE forks from a pi session; context fork without --fo
 
 test("an agent with context: fork and a gate in its front matter, through the subagent tool", async () => {
   mkdirSync(join(world.agentDir, "agents"), { recursive: true });
-  writeFileSync(join(world.agentDir, "agents", "forker.md"), "---\nname: forker\ndescription: knows the conversation\ncontext: fork\ngate: 'echo AGENT-GATE-RAN'\n---\nYou continue the parent's work.");
+  writeFileSync(
+    join(world.agentDir, "agents", "forker.md"),
+    "---\nname: forker\ndescription: knows the conversation\ncontext: fork\ngate: 'echo AGENT-GATE-RAN'\n---\nYou continue the parent's work.",
+  );
   const r = await runParentPi(world, {
     runtime: "bun",
     steps: [
       { tool: "bash", args: { command: "echo AGENT-FORK-CONTEXT-3" } },
       // Through `subagent` (finalize required) a cache-true fork still answers in plain text: no tool of its own.
-      { tool: "subagent", args: { agent: "forker", task: `AGENT-FORKED-TASK ${script([{ text: "agent forked ok" }])}` } },
+      {
+        tool: "subagent",
+        args: { agent: "forker", task: `AGENT-FORKED-TASK ${script([{ text: "agent forked ok" }])}` },
+      },
       { text: "parent done" },
     ],
   });

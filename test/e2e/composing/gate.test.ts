@@ -51,7 +51,18 @@ test("a gate that fails once then passes: the same child gets the correction, fi
 test("run takes the same gate flags: a failing check goes back to the child, which fixes it", async () => {
   const cwd = dir("gate-run");
   const prompt = `run gate ${script([{ text: "all done" }, { tool: "bash", args: { command: "touch done.txt" } }, { text: "fixed by run" }])}`;
-  const r = await cli(world, ["run", "default", prompt, "--gate", CHECK, "--gate-retries", "1", "--cwd", cwd, "--json"]);
+  const r = await cli(world, [
+    "run",
+    "default",
+    prompt,
+    "--gate",
+    CHECK,
+    "--gate-retries",
+    "1",
+    "--cwd",
+    cwd,
+    "--json",
+  ]);
   expect(r.code, r.stderr).toBe(0);
   const [t] = summaryOf(r.json);
   expect(t.output).toBe("fixed by run");
@@ -106,7 +117,19 @@ test("a gate that hangs is stopped at gateTimeout with its whole process group",
   const cwd = dir("gate-hang");
   const marker = `${31 + Math.floor(Math.random() * 100)}.${Date.now() % 1000}`;
   const prompt = `hang ${script([{ finalize: { status: "SUCCESS", result: "x" } }, { finalize: { status: "SUCCESS", result: "y" } }])}`;
-  const r = await cli(world, ["delegate", prompt, "--gate", `sleep ${marker} & sleep ${marker}`, "--gate-timeout", "1", "--gate-retries", "0", "--cwd", cwd, "--json"]);
+  const r = await cli(world, [
+    "delegate",
+    prompt,
+    "--gate",
+    `sleep ${marker} & sleep ${marker}`,
+    "--gate-timeout",
+    "1",
+    "--gate-retries",
+    "0",
+    "--cwd",
+    cwd,
+    "--json",
+  ]);
   expect(r.code).toBe(1);
   const [t] = summaryOf(r.json);
   expect(t.errorCode).toBe("GATE_FAILED");
@@ -119,7 +142,10 @@ test("a gate that hangs is stopped at gateTimeout with its whole process group",
 test("a gate on a missing folder is refused before anything starts", async () => {
   const before = world.server.requests.length;
   const file = join(world.root, "gate-nofolder.json");
-  writeFileSync(file, JSON.stringify({ tasks: [{ name: "t", cwd: join(world.root, "no-such-dir"), gate: "true", prompt: "x" }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({ tasks: [{ name: "t", cwd: join(world.root, "no-such-dir"), gate: "true", prompt: "x" }] }),
+  );
   const r = await cli(world, ["delegate", "--tasks", file]);
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('task "t": its gate `true` would run in');
@@ -155,11 +181,16 @@ test("delegate_to_subagents in a parent pi: gate field, details carry gate {pass
   expect(res.details.windows[0].lines.join("\n")).toContain("✓ gate passed");
 }, 90_000);
 
-for (const [label, release] of [["pi 1.x under Node 24", "current"], ["old pi 0.73.1 under Node", "old"]] as const) {
+for (const [label, release] of [
+  ["pi 1.x under Node 24", "current"],
+  ["old pi 0.73.1 under Node", "old"],
+] as const) {
   test(`gate correction with ${label} as the child`, async () => {
     const cwd = dir(`gate-${release}-node`);
     const prompt = `node child ${script([{ finalize: { status: "SUCCESS", result: "early" } }, { tool: "bash", args: { command: "touch done.txt" } }, { finalize: { status: "SUCCESS", result: `NODE-${release}-OK` } }])}`;
-    const r = await cli(world, ["delegate", prompt, "--gate", CHECK, "--cwd", cwd, "--json"], { env: { SUBAGENTS_PI: piCmd(release, "node").join(" ") } });
+    const r = await cli(world, ["delegate", prompt, "--gate", CHECK, "--cwd", cwd, "--json"], {
+      env: { SUBAGENTS_PI: piCmd(release, "node").join(" ") },
+    });
     expect(r.code, r.stderr).toBe(0);
     const [t] = summaryOf(r.json);
     expect(t.output).toBe(`NODE-${release}-OK`);

@@ -42,7 +42,9 @@ test("scout → implement: the implementer waits for the scout and gets its outp
   // The implementer's child was asked with the scout's output in place of {{scout}}.
   expect(userTexts()).toContain("implement from the notes: FINDING-7781 in src/a.ts");
   // Independent tasks ran side by side; the dependent started only after its dependency ended.
-  const order = r.json.filter((e) => e.type === "task_start" || e.type === "task_end").map((e) => `${e.type}:${e.task}`);
+  const order = r.json
+    .filter((e) => e.type === "task_start" || e.type === "task_end")
+    .map((e) => `${e.type}:${e.task}`);
   expect(order.slice(0, 2).sort()).toEqual(["task_start:scout", "task_start:side"]);
   expect(order.indexOf("task_start:implement")).toBeGreaterThan(order.indexOf("task_end:scout"));
 }, 90_000);
@@ -80,11 +82,30 @@ test("a dependent of a failed task is skipped: never started, recorded, exit 1",
 
 test("bad graphs are refused before anything starts, naming the tasks (exit 2)", async () => {
   const cases: [unknown[], string][] = [
-    [[{ name: "a", prompt: "x", after: ["b"] }, { name: "b", prompt: "y", after: ["a"] }], "cycle: a → b → a"],
+    [
+      [
+        { name: "a", prompt: "x", after: ["b"] },
+        { name: "b", prompt: "y", after: ["a"] },
+      ],
+      "cycle: a → b → a",
+    ],
     [[{ name: "a", prompt: "x", after: ["a"] }], 'tasks[0] ("a") lists itself'],
     [[{ name: "a", prompt: "x", after: ["ghost"] }], '"ghost", which is not a task of this call'],
-    [[{ name: "a", prompt: "x" }, { name: "b", prompt: "use {{a}}" }], 'tasks[1] ("b").prompt uses {{a}} but "a" is not in its "after"'],
-    [[{ name: "a", prompt: "x" }, { name: "a", prompt: "y", after: [] }, { name: "c", prompt: "z", after: ["a"] }], 'two tasks are named "a"'],
+    [
+      [
+        { name: "a", prompt: "x" },
+        { name: "b", prompt: "use {{a}}" },
+      ],
+      'tasks[1] ("b").prompt uses {{a}} but "a" is not in its "after"',
+    ],
+    [
+      [
+        { name: "a", prompt: "x" },
+        { name: "a", prompt: "y", after: [] },
+        { name: "c", prompt: "z", after: ["a"] },
+      ],
+      'two tasks are named "a"',
+    ],
   ];
   const before = world.server.requests.length;
   for (const [tasks, want] of cases) {
@@ -106,7 +127,10 @@ test("delegate_to_subagents in a parent pi: after + {{name}}, a skipped task in 
         args: {
           tasks: [
             { name: "review", after: ["scout"], prompt: "review this: {{scout}}" },
-            { name: "scout", prompt: `look ${script([{ finalize: { status: "SUCCESS", result: "PARENT-FINDING-55" } }])}` },
+            {
+              name: "scout",
+              prompt: `look ${script([{ finalize: { status: "SUCCESS", result: "PARENT-FINDING-55" } }])}`,
+            },
             { name: "broken", prompt: `fails ${script([{ status: 400, message: "scripted refusal 3310" }])}` },
             { name: "after-broken", after: ["broken"], prompt: "never MARK-PARENT-SKIP" },
           ],
@@ -121,7 +145,12 @@ test("delegate_to_subagents in a parent pi: after + {{name}}, a skipped task in 
   expect(res.text).toMatch(/^✓ review: completed/);
   expect(res.text).toContain("Done: review this: PARENT-FINDING-55");
   expect(res.text).toMatch(/↷ after-broken: skipped: "broken" did not complete/);
-  expect(res.details.windows.map((w: { status: string }) => w.status)).toEqual(["completed", "completed", "error", "skipped"]);
+  expect(res.details.windows.map((w: { status: string }) => w.status)).toEqual([
+    "completed",
+    "completed",
+    "error",
+    "skipped",
+  ]);
   expect(res.details.windows[0].after).toEqual(["scout"]);
   expect(userTexts().some((t) => t.startsWith("never MARK-PARENT-SKIP"))).toBe(false);
 }, 90_000);
@@ -131,7 +160,15 @@ test("a cycle in delegate_to_subagents is refused as a tool error before any chi
   const r = await runParentPi(world, {
     runtime: "bun",
     steps: [
-      { tool: "delegate_to_subagents", args: { tasks: [{ name: "a", prompt: "x", after: ["b"] }, { name: "b", prompt: "y", after: ["a"] }] } },
+      {
+        tool: "delegate_to_subagents",
+        args: {
+          tasks: [
+            { name: "a", prompt: "x", after: ["b"] },
+            { name: "b", prompt: "y", after: ["a"] },
+          ],
+        },
+      },
       { text: "parent done" },
     ],
   });
@@ -149,7 +186,10 @@ test("a background run keeps the order: the dependent runs after its dependency,
     JSON.stringify({
       tasks: [
         { name: "second", after: ["first"], prompt: "continue from {{first}}" },
-        { name: "first", prompt: `begin ${script([{ delayMs: 200, finalize: { status: "SUCCESS", result: "BG-FIRST-31" } }])}` },
+        {
+          name: "first",
+          prompt: `begin ${script([{ delayMs: 200, finalize: { status: "SUCCESS", result: "BG-FIRST-31" } }])}`,
+        },
       ],
     }),
   );
@@ -162,7 +202,11 @@ test("a background run keeps the order: the dependent runs after its dependency,
 }, 90_000);
 
 test("a resumed session can wait for a task of the call and get its output", async () => {
-  const first = await cli(world, ["delegate", `RESUME-BASE-1 ${script([{ finalize: { status: "SUCCESS", result: "base done" } }])}`, "--json"]);
+  const first = await cli(world, [
+    "delegate",
+    `RESUME-BASE-1 ${script([{ finalize: { status: "SUCCESS", result: "base done" } }])}`,
+    "--json",
+  ]);
   const id = summaryOf(first.json)[0].sessionId;
   const file = join(world.root, "resume-after.json");
   writeFileSync(
@@ -179,7 +223,9 @@ test("a resumed session can wait for a task of the call and get its output", asy
   const [cont] = summaryOf(r.json);
   expect(cont.sessionId).toBe(id);
   // The resumed child got its old conversation and the filled-in prompt.
-  const req = world.server.requests.find((q) => (q.messages ?? []).some((m) => m.role === "user" && messageText(m) === "RESUME-NEXT with FRESH-OUT-8"));
+  const req = world.server.requests.find((q) =>
+    (q.messages ?? []).some((m) => m.role === "user" && messageText(m) === "RESUME-NEXT with FRESH-OUT-8"),
+  );
   expect(req).toBeDefined();
   expect((req!.messages ?? []).some((m) => m.role === "user" && messageText(m).startsWith("RESUME-BASE-1"))).toBe(true);
 }, 90_000);
@@ -190,7 +236,10 @@ test("while a call runs, `sessions --running` shows a waiting task with what it 
     file,
     JSON.stringify({
       tasks: [
-        { name: "slow", prompt: `slow ${script([{ delayMs: 2500, finalize: { status: "SUCCESS", result: "slow done" } }])}` },
+        {
+          name: "slow",
+          prompt: `slow ${script([{ delayMs: 2500, finalize: { status: "SUCCESS", result: "slow done" } }])}`,
+        },
         { name: "waiter", after: ["slow"], prompt: "after {{slow}}" },
       ],
     }),

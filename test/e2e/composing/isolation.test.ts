@@ -16,14 +16,34 @@ afterAll(async () => {
   await world.close();
 });
 
-const writer = (text: string) => script([{ tool: "write", args: { path: "shared.txt", content: `${text}\n` } }, { finalize: { status: "SUCCESS", result: `wrote ${text}` } }]);
+const writer = (text: string) =>
+  script([
+    { tool: "write", args: { path: "shared.txt", content: `${text}\n` } },
+    { finalize: { status: "SUCCESS", result: `wrote ${text}` } },
+  ]);
 /** Our worktree folders (not the owner records): none may be left after a run. */
-const ourWorktrees = () => (existsSync(join(world.root, "worktrees")) ? readdirSync(join(world.root, "worktrees")) : []);
+const ourWorktrees = () =>
+  existsSync(join(world.root, "worktrees")) ? readdirSync(join(world.root, "worktrees")) : [];
 
 test("two isolated tasks writing the same file: user's tree and index untouched, two branches, the overlap named, no worktree left", async () => {
   const repo = makeRepo(world.root, join(world.root, "repo-two"));
   const before = userState(world.root, repo);
-  const r = await cli(world, ["delegate", "--isolation", "worktree", "--name", "alpha", "--name", "beta", `A ${writer("from alpha")}`, `B ${writer("from beta")}`, "--json"], { cwd: join(repo, "sub") });
+  const r = await cli(
+    world,
+    [
+      "delegate",
+      "--isolation",
+      "worktree",
+      "--name",
+      "alpha",
+      "--name",
+      "beta",
+      `A ${writer("from alpha")}`,
+      `B ${writer("from beta")}`,
+      "--json",
+    ],
+    { cwd: join(repo, "sub") },
+  );
   expect(r.code).toBe(0);
   const [a, b] = summaryOf(r.json);
   expect(a.isolation.branch).toBe(`subagents/alpha-${a.sessionId.slice(0, 8)}`);
@@ -49,12 +69,18 @@ test("two isolated tasks writing the same file: user's tree and index untouched,
   expect(readFileSync(join(repo, "a.txt"), "utf8")).toBe("one\ntwo (uncommitted)\n");
   expect(gitIn(world.root, repo, "log", "-1", "--format=%s")).toBe("subagents: alpha\n");
   // `session ID` names the branch in its header.
-  expect((await cli(world, ["session", b.sessionId])).stdout).toContain(`Branch  ${b.isolation.branch} · 1 file changed, 1 insertion(+) (subagents apply ${b.sessionId})`);
+  expect((await cli(world, ["session", b.sessionId])).stdout).toContain(
+    `Branch  ${b.isolation.branch} · 1 file changed, 1 insertion(+) (subagents apply ${b.sessionId})`,
+  );
 }, 90_000);
 
 test("apply merges a branch; a second branch touching the same lines is a conflict, named, exit 1", async () => {
   const repo = makeRepo(world.root, join(world.root, "repo-apply"), false);
-  const r = await cli(world, ["delegate", "--isolation", "worktree", `A ${writer("alpha")}`, `B ${writer("beta")}`, "--json"], { cwd: repo });
+  const r = await cli(
+    world,
+    ["delegate", "--isolation", "worktree", `A ${writer("alpha")}`, `B ${writer("beta")}`, "--json"],
+    { cwd: repo },
+  );
   expect(r.code).toBe(0);
   const [a, b] = summaryOf(r.json);
   const first = await cli(world, ["apply", a.sessionId], { cwd: repo });
@@ -76,17 +102,30 @@ test("a cwd outside any git repository fails that task before anything runs; not
   const plain = join(world.root, "not-a-repo");
   mkdirSync(plain, { recursive: true });
   const requests = world.server.requests.length;
-  const r = await cli(world, ["run", "default", `never ${writer("x")}`, "--isolation", "worktree", "--cwd", plain, "--json"]);
+  const r = await cli(world, [
+    "run",
+    "default",
+    `never ${writer("x")}`,
+    "--isolation",
+    "worktree",
+    "--cwd",
+    plain,
+    "--json",
+  ]);
   expect(r.code).toBe(1);
   const [t] = summaryOf(r.json);
   expect(t.errorCode).toBe("ISOLATION_FAILED");
   // HOME is the world's root here, so the path is shown as ~/…
-  expect(t.error).toBe('Isolation "worktree" needs a git repository, but ~/not-a-repo is not inside one (nothing was run)');
+  expect(t.error).toBe(
+    'Isolation "worktree" needs a git repository, but ~/not-a-repo is not inside one (nothing was run)',
+  );
   expect(world.server.requests.length).toBe(requests);
   expect(readdirSync(plain)).toEqual([]);
   expect((await cli(world, ["session", t.sessionId])).code).toBe(1);
   // Without git at all, the task says so instead of calling the directory no repository.
-  const noGit = await cli(world, ["run", "default", "x", "--isolation", "worktree", "--json"], { env: { PATH: "/nonexistent", SUBAGENTS_PI: "/bin/false" } });
+  const noGit = await cli(world, ["run", "default", "x", "--isolation", "worktree", "--json"], {
+    env: { PATH: "/nonexistent", SUBAGENTS_PI: "/bin/false" },
+  });
   expect(summaryOf(noGit.json)[0].error).toStartWith('Isolation "worktree" needs git: git could not be run');
   const bad = await cli(world, ["run", "default", "x", "--isolation", "container"]);
   expect(bad.code).toBe(2);
@@ -95,7 +134,17 @@ test("a cwd outside any git repository fails that task before anything runs; not
 
 test("an isolated task that changed nothing leaves no branch and says so", async () => {
   const repo = makeRepo(world.root, join(world.root, "repo-quiet"));
-  const r = await cli(world, ["run", "default", `just look ${script([{ tool: "bash", args: { command: "echo scratch > build.log; ls" } }, { text: "looked" }])}`, "--isolation", "worktree"], { cwd: repo });
+  const r = await cli(
+    world,
+    [
+      "run",
+      "default",
+      `just look ${script([{ tool: "bash", args: { command: "echo scratch > build.log; ls" } }, { text: "looked" }])}`,
+      "--isolation",
+      "worktree",
+    ],
+    { cwd: repo },
+  );
   expect(r.code).toBe(0);
   expect(r.stderr).toContain("default: no changes, no branch");
   expect(subagentBranches(world.root, repo)).toEqual([]);
@@ -110,7 +159,13 @@ test("the owner SIGKILLed mid-run: `subagents prune` keeps the child's work on a
   const fake = join(world.root, "writing-pi.sh");
   writeFileSync(fake, `#!/bin/sh\necho "half done" > work.txt\necho $$ > ${pidFile}\nwhile true; do sleep 1; done\n`);
   chmodSync(fake, 0o755);
-  const owner = Bun.spawn({ cmd: [BUN, join(REPO, "src/cli/main.ts"), "run", "default", "work", "--isolation", "worktree"], cwd: repo, env: { ...world.env, SUBAGENTS_PI: fake }, stdout: "ignore", stderr: "ignore" });
+  const owner = Bun.spawn({
+    cmd: [BUN, join(REPO, "src/cli/main.ts"), "run", "default", "work", "--isolation", "worktree"],
+    cwd: repo,
+    env: { ...world.env, SUBAGENTS_PI: fake },
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   for (let i = 0; i < 200 && !existsSync(pidFile); i++) await Bun.sleep(100);
   expect(worktreeList(world.root, repo)).toHaveLength(2);
   owner.kill("SIGKILL");
@@ -129,10 +184,23 @@ test("the owner SIGKILLed mid-run: `subagents prune` keeps the child's work on a
 
 test("resuming an isolated session runs it isolated again, in a worktree at the same path, with a branch of its own", async () => {
   const repo = makeRepo(world.root, join(world.root, "repo-resume"), false);
-  const first = await cli(world, ["run", "default", `one ${writer("first")}`, "--isolation", "worktree", "--json"], { cwd: repo });
+  const first = await cli(world, ["run", "default", `one ${writer("first")}`, "--isolation", "worktree", "--json"], {
+    cwd: repo,
+  });
   const [t1] = summaryOf(first.json);
   expect(t1.isolation.branch).toBe(`subagents/default-${t1.sessionId.slice(0, 8)}`);
-  const again = await cli(world, ["run", "default", `two ${script([{ tool: "write", args: { path: "more.txt", content: "second\n" } }, { text: "done" }])}`, "--session", t1.sessionId, "--json"], { cwd: repo });
+  const again = await cli(
+    world,
+    [
+      "run",
+      "default",
+      `two ${script([{ tool: "write", args: { path: "more.txt", content: "second\n" } }, { text: "done" }])}`,
+      "--session",
+      t1.sessionId,
+      "--json",
+    ],
+    { cwd: repo },
+  );
   const [t2] = summaryOf(again.json);
   expect(t2.status, taskWhy(t2)).toBe("completed");
   expect(t2.isolation.branch).toBe(`${t1.isolation.branch}-2`);
@@ -148,7 +216,15 @@ test("in pi: delegate_to_subagents tasks and a subagent call with isolation repo
     runtime: "node",
     cwd: repo,
     steps: [
-      { tool: "delegate_to_subagents", args: { tasks: [{ name: "left", prompt: `L ${writer("left")}`, isolation: "worktree" }, { name: "right", prompt: `R ${writer("right")}`, isolation: "worktree" }] } },
+      {
+        tool: "delegate_to_subagents",
+        args: {
+          tasks: [
+            { name: "left", prompt: `L ${writer("left")}`, isolation: "worktree" },
+            { name: "right", prompt: `R ${writer("right")}`, isolation: "worktree" },
+          ],
+        },
+      },
       { tool: "subagent", args: { agent: "worker", task: `W ${writer("worker")}`, isolation: "worktree" } },
       { text: "parent done" },
     ],
@@ -158,7 +234,9 @@ test("in pi: delegate_to_subagents tasks and a subagent call with isolation repo
   expect(delegated.isError).toBe(false);
   const [left, right] = delegated.details.isolation.tasks;
   expect(delegated.details.isolation.overlaps).toEqual([{ path: "shared.txt", tasks: ["left", "right"] }]);
-  expect(delegated.text).toContain(`Isolation:\nleft: branch ${left.branch}: 1 file changed, 1 insertion(+) (shared.txt) — subagents apply ${left.sessionId}\nright: branch ${right.branch}:`);
+  expect(delegated.text).toContain(
+    `Isolation:\nleft: branch ${left.branch}: 1 file changed, 1 insertion(+) (shared.txt) — subagents apply ${left.sessionId}\nright: branch ${right.branch}:`,
+  );
   expect(delegated.text).toContain("overlap: shared.txt changed by left, right");
   expect(single.details.isolation.branch).toStartWith("subagents/worker-");
   expect(single.text).toContain(`worker: branch ${single.details.isolation.branch}: 1 file changed`);

@@ -15,13 +15,26 @@ afterAll(async () => {
   await world.close();
 });
 
-const userTexts = () => world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "user").map(messageText));
-const toolTexts = () => world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "tool").map(messageText));
+const userTexts = () =>
+  world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "user").map(messageText));
+const toolTexts = () =>
+  world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "tool").map(messageText));
 
-const SCHEMA = { type: "object", properties: { files: { type: "array", items: { type: "string" } }, count: { type: "integer" } }, required: ["files", "count"], additionalProperties: false };
-const fin = (args: Record<string, unknown>): ScriptStep => ({ tool: "subagent_finalize", args: { status: "SUCCESS", ...args } });
+const SCHEMA = {
+  type: "object",
+  properties: { files: { type: "array", items: { type: "string" } }, count: { type: "integer" } },
+  required: ["files", "count"],
+  additionalProperties: false,
+};
+const fin = (args: Record<string, unknown>): ScriptStep => ({
+  tool: "subagent_finalize",
+  args: { status: "SUCCESS", ...args },
+});
 
-for (const [label, env] of [["embedded/default pi", {}], ["pi 1.x under Node", { SUBAGENTS_PI: piCmd("current", "node").join(" ") }]] as const) {
+for (const [label, env] of [
+  ["embedded/default pi", {}],
+  ["pi 1.x under Node", { SUBAGENTS_PI: piCmd("current", "node").join(" ") }],
+] as const) {
   test(`a schema mismatch goes back to the child, which corrects it; the result carries structured (${label}); a dependent gets it as JSON`, async () => {
     const marker = `M${Math.random().toString(16).slice(2, 8)}`;
     const file = join(world.root, `structured-${marker}.json`);
@@ -43,7 +56,10 @@ for (const [label, env] of [["embedded/default pi", {}], ["pi 1.x under Node", {
     const [scout] = summaryOf(r.json);
     expect(scout.status, taskWhy(scout)).toBe("completed");
     expect(scout.structured).toEqual({ files: ["a.ts", "b.ts"], count: 2 });
-    expect(r.json.find((e) => e.type === "task_end" && e.task === "scout")?.structured).toEqual({ files: ["a.ts", "b.ts"], count: 2 });
+    expect(r.json.find((e) => e.type === "task_end" && e.task === "scout")?.structured).toEqual({
+      files: ["a.ts", "b.ts"],
+      count: 2,
+    });
     // Both wrong calls were answered with errors the model saw: pi's schema validation, then our missing-data rule.
     const errors = toolTexts().filter((t) => /Validation failed|must be integer|Expected integer|data/.test(t));
     expect(errors.some((t) => t.includes("count"))).toBe(true);
@@ -62,7 +78,10 @@ test("an invalid outputSchema is refused before anything starts (task field and 
   expect(r.code).toBe(2);
   expect(r.stderr).toContain("tasks[0].outputSchema.type must be one of object");
   mkdirSync(join(world.agentDir, "agents"), { recursive: true });
-  writeFileSync(join(world.agentDir, "agents", "shaped.md"), "---\nname: shaped\ndescription: d\noutputSchema:\n  type: object\n  required: files\n---\nBe shaped.");
+  writeFileSync(
+    join(world.agentDir, "agents", "shaped.md"),
+    "---\nname: shaped\ndescription: d\noutputSchema:\n  type: object\n  required: files\n---\nBe shaped.",
+  );
   const p = await cli(world, ["run", "shaped", "x", "--json"]);
   expect(p.code).not.toBe(0);
   expect(`${p.stdout}${p.stderr}`).toContain('outputSchema".required must be a list of property names');
@@ -73,7 +92,14 @@ test("delegate_to_subagents in a parent pi: outputSchema → details carry struc
   const r = await runParentPi(world, {
     runtime: "bun",
     steps: [
-      { tool: "delegate_to_subagents", args: { tasks: [{ name: "s", outputSchema: SCHEMA, prompt: `go ${script([fin({ data: { files: ["x"], count: 1 } })])}` }] } },
+      {
+        tool: "delegate_to_subagents",
+        args: {
+          tasks: [
+            { name: "s", outputSchema: SCHEMA, prompt: `go ${script([fin({ data: { files: ["x"], count: 1 } })])}` },
+          ],
+        },
+      },
       { text: "parent done" },
     ],
   });
@@ -85,9 +111,15 @@ test("delegate_to_subagents in a parent pi: outputSchema → details carry struc
 }, 90_000);
 
 test(`a codemode script in pi ${CURRENT_PI_VERSION} reads a task's structured result as data (structuredContent)`, async () => {
-  const tasks = [{ name: "s", outputSchema: SCHEMA, prompt: `cm-7741 ${script([fin({ data: { files: ["y"], count: 7 } })])}` }];
+  const tasks = [
+    { name: "s", outputSchema: SCHEMA, prompt: `cm-7741 ${script([fin({ data: { files: ["y"], count: 7 } })])}` },
+  ];
   const code = `const r = await tools.delegate_to_subagents(${JSON.stringify({ tasks })}); return "DATA=" + JSON.stringify(r.tasks[0].data);`;
-  const { code: exit, results } = await runParentPi(world, { runtime: "node", args: ["--tools", "+codemode"], steps: [{ tool: "codemode", args: { code } }, { text: "ok" }] });
+  const { code: exit, results } = await runParentPi(world, {
+    runtime: "node",
+    args: ["--tools", "+codemode"],
+    steps: [{ tool: "codemode", args: { code } }, { text: "ok" }],
+  });
   expect(exit).toBe(0);
   expect(results.find((x) => x.toolName === "codemode")!.text).toContain('DATA={"files":["y"],"count":7}');
 }, 90_000);

@@ -27,16 +27,22 @@ beforeAll(async () => {
     ].join("\n"),
   );
   mkdirSync(join(world.agentDir, "workflows"), { recursive: true });
-  writeFileSync(join(world.agentDir, "workflows", "mine.json"), JSON.stringify({ tasks: [{ name: "only", prompt: "WF-USER {{input}}" }] }));
+  writeFileSync(
+    join(world.agentDir, "workflows", "mine.json"),
+    JSON.stringify({ tasks: [{ name: "only", prompt: "WF-USER {{input}}" }] }),
+  );
 });
 afterAll(async () => {
   await world.close();
 });
 
-const userTexts = () => world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "user").map(messageText));
+const userTexts = () =>
+  world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "user").map(messageText));
 
 test("subagents flow NAME input: {{input}} filled, hand-offs run, delegate options apply", async () => {
-  const r = await cli(world, ["flow", "scout-fix", "the", "auth bug", "--json", "--concurrency", "1"], { cwd: join(project, "src") });
+  const r = await cli(world, ["flow", "scout-fix", "the", "auth bug", "--json", "--concurrency", "1"], {
+    cwd: join(project, "src"),
+  });
   expect(r.code, r.stderr).toBe(0);
   const [scout, fix] = summaryOf(r.json);
   expect(scout.output).toBe("WF-FOUND-12");

@@ -4,7 +4,18 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script } from "../../../src/scripted/model-server.ts";
-import { CURRENT_PI_VERSION, BUN, cli, piCmd, piWorld, REPO, summaryOf, type PiWorld, until, taskWhy } from "../../support/pi-env.ts";
+import {
+  CURRENT_PI_VERSION,
+  BUN,
+  cli,
+  piCmd,
+  piWorld,
+  REPO,
+  summaryOf,
+  type PiWorld,
+  until,
+  taskWhy,
+} from "../../support/pi-env.ts";
 import { hasTmux, openPane } from "../../support/tmux.ts";
 
 let world: PiWorld;
@@ -13,37 +24,54 @@ beforeAll(async () => {
   world = await piWorld();
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "gated.md"), `---\nname: gated\ndescription: Asks before rm\nextensions: ${FIXTURE}\n---\nWork carefully.\n`);
+  writeFileSync(
+    join(agents, "gated.md"),
+    `---\nname: gated\ndescription: Asks before rm\nextensions: ${FIXTURE}\n---\nWork carefully.\n`,
+  );
 });
 afterAll(async () => {
   await world.close();
 });
 
-const gatedSteps = [{ tool: "bash", args: { command: "echo rm-build" } }, { finalize: { status: "SUCCESS", result: "done" } }];
+const gatedSteps = [
+  { tool: "bash", args: { command: "echo rm-build" } },
+  { finalize: { status: "SUCCESS", result: "done" } },
+];
 
 test("headless (--json): a child extension's confirm is answered no at once and recorded as a task warning", async () => {
   const log = join(world.root, "ask-headless.log");
   rmSync(log, { force: true });
   const t0 = Date.now();
-  const r = await cli(world, ["delegate", `gate ${script(gatedSteps)}`, "--profile", "gated", "--json"], { env: { ASK_FIXTURE_LOG: log } });
+  const r = await cli(world, ["delegate", `gate ${script(gatedSteps)}`, "--profile", "gated", "--json"], {
+    env: { ASK_FIXTURE_LOG: log },
+  });
   expect(r.code).toBe(0);
   expect(Date.now() - t0).toBeLessThan(30_000);
   const [task] = summaryOf(r.json);
   expect(task.status, taskWhy(task)).toBe("completed");
   expect(readFileSync(log, "utf8")).toBe("confirm:false\n");
-  expect(task.warnings).toEqual(['unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build']);
+  expect(task.warnings).toEqual([
+    'unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build',
+  ]);
   // The record keeps it: `session` shows it under its run.
   const session = await cli(world, ["session", task.sessionId]);
-  expect(session.stdout).toContain('⚠ unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build');
+  expect(session.stdout).toContain(
+    '⚠ unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build',
+  );
 }, 60_000);
 
 test("the executable (its embedded pi as the child): the same question is forwarded and recorded", async () => {
   const log = join(world.root, "ask-binary.log");
   rmSync(log, { force: true });
-  const r = await cli(world, ["delegate", `gate ${script(gatedSteps)}`, "--profile", "gated", "--json"], { binary: true, env: { ASK_FIXTURE_LOG: log } });
+  const r = await cli(world, ["delegate", `gate ${script(gatedSteps)}`, "--profile", "gated", "--json"], {
+    binary: true,
+    env: { ASK_FIXTURE_LOG: log },
+  });
   expect(r.code).toBe(0);
   expect(readFileSync(log, "utf8")).toBe("confirm:false\n");
-  expect(summaryOf(r.json)[0].warnings).toEqual(['unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build']);
+  expect(summaryOf(r.json)[0].warnings).toEqual([
+    'unanswered question (no one can answer now; the child got "no"): Allow bash? echo rm-build',
+  ]);
 }, 60_000);
 
 /** The tool names of the first request whose newest user message starts with `marker`. */
@@ -73,7 +101,10 @@ test("ask_parent is offered only where someone can answer: not headless, not wit
     rmSync(settings, { force: true });
   }
   // A background run's questions wait for `subagents answer`: its child has the tool, and the answer reaches it.
-  const steps = [{ tool: "ask_parent", args: { question: "Which design?", options: ["a", "b"] } }, { finalize: { status: "SUCCESS", result: "went with b" } }];
+  const steps = [
+    { tool: "ask_parent", args: { question: "Which design?", options: ["a", "b"] } },
+    { finalize: { status: "SUCCESS", result: "went with b" } },
+  ];
   const b = await cli(world, ["delegate", "--background", "--json", `ask-bg-3 ${script(steps)}`]);
   const id = b.json.find((e) => e.type === "task_background")!.sessionId as string;
   let answered = false;
@@ -85,69 +116,114 @@ test("ask_parent is offered only where someone can answer: not headless, not wit
   const w = await cli(world, ["wait", id, "--json"]);
   expect(w.json.at(-1)!.tasks[0]).toMatchObject({ status: "completed" });
   expect(toolsOfTask("ask-bg-3")).toContain("ask_parent");
-  const toolResults = world.server.requests.flatMap((q) => (q.messages ?? []).filter((m) => m.role === "tool").map(messageText));
+  const toolResults = world.server.requests.flatMap((q) =>
+    (q.messages ?? []).filter((m) => m.role === "tool").map(messageText),
+  );
   expect(toolResults).toContain("Answer: b");
 }, 120_000);
 
-test.skipIf(!hasTmux)("the CLI on a terminal: the live frame pauses, the question is asked there, and 'y' reaches the child", async () => {
-  const log = join(world.root, "ask-tty.log");
-  rmSync(log, { force: true });
-  const steps = [{ tool: "bash", args: { command: "echo rm-build" } }, { finalize: { status: "SUCCESS", result: "done" } }];
-  const pane = openPane([BUN, join(REPO, "src", "cli", "main.ts"), "delegate", "--name", "reviewer-2", "--profile", "gated", `gate ${script(steps)}`], { cols: 100, rows: 30, cwd: world.workDir, env: { ...world.env, ASK_FIXTURE_LOG: log } });
-  try {
-    const asked = await pane.waitFor((s) => s.includes("Allow? [y/N]"), 60_000);
-    expect(asked).toContain("[reviewer-2] Allow bash?");
-    expect(asked).toContain("echo rm-build");
-    pane.keys("y", "Enter");
-    const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 60_000);
-    expect(end).toContain("EXIT=0");
-    expect(end).toContain("✓ reviewer-2");
-    expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
-    expect(pane.history()).not.toContain("unanswered question");
-  } finally {
-    pane.close();
-  }
-}, 90_000);
+test.skipIf(!hasTmux)(
+  "the CLI on a terminal: the live frame pauses, the question is asked there, and 'y' reaches the child",
+  async () => {
+    const log = join(world.root, "ask-tty.log");
+    rmSync(log, { force: true });
+    const steps = [
+      { tool: "bash", args: { command: "echo rm-build" } },
+      { finalize: { status: "SUCCESS", result: "done" } },
+    ];
+    const pane = openPane(
+      [
+        BUN,
+        join(REPO, "src", "cli", "main.ts"),
+        "delegate",
+        "--name",
+        "reviewer-2",
+        "--profile",
+        "gated",
+        `gate ${script(steps)}`,
+      ],
+      { cols: 100, rows: 30, cwd: world.workDir, env: { ...world.env, ASK_FIXTURE_LOG: log } },
+    );
+    try {
+      const asked = await pane.waitFor((s) => s.includes("Allow? [y/N]"), 60_000);
+      expect(asked).toContain("[reviewer-2] Allow bash?");
+      expect(asked).toContain("echo rm-build");
+      pane.keys("y", "Enter");
+      const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 60_000);
+      expect(end).toContain("EXIT=0");
+      expect(end).toContain("✓ reviewer-2");
+      expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
+      expect(pane.history()).not.toContain("unanswered question");
+    } finally {
+      pane.close();
+    }
+  },
+  90_000,
+);
 
-test.skipIf(!hasTmux)(`an interactive parent pi ${CURRENT_PI_VERSION}: a dialog names the child; Yes reaches it, and a second child's question waits its turn`, async () => {
-  const log = join(world.root, "ask-pi.log");
-  rmSync(log, { force: true });
-  const child = (cmd: string) => `gate ${script([{ tool: "bash", args: { command: cmd } }, { finalize: { status: "SUCCESS", result: "done" } }])}`;
-  const parent = [
-    { tool: "delegate_to_subagents", args: { tasks: [{ name: "reviewer-2", profile: "gated", prompt: child("echo rm-one") }, { name: "reviewer-3", profile: "gated", prompt: child("echo rm-two") }] } },
-    { text: "parent done" },
-  ];
-  const pane = openPane([...piCmd("current", "node"), "-e", join(REPO, "dist", "extension.js")], { cols: 140, rows: 40, cwd: world.workDir, env: { ...world.env, PI_OFFLINE: "1", ASK_FIXTURE_LOG: log } });
-  try {
-    await pane.waitFor((s) => s.includes("fake-model"), 60_000);
-    pane.keys("-l", `delegate ${script(parent)}`);
-    pane.keys("Enter");
-    // One dialog at a time: the first question is on screen, the other one is not.
-    const first = await pane.waitFor((s) => /\[reviewer-[23]\] Allow bash\? echo rm-(one|two)/.test(s), 60_000);
-    const firstName = /\[(reviewer-[23])\]/.exec(first)![1];
-    const otherName = firstName === "reviewer-2" ? "reviewer-3" : "reviewer-2";
-    expect(first).not.toContain(`[${otherName}]`);
-    pane.keys("Enter"); // "Yes" is the first choice
-    // Then the queued one; Esc leaves it unanswered (the child gets "no", and the task records the question).
-    await pane.waitFor((s) => s.includes(`[${otherName}] Allow bash?`), 30_000);
-    pane.keys("Escape");
-    await pane.waitFor((s) => /✓ reviewer-2/.test(s) && /✓ reviewer-3/.test(s), 60_000);
-    expect(readFileSync(log, "utf8").split("\n").filter(Boolean).sort()).toEqual(["confirm:false", "confirm:true"]);
-    const screen = pane.history();
-    const cmdOf = (name: string) => (name === "reviewer-2" ? "echo rm-one" : "echo rm-two");
-    // The dismissed one is a warning of its own task (with the question's text); the answered one is not.
-    expect(screen).toContain(`⚠ unanswered question (the question was dismissed without an answer; the child got "no"): Allow bash? ${cmdOf(otherName)}`);
-    expect(screen).not.toContain(`Allow bash? ${cmdOf(firstName)}\n   ⚠`);
-    expect(screen.match(/⚠ unanswered question/g)?.length).toBe(1);
-  } finally {
-    pane.close();
-  }
-}, 120_000);
+test.skipIf(!hasTmux)(
+  `an interactive parent pi ${CURRENT_PI_VERSION}: a dialog names the child; Yes reaches it, and a second child's question waits its turn`,
+  async () => {
+    const log = join(world.root, "ask-pi.log");
+    rmSync(log, { force: true });
+    const child = (cmd: string) =>
+      `gate ${script([{ tool: "bash", args: { command: cmd } }, { finalize: { status: "SUCCESS", result: "done" } }])}`;
+    const parent = [
+      {
+        tool: "delegate_to_subagents",
+        args: {
+          tasks: [
+            { name: "reviewer-2", profile: "gated", prompt: child("echo rm-one") },
+            { name: "reviewer-3", profile: "gated", prompt: child("echo rm-two") },
+          ],
+        },
+      },
+      { text: "parent done" },
+    ];
+    const pane = openPane([...piCmd("current", "node"), "-e", join(REPO, "dist", "extension.js")], {
+      cols: 140,
+      rows: 40,
+      cwd: world.workDir,
+      env: { ...world.env, PI_OFFLINE: "1", ASK_FIXTURE_LOG: log },
+    });
+    try {
+      await pane.waitFor((s) => s.includes("fake-model"), 60_000);
+      pane.keys("-l", `delegate ${script(parent)}`);
+      pane.keys("Enter");
+      // One dialog at a time: the first question is on screen, the other one is not.
+      const first = await pane.waitFor((s) => /\[reviewer-[23]\] Allow bash\? echo rm-(one|two)/.test(s), 60_000);
+      const firstName = /\[(reviewer-[23])\]/.exec(first)![1];
+      const otherName = firstName === "reviewer-2" ? "reviewer-3" : "reviewer-2";
+      expect(first).not.toContain(`[${otherName}]`);
+      pane.keys("Enter"); // "Yes" is the first choice
+      // Then the queued one; Esc leaves it unanswered (the child gets "no", and the task records the question).
+      await pane.waitFor((s) => s.includes(`[${otherName}] Allow bash?`), 30_000);
+      pane.keys("Escape");
+      await pane.waitFor((s) => /✓ reviewer-2/.test(s) && /✓ reviewer-3/.test(s), 60_000);
+      expect(readFileSync(log, "utf8").split("\n").filter(Boolean).sort()).toEqual(["confirm:false", "confirm:true"]);
+      const screen = pane.history();
+      const cmdOf = (name: string) => (name === "reviewer-2" ? "echo rm-one" : "echo rm-two");
+      // The dismissed one is a warning of its own task (with the question's text); the answered one is not.
+      expect(screen).toContain(
+        `⚠ unanswered question (the question was dismissed without an answer; the child got "no"): Allow bash? ${cmdOf(otherName)}`,
+      );
+      expect(screen).not.toContain(`Allow bash? ${cmdOf(firstName)}\n   ⚠`);
+      expect(screen.match(/⚠ unanswered question/g)?.length).toBe(1);
+    } finally {
+      pane.close();
+    }
+  },
+  120_000,
+);
 
 test("a background run's question waits: `subagents answer` answers it; with nobody answering, askTimeout ends the wait", async () => {
   const log = join(world.root, "ask-bg.log");
   rmSync(log, { force: true });
-  const r = await cli(world, ["delegate", "--background", "--json", "--name", "bg-asker", "--profile", "gated", `gate ${script(gatedSteps)}`], { env: { ASK_FIXTURE_LOG: log } });
+  const r = await cli(
+    world,
+    ["delegate", "--background", "--json", "--name", "bg-asker", "--profile", "gated", `gate ${script(gatedSteps)}`],
+    { env: { ASK_FIXTURE_LOG: log } },
+  );
   const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
   // Not answerable before the child asks; then answered once.
   let answered: Awaited<ReturnType<typeof cli>> | null = null;
@@ -176,10 +252,16 @@ test("a background run's question waits: `subagents answer` answers it; with nob
   writeFileSync(settings, JSON.stringify({ subagents: { askTimeout: 2 } }));
   try {
     const t0 = Date.now();
-    const b = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `gate ${script(gatedSteps)}`], { env: { ASK_FIXTURE_LOG: log } });
+    const b = await cli(
+      world,
+      ["delegate", "--background", "--json", "--profile", "gated", `gate ${script(gatedSteps)}`],
+      { env: { ASK_FIXTURE_LOG: log } },
+    );
     const id2 = b.json.find((e) => e.type === "task_background")!.sessionId as string;
     const w2 = await cli(world, ["wait", id2, "--json"]);
-    expect(w2.json.at(-1)!.tasks[0].warnings).toEqual(['unanswered question (no answer came in time; the child got "no"): Allow bash? echo rm-build']);
+    expect(w2.json.at(-1)!.tasks[0].warnings).toEqual([
+      'unanswered question (no answer came in time; the child got "no"): Allow bash? echo rm-build',
+    ]);
     expect(Date.now() - t0).toBeGreaterThan(2000);
     expect(readFileSync(log, "utf8")).toBe("confirm:true\nconfirm:false\n");
   } finally {
@@ -194,9 +276,17 @@ test("pi without a UI (the delegate tool, hasUI false): answered at once, and th
   const saved = { ...process.env };
   Object.assign(process.env, world.env);
   try {
-    const r = (await delegateTool(makeToolEnv(createRuntime, () => {})).execute("t", { tasks: [{ name: "headless-pi", profile: "gated", prompt: `gate ${script(gatedSteps)}` }] }, undefined, undefined, { cwd: world.workDir, hasUI: false })) as { content: { text: string }[]; details: any };
+    const r = (await delegateTool(makeToolEnv(createRuntime, () => {})).execute(
+      "t",
+      { tasks: [{ name: "headless-pi", profile: "gated", prompt: `gate ${script(gatedSteps)}` }] },
+      undefined,
+      undefined,
+      { cwd: world.workDir, hasUI: false },
+    )) as { content: { text: string }[]; details: any };
     expect(r.content[0].text).toContain("✓ headless-pi: completed");
-    expect(JSON.stringify(r.details)).toContain('unanswered question (no one can answer now; the child got \\"no\\"): Allow bash? echo rm-build');
+    expect(JSON.stringify(r.details)).toContain(
+      'unanswered question (no one can answer now; the child got \\"no\\"): Allow bash? echo rm-build',
+    );
   } finally {
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
     Object.assign(process.env, saved);
@@ -204,7 +294,14 @@ test("pi without a UI (the delegate tool, hasUI false): answered at once, and th
 }, 60_000);
 
 test("cancelling a run whose child waits on a question stops it at once (recorded cancelled, the question as a warning)", async () => {
-  const r = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `gate ${script(gatedSteps)}`]);
+  const r = await cli(world, [
+    "delegate",
+    "--background",
+    "--json",
+    "--profile",
+    "gated",
+    `gate ${script(gatedSteps)}`,
+  ]);
   const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
   for (let i = 0; i < 150; i++) {
     if ((await cli(world, ["logs", id])).stdout.includes("? asks: Allow bash?")) break;
@@ -216,27 +313,51 @@ test("cancelling a run whose child waits on a question stops it at once (recorde
   expect(Date.now() - t0).toBeLessThan(15_000);
   const task = w.json.at(-1)!.tasks[0];
   expect(task).toMatchObject({ status: "error", errorCode: "SUBAGENT_CANCELLED" });
-  expect(task.warnings).toEqual(['unanswered question (the run ended before an answer came; the child got "no"): Allow bash? echo rm-build']);
+  expect(task.warnings).toEqual([
+    'unanswered question (the run ended before an answer came; the child got "no"): Allow bash? echo rm-build',
+  ]);
 }, 60_000);
 
-test.skipIf(!hasTmux)("Ctrl-C while the terminal asks: the question closes, the run stops as always (exit 130, recorded cancelled)", async () => {
-  const pane = openPane([BUN, join(REPO, "src", "cli", "main.ts"), "delegate", "--name", "stopper", "--profile", "gated", `gate ${script(gatedSteps)}`], { cols: 100, rows: 30, cwd: world.workDir, env: world.env });
-  try {
-    await pane.waitFor((s) => s.includes("Allow? [y/N]"), 60_000);
-    pane.keys("C-c");
-    const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 30_000);
-    expect(end).toContain("EXIT=130");
-    expect(end).toContain("⊘ stopper");
-  } finally {
-    pane.close();
-  }
-}, 60_000);
+test.skipIf(!hasTmux)(
+  "Ctrl-C while the terminal asks: the question closes, the run stops as always (exit 130, recorded cancelled)",
+  async () => {
+    const pane = openPane(
+      [
+        BUN,
+        join(REPO, "src", "cli", "main.ts"),
+        "delegate",
+        "--name",
+        "stopper",
+        "--profile",
+        "gated",
+        `gate ${script(gatedSteps)}`,
+      ],
+      { cols: 100, rows: 30, cwd: world.workDir, env: world.env },
+    );
+    try {
+      await pane.waitFor((s) => s.includes("Allow? [y/N]"), 60_000);
+      pane.keys("C-c");
+      const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 30_000);
+      expect(end).toContain("EXIT=130");
+      expect(end).toContain("⊘ stopper");
+    } finally {
+      pane.close();
+    }
+  },
+  60_000,
+);
 
 test("select and input are forwarded too: a background child's choice answered by `subagents answer`, its text by a steer", async () => {
   const log = join(world.root, "ask-select.log");
   rmSync(log, { force: true });
-  const steps = [{ tool: "bash", args: { command: "echo pick" } }, { tool: "bash", args: { command: "echo name" } }, { finalize: { status: "SUCCESS", result: "released" } }];
-  const r = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `release ${script(steps)}`], { env: { ASK_FIXTURE_LOG: log } });
+  const steps = [
+    { tool: "bash", args: { command: "echo pick" } },
+    { tool: "bash", args: { command: "echo name" } },
+    { finalize: { status: "SUCCESS", result: "released" } },
+  ];
+  const r = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `release ${script(steps)}`], {
+    env: { ASK_FIXTURE_LOG: log },
+  });
   const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
   const until = async (what: string, args: string[]) => {
     for (let i = 0; i < 150; i++) {
@@ -248,7 +369,8 @@ test("select and input are forwarded too: a background child's choice answered b
   };
   await until("answered the choice", ["answer", id, "PROD"]);
   // The second question: a steer is its answer (as the fleet view's steer and get_subagent_output's are).
-  for (let i = 0; i < 150 && !(await cli(world, ["logs", id])).stdout.includes("? asks: Release name? e.g. v2"); i++) await Bun.sleep(200);
+  for (let i = 0; i < 150 && !(await cli(world, ["logs", id])).stdout.includes("? asks: Release name? e.g. v2"); i++)
+    await Bun.sleep(200);
   const s = await cli(world, ["steer", id, "v2.1"]);
   expect(s.stderr).toContain(`answered the question ${id} was waiting on`);
   const w = await cli(world, ["wait", id, "--json"]);
@@ -264,9 +386,15 @@ test("a child waiting on a question is not idle: --timeout 2 does not stop it wh
   const log = join(world.root, "ask-idle.log");
   rmSync(log, { force: true });
   try {
-    const r = await cli(world, ["delegate", "--background", "--json", "--timeout", "2", "--profile", "gated", `gate ${script(gatedSteps)}`], { env: { ASK_FIXTURE_LOG: log } });
+    const r = await cli(
+      world,
+      ["delegate", "--background", "--json", "--timeout", "2", "--profile", "gated", `gate ${script(gatedSteps)}`],
+      { env: { ASK_FIXTURE_LOG: log } },
+    );
     const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
-    await until("the question in the run's log", async () => (await cli(world, ["logs", id])).stdout.includes("? asks: Allow bash?"));
+    await until("the question in the run's log", async () =>
+      (await cli(world, ["logs", id])).stdout.includes("? asks: Allow bash?"),
+    );
     await Bun.sleep(6000); // three times the timeout, waiting on the question: the time itself is what is tested
     const a = await cli(world, ["answer", id, "yes"]);
     expect(a.code).toBe(0);
@@ -288,12 +416,25 @@ test("pi without a UI, background: the question reaches the parent model as a no
     `for i in $(seq 1 120); do ${cliBin} answer {{lastSessionId}} yes && break; sleep 0.5; done; ` +
     `for i in $(seq 1 300); do ${cliBin} sessions --running | grep -q "Nothing is running" && break; sleep 0.2; done; sleep 1`;
   const steps = [
-    { tool: "delegate_to_subagents", args: { tasks: [{ name: "bgask", profile: "gated", prompt: `gate ${marker} ${script(gatedSteps)}` }], background: true } },
+    {
+      tool: "delegate_to_subagents",
+      args: {
+        tasks: [{ name: "bgask", profile: "gated", prompt: `gate ${marker} ${script(gatedSteps)}` }],
+        background: true,
+      },
+    },
     { tool: "bash", args: { command: busy } },
     { text: `parent done ${marker}` },
   ];
   const proc = Bun.spawn({
-    cmd: [...piCmd("current", "node"), "-p", "--session", join(world.root, `parent-${marker}.jsonl`), "-e", join(REPO, "dist", "extension.js")],
+    cmd: [
+      ...piCmd("current", "node"),
+      "-p",
+      "--session",
+      join(world.root, `parent-${marker}.jsonl`),
+      "-e",
+      join(REPO, "dist", "extension.js"),
+    ],
     cwd: world.workDir,
     env: { ...world.env, ASK_FIXTURE_LOG: log },
     stdin: new TextEncoder().encode(`parent task ${marker} ${script(steps)}`),
@@ -303,39 +444,68 @@ test("pi without a UI, background: the question reaches the parent model as a no
   const [, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   expect(await proc.exited, stderr).toBe(0);
   expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
-  const parentReqs = world.server.requests.map((r) => JSON.stringify(r.messages ?? [])).filter((t) => t.includes(`parent task ${marker}`));
-  expect(parentReqs.some((t) => /Background sub-agent bgask \(session: [0-9a-f]{16}\) asks: Allow bash\? echo rm-build/.test(t))).toBe(true);
+  const parentReqs = world.server.requests
+    .map((r) => JSON.stringify(r.messages ?? []))
+    .filter((t) => t.includes(`parent task ${marker}`));
+  expect(
+    parentReqs.some((t) =>
+      /Background sub-agent bgask \(session: [0-9a-f]{16}\) asks: Allow bash\? echo rm-build/.test(t),
+    ),
+  ).toBe(true);
 }, 90_000);
 
 test("an extension's own dialog timeout still applies: the child stops waiting, the owner closes the question and records it", async () => {
   const log = join(world.root, "ask-quick.log");
   rmSync(log, { force: true });
-  const steps = [{ tool: "bash", args: { command: "echo quick" } }, { finalize: { status: "SUCCESS", result: "went on" } }];
-  const r = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `quick ${script(steps)}`], { env: { ASK_FIXTURE_LOG: log } });
+  const steps = [
+    { tool: "bash", args: { command: "echo quick" } },
+    { finalize: { status: "SUCCESS", result: "went on" } },
+  ];
+  const r = await cli(world, ["delegate", "--background", "--json", "--profile", "gated", `quick ${script(steps)}`], {
+    env: { ASK_FIXTURE_LOG: log },
+  });
   const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
   const w = await cli(world, ["wait", id, "--json"]);
   const task = w.json.at(-1)!.tasks[0];
   expect(task).toMatchObject({ status: "completed", output: "went on" });
-  expect(task.warnings).toEqual(['unanswered question (the asking extension stopped waiting; the child got "no"): Quick check? echo quick']);
+  expect(task.warnings).toEqual([
+    'unanswered question (the asking extension stopped waiting; the child got "no"): Quick check? echo quick',
+  ]);
   expect(readFileSync(log, "utf8")).toBe("quick:false\n");
   const late = await cli(world, ["answer", id, "yes"]);
   expect(late.code).toBe(1);
 }, 60_000);
 
-test.skipIf(!hasTmux)("a question open on the CLI's terminal can be answered from another terminal (`subagents answer`)", async () => {
-  const log = join(world.root, "ask-elsewhere.log");
-  rmSync(log, { force: true });
-  const pane = openPane([BUN, join(REPO, "src", "cli", "main.ts"), "delegate", "--name", "elsewhere", "--profile", "gated", `gate ${script(gatedSteps)}`], { cols: 100, rows: 30, cwd: world.workDir, env: { ...world.env, ASK_FIXTURE_LOG: log } });
-  try {
-    await pane.waitFor((s) => s.includes("Allow? [y/N]"), 60_000);
-    const running = await cli(world, ["sessions", "--running", "--json"]);
-    const id = running.json.find((s) => s.name === "elsewhere")!.id as string;
-    expect((await cli(world, ["answer", id, "yes"])).code).toBe(0);
-    const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 60_000);
-    expect(end).toContain("EXIT=0");
-    expect(pane.history()).toContain("(closed: answered elsewhere, timed out or stopped)");
-    expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
-  } finally {
-    pane.close();
-  }
-}, 90_000);
+test.skipIf(!hasTmux)(
+  "a question open on the CLI's terminal can be answered from another terminal (`subagents answer`)",
+  async () => {
+    const log = join(world.root, "ask-elsewhere.log");
+    rmSync(log, { force: true });
+    const pane = openPane(
+      [
+        BUN,
+        join(REPO, "src", "cli", "main.ts"),
+        "delegate",
+        "--name",
+        "elsewhere",
+        "--profile",
+        "gated",
+        `gate ${script(gatedSteps)}`,
+      ],
+      { cols: 100, rows: 30, cwd: world.workDir, env: { ...world.env, ASK_FIXTURE_LOG: log } },
+    );
+    try {
+      await pane.waitFor((s) => s.includes("Allow? [y/N]"), 60_000);
+      const running = await cli(world, ["sessions", "--running", "--json"]);
+      const id = running.json.find((s) => s.name === "elsewhere")!.id as string;
+      expect((await cli(world, ["answer", id, "yes"])).code).toBe(0);
+      const end = await pane.waitFor((s) => /EXIT=\d+/.test(s), 60_000);
+      expect(end).toContain("EXIT=0");
+      expect(pane.history()).toContain("(closed: answered elsewhere, timed out or stopped)");
+      expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
+    } finally {
+      pane.close();
+    }
+  },
+  90_000,
+);

@@ -10,14 +10,28 @@ import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { Store } from "../../../src/core/store/store.ts";
 import { bunDbOpener } from "../../../src/host/sqlite-bun.ts";
-import { cli, piCmd, piWorld, setModels, REPO, requestsOfTask, summaryOf, type PiWorld, taskWhy } from "../../support/pi-env.ts";
+import {
+  cli,
+  piCmd,
+  piWorld,
+  setModels,
+  REPO,
+  requestsOfTask,
+  summaryOf,
+  type PiWorld,
+  taskWhy,
+} from "../../support/pi-env.ts";
 
 let world: PiWorld;
 
 beforeAll(async () => {
   world = await piWorld();
   // Prices so that cost budgets can be reached, and two more models for fallback.
-  setModels(world, [{ id: "fake-model", cost: { input: 1000, output: 1000 } }, { id: "broken-model" }, { id: "spare-model" }]);
+  setModels(world, [
+    { id: "fake-model", cost: { input: 1000, output: 1000 } },
+    { id: "broken-model" },
+    { id: "spare-model" },
+  ]);
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
   writeFileSync(
@@ -32,8 +46,10 @@ afterAll(() => world.close());
  * a second, as real tool calls take time: a stop decided at a turn's end then lands before the next model request
  * even on a loaded machine (with instant tools the child could send that request first, and the counts raced).
  */
-const busy = (n: number) => Array.from({ length: n }, (_, i) => ({ tool: "bash", args: { command: `sleep 0.5; echo step ${i}` } }));
-const requestsWith = (marker: string) => world.server.requests.filter((q) => JSON.stringify(q.messages).includes(marker));
+const busy = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ tool: "bash", args: { command: `sleep 0.5; echo step ${i}` } }));
+const requestsWith = (marker: string) =>
+  world.server.requests.filter((q) => JSON.stringify(q.messages).includes(marker));
 const WRAP_UP = "Stop working now";
 
 test("maxTurns 3: the child is told once to wrap up, keeps calling tools, and is stopped with BUDGET_EXCEEDED", async () => {
@@ -91,7 +107,16 @@ test("maxTokens and maxCost (task field and flag) stop a busy child with the spe
 }, 90_000);
 
 test("a call's maxCost: once spent, a task still queued does not start", async () => {
-  const r = await cli(world, ["delegate", "--json", "--concurrency", "1", "--max-total-cost", "2", `first spender ${script(busy(10))}`, "second never runs"]);
+  const r = await cli(world, [
+    "delegate",
+    "--json",
+    "--concurrency",
+    "1",
+    "--max-total-cost",
+    "2",
+    `first spender ${script(busy(10))}`,
+    "second never runs",
+  ]);
   const [first, second] = summaryOf(r.json);
   expect(first.errorCode).toBe("BUDGET_EXCEEDED");
   expect(first.error).toContain("the call's maxCost");
@@ -101,7 +126,17 @@ test("a call's maxCost: once spent, a task still queued does not start", async (
 }, 60_000);
 
 test("--background carries the call's maxCost to the supervisor", async () => {
-  const started = await cli(world, ["delegate", "--background", "--json", "--concurrency", "1", "--max-total-cost", "2", `bg spender ${script(busy(10))}`, "bg second never runs"]);
+  const started = await cli(world, [
+    "delegate",
+    "--background",
+    "--json",
+    "--concurrency",
+    "1",
+    "--max-total-cost",
+    "2",
+    `bg spender ${script(busy(10))}`,
+    "bg second never runs",
+  ]);
   const ids = started.json.filter((e) => e.type === "task_background").map((e) => e.sessionId as string);
   expect(ids).toHaveLength(2);
   const w = await cli(world, ["wait", ...ids, "--json"]);
@@ -160,7 +195,9 @@ test("fallbackModels: a non-retryable error on the profile's model continues on 
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t)).toBe("completed");
     expect(t.model).toBe("fake/spare-model");
-    expect(t.warnings.join("\n")).toMatch(/model fake\/broken-model failed \(.*model is retired.*\): continued on fake\/spare-model/);
+    expect(t.warnings.join("\n")).toMatch(
+      /model fake\/broken-model failed \(.*model is retired.*\): continued on fake\/spare-model/,
+    );
     const models = requestsWith("fallback task").map((q) => q.model);
     expect(models).toEqual(["broken-model", "spare-model"]);
     const store = new Store(bunDbOpener(Database)(world.env.SUBAGENTS_DB), { isAlive: () => false });
@@ -174,7 +211,10 @@ test("fallbackModels: a non-retryable error on the profile's model continues on 
 
 test("in pi, delegate_to_subagents takes a task's maxTurns: the result line and the window name the budget and the spend", async () => {
   const parentSession = join(world.root, "parent-budget.jsonl");
-  const call = { tool: "delegate_to_subagents", args: { tasks: [{ name: "busy", prompt: `pi budget ${script(busy(10))}`, maxTurns: 2 }] } };
+  const call = {
+    tool: "delegate_to_subagents",
+    args: { tasks: [{ name: "busy", prompt: `pi budget ${script(busy(10))}`, maxTurns: 2 }] },
+  };
   const proc = Bun.spawn({
     cmd: [...piCmd("current", "node"), "-p", "--session", parentSession, "-e", join(REPO, "dist", "extension.js")],
     cwd: world.workDir,
@@ -191,13 +231,24 @@ test("in pi, delegate_to_subagents takes a task's maxTurns: the result line and 
     .find((e) => e.message?.role === "toolResult" && e.message.toolName === "delegate_to_subagents");
   const text = entry.message.content.map((c: { text?: string }) => c.text ?? "").join("");
   expect(text).toMatch(/^✗ busy: error — Budget exceeded: maxTurns \(turns 3\/2\) \(session: [0-9a-f]{16}\)/);
-  expect(entry.message.details.windows[0]).toMatchObject({ budget: "turns 3/2", error: "Budget exceeded: maxTurns (turns 3/2)" });
+  expect(entry.message.details.windows[0]).toMatchObject({
+    budget: "turns 3/2",
+    error: "Budget exceeded: maxTurns (turns 3/2)",
+  });
 }, 90_000);
 
 test("settings fallbackModels: a model that fails after doing work hands its session to the next model, which keeps that work", async () => {
   world.setSubagentSettings({ fallbackModels: ["fake/spare-model"] });
   try {
-    const steps = [{ tool: "bash", args: { command: "echo first-step-output" } }, { status: 400, message: "model refused the request", times: 1, then: { finalize: { status: "SUCCESS", result: "kept going" } } }];
+    const steps = [
+      { tool: "bash", args: { command: "echo first-step-output" } },
+      {
+        status: 400,
+        message: "model refused the request",
+        times: 1,
+        then: { finalize: { status: "SUCCESS", result: "kept going" } },
+      },
+    ];
     const r = await cli(world, ["delegate", "--json", `work then fail ${script(steps)}`]);
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t)).toBe("completed");

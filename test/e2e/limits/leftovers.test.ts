@@ -18,7 +18,10 @@ beforeAll(async () => {
   world = await piWorld();
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "server-keeper.md"), "---\nname: server-keeper\ndescription: Starts a server and leaves it running\nkeepProcesses: true\n---\nWork.\n");
+  writeFileSync(
+    join(agents, "server-keeper.md"),
+    "---\nname: server-keeper\ndescription: Starts a server and leaves it running\nkeepProcesses: true\n---\nWork.\n",
+  );
 });
 afterAll(async () => {
   for (const n of used) spawnSync("pkill", ["-KILL", "-f", `^sleep ${n}$`]);
@@ -38,13 +41,19 @@ const pids = (n: string): number[] =>
     .filter(Boolean)
     .map(Number);
 /** bash that leaves `sleep a` in the background and `sleep b` double-forked under setsid, then returns at once. */
-const leave = (a: string, b: string) => ({ tool: "bash", args: { command: `sleep ${a} >/dev/null 2>&1 & (setsid sleep ${b} >/dev/null 2>&1 &); echo started` } });
+const leave = (a: string, b: string) => ({
+  tool: "bash",
+  args: { command: `sleep ${a} >/dev/null 2>&1 & (setsid sleep ${b} >/dev/null 2>&1 &); echo started` },
+});
 const done = { finalize: { status: "SUCCESS", result: "done" } };
-const why = (r: { stderr: string; stdout: string }) => `stdout: ${r.stdout.slice(-1500)}\nstderr: ${r.stderr.slice(-1500)}`;
+const why = (r: { stderr: string; stdout: string }) =>
+  `stdout: ${r.stdout.slice(-1500)}\nstderr: ${r.stderr.slice(-1500)}`;
 
 test("a completed run ends the background and setsid processes its bash left, and its record names them (--json, session)", async () => {
   const [a, b] = [unique(), unique()];
-  const r = await cli(world, ["run", "default", "--json", `leave two ${script([leave(a, b), done])}`], { binary: true });
+  const r = await cli(world, ["run", "default", "--json", `leave two ${script([leave(a, b), done])}`], {
+    binary: true,
+  });
   expect(r.code, why(r)).toBe(0);
   const end = r.json.find((e) => e.type === "task_end");
   expect(end?.status, why(r)).toBe("completed");
@@ -66,7 +75,10 @@ test("two tasks at concurrency 1 share a kept child, and the second task's pgrep
   const r = await cli(world, ["delegate", "--json", "--concurrency", "1", first, second], { binary: true });
   expect(r.code, why(r)).toBe(0);
   const ends = r.json.filter((e) => e.type === "task_end");
-  expect(ends.map((e) => e.status), why(r)).toEqual(["completed", "completed"]);
+  expect(
+    ends.map((e) => e.status),
+    why(r),
+  ).toEqual(["completed", "completed"]);
   expect(ends[0].warnings?.join(" "), why(r)).toContain(`sleep ${b}`);
   // The second task ran in the first one's process (kept child), and its bash saw nothing of the first.
   expect(r.stdout, why(r)).toContain("seen:");
@@ -78,7 +90,13 @@ test("two tasks at concurrency 1 share a kept child, and the second task's pgrep
 /** Starts the CLI on a task that leaves two sleeps, then waits in bash; resolves once both sleeps run. */
 async function startLeaving(a: string, b: string, wait: string, extra: string[] = []) {
   const proc = Bun.spawn({
-    cmd: [join(REPO, "dist", "subagents"), "run", ...extra, "default", `leave then wait ${script([leave(a, b), { tool: "bash", args: { command: `sleep ${wait} >/dev/null` } }, done])}`],
+    cmd: [
+      join(REPO, "dist", "subagents"),
+      "run",
+      ...extra,
+      "default",
+      `leave then wait ${script([leave(a, b), { tool: "bash", args: { command: `sleep ${wait} >/dev/null` } }, done])}`,
+    ],
     cwd: world.workDir,
     env: world.env,
     stdin: "ignore",
@@ -90,17 +108,26 @@ async function startLeaving(a: string, b: string, wait: string, extra: string[] 
   return { proc, out };
 }
 
-test.each([["SIGINT (Ctrl-C)", "SIGINT"], ["SIGTERM", "SIGTERM"]] as const)("%s of a run whose bash double-forked earlier ends those processes too", async (_name, signal) => {
-  const [a, b, wait] = [unique(), unique(), unique()];
-  const { proc, out } = await startLeaving(a, b, wait);
-  proc.kill(signal);
-  const code = await proc.exited;
-  const [stdout, stderr] = await out;
-  expect(code, `stdout: ${stdout.slice(-1000)}\nstderr: ${stderr.slice(-1000)}`).toBe(signal === "SIGINT" ? 130 : 143);
-  expect(pids(a)).toEqual([]);
-  expect(pids(b)).toEqual([]);
-  expect(pids(wait)).toEqual([]);
-}, 120_000);
+test.each([
+  ["SIGINT (Ctrl-C)", "SIGINT"],
+  ["SIGTERM", "SIGTERM"],
+] as const)(
+  "%s of a run whose bash double-forked earlier ends those processes too",
+  async (_name, signal) => {
+    const [a, b, wait] = [unique(), unique(), unique()];
+    const { proc, out } = await startLeaving(a, b, wait);
+    proc.kill(signal);
+    const code = await proc.exited;
+    const [stdout, stderr] = await out;
+    expect(code, `stdout: ${stdout.slice(-1000)}\nstderr: ${stderr.slice(-1000)}`).toBe(
+      signal === "SIGINT" ? 130 : 143,
+    );
+    expect(pids(a)).toEqual([]);
+    expect(pids(b)).toEqual([]);
+    expect(pids(wait)).toEqual([]);
+  },
+  120_000,
+);
 
 test("an owner killed with SIGKILL: its child ends what its commands left within seconds, then itself", async () => {
   const [a, b, wait] = [unique(), unique(), unique()];
@@ -109,13 +136,19 @@ test("an owner killed with SIGKILL: its child ends what its commands left within
   await proc.exited;
   await out;
   // The child notices its owner is gone within a second, then runs the kill protocol (SIGTERM, up to 5 s).
-  await until(`sleep ${a} and sleep ${b} to end after the owner's SIGKILL`, () => !pids(a).length && !pids(b).length, 45_000);
+  await until(
+    `sleep ${a} and sleep ${b} to end after the owner's SIGKILL`,
+    () => !pids(a).length && !pids(b).length,
+    45_000,
+  );
   await until(`the child's own bash command (sleep ${wait}) to end`, () => !pids(wait).length, 45_000);
 }, 120_000);
 
 test("keepProcesses: true keeps them, records their pids and how to stop them; `subagents cancel ID` ends them", async () => {
   const [a, b] = [unique(), unique()];
-  const r = await cli(world, ["run", "server-keeper", "--json", `keep two ${script([leave(a, b), done])}`], { binary: true });
+  const r = await cli(world, ["run", "server-keeper", "--json", `keep two ${script([leave(a, b), done])}`], {
+    binary: true,
+  });
   expect(r.code, why(r)).toBe(0);
   const end = r.json.find((e) => e.type === "task_end")!;
   const warning = (end.warnings ?? []).find((w: string) => w.startsWith("kept 2 processes running on purpose"));
@@ -133,33 +166,68 @@ test("keepProcesses: true keeps them, records their pids and how to stop them; `
 // The runners: a container's processes end with its pid namespace (docker --init, the container removed on every end
 // path); a Slurm step's double-forked processes escape proctrack/linuxproc and are found by their mark, which
 // crosses srun with the rest of the environment (here the compute node is this machine).
-test.each([["docker"], ["slurm"]] as const)("runner %s: a completed run leaves none of its commands' processes running", async (runner) => {
-  const skip = ensureEngine(runner);
-  if (skip) return console.warn(`*** SKIPPING: ${skip}`);
-  const release = await holdEngine(runner);
-  if (runner === "docker") world.setSubagentSettings({ docker: { image: "subagents-test/base" } });
-  try {
-    const [a, b] = [unique(), unique()];
-    const r = await cli(world, ["run", "default", "--runner", runner, "--json", `leave on ${runner} ${script([leave(a, b), done])}`], { binary: true });
-    const end = r.json.find((e) => e.type === "task_end");
-    expect(end?.status, why(r)).toBe("completed");
-    await until(`sleep ${a} and sleep ${b} to be gone after the ${runner} run`, () => !pids(a).length && !pids(b).length, 45_000);
-    if (runner === "slurm") expect(end?.warnings?.join(" "), why(r)).toContain(`sleep ${b}`);
-  } finally {
-    world.setSubagentSettings({});
-    await release();
-  }
-}, 600_000);
+test.each([["docker"], ["slurm"]] as const)(
+  "runner %s: a completed run leaves none of its commands' processes running",
+  async (runner) => {
+    const skip = ensureEngine(runner);
+    if (skip) return console.warn(`*** SKIPPING: ${skip}`);
+    const release = await holdEngine(runner);
+    if (runner === "docker") world.setSubagentSettings({ docker: { image: "subagents-test/base" } });
+    try {
+      const [a, b] = [unique(), unique()];
+      const r = await cli(
+        world,
+        ["run", "default", "--runner", runner, "--json", `leave on ${runner} ${script([leave(a, b), done])}`],
+        { binary: true },
+      );
+      const end = r.json.find((e) => e.type === "task_end");
+      expect(end?.status, why(r)).toBe("completed");
+      await until(
+        `sleep ${a} and sleep ${b} to be gone after the ${runner} run`,
+        () => !pids(a).length && !pids(b).length,
+        45_000,
+      );
+      if (runner === "slurm") expect(end?.warnings?.join(" "), why(r)).toContain(`sleep ${b}`);
+    } finally {
+      world.setSubagentSettings({});
+      await release();
+    }
+  },
+  600_000,
+);
 
 test("another harness's CLI as child (opencode): what its bash left is ended and recorded", async () => {
   const got = await ensureHarnessCli("opencode");
   if ("skip" in got) return console.warn(`*** SKIPPING: ${got.skip}`);
   const harness = await startHarnessServer();
   try {
-    const env = { ...QUIET_ENV, ...configureHarness("opencode", world.root, { origin: harness.origin, chatBaseUrl: world.server.baseUrl }), PATH: `${got.binDir}:${world.env.PATH}` };
+    const env = {
+      ...QUIET_ENV,
+      ...configureHarness("opencode", world.root, { origin: harness.origin, chatBaseUrl: world.server.baseUrl }),
+      PATH: `${got.binDir}:${world.env.PATH}`,
+    };
     const [a, b] = [unique(), unique()];
-    const bash = { tool: "bash", args: { command: `sleep ${a} >/dev/null 2>&1 & (setsid sleep ${b} >/dev/null 2>&1 &); echo started`, description: "start" } };
-    const r = await cli(world, ["run", "default", "--runtime", "opencode", "--model", "scripted/fake-model", "--json", `leave ${script([bash, { text: "done" }])}`], { env });
+    const bash = {
+      tool: "bash",
+      args: {
+        command: `sleep ${a} >/dev/null 2>&1 & (setsid sleep ${b} >/dev/null 2>&1 &); echo started`,
+        description: "start",
+      },
+    };
+    const r = await cli(
+      world,
+      [
+        "run",
+        "default",
+        "--runtime",
+        "opencode",
+        "--model",
+        "scripted/fake-model",
+        "--json",
+        `leave ${script([bash, { text: "done" }])}`,
+      ],
+      { env },
+    );
     const end = r.json.find((e) => e.type === "task_end");
     expect(end?.status, why(r)).toBe("completed");
     expect(end?.warnings?.join(" "), why(r)).toContain(`sleep ${b}`);

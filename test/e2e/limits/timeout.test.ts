@@ -18,7 +18,14 @@ afterAll(async () => {
 test("a bash call that hangs past the timeout stops the child after the debounce; the message names the tool", async () => {
   world.setSubagentSettings({ extendTimeoutDebounce: 2 });
   const started = Date.now();
-  const r = await cli(world, ["run", "default", `hang ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`, "--timeout", "8", "--json"]);
+  const r = await cli(world, [
+    "run",
+    "default",
+    `hang ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`,
+    "--timeout",
+    "8",
+    "--json",
+  ]);
   const took = Date.now() - started;
   world.setSubagentSettings({});
   expect(r.code).toBe(1);
@@ -33,7 +40,10 @@ test("a bash call that hangs past the timeout stops the child after the debounce
 test("delegate_to_subagents windows show the profile's timeout, not the 600 s default", async () => {
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "quick.md"), "---\nname: quick\ndescription: short-lived\ntimeout: 3\n---\nYou are quick.\n");
+  writeFileSync(
+    join(agents, "quick.md"),
+    "---\nname: quick\ndescription: short-lived\ntimeout: 3\n---\nYou are quick.\n",
+  );
   const { delegateTool } = await import("../../../src/pi/tool-delegate.ts");
   const { makeToolEnv } = await import("../../../src/pi/tool-env.ts");
   const { createRuntime } = await import("../../../src/pi/runtime.ts");
@@ -42,7 +52,12 @@ test("delegate_to_subagents windows show the profile's timeout, not the 600 s de
   const seen = new Set<number>();
   const result = (await tool.execute(
     "t",
-    { tasks: [{ name: "q", prompt: `hi ${script([{ text: "quick answer" }])}`, profile: "quick" }, { name: "own", prompt: `hi ${script([{ text: "own answer" }])}`, profile: "quick", timeout: 7 }] },
+    {
+      tasks: [
+        { name: "q", prompt: `hi ${script([{ text: "quick answer" }])}`, profile: "quick" },
+        { name: "own", prompt: `hi ${script([{ text: "own answer" }])}`, profile: "quick", timeout: 7 },
+      ],
+    },
     undefined,
     (u: any) => seen.add(u.details.windows[0].timeoutSec),
     { cwd: world.workDir, hasUI: false },

@@ -32,7 +32,11 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
       `for i in $(seq 1 120); do ${steer} | ${cliBin} steer {{lastSessionId}} - && break; sleep 0.5; done; ` +
       `for i in $(seq 1 300); do ${cliBin} sessions --running | grep -q "Nothing is running" && break; sleep 0.2; done; ${cliBin} sessions --running; sleep 1`;
     const sessionFile = join(world.root, `parent-${marker}.jsonl`);
-    const steps = [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "bgone", prompt: child }], background: true } }, { tool: "bash", args: { command: busy } }, { text: `parent done ${marker}` }];
+    const steps = [
+      { tool: "delegate_to_subagents", args: { tasks: [{ name: "bgone", prompt: child }], background: true } },
+      { tool: "bash", args: { command: busy } },
+      { text: `parent done ${marker}` },
+    ];
     const proc = Bun.spawn({
       cmd: [...piCmd("current", runtime), "-p", "--session", sessionFile, "-e", EXTENSION],
       cwd: world.workDir,
@@ -46,41 +50,71 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
 
     const reqs = world.server.requests;
     // The tool returned before the child finished: the parent's bash turn was asked for before the child's last turn.
-    const toolReturned = reqs.findIndex((r) => text(r).includes("started in the background") && text(r).includes(`parent task ${marker}`));
+    const toolReturned = reqs.findIndex(
+      (r) => text(r).includes("started in the background") && text(r).includes(`parent task ${marker}`),
+    );
     const childLast = reqs.map((r) => text(r).includes(`bg child ${marker}`)).lastIndexOf(true);
     expect(toolReturned).toBeGreaterThanOrEqual(0);
     expect(toolReturned).toBeLessThan(childLast);
     // The notice came in while the parent was busy and went to the model in its next request.
-    const withNotice = reqs.find((r) => text(r).includes(`parent task ${marker}`) && text(r).includes("Background sub-agent finished: ✓ bgone: completed"));
-    if (!withNotice) console.log(stderr, reqs.filter((r) => text(r).includes(`parent task ${marker}`)).map((r) => text(r).slice(-1500)).join("\n-----\n"));
+    const withNotice = reqs.find(
+      (r) =>
+        text(r).includes(`parent task ${marker}`) &&
+        text(r).includes("Background sub-agent finished: ✓ bgone: completed"),
+    );
+    if (!withNotice)
+      console.log(
+        stderr,
+        reqs
+          .filter((r) => text(r).includes(`parent task ${marker}`))
+          .map((r) => text(r).slice(-1500))
+          .join("\n-----\n"),
+      );
     expect(withNotice).toBeDefined();
-    const notice = JSON.stringify((withNotice!.messages ?? []).filter((m) => JSON.stringify(m.content ?? "").includes("Background sub-agent finished")));
+    const notice = JSON.stringify(
+      (withNotice!.messages ?? []).filter((m) =>
+        JSON.stringify(m.content ?? "").includes("Background sub-agent finished"),
+      ),
+    );
     expect(notice).toContain(`bg result ${marker}`);
     // The steer was delivered (the child's answer is the steered one), and the wait loop ended because the task did.
     expect(text(withNotice!)).toContain("delivered to");
     expect(notice).not.toContain(`not steered ${marker}`);
     expect(text(withNotice!)).toContain("Nothing is running.");
     // The parent's session shows the notice as a message of ours.
-    const entries = readFileSync(sessionFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-    expect(entries.some((e) => e.message?.customType === "subagents-done" || e.customType === "subagents-done")).toBe(true);
+    const entries = readFileSync(sessionFile, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    expect(entries.some((e) => e.message?.customType === "subagents-done" || e.customType === "subagents-done")).toBe(
+      true,
+    );
   }, 180_000);
 }
 
 /** A user agent for `subagent` (it needs a named agent). */
 function writeWorker(): void {
   mkdirSync(join(world.agentDir, "agents"), { recursive: true });
-  writeFileSync(join(world.agentDir, "agents", "worker.md"), "---\nname: worker\ndescription: Does what it is told\n---\nYou do what you are told.\n");
+  writeFileSync(
+    join(world.agentDir, "agents", "worker.md"),
+    "---\nname: worker\ndescription: Does what it is told\n---\nYou do what you are told.\n",
+  );
 }
 
 /** A parent pi run (support/parent-pi.ts) and how long it took. */
 async function runParent(runtime: "node" | "bun", steps: ScriptStep[]) {
   const t0 = performance.now();
   const r = await runParentPi(world, { runtime, steps });
-  return { ...r, ms: performance.now() - t0, result: (tool: string) => r.results.find((x) => x.toolName === tool)?.text ?? "" };
+  return {
+    ...r,
+    ms: performance.now() - t0,
+    result: (tool: string) => r.results.find((x) => x.toolName === tool)?.text ?? "",
+  };
 }
 
 /** The parent's bash step that waits until the child is inside its own bash call, then repeats the session id. */
-const untilChildBusy = (flag: string) => `for i in $(seq 1 600); do [ -f ${flag} ] && break; sleep 0.1; done; echo {{lastSessionId}}`;
+const untilChildBusy = (flag: string) =>
+  `for i in $(seq 1 600); do [ -f ${flag} ] && break; sleep 0.1; done; echo {{lastSessionId}}`;
 
 for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "bun"]) as ("node" | "bun")[]) {
   test(`subagent background: true under ${runtime} pi; get_subagent_output steers the running child and waits for its end (no duplicate notice)`, async () => {
@@ -132,11 +166,19 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
     expect(attached).toContain("attach-exit=0");
     const { Database } = require("bun:sqlite");
     const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
-    const run = db.query("SELECT status, error, error_code FROM runs WHERE session_id = ? ORDER BY id DESC LIMIT 1").get(id) as { status: string; error: string; error_code: string };
+    const run = db
+      .query("SELECT status, error, error_code FROM runs WHERE session_id = ? ORDER BY id DESC LIMIT 1")
+      .get(id) as { status: string; error: string; error_code: string };
     db.close();
-    expect(run).toEqual({ status: "error", error: "Session was interrupted (main agent session ended)", error_code: "SUBAGENT_FAILED" });
+    expect(run).toEqual({
+      status: "error",
+      error: "Session was interrupted (main agent session ended)",
+      error_code: "SUBAGENT_FAILED",
+    });
     // Nothing of the child is left: no process holds the flag's sleep.
-    const left = Bun.spawnSync(["pgrep", "-f", `touch ${flag}`]).stdout.toString().trim();
+    const left = Bun.spawnSync(["pgrep", "-f", `touch ${flag}`])
+      .stdout.toString()
+      .trim();
     expect(left).toBe("");
   }, 180_000);
 }

@@ -18,7 +18,10 @@ afterAll(async () => {
 
 /** Moves the fleet view's cursor (▸) to the row naming `name`. */
 async function selectRow(pane: Pane, name: string): Promise<void> {
-  const rows = pane.screen().split("\n").filter((l) => /^[▸ ] [●○✓✗⊘] /.test(l));
+  const rows = pane
+    .screen()
+    .split("\n")
+    .filter((l) => /^[▸ ] [●○✓✗⊘] /.test(l));
   const at = rows.findIndex((l) => l.slice(4).startsWith(`${name} `));
   const cursor = rows.findIndex((l) => l.startsWith("▸"));
   if (at < 0 || cursor < 0) throw new Error(`no row ${name} in:\n${pane.screen()}`);
@@ -27,58 +30,76 @@ async function selectRow(pane: Pane, name: string): Promise<void> {
 }
 
 for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "bun"]) as ("node" | "bun")[]) {
-  test.skipIf(!hasTmux)(`/subagents under ${runtime} pi: live fleet of CLI background runs; open one's window, steer it, stop another`, async () => {
-    const marker = `fleet-${runtime}-${Date.now()}`;
-    const steered = `steered ${marker}`;
-    const r = await cli(world, [
-      "delegate", "--background", "--json", "--name", "steerme", "--name", "stopme",
-      `steer target ${marker} ${script([{ tool: "bash", args: { command: "sleep 6" } }, { finalize: { status: "SUCCESS", result: `not steered ${marker}` } }])}`,
-      `stop target ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`,
-    ]);
-    const [steerId, stopId] = r.json.filter((e) => e.type === "task_background").map((e) => e.sessionId as string);
-    const pane = openPane([...piCmd("current", runtime), "-e", join(REPO, "dist", "extension.js")], { cols: 120, rows: 40, cwd: world.workDir, env: { ...world.env, PI_OFFLINE: "1" } });
-    try {
-      await pane.waitFor((s) => s.includes("fake-model"), 60_000);
-      pane.keys("/subagents");
-      await pane.waitFor((s) => s.includes("/subagents"), 10_000);
-      // pi draws its footer before its start-up has finished, and refuses a command until then ("Startup is
-      // still in progress", the text stays in the editor): submit until the view opens.
-      for (let i = 0; i < 30 && !pane.screen().includes("Sub-agents ·"); i++) {
+  test.skipIf(!hasTmux)(
+    `/subagents under ${runtime} pi: live fleet of CLI background runs; open one's window, steer it, stop another`,
+    async () => {
+      const marker = `fleet-${runtime}-${Date.now()}`;
+      const steered = `steered ${marker}`;
+      const r = await cli(world, [
+        "delegate",
+        "--background",
+        "--json",
+        "--name",
+        "steerme",
+        "--name",
+        "stopme",
+        `steer target ${marker} ${script([{ tool: "bash", args: { command: "sleep 6" } }, { finalize: { status: "SUCCESS", result: `not steered ${marker}` } }])}`,
+        `stop target ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`,
+      ]);
+      const [steerId, stopId] = r.json.filter((e) => e.type === "task_background").map((e) => e.sessionId as string);
+      const pane = openPane([...piCmd("current", runtime), "-e", join(REPO, "dist", "extension.js")], {
+        cols: 120,
+        rows: 40,
+        cwd: world.workDir,
+        env: { ...world.env, PI_OFFLINE: "1" },
+      });
+      try {
+        await pane.waitFor((s) => s.includes("fake-model"), 60_000);
+        pane.keys("/subagents");
+        await pane.waitFor((s) => s.includes("/subagents"), 10_000);
+        // pi draws its footer before its start-up has finished, and refuses a command until then ("Startup is
+        // still in progress", the text stays in the editor): submit until the view opens.
+        for (let i = 0; i < 30 && !pane.screen().includes("Sub-agents ·"); i++) {
+          pane.keys("Enter");
+          await pane.waitFor((s) => s.includes("Sub-agents ·"), 2000).catch(() => {});
+        }
+        // Both live, with their owner: the CLI's background supervisor.
+        const list = await pane.waitFor(
+          (s) => /● steerme .*running .*supervisor \d+/.test(s) && /● stopme .*running .*supervisor \d+/.test(s),
+          60_000,
+        );
+        expect(list).toContain(steerId);
+        expect(list).toContain(stopId);
+
+        // Its window, live through its owner: the bash call in progress.
+        await selectRow(pane, "steerme");
         pane.keys("Enter");
-        await pane.waitFor((s) => s.includes("Sub-agents ·"), 2000).catch(() => {});
+        await pane.waitFor((s) => s.includes("Sub-agents › steerme") && s.includes("bash → sleep 6"), 30_000);
+        pane.keys("s");
+        await pane.waitFor((s) => s.includes("Steer steerme"), 10_000);
+        pane.keys("-l", `Change of plan ${script([{ finalize: { status: "SUCCESS", result: steered } }])}`);
+        pane.keys("Enter");
+        // Delivered at the child's next turn boundary (after its bash call); the view came back on its window.
+        await pane.waitFor((s) => s.includes(`Steer delivered to steerme (${steerId})`), 30_000);
+        const w = await cli(world, ["wait", steerId, "--json"]);
+        expect(w.json.at(-1)!.tasks[0]).toMatchObject({ status: "completed", output: steered });
+        await pane.waitFor((s) => /✓ steerme/.test(s), 10_000);
+
+        // Back to the list; stop the other one.
+        pane.keys("Escape");
+        await pane.waitFor((s) => s.includes("Sub-agents ·") && /✓ steerme .*completed/.test(s), 10_000);
+        await selectRow(pane, "stopme");
+        pane.keys("x");
+        await pane.waitFor((s) => s.includes("Stop stopme?"), 10_000);
+        pane.keys("Enter");
+        await pane.waitFor((s) => s.includes(`Stopping stopme (${stopId})`), 10_000);
+        const c = await cli(world, ["wait", stopId, "--json"]);
+        expect(c.json.at(-1)!.tasks[0]).toMatchObject({ status: "error", errorCode: "SUBAGENT_CANCELLED" });
+        pane.keys("Escape");
+      } finally {
+        pane.close();
       }
-      // Both live, with their owner: the CLI's background supervisor.
-      const list = await pane.waitFor((s) => /● steerme .*running .*supervisor \d+/.test(s) && /● stopme .*running .*supervisor \d+/.test(s), 60_000);
-      expect(list).toContain(steerId);
-      expect(list).toContain(stopId);
-
-      // Its window, live through its owner: the bash call in progress.
-      await selectRow(pane, "steerme");
-      pane.keys("Enter");
-      await pane.waitFor((s) => s.includes("Sub-agents › steerme") && s.includes("bash → sleep 6"), 30_000);
-      pane.keys("s");
-      await pane.waitFor((s) => s.includes("Steer steerme"), 10_000);
-      pane.keys("-l", `Change of plan ${script([{ finalize: { status: "SUCCESS", result: steered } }])}`);
-      pane.keys("Enter");
-      // Delivered at the child's next turn boundary (after its bash call); the view came back on its window.
-      await pane.waitFor((s) => s.includes(`Steer delivered to steerme (${steerId})`), 30_000);
-      const w = await cli(world, ["wait", steerId, "--json"]);
-      expect(w.json.at(-1)!.tasks[0]).toMatchObject({ status: "completed", output: steered });
-      await pane.waitFor((s) => /✓ steerme/.test(s), 10_000);
-
-      // Back to the list; stop the other one.
-      pane.keys("Escape");
-      await pane.waitFor((s) => s.includes("Sub-agents ·") && /✓ steerme .*completed/.test(s), 10_000);
-      await selectRow(pane, "stopme");
-      pane.keys("x");
-      await pane.waitFor((s) => s.includes("Stop stopme?"), 10_000);
-      pane.keys("Enter");
-      await pane.waitFor((s) => s.includes(`Stopping stopme (${stopId})`), 10_000);
-      const c = await cli(world, ["wait", stopId, "--json"]);
-      expect(c.json.at(-1)!.tasks[0]).toMatchObject({ status: "error", errorCode: "SUBAGENT_CANCELLED" });
-      pane.keys("Escape");
-    } finally {
-      pane.close();
-    }
-  }, 240_000);
+    },
+    240_000,
+  );
 }

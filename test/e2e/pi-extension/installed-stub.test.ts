@@ -40,7 +40,21 @@ test("this checkout's pi manifest (for `pi install <checkout>`) names the same k
   expect(existsSync(join(file, "..", "extension.js"))).toBe(true);
   // pi loads it as its extension: our tools are there.
   const before = world.server.requests.length;
-  const proc = Bun.spawn({ cmd: [...piCmd("current", "node"), "-p", "--no-session", "--no-extensions", "-e", file, `manifest ${script([{ text: "ok" }])}`], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd: [
+      ...piCmd("current", "node"),
+      "-p",
+      "--no-session",
+      "--no-extensions",
+      "-e",
+      file,
+      `manifest ${script([{ text: "ok" }])}`,
+    ],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const stderr = await new Response(proc.stderr).text();
   expect(await proc.exited, stderr).toBe(0);
   expect(toolsOf(world.server.requests.slice(before).at(-1)!)).toContain("delegate_to_subagents");
@@ -50,11 +64,17 @@ test("an embedded child uses the built-in extension; a system-pi child imports t
   const original = readFileSync(bundle, "utf8");
   const marker = join(world.root, "bundle-loaded");
   // A bundle that leaves a mark and registers a tool of its own name: whoever imports it shows.
-  writeFileSync(bundle, `import { writeFileSync } from "node:fs";\nexport default function (pi) {\n  writeFileSync(${JSON.stringify(marker)}, "x");\n  pi.registerTool({ name: "bundle_loaded", label: "x", description: "x", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [] }) });\n}\n`);
+  writeFileSync(
+    bundle,
+    `import { writeFileSync } from "node:fs";\nexport default function (pi) {\n  writeFileSync(${JSON.stringify(marker)}, "x");\n  pi.registerTool({ name: "bundle_loaded", label: "x", description: "x", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [] }) });\n}\n`,
+  );
   try {
     const run = async (prompt: string, env: Record<string, string> = {}) => {
       const before = world.server.requests.length;
-      const r = await cli(world, ["delegate", `${prompt} ${script([{ text: "ok" }])}`, "--json"], { binary: true, env });
+      const r = await cli(world, ["delegate", `${prompt} ${script([{ text: "ok" }])}`, "--json"], {
+        binary: true,
+        env,
+      });
       expect(r.code, r.stderr).toBe(0);
       return world.server.requests.slice(before).find((q) => JSON.stringify(q.messages).includes(prompt))!;
     };

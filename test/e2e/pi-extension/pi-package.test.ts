@@ -15,11 +15,19 @@ afterAll(async () => {
 
 test("pi 1.x loads the checkout as a package without a peerDependencies warning, and gets our tools", async () => {
   const before = world.server.requests.length;
-  const proc = Bun.spawn({ cmd: [...piCmd("current", "node"), "-p", "--no-session", `package ${script([{ text: "ok" }])}`], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd: [...piCmd("current", "node"), "-p", "--no-session", `package ${script([{ text: "ok" }])}`],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   expect(await proc.exited, stderr).toBe(0);
   expect(stdout).toContain("ok");
   expect(stderr).not.toContain("peerDependencies");
-  const tools = (world.server.requests[before]?.tools ?? []).map((t: { function?: { name?: string } }) => t.function?.name);
+  const tools = (world.server.requests[before]?.tools ?? []).map(
+    (t: { function?: { name?: string } }) => t.function?.name,
+  );
   expect(tools).toContain("delegate_to_subagents");
 }, 60_000);

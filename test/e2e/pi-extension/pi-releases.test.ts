@@ -20,19 +20,35 @@ afterAll(async () => {
 const piOfRun = (prompt: string) => {
   const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
   try {
-    return (db.query("SELECT pi FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1").get(`${prompt}%`) as { pi: string } | null)?.pi;
+    return (
+      db.query("SELECT pi FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1").get(`${prompt}%`) as {
+        pi: string;
+      } | null
+    )?.pi;
   } finally {
     db.close();
   }
 };
 
-for (const [release, version, runtime] of [["prior", "1.5.2", "node"], ["previous", "0.87.1", "node"], ["old", "0.73.1", "bun"]] as const) {
+for (const [release, version, runtime] of [
+  ["prior", "1.5.2", "node"],
+  ["previous", "0.87.1", "node"],
+  ["old", "0.73.1", "bun"],
+] as const) {
   describe(`pi ${version} (${release}) as the system pi`, () => {
     test("a CLI child runs it (childPi names its package) and the run records it", async () => {
       world.setSubagentSettings({ childPi: PI_PACKAGE_DIRS[release] });
       try {
         const prompt = `cli child on ${version}`;
-        const r = await cli(world, ["delegate", `${prompt} ${script([{ tool: "bash", args: { command: "echo hi" } }, { text: `answer from ${version}` }])}`, "--json"], { binary: true });
+        const r = await cli(
+          world,
+          [
+            "delegate",
+            `${prompt} ${script([{ tool: "bash", args: { command: "echo hi" } }, { text: `answer from ${version}` }])}`,
+            "--json",
+          ],
+          { binary: true },
+        );
         expect(r.code, r.stderr).toBe(0);
         const [task] = summaryOf(r.json);
         expect(task.status, taskWhy(task)).toBe("completed");
@@ -49,10 +65,16 @@ for (const [release, version, runtime] of [["prior", "1.5.2", "node"], ["previou
       mkdirSync(pids, { recursive: true });
       world.setSubagentSettings({ childPi: PI_PACKAGE_DIRS[release] });
       try {
-        const task = (n: string) => `${n} on ${version} ${script([{ tool: "bash", args: { command: `echo $PPID > "$PIDS_DIR/${n}"` } }, { text: `answer ${n}` }])}`;
-        const r = await cli(world, ["delegate", "--json", "--concurrency", "1", task("a"), task("b"), task("c")], { binary: true, env: { PIDS_DIR: pids } });
+        const task = (n: string) =>
+          `${n} on ${version} ${script([{ tool: "bash", args: { command: `echo $PPID > "$PIDS_DIR/${n}"` } }, { text: `answer ${n}` }])}`;
+        const r = await cli(world, ["delegate", "--json", "--concurrency", "1", task("a"), task("b"), task("c")], {
+          binary: true,
+          env: { PIDS_DIR: pids },
+        });
         expect(r.code, r.stderr).toBe(0);
-        expect(summaryOf(r.json).map((t) => [t.status, t.output])).toEqual(["a", "b", "c"].map((n) => ["completed", `answer ${n}`]));
+        expect(summaryOf(r.json).map((t) => [t.status, t.output])).toEqual(
+          ["a", "b", "c"].map((n) => ["completed", `answer ${n}`]),
+        );
         const used = new Set(["a", "b", "c"].map((n) => readFileSync(join(pids, n), "utf8").trim()));
         expect(used.size).toBe(kept ? 1 : 3);
       } finally {
@@ -62,7 +84,11 @@ for (const [release, version, runtime] of [["prior", "1.5.2", "node"], ["previou
 
     test("a parent pi with our extension delegates to children on its own pi", async () => {
       const prompt = `parent on ${version}`;
-      const r = await runParentPi(world, { runtime, release, steps: [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "one", prompt }] } }, { text: "parent done" }] });
+      const r = await runParentPi(world, {
+        runtime,
+        release,
+        steps: [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "one", prompt }] } }, { text: "parent done" }],
+      });
       expect(r.code, r.stderr).toBe(0);
       expect(r.results[0].text).toMatch(/^✓ one: completed/);
       // Under Node 20 (0.73.1's node on CI) the store is in memory; the record is checked where there is one.

@@ -31,16 +31,25 @@ test("a profile refused for its extraArgs is reported as such (not as unknown), 
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
   const file = join(agents, "strict.md");
-  writeFileSync(file, "---\nname: strict\ndescription: Reads only\ntools: read\nextraArgs: --tools=bash\n---\nOnly read.\n");
+  writeFileSync(
+    file,
+    "---\nname: strict\ndescription: Reads only\ntools: read\nextraArgs: --tools=bash\n---\nOnly read.\n",
+  );
   try {
     const r = (await delegateTool(env()).execute(
       "t",
-      { tasks: [{ name: "bad", prompt: "x", profile: "strict" }, { name: "good", prompt: `y ${script([{ text: "fine" }])}`, profile: "scout" }] },
+      {
+        tasks: [
+          { name: "bad", prompt: "x", profile: "strict" },
+          { name: "good", prompt: `y ${script([{ text: "fine" }])}`, profile: "scout" },
+        ],
+      },
       undefined,
       undefined,
       ctx,
     )) as Result;
-    const refusal = 'Refusing extraArg "--tools=bash" which would override profile tool restrictions. Use the dedicated profile fields instead.';
+    const refusal =
+      'Refusing extraArg "--tools=bash" which would override profile tool restrictions. Use the dedicated profile fields instead.';
     expect(r.content[0].text).toContain(`✗ bad: error — Profile "strict" (${file}) cannot be used: ${refusal}`);
     expect(r.content[0].text).not.toContain("Unknown profile");
     // Status lines carry the profile.
@@ -48,7 +57,13 @@ test("a profile refused for its extraArgs is reported as such (not as unknown), 
     const list = (await profilesTool(env()).execute("t", {}, undefined, undefined, ctx)) as Result;
     expect(list.content[0].text).toContain(`✗ ${file}: ${refusal}`);
     expect(list.details.broken).toBe(1);
-    const single = (await subagentTool(env()).execute("t", { agent: "strict", task: "x" }, undefined, undefined, ctx)) as Result;
+    const single = (await subagentTool(env()).execute(
+      "t",
+      { agent: "strict", task: "x" },
+      undefined,
+      undefined,
+      ctx,
+    )) as Result;
     expect(single.details.error.code).toBe("INVALID_INPUT");
     expect(single.content[0].text).toContain(refusal);
   } finally {
@@ -59,11 +74,19 @@ test("a profile refused for its extraArgs is reported as such (not as unknown), 
 test("headless, a project-local profile without consent fails only its own task", async () => {
   const agents = join(world.workDir, ".pi", "agents");
   mkdirSync(agents, { recursive: true });
-  writeFileSync(join(agents, "repo-helper.md"), "---\nname: repo-helper\ndescription: Helps with this repo\n---\nYou help with this repo.\n");
+  writeFileSync(
+    join(agents, "repo-helper.md"),
+    "---\nname: repo-helper\ndescription: Helps with this repo\n---\nYou help with this repo.\n",
+  );
   try {
     const r = (await delegateTool(env()).execute(
       "t",
-      { tasks: [{ name: "local", prompt: "x", profile: "repo-helper" }, { name: "other", prompt: `y ${script([{ text: "other done" }])}` }] },
+      {
+        tasks: [
+          { name: "local", prompt: "x", profile: "repo-helper" },
+          { name: "other", prompt: `y ${script([{ text: "other done" }])}` },
+        ],
+      },
       undefined,
       undefined,
       ctx,
@@ -80,7 +103,13 @@ test("headless, a project-local profile without consent fails only its own task"
 test("subagent: a pi that cannot be started is a SUBAGENT_FAILED result, never a thrown error", async () => {
   process.env.SUBAGENTS_PI = "/nonexistent/pi-binary";
   try {
-    const r = (await subagentTool(env()).execute("t", { agent: "scout", task: "x" }, undefined, undefined, ctx)) as Result;
+    const r = (await subagentTool(env()).execute(
+      "t",
+      { agent: "scout", task: "x" },
+      undefined,
+      undefined,
+      ctx,
+    )) as Result;
     expect(r.details.error.code).toBe("SUBAGENT_FAILED");
     expect(r.content[0].text).toContain("/nonexistent/pi-binary");
   } finally {
@@ -89,7 +118,13 @@ test("subagent: a pi that cannot be started is a SUBAGENT_FAILED result, never a
 }, 60_000);
 
 test("subagent: exitCode is the child's real exit code (a child that never finalized still exited 0)", async () => {
-  const r = (await subagentTool(env()).execute("t", { agent: "scout", task: `chat ${script([{ text: "a" }, { text: "b" }, { text: "c" }])}` }, undefined, undefined, ctx)) as Result;
+  const r = (await subagentTool(env()).execute(
+    "t",
+    { agent: "scout", task: `chat ${script([{ text: "a" }, { text: "b" }, { text: "c" }])}` },
+    undefined,
+    undefined,
+    ctx,
+  )) as Result;
   expect(r.details.error.code).toBe("FINALIZE_MISSING");
   expect(r.details.results[0].exitCode).toBe(0);
   expect(r.details.results[0].output).toBe("a");
@@ -99,7 +134,10 @@ test("the window header shows [completed/total] while the child keeps an incompl
   const agents = join(world.agentDir, "agents");
   mkdirSync(agents, { recursive: true });
   const file = join(agents, "planner-todo.md");
-  writeFileSync(file, `---\nname: planner-todo\ndescription: Plans with a todo list\nextensions: ${join(import.meta.dir, "..", "..", "fixtures", "todo-extension.ts")}\n---\nKeep a todo list.\n`);
+  writeFileSync(
+    file,
+    `---\nname: planner-todo\ndescription: Plans with a todo list\nextensions: ${join(import.meta.dir, "..", "..", "fixtures", "todo-extension.ts")}\n---\nKeep a todo list.\n`,
+  );
   const todos = [
     { content: "read", status: "completed" },
     { content: "write", status: "in_progress" },
@@ -109,7 +147,15 @@ test("the window header shows [completed/total] while the child keeps an incompl
   try {
     const r = (await delegateTool(env()).execute(
       "t",
-      { tasks: [{ name: "planned", prompt: `plan ${script([{ tool: "todo", args: { todos } }, { tool: "bash", args: { command: "sleep 1.5" } }, { text: "planned" }])}`, profile: "planner-todo" }] },
+      {
+        tasks: [
+          {
+            name: "planned",
+            prompt: `plan ${script([{ tool: "todo", args: { todos } }, { tool: "bash", args: { command: "sleep 1.5" } }, { text: "planned" }])}`,
+            profile: "planner-todo",
+          },
+        ],
+      },
       undefined,
       (u: any) => headers.add(windowHeader(u.details.windows[0], plainStyle)),
       ctx,

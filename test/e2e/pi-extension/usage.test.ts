@@ -37,17 +37,28 @@ function spentIn(files: string[]): Spend {
 function childFilesWith(marker: string): string[] {
   const root = join(world.agentDir, "subagent-sessions");
   const out: string[] = [];
-  for (const dir of readdirSync(root)) for (const f of readdirSync(join(root, dir))) if (readFileSync(join(root, dir, f), "utf8").includes(marker)) out.push(join(root, dir, f));
+  for (const dir of readdirSync(root))
+    for (const f of readdirSync(join(root, dir)))
+      if (readFileSync(join(root, dir, f), "utf8").includes(marker)) out.push(join(root, dir, f));
   return out;
 }
 
 test(`a parent pi ${CURRENT_PI_VERSION} records the children's usage on delegate_to_subagents and subagent results`, async () => {
-  const tasks = ["u1", "u2"].map((n) => ({ name: n, prompt: `${n}-7701 ${script([{ tool: "bash", args: { command: `echo ${n}` } }, { text: `answer ${n}` }])}` }));
+  const tasks = ["u1", "u2"].map((n) => ({
+    name: n,
+    prompt: `${n}-7701 ${script([{ tool: "bash", args: { command: `echo ${n}` } }, { text: `answer ${n}` }])}`,
+  }));
   const { code, results } = await runParentPi(world, {
     runtime: "node",
     steps: [
       { tool: "delegate_to_subagents", args: { tasks } },
-      { tool: "subagent", args: { agent: "worker", task: `solo-7702 ${script([{ finalize: { status: "SUCCESS", result: "solo done" } }])}` } },
+      {
+        tool: "subagent",
+        args: {
+          agent: "worker",
+          task: `solo-7702 ${script([{ finalize: { status: "SUCCESS", result: "solo done" } }])}`,
+        },
+      },
       { text: "all done" },
     ],
   });
@@ -67,7 +78,11 @@ test(`a parent pi ${CURRENT_PI_VERSION} records the children's usage on delegate
 test(`a codemode script in pi ${CURRENT_PI_VERSION} gets the tasks as structured values, and the codemode result carries their usage`, async () => {
   const tasks = ["c1", "c2"].map((n) => ({ name: n, prompt: `${n}-7731 ${script([{ text: `coded ${n}` }])}` }));
   const code = `const r = await tools.delegate_to_subagents(${JSON.stringify({ tasks })}); return r.tasks.map((t) => t.name + "=" + t.status + ":" + t.output + ":" + /^[0-9a-f]{16}$/.test(t.sessionId)).join("|");`;
-  const { code: exit, results } = await runParentPi(world, { runtime: "node", args: ["--tools", "+codemode"], steps: [{ tool: "codemode", args: { code } }, { text: "ok" }] });
+  const { code: exit, results } = await runParentPi(world, {
+    runtime: "node",
+    args: ["--tools", "+codemode"],
+    steps: [{ tool: "codemode", args: { code } }, { text: "ok" }],
+  });
   expect(exit).toBe(0);
   const r = results.find((x) => x.toolName === "codemode")!;
   expect(r.text).toContain("c1=completed:coded c1:true|c2=completed:coded c2:true");
@@ -81,7 +96,15 @@ test("a background child's usage reaches pi once: with the first get_subagent_ou
   const { code, results } = await runParentPi(world, {
     runtime: "node",
     steps: [
-      { tool: "subagent", args: { agent: "worker", sessionId: id, background: true, task: `bg-7741 ${script([{ finalize: { status: "SUCCESS", result: "bg done" } }])}` } },
+      {
+        tool: "subagent",
+        args: {
+          agent: "worker",
+          sessionId: id,
+          background: true,
+          task: `bg-7741 ${script([{ finalize: { status: "SUCCESS", result: "bg done" } }])}`,
+        },
+      },
       { tool: "get_subagent_output", args: { sessionId: id, wait: true } },
       { tool: "get_subagent_output", args: { sessionId: id } },
       { text: "ok" },
@@ -124,14 +147,17 @@ test(`RPC get_session_stats of a parent pi ${CURRENT_PI_VERSION} includes its ch
   const until = async (pred: (l: any) => boolean) => {
     const t0 = Date.now();
     while (!lines.some(pred)) {
-      if (Date.now() - t0 > 60_000) throw new Error(`timed out; last lines: ${JSON.stringify(lines.slice(-3)).slice(0, 500)}`);
+      if (Date.now() - t0 > 60_000)
+        throw new Error(`timed out; last lines: ${JSON.stringify(lines.slice(-3)).slice(0, 500)}`);
       await Bun.sleep(50);
     }
     return lines.find(pred);
   };
   try {
     const tasks = [{ name: "r1", prompt: `r1-7711 ${script([{ text: "rpc child answer" }])}` }];
-    proc.stdin.write(`${JSON.stringify({ id: "p1", type: "prompt", message: `rpc parent ${script([{ tool: "delegate_to_subagents", args: { tasks } }, { text: "parent done" }])}` })}\n`);
+    proc.stdin.write(
+      `${JSON.stringify({ id: "p1", type: "prompt", message: `rpc parent ${script([{ tool: "delegate_to_subagents", args: { tasks } }, { text: "parent done" }])}` })}\n`,
+    );
     proc.stdin.flush();
     await until((l) => l.type === "agent_end");
     proc.stdin.write(`${JSON.stringify({ id: "s1", type: "get_session_stats" })}\n`);
@@ -156,7 +182,13 @@ for (const release of ["previous", "old"] as const) {
     const { code, results } = await runParentPi(world, {
       runtime: "node",
       release,
-      steps: [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "old", prompt: `${marker} ${script([{ text: "old answer" }])}` }] } }, { text: "ok" }],
+      steps: [
+        {
+          tool: "delegate_to_subagents",
+          args: { tasks: [{ name: "old", prompt: `${marker} ${script([{ text: "old answer" }])}` }] },
+        },
+        { text: "ok" },
+      ],
     });
     expect(code).toBe(0);
     const r = results.find((x) => x.toolName === "delegate_to_subagents")!;

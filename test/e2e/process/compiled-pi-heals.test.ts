@@ -4,7 +4,16 @@
 // points fails once, with its reason, and is not retried; `doctor` and `--version --verbose` name each state.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { compiledPiDir } from "../../../src/host/compiled-pi.ts";
@@ -21,10 +30,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // A compile these tests started (detached, by the CLI) must not outlive them.
-  for (const cache of caches) for (const dir of existsSync(cache) ? readdirSync(cache) : []) {
-    const lock = readLock(join(cache, dir));
-    if (lock?.pid && compileProcess(lock.pid)) process.kill(lock.pid, "SIGKILL");
-  }
+  for (const cache of caches)
+    for (const dir of existsSync(cache) ? readdirSync(cache) : []) {
+      const lock = readLock(join(cache, dir));
+      if (lock?.pid && compileProcess(lock.pid)) process.kill(lock.pid, "SIGKILL");
+    }
   await world.close();
 });
 
@@ -77,7 +87,8 @@ async function delegate(env: Record<string, string>, cwd: string) {
   return { code: r.code, pi: session.json[0].pi as string, stderr: r.stderr };
 }
 
-const marker = (dir: string, name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), "utf8") : "");
+const marker = (dir: string, name: string) =>
+  existsSync(join(dir, name)) ? readFileSync(join(dir, name), "utf8") : "";
 const finished = (dir: string) => existsSync(join(dir, "ready")) || existsSync(join(dir, "failed"));
 
 async function childrenCheck(env: Record<string, string>, cwd: string) {
@@ -94,16 +105,25 @@ test("a compile started from a folder removed a moment later completes (an old b
   writeFileSync(join(dir, "failed"), "failed to get the current directory\n"); // what older builds wrote
   const hourAgo = new Date(Date.now() - 3_600_000);
   utimesSync(join(dir, "failed"), hourAgo, hourAgo);
-  expect((await childrenCheck(env, project)).detail).toContain("compiling it failed 60 min ago (failed to get the current directory); the next run tries again");
+  expect((await childrenCheck(env, project)).detail).toContain(
+    "compiling it failed 60 min ago (failed to get the current directory); the next run tries again",
+  );
 
   const scratch = join(project, "scratch");
   mkdirSync(scratch);
-  const run = cli(world, ["delegate", `trivial ${script([{ text: "ok" }])}`, "--json"], { binary: true, env, cwd: scratch });
+  const run = cli(world, ["delegate", `trivial ${script([{ text: "ok" }])}`, "--json"], {
+    binary: true,
+    env,
+    cwd: scratch,
+  });
   const lock = await until("the compile to start", () => readLock(dir), 60_000);
   rmSync(scratch, { recursive: true, force: true });
   await run;
   const oldMarker = "failed to get the current directory\n";
-  await until("the compile to finish", () => existsSync(join(dir, "ready")) || (readLock(dir) === null && marker(dir, "failed") !== oldMarker));
+  await until(
+    "the compile to finish",
+    () => existsSync(join(dir, "ready")) || (readLock(dir) === null && marker(dir, "failed") !== oldMarker),
+  );
   expect(marker(dir, "failed"), `compile.log:\n${marker(dir, "compile.log")}`).toBe("");
   expect(lock.pid).toBeGreaterThan(0);
   const after = await delegate(env, project);
@@ -126,11 +146,16 @@ test("a compile killed with SIGKILL is started again by the next run; children a
   expect(finished(dir)).toBe(false);
   // The lock still names the dead process: doctor says the compile ended, the next run starts it again at once.
   expect(readLock(dir)?.pid).toBe(victim);
-  expect((await childrenCheck(env, project)).detail).toContain(`its compile (pid ${victim}) ended without a result; the next run compiles it in the background`);
+  expect((await childrenCheck(env, project)).detail).toContain(
+    `its compile (pid ${victim}) ended without a result; the next run compiles it in the background`,
+  );
   const second = await delegate(env, project);
   expect(second.code, second.stderr).toBe(0);
   const restarted = readLock(dir);
-  expect(finished(dir) || (restarted !== null && restarted.pid !== victim), "the next run did not restart the compile").toBe(true);
+  expect(
+    finished(dir) || (restarted !== null && restarted.pid !== victim),
+    "the next run did not restart the compile",
+  ).toBe(true);
   await until("the restarted compile to finish", () => finished(dir), 60_000 - (Date.now() - killedAt));
   expect(marker(dir, "failed"), `compile.log:\n${marker(dir, "compile.log")}`).toBe("");
   const third = await delegate(env, project);
@@ -182,7 +207,10 @@ test("doctor and --version --verbose name each state of the compiled pi, with th
   mkdirSync(dir, { recursive: true });
   const sleeper = Bun.spawn({ cmd: ["sleep", "60"], stdio: ["ignore", "ignore", "ignore"] });
   try {
-    writeFileSync(join(dir, "compiling"), JSON.stringify({ pid: sleeper.pid, startTime: procStartTime(sleeper.pid), at: Date.now(), tries: 1 }));
+    writeFileSync(
+      join(dir, "compiling"),
+      JSON.stringify({ pid: sleeper.pid, startTime: procStartTime(sleeper.pid), at: Date.now(), tries: 1 }),
+    );
     c = await state();
     expect(c.detail).toContain(`it is being compiled (pid ${sleeper.pid}, started`);
   } finally {
@@ -193,20 +221,40 @@ test("doctor and --version --verbose name each state of the compiled pi, with th
   expect(c.detail).toContain(`its compile (pid ${sleeper.pid}) ended without a result`);
   rmSync(join(dir, "compiling"));
 
-  const failure = { at: Date.now() - 30_000, reason: "error: Bundle failed\nerror: ENOSPC: no space left on device", build: "subagents 9.9.9 · commit abc", final: false, attempts: 2 };
+  const failure = {
+    at: Date.now() - 30_000,
+    reason: "error: Bundle failed\nerror: ENOSPC: no space left on device",
+    build: "subagents 9.9.9 · commit abc",
+    final: false,
+    attempts: 2,
+  };
   writeFileSync(join(dir, "failed"), JSON.stringify(failure));
   c = await state();
   // Failed 30 s ago, twice in a row: the next try waits 2 min from the failure.
-  expect(c.detail).toMatch(/compiling it failed 3\d s ago by subagents 9\.9\.9 · commit abc \(error: ENOSPC: no space left on device; 2 times in a row\); a run after [89]\d s from now tries again/);
+  expect(c.detail).toMatch(
+    /compiling it failed 3\d s ago by subagents 9\.9\.9 · commit abc \(error: ENOSPC: no space left on device; 2 times in a row\); a run after [89]\d s from now tries again/,
+  );
   expect(c.fix).toBe(`see ${join(dir, "failed")}; to retry at the next run, remove it`);
   const verbose = await cli(world, ["--version", "--verbose"], { binary: true, env, cwd: project });
   expect(verbose.stdout).toContain("children: pi 99.0.0 · node 24.");
-  expect(verbose.stdout).toContain("\n  slow path: children run pi 99.0.0 as installed, not compiled once by subagents");
+  expect(verbose.stdout).toContain(
+    "\n  slow path: children run pi 99.0.0 as installed, not compiled once by subagents",
+  );
   expect(verbose.stdout).toContain(`\n  fix: see ${join(dir, "failed")}`);
 
-  writeFileSync(join(dir, "failed"), JSON.stringify({ ...failure, final: true, reason: "pi (/x) does not have the shape this build hooks:\n  found 0 \"async function main(args, options)\" reading options.extensionFactories (want 1)" }));
+  writeFileSync(
+    join(dir, "failed"),
+    JSON.stringify({
+      ...failure,
+      final: true,
+      reason:
+        'pi (/x) does not have the shape this build hooks:\n  found 0 "async function main(args, options)" reading options.extensionFactories (want 1)',
+    }),
+  );
   c = await state();
-  expect(c.detail).toContain("its bundle does not have what this build's hooks need (found 0 \"async function main(args, options)\"");
+  expect(c.detail).toContain(
+    'its bundle does not have what this build\'s hooks need (found 0 "async function main(args, options)"',
+  );
 
   rmSync(join(dir, "failed"));
   writeFileSync(join(dir, "ready"), "now\n");
@@ -226,7 +274,8 @@ test("inside a pi newer than the embedded one, a later delegation of the same pi
   const manifest = JSON.parse(readFileSync(join(PI_PACKAGE_DIRS.current, "package.json"), "utf8"));
   writeFileSync(join(pkg, "package.json"), JSON.stringify({ ...manifest, version: "99.0.0" }));
   for (const f of readdirSync(real)) if (f !== "bundle") symlinkSync(join(real, f), join(pkg, "dist", f));
-  for (const f of readdirSync(join(real, "bundle"))) if (f !== "cli.js") symlinkSync(join(real, "bundle", f), join(pkg, "dist", "bundle", f));
+  for (const f of readdirSync(join(real, "bundle")))
+    if (f !== "cli.js") symlinkSync(join(real, "bundle", f), join(pkg, "dist", "bundle", f));
   writeFileSync(join(pkg, "dist", "bundle", "cli.js"), readFileSync(join(real, "bundle", "cli.js")));
   const cache = join(world.root, "running-pi-cache");
   caches.push(cache);
@@ -238,9 +287,15 @@ test("inside a pi newer than the embedded one, a later delegation of the same pi
 
   const wait = `for i in $(seq 900); do [ -f ${join(dir, "ready")} ] || [ -f ${join(dir, "failed")} ] && break; sleep 0.2; done; ls ${dir}`;
   const steps = [
-    { tool: "delegate_to_subagents", args: { tasks: [{ name: "first", prompt: `first in pi ${script([{ text: "one" }])}` }] } },
+    {
+      tool: "delegate_to_subagents",
+      args: { tasks: [{ name: "first", prompt: `first in pi ${script([{ text: "one" }])}` }] },
+    },
     { tool: "bash", args: { command: wait } },
-    { tool: "delegate_to_subagents", args: { tasks: [{ name: "second", prompt: `second in pi ${script([{ text: "two" }])}` }] } },
+    {
+      tool: "delegate_to_subagents",
+      args: { tasks: [{ name: "second", prompt: `second in pi ${script([{ text: "two" }])}` }] },
+    },
     { text: "parent done" },
   ];
   const sessionFile = join(world.root, "running-pi-parent.jsonl");
@@ -256,7 +311,12 @@ test("inside a pi newer than the embedded one, a later delegation of the same pi
   expect(await proc.exited, stderr).toBe(0);
   expect(marker(dir, "failed"), `compile.log:\n${marker(dir, "compile.log")}`).toBe("");
   const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
-  const piOf = (prompt: string) => (db.query("SELECT pi FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1").get(`${prompt}%`) as { pi: string } | null)?.pi;
+  const piOf = (prompt: string) =>
+    (
+      db.query("SELECT pi FROM runs WHERE prompt LIKE ? ORDER BY id DESC LIMIT 1").get(`${prompt}%`) as {
+        pi: string;
+      } | null
+    )?.pi;
   try {
     expect(piOf("first in pi"), stderr).toStartWith("pi 99.0.0 · node 24.");
     expect(piOf("second in pi"), stderr).toStartWith(`pi 99.0.0 · bun `);

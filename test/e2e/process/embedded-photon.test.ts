@@ -12,7 +12,13 @@ let world: PiWorld;
 beforeAll(async () => {
   world = await piWorld();
   // A 1×1 PNG.
-  writeFileSync(join(world.workDir, "dot.png"), Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64"));
+  writeFileSync(
+    join(world.workDir, "dot.png"),
+    Buffer.from(
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+      "base64",
+    ),
+  );
 });
 afterAll(async () => {
   await world.close();
@@ -20,10 +26,23 @@ afterAll(async () => {
 
 /** What the embedded child's read tool gave the model for dot.png. */
 async function readImage(marker: string): Promise<string> {
-  const r = await cli(world, ["run", "default", `${marker} ${script([{ tool: "read", args: { path: "dot.png" } }, { text: "seen" }])}`, "--json"], { binary: true });
+  const r = await cli(
+    world,
+    [
+      "run",
+      "default",
+      `${marker} ${script([{ tool: "read", args: { path: "dot.png" } }, { text: "seen" }])}`,
+      "--json",
+    ],
+    { binary: true },
+  );
   expect(summaryOf(r.json)[0].status, taskWhy(summaryOf(r.json)[0])).toBe("completed");
   const req = world.server.requests.filter((q) => JSON.stringify(q.messages).includes(marker)).at(-1)!;
-  return JSON.stringify((req.messages ?? []).filter((m) => m.role !== "system" && m.role !== "user" || JSON.stringify(m.content).includes("image")));
+  return JSON.stringify(
+    (req.messages ?? []).filter(
+      (m) => (m.role !== "system" && m.role !== "user") || JSON.stringify(m.content).includes("image"),
+    ),
+  );
 }
 
 test("an embedded child reads an image with the wasm from its own asset cache", async () => {

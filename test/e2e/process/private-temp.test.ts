@@ -18,7 +18,16 @@ test("prompt files live in a private 0700 folder with a random name, removed whe
   const tmp = join(world.root, "tmp");
   mkdirSync(tmp, { recursive: true });
   // The child lists the folder its system-prompt file is in, while the CLI is still running.
-  const r = await cli(world, ["run", "default", `look ${script([{ tool: "bash", args: { command: 'ls -ld "$TMPDIR"/subagents-*' } }, { text: "looked" }])}`, "--json"], { env: { TMPDIR: tmp } });
+  const r = await cli(
+    world,
+    [
+      "run",
+      "default",
+      `look ${script([{ tool: "bash", args: { command: 'ls -ld "$TMPDIR"/subagents-*' } }, { text: "looked" }])}`,
+      "--json",
+    ],
+    { env: { TMPDIR: tmp } },
+  );
   expect(r.code).toBe(0);
   const listing = JSON.stringify(world.server.requests.at(-1)!.messages);
   expect(listing).toMatch(/drwx------ [^\n]*subagents-[A-Za-z0-9]{6}/);

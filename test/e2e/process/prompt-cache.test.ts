@@ -42,9 +42,21 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 
-type Usage = { input: number; output: number; cacheRead: number; cost: { input: number; cacheRead: number; total: number } };
+type Usage = {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cost: { input: number; cacheRead: number; total: number };
+};
 async function runPi(prompt: string): Promise<{ usage: Usage[]; stderr: string }> {
-  const proc = Bun.spawn({ cmd: [...piCmd("current", "node"), "--mode", "json", "-p", "--no-session"], cwd: world.workDir, env: world.env, stdin: new TextEncoder().encode(prompt), stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd: [...piCmd("current", "node"), "--mode", "json", "-p", "--no-session"],
+    cwd: world.workDir,
+    env: world.env,
+    stdin: new TextEncoder().encode(prompt),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [out, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   await proc.exited;
   const usage = out
@@ -85,7 +97,10 @@ test("a task's maxCost counts cache reads at the cache price: a busy child runs 
   world.server.billing.cache = true;
   world.server.promptCache.clear();
   // Tool calls that take a moment, each different (no loop detection), as in e2e-budgets.
-  const busy = Array.from({ length: 12 }, (_, i) => ({ tool: "bash", args: { command: `sleep 0.3; echo cached step ${i}` } }));
+  const busy = Array.from({ length: 12 }, (_, i) => ({
+    tool: "bash",
+    args: { command: `sleep 0.3; echo cached step ${i}` },
+  }));
   const marker = "cache-priced-budget-4410";
   const r = await cli(world, ["delegate", "--json", "--max-cost", "2.5", `${marker} ${script(busy)}`]);
   const [task] = summaryOf(r.json);
@@ -98,7 +113,10 @@ test("a task's maxCost counts cache reads at the cache price: a busy child runs 
   expect(mine.length, `requests: ${mine.length}`).toBeGreaterThan(3);
   expect(task.usage.cacheRead).toBeGreaterThan(0);
   expect(task.usage.cacheRead).toBeLessThanOrEqual(cached);
-  const billed = mine.reduce((d, q) => d + ((q.usage!.prompt - q.usage!.cached) * 1000 + q.usage!.cached * 100 + q.usage!.output * 2000) / 1e6, 0);
+  const billed = mine.reduce(
+    (d, q) => d + ((q.usage!.prompt - q.usage!.cached) * 1000 + q.usage!.cached * 100 + q.usage!.output * 2000) / 1e6,
+    0,
+  );
   expect(task.usage.cost).toBeGreaterThanOrEqual(2.5);
   expect(task.usage.cost).toBeLessThanOrEqual(billed + 1e-9);
   world.server.billing.cache = false;

@@ -25,15 +25,31 @@ afterAll(async () => {
 });
 
 const transcript = (q: { messages?: { content?: unknown }[] }) => JSON.stringify(q.messages ?? []);
-const seenBy = (marker: string) => world.server.requests.filter((q) => transcript(q).includes(marker)).map(transcript).join("\n");
-const containers = () => spawnSync("docker", ["ps", "-aq", "--filter", "name=subagents-"], { encoding: "utf8" }).stdout.trim();
+const seenBy = (marker: string) =>
+  world.server.requests
+    .filter((q) => transcript(q).includes(marker))
+    .map(transcript)
+    .join("\n");
+const containers = () =>
+  spawnSync("docker", ["ps", "-aq", "--filter", "name=subagents-"], { encoding: "utf8" }).stdout.trim();
 
 test("a child in a container: reaches the model, writes its folder, sees no home, leaves no container", async () => {
   if (skip) return console.warn(skip);
   const marker = `dk${Date.now()}`;
   writeFileSync(join(world.root, ".netrc"), `password secret-${marker}\n`);
   const command = `grep PRETTY /etc/os-release; cat "$HOME/.netrc" || echo NO-SECRET; echo ${marker} > made.txt; echo x > /etc/x-${marker} || echo NO-ETC`;
-  const r = await cli(world, ["run", "default", `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`, "--runner", "docker", "--json"], { binary: true });
+  const r = await cli(
+    world,
+    [
+      "run",
+      "default",
+      `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`,
+      "--runner",
+      "docker",
+      "--json",
+    ],
+    { binary: true },
+  );
   const [t] = summaryOf(r.json);
   expect(t.status, taskWhy(t, r)).toBe("completed");
   expect(t.output).toBe(`done ${marker}`);
@@ -51,8 +67,17 @@ test("Ctrl-C removes the container and everything in it", async () => {
   if (skip) return console.warn(skip);
   const marker = `sleep 4${String(Date.now()).slice(-4)}`;
   const task = `hang ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }])}`;
-  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--runner", "docker", "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
-  const sleeping = () => spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim();
+  const proc = Bun.spawn({
+    cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--runner", "docker", "--json"],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const sleeping = () =>
+    spawnSync("pgrep", ["-f", `^${marker}`])
+      .stdout.toString()
+      .trim();
   const t0 = Date.now();
   while (!sleeping() && Date.now() - t0 < 60_000) await Bun.sleep(100);
   expect(sleeping()).not.toBe("");
@@ -67,8 +92,17 @@ test("an owner killed with SIGKILL leaves a container; the next docker child rem
   if (skip) return console.warn(skip);
   const marker = `sleep 5${String(Date.now()).slice(-4)}`;
   const task = `hang ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }])}`;
-  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--runner", "docker", "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
-  const sleeping = () => spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim();
+  const proc = Bun.spawn({
+    cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--runner", "docker", "--json"],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const sleeping = () =>
+    spawnSync("pgrep", ["-f", `^${marker}`])
+      .stdout.toString()
+      .trim();
   const t0 = Date.now();
   while (!sleeping() && Date.now() - t0 < 60_000) await Bun.sleep(100);
   proc.kill("SIGKILL");
@@ -92,7 +126,18 @@ test("from source (no single-file executable to mount) the docker runner says wh
 test("steering a container child is refused with the reason (only stdin/stdout cross docker run)", async () => {
   if (skip) return console.warn(skip);
   const marker = `sleep 3.${String(Date.now()).slice(-4)}`;
-  const run = cli(world, ["run", "default", `steer me ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }, { finalize: { status: "SUCCESS", result: "ran" } }])}`, "--runner", "docker", "--json"], { binary: true });
+  const run = cli(
+    world,
+    [
+      "run",
+      "default",
+      `steer me ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }, { finalize: { status: "SUCCESS", result: "ran" } }])}`,
+      "--runner",
+      "docker",
+      "--json",
+    ],
+    { binary: true },
+  );
   expect(await untilSleeping(marker)).toBe(true);
   const id = sessionOfPrompt(world.env.SUBAGENTS_DB, marker)!;
   const s = await cli(world, ["steer", id, "change of plan"], { binary: true });
@@ -116,7 +161,18 @@ test("a container child cannot plant a git hook, a git config or a project pi ex
     `mkdir -p .pi/extensions || ${say("no-ext")}`,
     `echo ${marker} > made.txt`,
   ].join("; ");
-  const r = await cli(world, ["run", "default", `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`, "--runner", "docker", "--json"], { binary: true, cwd: repo });
+  const r = await cli(
+    world,
+    [
+      "run",
+      "default",
+      `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`,
+      "--runner",
+      "docker",
+      "--json",
+    ],
+    { binary: true, cwd: repo },
+  );
   const [t] = summaryOf(r.json);
   expect(t.status, r.stderr).toBe("completed");
   const seen = seenBy(marker);

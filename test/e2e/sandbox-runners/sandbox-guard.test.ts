@@ -20,10 +20,15 @@ beforeAll(async () => {
 afterAll(() => world?.close());
 
 const transcript = (q: { messages?: { content?: unknown }[] }) => JSON.stringify(q.messages ?? []);
-const seenBy = (marker: string) => world.server.requests.filter((q) => transcript(q).includes(marker)).map(transcript).join("\n");
+const seenBy = (marker: string) =>
+  world.server.requests
+    .filter((q) => transcript(q).includes(marker))
+    .map(transcript)
+    .join("\n");
 /** Prints WORD in capitals: what only the command's output holds, never the command's own text. */
 const say = (word: string) => `echo ${word.toLowerCase()} | tr a-z A-Z`;
-const probe = (marker: string, command: string) => `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`;
+const probe = (marker: string, command: string) =>
+  `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`;
 
 /** The planting attempts: each leaves a file named in `pwned` when what it planted runs. */
 function plant(pwned: string) {
@@ -45,7 +50,10 @@ test("a sandboxed child cannot plant a hook, core.fsmonitor or a pi extension; t
   const pwned = join(world.root, `pwned-${marker}`);
   const hooksBefore = readdirSync(join(repo, ".git", "hooks")).sort();
   const command = `${plant(pwned)}; echo mine > work.txt && git add work.txt && git commit -q -m "child work ${marker}" && ${say(`committed-${marker}`)}`;
-  const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--json"], { binary: true, cwd: repo });
+  const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--json"], {
+    binary: true,
+    cwd: repo,
+  });
   const [t] = summaryOf(r.json);
   expect(t.status, r.stderr).toBe("completed");
   const seen = seenBy(marker);
@@ -60,7 +68,11 @@ test("a sandboxed child cannot plant a hook, core.fsmonitor or a pi extension; t
   gitIn(world.root, repo, "commit", "-q", "-m", "person's commit");
   expect(existsSync(pwned) ? readdirSync(pwned) : []).toEqual([]);
   expect(readdirSync(join(repo, ".git", "hooks")).sort()).toEqual(hooksBefore);
-  expect(gitIn(world.root, repo, "config", "--get-regexp", "^core\\.").split("\n").filter((l) => /fsmonitor|hookspath/i.test(l))).toEqual([]);
+  expect(
+    gitIn(world.root, repo, "config", "--get-regexp", "^core\\.")
+      .split("\n")
+      .filter((l) => /fsmonitor|hookspath/i.test(l)),
+  ).toEqual([]);
   expect(existsSync(join(repo, ".pi", "extensions"))).toBe(false);
   expect(existsSync(join(repo, ".git-moved"))).toBe(false);
   expect(gitIn(world.root, repo, "log", "--format=%s")).toContain(`child work ${marker}`);
@@ -83,7 +95,10 @@ test("subagents.sandboxWritable opens a protected path on purpose (and only that
     const { mkdirSync } = await import("node:fs");
     mkdirSync(join(repo, ".pi", "agents"), { recursive: true });
     const command = `echo '---\\nname: helper\\n---\\nhelp' > .pi/agents/helper.md && ${say("AGENT-OK")}; mkdir .pi/extensions || ${say("NO-EXT")}`;
-    const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--json"], { binary: true, cwd: repo });
+    const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--json"], {
+      binary: true,
+      cwd: repo,
+    });
     expect(summaryOf(r.json)[0].status, r.stderr).toBe("completed");
     const seen = seenBy(marker);
     expect(seen, seen.slice(-2000)).toContain("AGENT-OK");
@@ -106,7 +121,11 @@ test("sandbox + isolated worktree: the child commits and branches there; the sha
     `git config core.fsmonitor 'touch ${pwned}' || ${say("NO-CONFIG")}`,
     `echo "gitdir: /nowhere" > .git || ${say("NO-DOTGIT")}`,
   ].join("; ");
-  const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--isolation", "worktree", "--json"], { binary: true, cwd: repo });
+  const r = await cli(
+    world,
+    ["run", "default", probe(marker, command), "--sandbox", "--isolation", "worktree", "--json"],
+    { binary: true, cwd: repo },
+  );
   const [t] = summaryOf(r.json);
   expect(t.status, r.stderr).toBe("completed");
   const seen = seenBy(marker);

@@ -33,8 +33,13 @@ afterAll(async () => {
 });
 
 const transcript = (q: { messages?: { content?: unknown }[] }) => JSON.stringify(q.messages ?? []);
-const seenBy = (marker: string) => world.server.requests.filter((q) => transcript(q).includes(marker)).map(transcript).join("\n");
-const probe = (marker: string, command: string) => `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`;
+const seenBy = (marker: string) =>
+  world.server.requests
+    .filter((q) => transcript(q).includes(marker))
+    .map(transcript)
+    .join("\n");
+const probe = (marker: string, command: string) =>
+  `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`;
 
 /** curl through the proxy variables, curl ignoring them, and bash's /dev/tcp, each to the local service. */
 function reachCommand(marker: string): string {
@@ -51,7 +56,9 @@ for (const binary of [true, false]) {
     if (skip) return console.warn(skip);
     world.setSubagentSettings({});
     const marker = `nc${binary ? "b" : "s"}${Date.now()}`;
-    const r = await cli(world, ["run", "default", probe(marker, reachCommand(marker)), "--sandbox", "--json"], { binary });
+    const r = await cli(world, ["run", "default", probe(marker, reachCommand(marker)), "--sandbox", "--json"], {
+      binary,
+    });
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
     expect(t.output).toContain(`done ${marker}`);
@@ -60,8 +67,13 @@ for (const binary of [true, false]) {
     expect(seen, "curl --noproxy must find no route").toContain("NOPROXY-FAILED");
     expect(seen, "/dev/tcp must find no route").toContain("DEVTCP-FAILED");
     expect(seen).not.toContain("SERVICE-SAYS");
-    expect(hits.filter((h) => h.includes(marker)), "the service got a request from the sandbox").toEqual([]);
-    expect((t.warnings ?? []).join("\n"), taskWhy(t, r)).toContain(`sandbox network: refused 1 connection to 127.0.0.1:${service.port} (1×)`);
+    expect(
+      hits.filter((h) => h.includes(marker)),
+      "the service got a request from the sandbox",
+    ).toEqual([]);
+    expect((t.warnings ?? []).join("\n"), taskWhy(t, r)).toContain(
+      `sandbox network: refused 1 connection to 127.0.0.1:${service.port} (1×)`,
+    );
   }, 120_000);
 }
 
@@ -71,7 +83,11 @@ test("with the service's host:port in subagents.sandboxAllowHosts, curl and /dev
   try {
     const marker = `na${Date.now()}`;
     const other = `curl -fsS --max-time 5 http://127.0.0.1:1/ || echo OTHER-FAILED`;
-    const r = await cli(world, ["run", "default", probe(marker, `${reachCommand(marker)}; ${other}`), "--sandbox", "--json"], { binary: true });
+    const r = await cli(
+      world,
+      ["run", "default", probe(marker, `${reachCommand(marker)}; ${other}`), "--sandbox", "--json"],
+      { binary: true },
+    );
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
     const seen = seenBy(marker);
@@ -91,7 +107,9 @@ test('subagents.sandboxNetwork "all" keeps the host network (the probe can fail)
   world.setSubagentSettings({ sandboxNetwork: "all" });
   try {
     const marker = `nall${Date.now()}`;
-    const r = await cli(world, ["run", "default", probe(marker, reachCommand(marker)), "--sandbox", "--json"], { binary: true });
+    const r = await cli(world, ["run", "default", probe(marker, reachCommand(marker)), "--sandbox", "--json"], {
+      binary: true,
+    });
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
     expect(seenBy(marker)).toContain(`SERVICE-SAYS-${marker}-direct`);
@@ -105,7 +123,9 @@ test('subagents.sandboxNetwork "none": the model only, the allow list is not use
   world.setSubagentSettings({ sandboxNetwork: "none", sandboxAllowHosts: [`127.0.0.1:${service.port}`] });
   try {
     const marker = `nnone${Date.now()}`;
-    const r = await cli(world, ["run", "default", probe(marker, reachCommand(marker)), "--sandbox", "--json"], { binary: true });
+    const r = await cli(world, ["run", "default", probe(marker, reachCommand(marker)), "--sandbox", "--json"], {
+      binary: true,
+    });
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
     const seen = seenBy(marker);
@@ -131,9 +151,18 @@ test("Ctrl-C on a sandboxed run with a closed network: the child, its commands a
   const marker = `sleep 4${String(Date.now()).slice(-5)}`;
   const task = `hang ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }])}`;
   const tmp = join(world.root, "tmp");
-  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--sandbox", "--json"], cwd: world.workDir, env: { ...world.env, TMPDIR: tmp }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--sandbox", "--json"],
+    cwd: world.workDir,
+    env: { ...world.env, TMPDIR: tmp },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   spawnSync("mkdir", ["-p", tmp]);
-  const sleeping = () => spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim();
+  const sleeping = () =>
+    spawnSync("pgrep", ["-f", `^${marker}`])
+      .stdout.toString()
+      .trim();
   const sockets = () => readdirSync(tmp).flatMap((d) => ourSockets(join(tmp, d)));
   const t0 = Date.now();
   while (!sleeping() && Date.now() - t0 < 60_000) await Bun.sleep(100);
@@ -143,7 +172,8 @@ test("Ctrl-C on a sandboxed run with a closed network: the child, its commands a
   expect(await proc.exited).toBe(130);
   // Poll with a deadline: nothing of the run is left — no process with the marker, no proxy socket.
   const t1 = Date.now();
-  while ((spawnSync("pgrep", ["-f", marker]).stdout.toString().trim() || sockets().length) && Date.now() - t1 < 20_000) await Bun.sleep(100);
+  while ((spawnSync("pgrep", ["-f", marker]).stdout.toString().trim() || sockets().length) && Date.now() - t1 < 20_000)
+    await Bun.sleep(100);
   expect(spawnSync("pgrep", ["-f", marker], { encoding: "utf8" }).stdout.trim()).toBe("");
   expect(sockets()).toEqual([]);
 }, 120_000);

@@ -23,7 +23,8 @@ const transcript = (q: { messages?: { content?: unknown }[] }) => JSON.stringify
 const requestsWith = (marker: string) => world.server.requests.filter((q) => transcript(q).includes(marker));
 
 /** One bash command, then finalize with what it printed. */
-const probe = (marker: string, command: string) => `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`;
+const probe = (marker: string, command: string) =>
+  `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`;
 
 function secretProbe(marker: string) {
   const secret = `s3cret-${marker}`;
@@ -66,7 +67,9 @@ for (const binary of [true, false]) {
 test("a session run with --sandbox is sandboxed again when resumed without it (the run record remembers)", async () => {
   if (skip) return console.warn(skip);
   const marker = `mresume${Date.now()}`;
-  const first = await cli(world, ["run", "default", probe(`${marker}a`, "echo first"), "--sandbox", "--json"], { binary: true });
+  const first = await cli(world, ["run", "default", probe(`${marker}a`, "echo first"), "--sandbox", "--json"], {
+    binary: true,
+  });
   const [t1] = summaryOf(first.json);
   expect(t1.status, taskWhy(t1, first)).toBe("completed");
   const p = secretProbe(`${marker}b`);
@@ -94,7 +97,10 @@ test("sandbox + isolation worktree: the child writes in its worktree, the change
   const marker = `miso${Date.now()}`;
   const task = probe(marker, `echo sandboxed > made.txt && git status --short && cat "$HOME/.netrc" || echo NO-SECRET`);
   writeFileSync(join(world.root, ".netrc"), `password iso-${marker}\n`);
-  const r = await cli(world, ["run", "default", task, "--sandbox", "--isolation", "worktree", "--json"], { binary: true, cwd: repo });
+  const r = await cli(world, ["run", "default", task, "--sandbox", "--isolation", "worktree", "--json"], {
+    binary: true,
+    cwd: repo,
+  });
   const [t] = summaryOf(r.json);
   expect(t.status, taskWhy(t, r)).toBe("completed");
   expect(t.isolation.branch).toBeTruthy();
@@ -110,9 +116,18 @@ test("Ctrl-C on a sandboxed run stops the child with everything it started (no p
   // A duration no other process uses: the sleep itself is found by it (the owner's argv holds the task text too).
   const marker = `sleep 3${String(Date.now()).slice(-5)}`;
   const task = `hang ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }])}`;
-  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--sandbox", "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn({
+    cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--sandbox", "--json"],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const started = Date.now();
-  const sleeping = () => spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim();
+  const sleeping = () =>
+    spawnSync("pgrep", ["-f", `^${marker}`])
+      .stdout.toString()
+      .trim();
   while (!sleeping() && Date.now() - started < 30_000) await Bun.sleep(100);
   expect(sleeping()).not.toBe("");
   proc.kill("SIGINT");
@@ -125,8 +140,17 @@ test("an owner killed with SIGKILL takes its sandboxed child and the child's com
   if (skip) return console.warn(skip);
   const marker = `sleep 2${String(Date.now()).slice(-5)}`;
   const task = `hang ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }])}`;
-  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--sandbox", "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
-  const sleeping = () => spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim();
+  const proc = Bun.spawn({
+    cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--sandbox", "--json"],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const sleeping = () =>
+    spawnSync("pgrep", ["-f", `^${marker}`])
+      .stdout.toString()
+      .trim();
   const started = Date.now();
   while (!sleeping() && Date.now() - started < 30_000) await Bun.sleep(100);
   expect(sleeping()).not.toBe("");
@@ -141,7 +165,9 @@ test("the control pipe crosses the sandbox: a budget's wrap-up steer reaches the
   if (skip) return console.warn(skip);
   const marker = `msteer${Date.now()}`;
   const busy = Array.from({ length: 8 }, (_, i) => ({ tool: "bash", args: { command: `echo ${marker} ${i}` } }));
-  const r = await cli(world, ["delegate", "--json", "--sandbox", "--max-turns", "2", `${marker} ${script(busy)}`], { binary: true });
+  const r = await cli(world, ["delegate", "--json", "--sandbox", "--max-turns", "2", `${marker} ${script(busy)}`], {
+    binary: true,
+  });
   expect(summaryOf(r.json)[0].errorCode).toBe("BUDGET_EXCEEDED");
   expect(requestsWith(marker).map(transcript).join("\n")).toContain("Stop working now");
 }, 90_000);
@@ -161,29 +187,52 @@ test("a missing bubblewrap is a clear error naming the package, and nothing runs
   expect(check.fix).toContain("apt-get install bubblewrap");
   // Installed but refused by the system (Ubuntu's AppArmor rule for user namespaces): doctor says so.
   const { chmodSync } = await import("node:fs");
-  writeFileSync(join(bin, "bwrap"), "#!/bin/sh\n[ \"$1\" = --version ] && { echo bubblewrap 9.9; exit 0; }\necho 'bwrap: setting up uid map: Permission denied' >&2; exit 1\n");
+  writeFileSync(
+    join(bin, "bwrap"),
+    "#!/bin/sh\n[ \"$1\" = --version ] && { echo bubblewrap 9.9; exit 0; }\necho 'bwrap: setting up uid map: Permission denied' >&2; exit 1\n",
+  );
   chmodSync(join(bin, "bwrap"), 0o755);
   const refused = await cli(world, ["doctor", "--json"], { binary: true, env: { PATH: `${bin}:/usr/bin:/bin` } });
   const line = JSON.parse(refused.stdout).checks.find((c: { name: string }) => c.name === "sandbox");
   expect(line.status).toBe("warn");
   expect(line.detail).toContain("cannot start a sandbox here: bwrap: setting up uid map: Permission denied");
   const found = await cli(world, ["doctor", "--json"], { binary: true });
-  expect(JSON.parse(found.stdout).checks.find((c: { name: string }) => c.name === "sandbox").detail).toContain("bubblewrap 0.");
+  expect(JSON.parse(found.stdout).checks.find((c: { name: string }) => c.name === "sandbox").detail).toContain(
+    "bubblewrap 0.",
+  );
 }, 60_000);
 
 test("in pi (Node parent, our extension): a delegate_to_subagents task with sandbox: true is confined, its neighbour is not", async () => {
   if (skip) return console.warn(skip);
   const marker = `mpi${Date.now()}`;
   writeFileSync(join(world.root, ".netrc"), `password pi-${marker}\n`);
-  const child = (who: string) => `${who} ${marker} ${script([{ tool: "bash", args: { command: `cat "$HOME/.netrc" || echo NO-SECRET-${who}` } }, { finalize: { status: "SUCCESS", result: `${who} done` } }])}`;
+  const child = (who: string) =>
+    `${who} ${marker} ${script([{ tool: "bash", args: { command: `cat "$HOME/.netrc" || echo NO-SECRET-${who}` } }, { finalize: { status: "SUCCESS", result: `${who} done` } }])}`;
   const r = await runParentPi(world, {
     runtime: "node",
-    steps: [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "boxed", prompt: child("boxed"), sandbox: true }, { name: "open", prompt: child("open") }] } }, { text: "parent done" }],
+    steps: [
+      {
+        tool: "delegate_to_subagents",
+        args: {
+          tasks: [
+            { name: "boxed", prompt: child("boxed"), sandbox: true },
+            { name: "open", prompt: child("open") },
+          ],
+        },
+      },
+      { text: "parent done" },
+    ],
   });
   expect(r.code, r.stderr).toBe(0);
   expect(r.results[0].isError).toBe(false);
-  const boxed = world.server.requests.filter((q) => transcript(q).includes(`boxed ${marker}`)).map(transcript).join("\n");
-  const open = world.server.requests.filter((q) => transcript(q).includes(`open ${marker}`)).map(transcript).join("\n");
+  const boxed = world.server.requests
+    .filter((q) => transcript(q).includes(`boxed ${marker}`))
+    .map(transcript)
+    .join("\n");
+  const open = world.server.requests
+    .filter((q) => transcript(q).includes(`open ${marker}`))
+    .map(transcript)
+    .join("\n");
   expect(boxed).toContain("NO-SECRET-boxed");
   expect(boxed).not.toContain(`pi-${marker}`);
   expect(open).toContain(`pi-${marker}`);
@@ -192,10 +241,24 @@ test("in pi (Node parent, our extension): a delegate_to_subagents task with sand
 test("steer reaches a sandboxed child (the control pipe is inherited through bwrap)", async () => {
   if (skip) return console.warn(skip);
   const marker = `sleep 2.${String(Date.now()).slice(-4)}`;
-  const run = cli(world, ["run", "default", `steer me ${script([{ tool: "bash", args: { command: `${marker}; echo slept` } }, { finalize: { status: "SUCCESS", result: "not steered" } }])}`, "--sandbox", "--json"], { binary: true });
+  const run = cli(
+    world,
+    [
+      "run",
+      "default",
+      `steer me ${script([{ tool: "bash", args: { command: `${marker}; echo slept` } }, { finalize: { status: "SUCCESS", result: "not steered" } }])}`,
+      "--sandbox",
+      "--json",
+    ],
+    { binary: true },
+  );
   expect(await untilSleeping(marker)).toBe(true);
   const id = sessionOfPrompt(world.env.SUBAGENTS_DB, marker)!;
-  const s = await cli(world, ["steer", id, `Change of plan ${script([{ finalize: { status: "SUCCESS", result: "steered in the box" } }])}`], { binary: true });
+  const s = await cli(
+    world,
+    ["steer", id, `Change of plan ${script([{ finalize: { status: "SUCCESS", result: "steered in the box" } }])}`],
+    { binary: true },
+  );
   expect(s.stderr).toContain(`delivered to ${id}`);
   expect(summaryOf((await run).json)[0].output).toBe("steered in the box");
 }, 120_000);

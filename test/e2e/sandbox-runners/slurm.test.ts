@@ -24,8 +24,16 @@ afterAll(async () => {
 });
 
 const transcript = (q: { messages?: { content?: unknown }[] }) => JSON.stringify(q.messages ?? []);
-const seenBy = (marker: string) => world.server.requests.filter((q) => transcript(q).includes(marker)).map(transcript).join("\n");
-const ours = () => spawnSync("squeue", ["-h", "-o", "%j %T"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.startsWith("subagents-")).join("\n");
+const seenBy = (marker: string) =>
+  world.server.requests
+    .filter((q) => transcript(q).includes(marker))
+    .map(transcript)
+    .join("\n");
+const ours = () =>
+  spawnSync("squeue", ["-h", "-o", "%j %T"], { encoding: "utf8" })
+    .stdout.split("\n")
+    .filter((l) => l.startsWith("subagents-"))
+    .join("\n");
 
 test("a child as a job step: reaches the model, writes its folder; with --sandbox too; nothing left in squeue", async () => {
   if (skip) return console.warn(skip);
@@ -33,7 +41,19 @@ test("a child as a job step: reaches the model, writes its folder; with --sandbo
     const marker = `sl${sandbox ? "s" : "p"}${Date.now()}`;
     writeFileSync(join(world.root, ".netrc"), `password secret-${marker}\n`);
     const command = `echo job=$SLURM_JOB_ID; cat "$HOME/.netrc" || echo NO-SECRET; echo ${marker} > made-${marker}.txt`;
-    const r = await cli(world, ["run", "default", `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`, "--runner", "slurm", ...(sandbox ? ["--sandbox"] : []), "--json"], { binary: true });
+    const r = await cli(
+      world,
+      [
+        "run",
+        "default",
+        `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`,
+        "--runner",
+        "slurm",
+        ...(sandbox ? ["--sandbox"] : []),
+        "--json",
+      ],
+      { binary: true },
+    );
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
     expect(t.output).toBe(`done ${marker}`);
@@ -51,8 +71,17 @@ test("Ctrl-C ends the job step: nothing in squeue, no process left", async () =>
   if (skip) return console.warn(skip);
   const marker = `sleep 6${String(Date.now()).slice(-4)}`;
   const task = `hang ${script([{ tool: "bash", args: { command: `${marker}; echo after` } }])}`;
-  const proc = Bun.spawn({ cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--runner", "slurm", "--json"], cwd: world.workDir, env: world.env, stdout: "pipe", stderr: "pipe" });
-  const sleeping = () => spawnSync("pgrep", ["-f", `^${marker}`]).stdout.toString().trim();
+  const proc = Bun.spawn({
+    cmd: [join(REPO, "dist", "subagents"), "run", "default", task, "--runner", "slurm", "--json"],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const sleeping = () =>
+    spawnSync("pgrep", ["-f", `^${marker}`])
+      .stdout.toString()
+      .trim();
   const t0 = Date.now();
   while (!sleeping() && Date.now() - t0 < 60_000) await Bun.sleep(100);
   expect(sleeping()).not.toBe("");
@@ -72,7 +101,10 @@ test("a partition on other machines needs the task folder on a shared filesystem
   mkdirSync(bin, { recursive: true });
   writeFileSync(join(bin, "sinfo"), "#!/bin/sh\necho node-elsewhere\n");
   chmodSync(join(bin, "sinfo"), 0o755);
-  const r = await cli(world, ["run", "default", "hello", "--runner", "slurm", "--json"], { binary: true, env: { PATH: `${bin}:${process.env.PATH}` } });
+  const r = await cli(world, ["run", "default", "hello", "--runner", "slurm", "--json"], {
+    binary: true,
+    env: { PATH: `${bin}:${process.env.PATH}` },
+  });
   const [t] = summaryOf(r.json);
   expect(t.errorCode).toBe("RUNNER_FAILED");
   expect(t.error).toContain("needs ~/work on a filesystem the compute nodes share"); // home shown as ~

@@ -16,6 +16,8 @@ test("the resolved model matches what was asked: exact, bare id, part of an id, 
 
 test("the message names the model, what pi resolved, and the pi; it reads as pi's own 'not found'", () => {
   const m = modelGuardMessage("anthropic/claude-fable-5-2", { provider: "anthropic", id: "claude-opus-4-8" }, "0.87.1");
-  expect(m).toStartWith('Model "anthropic/claude-fable-5-2" not found by pi 0.87.1: it resolved "anthropic/claude-opus-4-8" instead');
+  expect(m).toStartWith(
+    'Model "anthropic/claude-fable-5-2" not found by pi 0.87.1: it resolved "anthropic/claude-opus-4-8" instead',
+  );
   expect(/Model "[^"]+" not found/.test(m)).toBe(true);
 });

@@ -24,8 +24,30 @@ beforeAll(async () => {
       { role: "assistant" as const, text: "Looking.", toolCalls: [{ name: "bash", args: '{"command":"cat nope"}' }] },
       { role: "toolResult" as const, name: "bash", text: "cat: nope: No such file", isError: true },
     ];
-    if (status === "completed") store.finishRun(run, { status, output: "the bug is in line 3", usage, exitCode: 0, toolCount: 1, messages, stderrTail: "", durationMs: 1200 });
-    else store.finishRun(run, { status, output: "", error: "provider said 503", errorCode: "SUBAGENT_FAILED", usage, exitCode: 1, toolCount: 1, messages, stderrTail: "", durationMs: 1200 });
+    if (status === "completed")
+      store.finishRun(run, {
+        status,
+        output: "the bug is in line 3",
+        usage,
+        exitCode: 0,
+        toolCount: 1,
+        messages,
+        stderrTail: "",
+        durationMs: 1200,
+      });
+    else
+      store.finishRun(run, {
+        status,
+        output: "",
+        error: "provider said 503",
+        errorCode: "SUBAGENT_FAILED",
+        usage,
+        exitCode: 1,
+        toolCount: 1,
+        messages,
+        stderrTail: "",
+        durationMs: 1200,
+      });
     return id;
   };
   ok = add("a-rather-long-session-name-that-will-not-fit-in-sixty-columns", "completed");
@@ -101,7 +123,9 @@ test("sessions piped: a header row and full cells", async () => {
   const r = await cli(world, ["sessions"]);
   const lines = r.stdout.trim().split("\n");
   expect(lines[0]).toMatch(/^ID +STATUS +AGENT +COST +UPDATED +NAME$/);
-  expect(lines.some((l) => l.startsWith(ok) && l.endsWith("a-rather-long-session-name-that-will-not-fit-in-sixty-columns"))).toBe(true);
+  expect(
+    lines.some((l) => l.startsWith(ok) && l.endsWith("a-rather-long-session-name-that-will-not-fit-in-sixty-columns")),
+  ).toBe(true);
   const wide = await cli(world, ["sessions", "--wide"]);
   expect(wide.stdout.split("\n")[0]).toMatch(/^ID +STATUS +AGENT +RUNS +COST +UPDATED +NAME +CWD$/);
 });

@@ -69,7 +69,11 @@ test("leaves ordinary text alone", () => {
 
 test("home paths become ~ and long stack traces are shortened", () => {
   expect(sanitize("see /home/alice/project/x.ts and /Users/bob/y.ts")).toBe("see ~/project/x.ts and ~/y.ts");
-  const stack = ["Error: boom", ...Array.from({ length: 30 }, (_, i) => `    at frame${i} (file.js:${i}:1)`), "after"].join("\n");
+  const stack = [
+    "Error: boom",
+    ...Array.from({ length: 30 }, (_, i) => `    at frame${i} (file.js:${i}:1)`),
+    "after",
+  ].join("\n");
   const out = sanitize(stack);
   expect(out).toContain("at frame9 ");
   expect(out).not.toContain("at frame10 ");
@@ -85,14 +89,16 @@ test("every home is masked: root, Windows profiles (plain and JSON-escaped), and
   expect(sanitize("D:/Users/dave/x")).toBe("~/x");
   maskHomeDir("/srv/ci-home");
   try {
-    expect(sanitize("wrote /srv/ci-home/out.txt; /srv/ci-home2 is another")).toBe("wrote ~/out.txt; /srv/ci-home2 is another");
+    expect(sanitize("wrote /srv/ci-home/out.txt; /srv/ci-home2 is another")).toBe(
+      "wrote ~/out.txt; /srv/ci-home2 is another",
+    );
   } finally {
     maskHomeDir(undefined);
   }
   expect(sanitize("/srv/ci-home/out.txt")).toBe("/srv/ci-home/out.txt");
 });
 
-test("a head+tail cut inside one long line says how much was cut, without \"0 lines\"", () => {
+test('a head+tail cut inside one long line says how much was cut, without "0 lines"', () => {
   const t = truncateHeadTail("x".repeat(6_000), { maxBytes: 1_000, maxLines: 100 });
   expect(t.truncated).toBe(true);
   const marker = t.text.split("\n")[1];
@@ -100,7 +106,13 @@ test("a head+tail cut inside one long line says how much was cut, without \"0 li
 });
 
 test("linear time on adversarial input (1 MB)", () => {
-  const inputs = ["sk-".repeat(350_000), "a".repeat(1_000_000), `${"-----BEGIN PRIVATE KEY-----\n".repeat(20_000)}`, "api_key=".repeat(120_000), "eyJ".repeat(330_000)];
+  const inputs = [
+    "sk-".repeat(350_000),
+    "a".repeat(1_000_000),
+    `${"-----BEGIN PRIVATE KEY-----\n".repeat(20_000)}`,
+    "api_key=".repeat(120_000),
+    "eyJ".repeat(330_000),
+  ];
   for (const input of inputs) {
     const t = performance.now();
     sanitize(input);

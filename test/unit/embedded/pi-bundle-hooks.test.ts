@@ -11,7 +11,10 @@ import { installRevisionMemo } from "../../../src/embedded/revision-memo.ts";
 import { hookTypeboxUpdate } from "../../../src/embedded/typebox-update.ts";
 
 const BUNDLE = join(PI_DIR, "dist", "bundle");
-const files = () => [join(BUNDLE, "cli-runtime.js"), ...readdirSync(join(BUNDLE, "chunks")).map((f) => join(BUNDLE, "chunks", f))];
+const files = () => [
+  join(BUNDLE, "cli-runtime.js"),
+  ...readdirSync(join(BUNDLE, "chunks")).map((f) => join(BUNDLE, "chunks", f)),
+];
 const empty = emptyHookReport;
 
 test("the installed pi's bundle has each hooked function exactly once, and the hooks land", () => {
@@ -28,21 +31,30 @@ test("the installed pi's bundle has each hooked function exactly once, and the h
   expect(joined).toContain('(globalThis[Symbol.for("subagents.native-fetch")]?.(');
   // pi's load-time validators are made lazily, and TypeBox's Value is published for them to interpret with.
   expect(joined).not.toMatch(/\b\w+=Compile\(\w+\)[;,]/);
-  expect(joined).toContain('validateModelsConfig=(globalThis[Symbol.for("subagents.lazy-validator")]?.(ModelsConfigSchema,');
+  expect(joined).toContain(
+    'validateModelsConfig=(globalThis[Symbol.for("subagents.lazy-validator")]?.(ModelsConfigSchema,',
+  );
   expect(found.typeboxValue).toHaveLength(1);
   // pi's file revisions are asked through the memo.
   expect(found.revision).toHaveLength(1);
-  expect(joined).toContain('function getFileRevision(path){const memo=globalThis[Symbol.for("subagents.file-revision")];');
+  expect(joined).toContain(
+    'function getFileRevision(path){const memo=globalThis[Symbol.for("subagents.file-revision")];',
+  );
   // TypeBox 1.3's Update copies shallowly (as 1.4 does).
   expect(found.typeboxUpdate).toHaveLength(1);
   // A kept child's RPC output leaves out streaming updates.
   expect(found.rpcQuiet).toHaveLength(1);
-  expect(joined).toContain('(__subagentsQuietRpc&&(event.type==="message_update"||event.type==="tool_execution_update"))||output(toJsonEvent(event))');
+  expect(joined).toContain(
+    '(__subagentsQuietRpc&&(event.type==="message_update"||event.type==="tool_execution_update"))||output(toJsonEvent(event))',
+  );
 });
 
 test("a file revision is read once per turn of the event loop, and again in the next", async () => {
   installRevisionMemo("subagents.test-revision");
-  const memo = (globalThis as Record<symbol, unknown>)[Symbol.for("subagents.test-revision")] as (p: string, read: (p: string) => unknown) => unknown;
+  const memo = (globalThis as Record<symbol, unknown>)[Symbol.for("subagents.test-revision")] as (
+    p: string,
+    read: (p: string) => unknown,
+  ) => unknown;
   let reads = 0;
   let revision = "r1";
   const read = () => (reads++, revision);
@@ -61,7 +73,8 @@ test("a file revision is read once per turn of the event loop, and again in the 
 
 test("Bun's fetch stays only without proxy variables, at pi's default idle timeout, and before any swap", () => {
   expect(keepNativeFetch({}, 300_000, 300_000, true)).toBe(true);
-  for (const v of ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"]) expect(keepNativeFetch({ [v]: "http://proxy:8080" }, 300_000, 300_000, true)).toBe(false);
+  for (const v of ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"])
+    expect(keepNativeFetch({ [v]: "http://proxy:8080" }, 300_000, 300_000, true)).toBe(false);
   expect(keepNativeFetch({ HTTPS_PROXY: "" }, 300_000, 300_000, true)).toBe(true);
   expect(keepNativeFetch({}, 60_000, 300_000, true)).toBe(false);
   expect(keepNativeFetch({}, 300_000, 300_000, false)).toBe(false);
@@ -90,14 +103,35 @@ test("pi settings that name an idle timeout or a proxy (global or the project's)
 test("a pi whose undici setup changed shape fails the build", () => {
   const main = files().find((f) => readFileSync(f, "utf8").includes("function configureHttpDispatcher("))!;
   const source = readFileSync(main, "utf8");
-  expect(() => hookPiSource(main, source.replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2("), empty())).toThrow(/undici/);
+  expect(() =>
+    hookPiSource(
+      main,
+      source.replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2("),
+      empty(),
+    ),
+  ).toThrow(/undici/);
   expect(() => hookPiSource(main, source.replace("var undici=", "var undiciV2="), empty())).toThrow(/undici/);
   const neither = empty();
-  hookPiSource(main, source.replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2(").replace("var undici=", "var undiciV2="), neither);
+  hookPiSource(
+    main,
+    source
+      .replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2(")
+      .replace("var undici=", "var undiciV2="),
+    neither,
+  );
   expect(() => checkHooks(neither, PI_DIR)).toThrow(/configureHttpDispatcher/);
   // The user's pi compiled once by us: without this shape it only starts a little slower, so it still compiles.
   const others = empty();
-  for (const f of files()) hookPiSource(f, f === main ? source.replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2(").replace("var undici=", "var undiciV2=") : readFileSync(f, "utf8"), others);
+  for (const f of files())
+    hookPiSource(
+      f,
+      f === main
+        ? source
+            .replace("function configureHttpDispatcher(", "function configureHttpDispatcherV2(")
+            .replace("var undici=", "var undiciV2=")
+        : readFileSync(f, "utf8"),
+      others,
+    );
   expect(() => checkHooks(others, PI_DIR, { speedupsOptional: true })).not.toThrow();
   const renamedFetch = source.replaceAll("originalGlobalFetch", "firstGlobalFetch");
   expect(() => hookPiSource(main, renamedFetch, empty())).toThrow(/originalGlobalFetch/);
@@ -106,13 +140,19 @@ test("a pi whose undici setup changed shape fails the build", () => {
 test("a pi whose loader or main changed shape fails the build with what is missing", () => {
   const found = empty();
   for (const f of files()) {
-    const renamed = readFileSync(f, "utf8").replace("async function loadExtensionModule(", "async function loadExtensionModuleV2(");
+    const renamed = readFileSync(f, "utf8").replace(
+      "async function loadExtensionModule(",
+      "async function loadExtensionModuleV2(",
+    );
     hookPiSource(f, renamed, found);
   }
   expect(() => checkHooks(found, PI_DIR)).toThrow(/loadExtensionModule/);
-  expect(() => hookPiSource(join(BUNDLE, "cli-runtime.js"), "run(process.argv.slice(2));", empty())).toThrow(/CLI runtime/);
+  expect(() => hookPiSource(join(BUNDLE, "cli-runtime.js"), "run(process.argv.slice(2));", empty())).toThrow(
+    /CLI runtime/,
+  );
   const noJiti = empty();
-  for (const f of files()) hookPiSource(f, readFileSync(f, "utf8").replace('("jiti").createJiti', '("jiti2").createJiti'), noJiti);
+  for (const f of files())
+    hookPiSource(f, readFileSync(f, "utf8").replace('("jiti").createJiti', '("jiti2").createJiti'), noJiti);
   expect(() => checkHooks(noJiti, PI_DIR)).toThrow(/user extensions would not load/);
   const noOptions = empty();
   hookPiSource("chunk.js", "async function main(args){let x=[...a];}", noOptions);
@@ -123,17 +163,33 @@ test("bump-pi: a new internal @earendil-works dependency gets an override; exist
   const { overridesFor } = await import("../../../scripts/bump-pi.ts");
   const current = { "@earendil-works/pi-ai": "npm:yaml@2.9.0", "lovely-mermaid": "npm:yaml@2.9.0" };
   const deps = { "@earendil-works/pi-ai": "1.6.0", "@earendil-works/pi-new": "1.6.0", chalk: "6.0.0" };
-  expect(overridesFor(deps, current, "npm:yaml@2.9.0")).toEqual({ ...current, "@earendil-works/pi-new": "npm:yaml@2.9.0" });
+  expect(overridesFor(deps, current, "npm:yaml@2.9.0")).toEqual({
+    ...current,
+    "@earendil-works/pi-new": "npm:yaml@2.9.0",
+  });
 });
 
 test("TypeBox's Update in pi's bundle, hooked, copies the type shallowly and gives the same type as before", () => {
-  const source = files().map((f) => readFileSync(f, "utf8")).find((s) => s.includes("function Update(current,hidden,enumerable){Metrics.update+=1;"))!;
+  const source = files()
+    .map((f) => readFileSync(f, "utf8"))
+    .find((s) => s.includes("function Update(current,hidden,enumerable){Metrics.update+=1;"))!;
   const original = /function Update\(current,hidden,enumerable\)\{[^]*?return Freeze\(result\)\}/.exec(source)![0];
   const hooked = hookTypeboxUpdate(original)!;
   expect(hooked).toContain("__subagentsShallowType(current,hidden,enumerable)");
   // The function as pi has it and as hooked, with TypeBox's own deep Clone and no freezing (its default).
-  const deepClone = (v: unknown): unknown => (Array.isArray(v) ? v.map(deepClone) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deepClone(x)])) : v);
-  const make = (code: string) => new Function("Metrics", "settings_exports", "Clone", "Freeze", `${code}\nreturn Update;`)({ update: 0 }, { Get: () => ({ enumerableKind: false }) }, deepClone, (x: unknown) => x);
+  const deepClone = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(deepClone)
+      : v && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deepClone(x)]))
+        : v;
+  const make = (code: string) =>
+    new Function("Metrics", "settings_exports", "Clone", "Freeze", `${code}\nreturn Update;`)(
+      { update: 0 },
+      { Get: () => ({ enumerableKind: false }) },
+      deepClone,
+      (x: unknown) => x,
+    );
   const before = make(original);
   const after = make(hooked);
   const type = { type: "object", properties: { path: { type: "string", description: "a path" } }, required: ["path"] };

@@ -20,7 +20,13 @@ async function listModels(cmd: string[], modelsJson: unknown, extraEnv: Record<s
   const proc = Bun.spawn({
     cmd: [...cmd, "--list-models"],
     cwd: root,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ...extraEnv },
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: root,
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_OFFLINE: "1",
+      ...extraEnv,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -32,14 +38,32 @@ async function listModels(cmd: string[], modelsJson: unknown, extraEnv: Record<s
 
 const embedded = [join(REPO, "dist", "subagents")];
 const cases: [string, unknown][] = [
-  ["a wrong type and a missing field", { providers: { local: { baseUrl: 5, api: "openai-completions", apiKey: "k", models: [{ name: "no id" }] } } }],
+  [
+    "a wrong type and a missing field",
+    { providers: { local: { baseUrl: 5, api: "openai-completions", apiKey: "k", models: [{ name: "no id" }] } } },
+  ],
   ["an unknown top-level shape", { providers: [] }],
-  ["a valid provider", { providers: { local: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "k", models: [{ id: "valid-model-x" }] } } }],
+  [
+    "a valid provider",
+    {
+      providers: {
+        local: {
+          baseUrl: "http://127.0.0.1:9/v1",
+          api: "openai-completions",
+          apiKey: "k",
+          models: [{ id: "valid-model-x" }],
+        },
+      },
+    },
+  ],
 ];
 
 for (const [what, modelsJson] of cases) {
   test(`models.json with ${what}: the embedded pi says what pi under Node 24 says`, async () => {
-    const [ours, theirs] = await Promise.all([listModels(embedded, modelsJson, { SUBAGENTS_ROLE: "pi" }), listModels(piCmd("current", "node"), modelsJson)]);
+    const [ours, theirs] = await Promise.all([
+      listModels(embedded, modelsJson, { SUBAGENTS_ROLE: "pi" }),
+      listModels(piCmd("current", "node"), modelsJson),
+    ]);
     expect(ours).toBe(theirs);
     if (what === "a valid provider") expect(ours).toContain("valid-model-x");
     else expect(ours).toContain("Invalid models.json schema");

@@ -7,7 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWorktreeHost } from "../../../src/host/git-worktree.ts";
 import { branchSlug, isolationLines, overlaps } from "../../../src/core/run/launch/isolation.ts";
-import { gitIn as git, makeRepo, subagentBranches, userState as userStateOf, worktreeList } from "../../support/git-repo.ts";
+import {
+  gitIn as git,
+  makeRepo,
+  subagentBranches,
+  userState as userStateOf,
+  worktreeList,
+} from "../../support/git-repo.ts";
 
 const root = mkdtempSync(join(tmpdir(), "subagents-iso-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -39,7 +45,11 @@ test("the worktree starts from what the user sees; the user's tree and index sta
   expect(worktrees(repo)).toHaveLength(1);
   // The branch holds the user's uncommitted state (a snapshot commit) with the child's commit on top.
   expect(gitIn(repo, "show", `${r.branch}:a.txt`)).toBe("one\ntwo (uncommitted)\n");
-  expect(gitIn(repo, "log", "--format=%s", r.branch!).split("\n").filter(Boolean)).toEqual(["subagents: Fix the thing!", "subagents: snapshot of uncommitted changes (base of an isolated task)", "first"]);
+  expect(gitIn(repo, "log", "--format=%s", r.branch!).split("\n").filter(Boolean)).toEqual([
+    "subagents: Fix the thing!",
+    "subagents: snapshot of uncommitted changes (base of an isolated task)",
+    "first",
+  ]);
   // A later run of the same session gets a branch of its own.
   const again = await host.create({ cwd: repo, id: "0123456789abcdef", name: "Fix the thing!" });
   writeFileSync(join(again.path, "a.txt"), "other\n");
@@ -66,7 +76,9 @@ test("a cwd outside any repository is not located (the engine fails the task bef
   mkdirSync(plain, { recursive: true });
   const host = createWorktreeHost(join(root, "data3"));
   expect(await host.locate(plain)).toBeNull();
-  await expect(host.create({ cwd: plain, id: "aaaaaaaaaaaaaaaa", name: "x" })).rejects.toThrow("not inside a git repository");
+  await expect(host.create({ cwd: plain, id: "aaaaaaaaaaaaaaaa", name: "x" })).rejects.toThrow(
+    "not inside a git repository",
+  );
   expect(existsSync(join(root, "data3", "worktrees", "aaaaaaaaaaaaaaaa"))).toBe(false);
 });
 
@@ -75,7 +87,10 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
   const data = join(root, "data4");
   const ready = join(root, "owner-ready");
   const owner = Bun.spawn({
-    cmd: [process.execPath, "-e", `
+    cmd: [
+      process.execPath,
+      "-e",
+      `
       const { createWorktreeHost } = await import(${JSON.stringify(join(import.meta.dir, "..", "..", "..", "src", "host", "git-worktree.ts"))});
       const wt = await createWorktreeHost(${JSON.stringify(data)}).create({ cwd: ${JSON.stringify(repo)}, id: "deadbeefdeadbeef", name: "killed task" });
       require("node:fs").writeFileSync(wt.path + "/work.txt", "half done\\n");
@@ -83,7 +98,8 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
       const gitDir = require("node:child_process").execFileSync("git", ["rev-parse", "--absolute-git-dir"], { cwd: wt.path, encoding: "utf8" }).trim();
       require("node:fs").writeFileSync(gitDir + "/index.lock", "");
       require("node:fs").writeFileSync(${JSON.stringify(ready)}, wt.path);
-      setInterval(() => {}, 1000);`],
+      setInterval(() => {}, 1000);`,
+    ],
     stdout: "ignore",
     stderr: "inherit",
   });
@@ -113,7 +129,13 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
 }, 30_000);
 
 test("overlap and result lines name the branch, the files and the tasks that touched the same file", () => {
-  const iso = (branch: string | undefined, files: string[]) => ({ base: "b", repo: "/r", files: files.map((path) => ({ path, added: 1, deleted: 0 })), diffstat: `${files.length} file changed`, ...(branch ? { branch } : {}) });
+  const iso = (branch: string | undefined, files: string[]) => ({
+    base: "b",
+    repo: "/r",
+    files: files.map((path) => ({ path, added: 1, deleted: 0 })),
+    diffstat: `${files.length} file changed`,
+    ...(branch ? { branch } : {}),
+  });
   const outcomes = [
     { name: "one", sessionId: "s1", result: { isolation: iso("subagents/one-s1", ["a.txt", "b.txt"]) } },
     { name: "two", sessionId: "s2", result: { isolation: iso("subagents/two-s2", ["a.txt"]) } },

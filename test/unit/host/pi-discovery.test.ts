@@ -15,7 +15,8 @@ function fakePi(nodeModules: string, name: string, version: string, nodeRange: s
   const dir = join(nodeModules, ...name.split("/"));
   for (const d of ["dist/bundle", "dist/bun"]) mkdirSync(join(dir, d), { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version, engines: { node: nodeRange } }));
-  for (const f of ["dist/cli.js", "dist/bundle/cli.js", "dist/bun/cli.js"]) writeFileSync(join(dir, f), "#!/usr/bin/env node\n");
+  for (const f of ["dist/cli.js", "dist/bundle/cli.js", "dist/bun/cli.js"])
+    writeFileSync(join(dir, f), "#!/usr/bin/env node\n");
   return dir;
 }
 
@@ -48,7 +49,12 @@ const fresh = () => {
 
 test("the `pi` on PATH (npm's link into the package) is followed; current pi prefers a Node its engines allow", () => {
   const d = fresh();
-  const pkg = fakePi(join(d, "prefix", "lib", "node_modules"), "@earendil-works/pi-coding-agent", "0.87.1", ">=22.19.0");
+  const pkg = fakePi(
+    join(d, "prefix", "lib", "node_modules"),
+    "@earendil-works/pi-coding-agent",
+    "0.87.1",
+    ">=22.19.0",
+  );
   mkdirSync(join(d, "prefix", "bin"));
   symlinkSync(join(pkg, "dist", "bundle", "cli.js"), join(d, "prefix", "bin", "pi"));
   chmodSync(join(pkg, "dist", "bundle", "cli.js"), 0o755);
@@ -85,7 +91,10 @@ test("the old package name is found too, and old pi prefers Bun (it starts 2.5×
   expect(cmd.packageDir).toBe(pkg);
   expect(cmd.argv[0]).toBe(process.execPath);
   expect(cmd.settles).toBe(false);
-  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "node" }).argv).toEqual([join(d, "node24", "node"), join(pkg, "dist", "bundle", "cli.js")]);
+  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "node" }).argv).toEqual([
+    join(d, "node24", "node"),
+    join(pkg, "dist", "bundle", "cli.js"),
+  ]);
 });
 
 test("within one folder the current name wins over the old one; the global npm prefix is searched", () => {
@@ -102,7 +111,12 @@ test("the running pi (inside a parent pi) comes before everything else", () => {
   const parent = fakePi(join(d, "parent", "node_modules"), "@mariozechner/pi-coding-agent", "0.73.1", ">=20.0.0");
   fakePi(join(d, "cwd", "node_modules"), "@earendil-works/pi-coding-agent", "0.87.1", ">=22.19.0");
   const env = { PATH: "/usr/bin:/bin", HOME: join(d, "home") };
-  const cmd = resolvePiCommand({ env, cwd: join(d, "cwd"), script: join(parent, "dist", "cli.js"), childRuntime: "auto" });
+  const cmd = resolvePiCommand({
+    env,
+    cwd: join(d, "cwd"),
+    script: join(parent, "dist", "cli.js"),
+    childRuntime: "auto",
+  });
   expect(cmd.packageDir).toBe(parent);
 });
 
@@ -118,7 +132,11 @@ test("no pi anywhere: the error names every place searched and the install comma
 });
 
 test("SUBAGENTS_PI wins and is reported as such", () => {
-  const cmd = resolvePiCommand({ env: { SUBAGENTS_PI: "/bin/true --flag", PATH: "/usr/bin:/bin" }, cwd: root, childRuntime: "auto" });
+  const cmd = resolvePiCommand({
+    env: { SUBAGENTS_PI: "/bin/true --flag", PATH: "/usr/bin:/bin" },
+    cwd: root,
+    childRuntime: "auto",
+  });
   expect(cmd.argv).toEqual(["/bin/true", "--flag"]);
   expect(cmd.describe).toBe("pi · SUBAGENTS_PI=/bin/true --flag");
 });
@@ -139,23 +157,65 @@ test("embedded pi: used by default, but never older than the running parent pi; 
   fakeNode(join(d, "node24"), "24.21.0");
   const env = { PATH: `${join(d, "node24")}:/usr/bin:/bin`, HOME: join(d, "home") };
   const script = join(parent, "dist", "bundle", "cli.js");
-  const embedded = (version: string) => ({ argv: ["/opt/subagents"], env: { SUBAGENTS_ROLE: "pi" }, version, where: "/opt/subagents" });
-  const same = resolvePiCommand({ env, cwd: join(d, "cwd"), script, childRuntime: "auto", embedded: embedded("0.87.1") });
+  const embedded = (version: string) => ({
+    argv: ["/opt/subagents"],
+    env: { SUBAGENTS_ROLE: "pi" },
+    version,
+    where: "/opt/subagents",
+  });
+  const same = resolvePiCommand({
+    env,
+    cwd: join(d, "cwd"),
+    script,
+    childRuntime: "auto",
+    embedded: embedded("0.87.1"),
+  });
   expect(same.argv).toEqual(["/opt/subagents"]);
   expect(same.env).toEqual({ SUBAGENTS_ROLE: "pi" });
   expect(same.builtinChild).toBe(true);
   expect(same.describe).toStartWith("pi 0.87.1 · bun");
   expect(same.describe).toEndWith("· embedded (/opt/subagents)");
-  const older = resolvePiCommand({ env, cwd: join(d, "cwd"), script, childRuntime: "auto", embedded: embedded("0.80.0") });
+  const older = resolvePiCommand({
+    env,
+    cwd: join(d, "cwd"),
+    script,
+    childRuntime: "auto",
+    embedded: embedded("0.80.0"),
+  });
   expect(older.packageDir).toBe(parent);
   expect(older.builtinChild).toBeUndefined();
   // Asked for explicitly, the embedded pi is used even when older; "system" never uses it.
-  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), script, childRuntime: "auto", childPi: "embedded", embedded: embedded("0.80.0") }).argv).toEqual(["/opt/subagents"]);
-  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), script, childRuntime: "auto", childPi: "system", embedded: embedded("0.87.1") }).packageDir).toBe(parent);
-  expect(() => resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: "embedded", embedded: null })).toThrow(/no subagents executable with pi inside/);
+  expect(
+    resolvePiCommand({
+      env,
+      cwd: join(d, "cwd"),
+      script,
+      childRuntime: "auto",
+      childPi: "embedded",
+      embedded: embedded("0.80.0"),
+    }).argv,
+  ).toEqual(["/opt/subagents"]);
+  expect(
+    resolvePiCommand({
+      env,
+      cwd: join(d, "cwd"),
+      script,
+      childRuntime: "auto",
+      childPi: "system",
+      embedded: embedded("0.87.1"),
+    }).packageDir,
+  ).toBe(parent);
+  expect(() =>
+    resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: "embedded", embedded: null }),
+  ).toThrow(/no subagents executable with pi inside/);
   // A path: the package it belongs to, under the runtime it needs.
-  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: script }).argv).toEqual([join(d, "node24", "node"), script]);
-  expect(() => resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: join(d, "nope") })).toThrow(/does not exist/);
+  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: script }).argv).toEqual([
+    join(d, "node24", "node"),
+    script,
+  ]);
+  expect(() => resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", childPi: join(d, "nope") })).toThrow(
+    /does not exist/,
+  );
 });
 
 test("embedded pi in the CLI: the newer of it and the pi the user installed; a user's pi that cannot run here loses", () => {
@@ -163,16 +223,27 @@ test("embedded pi in the CLI: the newer of it and the pi the user installed; a u
   const installed = fakePi(join(d, "cwd", "node_modules"), "@earendil-works/pi-coding-agent", "1.5.2", ">=22.19.0");
   fakeNode(join(d, "node24"), "24.21.0");
   const env = { PATH: `${join(d, "node24")}:/usr/bin:/bin`, HOME: join(d, "home") };
-  const embedded = (version: string) => ({ argv: ["/opt/subagents"], env: { SUBAGENTS_ROLE: "pi" }, version, where: "/opt/subagents" });
+  const embedded = (version: string) => ({
+    argv: ["/opt/subagents"],
+    env: { SUBAGENTS_ROLE: "pi" },
+    version,
+    where: "/opt/subagents",
+  });
   const newer = resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", embedded: embedded("0.87.1") });
   expect(newer.packageDir).toBe(installed);
   expect(newer.describe).toBe(`pi 1.5.2 · node 24.21.0 · ${installed}`);
-  expect(resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", embedded: embedded("1.5.2") }).argv).toEqual(["/opt/subagents"]);
-  expect(resolvePiCommand({ env, cwd: join(d, "elsewhere"), childRuntime: "auto", embedded: embedded("0.87.1") }).argv).toEqual(["/opt/subagents"]);
+  expect(
+    resolvePiCommand({ env, cwd: join(d, "cwd"), childRuntime: "auto", embedded: embedded("1.5.2") }).argv,
+  ).toEqual(["/opt/subagents"]);
+  expect(
+    resolvePiCommand({ env, cwd: join(d, "elsewhere"), childRuntime: "auto", embedded: embedded("0.87.1") }).argv,
+  ).toEqual(["/opt/subagents"]);
   // Only an old Node at hand: the user's newer pi cannot start, the embedded one can.
   fakeNode(join(d, "node20"), "20.0.0");
   const oldNode = { PATH: `${join(d, "node20")}:/usr/bin:/bin`, HOME: join(d, "home") };
-  expect(resolvePiCommand({ env: oldNode, cwd: join(d, "cwd"), childRuntime: "node", embedded: embedded("0.87.1") }).argv).toEqual(["/opt/subagents"]);
+  expect(
+    resolvePiCommand({ env: oldNode, cwd: join(d, "cwd"), childRuntime: "node", embedded: embedded("0.87.1") }).argv,
+  ).toEqual(["/opt/subagents"]);
 });
 
 test("settings: childPi takes a path only from the user's own settings, never from a project's", async () => {
@@ -182,5 +253,7 @@ test("settings: childPi takes a path only from the user's own settings, never fr
   expect(project.settings.childPi).toBe("auto");
   expect(project.warnings[0]).toContain("only in your own settings");
   expect(mergeSettings(defaultSettings(), { childPi: "system" }, "project", false).settings.childPi).toBe("system");
-  expect(mergeSettings(defaultSettings(), { childPi: "nonsense" }).warnings[0]).toContain("must be auto, embedded, system or an absolute path");
+  expect(mergeSettings(defaultSettings(), { childPi: "nonsense" }).warnings[0]).toContain(
+    "must be auto, embedded, system or an absolute path",
+  );
 });

@@ -5,7 +5,10 @@ import { descendantsByScan, descendantsOf } from "../../../src/host/proc-tree.ts
 
 test("the walk down /proc/<pid>/task/*/children finds the same tree as the full scan", async () => {
   // bash → (setsid sleep) and bash → bash → sleep: a detached process group and two levels.
-  const proc = Bun.spawn({ cmd: ["bash", "-c", "setsid sleep 30 & bash -c 'sleep 30 & wait' & echo ready; wait"], stdout: "pipe" });
+  const proc = Bun.spawn({
+    cmd: ["bash", "-c", "setsid sleep 30 & bash -c 'sleep 30 & wait' & echo ready; wait"],
+    stdout: "pipe",
+  });
   try {
     const reader = proc.stdout.getReader();
     await reader.read();

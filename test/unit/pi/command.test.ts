@@ -13,7 +13,19 @@ function setup() {
   const store = new MemoryStore({ isAlive: () => true });
   const id = store.newSessionId();
   store.createSession({ id, name: "review-api", agent: "reviewer", cwd: "/" });
-  store.finishRun(store.startRun(id, { prompt: "review", ownerPid: 1 }), { status: "completed", output: "fine", usage: { ...emptyUsage(), cost: 0.5 }, exitCode: 0, toolCount: 0, messages: [{ role: "user", text: "review" }, { role: "assistant", text: "all fine", toolCalls: [] }], stderrTail: "", durationMs: 1 });
+  store.finishRun(store.startRun(id, { prompt: "review", ownerPid: 1 }), {
+    status: "completed",
+    output: "fine",
+    usage: { ...emptyUsage(), cost: 0.5 },
+    exitCode: 0,
+    toolCount: 0,
+    messages: [
+      { role: "user", text: "review" },
+      { role: "assistant", text: "all fine", toolCalls: [] },
+    ],
+    stderrTail: "",
+    durationMs: 1,
+  });
   const active = new ActiveRuns();
   const notes: [string, string | undefined][] = [];
   const ctx = { ui: { notify: (m: string, t?: "info" | "warning" | "error") => notes.push([m, t]) } };
@@ -28,7 +40,10 @@ test("lists sessions with status, cost and age; shows one transcript", async () 
   await cmd.handler(`show ${id}`, ctx);
   expect(notes[1][0]).toContain("all fine");
   await cmd.handler("show 0000000000000000", ctx);
-  expect(notes[2]).toEqual(['Session "0000000000000000" not found. The session may have expired or the ID is incorrect.', "error"]);
+  expect(notes[2]).toEqual([
+    'Session "0000000000000000" not found. The session may have expired or the ID is incorrect.',
+    "error",
+  ]);
 });
 
 test("kill ID stops one task's signal and leaves the others running; kill all stops the rest", async () => {
@@ -51,7 +66,16 @@ test("/subagents where pi cannot show custom components (RPC): pick a session an
   const { id, notes } = setup();
   const store = new MemoryStore({ isAlive: () => true });
   store.createSession({ id, name: "review-api", agent: "reviewer", cwd: "/" });
-  store.finishRun(store.startRun(id, { prompt: "review", ownerPid: 1 }), { status: "completed", output: "fine", usage: emptyUsage(), exitCode: 0, toolCount: 0, messages: [{ role: "assistant", text: "all fine", toolCalls: [] }], stderrTail: "", durationMs: 1 });
+  store.finishRun(store.startRun(id, { prompt: "review", ownerPid: 1 }), {
+    status: "completed",
+    output: "fine",
+    usage: emptyUsage(),
+    exitCode: 0,
+    toolCount: 0,
+    messages: [{ role: "assistant", text: "all fine", toolCalls: [] }],
+    stderrTail: "",
+    durationMs: 1,
+  });
   const data = mkdtempSync(join(tmpdir(), "subagents-cmd-"));
   const rt = { store, agentDir: data, host: { env: { SUBAGENTS_DB: join(data, "s.db") } } } as unknown as PiRuntime;
   const asked: [string, string[]][] = [];

@@ -18,7 +18,13 @@ const view = (i: number, over: Partial<WindowView> = {}): WindowView => ({
 
 const headers = (lines: string[]) => lines.filter((l) => /^[●○✓✗⊘] task-\d+ •/.test(l)).map((l) => l.split(" ")[1]);
 
-for (const [count, rows, width] of [[8, 23, 119], [16, 39, 119], [4, 19, 59], [8, 19, 59], [16, 19, 59]] as const) {
+for (const [count, rows, width] of [
+  [8, 23, 119],
+  [16, 39, 119],
+  [4, 19, 59],
+  [8, 19, 59],
+  [16, 19, 59],
+] as const) {
   test(`${count} running tasks in ${width + 1}×${rows + 1}: every header, nothing wider or taller than the terminal`, () => {
     const views = Array.from({ length: count }, (_, i) => view(i + 1));
     const lines = fitFrame(views, { width, rows, maxLines: 5, style: plainStyle });
@@ -36,7 +42,12 @@ test("a window left with no rows shows no body (slice(-0) is the whole array)", 
 });
 
 test("finished tasks collapse to one line (with the reason) before running windows lose lines", () => {
-  const views = [view(1, { status: "completed" }), view(2, { status: "error", error: "provider said 503" }), view(3, { status: "cancelled" }), view(4)];
+  const views = [
+    view(1, { status: "completed" }),
+    view(2, { status: "error", error: "provider said 503" }),
+    view(3, { status: "cancelled" }),
+    view(4),
+  ];
   const lines = fitFrame(views, { width: 100, rows: 12, maxLines: 5, style: plainStyle });
   expect(lines.filter((l) => l.includes("line 1.") || l.includes("line 2.") || l.includes("line 3."))).toEqual([]);
   expect(lines.some((l) => l.startsWith("✗ task-2 •") && l.endsWith("— provider said 503"))).toBe(true);
@@ -45,7 +56,9 @@ test("finished tasks collapse to one line (with the reason) before running windo
 });
 
 test("when not even the headers fit, running tasks come first and the rest is counted", () => {
-  const views = Array.from({ length: 16 }, (_, i) => view(i + 1, { status: i < 4 ? "running" : i < 10 ? "completed" : "queued" }));
+  const views = Array.from({ length: 16 }, (_, i) =>
+    view(i + 1, { status: i < 4 ? "running" : i < 10 ? "completed" : "queued" }),
+  );
   const lines = fitFrame(views, { width: 100, rows: 8, maxLines: 5, style: plainStyle });
   expect(lines.length).toBe(8);
   expect(headers(lines).slice(0, 4)).toEqual(["task-1", "task-2", "task-3", "task-4"]);
@@ -53,7 +66,14 @@ test("when not even the headers fit, running tasks come first and the rest is co
 });
 
 test("a collapsed failed task keeps room for why it failed, giving up the model first", () => {
-  const v = view(1, { status: "error", name: "fails-on-purpose", profile: "default", model: "fake/fake-model", toolCount: 2, error: "demo: this task fails on purpose (missing-file.txt)" });
+  const v = view(1, {
+    status: "error",
+    name: "fails-on-purpose",
+    profile: "default",
+    model: "fake/fake-model",
+    toolCount: 2,
+    error: "demo: this task fails on purpose (missing-file.txt)",
+  });
   const lines = fitFrame([v, view(2)], { width: 69, rows: 4, maxLines: 5, style: plainStyle });
   expect(lines[1]).toBe("✗ fails-on-purpose • 2 tools • 3.0s — demo: this task fails on purpo…");
 });

@@ -15,17 +15,34 @@ import { visibleWidth } from "../../../src/ui/text-width.ts";
 test("warnings show under the window header, clipped to the width, and survive the task's end", () => {
   const w = new CallWindows([{ name: "t", sessionId: "s1", profile: "on-sonnet", timeoutSec: 600 }], 5);
   w.start(0, 0);
-  w.warn(0, ['model "sonnet" is a Claude model and there are no Anthropic credentials here: running on fake/fake-model instead']);
-  const lines = renderWindow(w.snapshot(1000).windows[0], { width: 50, maxLines: 5, expanded: false, style: plainStyle });
+  w.warn(0, [
+    'model "sonnet" is a Claude model and there are no Anthropic credentials here: running on fake/fake-model instead',
+  ]);
+  const lines = renderWindow(w.snapshot(1000).windows[0], {
+    width: 50,
+    maxLines: 5,
+    expanded: false,
+    style: plainStyle,
+  });
   expect(lines[1]).toStartWith('  ⚠ model "sonnet"');
   for (const l of lines) expect(visibleWidth(l)).toBeLessThanOrEqual(50);
-  const result = { ...failedResult("x", "SUBAGENT_FAILED"), status: "completed" as const, warnings: ["tools not available here: WebFetch"] };
+  const result = {
+    ...failedResult("x", "SUBAGENT_FAILED"),
+    status: "completed" as const,
+    warnings: ["tools not available here: WebFetch"],
+  };
   w.end(0, { sessionId: "s1", name: "t", agent: "on-sonnet", result }, 2000);
   expect(w.snapshot(2000).windows[0].warnings).toEqual(["tools not available here: WebFetch"]);
 });
 
 for (const [kind, make] of [
-  ["sqlite", () => new Store(bunDbOpener(Database)(join(mkdtempSync(join(tmpdir(), "subagents-warn-")), "s.db")), { isAlive: () => true })],
+  [
+    "sqlite",
+    () =>
+      new Store(bunDbOpener(Database)(join(mkdtempSync(join(tmpdir(), "subagents-warn-")), "s.db")), {
+        isAlive: () => true,
+      }),
+  ],
   ["memory", () => new MemoryStore({ isAlive: () => true })],
 ] as const) {
   test(`${kind} store keeps a run's warnings; runs without any have none`, () => {

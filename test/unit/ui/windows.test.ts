@@ -1,7 +1,14 @@
 // Window rendering (docs/cli.md "What it looks like") at narrow and wide widths, collapsed and expanded.
 import { expect, test } from "bun:test";
 import { clip, sanitizeLine, visibleWidth } from "../../../src/ui/text-width.ts";
-import { displayLines, globalHeader, plainStyle, renderWindows, windowHeader, type WindowView } from "../../../src/ui/windows.ts";
+import {
+  displayLines,
+  globalHeader,
+  plainStyle,
+  renderWindows,
+  windowHeader,
+  type WindowView,
+} from "../../../src/ui/windows.ts";
 
 const view = (over: Partial<WindowView> = {}): WindowView => ({
   name: "review-api",
@@ -19,10 +26,16 @@ const view = (over: Partial<WindowView> = {}): WindowView => ({
 });
 
 test("header shows icon, name, profile (provider/model thinking), tools, elapsed/timeout, cost", () => {
-  expect(windowHeader(view(), plainStyle)).toBe("● review-api • reviewer (anthropic/claude-sonnet high) • 3 tools • 12s/600s • $0.0123");
+  expect(windowHeader(view(), plainStyle)).toBe(
+    "● review-api • reviewer (anthropic/claude-sonnet high) • 3 tools • 12s/600s • $0.0123",
+  );
   // Finished: the time is frozen and the timeout no longer matters.
-  expect(windowHeader(view({ status: "completed", toolCount: 1, cost: 0 }), plainStyle)).toBe("✓ review-api • reviewer (anthropic/claude-sonnet high) • 1 tool • 12s");
-  expect(windowHeader(view({ status: "cancelled", elapsedMs: 4_200 }), plainStyle)).toStartWith("⊘ review-api • reviewer (anthropic/claude-sonnet high) • 3 tools • 4.2s");
+  expect(windowHeader(view({ status: "completed", toolCount: 1, cost: 0 }), plainStyle)).toBe(
+    "✓ review-api • reviewer (anthropic/claude-sonnet high) • 1 tool • 12s",
+  );
+  expect(windowHeader(view({ status: "cancelled", elapsedMs: 4_200 }), plainStyle)).toStartWith(
+    "⊘ review-api • reviewer (anthropic/claude-sonnet high) • 3 tools • 4.2s",
+  );
 });
 
 test("the header keeps its shape: the profile is named before the model is known; queued tasks show no counters", () => {
@@ -44,7 +57,14 @@ test("narrow headers drop the model first, then cost, profile and tools; never e
 });
 
 test("retries read `↻ retry 2/3 in 4s — 503 …`, without the failed attempt's ✗ line", () => {
-  const lines = displayLines(["read → a.ts", "✗ 503 overloaded", "↻ retry 1/3 in 2s: 503 overloaded", "✗ 503 overloaded", "↻ retry 2/3 in 4s: 503 overloaded", ""]);
+  const lines = displayLines([
+    "read → a.ts",
+    "✗ 503 overloaded",
+    "↻ retry 1/3 in 2s: 503 overloaded",
+    "✗ 503 overloaded",
+    "↻ retry 2/3 in 4s: 503 overloaded",
+    "",
+  ]);
   expect(lines).toEqual(["read → a.ts", "↻ retry 1/3 in 2s — 503 overloaded", "↻ retry 2/3 in 4s — 503 overloaded"]);
 });
 
@@ -59,7 +79,13 @@ test("a cancelled task is counted apart from errors and says it was cancelled", 
 
 test("pi view: collapsed shows the first line of a task's output, expanded its (bounded) output", () => {
   const v = view({ status: "completed", output: "\nFirst finding.\nSecond finding.", lines: ["read → a.ts"] });
-  const collapsed = renderWindows([v], { width: 80, maxLines: 5, expanded: false, style: plainStyle, showFooter: false });
+  const collapsed = renderWindows([v], {
+    width: 80,
+    maxLines: 5,
+    expanded: false,
+    style: plainStyle,
+    showFooter: false,
+  });
   expect(collapsed).toContain("  → First finding.");
   expect(collapsed.join("\n")).not.toContain("Second finding.");
   const expanded = renderWindows([v], { width: 80, maxLines: 5, expanded: true, style: plainStyle, showFooter: false });
@@ -74,12 +100,22 @@ test("global header counts running, done and error", () => {
 
 for (const width of [40, 120]) {
   test(`collapsed at width ${width}: last maxLines lines, every line within the width`, () => {
-    const lines = renderWindows([view(), view({ name: "other", status: "error", error: "Timed out after 600s. Consider resuming with a longer timeout." })], {
-      width,
-      maxLines: 5,
-      expanded: false,
-      style: plainStyle,
-    });
+    const lines = renderWindows(
+      [
+        view(),
+        view({
+          name: "other",
+          status: "error",
+          error: "Timed out after 600s. Consider resuming with a longer timeout.",
+        }),
+      ],
+      {
+        width,
+        maxLines: 5,
+        expanded: false,
+        style: plainStyle,
+      },
+    );
     for (const l of lines) expect(visibleWidth(l)).toBeLessThanOrEqual(width);
     expect(lines.some((l) => l.includes("line 29"))).toBe(true);
     expect(lines.some((l) => l.includes("line 20"))).toBe(false);
@@ -88,7 +124,12 @@ for (const width of [40, 120]) {
   });
 
   test(`expanded at width ${width}: every line`, () => {
-    const lines = renderWindows([view({ status: "completed" })], { width, maxLines: 5, expanded: true, style: plainStyle });
+    const lines = renderWindows([view({ status: "completed" })], {
+      width,
+      maxLines: 5,
+      expanded: true,
+      style: plainStyle,
+    });
     expect(lines.filter((l) => l.startsWith("  line ")).length).toBe(20);
     // All done: the footer names the session ids for the retrieval tools.
     expect(lines.at(-1)).toContain("a3f7b9c2d1e8f4a1");
@@ -109,22 +150,69 @@ test("composition in windows: a waiting task names what it waits for, a skipped 
   const { failedResult } = await import("../../../src/core/run/task.ts");
   const { globalHeader, renderWindow, plainStyle } = await import("../../../src/ui/windows.ts");
   const { fleetRows } = await import("../../../src/ui/fleet.ts");
-  const w = new CallWindows([{ name: "scout", sessionId: "a", timeoutSec: 600 }, { name: "fix", sessionId: "b", timeoutSec: 600, after: ["scout"] }], 5);
+  const w = new CallWindows(
+    [
+      { name: "scout", sessionId: "a", timeoutSec: 600 },
+      { name: "fix", sessionId: "b", timeoutSec: 600, after: ["scout"] },
+    ],
+    5,
+  );
   const opts = { width: 100, maxLines: 5, expanded: false, style: plainStyle };
   expect(renderWindow(w.snapshot(0).windows[1], opts)[0]).toBe("○ fix • default • waiting: after scout");
-  w.end(1, { sessionId: "b", name: "fix", agent: "default", result: failedResult('skipped: "scout" did not complete', "SKIPPED") }, 0);
+  w.end(
+    1,
+    {
+      sessionId: "b",
+      name: "fix",
+      agent: "default",
+      result: failedResult('skipped: "scout" did not complete', "SKIPPED"),
+    },
+    0,
+  );
   const view = w.snapshot(0).windows[1];
   expect(view.status).toBe("skipped");
   expect(renderWindow(view, opts)).toEqual(["↷ fix • default • skipped", '  skipped: "scout" did not complete']);
   expect(globalHeader(w.snapshot(0).windows)).toBe("Sub-agents: 0 running, 0 done, 1 skipped, 1 queued");
-  const rows = fleetRows([], [{ id: "b", name: "fix", agent: "default", cwd: "/", status: "error", lastErrorCode: "SKIPPED", cost: 0, runCount: 1, createdAt: 0, updatedAt: 0 }], 1);
+  const rows = fleetRows(
+    [],
+    [
+      {
+        id: "b",
+        name: "fix",
+        agent: "default",
+        cwd: "/",
+        status: "error",
+        lastErrorCode: "SKIPPED",
+        cost: 0,
+        runCount: 1,
+        createdAt: 0,
+        updatedAt: 0,
+      },
+    ],
+    1,
+  );
   expect(rows[0].status).toBe("skipped");
 });
 
 test("/subagents: a queued task that waits for others says so", async () => {
   const { fleetRows, renderFleet } = await import("../../../src/ui/fleet.ts");
   const { plainStyle } = await import("../../../src/ui/windows.ts");
-  const rows = fleetRows([{ id: "q1", name: "fix", agent: "worker", status: "queued", ownerPid: 7, role: "cli", startedAt: null, after: ["scout", "review"] }], [], 1);
+  const rows = fleetRows(
+    [
+      {
+        id: "q1",
+        name: "fix",
+        agent: "worker",
+        status: "queued",
+        ownerPid: 7,
+        role: "cli",
+        startedAt: null,
+        after: ["scout", "review"],
+      },
+    ],
+    [],
+    1,
+  );
   const line = renderFleet(rows, 0, { width: 200, style: plainStyle, now: 0 })[1];
   expect(line).toContain("waiting");
   expect(line).toContain("after scout, review");

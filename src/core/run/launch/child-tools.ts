@@ -98,7 +98,10 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
     // Spec 001: a deny list subtracts from the PARENT's active tools (a read-only parent never hands a child write
     // tools); with no parent pi (the CLI) it subtracts from what the child's pi gives, MCP tools included.
     if (input.caps.excludeTools && !input.parentTools) exclude.push(...p.excludeTools);
-    else allow = (input.parentTools ?? input.baseTools).filter((t) => !NOT_INHERITED.includes(t) && !p.excludeTools!.includes(t));
+    else
+      allow = (input.parentTools ?? input.baseTools).filter(
+        (t) => !NOT_INHERITED.includes(t) && !p.excludeTools!.includes(t),
+      );
   }
   if (input.atMaxDepth) {
     if (allow) allow = allow.filter((t) => !input.delegationTools.includes(t));
@@ -110,10 +113,18 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
 
   let servers: string[] = [];
   if (input.caps.mcp) {
-    const wanted = input.mcp === true ? input.configured : input.mcp === false ? [] : input.configured.filter((s) => (input.mcp as string[]).some((n) => mcpNamespace(n) === mcpNamespace(s)));
+    const wanted =
+      input.mcp === true
+        ? input.configured
+        : input.mcp === false
+          ? []
+          : input.configured.filter((s) => (input.mcp as string[]).some((n) => mcpNamespace(n) === mcpNamespace(s)));
     if (Array.isArray(input.mcp)) {
       const unknown = input.mcp.filter((n) => !input.configured.some((s) => mcpNamespace(s) === mcpNamespace(n)));
-      if (unknown.length) warnings.push(`mcp: no MCP server named ${unknown.join(", ")} is configured here (configured: ${input.configured.join(", ") || "none"})`);
+      if (unknown.length)
+        warnings.push(
+          `mcp: no MCP server named ${unknown.join(", ")} is configured here (configured: ${input.configured.join(", ") || "none"})`,
+        );
     }
     const dead = input.dead ?? [];
     servers = wanted.filter((s) => !dead.includes(s));
@@ -124,10 +135,14 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
     if (servers.length === 0 || unreachable) {
       if (input.configured.length) argv.push("--no-mcp");
       servers = [];
-      if (deadWanted.length && !unreachable) warnings.push(`MCP server ${deadWanted.join(", ")} did not answer: the child runs without MCP servers`);
+      if (deadWanted.length && !unreachable)
+        warnings.push(`MCP server ${deadWanted.join(", ")} did not answer: the child runs without MCP servers`);
     } else {
       for (const s of input.configured) if (!servers.includes(s)) exclude.push(`mcp__${mcpNamespace(s)}__*`);
-      if (deadWanted.length) warnings.push(`MCP server ${deadWanted.join(", ")} did not answer: its tools are left out (pi still starts it in each child; disable it in mcp.json or name the servers an agent needs with "mcp")`);
+      if (deadWanted.length)
+        warnings.push(
+          `MCP server ${deadWanted.join(", ")} did not answer: its tools are left out (pi still starts it in each child; disable it in mcp.json or name the servers an agent needs with "mcp")`,
+        );
     }
   } else if (Array.isArray(input.mcp) && input.mcp.length) {
     warnings.push(`mcp: this pi has no MCP support (pi 1.0 or newer has); ignored`);

@@ -8,7 +8,13 @@ import { childPiCaps, selectTools, type McpChoice } from "./child-tools.ts";
 /** The tools pi enables when no --tools is given (pi 0.73.1). */
 export const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
 /** Tool names that delegate to further sub-agents: never offered to a child at max depth. */
-export const DELEGATION_TOOLS = ["delegate_to_subagents", "subagent", "get_subagent_output", "get_subagent_session", "list_subagent_profiles"];
+export const DELEGATION_TOOLS = [
+  "delegate_to_subagents",
+  "subagent",
+  "get_subagent_output",
+  "get_subagent_session",
+  "list_subagent_profiles",
+];
 export const FINALIZE_TOOL = "subagent_finalize";
 
 /** Env var each built-in provider reads its key from, so a profile's apiKey never appears in argv. */
@@ -99,7 +105,11 @@ export function buildInvocation(input: InvocationInput): Invocation {
   for (const ext of p?.extensions ?? []) argv.push("-e", ext);
   if (p?.noExtensions) argv.push("--no-extensions");
 
-  const model = input.model === null ? undefined : (input.model ?? (p?.model ? (p.provider && !p.model.includes("/") ? `${p.provider}/${p.model}` : p.model) : undefined));
+  const model =
+    input.model === null
+      ? undefined
+      : (input.model ??
+        (p?.model ? (p.provider && !p.model.includes("/") ? `${p.provider}/${p.model}` : p.model) : undefined));
   if (model) argv.push("--model", model);
   else if (p?.provider && input.model !== null) argv.push("--provider", p.provider);
   if (p?.thinking && !(model && /:[a-z]+$/.test(model))) argv.push("--thinking", p.thinking);
@@ -133,8 +143,15 @@ export function buildInvocation(input: InvocationInput): Invocation {
   // A fork answers in plain text unless its contract requires the finalize call (a tool only it has would end the
   // prefix it shares with its parent at the tool list).
   const childFinalize: FinalizeMode = fork && input.finalize === "optional" ? "off" : input.finalize;
-  const instruction = childFinalize === "off" ? (fork ? FORK_ANSWER_INSTRUCTION : "") : FINALIZE_INSTRUCTIONS[childFinalize];
-  const appended = [p?.systemPrompt && (fork || p.systemPromptMode === "append") ? p.systemPrompt : "", p?.appendSystemPrompt ?? "", input.appendPrompt ?? "", missingToolsNote(p), instruction]
+  const instruction =
+    childFinalize === "off" ? (fork ? FORK_ANSWER_INSTRUCTION : "") : FINALIZE_INSTRUCTIONS[childFinalize];
+  const appended = [
+    p?.systemPrompt && (fork || p.systemPromptMode === "append") ? p.systemPrompt : "",
+    p?.appendSystemPrompt ?? "",
+    input.appendPrompt ?? "",
+    missingToolsNote(p),
+    instruction,
+  ]
     .filter((s) => s.trim())
     .join("\n\n");
   let taskNote: string | undefined;
@@ -168,7 +185,8 @@ export function buildInvocation(input: InvocationInput): Invocation {
   if (fork) env.PI_SUBAGENT_FORK_PROMPT = `${input.promptFile}.fork.json`;
   else delete env.PI_SUBAGENT_FORK_PROMPT;
   env.PI_OFFLINE ??= "1";
-  if (appended && !fork && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim())) env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
+  if (appended && !fork && !(p && p.systemPromptMode !== "append" && p.systemPrompt.trim()))
+    env.PI_SUBAGENT_APPEND_PROMPT = input.promptFile;
   else delete env.PI_SUBAGENT_APPEND_PROMPT;
   // The child extension stops before any model call when pi resolved another model (src/child-extension/model-guard.ts).
   const expected = model ?? (p?.provider && input.model !== null ? undefined : input.defaultModel);
@@ -184,5 +202,11 @@ export function buildInvocation(input: InvocationInput): Invocation {
     if (name) env[name] = p.apiKey;
     else argv.push("--api-key", p.apiKey);
   }
-  return { argv, env, files, ...(taskNote ? { taskNote } : {}), ...(selection.warnings.length ? { warnings: selection.warnings } : {}) };
+  return {
+    argv,
+    env,
+    files,
+    ...(taskNote ? { taskNote } : {}),
+    ...(selection.warnings.length ? { warnings: selection.warnings } : {}),
+  };
 }

@@ -19,15 +19,22 @@ export interface WorktreeHost {
   cleanStale(): Promise<number>;
 }
 
-export const ISOLATION_NOT_A_REPO = (cwd: string) => `Isolation "worktree" needs a git repository, but ${cwd} is not inside one (nothing was run)`;
+export const ISOLATION_NOT_A_REPO = (cwd: string) =>
+  `Isolation "worktree" needs a git repository, but ${cwd} is not inside one (nothing was run)`;
 
 /** "Fix the login bug!" → "fix-the-login-bug": the task's part of `subagents/<slug>-<id>`. */
 export function branchSlug(name: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40)
+    .replace(/-+$/, "");
   return slug || "task";
 }
 
-export const branchName = (name: string, id: string, n = 1) => `subagents/${branchSlug(name)}-${id.slice(0, 8)}${n > 1 ? `-${n}` : ""}`;
+export const branchName = (name: string, id: string, n = 1) =>
+  `subagents/${branchSlug(name)}-${id.slice(0, 8)}${n > 1 ? `-${n}` : ""}`;
 
 type Isolated = { name: string; result: { isolation?: IsolationResult } };
 
@@ -51,7 +58,9 @@ export function isolationLines(outcomes: (Isolated & { sessionId: string })[]): 
   for (const o of outcomes) {
     const iso = o.result.isolation;
     if (!iso) continue;
-    const what = iso.branch ? `branch ${iso.branch}: ${iso.diffstat} (${iso.files.map((f) => f.path).join(", ")}) — subagents apply ${o.sessionId}` : "no changes, no branch";
+    const what = iso.branch
+      ? `branch ${iso.branch}: ${iso.diffstat} (${iso.files.map((f) => f.path).join(", ")}) — subagents apply ${o.sessionId}`
+      : "no changes, no branch";
     lines.push(`${o.name}: ${what}${iso.error ? ` [${iso.error}]` : ""}`);
   }
   for (const o of overlaps(outcomes)) lines.push(`overlap: ${o.path} changed by ${o.tasks.join(", ")}`);
@@ -59,7 +68,14 @@ export function isolationLines(outcomes: (Isolated & { sessionId: string })[]): 
 }
 
 /** Variables that would point git (ours, or the child's) at another repository than the worktree. */
-export const GIT_LOCATION_VARS = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY"];
+export const GIT_LOCATION_VARS = [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_COMMON_DIR",
+  "GIT_PREFIX",
+  "GIT_OBJECT_DIRECTORY",
+];
 
 /** Why a task cannot be isolated (checked before anything is recorded or created), or null. */
 export async function isolationProblem(worktrees: WorktreeHost | undefined, cwd: string): Promise<string | null> {
@@ -71,10 +87,17 @@ export async function isolationProblem(worktrees: WorktreeHost | undefined, cwd:
   }
 }
 
-export type LiveIsolation = { worktree: Worktree; finish(): Promise<IsolationResult>; scrubEnv(env: Record<string, string>): void };
+export type LiveIsolation = {
+  worktree: Worktree;
+  finish(): Promise<IsolationResult>;
+  scrubEnv(env: Record<string, string>): void;
+};
 
 /** Makes the task's worktree; every end of the run then goes through `finish`. */
-export async function createIsolation(worktrees: WorktreeHost, opts: { cwd: string; id: string; name: string }): Promise<LiveIsolation | { error: string }> {
+export async function createIsolation(
+  worktrees: WorktreeHost,
+  opts: { cwd: string; id: string; name: string },
+): Promise<LiveIsolation | { error: string }> {
   let worktree: Worktree;
   try {
     worktree = await worktrees.create(opts);
@@ -88,7 +111,13 @@ export async function createIsolation(worktrees: WorktreeHost, opts: { cwd: stri
       try {
         return await worktrees.finish(worktree);
       } catch (err) {
-        return { base: worktree.base, repo: worktree.repo, files: [], diffstat: "", error: `worktree not finished (${worktree.path}): ${(err as Error).message}` };
+        return {
+          base: worktree.base,
+          repo: worktree.repo,
+          files: [],
+          diffstat: "",
+          error: `worktree not finished (${worktree.path}): ${(err as Error).message}`,
+        };
       }
     },
     scrubEnv: (env) => {
@@ -99,6 +128,8 @@ export async function createIsolation(worktrees: WorktreeHost, opts: { cwd: stri
 
 /** Per-task isolation results and the overlap, for a call's details / JSON summary; null when none was isolated. */
 export function isolationDetails(outcomes: (Isolated & { sessionId: string })[]) {
-  const tasks = outcomes.filter((o) => o.result.isolation).map((o) => ({ name: o.name, sessionId: o.sessionId, ...o.result.isolation! }));
+  const tasks = outcomes
+    .filter((o) => o.result.isolation)
+    .map((o) => ({ name: o.name, sessionId: o.sessionId, ...o.result.isolation! }));
   return tasks.length ? { tasks, overlaps: overlaps(outcomes) } : null;
 }

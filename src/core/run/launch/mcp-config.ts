@@ -28,7 +28,10 @@ function readServers(host: Host, file: string): Record<string, Entry> {
 }
 
 /** Enabled servers for `cwd` (project servers only when `projectTrusted`, as pi does). */
-export function configuredMcpServers(host: Host, opts: { agentDir: string; cwd: string; projectTrusted: boolean }): McpServer[] {
+export function configuredMcpServers(
+  host: Host,
+  opts: { agentDir: string; cwd: string; projectTrusted: boolean },
+): McpServer[] {
   const merged: Record<string, Entry> = { ...readServers(host, `${opts.agentDir}/mcp.json`) };
   if (opts.projectTrusted) {
     for (const [name, entry] of Object.entries(readServers(host, `${opts.cwd}/.pi/mcp.json`))) {
@@ -40,7 +43,8 @@ export function configuredMcpServers(host: Host, opts: { agentDir: string; cwd: 
   for (const [name, e] of Object.entries(merged)) {
     if (!e || typeof e !== "object" || e.enabled === false) continue;
     if (typeof e.command !== "string" && typeof e.url !== "string") continue;
-    const toolExposure = e.toolExposure && typeof e.toolExposure === "object" ? Object.values(e.toolExposure as object) : [];
+    const toolExposure =
+      e.toolExposure && typeof e.toolExposure === "object" ? Object.values(e.toolExposure as object) : [];
     const server: McpServer = { name, direct: e.exposure === "direct" || toolExposure.includes("direct") };
     if (typeof e.command === "string") {
       server.stdio = {

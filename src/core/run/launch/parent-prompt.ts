@@ -1,3 +1,7 @@
 /** The parent pi's system prompt and active tools' definitions (in order) at call time: what a cache-true fork
  *  repeats byte for byte (core/run/fork.ts, child/fork-prompt.ts). */
-export type ParentPrompt = { cwd: string; systemPrompt: string; tools: { name: string; description: string; parameters: unknown }[] };
+export type ParentPrompt = {
+  cwd: string;
+  systemPrompt: string;
+  tools: { name: string; description: string; parameters: unknown }[];
+};

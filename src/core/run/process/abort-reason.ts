@@ -10,7 +10,10 @@ export function ownerShutdown(): { subagentsStop: "interrupted" } {
   return { subagentsStop: "interrupted" };
 }
 
-const isShutdown = (reason: unknown) => typeof reason === "object" && reason !== null && (reason as { subagentsStop?: string }).subagentsStop === "interrupted";
+const isShutdown = (reason: unknown) =>
+  typeof reason === "object" &&
+  reason !== null &&
+  (reason as { subagentsStop?: string }).subagentsStop === "interrupted";
 
 /** How an aborted task ends; a queued one that never started says so. */
 export function abortStop(reason: unknown, started = true): { code: ErrorCode; message: string } {

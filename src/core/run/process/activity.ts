@@ -51,7 +51,9 @@ export function toolResultLine(name: string, result: string, isError: boolean): 
     return `  ${files} file${files === 1 ? "" : "s"}, ${dirs} dir${dirs === 1 ? "" : "s"}${plus}`;
   }
   if (name === "find") {
-    const matches = result.split("\n").filter((l) => l.trim() && !l.startsWith("[") && !/^no files found/i.test(l.trim())).length;
+    const matches = result
+      .split("\n")
+      .filter((l) => l.trim() && !l.startsWith("[") && !/^no files found/i.test(l.trim())).length;
     return `  ${matches} match${matches === 1 ? "" : "es"}${plus}`;
   }
   return null;

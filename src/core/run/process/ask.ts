@@ -53,7 +53,8 @@ export function unansweredWarning(q: Question, why: NoAnswer): string {
 export function answerLine(q: Question, a: AskAnswer): string {
   if ("none" in a) return JSON.stringify({ type: "answer", id: q.id, note: noAnswerText(a.none) });
   let value: string | boolean = a.value;
-  if (q.kind === "confirm") value = value === true || (typeof value === "string" && /^(y|yes|true|ok|allow)$/i.test(value.trim()));
+  if (q.kind === "confirm")
+    value = value === true || (typeof value === "string" && /^(y|yes|true|ok|allow)$/i.test(value.trim()));
   else if (typeof value === "boolean") value = value ? "yes" : "no";
   if (q.kind === "select" && q.options?.length && !q.options.includes(value as string)) {
     const hit = q.options.find((o) => o.toLowerCase() === String(value).trim().toLowerCase());

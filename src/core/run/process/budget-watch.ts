@@ -14,7 +14,11 @@ export type BudgetWatch = {
 };
 
 /** `before`: what earlier attempts of the same task spent (a fallback model goes on within the same budget). */
-export function budgetWatch(budget: Budget | undefined, call: { spend: CallSpend; key: string } | undefined, before: Usage = emptyUsage()): BudgetWatch {
+export function budgetWatch(
+  budget: Budget | undefined,
+  call: { spend: CallSpend; key: string } | undefined,
+  before: Usage = emptyUsage(),
+): BudgetWatch {
   let warnedAt: number | null = null;
   let reached: BudgetHit | null = null;
   return {

@@ -14,7 +14,11 @@ export type FinalizeMode = "required" | "optional" | "off";
 export const FINALIZE_MODES: readonly FinalizeMode[] = ["required", "optional", "off"];
 
 /** A profile's or the settings' explicit `finalize` wins (profile first); otherwise the front's default applies. */
-export function resolveFinalizeMode(profile: boolean | undefined, settings: boolean | undefined, frontDefault: FinalizeMode): FinalizeMode {
+export function resolveFinalizeMode(
+  profile: boolean | undefined,
+  settings: boolean | undefined,
+  frontDefault: FinalizeMode,
+): FinalizeMode {
   const explicit = profile ?? settings;
   if (explicit === undefined) return frontDefault;
   return explicit ? "required" : "off";
@@ -27,18 +31,22 @@ export const NUDGE_TEXT =
   "what went wrong in `error`.";
 
 /** A cache-true fork (fork.ts) without the finalize tool: said after its task, in its first message. */
-export const FORK_ANSWER_INSTRUCTION = "You are now a sub-agent forked from the conversation above: do only the task above, and end with your complete answer as plain text.";
+export const FORK_ANSWER_INSTRUCTION =
+  "You are now a sub-agent forked from the conversation above: do only the task above, and end with your complete answer as plain text.";
 
 // Short on purpose: every request of every child carries them (the tool's description says how to call it).
 export const FINALIZE_INSTRUCTIONS: Record<Exclude<FinalizeMode, "off">, string> = {
-  required: "You are a sub-agent. End by calling `subagent_finalize` with your complete result: plain text is not returned.",
+  required:
+    "You are a sub-agent. End by calling `subagent_finalize` with your complete result: plain text is not returned.",
   optional: "You are a sub-agent. Your final message (plain text, or a `subagent_finalize` call) is your result.",
 };
 
 /** Why a finalize call is not acceptable, or null when it is (SUCCESS needs a result, ERROR an error). */
 export function finalizeProblem(p: Partial<FinalizePayload>): string | null {
   if (p.status !== "SUCCESS" && p.status !== "ERROR") return 'status must be "SUCCESS" or "ERROR"';
-  if (p.status === "SUCCESS" && !(typeof p.result === "string" && p.result.trim())) return "SUCCESS requires a non-empty result";
-  if (p.status === "ERROR" && !(typeof p.error === "string" && p.error.trim())) return "ERROR requires a non-empty error";
+  if (p.status === "SUCCESS" && !(typeof p.result === "string" && p.result.trim()))
+    return "SUCCESS requires a non-empty result";
+  if (p.status === "ERROR" && !(typeof p.error === "string" && p.error.trim()))
+    return "ERROR requires a non-empty error";
   return null;
 }

@@ -31,17 +31,33 @@ export function resolveGate(
 /** How the child learns its gate (read by child/gate.ts). */
 export function gateEnv(g: GateSpec | undefined): Record<string, string> {
   if (!g) return {};
-  return { PI_SUBAGENT_GATE: g.command, PI_SUBAGENT_GATE_TIMEOUT: String(g.timeoutSec), PI_SUBAGENT_GATE_RETRIES: String(g.retries) };
+  return {
+    PI_SUBAGENT_GATE: g.command,
+    PI_SUBAGENT_GATE_TIMEOUT: String(g.timeoutSec),
+    PI_SUBAGENT_GATE_RETRIES: String(g.retries),
+  };
 }
 
 /** What the child's extension reads: its gate, and the schema of its structured result (child/finalize-data.ts). */
-export function composeEnv(input: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> }, profile: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> } | null): Record<string, string> {
+export function composeEnv(
+  input: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> },
+  profile: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> } | null,
+): Record<string, string> {
   const schema = input.outputSchema ?? profile?.outputSchema;
-  return { ...gateEnv(resolveGate(input, profile)), ...(schema ? { PI_SUBAGENT_OUTPUT_SCHEMA: JSON.stringify(schema) } : {}) };
+  return {
+    ...gateEnv(resolveGate(input, profile)),
+    ...(schema ? { PI_SUBAGENT_OUTPUT_SCHEMA: JSON.stringify(schema) } : {}),
+  };
 }
 
 /** The correction the child gets after a failed attempt. */
-export function gateCorrection(command: string, r: { exitCode: number | null; timedOut: boolean; output: string }, attempt: number, tries: number, viaFinalize: boolean): string {
+export function gateCorrection(
+  command: string,
+  r: { exitCode: number | null; timedOut: boolean; output: string },
+  attempt: number,
+  tries: number,
+  viaFinalize: boolean,
+): string {
   const how = r.timedOut ? "did not finish in time" : `exited with code ${r.exitCode ?? "?"}`;
   const again = viaFinalize ? "then call `subagent_finalize` again" : "then finish again";
   return (
@@ -54,9 +70,12 @@ export function gateCorrection(command: string, r: { exitCode: number | null; ti
 export function gateFailure(g: GateSpec | undefined, progress: GateProgress | undefined): string | null {
   if (!g || progress?.passed) return null;
   if (!progress?.attempts) return `The acceptance check \`${g.command}\` did not run (the child reported no attempt)`;
-  const how = progress.timedOut ? `did not finish within ${g.timeoutSec}s` : `exited with code ${progress.lastExit ?? "?"}`;
+  const how = progress.timedOut
+    ? `did not finish within ${g.timeoutSec}s`
+    : `exited with code ${progress.lastExit ?? "?"}`;
   const last = (progress.lastOutput ?? "").trim().split("\n").slice(-5).join("\n");
   return `Acceptance check failed after ${progress.attempts} attempt${progress.attempts === 1 ? "" : "s"}: \`${g.command}\` ${how}${last ? `\n${last}` : ""}`;
 }
 
-export const gateSummary = (s: RunState): { passed: boolean; attempts: number } | undefined => (s.gate ? { passed: s.gate.passed, attempts: s.gate.attempts } : undefined);
+export const gateSummary = (s: RunState): { passed: boolean; attempts: number } | undefined =>
+  s.gate ? { passed: s.gate.passed, attempts: s.gate.attempts } : undefined;

@@ -20,7 +20,13 @@ export function reapDescendants(host: Host, pids: number[]): void {
   for (const pid of pids) if (host.isAlive(pid)) host.signal(pid, "SIGKILL");
 }
 
-export async function killTree(host: Host, clock: Clock, proc: ChildProcess, graceMs = TERM_GRACE_MS, termTree = false): Promise<ExitInfo> {
+export async function killTree(
+  host: Host,
+  clock: Clock,
+  proc: ChildProcess,
+  graceMs = TERM_GRACE_MS,
+  termTree = false,
+): Promise<ExitInfo> {
   const tree = host.descendants(proc.pid);
   proc.kill("SIGTERM");
   // pi passes SIGTERM on to what it started; a CLI that does not (a wrapper around a native binary) gets its

@@ -219,7 +219,17 @@ export class ChildPool {
       throw err;
     }
     this.stats.started++;
-    const worker: Worker = { key, host, proc, lease: null, gone: false, tasks: 0, mark, replies: new Map(), exited: Promise.resolve() };
+    const worker: Worker = {
+      key,
+      host,
+      proc,
+      lease: null,
+      gone: false,
+      tasks: 0,
+      mark,
+      replies: new Map(),
+      exited: Promise.resolve(),
+    };
     const events = new LineSplitter((line, cut) => !cut && this.onEventLine(worker, line), MAX_EVENT_LINE);
     const rpc = new RpcLines((line) => this.onRpcLine(worker, line), RPC_LINE);
     const readers = Promise.all([
@@ -254,7 +264,8 @@ export class ChildPool {
     const send = (command: Record<string, unknown>, onReply: (r: Reply) => void) => {
       const id = `${command.type}-${n}`;
       worker.replies.set(id, onReply);
-      if (!worker.proc.writeStdin?.(`${JSON.stringify({ ...command, id })}\n`)) this.refuse(worker, lease, `could not send ${command.type} to the kept sub-agent process`);
+      if (!worker.proc.writeStdin?.(`${JSON.stringify({ ...command, id })}\n`))
+        this.refuse(worker, lease, `could not send ${command.type} to the kept sub-agent process`);
     };
     const prompted = (r: Reply) => {
       if (r.success === false) this.refuse(worker, lease, r.error ?? "pi refused the prompt");
@@ -268,7 +279,12 @@ export class ChildPool {
     if (fresh) promptIt();
     else
       send({ type: "switch_session", sessionPath: sessionFile }, (r) => {
-        if (r.success === false || r.data?.cancelled) return this.refuse(worker, lease, `pi could not open the session ${sessionFile}: ${r.error ?? "cancelled by an extension"}`);
+        if (r.success === false || r.data?.cancelled)
+          return this.refuse(
+            worker,
+            lease,
+            `pi could not open the session ${sessionFile}: ${r.error ?? "cancelled by an extension"}`,
+          );
         promptIt();
       });
     return lease;

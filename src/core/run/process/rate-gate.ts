@@ -18,10 +18,16 @@ export type RatePolicy = {
   raiseAfter: number;
 };
 
-export const DEFAULT_RATE_POLICY: RatePolicy = { maxWaitMs: 300_000, baseDelayMs: 2_000, maxDelayMs: 60_000, raiseAfter: 1 };
+export const DEFAULT_RATE_POLICY: RatePolicy = {
+  maxWaitMs: 300_000,
+  baseDelayMs: 2_000,
+  maxDelayMs: 60_000,
+  raiseAfter: 1,
+};
 
 /** The gate for a call (or a lone task) whose settings allow `rateLimitWaitSec` of waiting in all. */
-export const rateGateFor = (max: number, clock: Clock, rateLimitWaitSec: number) => new RateGate(max, clock, { ...DEFAULT_RATE_POLICY, maxWaitMs: rateLimitWaitSec * 1000 });
+export const rateGateFor = (max: number, clock: Clock, rateLimitWaitSec: number) =>
+  new RateGate(max, clock, { ...DEFAULT_RATE_POLICY, maxWaitMs: rateLimitWaitSec * 1000 });
 
 export class RateGate {
   /** Children allowed at once right now (≤ max). */
@@ -63,7 +69,10 @@ export class RateGate {
     }
     const backoff = Math.min(this.policy.maxDelayMs, this.policy.baseDelayMs * 2 ** (this.streak - 1));
     // Jitter spreads the children's retries so they do not all hit the provider in the same instant.
-    const delay = retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs + this.random() * 250 : backoff * (0.75 + this.random() * 0.5);
+    const delay =
+      retryAfterMs !== undefined && retryAfterMs >= 0
+        ? retryAfterMs + this.random() * 250
+        : backoff * (0.75 + this.random() * 0.5);
     const until = Math.max(this.until, now + delay);
     this.heldMs += until - Math.max(now, this.until);
     this.until = until;

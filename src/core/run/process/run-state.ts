@@ -17,7 +17,14 @@ export const LIMITS = {
 };
 
 /** An acceptance gate's attempts so far, as the child reports them (gate.ts). */
-export type GateProgress = { attempts: number; passed: boolean; running: boolean; lastOutput?: string; lastExit?: number | null; timedOut?: boolean };
+export type GateProgress = {
+  attempts: number;
+  passed: boolean;
+  running: boolean;
+  lastOutput?: string;
+  lastExit?: number | null;
+  timedOut?: boolean;
+};
 
 export type RunState = {
   childSessionId?: string;
@@ -144,7 +151,12 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       s.openTools.delete(ev.id);
       const line = toolResultLine(ev.name, ev.result, ev.isError);
       if (line) pushActivity(s, [line]);
-      pushMessage(s, { role: "toolResult", name: ev.name, text: capText(ev.result, LIMITS.toolResultText), isError: ev.isError });
+      pushMessage(s, {
+        role: "toolResult",
+        name: ev.name,
+        text: capText(ev.result, LIMITS.toolResultText),
+        isError: ev.isError,
+      });
       return;
     }
     case "assistant": {
@@ -158,7 +170,10 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       s.model = ev.model ?? s.model;
       s.provider = ev.provider ?? s.provider;
       s.stopReason = ev.stopReason;
-      s.errorMessage = ev.stopReason === "error" || ev.stopReason === "aborted" ? ev.errorMessage || `model call ended: ${ev.stopReason}` : undefined;
+      s.errorMessage =
+        ev.stopReason === "error" || ev.stopReason === "aborted"
+          ? ev.errorMessage || `model call ended: ${ev.stopReason}`
+          : undefined;
       if (ev.text.trim()) {
         s.lastText = ev.text;
         pushActivity(s, textLines(ev.text));
@@ -175,7 +190,9 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
     case "retry":
       s.sawRetry = true;
       s.agentEnded = false;
-      pushActivity(s, [`↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${ev.errorMessage}`]);
+      pushActivity(s, [
+        `↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${ev.errorMessage}`,
+      ]);
       return;
     case "finalize":
       s.finalize = ev.payload;
@@ -204,12 +221,26 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       pushActivity(s, [`⚙ gate (attempt ${ev.attempt}): ${ev.command}`]);
       return;
     case "gate": {
-      s.gate = { attempts: ev.attempt, passed: ev.passed, running: false, lastOutput: ev.output, lastExit: ev.exitCode, timedOut: ev.timedOut };
-      const how = ev.passed ? "✓ gate passed" : `✗ gate failed (${ev.timedOut ? "timed out" : `exit ${ev.exitCode ?? "?"}`})`;
+      s.gate = {
+        attempts: ev.attempt,
+        passed: ev.passed,
+        running: false,
+        lastOutput: ev.output,
+        lastExit: ev.exitCode,
+        timedOut: ev.timedOut,
+      };
+      const how = ev.passed
+        ? "✓ gate passed"
+        : `✗ gate failed (${ev.timedOut ? "timed out" : `exit ${ev.exitCode ?? "?"}`})`;
       const last = ev.output.trim().split("\n").at(-1);
       pushActivity(s, [ev.passed || !last ? how : `${how}: ${last}`]);
       // Every attempt is part of the record (the transcript shows it where it happened).
-      pushMessage(s, { role: "toolResult", name: "gate", text: capText(ev.output, LIMITS.toolResultText), isError: !ev.passed });
+      pushMessage(s, {
+        role: "toolResult",
+        name: "gate",
+        text: capText(ev.output, LIMITS.toolResultText),
+        isError: !ev.passed,
+      });
       return;
     }
     case "steered":

@@ -11,7 +11,8 @@ const LAST_LINES = 4;
 
 const FRAME = /^\s*at\s|^\s*File "|^\s+\^+\s*$/;
 const EXCEPTION = /^(?:Uncaught\s+)?(?:[A-Z]\w*)?(?:Error|Exception)\b|^(?:fatal|panic|error)\b/i;
-const MESSAGE = /\b(?:error|failed|invalid|unauthori[sz]ed|forbidden|denied|not found|api key|credentials?|quota|rate limit|overloaded|status (?:code )?[45]\d\d|[45]\d\d\s)/i;
+const MESSAGE =
+  /\b(?:error|failed|invalid|unauthori[sz]ed|forbidden|denied|not found|api key|credentials?|quota|rate limit|overloaded|status (?:code )?[45]\d\d|[45]\d\d\s)/i;
 
 const clipLine = (l: string) => (l.length > LINE_CHARS ? `${l.slice(0, LINE_CHARS - 1)}…` : l);
 
@@ -20,7 +21,11 @@ const clipLine = (l: string) => (l.length > LINE_CHARS ? `${l.slice(0, LINE_CHAR
  * Returns "" for empty stderr.
  */
 export function stderrSummary(head: string, tail: string, whole: boolean): string {
-  const split = (t: string) => t.split(/\r?\n/).map((l) => l.trimEnd()).filter((l) => l.trim());
+  const split = (t: string) =>
+    t
+      .split(/\r?\n/)
+      .map((l) => l.trimEnd())
+      .filter((l) => l.trim());
   const tailLines = split(tail);
   const headLines = whole ? tailLines : split(head);
   const all = whole ? tailLines : [...headLines, ...tailLines];
@@ -32,7 +37,11 @@ export function stderrSummary(head: string, tail: string, whole: boolean): strin
   add(all.find((l) => EXCEPTION.test(l.trim()) && !FRAME.test(l)));
   for (const l of all.filter((x) => MESSAGE.test(x) && !FRAME.test(x)).slice(0, 3)) add(l);
   const last = tailLines.filter((l) => !FRAME.test(l)).slice(-LAST_LINES);
-  const skipped = picked.length && last.length && !picked.includes(last[0]) && all.indexOf(last[0]) > all.indexOf(picked[picked.length - 1]) + 1;
+  const skipped =
+    picked.length &&
+    last.length &&
+    !picked.includes(last[0]) &&
+    all.indexOf(last[0]) > all.indexOf(picked[picked.length - 1]) + 1;
   if (skipped) picked.push("…");
   for (const l of last.length ? last : tailLines.slice(-LAST_LINES)) add(l);
   let out = picked.map(clipLine).join("\n");

@@ -20,7 +20,12 @@ export function todoProgress(toolName: string, args: string): TodoProgress | nul
   let completed = 0;
   for (const t of list) {
     const item = t as { status?: unknown; done?: unknown; completed?: unknown };
-    if ((typeof item?.status === "string" && DONE.has(item.status.toLowerCase())) || item?.done === true || item?.completed === true) completed++;
+    if (
+      (typeof item?.status === "string" && DONE.has(item.status.toLowerCase())) ||
+      item?.done === true ||
+      item?.completed === true
+    )
+      completed++;
   }
   return { completed, total: list.length };
 }

@@ -16,7 +16,28 @@ export function jsonModeKeep(head: string): number {
   return MAX_EVENT_LINE;
 }
 
-const KNOWN = new Set(["session", "turn_start", "text", "tool_start", "tool_end", "assistant", "retry", "finalize", "nudge", "agent_end", "settled", "steered", "rate_limit", "gate_start", "gate", "ask", "ask_closed", "note", "message_send", "message_in"]);
+const KNOWN = new Set([
+  "session",
+  "turn_start",
+  "text",
+  "tool_start",
+  "tool_end",
+  "assistant",
+  "retry",
+  "finalize",
+  "nudge",
+  "agent_end",
+  "settled",
+  "steered",
+  "rate_limit",
+  "gate_start",
+  "gate",
+  "ask",
+  "ask_closed",
+  "note",
+  "message_send",
+  "message_in",
+]);
 
 export function parseCompactLine(line: string): ChildEvent | null {
   if (!line.startsWith("{")) return null;
@@ -68,8 +89,18 @@ export function assistantFromMessage(m: Msg): ChildEvent {
     text: textOfContent(m.content),
     toolCalls: parts(m.content)
       .filter((p) => p.type === "toolCall")
-      .map((p) => ({ id: String(p.id ?? ""), name: String(p.name ?? ""), args: cap(stringify(p.arguments ?? {}), 1000) })),
-    usage: { input: u.input ?? 0, output: u.output ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0, cost: u.cost?.total ?? 0 },
+      .map((p) => ({
+        id: String(p.id ?? ""),
+        name: String(p.name ?? ""),
+        args: cap(stringify(p.arguments ?? {}), 1000),
+      })),
+    usage: {
+      input: u.input ?? 0,
+      output: u.output ?? 0,
+      cacheRead: u.cacheRead ?? 0,
+      cacheWrite: u.cacheWrite ?? 0,
+      cost: u.cost?.total ?? 0,
+    },
     model: m.model,
     provider: m.provider,
     stopReason: m.stopReason,
@@ -134,16 +165,33 @@ export class JsonModeParser {
         return ev.message?.role === "assistant" ? assistantFromMessage(ev.message) : null;
       case "tool_execution_start":
         if (ev.toolName === "subagent_finalize") this.pendingFinalize.set(String(ev.toolCallId), ev.args ?? {});
-        return { type: "tool_start", id: String(ev.toolCallId), name: String(ev.toolName), args: cap(stringify(ev.args ?? {}), 1000) };
+        return {
+          type: "tool_start",
+          id: String(ev.toolCallId),
+          name: String(ev.toolName),
+          args: cap(stringify(ev.args ?? {}), 1000),
+        };
       case "tool_execution_end": {
         const id = String(ev.toolCallId);
         const payload = this.pendingFinalize.get(id);
         this.pendingFinalize.delete(id);
         if (payload && !ev.isError) return { type: "finalize", payload };
-        return { type: "tool_end", id, name: String(ev.toolName), isError: !!ev.isError, result: cap(textOfContent(ev.result?.content), 2000) };
+        return {
+          type: "tool_end",
+          id,
+          name: String(ev.toolName),
+          isError: !!ev.isError,
+          result: cap(textOfContent(ev.result?.content), 2000),
+        };
       }
       case "auto_retry_start":
-        return { type: "retry", attempt: ev.attempt ?? 0, maxAttempts: ev.maxAttempts ?? 0, delayMs: ev.delayMs ?? 0, errorMessage: String(ev.errorMessage ?? "") };
+        return {
+          type: "retry",
+          attempt: ev.attempt ?? 0,
+          maxAttempts: ev.maxAttempts ?? 0,
+          delayMs: ev.delayMs ?? 0,
+          errorMessage: String(ev.errorMessage ?? ""),
+        };
       default:
         return null;
     }

@@ -11,7 +11,11 @@ const RUNNERS: Record<RunnerName, ChildRunner> = { local: localRunner, docker: d
 
 export type Where = { runner: ChildRunner; sandbox: boolean; notes: string[] };
 
-export function chooseWhere(settings: EngineSettings, task: { sandbox?: boolean; runner?: RunnerName }, profile: { sandbox?: boolean; runner?: RunnerName } | null): Where {
+export function chooseWhere(
+  settings: EngineSettings,
+  task: { sandbox?: boolean; runner?: RunnerName },
+  profile: { sandbox?: boolean; runner?: RunnerName } | null,
+): Where {
   const runner = RUNNERS[task.runner ?? profile?.runner ?? settings.runner] ?? localRunner;
   const sandbox = settings.sandbox === "on" || !!task.sandbox || !!profile?.sandbox;
   return { runner, sandbox, notes: runner.notes ?? [] };

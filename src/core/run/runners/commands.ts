@@ -22,7 +22,11 @@ async function text(stream: AsyncIterable<Uint8Array>): Promise<string> {
 }
 
 /** Runs argv to its end (killed after timeoutMs); never throws. */
-export async function runCommand(host: Host, argv: string[], opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCommand(
+  host: Host,
+  argv: string[],
+  opts: { timeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   let proc;
   try {
     const env: Record<string, string> = {};

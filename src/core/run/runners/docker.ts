@@ -22,7 +22,8 @@ import { assetCaches, guardOf } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";
 
 /** Environment that crosses into the container: pi's, ours, locale, proxies and model-provider credentials. */
-const ENV_CROSSES = /^(PI_|SUBAGENTS_|LANG$|LC_|TZ$|TERM$|NO_COLOR$|HOME$|USER$|(HTTPS?|NO|ALL)_PROXY$|(https?|no|all)_proxy$|[A-Z][A-Z0-9_]*_API_KEY$|ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|AZURE_|AWS_|MISTRAL_|GROQ_|OPENROUTER_|XAI_|DEEPSEEK_|CEREBRAS_|COPILOT_|GH_TOKEN$)/;
+const ENV_CROSSES =
+  /^(PI_|SUBAGENTS_|LANG$|LC_|TZ$|TERM$|NO_COLOR$|HOME$|USER$|(HTTPS?|NO|ALL)_PROXY$|(https?|no|all)_proxy$|[A-Z][A-Z0-9_]*_API_KEY$|ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|AZURE_|AWS_|MISTRAL_|GROQ_|OPENROUTER_|XAI_|DEEPSEEK_|CEREBRAS_|COPILOT_|GH_TOKEN$)/;
 
 const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
 
@@ -41,7 +42,19 @@ async function reapOrphans(host: Host, docker: string): Promise<void> {
   if (reaped) return;
   reaped = true;
   const me = hostname(host);
-  const ps = await runCommand(host, [docker, "ps", "-a", "--filter", `label=subagents.host=${me}`, "--format", '{{.Names}} {{.Label "subagents.owner"}}'], { timeoutMs: 10_000 });
+  const ps = await runCommand(
+    host,
+    [
+      docker,
+      "ps",
+      "-a",
+      "--filter",
+      `label=subagents.host=${me}`,
+      "--format",
+      '{{.Names}} {{.Label "subagents.owner"}}',
+    ],
+    { timeoutMs: 10_000 },
+  );
   const dead = ps.stdout
     .split("\n")
     .map((l) => l.trim().split(" "))
@@ -50,14 +63,35 @@ async function reapOrphans(host: Host, docker: string): Promise<void> {
   if (dead.length) await runCommand(host, [docker, "rm", "-f", ...dead], { timeoutMs: 30_000 });
 }
 
-export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: string | null; owner: number; host: string; agentEntries: string[]; caches: string[]; guard?: GuardBind[]; netSocket?: string }): string[] {
+export function dockerArgv(
+  req: PlaceRequest,
+  opts: {
+    docker: string;
+    user: string | null;
+    owner: number;
+    host: string;
+    agentEntries: string[];
+    caches: string[];
+    guard?: GuardBind[];
+    netSocket?: string;
+  },
+): string[] {
   const home = req.env.HOME ?? "/root";
   const { image, network, args } = req.settings.docker;
   const exe = req.argv[0];
   // Each path once (docker refuses a second mount at the same place); the first mode given wins.
   const mounts = new Map<string, "ro" | "rw">();
   const agent = agentDirMounts(req.agentDir, opts.agentEntries).map((m) => [m.path, m.writable ? "rw" : "ro"]);
-  for (const [p, mode] of [[exe, "ro"], ...agent, [dirOf(req.sessionFile), "rw"], [req.cwd, "rw"], ...(req.gitDir ? [[req.gitDir, "rw"]] : []), ...req.files.map((f) => [f, "ro"]), ...opts.caches.map((c) => [c, "ro"]), ...(opts.netSocket ? [[opts.netSocket, "rw"]] : [])] as [string, "ro" | "rw"][]) {
+  for (const [p, mode] of [
+    [exe, "ro"],
+    ...agent,
+    [dirOf(req.sessionFile), "rw"],
+    [req.cwd, "rw"],
+    ...(req.gitDir ? [[req.gitDir, "rw"]] : []),
+    ...req.files.map((f) => [f, "ro"]),
+    ...opts.caches.map((c) => [c, "ro"]),
+    ...(opts.netSocket ? [[opts.netSocket, "rw"]] : []),
+  ] as [string, "ro" | "rw"][]) {
     if (!mounts.has(p)) mounts.set(p, mode);
   }
   // Docker orders mounts parent first, so these land over the task folder. A missing one gets an empty read-only
@@ -70,13 +104,37 @@ export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: stri
   }
   // Like a normal /tmp and home, scripts there may run (docker's tmpfs default is noexec).
   // pi's agent dir is a private writable folder (pi takes its lock files there) with the user's entries mounted in.
-  const tmpfs = ["/tmp", home, req.agentDir].filter((t) => ![...mounts.keys()].some((m) => m === t || t.startsWith(`${m}/`)));
-  const argv = [opts.docker, "run", "--rm", "-i", "--init", "--name", req.name, "--label", `subagents.owner=${opts.owner}`, "--label", `subagents.host=${opts.host}`];
-  argv.push("--network", opts.netSocket ? "none" : network, "--read-only", ...tmpfs.flatMap((t) => ["--tmpfs", `${t}:exec`]), "--cap-drop", "ALL", "--security-opt", "no-new-privileges");
+  const tmpfs = ["/tmp", home, req.agentDir].filter(
+    (t) => ![...mounts.keys()].some((m) => m === t || t.startsWith(`${m}/`)),
+  );
+  const argv = [
+    opts.docker,
+    "run",
+    "--rm",
+    "-i",
+    "--init",
+    "--name",
+    req.name,
+    "--label",
+    `subagents.owner=${opts.owner}`,
+    "--label",
+    `subagents.host=${opts.host}`,
+  ];
+  argv.push(
+    "--network",
+    opts.netSocket ? "none" : network,
+    "--read-only",
+    ...tmpfs.flatMap((t) => ["--tmpfs", `${t}:exec`]),
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
+  );
   if (opts.user) argv.push("--user", opts.user);
   for (const [p, mode] of mounts) argv.push("-v", `${p}:${p}:${mode}`);
   for (const p of empty) argv.push("--tmpfs", `${p}:ro`);
-  for (const k of Object.keys(req.env).sort()) if (ENV_CROSSES.test(k) && k !== "PI_SUBAGENT_PARENT_PID") argv.push("-e", k);
+  for (const k of Object.keys(req.env).sort())
+    if (ENV_CROSSES.test(k) && k !== "PI_SUBAGENT_PARENT_PID") argv.push("-e", k);
   argv.push("-w", req.cwd, ...args, image, ...req.argv);
   return argv;
 }
@@ -84,10 +142,13 @@ export function dockerArgv(req: PlaceRequest, opts: { docker: string; user: stri
 export const dockerRunner: ChildRunner = {
   name: "docker",
   transport: "json",
-  notes: ["runner docker: no steering (only stdin/stdout cross docker run); budgets stop the child without a wrap-up message"],
+  notes: [
+    "runner docker: no steering (only stdin/stdout cross docker run); budgets stop the child without a wrap-up message",
+  ],
   async place(req) {
     const docker = onPath(req.host, "docker");
-    if (!docker) return "The docker runner needs the docker CLI (Debian/Ubuntu package docker.io), which is not on PATH. Nothing was run.";
+    if (!docker)
+      return "The docker runner needs the docker CLI (Debian/Ubuntu package docker.io), which is not on PATH. Nothing was run.";
     // The pi that runs in the container is the one built into our single-file executable.
     // From source it is a runtime plus a script (`bun --no-install main.ts`), which would need the whole checkout.
     const script = req.argv[1] === "--no-install" || /\.(ts|js|mjs|cjs)$/.test(req.argv[1] ?? "");
@@ -101,7 +162,16 @@ export const dockerRunner: ChildRunner = {
     const net = await closeNetwork(req, req.argv, req.env);
     if (typeof net === "string") return net;
     const netReq = net ? { ...req, env: net.env } : req;
-    const argv = dockerArgv(netReq, { docker, user: ids(req.host), owner: req.host.pid, host: hostname(req.host), agentEntries, caches: assetCaches(req.env, req.env.HOME ?? "/root").filter((c) => req.host.stat(c)?.isDirectory), guard: guard.binds, netSocket: net?.socket });
+    const argv = dockerArgv(netReq, {
+      docker,
+      user: ids(req.host),
+      owner: req.host.pid,
+      host: hostname(req.host),
+      agentEntries,
+      caches: assetCaches(req.env, req.env.HOME ?? "/root").filter((c) => req.host.stat(c)?.isDirectory),
+      guard: guard.binds,
+      netSocket: net?.socket,
+    });
     // The values of `-e NAME` come from the docker client's own environment, never from its argv.
     const { PI_SUBAGENT_PARENT_PID: _, ...env } = netReq.env;
     return {

@@ -15,7 +15,11 @@ const MAX = 5;
 function named(line: string, guard: SandboxGuard): string | null {
   for (const p of guard.watched) {
     // Stored tool results name the home folder `~` (sanitize.ts).
-    const forms = [p, ...(guard.home && p.startsWith(`${guard.home}/`) ? [`~${p.slice(guard.home.length)}`] : []), ...guard.roots.filter((r) => p.startsWith(`${r}/`)).map((r) => p.slice(r.length + 1))];
+    const forms = [
+      p,
+      ...(guard.home && p.startsWith(`${guard.home}/`) ? [`~${p.slice(guard.home.length)}`] : []),
+      ...guard.roots.filter((r) => p.startsWith(`${r}/`)).map((r) => p.slice(r.length + 1)),
+    ];
     for (const f of forms) {
       const m = new RegExp(`(?:^|[\\s'"\`‘(=:])(?:\\./)?(${esc(f)}(?:/[^\\s'"\`’:)]*)?)(?=$|[\\s'"\`’:)])`).exec(line);
       if (m) return m[1];
@@ -24,7 +28,11 @@ function named(line: string, guard: SandboxGuard): string | null {
   return null;
 }
 
-export function guardWarnings(host: Pick<Host, "stat" | "remove">, guard: SandboxGuard | undefined, messages: StoredMessage[]): string[] {
+export function guardWarnings(
+  host: Pick<Host, "stat" | "remove">,
+  guard: SandboxGuard | undefined,
+  messages: StoredMessage[],
+): string[] {
   if (!guard) return [];
   const refused = new Set<string>();
   for (const m of messages) {
@@ -39,7 +47,9 @@ export function guardWarnings(host: Pick<Host, "stat" | "remove">, guard: Sandbo
   const list = [...refused];
   if (list.length) {
     const more = list.length > MAX ? ` and ${list.length - MAX} more` : "";
-    out.push(`sandbox: refused the child's write to ${list.slice(0, MAX).join(", ")}${more} (protected: code there would run later outside the sandbox; subagents.sandboxWritable opens a path on purpose)`);
+    out.push(
+      `sandbox: refused the child's write to ${list.slice(0, MAX).join(", ")}${more} (protected: code there would run later outside the sandbox; subagents.sandboxWritable opens a path on purpose)`,
+    );
   }
   for (const p of guard.missing) {
     if (!host.stat(p)) continue;
@@ -47,7 +57,10 @@ export function guardWarnings(host: Pick<Host, "stat" | "remove">, guard: Sandbo
     if (p.endsWith("/.git/commondir")) {
       host.remove(p);
       out.push(`sandbox: the child created ${p}, which would point git at another config and hooks: removed`);
-    } else out.push(`sandbox: the child created ${p} (a protected path: tools run what is there); check it before you open the folder`);
+    } else
+      out.push(
+        `sandbox: the child created ${p} (a protected path: tools run what is there); check it before you open the folder`,
+      );
   }
   return out;
 }

@@ -37,14 +37,22 @@ export function parseAllow(patterns: string[]): AllowRule[] {
 /** Whether a destination is allowed: the exact host (any port unless one is given), or a subdomain of a "*." rule. */
 export function allows(rules: AllowRule[], host: string, port: number): boolean {
   const h = host.toLowerCase().replace(/\.$/, "");
-  return rules.some((r) => (r.port === undefined || r.port === port) && (r.wildcard ? h.endsWith(`.${r.host}`) : h === r.host));
+  return rules.some(
+    (r) => (r.port === undefined || r.port === port) && (r.wildcard ? h.endsWith(`.${r.host}`) : h === r.host),
+  );
 }
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1)$/;
 
 /** Allowed loopback endpoints with a port (a local model): mirrored at the same address inside the sandbox. */
 export function loopbackMirrors(rules: AllowRule[]): string[] {
-  return [...new Set(rules.filter((r) => !r.wildcard && r.port !== undefined && LOOPBACK.test(r.host)).map((r) => (r.host.includes(":") ? `[${r.host}]:${r.port}` : `${r.host}:${r.port}`)))];
+  return [
+    ...new Set(
+      rules
+        .filter((r) => !r.wildcard && r.port !== undefined && LOOPBACK.test(r.host))
+        .map((r) => (r.host.includes(":") ? `[${r.host}]:${r.port}` : `${r.host}:${r.port}`)),
+    ),
+  ];
 }
 
 export type ClosedNetwork = {
@@ -61,9 +69,14 @@ let serial = 0;
  * Starts the owner's proxy for this child and prepares its command; null when the network stays open ("all", or
  * no sandbox); a string is why it cannot be closed (nothing was started).
  */
-export async function closeNetwork(req: PlaceRequest, argv: string[], env: Record<string, string>): Promise<ClosedNetwork | string | null> {
+export async function closeNetwork(
+  req: PlaceRequest,
+  argv: string[],
+  env: Record<string, string>,
+): Promise<ClosedNetwork | string | null> {
   if (req.settings.sandboxNetwork === "all") return null;
-  if (!req.host.netProxy) return `This host cannot run the sandbox's network proxy. Set subagents.sandboxNetwork to "all" to give sandboxed children the host network. Nothing was run.`;
+  if (!req.host.netProxy)
+    return `This host cannot run the sandbox's network proxy. Set subagents.sandboxNetwork to "all" to give sandboxed children the host network. Nothing was run.`;
   const ours = env.SUBAGENTS_ROLE === "pi";
   if (!ours && !req.network?.forwarder?.length) {
     return `A sandboxed child with a closed network needs the subagents executable to forward its connections, and this child is not started from it (${argv[0] ?? "?"}). Run the subagents executable, or set subagents.sandboxNetwork to "all" (the host network). Nothing was run.`;
@@ -72,11 +85,30 @@ export async function closeNetwork(req: PlaceRequest, argv: string[], env: Recor
   // Short: a Unix socket's path has at most 107 bytes.
   const socket = `${req.host.privateTempDir()}/n${req.host.pid.toString(36)}-${(++serial).toString(36)}.sock`;
   const proxy = await req.host.netProxy({ socketPath: socket, allow: (h, p) => allows(rules, h, p) });
-  const netEnv: Record<string, string> = { ...env, SUBAGENTS_NET_SOCK: socket, SUBAGENTS_NET_MIRROR: loopbackMirrors(rules).join(" ") };
+  const netEnv: Record<string, string> = {
+    ...env,
+    SUBAGENTS_NET_SOCK: socket,
+    SUBAGENTS_NET_MIRROR: loopbackMirrors(rules).join(" "),
+  };
   // Proxy variables of the owner's own would point outside, where nothing is reachable: the forwarder sets them.
-  for (const k of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"]) delete netEnv[k];
+  for (const k of [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+  ])
+    delete netEnv[k];
   if (ours) return { argv, env: netEnv, socket, proxy };
-  return { argv: [...req.network!.forwarder!, ...argv], env: { ...netEnv, SUBAGENTS_ROLE: "net-forward" }, socket, proxy };
+  return {
+    argv: [...req.network!.forwarder!, ...argv],
+    env: { ...netEnv, SUBAGENTS_ROLE: "net-forward" },
+    socket,
+    proxy,
+  };
 }
 
 /** The task's warning for what the proxy refused: each destination once, with how often it was asked for. */
@@ -84,7 +116,10 @@ export function refusedWarning(refused: Map<string, number> | undefined): string
   if (!refused?.size) return null;
   const list = [...refused].sort((a, b) => b[1] - a[1]);
   const total = list.reduce((n, [, c]) => n + c, 0);
-  const shown = list.slice(0, 8).map(([h, c]) => `${h} (${c}×)`).join(", ");
+  const shown = list
+    .slice(0, 8)
+    .map(([h, c]) => `${h} (${c}×)`)
+    .join(", ");
   const more = list.length > 8 ? ` and ${list.length - 8} more` : "";
   return `sandbox network: refused ${total} connection${total === 1 ? "" : "s"} to ${shown}${more} — not the child's model nor in subagents.sandboxAllowHosts`;
 }

@@ -77,7 +77,10 @@ function resolve(p: string, base: string, home: string): string {
 
 /** The protected paths of the task's folders `roots`, and of git folders among the other `writable` ones (a
  *  worktree's git folder). Only what lies in a writable folder is bound: the rest of the filesystem is read-only. */
-export function sandboxGuard(host: GuardHost, o: { roots: string[]; writable: string[]; home: string; xdgConfig?: string; open?: string[]; cwd: string }): SandboxGuard {
+export function sandboxGuard(
+  host: GuardHost,
+  o: { roots: string[]; writable: string[]; home: string; xdgConfig?: string; open?: string[]; cwd: string },
+): SandboxGuard {
   const binds = new Map<string, GuardBind["how"]>();
   const missing = new Set<string>();
   const watched = new Set<string>();
@@ -95,7 +98,10 @@ export function sandboxGuard(host: GuardHost, o: { roots: string[]; writable: st
       missing.add(path);
     }
   };
-  const userHooks = [...hooksPaths(host.readText(`${o.home}/.gitconfig`)), ...hooksPaths(host.readText(`${o.xdgConfig ?? `${o.home}/.config`}/git/config`))];
+  const userHooks = [
+    ...hooksPaths(host.readText(`${o.home}/.gitconfig`)),
+    ...hooksPaths(host.readText(`${o.xdgConfig ?? `${o.home}/.config`}/git/config`)),
+  ];
 
   /** A git folder: its config, hooks and the files that point git elsewhere. */
   const gitDir = (gd: string, shared: boolean) => {
@@ -112,7 +118,8 @@ export function sandboxGuard(host: GuardHost, o: { roots: string[]; writable: st
       for (const e of host.listDir(`${gd}/${sub}`)) {
         if (!e.isDirectory) continue;
         const d = `${gd}/${sub}/${e.name}`;
-        for (const f of ["config", "hooks", "config.worktree", "commondir"]) if (host.stat(`${d}/${f}`)) bind(`${d}/${f}`, "ro");
+        for (const f of ["config", "hooks", "config.worktree", "commondir"])
+          if (host.stat(`${d}/${f}`)) bind(`${d}/${f}`, "ro");
       }
     }
   };
@@ -137,11 +144,16 @@ export function sandboxGuard(host: GuardHost, o: { roots: string[]; writable: st
       binds.set(common, "ro");
       for (const f of ["config", "hooks", "info"]) watched.add(`${common}/${f}`);
       if (inRoot(gd)) binds.set(gd, "rw");
-      for (const d of ["objects", "refs", "logs"]) if (host.stat(`${common}/${d}`)?.isDirectory) bind(`${common}/${d}`, "rw");
+      for (const d of ["objects", "refs", "logs"])
+        if (host.stat(`${common}/${d}`)?.isDirectory) bind(`${common}/${d}`, "rw");
     }
     gitDir(gd, common === gd);
     if (common !== gd) gitDir(common, true);
-    for (const h of [...userHooks, ...hooksPaths(host.readText(`${common}/config`)), ...hooksPaths(host.readText(`${gd}/config.worktree`))]) {
+    for (const h of [
+      ...userHooks,
+      ...hooksPaths(host.readText(`${common}/config`)),
+      ...hooksPaths(host.readText(`${gd}/config.worktree`)),
+    ]) {
       const p = resolve(h, top, o.home);
       if (!inRoot(p)) continue;
       bind(p, host.stat(p) ? "ro" : "empty");
@@ -159,7 +171,8 @@ export function sandboxGuard(host: GuardHost, o: { roots: string[]; writable: st
     }
     // Repositories one level down (a task folder holding several projects).
     const entries = host.listDir(root);
-    for (const e of entries.slice(0, NESTED_SCAN)) if (e.isDirectory && !e.name.startsWith(".") && host.stat(`${root}/${e.name}/.git`)) repo(`${root}/${e.name}`);
+    for (const e of entries.slice(0, NESTED_SCAN))
+      if (e.isDirectory && !e.name.startsWith(".") && host.stat(`${root}/${e.name}/.git`)) repo(`${root}/${e.name}`);
     const pi = `${root}/${PI_DIR}`;
     if (host.stat(pi)?.isDirectory) {
       bind(pi, "ro");
@@ -168,7 +181,19 @@ export function sandboxGuard(host: GuardHost, o: { roots: string[]; writable: st
     for (const name of TOP_LEVEL) roIfThere(`${root}/${name}`);
   }
 
-  return opened({ binds: [...binds].map(([path, how]) => ({ path, how })), watched: [...watched], missing: [...missing], roots: o.roots, home: o.home }, o.open ?? [], o.cwd, o.home, host);
+  return opened(
+    {
+      binds: [...binds].map(([path, how]) => ({ path, how })),
+      watched: [...watched],
+      missing: [...missing],
+      roots: o.roots,
+      home: o.home,
+    },
+    o.open ?? [],
+    o.cwd,
+    o.home,
+    host,
+  );
 }
 
 /** subagents.sandboxWritable: what the person opened on purpose (relative to the task folder, absolute, or ~/). */
@@ -178,6 +203,8 @@ function opened(g: SandboxGuard, open: string[], cwd: string, home: string, host
   const isOpen = (p: string) => paths.some((o) => under(p, o));
   const binds = g.binds.filter((b) => b.how === "rw" || !isOpen(b.path));
   // Opened inside a protected folder (`.pi/agents` in `.pi`): writable again there, when it exists.
-  for (const p of paths) if (binds.some((b) => b.how !== "rw" && under(p, b.path) && p !== b.path) && host.stat(p)) binds.push({ path: p, how: "rw" });
+  for (const p of paths)
+    if (binds.some((b) => b.how !== "rw" && under(p, b.path) && p !== b.path) && host.stat(p))
+      binds.push({ path: p, how: "rw" });
   return { ...g, binds, watched: g.watched.filter((p) => !isOpen(p)), missing: g.missing.filter((p) => !isOpen(p)) };
 }

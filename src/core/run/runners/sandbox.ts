@@ -42,7 +42,9 @@ const AGENT_WRITABLE = new Set(["auth.json"]);
 
 /** The user's entries of pi's agent dir that come back into the child's private one (the docker runner too). */
 export function agentDirMounts(agentDir: string, entries: string[]): { path: string; writable: boolean }[] {
-  return entries.filter((n) => !AGENT_HIDDEN.test(n)).map((n) => ({ path: `${agentDir}/${n}`, writable: AGENT_WRITABLE.has(n) }));
+  return entries
+    .filter((n) => !AGENT_HIDDEN.test(n))
+    .map((n) => ({ path: `${agentDir}/${n}`, writable: AGENT_WRITABLE.has(n) }));
 }
 
 const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
@@ -85,6 +87,17 @@ export function bwrapArgv(s: SandboxSpec): string[] {
   }
   // After /tmp's tmpfs (the socket lives in the owner's private temp folder).
   if (s.netSocket) args.push("--bind", s.netSocket, s.netSocket);
-  args.push("--unshare-all", ...(s.netSocket ? [] : ["--share-net"]), "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", s.cwd, "--", ...s.argv);
+  args.push(
+    "--unshare-all",
+    ...(s.netSocket ? [] : ["--share-net"]),
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--chdir",
+    s.cwd,
+    "--",
+    ...s.argv,
+  );
   return args;
 }

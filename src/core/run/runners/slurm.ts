@@ -12,7 +12,8 @@ import { onPath, runCommand } from "./commands.ts";
 import { sandboxedChild } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";
 
-const NETWORK_FS = /^(nfs4?|cifs|smb3|lustre|gpfs|beegfs|ceph|fuse\.glusterfs|glusterfs|fuse\.sshfs|panfs|wekafs|9p|virtiofs|fuse\.juicefs|afs)$/;
+const NETWORK_FS =
+  /^(nfs4?|cifs|smb3|lustre|gpfs|beegfs|ceph|fuse\.glusterfs|glusterfs|fuse\.sshfs|panfs|wekafs|9p|virtiofs|fuse\.juicefs|afs)$/;
 
 /** The filesystem type holding path (longest mount point of /proc/mounts that contains it). */
 export function fsTypeOf(mounts: string, path: string): string {
@@ -36,9 +37,18 @@ async function partitionIsThisHost(host: Host, sinfo: string, partition: string 
   const key = partition ?? "";
   const known = localOnly.get(key);
   if (known !== undefined) return known;
-  const out = await runCommand(host, [sinfo, "-h", "-N", "-o", "%N", ...(partition ? ["-p", partition] : [])], { timeoutMs: 15_000 });
+  const out = await runCommand(host, [sinfo, "-h", "-N", "-o", "%N", ...(partition ? ["-p", partition] : [])], {
+    timeoutMs: 15_000,
+  });
   const me = (host.readText("/proc/sys/kernel/hostname") ?? "").trim().split(".")[0];
-  const nodes = [...new Set(out.stdout.split("\n").map((s) => s.trim()).filter(Boolean))];
+  const nodes = [
+    ...new Set(
+      out.stdout
+        .split("\n")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   const answer = out.code === 0 && nodes.length > 0 && nodes.every((n) => n === me || n === "localhost");
   localOnly.set(key, answer);
   return answer;
@@ -46,18 +56,34 @@ async function partitionIsThisHost(host: Host, sinfo: string, partition: string 
 
 export function srunArgv(req: PlaceRequest, srun: string, command: string[]): string[] {
   const { partition, args } = req.settings.slurm;
-  return [srun, "--job-name", req.name, "--ntasks", "1", "--quiet", "--chdir", req.cwd, ...(partition ? ["--partition", partition] : []), ...args, "--", ...command];
+  return [
+    srun,
+    "--job-name",
+    req.name,
+    "--ntasks",
+    "1",
+    "--quiet",
+    "--chdir",
+    req.cwd,
+    ...(partition ? ["--partition", partition] : []),
+    ...args,
+    "--",
+    ...command,
+  ];
 }
 
 export const slurmRunner: ChildRunner = {
   name: "slurm",
   transport: "json",
-  notes: ["runner slurm: no steering (srun forwards only stdin/stdout/stderr); budgets stop the child without a wrap-up message"],
+  notes: [
+    "runner slurm: no steering (srun forwards only stdin/stdout/stderr); budgets stop the child without a wrap-up message",
+  ],
   async place(req) {
     const srun = onPath(req.host, "srun");
     const scancel = onPath(req.host, "scancel");
     const sinfo = onPath(req.host, "sinfo");
-    if (!srun || !scancel || !sinfo) return "The slurm runner needs srun, scancel and sinfo (Debian/Ubuntu package slurm-client), which are not on PATH. Nothing was run.";
+    if (!srun || !scancel || !sinfo)
+      return "The slurm runner needs srun, scancel and sinfo (Debian/Ubuntu package slurm-client), which are not on PATH. Nothing was run.";
     const here = await partitionIsThisHost(req.host, sinfo, req.settings.slurm.partition);
     if (!here && req.sandbox && req.settings.sandboxNetwork !== "all") {
       return `The slurm runner cannot close a sandboxed step's network on other machines: its way out is a Unix socket of this machine. Set subagents.sandboxNetwork to "all" for slurm runs (the node's network), or use the local or docker runner. Nothing was run.`;
@@ -66,7 +92,8 @@ export const slurmRunner: ChildRunner = {
       const mounts = req.host.readText("/proc/mounts") ?? "";
       for (const p of [req.cwd, req.agentDir]) {
         const type = fsTypeOf(mounts, p);
-        if (!NETWORK_FS.test(type)) return `The slurm runner needs ${p} on a filesystem the compute nodes share (NFS, Lustre, GPFS, CephFS, …), but it is on ${type || "an unknown filesystem"} here. Put the task folder and pi's agent dir on a shared filesystem. Nothing was run.`;
+        if (!NETWORK_FS.test(type))
+          return `The slurm runner needs ${p} on a filesystem the compute nodes share (NFS, Lustre, GPFS, CephFS, …), but it is on ${type || "an unknown filesystem"} here. Put the task folder and pi's agent dir on a shared filesystem. Nothing was run.`;
       }
     }
     const boxed = req.sandbox ? await sandboxedChild(req) : { argv: req.argv, env: req.env };

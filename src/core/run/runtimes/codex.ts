@@ -48,7 +48,8 @@ function codexParser(): EventParser {
             out.push({ type: "tool_start", id, ...tool });
           }
           if (ev.type === "item.completed") {
-            const failed = item.status === "failed" || (typeof item.exit_code === "number" && item.exit_code !== 0) || !!item.error;
+            const failed =
+              item.status === "failed" || (typeof item.exit_code === "number" && item.exit_code !== 0) || !!item.error;
             const result = item.aggregated_output ?? item.result ?? item.error?.message ?? item.status ?? "";
             out.push({ type: "tool_end", id, name: tool.name, isError: failed, result: resultText(result) });
           }
@@ -65,7 +66,14 @@ function codexParser(): EventParser {
           break;
         }
         case "turn.failed":
-          out.push(assistant("", {}, { stopReason: "error", errorMessage: `Codex: ${ev.error?.message ?? (lastError || "the turn failed")}` }), { type: "agent_end" });
+          out.push(
+            assistant(
+              "",
+              {},
+              { stopReason: "error", errorMessage: `Codex: ${ev.error?.message ?? (lastError || "the turn failed")}` },
+            ),
+            { type: "agent_end" },
+          );
           break;
         case "error":
           // Stream reconnects are reported as errors too; the turn's own end says whether it failed.
@@ -80,7 +88,9 @@ export const codex: ForeignRuntime = {
   name: "codex",
   bin: "codex",
   npmPackage: "@openai/codex",
-  notes: ["runs on Codex CLI: no steering, no subagent_finalize, resume replays the transcript, no cost reported (tokens only)"],
+  notes: [
+    "runs on Codex CLI: no steering, no subagent_finalize, resume replays the transcript, no cost reported (tokens only)",
+  ],
   ownConfig: (env) => [env.CODEX_HOME ?? "~/.codex"],
   build(req) {
     const warnings: string[] = [];

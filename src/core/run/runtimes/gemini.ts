@@ -32,7 +32,11 @@ function geminiParser(): EventParser {
           out.push({ type: "text", delta: String(ev.content ?? "") });
           break;
         case "tool_use": {
-          const call = { id: String(ev.tool_id ?? ""), name: String(ev.tool_name ?? "tool"), args: argsText(ev.parameters) };
+          const call = {
+            id: String(ev.tool_id ?? ""),
+            name: String(ev.tool_name ?? "tool"),
+            args: argsText(ev.parameters),
+          };
           names.set(call.id, call.name);
           open(out).toolCalls.push(call);
           out.push({ type: "tool_start", ...call });
@@ -41,15 +45,40 @@ function geminiParser(): EventParser {
         case "tool_result": {
           flush(out);
           const id = String(ev.tool_id ?? "");
-          out.push({ type: "tool_end", id, name: names.get(id) ?? "tool", isError: ev.status !== "success", result: resultText(ev.output ?? ev.error?.message ?? "") });
+          out.push({
+            type: "tool_end",
+            id,
+            name: names.get(id) ?? "tool",
+            isError: ev.status !== "success",
+            result: resultText(ev.output ?? ev.error?.message ?? ""),
+          });
           break;
         }
         case "result": {
           flush(out);
           const s = ev.stats ?? {};
-          if (ev.status !== "success") out.push(assistant("", {}, { stopReason: "error", errorMessage: `Gemini CLI: ${ev.error?.message ?? ev.status ?? "failed"}` }));
+          if (ev.status !== "success")
+            out.push(
+              assistant(
+                "",
+                {},
+                { stopReason: "error", errorMessage: `Gemini CLI: ${ev.error?.message ?? ev.status ?? "failed"}` },
+              ),
+            );
           const cached = num(s.cached);
-          out.push({ type: "totals", usage: { input: Math.max(0, num(s.input_tokens) - cached), output: num(s.output_tokens), cacheRead: cached, cacheWrite: 0, cost: 0 } }, { type: "agent_end" });
+          out.push(
+            {
+              type: "totals",
+              usage: {
+                input: Math.max(0, num(s.input_tokens) - cached),
+                output: num(s.output_tokens),
+                cacheRead: cached,
+                cacheWrite: 0,
+                cost: 0,
+              },
+            },
+            { type: "agent_end" },
+          );
           break;
         }
       }
@@ -61,7 +90,9 @@ export const gemini: ForeignRuntime = {
   name: "gemini",
   bin: "gemini",
   npmPackage: "@google/gemini-cli",
-  notes: ["runs on Gemini CLI: no steering, no subagent_finalize, resume replays the transcript, no cost reported (tokens only)"],
+  notes: [
+    "runs on Gemini CLI: no steering, no subagent_finalize, resume replays the transcript, no cost reported (tokens only)",
+  ],
   ownConfig: () => ["~/.gemini"],
   build(req) {
     const warnings: string[] = [];

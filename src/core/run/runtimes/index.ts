@@ -5,4 +5,9 @@ import { gemini } from "./gemini.ts";
 import { opencode } from "./opencode.ts";
 import type { ForeignRuntime, ForeignRuntimeName } from "./types.ts";
 
-export const FOREIGN_RUNTIMES: Record<ForeignRuntimeName, ForeignRuntime> = { "claude-code": claudeCode, codex, gemini, opencode };
+export const FOREIGN_RUNTIMES: Record<ForeignRuntimeName, ForeignRuntime> = {
+  "claude-code": claudeCode,
+  codex,
+  gemini,
+  opencode,
+};

@@ -51,12 +51,31 @@ function toolRules(p: Profile | null): ToolRules | undefined {
 export function foreignInvocation(req: ForeignRequest): ForeignInvocation | string {
   const rt = FOREIGN_RUNTIMES[req.runtime];
   const program = req.local ? onPath(req.host, rt.bin) : rt.bin;
-  if (!program) return `runtime "${rt.name}": the "${rt.bin}" command was not found on PATH (install it with: npm install -g ${rt.npmPackage})`;
+  if (!program)
+    return `runtime "${rt.name}": the "${rt.bin}" command was not found on PATH (install it with: npm install -g ${rt.npmPackage})`;
   const p = req.profile;
-  const systemPrompt = [p?.systemPrompt ?? "", p?.appendSystemPrompt ?? "", req.appendPrompt ?? ""].filter((s) => s.trim()).join("\n\n");
+  const systemPrompt = [p?.systemPrompt ?? "", p?.appendSystemPrompt ?? "", req.appendPrompt ?? ""]
+    .filter((s) => s.trim())
+    .join("\n\n");
   const tools = toolRules(p);
-  const cmd = rt.build({ prompt: req.prompt, systemPrompt, model: req.model, maxTurns: p?.maxTurns, tmpDir: req.tmpDir, tools });
+  const cmd = rt.build({
+    prompt: req.prompt,
+    systemPrompt,
+    model: req.model,
+    maxTurns: p?.maxTurns,
+    tmpDir: req.tmpDir,
+    tools,
+  });
   const warnings = [...cmd.warnings];
-  if (tools && !rt.appliesTools) warnings.push(`${rt.name} runs with its own tools: the agent's tool list is not applied`);
-  return { argv: [program, ...cmd.args], env: childEnv(req.host, req.depth, req.maxDepth, cmd.env), stdin: cmd.stdin, files: cmd.files, warnings, parser: rt.parser, ownConfig: rt.ownConfig(req.host.env) };
+  if (tools && !rt.appliesTools)
+    warnings.push(`${rt.name} runs with its own tools: the agent's tool list is not applied`);
+  return {
+    argv: [program, ...cmd.args],
+    env: childEnv(req.host, req.depth, req.maxDepth, cmd.env),
+    stdin: cmd.stdin,
+    files: cmd.files,
+    warnings,
+    parser: rt.parser,
+    ownConfig: rt.ownConfig(req.host.env),
+  };
 }

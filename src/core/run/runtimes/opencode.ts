@@ -27,22 +27,51 @@ function opencodeParser(): EventParser {
           break;
         case "tool_use": {
           const st = part.state ?? {};
-          const call = { id: String(part.callID ?? part.id ?? ""), name: String(part.tool ?? "tool"), args: argsText(st.input) };
+          const call = {
+            id: String(part.callID ?? part.id ?? ""),
+            name: String(part.tool ?? "tool"),
+            args: argsText(st.input),
+          };
           step?.toolCalls.push(call);
           out.push({ type: "tool_start", ...call });
-          if (st.status === "completed" || st.status === "error") out.push({ type: "tool_end", id: call.id, name: call.name, isError: st.status === "error", result: resultText(st.output ?? st.error ?? "") });
+          if (st.status === "completed" || st.status === "error")
+            out.push({
+              type: "tool_end",
+              id: call.id,
+              name: call.name,
+              isError: st.status === "error",
+              result: resultText(st.output ?? st.error ?? ""),
+            });
           break;
         }
         case "step_finish": {
           const t = part.tokens ?? {};
-          out.push(assistant(step?.text ?? "", { input: num(t.input), output: num(t.output) + num(t.reasoning), cacheRead: num(t.cache?.read), cacheWrite: num(t.cache?.write), cost: num(part.cost) }, { toolCalls: step?.toolCalls ?? [] }));
+          out.push(
+            assistant(
+              step?.text ?? "",
+              {
+                input: num(t.input),
+                output: num(t.output) + num(t.reasoning),
+                cacheRead: num(t.cache?.read),
+                cacheWrite: num(t.cache?.write),
+                cost: num(part.cost),
+              },
+              { toolCalls: step?.toolCalls ?? [] },
+            ),
+          );
           step = null;
           break;
         }
         case "error": {
           const e = ev.error ?? {};
           failed = true;
-          out.push(assistant("", {}, { stopReason: "error", errorMessage: `opencode: ${e.data?.message ?? e.message ?? e.name ?? "failed"}` }));
+          out.push(
+            assistant(
+              "",
+              {},
+              { stopReason: "error", errorMessage: `opencode: ${e.data?.message ?? e.message ?? e.name ?? "failed"}` },
+            ),
+          );
           break;
         }
       }
@@ -55,7 +84,13 @@ export const opencode: ForeignRuntime = {
   bin: "opencode",
   npmPackage: "opencode-ai",
   notes: ["runs on opencode: no steering, no subagent_finalize, resume replays the transcript"],
-  ownConfig: (env) => [`${env.XDG_CONFIG_HOME ?? "~/.config"}/opencode`, `${env.XDG_DATA_HOME ?? "~/.local/share"}/opencode`, `${env.XDG_CACHE_HOME ?? "~/.cache"}/opencode`, `${env.XDG_STATE_HOME ?? "~/.local/state"}/opencode`, ...(env.OPENCODE_CONFIG ? [env.OPENCODE_CONFIG] : [])],
+  ownConfig: (env) => [
+    `${env.XDG_CONFIG_HOME ?? "~/.config"}/opencode`,
+    `${env.XDG_DATA_HOME ?? "~/.local/share"}/opencode`,
+    `${env.XDG_CACHE_HOME ?? "~/.cache"}/opencode`,
+    `${env.XDG_STATE_HOME ?? "~/.local/state"}/opencode`,
+    ...(env.OPENCODE_CONFIG ? [env.OPENCODE_CONFIG] : []),
+  ],
   build(req) {
     // It has no flag to add to its system prompt: the agent's prompt leads the task. Models are provider/id.
     // The task goes on stdin: a message given as arguments is re-quoted by it (quotes escaped) before the model sees it.

@@ -28,12 +28,28 @@ export const argsText = (v: unknown): string => cap(typeof v === "string" ? v : 
 export const resultText = (v: unknown): string => cap(typeof v === "string" ? v : stringify(v ?? ""), 2000);
 export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
-export function assistant(text: string, usage: Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number; cost: number }> = {}, extra: { model?: string; provider?: string; stopReason?: string; errorMessage?: string; toolCalls?: { id: string; name: string; args: string }[] } = {}): ChildEvent {
+export function assistant(
+  text: string,
+  usage: Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number; cost: number }> = {},
+  extra: {
+    model?: string;
+    provider?: string;
+    stopReason?: string;
+    errorMessage?: string;
+    toolCalls?: { id: string; name: string; args: string }[];
+  } = {},
+): ChildEvent {
   return {
     type: "assistant",
     text,
     toolCalls: extra.toolCalls ?? [],
-    usage: { input: usage.input ?? 0, output: usage.output ?? 0, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, cost: usage.cost ?? 0 },
+    usage: {
+      input: usage.input ?? 0,
+      output: usage.output ?? 0,
+      cacheRead: usage.cacheRead ?? 0,
+      cacheWrite: usage.cacheWrite ?? 0,
+      cost: usage.cost ?? 0,
+    },
     model: extra.model,
     provider: extra.provider,
     stopReason: extra.stopReason ?? (extra.toolCalls?.length ? "toolUse" : "stop"),

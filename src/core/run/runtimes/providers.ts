@@ -5,7 +5,12 @@ import type { ForeignRuntimeName } from "./types.ts";
 import { endpointOf } from "../runners/network.ts";
 
 export const FOREIGN_PROVIDERS: Record<ForeignRuntimeName, string[]> = {
-  "claude-code": ["api.anthropic.com:443", "platform.claude.com:443", "console.anthropic.com:443", "statsig.anthropic.com:443"],
+  "claude-code": [
+    "api.anthropic.com:443",
+    "platform.claude.com:443",
+    "console.anthropic.com:443",
+    "statsig.anthropic.com:443",
+  ],
   codex: ["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"],
   gemini: ["generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443", "oauth2.googleapis.com:443"],
   opencode: ["opencode.ai:443", "api.anthropic.com:443", "api.openai.com:443"],
@@ -19,6 +24,10 @@ const BASE_URL_ENV: Record<ForeignRuntimeName, string[]> = {
 };
 
 export function foreignEndpoints(runtime: ForeignRuntimeName, env: Record<string, string | undefined>): string[] {
-  const set = BASE_URL_ENV[runtime].map((k) => env[k]).filter((v): v is string => !!v).map(endpointOf).filter((e): e is string => !!e);
+  const set = BASE_URL_ENV[runtime]
+    .map((k) => env[k])
+    .filter((v): v is string => !!v)
+    .map(endpointOf)
+    .filter((e): e is string => !!e);
   return [...new Set([...FOREIGN_PROVIDERS[runtime], ...set])];
 }

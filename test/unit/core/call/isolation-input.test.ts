@@ -4,11 +4,20 @@ import { InputError, parseDelegateParams } from "../../../../src/core/delegate-i
 import { parseProfile, profileSummary } from "../../../../src/core/profiles/profile.ts";
 import { DELEGATE_SCHEMA, firstProblem, SCHEMAS } from "../../../../src/pi/schemas.ts";
 
-test("delegate task field: \"worktree\" is kept, anything else is refused naming the field", () => {
-  const p = parseDelegateParams({ tasks: [{ name: "a", prompt: "x", isolation: "worktree" }, { name: "b", prompt: "y" }] });
+test('delegate task field: "worktree" is kept, anything else is refused naming the field', () => {
+  const p = parseDelegateParams({
+    tasks: [
+      { name: "a", prompt: "x", isolation: "worktree" },
+      { name: "b", prompt: "y" },
+    ],
+  });
   expect(p.tasks.map((t) => t.isolation)).toEqual(["worktree", undefined]);
-  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "x", isolation: "docker" }] })).toThrow(new InputError('tasks[0].isolation must be "worktree" (got "docker")'));
-  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "x", isolation: true }] })).toThrow('tasks[0].isolation must be "worktree"');
+  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "x", isolation: "docker" }] })).toThrow(
+    new InputError('tasks[0].isolation must be "worktree" (got "docker")'),
+  );
+  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "x", isolation: true }] })).toThrow(
+    'tasks[0].isolation must be "worktree"',
+  );
 });
 
 test("tool schemas carry one terse isolation property in each of the two tools", () => {

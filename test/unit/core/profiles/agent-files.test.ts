@@ -13,7 +13,10 @@ import { buildInvocation } from "../../../../src/core/run/launch/invocation.ts";
 import { createBunHost } from "../../../../src/host/bun.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "..", "..", "fixtures", "agent-collections");
-const manifest = JSON.parse(readFileSync(join(FIXTURES, "manifest.json"), "utf8")) as Record<string, { install: string; agents: string[] }>;
+const manifest = JSON.parse(readFileSync(join(FIXTURES, "manifest.json"), "utf8")) as Record<
+  string,
+  { install: string; agents: string[] }
+>;
 
 function hostWithHome(home: string) {
   const host = createBunHost(() => {
@@ -31,8 +34,10 @@ function installAll(): { home: string; agentDir: string } {
   mkdirSync(agentDir, { recursive: true });
   for (const [name, { install }] of Object.entries(manifest)) {
     const src = join(FIXTURES, name);
-    if (install === "claude-clone") cpSync(src, join(claude, name), { recursive: true }); // git clone into ~/.claude/agents/NAME
-    else if (install === "claude-copy-contents") cpSync(src, claude, { recursive: true }); // cp -r agents/* ~/.claude/agents/
+    if (install === "claude-clone")
+      cpSync(src, join(claude, name), { recursive: true }); // git clone into ~/.claude/agents/NAME
+    else if (install === "claude-copy-contents")
+      cpSync(src, claude, { recursive: true }); // cp -r agents/* ~/.claude/agents/
     else if (install === "pi-copy") cpSync(src, join(agentDir, "agents", name), { recursive: true });
     else throw new Error(`unknown install "${install}"`);
   }
@@ -45,7 +50,9 @@ describe("collections installed the way their READMEs say", () => {
   const files = [...d.profiles.values()].filter((p) => p.source !== "builtin");
 
   test("every agent name loads, and nothing else does", () => {
-    const expected = Object.values(manifest).flatMap((c) => c.agents).sort();
+    const expected = Object.values(manifest)
+      .flatMap((c) => c.agents)
+      .sort();
     expect(files.map((p) => p.name).sort()).toEqual(expected);
     expect(d.diagnostics).toEqual([]);
   });
@@ -58,23 +65,41 @@ describe("collections installed the way their READMEs say", () => {
     expect(skipped).toContain(".claude/agents/bold-colon/WORKFLOWS.md");
     expect(skipped).toContain(".claude/agents/marketing/slogan-writer.md");
     expect(skipped).toContain(".pi/agent/agents/pi-native/review-then-fix.chain.md");
-    expect(d.skipped).toContainEqual({ file: join(agentDir, "agents", "pi-native", "retired.md"), reason: "disabled in its front matter" });
-    for (const name of ["plant", "composting", "ratios", "usage", "slogan-writer", "review-then-fix", "README", "CLAUDE", "retired"]) expect(d.profiles.has(name)).toBe(false);
+    expect(d.skipped).toContainEqual({
+      file: join(agentDir, "agents", "pi-native", "retired.md"),
+      reason: "disabled in its front matter",
+    });
+    for (const name of [
+      "plant",
+      "composting",
+      "ratios",
+      "usage",
+      "slogan-writer",
+      "review-then-fix",
+      "README",
+      "CLAUDE",
+      "retired",
+    ])
+      expect(d.profiles.has(name)).toBe(false);
   });
 
   test("each front-matter shape keeps what its author wrote", () => {
     const get = (n: string) => d.profiles.get(n)!;
     // Inline <example> blocks with literal \n and "user:" lines at column 0 stay in the description.
     const poster = get("poster-maker");
-    expect(poster.description).toContain("<example>\nContext: a bake sale\nuser: \"We need a poster for Saturday\"");
+    expect(poster.description).toContain('<example>\nContext: a bake sale\nuser: "We need a poster for Saturday"');
     expect(poster.description).toContain("</example>");
     expect(poster.color).toBe("magenta");
     expect(poster.tools).toEqual(["write", "read", "edit"]);
     expect(poster.warnings?.[0]).toContain("not strict YAML");
     // Unquoted ": " inside descriptions.
-    expect(get("route-planner").description).toBe("Use for trips. Output: a numbered route with stops, times and fuel notes.");
+    expect(get("route-planner").description).toBe(
+      "Use for trips. Output: a numbered route with stops, times and fuel notes.",
+    );
     expect(get("site-surveyor").description).toStartWith("**SURVEY LEAD**: Measures a site");
-    expect(get("crew-lead").description).toBe("**CREW LEAD**: Hands work to the others: surveyor first, builders after.");
+    expect(get("crew-lead").description).toBe(
+      "**CREW LEAD**: Hands work to the others: surveyor first, builders after.",
+    );
     // A quoted description with ": " inside is strict YAML: no warning about the front matter.
     expect(get("budget-keeper").description).toBe("Keeps a running budget; warns: over plan, under plan.");
     expect(get("budget-keeper").warnings?.join(" ")).not.toContain("strict YAML");
@@ -93,10 +118,22 @@ describe("collections installed the way their READMEs say", () => {
     expect(get("budget-keeper").unavailableTools).toEqual(["WebFetch", "WebSearch"]);
     expect(get("seed-sorter").tools).toEqual([]);
     // pi-subagents' own format.
-    expect(get("lookout")).toMatchObject({ thinking: "low", tools: ["read", "grep", "find", "ls", "bash"], systemPromptMode: "replace" });
-    expect(get("lookout").warnings).toEqual(["not supported here (ignored): inheritProjectContext, inheritSkills, defaultProgress, output"]);
+    expect(get("lookout")).toMatchObject({
+      thinking: "low",
+      tools: ["read", "grep", "find", "ls", "bash"],
+      systemPromptMode: "replace",
+    });
+    expect(get("lookout").warnings).toEqual([
+      "not supported here (ignored): inheritProjectContext, inheritSkills, defaultProgress, output",
+    ]);
     // tintinweb's pi-subagents spellings: snake_case fields, booleans for skills/extensions, `max`, none, ext: tools.
-    expect(get("auditor")).toMatchObject({ tools: ["read", "grep", "find", "scan_licences"], maxTurns: 30, systemPromptMode: "append", thinking: "xhigh", noSkills: true });
+    expect(get("auditor")).toMatchObject({
+      tools: ["read", "grep", "find", "scan_licences"],
+      maxTurns: 30,
+      systemPromptMode: "append",
+      thinking: "xhigh",
+      noSkills: true,
+    });
     expect(get("auditor").extensions).toBeUndefined();
     expect(get("auditor").warnings).toEqual(["not supported here (ignored): inherit_context, run_in_background"]);
     expect(get("auditor").isolation).toBe("worktree");
@@ -134,12 +171,24 @@ describe("tolerant front matter", () => {
   });
 
   test("multi-line values, block lists and scalars in the tolerant reading", () => {
-    const f = readLenient("description: first: line\n  second line\nuser: \"kept in the description\"\ntools:\n  - Read\n  - Grep\nmaxTurns: 5\nbackground: true\nmodel: 'haiku'");
-    expect(f).toEqual({ description: 'first: line\nsecond line\nuser: "kept in the description"', tools: ["Read", "Grep"], maxTurns: 5, background: true, model: "haiku" });
+    const f = readLenient(
+      "description: first: line\n  second line\nuser: \"kept in the description\"\ntools:\n  - Read\n  - Grep\nmaxTurns: 5\nbackground: true\nmodel: 'haiku'",
+    );
+    expect(f).toEqual({
+      description: 'first: line\nsecond line\nuser: "kept in the description"',
+      tools: ["Read", "Grep"],
+      maxTurns: 5,
+      background: true,
+      model: "haiku",
+    });
   });
 
   test("a display-style name is made usable; unknown effort and bad maxTurns are warnings", () => {
-    const p = parseProfile("---\nname: Code Reviewer\ndescription: d\neffort: turbo\nmaxTurns: lots\n---\nBody", "/x/code-reviewer.md", "user").profile!;
+    const p = parseProfile(
+      "---\nname: Code Reviewer\ndescription: d\neffort: turbo\nmaxTurns: lots\n---\nBody",
+      "/x/code-reviewer.md",
+      "user",
+    ).profile!;
     expect(p.name).toBe("code-reviewer");
     expect(p.warnings!.join("\n")).toContain('name "Code Reviewer" is used as "code-reviewer"');
     expect(p.warnings!.join("\n")).toContain('effort "turbo"');
@@ -149,25 +198,59 @@ describe("tolerant front matter", () => {
   });
 
   test("tool patterns keep the tool with a note; Task(type) is unavailable", () => {
-    const p = parseProfile("---\ndescription: d\ntools: Bash(git log:*), Read Glob, Task(worker)\n---\nBody", "/x/p.md", "user").profile!;
+    const p = parseProfile(
+      "---\ndescription: d\ntools: Bash(git log:*), Read Glob, Task(worker)\n---\nBody",
+      "/x/p.md",
+      "user",
+    ).profile!;
     expect(p.tools).toEqual(["bash", "read", "find"]);
     expect(p.unavailableTools).toEqual(["Task(worker)"]);
     // pi-subagents' direct MCP selectors need its MCP adapter: unavailable here too.
-    expect(parseProfile("---\ndescription: d\ntools: read, mcp:github/search_repositories\n---\nBody", "/x/q.md", "user").profile!.unavailableTools).toEqual(["mcp:github/search_repositories"]);
+    expect(
+      parseProfile("---\ndescription: d\ntools: read, mcp:github/search_repositories\n---\nBody", "/x/q.md", "user")
+        .profile!.unavailableTools,
+    ).toEqual(["mcp:github/search_repositories"]);
     expect(p.warnings!.join("\n")).toContain('"Bash(git log:*)": the pattern is not enforced here');
   });
 
   test("the child is told which listed tools it does not have, and gets only the ones that exist", () => {
-    const p = parseProfile("---\ndescription: d\ntools: Read, WebFetch, TodoWrite\n---\nYou research.", "/x/p.md", "user").profile!;
+    const p = parseProfile(
+      "---\ndescription: d\ntools: Read, WebFetch, TodoWrite\n---\nYou research.",
+      "/x/p.md",
+      "user",
+    ).profile!;
     const inv = buildInvocation({
-      piCommand: ["pi"], childExtension: "/x/child.js", profile: p, transport: "compact", finalize: "required", sessionFile: "/x/s.jsonl",
-      depth: 1, maxDepth: 1, parentPid: 1, promptFile: "/x/prompt.md", baseEnv: {},
+      piCommand: ["pi"],
+      childExtension: "/x/child.js",
+      profile: p,
+      transport: "compact",
+      finalize: "required",
+      sessionFile: "/x/s.jsonl",
+      depth: 1,
+      maxDepth: 1,
+      parentPid: 1,
+      promptFile: "/x/prompt.md",
+      baseEnv: {},
     });
     expect(inv.argv[inv.argv.indexOf("--tools") + 1]).toBe("read,subagent_finalize,ask_parent");
     expect(inv.files[0].content).toContain("do not exist in this environment: WebFetch, TodoWrite");
     // An agent whose listed tools all do not exist runs with none (not with pi's defaults).
     const none = parseProfile("---\ndescription: d\ntools: WebSearch\n---\nYou search.", "/x/n.md", "user").profile!;
-    const inv2 = buildInvocation({ ...{ piCommand: ["pi"], childExtension: "/x/c.js", transport: "compact" as const, finalize: "required" as const, sessionFile: "/x/s", depth: 1, maxDepth: 1, parentPid: 1, promptFile: "/x/p", baseEnv: {} }, profile: none });
+    const inv2 = buildInvocation({
+      ...{
+        piCommand: ["pi"],
+        childExtension: "/x/c.js",
+        transport: "compact" as const,
+        finalize: "required" as const,
+        sessionFile: "/x/s",
+        depth: 1,
+        maxDepth: 1,
+        parentPid: 1,
+        promptFile: "/x/p",
+        baseEnv: {},
+      },
+      profile: none,
+    });
     expect(inv2.argv[inv2.argv.indexOf("--tools") + 1]).toBe("subagent_finalize,ask_parent");
   });
 });
@@ -235,10 +318,16 @@ describe("discovery walks folders safely and in the documented precedence", () =
     mkdirSync(join(agentDir, "agents"), { recursive: true });
     mkdirSync(join(agentDir, "agent-profiles"), { recursive: true });
     writeFileSync(join(agentDir, "agents", "notes.md"), "---\ntitle: notes\n---\nJust notes.\n");
-    writeFileSync(join(agentDir, "agent-profiles", "plain.md"), "---\nmodel: fake/fake-model\n---\nAn agent-profiles profile without a description.\n");
+    writeFileSync(
+      join(agentDir, "agent-profiles", "plain.md"),
+      "---\nmodel: fake/fake-model\n---\nAn agent-profiles profile without a description.\n",
+    );
     const d = discoverProfiles(hostWithHome(home), { cwd: home, agentDir });
     expect(d.profiles.has("notes")).toBe(false);
-    expect(d.skipped).toContainEqual({ file: join(agentDir, "agents", "notes.md"), reason: "no description in its front matter" });
+    expect(d.skipped).toContainEqual({
+      file: join(agentDir, "agents", "notes.md"),
+      reason: "no description in its front matter",
+    });
     expect(d.profiles.get("plain")?.model).toBe("fake/fake-model");
     expect(d.diagnostics).toEqual([]);
   });

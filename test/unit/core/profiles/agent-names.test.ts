@@ -8,14 +8,26 @@ import { MemoryStore } from "../../../../src/core/store/store.ts";
 import { makeToolEnv } from "../../../../src/pi/tool-env.ts";
 import type { PiRuntime } from "../../../../src/pi/runtime.ts";
 
-const helper = parseProfile("---\nname: Repo Helper\ndescription: Helps with this repo\n---\nYou help.", "/w/.pi/agents/helper.md", "project").profile!;
+const helper = parseProfile(
+  "---\nname: Repo Helper\ndescription: Helps with this repo\n---\nYou help.",
+  "/w/.pi/agents/helper.md",
+  "project",
+).profile!;
 const profiles = new Map<string, Profile>([[helper.name, helper]]);
-const engine = { store: new MemoryStore({ isAlive: () => true }), profiles, settings: defaultSettings() } as unknown as Engine;
+const engine = {
+  store: new MemoryStore({ isAlive: () => true }),
+  profiles,
+  settings: defaultSettings(),
+} as unknown as Engine;
 
 test("the task finds the agent by its written name and by its usable one", () => {
   expect(helper.name).toBe("repo-helper");
-  expect(resolveTask(engine, { name: "t", prompt: "p", cwd: "/w", profile: "Repo Helper" }).profile?.filePath).toBe("/w/.pi/agents/helper.md");
-  expect(resolveTask(engine, { name: "t", prompt: "p", cwd: "/w", profile: "repo-helper" }).profile?.filePath).toBe("/w/.pi/agents/helper.md");
+  expect(resolveTask(engine, { name: "t", prompt: "p", cwd: "/w", profile: "Repo Helper" }).profile?.filePath).toBe(
+    "/w/.pi/agents/helper.md",
+  );
+  expect(resolveTask(engine, { name: "t", prompt: "p", cwd: "/w", profile: "repo-helper" }).profile?.filePath).toBe(
+    "/w/.pi/agents/helper.md",
+  );
 });
 
 test("the consent check sees the same agent: a display name of a project agent still needs consent", async () => {
@@ -24,7 +36,12 @@ test("the consent check sees the same agent: a display name of a project agent s
     profilesFor: () => ({ profiles, diagnostics: [] }),
     engineFor: () => ({ ...engine }),
   } as unknown as PiRuntime;
-  const call = makeToolEnv(async () => runtime, () => {}).begin({ cwd: "/w", hasUI: false });
+  const call = makeToolEnv(
+    async () => runtime,
+    () => {},
+  ).begin({ cwd: "/w", hasUI: false });
   const refused = await call.refusedProfiles(["Repo Helper"]);
-  expect(refused.get("Repo Helper")).toBe('Project-local profile "repo-helper" (/w/.pi/agents/helper.md) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.');
+  expect(refused.get("Repo Helper")).toBe(
+    'Project-local profile "repo-helper" (/w/.pi/agents/helper.md) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.',
+  );
 });

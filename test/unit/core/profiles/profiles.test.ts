@@ -7,7 +7,13 @@ import { join } from "node:path";
 import { BUILTIN_AGENTS } from "../../../../src/core/profiles/builtin-agents.ts";
 import type { DirEntry, Host } from "../../../../src/core/host.ts";
 import { agentDir, ancestors, discoverProfiles } from "../../../../src/core/profiles/profile-discovery.ts";
-import { extraArgsProblem, parseProfile, profileSummary, validateProfileSkills, type Profile } from "../../../../src/core/profiles/profile.ts";
+import {
+  extraArgsProblem,
+  parseProfile,
+  profileSummary,
+  validateProfileSkills,
+  type Profile,
+} from "../../../../src/core/profiles/profile.ts";
 
 const md = (fm: string, body = "You are helpful.") => `---\n${fm}\n---\n${body}\n`;
 const ok = (text: string, file = "/x/p.md", source: Profile["source"] = "user"): Profile => {
@@ -37,7 +43,11 @@ function memHost(files: Record<string, string>, home = "/home/u", unreadable: st
     homedir: () => home,
     listDir(path: string): DirEntry[] {
       if (unreadable.includes(path)) throw new Error("EACCES");
-      return [...(dirs.get(path) ?? new Map()).entries()].map(([name, isFile]) => ({ name, isFile, isDirectory: !isFile }));
+      return [...(dirs.get(path) ?? new Map()).entries()].map(([name, isFile]) => ({
+        name,
+        isFile,
+        isDirectory: !isFile,
+      }));
     },
     readText(path: string) {
       reads.push(path);
@@ -53,7 +63,14 @@ function memHost(files: Record<string, string>, home = "/home/u", unreadable: st
 describe("parseProfile", () => {
   test("name defaults to the file name; body is the prompt; front matter is optional", () => {
     const p = ok(md("description: d"), "/a/b/code-reviewer.md");
-    expect(p).toMatchObject({ name: "code-reviewer", description: "d", source: "user", filePath: "/a/b/code-reviewer.md", systemPrompt: "You are helpful.", systemPromptMode: "replace" });
+    expect(p).toMatchObject({
+      name: "code-reviewer",
+      description: "d",
+      source: "user",
+      filePath: "/a/b/code-reviewer.md",
+      systemPrompt: "You are helpful.",
+      systemPromptMode: "replace",
+    });
     expect(ok("Just a prompt.", "C:\\agents\\win.md").name).toBe("win");
     expect(ok(md("name: other"), "/a/file.md").name).toBe("other");
     expect(ok("---\n---\nBody only.", "/a/e.md").systemPrompt).toBe("Body only.");
@@ -84,8 +101,24 @@ describe("parseProfile", () => {
   test("skills aliases and the other list/bool/string fields", () => {
     expect(ok(md("skills: a, b")).loadSkills).toEqual(["a", "b"]);
     expect(ok(md("loadSkills: [c]")).loadSkills).toEqual(["c"]);
-    const p = ok(md("provider: anthropic\nmodel: claude-x\nextensions: ./a.ts, ./b.ts\nnoExtensions: false\nsuggestedSkills: s1\nnoContextFiles: true\nappendSystemPrompt: extra\napiKey: k\ntimeout: 90\nfinalize: false\nnoTools: true\ncolor: blue"));
-    expect(p).toMatchObject({ provider: "anthropic", model: "claude-x", extensions: ["./a.ts", "./b.ts"], noExtensions: false, suggestedSkills: ["s1"], noContextFiles: true, appendSystemPrompt: "extra", apiKey: "k", timeout: 90, finalize: false, noTools: true });
+    const p = ok(
+      md(
+        "provider: anthropic\nmodel: claude-x\nextensions: ./a.ts, ./b.ts\nnoExtensions: false\nsuggestedSkills: s1\nnoContextFiles: true\nappendSystemPrompt: extra\napiKey: k\ntimeout: 90\nfinalize: false\nnoTools: true\ncolor: blue",
+      ),
+    );
+    expect(p).toMatchObject({
+      provider: "anthropic",
+      model: "claude-x",
+      extensions: ["./a.ts", "./b.ts"],
+      noExtensions: false,
+      suggestedSkills: ["s1"],
+      noContextFiles: true,
+      appendSystemPrompt: "extra",
+      apiKey: "k",
+      timeout: 90,
+      finalize: false,
+      noTools: true,
+    });
     expect(p.color).toBe("blue");
   });
 
@@ -128,7 +161,8 @@ describe("parseProfile", () => {
     const thinking = err(md("thinking: turbo"));
     expect(thinking).toContain('unknown thinking level "turbo"');
     expect(thinking).toContain("off, minimal, low, medium, high, xhigh");
-    for (const t of ["-5", "0", "fast", ".inf"]) expect(err(md(`timeout: ${t}`))).toContain('field "timeout" must be a positive number');
+    for (const t of ["-5", "0", "fast", ".inf"])
+      expect(err(md(`timeout: ${t}`))).toContain('field "timeout" must be a positive number');
     expect(err(md("systemPromptMode: prepend"))).toContain('field "systemPromptMode" must be "replace" or "append"');
     expect(err(md("apiKey: abc"), "project")).toContain('project profiles cannot set "apiKey"');
     expect(ok(md("apiKey: abc"), "/x/p.md", "user").apiKey).toBe("abc");
@@ -137,7 +171,8 @@ describe("parseProfile", () => {
 });
 
 describe("extraArgs guard", () => {
-  const guard = (arg: string) => `Refusing extraArg "${arg}" which would override profile tool restrictions. Use the dedicated profile fields instead.`;
+  const guard = (arg: string) =>
+    `Refusing extraArg "${arg}" which would override profile tool restrictions. Use the dedicated profile fields instead.`;
 
   test("tool-override flags are refused only while the profile restricts tools", () => {
     for (const restrict of ["tools: read", "excludeTools: bash", "noTools: true", "readonly: true"]) {
@@ -150,7 +185,17 @@ describe("extraArgs guard", () => {
   });
 
   test("flags that break the child contract are always refused, with the flag named", () => {
-    for (const arg of ["--session", "--session-dir=/x", "--mode", "-p", "--print", "--api-key", "--no-session", "--resume", "-c"]) {
+    for (const arg of [
+      "--session",
+      "--session-dir=/x",
+      "--mode",
+      "-p",
+      "--print",
+      "--api-key",
+      "--no-session",
+      "--resume",
+      "-c",
+    ]) {
       const e = err(md(`extraArgs: ['${arg}', 'x']`));
       expect(e).toStartWith(`Refusing extraArg "${arg}"`);
       expect(e).toContain(arg.split("=")[0]);
@@ -159,7 +204,10 @@ describe("extraArgs guard", () => {
   });
 
   test("shell metacharacters pass through untouched (no shell is ever used); string form splits on whitespace", () => {
-    expect(ok(md("extraArgs: ['--thinking', 'low; rm -rf / | cat $(x)']")).extraArgs).toEqual(["--thinking", "low; rm -rf / | cat $(x)"]);
+    expect(ok(md("extraArgs: ['--thinking', 'low; rm -rf / | cat $(x)']")).extraArgs).toEqual([
+      "--thinking",
+      "low; rm -rf / | cat $(x)",
+    ]);
     expect(ok(md("extraArgs: --models a,b --verbose")).extraArgs).toEqual(["--models", "a,b", "--verbose"]);
     expect(ok(md("extraArgs: [--max, 5]")).extraArgs).toEqual(["--max", "5"]);
   });
@@ -167,18 +215,38 @@ describe("extraArgs guard", () => {
 
 describe("skills, summary, built-ins", () => {
   test("skill conflicts (noSkills with suggestedSkills or loadSkills) are refused, naming both fields; skills with suggestedSkills are fine", () => {
-    expect(validateProfileSkills(ok(md("noSkills: true\nsuggestedSkills: a"), "/x/s.md"))).toBe('Profile "s" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.');
-    expect(validateProfileSkills(ok(md("noSkills: true\nskills: a"), "/x/q.md"))).toBe('Profile "q" has both "loadSkills" and "noSkills" set. These are mutually exclusive — --no-skills disables skill discovery.');
+    expect(validateProfileSkills(ok(md("noSkills: true\nsuggestedSkills: a"), "/x/s.md"))).toBe(
+      'Profile "s" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.',
+    );
+    expect(validateProfileSkills(ok(md("noSkills: true\nskills: a"), "/x/q.md"))).toBe(
+      'Profile "q" has both "loadSkills" and "noSkills" set. These are mutually exclusive — --no-skills disables skill discovery.',
+    );
     expect(validateProfileSkills(ok(md("noSkills: true"), "/x/n.md"))).toBeNull();
     expect(validateProfileSkills(ok(md("skills: a\nsuggestedSkills: b"), "/x/n.md"))).toBeNull();
   });
 
   test("summary is one line with name, model, tools, settings and a short prompt preview", () => {
     const long = "Review carefully. ".repeat(20);
-    const s = profileSummary(ok(md("provider: anthropic\nmodel: claude-x\ntools: Read, Grep\nthinking: high\ntimeout: 120\napiKey: sekrit-value", long), "/x/rev.md"));
+    const s = profileSummary(
+      ok(
+        md(
+          "provider: anthropic\nmodel: claude-x\ntools: Read, Grep\nthinking: high\ntimeout: 120\napiKey: sekrit-value",
+          long,
+        ),
+        "/x/rev.md",
+      ),
+    );
     expect(s).not.toContain("\n");
     expect(s).toStartWith("rev ");
-    for (const part of ["anthropic/claude-x", "tools: read,grep", "thinking high", "timeout 120s", "own API key", 'prompt: "Review carefully.']) expect(s).toContain(part);
+    for (const part of [
+      "anthropic/claude-x",
+      "tools: read,grep",
+      "thinking high",
+      "timeout 120s",
+      "own API key",
+      'prompt: "Review carefully.',
+    ])
+      expect(s).toContain(part);
     expect(s).not.toContain("sekrit");
     const quoted = /prompt: "([^"]*)"/.exec(s)![1];
     expect(quoted.length).toBeLessThanOrEqual(60);
@@ -290,7 +358,12 @@ describe("discovery", () => {
     expect(byFile["/w/.pi/agents/key.md"]).toContain('project profiles cannot set "apiKey"');
     expect(diagnostics.length).toBe(3);
     const { shadowed } = discoverProfiles(host, { cwd: "/w", agentDir: AGENT });
-    expect(shadowed).toContainEqual({ name: "dup", file: "/w/.pi/agent-profiles/dup1.md", source: "project", by: "/w/.pi/agent-profiles/dup2.md" });
+    expect(shadowed).toContainEqual({
+      name: "dup",
+      file: "/w/.pi/agent-profiles/dup1.md",
+      source: "project",
+      by: "/w/.pi/agent-profiles/dup2.md",
+    });
   });
 
   test("built-ins are fresh objects each time", () => {
@@ -310,7 +383,11 @@ describe("discovery", () => {
     fs.mkdirSync(join(agent, "agents"), { recursive: true });
     fs.mkdirSync(join(root, "proj", ".pi", "agents"), { recursive: true });
     fs.mkdirSync(proj, { recursive: true });
-    for (let i = 0; i < 100; i++) fs.writeFileSync(join(agent, "agents", `p${i}.md`), md(`description: profile ${i}\ntools: Read, Grep\nthinking: low`, `Prompt ${i}.`));
+    for (let i = 0; i < 100; i++)
+      fs.writeFileSync(
+        join(agent, "agents", `p${i}.md`),
+        md(`description: profile ${i}\ntools: Read, Grep\nthinking: low`, `Prompt ${i}.`),
+      );
     fs.writeFileSync(join(root, "proj", ".pi", "agents", "p7.md"), md("description: project p7"));
     fs.symlinkSync(join(agent, "agents", "p1.md"), join(root, "proj", ".pi", "agents", "linked.md"));
     let reads = 0;
@@ -318,7 +395,9 @@ describe("discovery", () => {
       homedir: () => join(root, "home"),
       listDir: (p) => {
         try {
-          return fs.readdirSync(p, { withFileTypes: true }).map((d) => ({ name: d.name, isFile: d.isFile(), isDirectory: d.isDirectory() }));
+          return fs
+            .readdirSync(p, { withFileTypes: true })
+            .map((d) => ({ name: d.name, isFile: d.isFile(), isDirectory: d.isDirectory() }));
         } catch {
           return [];
         }
@@ -372,9 +451,17 @@ describe("discovery", () => {
 });
 
 test("gate, gateTimeout, gateRetries in front matter; bad values name the field", () => {
-  const ok = parseProfile("---\nname: fixer\ngate: npm test\ngateTimeout: 60\ngateRetries: 1\n---\nFix things.", "/a/fixer.md", "user");
+  const ok = parseProfile(
+    "---\nname: fixer\ngate: npm test\ngateTimeout: 60\ngateRetries: 1\n---\nFix things.",
+    "/a/fixer.md",
+    "user",
+  );
   expect(ok.profile).toMatchObject({ gate: "npm test", gateTimeout: 60, gateRetries: 1 });
   expect(ok.profile?.warnings).toBeUndefined();
-  expect(parseProfile("---\nname: f\ngate: 3\n---\nx", "/a/f.md", "user").error).toContain('field "gate" must be a shell command');
-  expect(parseProfile("---\nname: f\ngate: x\ngateRetries: -1\n---\nx", "/a/f.md", "user").error).toContain('field "gateRetries" must be a whole number');
+  expect(parseProfile("---\nname: f\ngate: 3\n---\nx", "/a/f.md", "user").error).toContain(
+    'field "gate" must be a shell command',
+  );
+  expect(parseProfile("---\nname: f\ngate: x\ngateRetries: -1\n---\nx", "/a/f.md", "user").error).toContain(
+    'field "gateRetries" must be a whole number',
+  );
 });

@@ -17,11 +17,19 @@ const fresh = () => mkdtempSync(join(tmpdir(), "subagents-cfg-"));
 const md = (fm: string, body = "You are helpful.") => `---\n${fm}\n---\n${body}\n`;
 
 test("aliases, comma lists, Claude tool names, defaults", () => {
-  const a = parseProfile(md("approved_tools:\n  - Read\n  - Grep\n  - Glob\nthinkingLevel: high\nmodel: claude-x\nprovider: anthropic"), "/x/a.md", "user").profile!;
+  const a = parseProfile(
+    md("approved_tools:\n  - Read\n  - Grep\n  - Glob\nthinkingLevel: high\nmodel: claude-x\nprovider: anthropic"),
+    "/x/a.md",
+    "user",
+  ).profile!;
   expect(a.name).toBe("a");
   expect(a.tools).toEqual(["read", "grep", "find"]);
   expect(a.thinking).toBe("high");
-  const b = parseProfile(md("name: b\nallowed_tools: Bash, Edit, Write, MultiEdit\nskills: one, two"), "/x/b.md", "user").profile!;
+  const b = parseProfile(
+    md("name: b\nallowed_tools: Bash, Edit, Write, MultiEdit\nskills: one, two"),
+    "/x/b.md",
+    "user",
+  ).profile!;
   expect(b.tools).toEqual(["bash", "edit", "write"]);
   expect(b.loadSkills).toEqual(["one", "two"]);
   const c = parseProfile(md("denied_tools: [Bash]\nthinking: low"), "/x/c.md", "user").profile!;
@@ -44,7 +52,9 @@ test("each broken profile gets a reason that names the problem", () => {
   expect(err(md("tools: 42"))).toContain('field "tools" must be a list');
   expect(err(md("noTools: yes please"))).toContain('"noTools" must be true or false');
   expect(err(md("apiKey: abc"), "project")).toContain('project profiles cannot set "apiKey"');
-  expect(err(md("tools: read\nextraArgs: ['--tools=bash']"))).toBe('Refusing extraArg "--tools=bash" which would override profile tool restrictions. Use the dedicated profile fields instead.');
+  expect(err(md("tools: read\nextraArgs: ['--tools=bash']"))).toBe(
+    'Refusing extraArg "--tools=bash" which would override profile tool restrictions. Use the dedicated profile fields instead.',
+  );
   expect(err(md("extraArgs: ['--session', 'x']"))).toContain('Refusing extraArg "--session"');
   expect(err(md("name: x"), "user")).toBe("");
   expect(err("---\nname: x\n---\n")).toContain("empty system prompt");
@@ -54,9 +64,13 @@ test("each broken profile gets a reason that names the problem", () => {
 
 test("parsed profiles with noSkills and a skill list are refused, naming both fields", () => {
   const p = parseProfile(md("noSkills: true\nsuggestedSkills: a"), "/x/s.md", "user").profile!;
-  expect(validateProfileSkills(p)).toBe('Profile "s" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.');
+  expect(validateProfileSkills(p)).toBe(
+    'Profile "s" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.',
+  );
   const q = parseProfile(md("noSkills: true\nloadSkills: a"), "/x/q.md", "user").profile!;
-  expect(validateProfileSkills(q)).toBe('Profile "q" has both "loadSkills" and "noSkills" set. These are mutually exclusive — --no-skills disables skill discovery.');
+  expect(validateProfileSkills(q)).toBe(
+    'Profile "q" has both "loadSkills" and "noSkills" set. These are mutually exclusive — --no-skills disables skill discovery.',
+  );
 });
 
 test("discovery: built-ins < user < project (nearest wins); broken files never hide the rest", () => {
@@ -64,7 +78,13 @@ test("discovery: built-ins < user < project (nearest wins); broken files never h
   const agent = join(root, "agent");
   const repo = join(root, "repo");
   const sub = join(repo, "pkg", "deep");
-  for (const d of [join(agent, "agents"), join(agent, "agent-profiles"), join(repo, ".pi", "agents"), join(sub, ".claude", "agents")]) mkdirSync(d, { recursive: true });
+  for (const d of [
+    join(agent, "agents"),
+    join(agent, "agent-profiles"),
+    join(repo, ".pi", "agents"),
+    join(sub, ".claude", "agents"),
+  ])
+    mkdirSync(d, { recursive: true });
   writeFileSync(join(agent, "agents", "scout.md"), md("description: user scout"));
   writeFileSync(join(agent, "agent-profiles", "helper.md"), md("description: user helper"));
   writeFileSync(join(agent, "agent-profiles", "broken.md"), "---\nthinking: warp\n---\nx");
@@ -78,14 +98,21 @@ test("discovery: built-ins < user < project (nearest wins); broken files never h
   expect(profiles.get("helper")?.source).toBe("project");
   expect(profiles.get("planner")?.source).toBe("builtin");
   // The name a broken file meant to define (here from its file name), so a task naming it hears why it failed.
-  expect(diagnostics).toEqual([{ file: join(agent, "agent-profiles", "broken.md"), reason: expect.stringContaining('unknown thinking level "warp"'), name: "broken" }]);
+  expect(diagnostics).toEqual([
+    {
+      file: join(agent, "agent-profiles", "broken.md"),
+      reason: expect.stringContaining('unknown thinking level "warp"'),
+      name: "broken",
+    },
+  ]);
 });
 
 test("100 profile files load fast", () => {
   const root = fresh();
   const dir = join(root, "agent", "agents");
   mkdirSync(dir, { recursive: true });
-  for (let i = 0; i < 100; i++) writeFileSync(join(dir, `p${i}.md`), md(`description: profile ${i}\ntools: read, grep`));
+  for (let i = 0; i < 100; i++)
+    writeFileSync(join(dir, `p${i}.md`), md(`description: profile ${i}\ntools: read, grep`));
   const t = performance.now();
   const { profiles } = discoverProfiles(host, { cwd: root, agentDir: join(root, "agent") });
   expect(profiles.size).toBe(104);
@@ -98,8 +125,16 @@ test("settings: global then project, snake_case keys, clamping and warnings, nev
   const proj = join(root, "proj");
   mkdirSync(agent, { recursive: true });
   mkdirSync(join(proj, ".pi"), { recursive: true });
-  writeFileSync(join(agent, "settings.json"), JSON.stringify({ subagents: { extend_timeout_debounce: 500, looping_tool_count: 7, concurrency: 2, transport: "json" } }));
-  writeFileSync(join(proj, ".pi", "settings.json"), JSON.stringify({ subagents: { concurrency: 3, maxLinesPerWindow: "many", tools: ["subagent", "bogus"] } }));
+  writeFileSync(
+    join(agent, "settings.json"),
+    JSON.stringify({
+      subagents: { extend_timeout_debounce: 500, looping_tool_count: 7, concurrency: 2, transport: "json" },
+    }),
+  );
+  writeFileSync(
+    join(proj, ".pi", "settings.json"),
+    JSON.stringify({ subagents: { concurrency: 3, maxLinesPerWindow: "many", tools: ["subagent", "bogus"] } }),
+  );
   const { settings, warnings } = loadSettings(host, { agentDir: agent, cwd: proj });
   expect(settings.extendTimeoutDebounce).toBe(300);
   expect(settings.loopingToolCount).toBe(7);
@@ -128,8 +163,20 @@ test("files: forms, placeholders, binary, non-UTF-8, directory, symlink loop, ex
   const { symlinkSync } = require("node:fs") as typeof import("node:fs");
   symlinkSync(join(root, "loop1"), join(root, "loop2"));
   symlinkSync(join(root, "loop2"), join(root, "loop1"));
-  const out = renderFiles(host, ["a.txt", { path: "a.txt", start: 2, end: 3 }, { path: "a.txt", head: 1 }, { path: "a.txt", tail: 2 }, { path: "a.txt", start: 3 }], root);
-  expect(out).toBe("=== a.txt ===\none\ntwo\nthree\nfour\n\n=== a.txt ===\ntwo\nthree\n\n=== a.txt ===\none\n\n=== a.txt ===\nthree\nfour\n\n=== a.txt ===\nthree\nfour\n\n");
+  const out = renderFiles(
+    host,
+    [
+      "a.txt",
+      { path: "a.txt", start: 2, end: 3 },
+      { path: "a.txt", head: 1 },
+      { path: "a.txt", tail: 2 },
+      { path: "a.txt", start: 3 },
+    ],
+    root,
+  );
+  expect(out).toBe(
+    "=== a.txt ===\none\ntwo\nthree\nfour\n\n=== a.txt ===\ntwo\nthree\n\n=== a.txt ===\none\n\n=== a.txt ===\nthree\nfour\n\n=== a.txt ===\nthree\nfour\n\n",
+  );
   const bad = renderFiles(host, ["missing.txt", "bin.dat", "latin1.txt", "dir", "loop1", "over.txt"], root);
   expect(bad).toContain("[file not found: missing.txt]");
   expect(bad).toContain("[could not read file: bin.dat]");

@@ -1,7 +1,13 @@
 // The owner side of children's questions without any child (core/run/process/ask.ts): what goes back over the control
 // pipe for each kind of question, and the broker's policy (deny, nobody, timeout, abort) with a manual clock.
 import { expect, test } from "bun:test";
-import { answerLine, askBroker, type AskAnswer, type AskRequest, type Question } from "../../../../src/core/run/process/ask.ts";
+import {
+  answerLine,
+  askBroker,
+  type AskAnswer,
+  type AskRequest,
+  type Question,
+} from "../../../../src/core/run/process/ask.ts";
 import type { Clock } from "../../../../src/core/host.ts";
 
 const confirm: Question = { id: "q1", kind: "confirm", title: "Allow bash?", message: "rm -rf build" };
@@ -43,7 +49,9 @@ test("broker: deny and nobody answer at once; a person's answer goes back; askTi
   const send = (l: string) => (sent.push(l), true);
   const deny = askBroker({ mode: "deny", timeoutSec: 60, clock, sessionId: "s", label: "t" });
   deny.handle(confirm, send);
-  expect(deny.warnings).toEqual(['unanswered question (questions are turned off (subagents.ask = deny); the child got "no"): Allow bash? rm -rf build']);
+  expect(deny.warnings).toEqual([
+    'unanswered question (questions are turned off (subagents.ask = deny); the child got "no"): Allow bash? rm -rf build',
+  ]);
   const nobody = askBroker({ mode: "auto", timeoutSec: 60, clock, sessionId: "s", label: "t" });
   nobody.handle(select, send);
   expect(nobody.warnings[0]).toContain("no one can answer now");
@@ -51,7 +59,15 @@ test("broker: deny and nobody answer at once; a person's answer goes back; askTi
   let seen: AskRequest | null = null;
   let answer: (a: AskAnswer) => void = () => {};
   const ac = new AbortController();
-  const b = askBroker({ mode: "auto", timeoutSec: 60, clock, sessionId: "s1", label: "reviewer-2", signal: ac.signal, asker: (q) => ((seen = q), new Promise((r) => (answer = r))) });
+  const b = askBroker({
+    mode: "auto",
+    timeoutSec: 60,
+    clock,
+    sessionId: "s1",
+    label: "reviewer-2",
+    signal: ac.signal,
+    asker: (q) => ((seen = q), new Promise((r) => (answer = r))),
+  });
   b.handle(confirm, send);
   expect(seen!).toMatchObject({ label: "reviewer-2", sessionId: "s1", title: "Allow bash?" });
   expect(b.pending()).toBe(1);
@@ -66,7 +82,9 @@ test("broker: deny and nobody answer at once; a person's answer goes back; askTi
   expect(b.pending()).toBe(1);
   advance(1_000);
   expect(b.pending()).toBe(0);
-  expect(b.warnings).toEqual(['unanswered question (no answer came in time; the child got "no"): Allow bash? rm -rf build']);
+  expect(b.warnings).toEqual([
+    'unanswered question (no answer came in time; the child got "no"): Allow bash? rm -rf build',
+  ]);
   expect(seen!.signal.aborted).toBe(true); // the dialog of a timed-out question is closed
 
   // The child withdrew a question: its dialog closes, nothing is sent, it is recorded.

@@ -15,8 +15,13 @@ const usage = (o: Partial<Usage>): Usage => ({ ...emptyUsage(), ...o });
 test("budget fields: positive numbers, whole for turns and tokens; delegate input names the field", () => {
   expect(readBudget({ maxTurns: "3", maxCost: 0.5 })).toEqual({ budget: { maxTurns: 3, maxCost: 0.5 } });
   expect(readBudget({ maxTokens: 2.5 })).toEqual({ problem: "maxTokens must be a positive whole number (got 2.5)" });
-  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "p", maxCost: -1 }] })).toThrow("tasks[0].maxCost must be a positive number (got -1)");
-  expect(parseDelegateParams({ tasks: [{ name: "a", prompt: "p", maxTurns: 2 }], maxCost: 1 })).toMatchObject({ maxCost: 1, tasks: [{ budget: { maxTurns: 2 } }] });
+  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "p", maxCost: -1 }] })).toThrow(
+    "tasks[0].maxCost must be a positive number (got -1)",
+  );
+  expect(parseDelegateParams({ tasks: [{ name: "a", prompt: "p", maxTurns: 2 }], maxCost: 1 })).toMatchObject({
+    maxCost: 1,
+    tasks: [{ budget: { maxTurns: 2 } }],
+  });
 });
 
 test("spend against budget for windows, and which budget was hit", () => {
@@ -24,24 +29,47 @@ test("spend against budget for windows, and which budget was hit", () => {
   expect(budgetLabel({ maxTurns: 5, maxTokens: 50_000, maxCost: 0.5 }, u)).toBe("turns 3/5 tokens 12k/50k $0.12/$0.50");
   expect(budgetHit({ maxTokens: 12_000 }, u)).toEqual({ key: "maxTokens", limit: 12_000, spent: 12_000 });
   expect(budgetHit({ maxTurns: 4 }, u)).toBeNull();
-  const view: WindowView = { name: "t", status: "running", sessionId: "s", toolCount: 2, elapsedMs: 3000, timeoutSec: 600, cost: 0.12, lines: [], budget: "turns 3/5", rateWaitSec: 12 };
-  expect(windowHeader(view, plainStyle)).toBe("● t • default • 2 tools • 3s/600s • turns 3/5 • $0.1200 • waiting: rate limited (12s)");
+  const view: WindowView = {
+    name: "t",
+    status: "running",
+    sessionId: "s",
+    toolCount: 2,
+    elapsedMs: 3000,
+    timeoutSec: 600,
+    cost: 0.12,
+    lines: [],
+    budget: "turns 3/5",
+    rateWaitSec: 12,
+  };
+  expect(windowHeader(view, plainStyle)).toBe(
+    "● t • default • 2 tools • 3s/600s • turns 3/5 • $0.1200 • waiting: rate limited (12s)",
+  );
 });
 
 test("budget watch: one wrap-up steer, a stop only if the next turn asks for work again; the call's spend counts", () => {
   const w = budgetWatch({ maxTurns: 2 }, undefined);
   expect(w.onTurn(usage({ turns: 1 }), true, true)).toBeNull();
-  expect(w.onTurn(usage({ turns: 2 }), true, true)).toMatchObject({ steer: expect.stringContaining("Stop working now") });
-  expect(w.onTurn(usage({ turns: 3 }), true, true)).toEqual({ stop: { code: "BUDGET_EXCEEDED", message: "Budget exceeded: maxTurns (turns 3/2)" } });
+  expect(w.onTurn(usage({ turns: 2 }), true, true)).toMatchObject({
+    steer: expect.stringContaining("Stop working now"),
+  });
+  expect(w.onTurn(usage({ turns: 3 }), true, true)).toEqual({
+    stop: { code: "BUDGET_EXCEEDED", message: "Budget exceeded: maxTurns (turns 3/2)" },
+  });
   // A fallback attempt goes on within the same budget: what the failed model spent counts.
-  expect(budgetWatch({ maxCost: 1 }, undefined, usage({ cost: 0.9 })).onTurn(usage({ turns: 1, cost: 0.2 }), true, true)).toMatchObject({ steer: expect.any(String) });
+  expect(
+    budgetWatch({ maxCost: 1 }, undefined, usage({ cost: 0.9 })).onTurn(usage({ turns: 1, cost: 0.2 }), true, true),
+  ).toMatchObject({ steer: expect.any(String) });
   // Without a control pipe there is no way to warn: the first hit stops.
-  expect(budgetWatch({ maxTurns: 1 }, undefined).onTurn(usage({ turns: 1 }), true, false)).toMatchObject({ stop: { code: "BUDGET_EXCEEDED" } });
+  expect(budgetWatch({ maxTurns: 1 }, undefined).onTurn(usage({ turns: 1 }), true, false)).toMatchObject({
+    stop: { code: "BUDGET_EXCEEDED" },
+  });
   const spend = new CallSpend(1);
   const a = budgetWatch(undefined, { spend, key: "a" });
   const b = budgetWatch(undefined, { spend, key: "b" });
   expect(a.onTurn(usage({ turns: 1, cost: 0.6 }), true, true)).toBeNull();
-  expect(b.onTurn(usage({ turns: 1, cost: 0.5 }), true, true)).toMatchObject({ steer: expect.stringContaining("delegate call's cost budget") });
+  expect(b.onTurn(usage({ turns: 1, cost: 0.5 }), true, true)).toMatchObject({
+    steer: expect.stringContaining("delegate call's cost budget"),
+  });
 });
 
 function fakeClock(): Clock & { advance(ms: number): void } {
@@ -70,7 +98,12 @@ function fakeClock(): Clock & { advance(ms: number): void } {
 
 test("rate gate: a burst of 429s is one hold (Retry-After) and one halving; slots wait for it; successes raise the limit", async () => {
   const clock = fakeClock();
-  const gate = new RateGate(4, clock, { maxWaitMs: 10_000, baseDelayMs: 2000, maxDelayMs: 60_000, raiseAfter: 2 }, () => 0.5);
+  const gate = new RateGate(
+    4,
+    clock,
+    { maxWaitMs: 10_000, baseDelayMs: 2000, maxDelayMs: 60_000, raiseAfter: 2 },
+    () => 0.5,
+  );
   const holds: number[] = [];
   gate.onHold((until) => holds.push(until));
   for (let i = 0; i < 4; i++) gate.limited(3000);

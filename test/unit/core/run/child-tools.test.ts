@@ -17,7 +17,8 @@ const base = (over: Partial<ToolSelectionInput>): ToolSelectionInput => ({
   configured: [],
   ...over,
 });
-const profile = (fm: string) => parseProfile(`---\nname: p\ndescription: d\n${fm}\n---\nBody.\n`, "/x/p.md", "user").profile!;
+const profile = (fm: string) =>
+  parseProfile(`---\nname: p\ndescription: d\n${fm}\n---\nBody.\n`, "/x/p.md", "user").profile!;
 
 test("pi versions: --exclude-tools from 0.87, MCP from 1.0; an unknown pi is treated as the oldest", () => {
   expect(childPiCaps("0.73.1")).toEqual({ excludeTools: false, mcp: false });
@@ -29,14 +30,22 @@ test("pi versions: --exclude-tools from 0.87, MCP from 1.0; an unknown pi is tre
 test("no agent restriction: no --tools; at max depth only the delegation tools go (an allow list on old pi)", () => {
   expect(selectTools(base({})).argv).toEqual([]);
   expect(selectTools(base({ atMaxDepth: true })).argv).toEqual(["--exclude-tools", DELEGATION_TOOLS.join(",")]);
-  expect(selectTools(base({ atMaxDepth: true, caps: childPiCaps("0.73.1") })).argv).toEqual(["--tools", "read,bash,edit,write,subagent_finalize,ask_parent"]);
+  expect(selectTools(base({ atMaxDepth: true, caps: childPiCaps("0.73.1") })).argv).toEqual([
+    "--tools",
+    "read,bash,edit,write,subagent_finalize,ask_parent",
+  ]);
 });
 
 test("deny lists: the parent pi's tools minus them; without a parent, --exclude-tools where pi has it", () => {
   const nobash = profile("excludeTools: bash");
-  expect(selectTools(base({ profile: nobash, parentTools: ["read", "grep", "bash", "delegate_to_subagents"] })).argv).toEqual(["--tools", "read,grep,delegate_to_subagents,subagent_finalize,ask_parent"]);
+  expect(
+    selectTools(base({ profile: nobash, parentTools: ["read", "grep", "bash", "delegate_to_subagents"] })).argv,
+  ).toEqual(["--tools", "read,grep,delegate_to_subagents,subagent_finalize,ask_parent"]);
   expect(selectTools(base({ profile: nobash })).argv).toEqual(["--exclude-tools", "bash"]);
-  expect(selectTools(base({ profile: nobash, caps: childPiCaps("0.73.1") })).argv).toEqual(["--tools", "read,edit,write,subagent_finalize,ask_parent"]);
+  expect(selectTools(base({ profile: nobash, caps: childPiCaps("0.73.1") })).argv).toEqual([
+    "--tools",
+    "read,edit,write,subagent_finalize,ask_parent",
+  ]);
 });
 
 test("MCP: all by default; mcp: false and unreachable servers mean --no-mcp; a list hides the others' tools", () => {
@@ -44,9 +53,16 @@ test("MCP: all by default; mcp: false and unreachable servers mean --no-mcp; a l
   expect(selectTools(base({ configured })).argv).toEqual([]);
   expect(selectTools(base({ configured, mcp: false })).argv).toEqual(["--no-mcp"]);
   // read-only: MCP out of reach, so nothing is started for nothing.
-  expect(selectTools(base({ configured, profile: profile("readonly: true") })).argv).toEqual(["--tools", "read,grep,find,ls,subagent_finalize,ask_parent", "--no-mcp"]);
+  expect(selectTools(base({ configured, profile: profile("readonly: true") })).argv).toEqual([
+    "--tools",
+    "read,grep,find,ls,subagent_finalize,ask_parent",
+    "--no-mcp",
+  ]);
   // an allow list naming codemode or an MCP pattern keeps the servers.
-  expect(selectTools(base({ configured, profile: profile("tools: read, codemode") })).argv).toEqual(["--tools", "read,codemode,subagent_finalize,ask_parent"]);
+  expect(selectTools(base({ configured, profile: profile("tools: read, codemode") })).argv).toEqual([
+    "--tools",
+    "read,codemode,subagent_finalize,ask_parent",
+  ]);
   const only = selectTools(base({ configured, mcp: ["git_hub"] }));
   expect(only.argv).toEqual(["--exclude-tools", "mcp__docs__*"]);
   expect(only.servers).toEqual(["git-hub"]);
@@ -77,8 +93,10 @@ test("the mcp field and setting: true, false, a list or a comma string; anything
   const bad = profile("mcp: 3");
   expect(bad.mcp).toBeUndefined();
   expect(bad.warnings?.join(" ")).toContain("mcp must be true, false or a list of MCP server names");
-  expect(profile("mcp: [\"a b\"]").warnings?.join(" ")).toContain('a b is not an MCP server name');
+  expect(profile('mcp: ["a b"]').warnings?.join(" ")).toContain("a b is not an MCP server name");
   expect(mergeSettings(defaultSettings(), { mcp: ["docs"] }).settings.mcp).toEqual(["docs"]);
   expect(defaultSettings().mcp).toBe(true);
-  expect(mergeSettings(defaultSettings(), { mcp: {} }, "s.json").warnings[0]).toContain("s.json: subagents.mcp must be true, false or a list");
+  expect(mergeSettings(defaultSettings(), { mcp: {} }, "s.json").warnings[0]).toContain(
+    "s.json: subagents.mcp must be true, false or a list",
+  );
 });

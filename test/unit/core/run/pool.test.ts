@@ -114,50 +114,73 @@ test("only children that would start exactly alike share a process: files count 
   const f2 = join(dir, "p2.md");
   writeFileSync(f1, "same");
   writeFileSync(f2, "same");
-  const start = (session: string, file: string, model = "m") => ({ cmd: ["pi", "-p", "--session", session, "--model", model], cwd: dir, env: { PI_SUBAGENT_APPEND_PROMPT: file }, stdin: "task", fd3: true });
-  const key = (session: string, file: string, model?: string) => reuseKey(start(session, file, model), session, [file], ["same"]);
+  const start = (session: string, file: string, model = "m") => ({
+    cmd: ["pi", "-p", "--session", session, "--model", model],
+    cwd: dir,
+    env: { PI_SUBAGENT_APPEND_PROMPT: file },
+    stdin: "task",
+    fd3: true,
+  });
+  const key = (session: string, file: string, model?: string) =>
+    reuseKey(start(session, file, model), session, [file], ["same"]);
   expect(key("/s/a.jsonl", f1)).toBe(key("/s/b.jsonl", f2));
   expect(key("/s/a.jsonl", f1)).not.toBe(key("/s/b.jsonl", f2, "other"));
-  expect(reuseKey(start("/s/a", f1), "/s/a", [f1], ["same"])).not.toBe(reuseKey(start("/s/a", f1), "/s/a", [f1], ["different"]));
+  expect(reuseKey(start("/s/a", f1), "/s/a", [f1], ["same"])).not.toBe(
+    reuseKey(start("/s/a", f1), "/s/a", [f1], ["different"]),
+  );
   expect(rpcArgv(["pi", "-p", "--session", "x"])).toEqual(["pi", "--mode", "rpc", "--session", "x"]);
   expect(rpcArgv(["pi", "--mode", "json", "-p"])).toBeNull();
 });
 
-test.each([["Bun", process.execPath], ["Node 24", NODE24]])("the child's control reader (%s): only lines for its session (or naming none); after a switch, the next instance gets the next task's", async (_name, runtime) => {
-  const listener = join(import.meta.dir, "..", "..", "..", "fixtures", "control-listener.ts");
-  const proc = host.spawn({ cmd: [runtime, listener, "/s/mine.jsonl", "/s/next.jsonl"], cwd: dir, env: { PATH: process.env.PATH ?? "", PI_SUBAGENT_CONTROL_FD: "4" }, stdin: null, fd3: true, control: true });
-  const seen: Record<string, unknown>[] = [];
-  const reading = (async () => {
-    let buf = "";
-    for await (const chunk of proc.fd3!) {
-      buf += new TextDecoder().decode(chunk);
-      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
-        seen.push(JSON.parse(buf.slice(0, nl)));
-        buf = buf.slice(nl + 1);
+test.each([
+  ["Bun", process.execPath],
+  ["Node 24", NODE24],
+])(
+  "the child's control reader (%s): only lines for its session (or naming none); after a switch, the next instance gets the next task's",
+  async (_name, runtime) => {
+    const listener = join(import.meta.dir, "..", "..", "..", "fixtures", "control-listener.ts");
+    const proc = host.spawn({
+      cmd: [runtime, listener, "/s/mine.jsonl", "/s/next.jsonl"],
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", PI_SUBAGENT_CONTROL_FD: "4" },
+      stdin: null,
+      fd3: true,
+      control: true,
+    });
+    const seen: Record<string, unknown>[] = [];
+    const reading = (async () => {
+      let buf = "";
+      for await (const chunk of proc.fd3!) {
+        buf += new TextDecoder().decode(chunk);
+        for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+          seen.push(JSON.parse(buf.slice(0, nl)));
+          buf = buf.slice(nl + 1);
+        }
       }
-    }
-  })();
-  const until = async (p: (l: Record<string, unknown>) => boolean) => {
-    while (!seen.some(p)) await Bun.sleep(20);
-  };
-  const send = (o: object) => proc.sendControl!(JSON.stringify(o));
-  const steer = (text: string, session?: string) => send({ ...(session ? { session } : {}), type: "steer", id: text, text });
-  await until((l) => l.ready === "/s/mine.jsonl");
-  steer("for the task before", "/s/before.jsonl");
-  steer("for this task", "/s/mine.jsonl");
-  steer("from an owner that names no session");
-  send({ type: "hold", until: 1 });
-  await until((l) => !!l.switched);
-  steer("late, for the first task", "/s/mine.jsonl");
-  steer("for the next task", "/s/next.jsonl");
-  await proc.exited;
-  await reading;
-  expect(seen.filter((l) => l.delivered).map((l) => [l.delivered, l.session])).toEqual([
-    ["for this task", "/s/mine.jsonl"],
-    ["from an owner that names no session", "/s/mine.jsonl"],
-    ["for the next task", "/s/next.jsonl"],
-  ]);
-});
+    })();
+    const until = async (p: (l: Record<string, unknown>) => boolean) => {
+      while (!seen.some(p)) await Bun.sleep(20);
+    };
+    const send = (o: object) => proc.sendControl!(JSON.stringify(o));
+    const steer = (text: string, session?: string) =>
+      send({ ...(session ? { session } : {}), type: "steer", id: text, text });
+    await until((l) => l.ready === "/s/mine.jsonl");
+    steer("for the task before", "/s/before.jsonl");
+    steer("for this task", "/s/mine.jsonl");
+    steer("from an owner that names no session");
+    send({ type: "hold", until: 1 });
+    await until((l) => !!l.switched);
+    steer("late, for the first task", "/s/mine.jsonl");
+    steer("for the next task", "/s/next.jsonl");
+    await proc.exited;
+    await reading;
+    expect(seen.filter((l) => l.delivered).map((l) => [l.delivered, l.session])).toEqual([
+      ["for this task", "/s/mine.jsonl"],
+      ["from an owner that names no session", "/s/mine.jsonl"],
+      ["for the next task", "/s/next.jsonl"],
+    ]);
+  },
+);
 
 test("a kept child's RPC output: only replies and dialogs are read, whatever the chunking; long lines are passed over", () => {
   const lines = [
@@ -165,7 +188,13 @@ test("a kept child's RPC output: only replies and dialogs are read, whatever the
     JSON.stringify({ id: "prompt-1", type: "response", command: "prompt", success: true }),
     JSON.stringify({ type: "agent_end", messages: [{ role: "assistant", content: "ok" }] }),
     JSON.stringify({ type: "extension_ui_request", id: "ui-1", method: "confirm", title: "Allow?" }),
-    JSON.stringify({ id: "switch-2", type: "response", command: "switch_session", success: false, error: "é".repeat(100) }),
+    JSON.stringify({
+      id: "switch-2",
+      type: "response",
+      command: "switch_session",
+      success: false,
+      error: "é".repeat(100),
+    }),
     JSON.stringify({ id: "huge", type: "response", data: "y".repeat(5000) }),
     JSON.stringify({ id: "switch-3", type: "response", command: "switch_session", success: true }),
   ];

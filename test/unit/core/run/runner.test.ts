@@ -82,7 +82,11 @@ test("a child that ignores SIGTERM is killed with SIGKILL after the kill grace",
   let pid = 0;
   const started = Date.now();
   // A tool is "running" forever and the timeout is far off, so the hard cap (maxRuntime) stops it.
-  const r = await runChild(host, realClock, spec("ignore-term", { timeoutSec: 10, extendDebounceSec: 0, maxRuntimeSec: 0.5, onSpawn: (p) => (pid = p) }));
+  const r = await runChild(
+    host,
+    realClock,
+    spec("ignore-term", { timeoutSec: 10, extendDebounceSec: 0, maxRuntimeSec: 0.5, onSpawn: (p) => (pid = p) }),
+  );
   expect(r.status).toBe("error");
   expect(r.errorCode).toBe("SUBAGENT_TIMEOUT");
   expect(alive(pid)).toBe(false);
@@ -118,7 +122,11 @@ test("a crash mid-run is an error with the stderr tail in the message", async ()
   expect(r.stderrTail).toContain("fatal: the fake child broke on purpose");
 });
 
-for (const [mode, limit] of [["flood-fd3", { eventBytes: 2 * 1024 * 1024 }], ["flood-stdout", { stdoutBytes: 2 * 1024 * 1024 }], ["flood-stderr", { stderrBytes: 2 * 1024 * 1024 }]] as const) {
+for (const [mode, limit] of [
+  ["flood-fd3", { eventBytes: 2 * 1024 * 1024 }],
+  ["flood-stdout", { stdoutBytes: 2 * 1024 * 1024 }],
+  ["flood-stderr", { stderrBytes: 2 * 1024 * 1024 }],
+] as const) {
   test(`${mode}: the child is stopped at the limit with SUBAGENT_OUTPUT_TRUNCATED, memory stays bounded`, async () => {
     const before = process.memoryUsage().rss;
     const r = await runChild(host, realClock, spec(mode, { limits: limit }));
@@ -131,7 +139,11 @@ for (const [mode, limit] of [["flood-fd3", { eventBytes: 2 * 1024 * 1024 }], ["f
 
 test("a UTF-8 character split across two writes arrives intact", async () => {
   const seen: string[] = [];
-  const r = await runChild(host, realClock, spec("utf8-split", { onEvent: (_s, ev) => ev.type === "text" && seen.push(ev.delta) }));
+  const r = await runChild(
+    host,
+    realClock,
+    spec("utf8-split", { onEvent: (_s, ev) => ev.type === "text" && seen.push(ev.delta) }),
+  );
   expect(seen.join("")).toBe("héllo wörld 🙂");
   expect(r.output).toBe("héllo wörld 🙂");
 });
@@ -182,7 +194,11 @@ test("five identical tool calls in a row: loop detected, child stopped", async (
 });
 
 test("loop detection off (looping_tool_count 0) lets identical calls run", async () => {
-  const r = await runChild(host, realClock, spec("loop", { loopingToolCount: 0, timeoutSec: 1, extendDebounceSec: 0.3 }));
+  const r = await runChild(
+    host,
+    realClock,
+    spec("loop", { loopingToolCount: 0, timeoutSec: 1, extendDebounceSec: 0.3 }),
+  );
   expect(r.errorCode).toBe("SUBAGENT_TIMEOUT");
 });
 
@@ -202,7 +218,11 @@ test("a tool call still running after the timeout is not activity: stopped after
   // The fake child starts `bash` and never finishes it (a hung dev server). Before, a running tool kept the child
   // alive until maxRuntime (60 s here).
   const started = Date.now();
-  const r = await runChild(host, realClock, spec("ignore-term", { timeoutSec: 0.5, extendDebounceSec: 0.5, killGraceMs: 100 }));
+  const r = await runChild(
+    host,
+    realClock,
+    spec("ignore-term", { timeoutSec: 0.5, extendDebounceSec: 0.5, killGraceMs: 100 }),
+  );
   expect(r.errorCode).toBe("SUBAGENT_TIMEOUT");
   expect(r.error).toStartWith("Timed out after 0.5s. Consider resuming with a longer timeout.");
   expect(r.error).toContain('The tool call "bash" had been running for 1s without finishing.');
@@ -216,7 +236,11 @@ test("after the timeout only tool calls extend it: streaming text alone does not
 });
 
 test("maxRuntime is a hard cap even while the child is busy", async () => {
-  const r = await runChild(host, realClock, spec("busy-past-timeout", { timeoutSec: 1, extendDebounceSec: 5, maxRuntimeSec: 1.5 }));
+  const r = await runChild(
+    host,
+    realClock,
+    spec("busy-past-timeout", { timeoutSec: 1, extendDebounceSec: 5, maxRuntimeSec: 1.5 }),
+  );
   expect(r.errorCode).toBe("SUBAGENT_TIMEOUT");
 });
 
@@ -251,7 +275,11 @@ test("json transport: deltas, a huge message_update skipped, finalize from tool_
 
 test("invalid UTF-8 in a child's output is replaced, not fatal", async () => {
   const seen: string[] = [];
-  const r = await runChild(host, realClock, spec("bad-utf8", { onEvent: (_s, ev) => ev.type === "text" && seen.push(ev.delta) }));
+  const r = await runChild(
+    host,
+    realClock,
+    spec("bad-utf8", { onEvent: (_s, ev) => ev.type === "text" && seen.push(ev.delta) }),
+  );
   expect(r.output).toBe("bad bytes survived");
   expect(seen.join("")).toContain("\uFFFD");
 });

@@ -11,7 +11,12 @@ import { fsTypeOf, srunArgv } from "../../../../src/core/run/runners/slurm.ts";
 import type { PlaceRequest } from "../../../../src/core/run/runners/types.ts";
 
 test("settings: sandbox on/off, runner and engine options from the user's settings", () => {
-  const { settings, warnings } = mergeSettings(defaultSettings(), { sandbox: "on", runner: "docker", docker: { image: "img:1", network: "bridge", args: ["--memory", "2g"] }, slurm: { partition: "gpu", args: ["--time=10"] } });
+  const { settings, warnings } = mergeSettings(defaultSettings(), {
+    sandbox: "on",
+    runner: "docker",
+    docker: { image: "img:1", network: "bridge", args: ["--memory", "2g"] },
+    slurm: { partition: "gpu", args: ["--time=10"] },
+  });
   expect(warnings).toEqual([]);
   expect(settings.sandbox).toBe("on");
   expect(settings.runner).toBe("docker");
@@ -23,7 +28,12 @@ test("settings: sandbox on/off, runner and engine options from the user's settin
 
 test("settings: a project may turn the sandbox on, never off, and may not choose the runner or its arguments", () => {
   const user = mergeSettings(defaultSettings(), { sandbox: "on" }).settings;
-  const project = mergeSettings(user, { sandbox: "off", runner: "docker", docker: { image: "evil" }, slurm: { args: ["x"] } }, "proj", false);
+  const project = mergeSettings(
+    user,
+    { sandbox: "off", runner: "docker", docker: { image: "evil" }, slurm: { args: ["x"] } },
+    "proj",
+    false,
+  );
   expect(project.settings.sandbox).toBe("on");
   expect(project.settings.runner).toBe("local");
   expect(project.settings.docker.image).toBe(defaultSettings().docker.image);
@@ -31,9 +41,15 @@ test("settings: a project may turn the sandbox on, never off, and may not choose
   expect(project.warnings.join("\n")).toContain("subagents.runner may be set only in your own settings");
   expect(mergeSettings(defaultSettings(), { sandbox: "on" }, "proj", false).settings.sandbox).toBe("on");
   // Which parts of the home a child may read is the user's choice alone.
-  expect(mergeSettings(defaultSettings(), { sandboxReadable: ["~/.ssh"] }, "proj", false).settings.sandboxReadable).toEqual([]);
-  expect(mergeSettings(defaultSettings(), { sandboxReadable: ["~/.cargo", "/opt/x"] }).settings.sandboxReadable).toEqual(["~/.cargo", "/opt/x"]);
-  expect(mergeSettings(defaultSettings(), { sandboxReadable: ["relative"] }).warnings[0]).toContain("sandboxReadable must be a list of absolute or ~/ paths");
+  expect(
+    mergeSettings(defaultSettings(), { sandboxReadable: ["~/.ssh"] }, "proj", false).settings.sandboxReadable,
+  ).toEqual([]);
+  expect(
+    mergeSettings(defaultSettings(), { sandboxReadable: ["~/.cargo", "/opt/x"] }).settings.sandboxReadable,
+  ).toEqual(["~/.cargo", "/opt/x"]);
+  expect(mergeSettings(defaultSettings(), { sandboxReadable: ["relative"] }).warnings[0]).toContain(
+    "sandboxReadable must be a list of absolute or ~/ paths",
+  );
   expect(mergeSettings(defaultSettings(), { runner: "k8s", sandbox: "yes" }).warnings).toEqual([
     'settings: subagents.sandbox must be "off" or "on"; ignored',
     "settings: subagents.runner must be one of local, docker, slurm; ignored",
@@ -41,7 +57,8 @@ test("settings: a project may turn the sandbox on, never off, and may not choose
 });
 
 test("agent front matter: sandbox and runner, a wrong value is a warning", () => {
-  const good = parseProfile("---\ndescription: d\nsandbox: true\nrunner: slurm\n---\nBody\n", "/a/x.md", "user").profile!;
+  const good = parseProfile("---\ndescription: d\nsandbox: true\nrunner: slurm\n---\nBody\n", "/a/x.md", "user")
+    .profile!;
   expect(good.sandbox).toBe(true);
   expect(good.runner).toBe("slurm");
   expect(good.warnings).toBeUndefined();
@@ -55,8 +72,12 @@ test("agent front matter: sandbox and runner, a wrong value is a warning", () =>
 test("task fields: sandbox and runner are validated with the field named", () => {
   const p = parseDelegateParams({ tasks: [{ name: "a", prompt: "p", sandbox: true, runner: "docker" }] });
   expect(p.tasks[0]).toMatchObject({ sandbox: true, runner: "docker" });
-  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "p", sandbox: "yes" }] })).toThrow("tasks[0].sandbox must be true or false");
-  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "p", runner: "k8s" }] })).toThrow("tasks[0].runner must be one of local, docker, slurm");
+  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "p", sandbox: "yes" }] })).toThrow(
+    "tasks[0].sandbox must be true or false",
+  );
+  expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "p", runner: "k8s" }] })).toThrow(
+    "tasks[0].runner must be one of local, docker, slurm",
+  );
 });
 
 test("the settings' sandbox cannot be turned off by a task or an agent file; the task's runner wins", () => {
@@ -75,12 +96,31 @@ test("bwrap argv: home hidden first, agent dir rebuilt (auth writable, sessions 
     cwd: "/home/u/proj",
     home: "/home/u",
     agentDir: "/home/u/.pi/agent",
-    agentEntries: ["settings.json", "auth.json", "sessions", "subagent-sessions", "subagents.db", "subagents.db-wal", "extensions"],
+    agentEntries: [
+      "settings.json",
+      "auth.json",
+      "sessions",
+      "subagent-sessions",
+      "subagents.db",
+      "subagents.db-wal",
+      "extensions",
+    ],
     writable: ["/home/u/proj", "/home/u/.pi/agent/subagent-sessions/--home-u-proj--"],
     readable: ["/home/u/.bun/bin/pi", "/tmp/p/prompt.md"],
   });
   const s = argv.join(" ");
-  expect(argv.slice(0, 10)).toEqual(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]);
+  expect(argv.slice(0, 10)).toEqual([
+    "bwrap",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+  ]);
   expect(s.indexOf("--tmpfs /home/u ")).toBeLessThan(s.indexOf("--tmpfs /home/u/.pi/agent"));
   expect(s.indexOf("--tmpfs /home/u/.pi/agent")).toBeLessThan(s.indexOf("--ro-bind /home/u/.pi/agent/settings.json"));
   expect(s).toContain("--bind /home/u/.pi/agent/auth.json /home/u/.pi/agent/auth.json");
@@ -94,30 +134,54 @@ test("bwrap argv: home hidden first, agent dir rebuilt (auth writable, sessions 
   expect(s).toContain("--die-with-parent");
   expect(s).toContain("--share-net");
   expect(argv.slice(-3)).toEqual(["--", "/home/u/.bun/bin/pi", "-p"]);
-  expect(hiddenArgvPaths(["/usr/bin/node", "/home/u/app/node_modules/pi/dist/cli.js", "/tmp/x/ext.js", "-p"], "/home/u")).toEqual(["/home/u/app", "/tmp/x/ext.js"]);
+  expect(
+    hiddenArgvPaths(["/usr/bin/node", "/home/u/app/node_modules/pi/dist/cli.js", "/tmp/x/ext.js", "-p"], "/home/u"),
+  ).toEqual(["/home/u/app", "/tmp/x/ext.js"]);
 });
 
 const req = (over: Partial<PlaceRequest> = {}): PlaceRequest => ({
   host: {} as PlaceRequest["host"],
   argv: ["/opt/subagents", "--mode", "json", "-p"],
-  env: { HOME: "/home/u", PI_OFFLINE: "1", OPENAI_API_KEY: "k", SECRET_THING: "no", PI_SUBAGENT_PARENT_PID: "7", PATH: "/usr/bin" },
+  env: {
+    HOME: "/home/u",
+    PI_OFFLINE: "1",
+    OPENAI_API_KEY: "k",
+    SECRET_THING: "no",
+    PI_SUBAGENT_PARENT_PID: "7",
+    PATH: "/usr/bin",
+  },
   cwd: "/work/proj",
   sessionFile: "/home/u/.pi/agent/subagent-sessions/s/a_1.jsonl",
   agentDir: "/home/u/.pi/agent",
   files: ["/tmp/p/1.md"],
   sandbox: false,
   name: "subagents-abc-1",
-  settings: { ...defaultSettings(), docker: { image: "img", network: "host", args: ["--memory", "1g"] }, slurm: { partition: "debug", args: ["--time=5"] } },
+  settings: {
+    ...defaultSettings(),
+    docker: { image: "img", network: "host", args: ["--memory", "1g"] },
+    slurm: { partition: "debug", args: ["--time=5"] },
+  },
   ...over,
 });
 
 test("docker argv: named and labelled, read-only, mounts at the same paths, env by name only", () => {
-  const argv = dockerArgv(req(), { docker: "/usr/bin/docker", user: "1000:1000", owner: 42, host: "vm", agentEntries: ["settings.json", "auth.json", "sessions", "subagents.db"], caches: [] });
+  const argv = dockerArgv(req(), {
+    docker: "/usr/bin/docker",
+    user: "1000:1000",
+    owner: 42,
+    host: "vm",
+    agentEntries: ["settings.json", "auth.json", "sessions", "subagents.db"],
+    caches: [],
+  });
   const s = argv.join(" ");
   expect(argv.slice(0, 7)).toEqual(["/usr/bin/docker", "run", "--rm", "-i", "--init", "--name", "subagents-abc-1"]);
   expect(s).toContain("--label subagents.owner=42 --label subagents.host=vm");
-  expect(s).toContain("--network host --read-only --tmpfs /tmp:exec --tmpfs /home/u:exec --tmpfs /home/u/.pi/agent:exec --cap-drop ALL --security-opt no-new-privileges --user 1000:1000");
-  expect(s).toContain("-v /opt/subagents:/opt/subagents:ro -v /home/u/.pi/agent/settings.json:/home/u/.pi/agent/settings.json:ro -v /home/u/.pi/agent/auth.json:/home/u/.pi/agent/auth.json:rw -v /home/u/.pi/agent/subagent-sessions/s:/home/u/.pi/agent/subagent-sessions/s:rw -v /work/proj:/work/proj:rw");
+  expect(s).toContain(
+    "--network host --read-only --tmpfs /tmp:exec --tmpfs /home/u:exec --tmpfs /home/u/.pi/agent:exec --cap-drop ALL --security-opt no-new-privileges --user 1000:1000",
+  );
+  expect(s).toContain(
+    "-v /opt/subagents:/opt/subagents:ro -v /home/u/.pi/agent/settings.json:/home/u/.pi/agent/settings.json:ro -v /home/u/.pi/agent/auth.json:/home/u/.pi/agent/auth.json:rw -v /home/u/.pi/agent/subagent-sessions/s:/home/u/.pi/agent/subagent-sessions/s:rw -v /work/proj:/work/proj:rw",
+  );
   expect(s).toContain("-v /tmp/p/1.md:/tmp/p/1.md:ro");
   expect(s).toContain("-e HOME -e OPENAI_API_KEY -e PI_OFFLINE");
   expect(s).not.toContain("SECRET_THING");
@@ -129,7 +193,22 @@ test("docker argv: named and labelled, read-only, mounts at the same paths, env 
 });
 
 test("srun argv and the shared-filesystem test", () => {
-  expect(srunArgv(req(), "/usr/bin/srun", ["/opt/subagents", "-p"])).toEqual(["/usr/bin/srun", "--job-name", "subagents-abc-1", "--ntasks", "1", "--quiet", "--chdir", "/work/proj", "--partition", "debug", "--time=5", "--", "/opt/subagents", "-p"]);
+  expect(srunArgv(req(), "/usr/bin/srun", ["/opt/subagents", "-p"])).toEqual([
+    "/usr/bin/srun",
+    "--job-name",
+    "subagents-abc-1",
+    "--ntasks",
+    "1",
+    "--quiet",
+    "--chdir",
+    "/work/proj",
+    "--partition",
+    "debug",
+    "--time=5",
+    "--",
+    "/opt/subagents",
+    "-p",
+  ]);
   const mounts = "/dev/sda1 / ext4 rw 0 0\nserver:/export /shared nfs4 rw 0 0\ntmpfs /tmp tmpfs rw 0 0\n";
   expect(fsTypeOf(mounts, "/shared/proj")).toBe("nfs4");
   expect(fsTypeOf(mounts, "/sharedx")).toBe("ext4");
@@ -138,9 +217,14 @@ test("srun argv and the shared-filesystem test", () => {
 
 test("macOS profile: writes only in the task's folders and temp, home unreadable except pi's agent dir", () => {
   const { seatbeltProfile } = require("../../../../src/core/run/runners/sandbox-wrap.ts");
-  const p: string = seatbeltProfile("/Users/u", "/Users/u/.pi/agent", ["/Users/u/proj", "/Users/u/.pi/agent/subagent-sessions/x"]);
+  const p: string = seatbeltProfile("/Users/u", "/Users/u/.pi/agent", [
+    "/Users/u/proj",
+    "/Users/u/.pi/agent/subagent-sessions/x",
+  ]);
   expect(p).toContain("(deny file-write*)");
-  expect(p).toContain('(allow file-write* (subpath "/Users/u/proj") (subpath "/Users/u/.pi/agent/subagent-sessions/x") (subpath "/private/tmp")');
+  expect(p).toContain(
+    '(allow file-write* (subpath "/Users/u/proj") (subpath "/Users/u/.pi/agent/subagent-sessions/x") (subpath "/private/tmp")',
+  );
   expect(p).toContain('(deny file-read* (subpath "/Users/u"))');
   expect(p).toContain('(allow file-read* (subpath "/Users/u/.pi/agent") (subpath "/Users/u/proj")');
   // Later rules win in sandbox-exec: the allows come after the denies.

@@ -16,7 +16,8 @@ import { defaultSettings, mergeSettings } from "../../../../src/core/settings.ts
 const host = createBunHost(bunDbOpener(Database));
 const root = mkdtempSync(join(tmpdir(), "guard-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const git = (cwd: string, ...a: string[]) => execFileSync("git", a, { cwd, encoding: "utf8", env: { ...process.env, HOME: root } });
+const git = (cwd: string, ...a: string[]) =>
+  execFileSync("git", a, { cwd, encoding: "utf8", env: { ...process.env, HOME: root } });
 
 function repo(name: string): string {
   const r = join(root, name);
@@ -25,7 +26,8 @@ function repo(name: string): string {
   git(r, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "a");
   return r;
 }
-const guardOf = (cwd: string, writable = [cwd], open: string[] = []) => sandboxGuard(host, { roots: [cwd], writable, home: root, cwd, open });
+const guardOf = (cwd: string, writable = [cwd], open: string[] = []) =>
+  sandboxGuard(host, { roots: [cwd], writable, home: root, cwd, open });
 const how = (g: ReturnType<typeof guardOf>, p: string) => g.binds.find((b) => b.path === p)?.how;
 
 test("a repository: .git is its own mount point, config and hooks read-only, a missing .pi and hooks folder get placeholders", () => {
@@ -42,8 +44,19 @@ test("a repository: .git is its own mount point, config and hooks read-only, a m
   expect(g.missing).toContain(`${r}/.git/commondir`);
   expect(g.missing).toContain(`${r}/.envrc`);
   // Parents are mounted before what lies in them.
-  expect(g.binds.findIndex((b) => b.path === `${r}/.git`)).toBeLessThan(g.binds.findIndex((b) => b.path === `${r}/.git/config`));
-  const argv = bwrapArgv({ argv: ["pi"], cwd: r, home: root, agentDir: `${root}/agent`, agentEntries: [], writable: [r], readable: [], guard: g.binds }).join(" ");
+  expect(g.binds.findIndex((b) => b.path === `${r}/.git`)).toBeLessThan(
+    g.binds.findIndex((b) => b.path === `${r}/.git/config`),
+  );
+  const argv = bwrapArgv({
+    argv: ["pi"],
+    cwd: r,
+    home: root,
+    agentDir: `${root}/agent`,
+    agentEntries: [],
+    writable: [r],
+    readable: [],
+    guard: g.binds,
+  }).join(" ");
   expect(argv).toContain(`--bind ${r} ${r} --bind ${r}/.git ${r}/.git --ro-bind ${r}/.git/config ${r}/.git/config`);
   expect(argv).toContain(`--tmpfs ${r}/.pi --remount-ro ${r}/.pi`);
 });
@@ -72,10 +85,20 @@ test("a linked worktree: its .git file read-only; the shared git folder read-onl
   const gd = `${r}/.git/worktrees/wt`;
   const g = guardOf(wt, [wt, gd]);
   expect(how(g, `${wt}/.git`)).toBe("ro");
-  const order = ["", "/worktrees/wt", "/objects", "/refs", "/logs"].map((s) => g.binds.findIndex((b) => b.path === `${r}/.git${s}`));
+  const order = ["", "/worktrees/wt", "/objects", "/refs", "/logs"].map((s) =>
+    g.binds.findIndex((b) => b.path === `${r}/.git${s}`),
+  );
   expect(order.every((i) => i >= 0)).toBe(true);
   expect(order[0]).toBeLessThan(order[1]);
-  expect(g.binds.map((b) => `${b.path}:${b.how}`)).toEqual(expect.arrayContaining([`${r}/.git:ro`, `${gd}:rw`, `${r}/.git/objects:rw`, `${r}/.git/refs:rw`, `${gd}/commondir:ro`]));
+  expect(g.binds.map((b) => `${b.path}:${b.how}`)).toEqual(
+    expect.arrayContaining([
+      `${r}/.git:ro`,
+      `${gd}:rw`,
+      `${r}/.git/objects:rw`,
+      `${r}/.git/refs:rw`,
+      `${gd}/commondir:ro`,
+    ]),
+  );
   expect(g.watched).toContain(`${r}/.git/hooks`);
 });
 
@@ -101,7 +124,9 @@ test("refused writes are named in the warnings (EROFS, EBUSY, relative, absolute
   expect(w).toContain(`${r}/.git/config`);
   expect(w).toContain(".pi/extensions");
   expect(w).not.toContain("/etc/x");
-  const home = guardWarnings(host, { ...g, home: root }, [{ role: "toolResult", name: "bash", text: `~/report/.git/config: Read-only file system`, isError: true }]);
+  const home = guardWarnings(host, { ...g, home: root }, [
+    { role: "toolResult", name: "bash", text: `~/report/.git/config: Read-only file system`, isError: true },
+  ]);
   expect(home[0]).toContain("~/report/.git/config");
   expect(guardWarnings(host, g, [{ role: "toolResult", name: "bash", text: "all fine", isError: false }])).toEqual([]);
   writeFileSync(`${r}/.git/commondir`, "/elsewhere\n");
@@ -112,9 +137,13 @@ test("refused writes are named in the warnings (EROFS, EBUSY, relative, absolute
 });
 
 test("settings: sandboxWritable is the person's alone; a project cannot open its own protections", () => {
-  expect(mergeSettings(defaultSettings(), { sandboxWritable: [".pi/agents/"] }).settings.sandboxWritable).toEqual([".pi/agents"]);
+  expect(mergeSettings(defaultSettings(), { sandboxWritable: [".pi/agents/"] }).settings.sandboxWritable).toEqual([
+    ".pi/agents",
+  ]);
   const project = mergeSettings(defaultSettings(), { sandboxWritable: [".git/hooks"] }, "proj", false);
   expect(project.settings.sandboxWritable).toEqual([]);
   expect(project.warnings.join("\n")).toContain("subagents.sandboxWritable may be set only in your own settings");
-  expect(mergeSettings(defaultSettings(), { sandboxWritable: "x" }).warnings[0]).toContain("sandboxWritable must be a list of paths");
+  expect(mergeSettings(defaultSettings(), { sandboxWritable: "x" }).warnings[0]).toContain(
+    "sandboxWritable must be a list of paths",
+  );
 });

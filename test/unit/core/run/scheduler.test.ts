@@ -39,12 +39,20 @@ function controllableRunner() {
 function outcome(input: TaskInput, status: "completed" | "error", output: string): TaskOutcome {
   const result =
     status === "completed"
-      ? { ...failedResult("", "SUBAGENT_FAILED"), status, output, error: undefined, errorCode: undefined, usage: emptyUsage() }
+      ? {
+          ...failedResult("", "SUBAGENT_FAILED"),
+          status,
+          output,
+          error: undefined,
+          errorCode: undefined,
+          usage: emptyUsage(),
+        }
       : { ...failedResult(output, "SUBAGENT_CANCELLED"), output: "" };
   return { sessionId: input.sessionId ?? "", name: input.name, agent: "default", result };
 }
 
-const tasks = (n: number): TaskInput[] => Array.from({ length: n }, (_, i) => ({ name: `t${i}`, prompt: `p${i}`, cwd: "/", sessionId: `id${i}` }));
+const tasks = (n: number): TaskInput[] =>
+  Array.from({ length: n }, (_, i) => ({ name: `t${i}`, prompt: `p${i}`, cwd: "/", sessionId: `id${i}` }));
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 test("never runs more than `concurrency` tasks, and returns outcomes in input order", async () => {

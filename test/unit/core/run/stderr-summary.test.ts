@@ -3,8 +3,26 @@ import { expect, test } from "bun:test";
 import { stderrSummary } from "../../../../src/core/run/process/stderr-summary.ts";
 
 test("exception line first, provider messages, then the last lines; stack frames dropped; bounded", () => {
-  const text = ["starting", "TypeError: cannot read properties of undefined (reading 'id')", "    at a (x.js:1:1)", "    at b (x.js:2:2)", "note 1", "note 2", "note 3", "note 4", "note 5", "bye"].join("\n");
-  expect(stderrSummary(text, text, true).split("\n")).toEqual(["TypeError: cannot read properties of undefined (reading 'id')", "…", "note 3", "note 4", "note 5", "bye"]);
+  const text = [
+    "starting",
+    "TypeError: cannot read properties of undefined (reading 'id')",
+    "    at a (x.js:1:1)",
+    "    at b (x.js:2:2)",
+    "note 1",
+    "note 2",
+    "note 3",
+    "note 4",
+    "note 5",
+    "bye",
+  ].join("\n");
+  expect(stderrSummary(text, text, true).split("\n")).toEqual([
+    "TypeError: cannot read properties of undefined (reading 'id')",
+    "…",
+    "note 3",
+    "note 4",
+    "note 5",
+    "bye",
+  ]);
   expect(stderrSummary("", "", true)).toBe("");
   expect(stderrSummary("only line", "only line", true)).toBe("only line");
   const long = `Error: ${"y".repeat(5000)}\n`.repeat(20);

@@ -8,7 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryStore, Store, type SessionStore } from "../../../../src/core/store/store.ts";
 import { INTERRUPTED_MESSAGE } from "../../../../src/core/store/store-types.ts";
-import { formatResumePrompt, formatSessionTranscript, latestOutput, NO_TEXT_OUTPUT } from "../../../../src/core/store/transcript.ts";
+import {
+  formatResumePrompt,
+  formatSessionTranscript,
+  latestOutput,
+  NO_TEXT_OUTPUT,
+} from "../../../../src/core/store/transcript.ts";
 import { emptyUsage, type RunResult, type StoredMessage } from "../../../../src/core/types.ts";
 import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
 import { NODE24 } from "../../../support/pi-env.ts";
@@ -24,7 +29,17 @@ function result(over: Partial<RunResult> = {}): RunResult {
     { role: "toolResult", name: "read", text: "x".repeat(5000), isError: false },
     { role: "assistant", text: "Found it.", toolCalls: [] },
   ];
-  return { status: "completed", output: "the bug is on line 3", usage: { ...emptyUsage(), cost: 0.25, turns: 2 }, exitCode: 0, toolCount: 1, messages, stderrTail: "", durationMs: 10, ...over };
+  return {
+    status: "completed",
+    output: "the bug is on line 3",
+    usage: { ...emptyUsage(), cost: 0.25, turns: 2 },
+    exitCode: 0,
+    toolCount: 1,
+    messages,
+    stderrTail: "",
+    durationMs: 10,
+    ...over,
+  };
 }
 
 const stores: [string, () => SessionStore][] = [
@@ -40,10 +55,21 @@ for (const [kind, make] of stores) {
     s.createSession({ id, name: "bug-hunt", agent: "scout", cwd: "/repo" });
     const run1 = s.startRun(id, { prompt: "find the bug", ownerPid: process.pid });
     expect(s.getSession(id)!.status).toBe("running");
-    expect(() => s.startRun(id, { prompt: "again", ownerPid: process.pid })).toThrow(`Cannot resume: session "${id}" is still running. Wait for it to complete before resuming.`);
+    expect(() => s.startRun(id, { prompt: "again", ownerPid: process.pid })).toThrow(
+      `Cannot resume: session "${id}" is still running. Wait for it to complete before resuming.`,
+    );
     s.finishRun(run1, result());
     const run2 = s.startRun(id, { prompt: "now fix it", ownerPid: process.pid });
-    s.finishRun(run2, result({ status: "error", output: "", error: "Timed out after 5s. Consider resuming with a longer timeout.", errorCode: "SUBAGENT_TIMEOUT", messages: [] }));
+    s.finishRun(
+      run2,
+      result({
+        status: "error",
+        output: "",
+        error: "Timed out after 5s. Consider resuming with a longer timeout.",
+        errorCode: "SUBAGENT_TIMEOUT",
+        messages: [],
+      }),
+    );
     const rec = s.getSession(id)!;
     expect(rec.runs.map((r) => r.status)).toEqual(["completed", "error"]);
     expect(rec.status).toBe("error");
@@ -64,7 +90,11 @@ for (const [kind, make] of stores) {
     s.finishRun(s.startRun(id, { prompt: "q", ownerPid: process.pid, sandbox: false, runner: "local" }), result());
     s.finishRun(s.startRun(id, { prompt: "r", ownerPid: process.pid }), result());
     const runs = s.getSession(id)!.runs;
-    expect(runs.map((r) => [r.sandbox, r.runner])).toEqual([[true, "docker"], [false, "local"], [undefined, undefined]]);
+    expect(runs.map((r) => [r.sandbox, r.runner])).toEqual([
+      [true, "docker"],
+      [false, "local"],
+      [undefined, undefined],
+    ]);
     expect(s.parentUsage("parent-1")).toEqual({ spawns: 3, cost: 0.75 });
     expect(s.parentUsage("parent-2")).toEqual({ spawns: 0, cost: 0 });
   });
@@ -86,7 +116,10 @@ for (const [kind, make] of stores) {
 test("counting a parent's children uses the sessions_parent index, not a scan of every session", () => {
   const db = open(dbFile());
   const s = new Store(db, { isAlive: () => true });
-  const plan = db.all<{ detail: string }>("EXPLAIN QUERY PLAN SELECT COUNT(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.parent_session = ?", ["p"]);
+  const plan = db.all<{ detail: string }>(
+    "EXPLAIN QUERY PLAN SELECT COUNT(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.parent_session = ?",
+    ["p"],
+  );
   expect(plan.map((r) => r.detail).join("\n")).toContain("USING INDEX sessions_parent");
   for (let i = 0; i < 3; i++) {
     const id = s.newSessionId();
@@ -98,7 +131,16 @@ test("counting a parent's children uses the sessions_parent index, not a scan of
 
 test("node:sqlite (the extension under Node): the same index and run record", () => {
   const file = dbFile();
-  const r = spawnSync(NODE24, ["--experimental-transform-types", "--no-warnings", join(import.meta.dir, "..", "..", "..", "support", "node-store-probe.ts"), file], { encoding: "utf8" });
+  const r = spawnSync(
+    NODE24,
+    [
+      "--experimental-transform-types",
+      "--no-warnings",
+      join(import.meta.dir, "..", "..", "..", "support", "node-store-probe.ts"),
+      file,
+    ],
+    { encoding: "utf8" },
+  );
   expect(r.status, r.stderr).toBe(0);
   const out = JSON.parse(r.stdout);
   expect(out.plan.join("\n")).toContain("USING INDEX sessions_parent");
@@ -116,7 +158,11 @@ for (const [kind, make] of stores) {
     s.addRunWarnings(run, ["taskEnd hook `y` did not end within 10 s"]);
     const rec = s.getSession(id)!;
     expect(rec.schedule).toBe("nightly");
-    expect(rec.runs[0].warnings).toEqual(["model substituted", "taskStart hook `x` failed (exit 3)", "taskEnd hook `y` did not end within 10 s"]);
+    expect(rec.runs[0].warnings).toEqual([
+      "model substituted",
+      "taskStart hook `x` failed (exit 3)",
+      "taskEnd hook `y` did not end within 10 s",
+    ]);
     expect(s.listSessions({ limit: 5 })[0].schedule).toBe("nightly");
   });
 }
@@ -126,9 +172,15 @@ test("a database of the previous schema gains the index and the sandbox/runner/s
   const old = open(file);
   new Store(old, { isAlive: () => true });
   // Back to the schema before this build's last migration, with a session recorded in it.
-  old.exec("DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; ALTER TABLE sessions DROP COLUMN schedule; PRAGMA user_version = 5");
-  old.run("INSERT INTO sessions (id, name, agent, cwd, status, parent_session, created_at, updated_at) VALUES ('s1', 'old', 'a', '/', 'completed', 'p', 1, 1)");
-  old.run("INSERT INTO runs (session_id, seq, prompt, status, started_at, usage) VALUES ('s1', 1, 'p', 'completed', 1, '{\"cost\":0.1}')");
+  old.exec(
+    "DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; ALTER TABLE sessions DROP COLUMN schedule; PRAGMA user_version = 5",
+  );
+  old.run(
+    "INSERT INTO sessions (id, name, agent, cwd, status, parent_session, created_at, updated_at) VALUES ('s1', 'old', 'a', '/', 'completed', 'p', 1, 1)",
+  );
+  old.run(
+    "INSERT INTO runs (session_id, seq, prompt, status, started_at, usage) VALUES ('s1', 1, 'p', 'completed', 1, '{\"cost\":0.1}')",
+  );
   old.close();
   const db = open(file);
   const s = new Store(db, { isAlive: () => true });
@@ -146,21 +198,35 @@ test("transcript marks runs, tool calls, results and errors; the resume prompt q
   const id = s.newSessionId();
   s.createSession({ id, name: "t", agent: "scout", cwd: "/" });
   s.finishRun(s.startRun(id, { prompt: "p1", ownerPid: 1 }), result());
-  s.finishRun(s.startRun(id, { prompt: "p2", ownerPid: 1 }), result({ messages: [{ role: "assistant", text: "", toolCalls: [], error: "overloaded" }] }));
+  s.finishRun(
+    s.startRun(id, { prompt: "p2", ownerPid: 1 }),
+    result({ messages: [{ role: "assistant", text: "", toolCalls: [], error: "overloaded" }] }),
+  );
   const rec = s.getSession(id)!;
   const byRun = new Map(rec.runs.map((r) => [r.id, s.getMessages(r.id)]));
   const text = formatSessionTranscript(rec, byRun);
-  expect(text).toStartWith("=== Run 1/2 (completed) ===\nfind the bug\nLooking.\n→ read: {\"path\":\"src/index.ts\"}\n[tool result]: xxxx");
+  expect(text).toStartWith(
+    '=== Run 1/2 (completed) ===\nfind the bug\nLooking.\n→ read: {"path":"src/index.ts"}\n[tool result]: xxxx',
+  );
   expect(text).toContain(`${"x".repeat(500)}...`);
   expect(text).toContain("\n---\n=== Run 2/2 (completed) ===\n[Error: overloaded]");
-  const resume = formatResumePrompt(rec.runs.map((r) => ({ ...r, messages: byRun.get(r.id)! })), "Continue with the fix.");
-  expect(resume).toStartWith("Previously:\n\n--- Run 1 (completed, 4 messages) ---\nUser: find the bug\nAssistant: Looking.\nTool Call: read(src/index.ts)\nTool Result: ");
+  const resume = formatResumePrompt(
+    rec.runs.map((r) => ({ ...r, messages: byRun.get(r.id)! })),
+    "Continue with the fix.",
+  );
+  expect(resume).toStartWith(
+    "Previously:\n\n--- Run 1 (completed, 4 messages) ---\nUser: find the bug\nAssistant: Looking.\nTool Call: read(src/index.ts)\nTool Result: ",
+  );
   expect(resume).toEndWith("\n\nInstructions:\n\nContinue with the fix.");
 });
 
 test("10,000 sessions list fast; a 10,000-message run loads fast", () => {
   const s = new Store(open(dbFile()), { isAlive: () => true });
-  const messages: StoredMessage[] = Array.from({ length: 10_000 }, (_, i) => ({ role: "assistant", text: `message ${i}`, toolCalls: [] }));
+  const messages: StoredMessage[] = Array.from({ length: 10_000 }, (_, i) => ({
+    role: "assistant",
+    text: `message ${i}`,
+    toolCalls: [],
+  }));
   for (let i = 0; i < 10_000; i++) {
     const id = s.newSessionId();
     s.createSession({ id, name: `s${i}`, agent: "a", cwd: "/" });
@@ -179,7 +245,9 @@ test("10,000 sessions list fast; a 10,000-message run loads fast", () => {
 test("four processes writing one fresh database at once: every row recorded, no SQLITE_BUSY", async () => {
   const file = dbFile();
   const worker = join(import.meta.dir, "..", "..", "..", "support", "store-writer.ts");
-  const procs = Array.from({ length: 4 }, (_, i) => Bun.spawn({ cmd: [process.execPath, worker, file, String(i), "100"], stdout: "pipe", stderr: "pipe" }));
+  const procs = Array.from({ length: 4 }, (_, i) =>
+    Bun.spawn({ cmd: [process.execPath, worker, file, String(i), "100"], stdout: "pipe", stderr: "pipe" }),
+  );
   const codes = await Promise.all(procs.map((p) => p.exited));
   const errors = await Promise.all(procs.map((p) => new Response(p.stderr).text()));
   expect(errors.join("")).toBe("");
@@ -197,7 +265,9 @@ test("150 fresh databases, each opened by four processes at once: the WAL switch
   const busy: string[] = [];
   for (let round = 0; round < 150; round++) {
     const file = dbFile();
-    const procs = Array.from({ length: 4 }, (_, i) => Bun.spawn({ cmd: [process.execPath, worker, file, String(i), "2"], stdout: "ignore", stderr: "pipe" }));
+    const procs = Array.from({ length: 4 }, (_, i) =>
+      Bun.spawn({ cmd: [process.execPath, worker, file, String(i), "2"], stdout: "ignore", stderr: "pipe" }),
+    );
     await Promise.all(procs.map((p) => p.exited));
     const errors = (await Promise.all(procs.map((p) => new Response(p.stderr).text()))).join("");
     if (errors) busy.push(`round ${round}: ${errors.split("\n").find((l) => /Error|locked/.test(l))}`);

@@ -51,7 +51,14 @@ export function watchRateLimits(pi: Api, emit: (ev: ChildEvent) => void): { hold
     if (wait <= 0) return undefined;
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, wait);
-      ctx?.signal?.addEventListener?.("abort", () => (clearTimeout(t), resolve()), { once: true });
+      ctx?.signal?.addEventListener?.(
+        "abort",
+        () => {
+          clearTimeout(t);
+          resolve();
+        },
+        { once: true },
+      );
     });
     return undefined;
   });

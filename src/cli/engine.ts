@@ -88,7 +88,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
   // A run follows: the parent's event loop is the long part (see cli/main.ts for why start-up holds the JIT back).
   setNormalJitPolicy();
   const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
-  let pi;
+  let pi: PiCommand;
   try {
     pi = cliPiCommand(ctx, cwd, true);
   } catch (err) {

@@ -41,7 +41,7 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
   for (const s of store.listSessions({ limit: 200 })) {
     if (s.status !== "running" || seen.has(s.id)) continue;
     const last = store.getSession(s.id)?.runs.at(-1);
-    if (!last || last.status !== "running" || (last.ownerPid !== null && !ownerAlive(data, last.ownerPid))) continue;
+    if (last?.status !== "running" || (last.ownerPid !== null && !ownerAlive(data, last.ownerPid))) continue;
     rows.push({
       id: s.id,
       name: s.name,

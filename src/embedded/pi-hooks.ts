@@ -21,7 +21,7 @@ import { hookRpcQuiet } from "./rpc-quiet.ts";
  * jiti is compiled in (its "static" entry, which imports its Babel transform statically for this purpose).
  */
 const LOADER_HOOK_AT = /async function loadExtensionModule\((\w+),(\w+)\)\{/;
-const MAIN_SHAPE = /async function main\((\w+),(\w+)\)\{[^]{0,400}?\2\?\.extensionFactories/;
+const MAIN_SHAPE = /async function main\((\w+),(\w+)\)\{[\s\S]{0,400}?\2\?\.extensionFactories/;
 const MAIN_CALL = /\bmain\(process\.argv\.slice\(2\)\);?\s*$/;
 export const BUNDLE_FILE = /pi-coding-agent[^\\/]*[\\/]dist[\\/]bundle[\\/](cli-runtime\.js|chunks[\\/][^\\/]+\.js)$/;
 

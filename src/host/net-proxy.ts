@@ -17,7 +17,7 @@ const DROPPED = /^(proxy-connection|proxy-authorization|connection|keep-alive)\s
 
 /** "host:port" (or "[v6]:port") → its parts; null when malformed. */
 export function splitHostPort(s: string, defaultPort?: number): { host: string; port: number } | null {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]/\s]+))(?::(\d{1,5}))?$/.exec(s);
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]/\s]+))(?::(\d{1,5}))?$/.exec(s);
   if (!m) return null;
   const port = m[3] ? Number(m[3]) : defaultPort;
   if (!port || port > 65535) return null;

@@ -51,7 +51,15 @@ function spawn(spec: SpawnSpec): ChildProcess {
   return {
     pid: proc.pid,
     ...(spec.keepStdin ? { writeStdin } : {}),
-    ...(control ? { sendControl: (line: string) => !control.destroyed && (control.write(`${line}\n`), true) } : {}),
+    ...(control
+      ? {
+          sendControl: (line: string) => {
+            if (control.destroyed) return false;
+            control.write(`${line}\n`);
+            return true;
+          },
+        }
+      : {}),
     stdout: proc.stdout as unknown as AsyncIterable<Uint8Array>,
     stderr: proc.stderr as unknown as AsyncIterable<Uint8Array>,
     fd3: fd3 as unknown as AsyncIterable<Uint8Array> | null,

@@ -93,7 +93,10 @@ export function descendantsOf(pid: number): number[] {
     while (queue.length && complete) {
       const next = childrenFromTasks(queue.shift()!);
       if (next === null) complete = false;
-      else for (const child of next) out.push(child), queue.push(child);
+      else {
+        out.push(...next);
+        queue.push(...next);
+      }
     }
     if (complete) return out;
     taskChildren = false;

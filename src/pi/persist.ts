@@ -63,7 +63,7 @@ export function readEntries(entries: { type?: string; customType?: string; data?
   for (const e of entries) {
     if (e?.type !== "custom" || e.customType !== ENTRY_TYPE) continue;
     const d = e.data as Partial<SubagentEntry> | undefined;
-    if (!d || d.v !== 1 || typeof d.sessionId !== "string" || typeof d.status !== "string") continue;
+    if (d?.v !== 1 || typeof d.sessionId !== "string" || typeof d.status !== "string") continue;
     const entry = d as SubagentEntry;
     const at = open.get(entry.sessionId);
     if (at !== undefined) {

@@ -64,7 +64,7 @@ export function delegateTool(env: ToolEnv) {
       ctx: ToolContext,
     ) {
       const call = env.begin(ctx);
-      let params;
+      let params: DelegateParams;
       try {
         params = parseDelegateParams(
           await withWorkflow(rawParams, ctx, () => call.engine(), call.session.allowedWorkflows),

@@ -187,7 +187,7 @@ export function subagentTool(env: ToolEnv) {
       }
       const rt = await env.runtime();
       const call = env.begin(ctx);
-      let engine;
+      let engine: Awaited<ReturnType<typeof call.engine>>;
       try {
         engine = await call.engine();
       } catch (err) {

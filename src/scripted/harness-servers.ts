@@ -97,20 +97,18 @@ function anthropicAnswer(res: ServerResponse, step: ScriptStep, model: string, s
   const toolBlocks = tools.map((t, i) => ({ type: "tool_use", id: `toolu_${id}_${i}`, name: t.name, input: t.args }));
   if (!stream) {
     const content = [...(text ? [{ type: "text", text }] : []), ...toolBlocks];
-    res
-      .writeHead(200, { "content-type": "application/json" })
-      .end(
-        JSON.stringify({
-          id,
-          type: "message",
-          role: "assistant",
-          model,
-          content,
-          stop_reason: stop,
-          stop_sequence: null,
-          usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
-        }),
-      );
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({
+        id,
+        type: "message",
+        role: "assistant",
+        model,
+        content,
+        stop_reason: stop,
+        stop_sequence: null,
+        usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
+      }),
+    );
     return;
   }
   sse(res);

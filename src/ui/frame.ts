@@ -59,7 +59,7 @@ export function fitFrame(views: WindowView[], o: FrameOptions): string[] {
 
   if (views.length > budget) {
     // Not even one line per task: as many headers as fit (running ones first), then a count of the rest.
-    const order = views.map((v, i) => i).sort((a, b) => rank(views[a]) - rank(views[b]));
+    const order = views.map((_v, i) => i).sort((a, b) => rank(views[a]) - rank(views[b]));
     const shown = new Set(order.slice(0, budget - 1));
     const lines = views.flatMap((v, i) =>
       shown.has(i)

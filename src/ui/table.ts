@@ -72,6 +72,6 @@ export function renderTable(columns: Column[], rows: string[][], o: { width: num
       ),
     ),
   ];
-  clean.forEach((r, row) => out.push(line(r, (s, i) => columns[i].color?.(s, row) ?? s)));
+  for (const [row, r] of clean.entries()) out.push(line(r, (s, i) => columns[i].color?.(s, row) ?? s));
   return out.map((l) => (Number.isFinite(o.width) ? clip(l, o.width) : l));
 }

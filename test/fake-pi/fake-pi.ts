@@ -85,11 +85,13 @@ switch (mode) {
     emit({ type: "agent_end" });
     await sleep(100);
     process.exit(0);
+    break;
   }
   case "crash":
     emit({ type: "text", delta: "partial" });
     process.stderr.write("fatal: the fake child broke on purpose\n");
     process.exit(1);
+    break;
   case "crash-stack": {
     // A provider-style failure: the useful lines come first, then a long stack and unrelated noise.
     process.stderr.write("Error: 401 Unauthorized: invalid x-api-key for provider nowhere\n");
@@ -97,6 +99,7 @@ switch (mode) {
     for (let i = 0; i < 40; i++) process.stderr.write(`debug: noise line ${i} ${"x".repeat(60)}\n`);
     process.stderr.write("pi exited after the failure above\n");
     process.exit(1);
+    break;
   }
   case "flood-fd3": {
     const line = `${JSON.stringify({ type: "text", delta: "x".repeat(60_000) })}\n`;

@@ -33,7 +33,12 @@ function detachSignal(): { promise: Promise<"detached">; dispose(): void } {
   const promise = new Promise<"detached">((resolve) => (fire = () => resolve("detached")));
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
   for (const s of signals) process.on(s, fire);
-  return { promise, dispose: () => signals.forEach((s) => process.off(s, fire)) };
+  return {
+    promise,
+    dispose: () => {
+      for (const s of signals) process.off(s, fire);
+    },
+  };
 }
 
 /** Follows the session's owner until the run ends ("ended") or the user detaches. */

@@ -7,7 +7,7 @@ import { cronProblem as cronExprProblem, normalCron } from "../../core/schedule/
 import { ourLines, renderLine, withLine, withoutLine } from "../../core/schedule/crontab-lines.ts";
 import { argsProblem, scheduleEnv, SCHEDULE_VERSION, type ScheduleDefinition } from "../../core/schedule/definition.ts";
 import { scheduleNameProblem } from "../../core/schedule/names.ts";
-import { Store } from "../../core/store/store.ts";
+import type { Store } from "../../core/store/store.ts";
 import { isCompiledBinary } from "../../host/embedded-pi.ts";
 import { cliContext, dbPath, openStore, type CliContext } from "../engine.ts";
 import { ConfigError, EXIT, UsageError } from "../errors.ts";

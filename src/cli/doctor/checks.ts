@@ -63,7 +63,7 @@ export function credentialSource(ctx: CliContext, provider: string): string | nu
   const env = envKeysFor(provider).find((k) => !!ctx.host.env[k]);
   if (env) return `$${env}`;
   const auth = readJson(path.join(ctx.agentDir, "auth.json"));
-  if (auth && auth[provider]) return "auth.json";
+  if (auth?.[provider]) return "auth.json";
   const models = readJson(path.join(ctx.agentDir, "models.json"));
   const providers = (models?.providers ?? {}) as Record<string, { apiKey?: unknown }>;
   if (providers[provider]?.apiKey) return "models.json";

@@ -29,7 +29,7 @@ export function listed(name: string, models: string[]): boolean {
 }
 
 export function modelsCheck(ctx: CliContext, cwd: string): Check {
-  let pi;
+  let pi: ReturnType<typeof cliPiCommand>;
   try {
     pi = cliPiCommand(ctx, cwd);
   } catch {

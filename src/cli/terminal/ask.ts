@@ -26,7 +26,7 @@ export function terminalAsker(io: {
 function promptOf(q: AskRequest): { head: string[]; prompt: string } {
   const head = [`[${sanitizeLine(q.label)}] ${sanitizeLine(q.title)}`];
   if (q.message) head.push(`  ${sanitizeLine(q.message)}`);
-  if (q.options?.length) q.options.forEach((o, i) => head.push(`  ${i + 1}) ${sanitizeLine(o)}`));
+  for (const [i, o] of (q.options ?? []).entries()) head.push(`  ${i + 1}) ${sanitizeLine(o)}`);
   const prompt =
     q.kind === "confirm"
       ? "Allow? [y/N] "

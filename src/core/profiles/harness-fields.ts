@@ -311,7 +311,7 @@ function omp(fm: Fields, out: Adapted): void {
       : Array.isArray(fm.model)
         ? fm.model
         : null;
-  if (models && models.length && models.every((m) => typeof m === "string")) {
+  if (models?.length && models.every((m) => typeof m === "string")) {
     fm.model = models[0];
     if (models.length > 1 && fm.fallbackModels === undefined) fm.fallbackModels = models.slice(1);
   }

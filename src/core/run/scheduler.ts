@@ -54,7 +54,9 @@ export async function runScheduled(
   const outcomes: TaskOutcome[] = new Array(tasks.length);
   const controllers = tasks.map(() => new AbortController());
   // The reason goes along: it decides whether tasks are recorded cancelled or interrupted (abort-reason.ts).
-  const abortAll = () => controllers.forEach((c) => c.abort(hooks.signal?.reason));
+  const abortAll = () => {
+    for (const c of controllers) c.abort(hooks.signal?.reason);
+  };
   if (hooks.signal?.aborted) abortAll();
   else hooks.signal?.addEventListener("abort", abortAll, { once: true });
 

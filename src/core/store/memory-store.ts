@@ -81,7 +81,7 @@ export class MemoryStore implements SessionStore {
 
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void {
     const entry = this.runs.get(runId);
-    if (!entry || entry.run.status !== "running") return;
+    if (entry?.run.status !== "running") return;
     entry.messages.splice(from, entry.messages.length - from, ...messages.map(capMessage));
     entry.run.messageCount = entry.messages.length;
   }

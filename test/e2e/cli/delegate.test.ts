@@ -73,7 +73,7 @@ test("mixed results: success, provider failure and unknown profile in one call (
 test("files in every spec form are prepended as === path === blocks", async () => {
   const dir = join(world.root, "files-project");
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "lines.txt"), Array.from({ length: 20 }, (_, i) => `line-${i + 1}`).join("\n") + "\n");
+  writeFileSync(join(dir, "lines.txt"), `${Array.from({ length: 20 }, (_, i) => `line-${i + 1}`).join("\n")}\n`);
   writeFileSync(join(dir, "big.bin"), Buffer.alloc(1024 * 1024 + 1, 97));
   const marker = `files-${Date.now()}`;
   const file = join(world.root, "files.json");

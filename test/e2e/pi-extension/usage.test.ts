@@ -136,7 +136,7 @@ test(`RPC get_session_stats of a parent pi ${CURRENT_PI_VERSION} includes its ch
     let buf = "";
     for await (const chunk of proc.stdout as unknown as AsyncIterable<Uint8Array>) {
       buf += new TextDecoder().decode(chunk);
-      let nl;
+      let nl: number;
       while ((nl = buf.indexOf("\n")) >= 0) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);

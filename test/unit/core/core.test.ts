@@ -15,7 +15,7 @@ import { Throttle } from "../../../src/pi/throttle.ts";
 const enc = new TextEncoder();
 
 test("line splitter: any chunk boundary, CRLF, cut long lines, head-only policy", () => {
-  const text = 'first\r\n{"a":"é🙂"}\nthird\n' + "x".repeat(50) + "\n";
+  const text = `first\r\n{"a":"é🙂"}\nthird\n${"x".repeat(50)}\n`;
   const bytes = enc.encode(text);
   for (let cut = 1; cut < bytes.length; cut++) {
     const lines: string[] = [];

@@ -173,7 +173,7 @@ test("TypeBox's Update in pi's bundle, hooked, copies the type shallowly and giv
   const source = files()
     .map((f) => readFileSync(f, "utf8"))
     .find((s) => s.includes("function Update(current,hidden,enumerable){Metrics.update+=1;"))!;
-  const original = /function Update\(current,hidden,enumerable\)\{[^]*?return Freeze\(result\)\}/.exec(source)![0];
+  const original = /function Update\(current,hidden,enumerable\)\{[\s\S]*?return Freeze\(result\)\}/.exec(source)![0];
   const hooked = hookTypeboxUpdate(original)!;
   expect(hooked).toContain("__subagentsShallowType(current,hidden,enumerable)");
   // The function as pi has it and as hooked, with TypeBox's own deep Clone and no freezing (its default).

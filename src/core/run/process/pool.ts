@@ -200,7 +200,7 @@ export class ChildPool {
     const dir = host.privateTempDir();
     const n = ++this.seq;
     const copies = files.map((f, i) => `${dir}/kept-${n}-${i}-${f.slice(f.lastIndexOf("/") + 1)}`);
-    copies.forEach((c, i) => host.writeFile(c, contents[i], 0o600));
+    for (const [i, c] of copies.entries()) host.writeFile(c, contents[i], 0o600);
     const swap = (v: string) => {
       const i = files.indexOf(v);
       return i >= 0 ? copies[i] : v;

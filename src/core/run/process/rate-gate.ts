@@ -138,7 +138,14 @@ export class RateGate {
     while (this.remaining() > 0 && !signal?.aborted) {
       await new Promise<void>((resolve) => {
         const t = this.clock.setTimeout(resolve, this.remaining());
-        signal?.addEventListener("abort", () => (this.clock.clearTimeout(t), resolve()), { once: true });
+        signal?.addEventListener(
+          "abort",
+          () => {
+            this.clock.clearTimeout(t);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }

@@ -27,7 +27,7 @@ export async function runCommand(
   argv: string[],
   opts: { timeoutMs?: number; env?: Record<string, string> } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  let proc;
+  let proc: ReturnType<Host["spawn"]>;
   try {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(host.env)) if (v !== undefined) env[k] = v;

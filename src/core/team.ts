@@ -12,6 +12,17 @@ export const DEFAULT_MAX_MESSAGES = 50;
 const TASK_LINE_CHARS = 100;
 
 /** How the recipient's model sees a message: who wrote it, then the text. */
+/** The team note a child of a call gets after its task (see `note` below), wherever it stands in a text. */
+const TEAM_NOTE = new RegExp(
+  `\\n*You are "[^"\\n]*", one of \\d+ sub-agents of one call\\. Your siblings:\\n(?:- [^\\n]*\\n)*${MESSAGE_TOOL} reaches them; their messages reach you as "Message from sibling <name>: …"\\.`,
+  "g",
+);
+
+/** A child's first message without the team note: its own task (the scripted model reads only that). */
+export function withoutTeamNote(text: string): string {
+  return text.replace(TEAM_NOTE, "");
+}
+
 export function framedMessage(from: string, text: string): string {
   return `Message from sibling ${from}: ${text}`;
 }

@@ -61,3 +61,36 @@ export function installedEmbedded(runtimeDir: string): EmbeddedPi | null {
     return null;
   }
 }
+
+const PLATFORM_PACKAGES: Record<string, string> = {
+  "linux-x64": "linux-x64",
+  "linux-arm64": "linux-arm64",
+  "darwin-x64": "darwin-x64",
+  "darwin-arm64": "darwin-arm64",
+};
+
+/**
+ * A `subagents` executable that ships with the extension bundle running this code, when nothing was recorded by
+ * `subagents install`: `dist/subagents` beside `dist/extension.js` in a checkout, or the npm package's platform
+ * executable (`subagents-<platform>/bin/subagents`, installed beside the `subagents` package or inside it).
+ */
+export function bundledExecutable(bundleDir: string): string[] | undefined {
+  const platform = PLATFORM_PACKAGES[`${process.platform}-${process.arch}`];
+  const candidates = [path.join(bundleDir, "subagents")];
+  if (platform) {
+    const pkg = `subagents-${platform}`;
+    candidates.push(
+      path.join(bundleDir, "..", "node_modules", pkg, "bin", "subagents"),
+      path.join(bundleDir, "..", "..", pkg, "bin", "subagents"),
+    );
+  }
+  for (const file of candidates) {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      if (fs.statSync(file).isFile()) return [file];
+    } catch {
+      // not there
+    }
+  }
+  return undefined;
+}

@@ -11,7 +11,7 @@ import type { Diagnostic } from "../core/profiles/profile-discovery.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";
-import { installedEmbedded } from "../host/embedded-pi.ts";
+import { bundledExecutable, installedEmbedded } from "../host/embedded-pi.ts";
 import { resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
@@ -134,7 +134,8 @@ export async function createRuntime(): Promise<PiRuntime> {
         agentDir,
         piCommand: piCommand.argv,
         piEnv: piCommand.env,
-        netForwarder: installedEmbedded(runtimeDir(agentDir))?.argv,
+        // Forwards a sandboxed child's connections when its network is closed (any subagents executable will do).
+        netForwarder: installedEmbedded(runtimeDir(agentDir))?.argv ?? bundledExecutable(bundleDir()),
         piDescribe: piCommand.describe,
         piSettles: piCommand.settles,
         piVersion: piCommand.pi.version,
@@ -152,4 +153,9 @@ function onSlowPathThatMayHeal(cmd: PiCommand): boolean {
   const state = cmd.slowPath?.state;
   if (!state || state.kind === "disabled") return false;
   return !(state.kind === "failed" && state.failure.final);
+}
+
+/** The folder of the running extension bundle (dist/ in a checkout; the package's dist/ from npm). */
+function bundleDir(): string {
+  return import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname);
 }

@@ -22,6 +22,7 @@
 // Past the last step, or with no script at all: call subagent_finalize if the request offers it,
 // else answer with text. The default answer echoes the start of the prompt, so outputs differ per task.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { withoutTeamNote } from "../core/team.ts";
 import {
   cacheText,
   CHARS_PER_TOKEN,
@@ -133,7 +134,8 @@ export function chooseStep(req: ChatRequest, served?: Map<string, number>): Scri
   let script: ScriptStep[] = [];
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i].role !== "user") continue;
-    const found = findScript(messageText(messages[i]));
+    // A child's own task drives it, never a sibling's line in the team note after it (core/team.ts).
+    const found = findScript(withoutTeamNote(messageText(messages[i])));
     if (!found) continue;
     if ("invalid" in found) return { text: "scripted model: the script is not valid JSON" };
     script = found.steps;
@@ -154,7 +156,7 @@ export function chooseStep(req: ChatRequest, served?: Map<string, number>): Scri
   }
   const offersFinalize = (req.tools ?? []).some((t) => t.function?.name === "subagent_finalize");
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
-  const prompt = lastUser ? messageText(lastUser).replace(SCRIPT_RE, "").trim() : "";
+  const prompt = lastUser ? withoutTeamNote(messageText(lastUser)).replace(SCRIPT_RE, "").trim() : "";
   const echo = `Done: ${prompt.slice(0, 80)}`;
   return offersFinalize ? { finalize: { status: "SUCCESS", result: echo } } : { text: echo };
 }

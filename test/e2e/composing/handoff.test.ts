@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { messageText, script } from "../../../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "../../support/pi-env.ts";
 import { runParentPi } from "../../support/parent-pi.ts";
+import { withoutTeamNote } from "../../../src/core/team.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -15,7 +16,9 @@ afterAll(async () => {
 });
 
 const userTexts = () =>
-  world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "user").map(messageText));
+  world.server.requests.flatMap((r) =>
+    (r.messages ?? []).filter((m) => m.role === "user").map((m) => withoutTeamNote(messageText(m))),
+  );
 
 test("scout → implement: the implementer waits for the scout and gets its output through {{scout}} (YAML --tasks)", async () => {
   const file = join(world.root, "chain.yaml");
@@ -224,7 +227,9 @@ test("a resumed session can wait for a task of the call and get its output", asy
   expect(cont.sessionId).toBe(id);
   // The resumed child got its old conversation and the filled-in prompt.
   const req = world.server.requests.find((q) =>
-    (q.messages ?? []).some((m) => m.role === "user" && messageText(m) === "RESUME-NEXT with FRESH-OUT-8"),
+    (q.messages ?? []).some(
+      (m) => m.role === "user" && withoutTeamNote(messageText(m)) === "RESUME-NEXT with FRESH-OUT-8",
+    ),
   );
   expect(req).toBeDefined();
   expect((req!.messages ?? []).some((m) => m.role === "user" && messageText(m).startsWith("RESUME-BASE-1"))).toBe(true);

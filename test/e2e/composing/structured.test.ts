@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { messageText, script, type ScriptStep } from "../../../src/scripted/model-server.ts";
 import { CURRENT_PI_VERSION, cli, piCmd, piWorld, type PiWorld, summaryOf, taskWhy } from "../../support/pi-env.ts";
 import { runParentPi } from "../../support/parent-pi.ts";
+import { withoutTeamNote } from "../../../src/core/team.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -16,7 +17,9 @@ afterAll(async () => {
 });
 
 const userTexts = () =>
-  world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "user").map(messageText));
+  world.server.requests.flatMap((r) =>
+    (r.messages ?? []).filter((m) => m.role === "user").map((m) => withoutTeamNote(messageText(m))),
+  );
 const toolTexts = () =>
   world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "tool").map(messageText));
 

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { messageText, script } from "../../../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "../../support/pi-env.ts";
 import { runParentPi } from "../../support/parent-pi.ts";
+import { withoutTeamNote } from "../../../src/core/team.ts";
 
 let world: PiWorld;
 let project: string;
@@ -37,7 +38,9 @@ afterAll(async () => {
 });
 
 const userTexts = () =>
-  world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "user").map(messageText));
+  world.server.requests.flatMap((r) =>
+    (r.messages ?? []).filter((m) => m.role === "user").map((m) => withoutTeamNote(messageText(m))),
+  );
 
 test("subagents flow NAME input: {{input}} filled, hand-offs run, delegate options apply", async () => {
   const r = await cli(world, ["flow", "scout-fix", "the", "auth bug", "--json", "--concurrency", "1"], {

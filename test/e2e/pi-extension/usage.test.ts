@@ -39,8 +39,20 @@ function childFilesWith(marker: string): string[] {
   const out: string[] = [];
   for (const dir of readdirSync(root))
     for (const f of readdirSync(join(root, dir)))
-      if (readFileSync(join(root, dir, f), "utf8").includes(marker)) out.push(join(root, dir, f));
+      if (firstUserText(join(root, dir, f)).startsWith(marker)) out.push(join(root, dir, f));
   return out;
+}
+
+/** A child's task: the first user message of its session (its siblings' tasks are named after it too). */
+function firstUserText(file: string): string {
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line) continue;
+    const e = JSON.parse(line);
+    if (e.type !== "message" || e.message?.role !== "user") continue;
+    const content = e.message.content;
+    return typeof content === "string" ? content : content.map((c: { text?: string }) => c.text ?? "").join("");
+  }
+  return "";
 }
 
 test(`a parent pi ${CURRENT_PI_VERSION} records the children's usage on delegate_to_subagents and subagent results`, async () => {

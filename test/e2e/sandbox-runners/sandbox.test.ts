@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../../../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "../../support/pi-env.ts";
+import { cli, piWorld, REPO, summaryOf, type PiWorld, taskWhy, requestsOfTask } from "../../support/pi-env.ts";
 import { ensureEngine, sessionOfPrompt, untilSleeping } from "../../support/engines.ts";
 import { gitIn, makeRepo } from "../../support/git-repo.ts";
 import { runParentPi } from "../../support/parent-pi.ts";
@@ -225,14 +225,9 @@ test("in pi (Node parent, our extension): a delegate_to_subagents task with sand
   });
   expect(r.code, r.stderr).toBe(0);
   expect(r.results[0].isError).toBe(false);
-  const boxed = world.server.requests
-    .filter((q) => transcript(q).includes(`boxed ${marker}`))
-    .map(transcript)
-    .join("\n");
-  const open = world.server.requests
-    .filter((q) => transcript(q).includes(`open ${marker}`))
-    .map(transcript)
-    .join("\n");
+  // Each child's own requests (a sibling's task is named in the team note after the task).
+  const boxed = requestsOfTask(world, `boxed ${marker}`).map(transcript).join("\n");
+  const open = requestsOfTask(world, `open ${marker}`).map(transcript).join("\n");
   expect(boxed).toContain("NO-SECRET-boxed");
   expect(boxed).not.toContain(`pi-${marker}`);
   expect(open).toContain(`pi-${marker}`);

@@ -17,62 +17,29 @@ import {
 } from "./store-types.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
 
-import { MIGRATIONS, toRun, type RunRow, type SessionRow } from "./store-schema.ts";
+import { toRun, type RunRow, type SessionRow } from "./store-schema.ts";
+import { migrate, writeTx } from "./store-tx.ts";
+import { deleteSessions, prunable, vacuum } from "./store-upkeep.ts";
 
 export { MemoryStore } from "./memory-store.ts";
 export { SCHEMA_VERSION } from "./store-schema.ts";
 export type { SessionStore } from "./store-types.ts";
-
-const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 export class Store implements SessionStore {
   constructor(
     private readonly db: Db,
     private readonly opts: { isAlive: (pid: number) => boolean; now?: () => number },
   ) {
-    this.migrate();
+    migrate(this.db);
   }
 
   private now(): number {
     return this.opts.now?.() ?? Date.now();
   }
 
-  /** Runs fn in BEGIN IMMEDIATE; retries when another process holds the write lock past busy_timeout. */
+  /** Runs fn in BEGIN IMMEDIATE, retried while another process holds the write lock (store-tx.ts). */
   private write<T>(fn: () => T): T {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        this.db.exec("BEGIN IMMEDIATE");
-      } catch (err) {
-        if (attempt < 20 && /busy|locked/i.test(String((err as Error).message))) {
-          sleepSync(5 + attempt * 10);
-          continue;
-        }
-        throw err;
-      }
-      try {
-        const out = fn();
-        this.db.exec("COMMIT");
-        return out;
-      } catch (err) {
-        try {
-          this.db.exec("ROLLBACK");
-        } catch {
-          // already rolled back
-        }
-        throw err;
-      }
-    }
-  }
-
-  private migrate(): void {
-    const version = this.db.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
-    if (version >= MIGRATIONS.length) return;
-    this.write(() => {
-      // Re-read inside the lock: another process may have migrated meanwhile.
-      const current = this.db.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
-      for (let v = current; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v]);
-      this.db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
-    });
+    return writeTx(this.db, fn);
   }
 
   newSessionId(): string {
@@ -315,39 +282,16 @@ export class Store implements SessionStore {
     return dead.length;
   }
 
-  /**
-   * Sessions `subagents prune` may delete, oldest last: all but the newest `keep`, and of those only the ones
-   * last updated before `before` (when given). Sessions with a running run are never candidates.
-   */
   prunable(opts: { before?: number; keep?: number }): PruneCandidate[] {
-    const rows = this.db.all<PruneCandidate & { running: number }>(
-      `SELECT s.id, s.name, s.agent, s.cwd, s.session_file AS sessionFile, s.updated_at AS updatedAt,
-              (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS runCount,
-              EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status = 'running') AS running
-         FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC`,
-    );
-    return rows
-      .slice(opts.keep ?? 0)
-      .filter((r) => !r.running && (opts.before === undefined || r.updatedAt < opts.before))
-      .map(({ running: _, ...r }) => ({ ...r, sessionFile: r.sessionFile ?? undefined }));
+    return prunable(this.db, opts);
   }
 
-  /** Deletes these sessions with their runs and messages; one that started running meanwhile is kept. */
   deleteSessions(ids: string[]): string[] {
-    return this.write(() =>
-      ids.filter((id) => {
-        if (this.db.get("SELECT 1 AS x FROM runs WHERE session_id = ? AND status = 'running'", [id])) return false;
-        this.db.run("DELETE FROM messages WHERE run_id IN (SELECT id FROM runs WHERE session_id = ?)", [id]);
-        this.db.run("DELETE FROM runs WHERE session_id = ?", [id]);
-        return this.db.run("DELETE FROM sessions WHERE id = ?", [id]).changes > 0;
-      }),
-    );
+    return this.write(() => deleteSessions(this.db, ids));
   }
 
-  /** Gives the space of deleted rows back to the file system (outside any transaction). */
   vacuum(): void {
-    this.db.exec("VACUUM");
-    this.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    vacuum(this.db);
   }
 
   importRuns(runs: ImportedRun[]): void {

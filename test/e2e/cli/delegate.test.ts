@@ -365,7 +365,7 @@ test("piped, SIGINT twice: the second kills every process at once (a grandchild 
   proc.kill("SIGINT");
   const started = Date.now();
   expect(await proc.exited).toBe(130);
-  expect(Date.now() - started).toBeLessThan(2000);
+  expect(Date.now() - started).toBeLessThan(4_000); // well before the 5 s grace the first Ctrl-C waits out
   await Bun.sleep(100);
   expect(pidsMatching(`sleep 5${tag}`)).toEqual([]);
   const err = await stderr;

@@ -271,7 +271,7 @@ describe("discovery walks folders safely and in the documented precedence", () =
     symlinkSync(shared, join(agents, "team", "shared-again")); // and linked twice
     const started = performance.now();
     const d = discoverProfiles(hostWithHome(home), { cwd: home, agentDir: join(home, ".pi", "agent") });
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect(performance.now() - started).toBeLessThan(10_000); // a loop would never end
     expect(d.profiles.get("digger")?.filePath).toBe(join(agents, "team", "deep", "digger.md"));
     expect(d.profiles.get("linked")?.filePath).toBe(join(agents, "shared", "linked.md"));
     expect(d.shadowed).toEqual([]);

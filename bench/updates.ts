@@ -1,6 +1,6 @@
 // Live updates: how often delegate_to_subagents calls onUpdate, and what each render costs, while one real pi
 // child streams 5,000 deltas. The tool is called in-process exactly as pi calls it.
-import { createRuntime } from "../src/pi/runtime.ts";
+import { createServices } from "../src/pi/services.ts";
 import { renderWindowsResult } from "../src/pi/render.ts";
 import { delegateTool } from "../src/pi/tool-delegate.ts";
 import { makeToolEnv } from "../src/pi/tool-env.ts";
@@ -14,7 +14,7 @@ export async function updates(): Promise<string> {
   const world = await benchWorld();
   try {
     for (const [k, v] of Object.entries(world.env)) process.env[k] = v;
-    const env = makeToolEnv(createRuntime, () => {});
+    const env = makeToolEnv(createServices, () => {});
     const tool = delegateTool(env);
     const stamps: number[] = [];
     let renderMs = 0;

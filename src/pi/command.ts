@@ -11,7 +11,7 @@ import { plainStyle } from "../ui/windows.ts";
 import type { ActiveRuns } from "./active-runs.ts";
 import { FleetView, type FleetAction } from "./fleet-view.ts";
 import type { ThemeLike } from "./render.ts";
-import type { PiRuntime } from "./runtime.ts";
+import type { PiServices } from "./services.ts";
 import { dataDir, stateOf } from "./session-control.ts";
 
 type Notify = (m: string, t?: "info" | "warning" | "error") => void;
@@ -37,11 +37,11 @@ export type CapsLine = (ctx: CommandContext) => string;
 const DESCRIPTION =
   "Sub-agents: live fleet view (pick one to watch, steer or stop); /subagents [show ID | kill ID | kill all]";
 
-export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: ActiveRuns, capsLine?: CapsLine) {
+export function subagentsCommand(services: () => Promise<PiServices>, active: ActiveRuns, capsLine?: CapsLine) {
   return {
     description: DESCRIPTION,
     handler: async (args: string, ctx: CommandContext) => {
-      const rt = await runtime();
+      const rt = await services();
       const [verb, id] = (args ?? "").trim().split(/\s+/);
       if (verb === "kill") return kill(active, id, ctx.ui.notify);
       if (verb === "show") return show(rt, id, ctx.ui.notify);
@@ -58,7 +58,7 @@ export function subagentsCommand(runtime: () => Promise<PiRuntime>, active: Acti
 }
 
 /** The live view until Esc; each steer/stop goes through pi's dialogs, then the view comes back on that session. */
-async function fleet(rt: PiRuntime, ui: Ui, caps: () => string): Promise<void> {
+async function fleet(rt: PiServices, ui: Ui, caps: () => string): Promise<void> {
   let open: string | undefined;
   for (;;) {
     let answered = false;
@@ -85,7 +85,7 @@ async function fleet(rt: PiRuntime, ui: Ui, caps: () => string): Promise<void> {
   }
 }
 
-async function act(rt: PiRuntime, ui: Ui, a: FleetAction): Promise<void> {
+async function act(rt: PiServices, ui: Ui, a: FleetAction): Promise<void> {
   if (a.status !== "running" && a.status !== "queued") {
     ui.notify(`${a.name} (${a.id}) is not running (${a.status}).`, "warning");
     return;
@@ -117,7 +117,7 @@ async function act(rt: PiRuntime, ui: Ui, a: FleetAction): Promise<void> {
 }
 
 /** The fleet through plain dialogs: pick a session, then what to do with it. */
-async function fleetByDialogs(rt: PiRuntime, ui: Ui, caps: () => string = () => ""): Promise<void> {
+async function fleetByDialogs(rt: PiServices, ui: Ui, caps: () => string = () => ""): Promise<void> {
   const rows = fleetRows(runningSessions(rt.store, dataDir(rt)), rt.store.listSessions({ limit: 30 }), process.pid);
   if (!rows.length) return ui.notify("No sub-agent sessions yet.", "info");
   const lines = renderFleet(rows, -1, { width: 200, style: plainStyle, now: Date.now() }).slice(1);
@@ -134,7 +134,7 @@ async function fleetByDialogs(rt: PiRuntime, ui: Ui, caps: () => string = () => 
     await act(rt, ui, { kind: choice === "Steer" ? "steer" : "stop", id: row.id, name: row.name, status: row.status });
 }
 
-function show(rt: PiRuntime, id: string | undefined, notify: Notify): void {
+function show(rt: PiServices, id: string | undefined, notify: Notify): void {
   const record = id ? rt.store.getSession(id) : null;
   if (!record || record.runs.length === 0) return notify(sessionNotFound(id ?? ""), "error");
   const messages = new Map(record.runs.map((r) => [r.id, rt.store.getMessages(r.id)]));

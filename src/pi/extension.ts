@@ -2,7 +2,7 @@
 // list_subagent_profiles and subagent (as settings allow), the /subagents command, and the lifecycle hooks.
 // Never writes to stdout (under Bun pi that would corrupt JSON/RPC output).
 import { readEntries } from "./persist.ts";
-import { childAtMaxDepth, createRuntime, type PiRuntime } from "./runtime.ts";
+import { childAtMaxDepth, createServices, type PiServices } from "./services.ts";
 import { profilesTool, outputTool, sessionTool } from "./tool-retrieval.ts";
 import { delegateTool } from "./tool-delegate.ts";
 import { subagentTool } from "./tool-subagent.ts";
@@ -68,9 +68,9 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // In a child at max depth no delegation tool exists at all: the child cannot recurse, whatever loaded us. Checked
   // before anything else (no store, no host): every child of an installed extension passes through here.
   if (process.env.PI_SUBAGENT_CHILD === "1" && childAtMaxDepth()) return;
-  let runtimePromise: Promise<PiRuntime> | null = null;
-  const runtime = () => (runtimePromise ??= createRuntime());
-  const rt = await runtime();
+  let servicesPromise: Promise<PiServices> | null = null;
+  const services = () => (servicesPromise ??= createServices());
+  const rt = await services();
   const { settings, warnings: settingsWarnings } = rt.settingsFor(process.cwd());
 
   const active = new ActiveRuns();
@@ -101,7 +101,7 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // a task hook gets on stdin. pi.events exists from pi 0.7x on; an older pi simply has no listeners to tell.
   const emit = pi.events ? (channel: string, data: unknown) => pi.events?.emit(channel, data) : undefined;
   const env = makeToolEnv(
-    runtime,
+    services,
     (type, data) => pi.appendEntry(type, data),
     active,
     activeTools,
@@ -128,7 +128,7 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
     if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active, nested) as unknown as Registered);
   pi.registerCommand(
     "subagents",
-    subagentsCommand(runtime, active, (ctx) =>
+    subagentsCommand(services, active, (ctx) =>
       capsLine(env.guards, ctx.sessionManager?.getSessionId?.(), rt.settingsFor(ctx.cwd ?? process.cwd()).settings),
     ),
   );

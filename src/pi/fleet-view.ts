@@ -11,7 +11,7 @@ import { clip, sanitizeLine } from "../ui/text-width.ts";
 import { isFinished, renderWindow, type WindowView } from "../ui/windows.ts";
 import { themeStyle, type ThemeLike } from "./render.ts";
 import { dataDir, stateOf } from "./session-control.ts";
-import type { PiRuntime } from "./runtime.ts";
+import type { PiServices } from "./services.ts";
 
 export type FleetAction = { kind: "steer" | "stop"; id: string; name: string; status: string };
 
@@ -40,7 +40,7 @@ export class FleetView {
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(
-    private readonly rt: PiRuntime,
+    private readonly rt: PiServices,
     private readonly tui: Tui,
     private readonly theme: ThemeLike,
     private readonly done: (a: FleetAction | null) => void,

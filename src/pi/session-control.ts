@@ -5,20 +5,20 @@ import { steerSession, waitUntilEnded } from "../control/actions.ts";
 import { sessionState, type SessionState } from "../control/client.ts";
 import { liveOwners, ownerAlive } from "../control/registry.ts";
 import type { PiSession } from "./session-state.ts";
-import type { PiRuntime } from "./runtime.ts";
+import type { PiServices } from "./services.ts";
 
-/** Where the owner registry lives: next to the session database (as runtime.ts opens it). */
-export const dataDir = (rt: PiRuntime) =>
+/** Where the owner registry lives: next to the session database (as services.ts opens it). */
+export const dataDir = (rt: PiServices) =>
   path.dirname(rt.host.env.SUBAGENTS_DB || path.join(rt.agentDir, "subagents.db"));
 
-export function stateOf(rt: PiRuntime, id: string): SessionState {
+export function stateOf(rt: PiServices, id: string): SessionState {
   const data = dataDir(rt);
   return sessionState(rt.store, liveOwners(data), id, (pid) => ownerAlive(data, pid));
 }
 
 /** Lines for the tool result: what happened to the steer, and whether the wait was cut short. */
 export async function steerAndWait(
-  rt: PiRuntime,
+  rt: PiServices,
   session: PiSession,
   id: string,
   o: { steer?: string; wait?: boolean },

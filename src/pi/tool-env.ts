@@ -3,7 +3,7 @@
 import { findProfile, type Profile } from "../core/profiles/profile.ts";
 import { effectiveTimeout, runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import type { ActiveRuns } from "./active-runs.ts";
-import type { PiRuntime } from "./runtime.ts";
+import type { PiServices } from "./services.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
 import { dialogAsker, type DialogUI } from "./dialog-ask.ts";
 import type { AskRequest } from "../core/run/process/ask.ts";
@@ -75,7 +75,7 @@ export type CallEnv = {
 
 export type ToolEnv = {
   begin(ctx: ToolContext): CallEnv;
-  runtime(): Promise<PiRuntime>;
+  services(): Promise<PiServices>;
   guards: SessionGuards;
   sessions: PiSessions;
   /** Waits for the task hooks still running (each bounded by subagents.hooks.timeout). */
@@ -135,7 +135,7 @@ function safely(fn: () => void): void {
  * (docs/agents.md, `excludeTools`), so a parent limited to read-only tools never hands a child write tools.
  */
 export function makeToolEnv(
-  getRuntime: () => Promise<PiRuntime>,
+  getServices: () => Promise<PiServices>,
   appendEntry: (type: string, data: unknown) => void,
   active?: ActiveRuns,
   activeTools?: () => string[] | undefined,
@@ -151,12 +151,12 @@ export function makeToolEnv(
   let store: SessionStore | undefined;
   const guards = new SessionGuards(() => store);
   // /subagents may ask before any tool call (after a /reload): the store is known as soon as the runtime is.
-  void getRuntime().then(
+  void getServices().then(
     (rt) => (store = rt.store),
     () => {},
   );
   return {
-    runtime: getRuntime,
+    services: getServices,
     guards,
     sessions,
     async settleHooks() {
@@ -166,13 +166,13 @@ export function makeToolEnv(
       const session = sessions.for(ctx.sessionManager?.getSessionId?.());
       const allowed = session.allowedProfiles;
       const guard = async () => {
-        store = (await getRuntime()).store;
+        store = (await getServices()).store;
         return guards.for(ctx.sessionManager?.getSessionId?.(), ctx.ui);
       };
       let cached: { engine: Engine; profiles: Map<string, Profile> } | null = null;
       const load = async () => {
         if (cached) return cached;
-        const rt = await getRuntime();
+        const rt = await getServices();
         const { settings } = rt.settingsFor(ctx.cwd);
         const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
         const engine = rt.engineFor(
@@ -254,7 +254,7 @@ export function makeToolEnv(
         async run(engine, input, hooks = {}) {
           const t = active && input.sessionId ? active.task(input.sessionId, hooks.signal) : null;
           try {
-            const owner = await (await getRuntime()).owner();
+            const owner = await (await getServices()).owner();
             // Children's questions become dialogs when pi has a UI; without one they are answered "no one can answer now".
             // A background run's questions also wait for an answer from elsewhere; the model is told only when no dialog asks.
             const ask = ctx.hasUI && ctx.ui?.select && ctx.ui.input ? dialogAsker(ctx.ui as DialogUI) : undefined;
@@ -279,7 +279,7 @@ export function makeToolEnv(
           }
         },
         async adopt(tasks) {
-          const owner = await (await getRuntime()).owner();
+          const owner = await (await getServices()).owner();
           owner.adopt(tasks);
           return () => owner.release(tasks.map((t) => t.sessionId));
         },

@@ -20,7 +20,7 @@ async function lookup(env: ToolEnv, params: unknown, ctx: ToolContext) {
   const problem = firstProblem(SCHEMAS.sessionId, params);
   if (problem) throw new Error(`Invalid parameters: ${problem}`);
   const sessionId = (params as { sessionId: string }).sessionId;
-  const rt = await env.runtime();
+  const rt = await env.services();
   const record = rt.store.getSession(sessionId);
   if (!record || record.runs.length === 0) throw new Error(sessionNotFound(sessionId));
   const maxLines = rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow;
@@ -43,7 +43,7 @@ export function outputTool(env: ToolEnv) {
       if (problem) throw new Error(`Invalid parameters: ${problem}`);
       const p = params as { sessionId: string; steer?: string; wait?: boolean };
       const session = env.sessions.for(ctx.sessionManager?.getSessionId?.());
-      const notes = await steerAndWait(await env.runtime(), session, p.sessionId, p, signal);
+      const notes = await steerAndWait(await env.services(), session, p.sessionId, p, signal);
       const { sessionId, record, last, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
       const output =
         last.status === "running"
@@ -119,7 +119,7 @@ export function profilesTool(env: ToolEnv) {
       _onUpdate: unknown,
       ctx: ToolContext,
     ) {
-      const rt = await env.runtime();
+      const rt = await env.services();
       const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
       // Files that could not be used are listed with their reason: otherwise a typo looks like a missing profile.
       const broken = diagnostics.map((d) => `✗ ${sanitize(d.file)}: ${d.reason}`);

@@ -185,7 +185,7 @@ export function subagentTool(env: ToolEnv) {
           `Invalid subagent call: sessionId "${sessionId}" may only hold letters, digits, "-" and "_" (at most 128).`,
         );
       }
-      const rt = await env.runtime();
+      const rt = await env.services();
       const call = env.begin(ctx);
       let engine: Awaited<ReturnType<typeof call.engine>>;
       try {

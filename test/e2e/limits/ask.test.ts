@@ -272,11 +272,11 @@ test("a background run's question waits: `subagents answer` answers it; with nob
 test("pi without a UI (the delegate tool, hasUI false): answered at once, and the question is in the result's warnings", async () => {
   const { delegateTool } = await import("../../../src/pi/tool-delegate.ts");
   const { makeToolEnv } = await import("../../../src/pi/tool-env.ts");
-  const { createRuntime } = await import("../../../src/pi/runtime.ts");
+  const { createServices } = await import("../../../src/pi/services.ts");
   const saved = { ...process.env };
   Object.assign(process.env, world.env);
   try {
-    const r = (await delegateTool(makeToolEnv(createRuntime, () => {})).execute(
+    const r = (await delegateTool(makeToolEnv(createServices, () => {})).execute(
       "t",
       { tasks: [{ name: "headless-pi", profile: "gated", prompt: `gate ${script(gatedSteps)}` }] },
       undefined,

@@ -46,9 +46,9 @@ test("delegate_to_subagents windows show the profile's timeout, not the 600 s de
   );
   const { delegateTool } = await import("../../../src/pi/tool-delegate.ts");
   const { makeToolEnv } = await import("../../../src/pi/tool-env.ts");
-  const { createRuntime } = await import("../../../src/pi/runtime.ts");
+  const { createServices } = await import("../../../src/pi/services.ts");
   for (const [k, v] of Object.entries(world.env)) process.env[k] = v;
-  const tool = delegateTool(makeToolEnv(createRuntime, () => {}));
+  const tool = delegateTool(makeToolEnv(createServices, () => {}));
   const seen = new Set<number>();
   const result = (await tool.execute(
     "t",

@@ -478,9 +478,9 @@ test("project-local profiles: refused without a UI unless projectAgents allows t
 test("onUpdate stays within 10 per second while a real child streams 5,000 deltas", async () => {
   const { delegateTool } = await import("../../../src/pi/tool-delegate.ts");
   const { makeToolEnv } = await import("../../../src/pi/tool-env.ts");
-  const { createRuntime } = await import("../../../src/pi/runtime.ts");
+  const { createServices } = await import("../../../src/pi/services.ts");
   for (const [k, v] of Object.entries(world.env)) process.env[k] = v;
-  const tool = delegateTool(makeToolEnv(createRuntime, () => {}));
+  const tool = delegateTool(makeToolEnv(createServices, () => {}));
   const stamps: number[] = [];
   const prompt = `stream ${script([{ text: "z".repeat(20_000), chunks: 5000, chunkDelayMs: 1, finalize: { status: "SUCCESS", result: "streamed" } }])}`;
   const result = (await tool.execute(

@@ -8,14 +8,14 @@ import { delegateTool } from "../../../src/pi/tool-delegate.ts";
 import { profilesTool } from "../../../src/pi/tool-retrieval.ts";
 import { subagentTool } from "../../../src/pi/tool-subagent.ts";
 import { makeToolEnv } from "../../../src/pi/tool-env.ts";
-import { createRuntime } from "../../../src/pi/runtime.ts";
+import { createServices } from "../../../src/pi/services.ts";
 import { script } from "../../../src/scripted/model-server.ts";
 import { plainStyle, windowHeader } from "../../../src/ui/windows.ts";
 import { piWorld, type PiWorld } from "../../support/pi-env.ts";
 
 let world: PiWorld;
 let ctx: { cwd: string; hasUI: boolean };
-const env = () => makeToolEnv(createRuntime, () => {});
+const env = () => makeToolEnv(createServices, () => {});
 type Result = { content: { text: string }[]; details: any };
 
 beforeAll(async () => {

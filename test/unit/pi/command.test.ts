@@ -7,7 +7,7 @@ import { MemoryStore } from "../../../src/core/store/store.ts";
 import { emptyUsage } from "../../../src/core/types.ts";
 import { ActiveRuns } from "../../../src/pi/active-runs.ts";
 import { subagentsCommand } from "../../../src/pi/command.ts";
-import type { PiRuntime } from "../../../src/pi/runtime.ts";
+import type { PiServices } from "../../../src/pi/services.ts";
 
 function setup() {
   const store = new MemoryStore({ isAlive: () => true });
@@ -29,7 +29,7 @@ function setup() {
   const active = new ActiveRuns();
   const notes: [string, string | undefined][] = [];
   const ctx = { ui: { notify: (m: string, t?: "info" | "warning" | "error") => notes.push([m, t]) } };
-  const cmd = subagentsCommand(async () => ({ store }) as unknown as PiRuntime, active);
+  const cmd = subagentsCommand(async () => ({ store }) as unknown as PiServices, active);
   return { id, active, notes, ctx, cmd };
 }
 
@@ -77,7 +77,7 @@ test("/subagents where pi cannot show custom components (RPC): pick a session an
     durationMs: 1,
   });
   const data = mkdtempSync(join(tmpdir(), "subagents-cmd-"));
-  const rt = { store, agentDir: data, host: { env: { SUBAGENTS_DB: join(data, "s.db") } } } as unknown as PiRuntime;
+  const rt = { store, agentDir: data, host: { env: { SUBAGENTS_DB: join(data, "s.db") } } } as unknown as PiServices;
   const asked: [string, string[]][] = [];
   const answers = [(o: string[]) => o[0], () => "Show transcript"];
   const ui = {

@@ -6,7 +6,7 @@ import { parseProfile, type Profile } from "../../../../src/core/profiles/profil
 import { resolveTask, type Engine } from "../../../../src/core/run/task.ts";
 import { MemoryStore } from "../../../../src/core/store/store.ts";
 import { makeToolEnv } from "../../../../src/pi/tool-env.ts";
-import type { PiRuntime } from "../../../../src/pi/runtime.ts";
+import type { PiServices } from "../../../../src/pi/services.ts";
 
 const helper = parseProfile(
   "---\nname: Repo Helper\ndescription: Helps with this repo\n---\nYou help.",
@@ -35,7 +35,7 @@ test("the consent check sees the same agent: a display name of a project agent s
     settingsFor: () => ({ settings: defaultSettings(), warnings: [] }),
     profilesFor: () => ({ profiles, diagnostics: [] }),
     engineFor: () => ({ ...engine }),
-  } as unknown as PiRuntime;
+  } as unknown as PiServices;
   const call = makeToolEnv(
     async () => runtime,
     () => {},

@@ -17,7 +17,7 @@ import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
 
-export type PiRuntime = {
+export type PiServices = {
   host: Host;
   agentDir: string;
   store: SessionStore;
@@ -59,7 +59,7 @@ export function childAtMaxDepth(): boolean {
   return depth >= settings.maxDepth;
 }
 
-export async function createRuntime(): Promise<PiRuntime> {
+export async function createServices(): Promise<PiServices> {
   const open = await openDbFactory();
   let host: Host;
   if (typeof Bun !== "undefined") {

@@ -57,8 +57,16 @@ export function git(args: string[], cwd: string, env: Record<string, string> = {
   });
 }
 
+/** Another git in the same repository holds a lock (a sibling task's worktree being made, the user's own git). */
+const LOCK_BUSY = /\.lock'?: File exists|Unable to create '[^']*\.lock'|could not lock config file|cannot lock ref/;
+
 async function must(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
-  const r = await git(args, cwd, env);
+  let r = await git(args, cwd, env);
+  // Isolated tasks of one call make their worktrees in the same repository at once: wait out a held lock.
+  for (let attempt = 0; r.code !== 0 && attempt < 6 && LOCK_BUSY.test(r.stderr); attempt++) {
+    await new Promise((done) => setTimeout(done, 50 * 2 ** attempt));
+    r = await git(args, cwd, env);
+  }
   if (r.code !== 0)
     throw new Error(
       `git ${args.filter((a) => !NO_HOOKS.includes(a)).join(" ")} failed: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`,

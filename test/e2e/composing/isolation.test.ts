@@ -81,8 +81,8 @@ test("apply merges a branch; a second branch touching the same lines is a confli
     ["delegate", "--isolation", "worktree", `A ${writer("alpha")}`, `B ${writer("beta")}`, "--json"],
     { cwd: repo },
   );
-  expect(r.code).toBe(0);
   const [a, b] = summaryOf(r.json);
+  expect(r.code, `${taskWhy(a, r)}\n${taskWhy(b)}`).toBe(0);
   const first = await cli(world, ["apply", a.sessionId], { cwd: repo });
   expect(first.code).toBe(0);
   expect(first.stdout).toContain(`Applied ${a.isolation.branch}`);

@@ -6,29 +6,7 @@ import { maskHomeDir } from "../core/sanitize.ts";
 import { descendantsOf } from "./proc-tree.ts";
 import { markedProcesses } from "./proc-marks.ts";
 import { startNetProxy } from "./net-proxy.ts";
-
-function signal(pid: number, sig: "SIGTERM" | "SIGKILL"): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // ESRCH: already gone.
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as { code?: string }).code === "EPERM";
-  }
-  // A zombie answers signal 0 but is dead (where nobody reaps orphans, e.g. in containers).
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
-}
+import { pidAlive, signalPid } from "./process-identity.ts";
 
 let tempDir: string | null = null;
 
@@ -117,8 +95,8 @@ export function fsParts() {
     cwd: () => process.cwd(),
     descendants: descendantsOf,
     marked: markedProcesses,
-    signal,
-    isAlive,
+    signal: signalPid,
+    isAlive: pidAlive,
   };
 }
 

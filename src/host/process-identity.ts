@@ -14,22 +14,32 @@ export function procStartTime(pid: number): string | null {
 }
 
 /** A process that has exited but was not yet reaped by its parent (a detached process's parent may be an init that
- *  reaps late): signal 0 still reaches it, yet it does nothing any more. */
-export function isZombie(pid: number): boolean {
+ *  reaps late, a container may have no init at all): signal 0 still reaches it, yet it does nothing any more. */
+function isZombie(pid: number): boolean {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
     return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
   } catch {
     return false;
   }
 }
 
+/** The process runs: signal 0 reaches it (EPERM: it exists, another user's) and it is not a zombie. */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
-    return (err as { code?: string }).code === "EPERM";
+    if ((err as { code?: string }).code !== "EPERM") return false;
+  }
+  return !isZombie(pid);
+}
+
+/** Sends a signal; a process already gone is no error. */
+export function signalPid(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // gone
   }
 }
 

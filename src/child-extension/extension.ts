@@ -18,8 +18,8 @@ import { guardModel } from "./model-guard.ts";
 import { installForkPrompt } from "./fork-prompt.ts";
 import { createMessenger, installMessageTool } from "./message.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
-import { keeps, MARK_ENV, sessionMark, within } from "../core/run/process/marks.ts";
-import { markedProcesses } from "../host/proc-marks.ts";
+import { MARK_ENV, sessionMark } from "../core/run/process/marks.ts";
+import { ownerGoneThen, processMark, watchParent } from "./owner-gone.ts";
 
 const FD = 3;
 const ARGS_CAP = 1000;
@@ -88,93 +88,6 @@ class Fd3Writer {
       }
     }
   }
-}
-
-/** A kept child (core/run/process/pool.ts) loads this extension again for each task's session (under jiti perhaps as
- *  a new module): one watch per process. */
-const WATCHING = Symbol.for("subagents.watching-parent");
-
-/** The mark this process was started with (marks.ts): a kept child changes its process.env's copy per session. */
-const PROCESS_MARK = Symbol.for("subagents.process-mark");
-const processMark = (): string | undefined => {
-  const g = globalThis as { [PROCESS_MARK]?: string };
-  g[PROCESS_MARK] ??= process.env[MARK_ENV] ?? "";
-  return g[PROCESS_MARK] || undefined;
-};
-
-/**
- * The owner is gone (killed with SIGKILL): nobody else will end what this child's commands left running, so the
- * child does, with the kill protocol (SIGTERM, up to 5 s, SIGKILL), before it stops itself.
- */
-async function endOwnLeftovers(): Promise<void> {
-  const mark = processMark();
-  if (!mark || keeps(mark)) return;
-  const mine = () => markedProcesses().filter((p) => within(p.mark, mark));
-  const signal = (pid: number, sig: NodeJS.Signals) => {
-    try {
-      process.kill(pid, sig);
-    } catch {
-      // gone
-    }
-  };
-  for (const p of mine()) signal(p.pid, "SIGTERM");
-  for (let waited = 0; waited < 5000 && mine().length; waited += 100) await new Promise((r) => setTimeout(r, 100));
-  for (const p of mine()) signal(p.pid, "SIGKILL");
-}
-
-/** Whether the owner that started this child still runs (and is still our parent). */
-function ownerAlive(parent: number): boolean {
-  try {
-    process.kill(parent, 0);
-  } catch (err) {
-    if ((err as { code?: string }).code !== "EPERM") return false;
-  }
-  return process.ppid === parent;
-}
-
-/**
- * The last chance, whatever ends this process (a crash included): with the owner gone, nobody else ends what our
- * commands left, so they get SIGKILL now (an exit handler cannot wait out a grace period).
- */
-function endLeftoversAtExit(): void {
-  const parent = Number(process.env.PI_SUBAGENT_PARENT_PID);
-  const mark = processMark();
-  if (!Number.isInteger(parent) || parent <= 1 || !mark || keeps(mark)) return;
-  process.once("exit", () => {
-    if (ownerAlive(parent)) return;
-    for (const p of markedProcesses().filter((x) => within(x.mark, mark) && x.pid !== process.pid)) {
-      try {
-        process.kill(p.pid, "SIGKILL");
-      } catch {
-        // gone
-      }
-    }
-  });
-}
-
-/** Once the owner is gone (noticed by the watch, or by a broken fd 3): end what our commands left, then stop. */
-function ownerGoneThen(stop: () => void): () => void {
-  let ending = false;
-  return () => {
-    if (ending) return;
-    ending = true;
-    void endOwnLeftovers().finally(stop);
-  };
-}
-
-function watchParent(ownerGone: () => void): void {
-  const g = globalThis as { [WATCHING]?: boolean };
-  if (g[WATCHING]) return;
-  g[WATCHING] = true;
-  const parent = Number(process.env.PI_SUBAGENT_PARENT_PID);
-  if (!Number.isInteger(parent) || parent <= 1) return;
-  endLeftoversAtExit();
-  const timer = setInterval(() => {
-    if (ownerAlive(parent)) return;
-    clearInterval(timer);
-    ownerGone();
-  }, 1000);
-  timer.unref?.();
 }
 
 export default function childExtension(pi: Api): void {

@@ -14,7 +14,7 @@ export const marksOf = (host: Host, run: string): MarkedProcess[] =>
 
 /** SIGTERM to each (and what it started), up to the grace period for them to go, then SIGKILL to what is left. */
 export async function endProcesses(
-  host: Host,
+  host: Pick<Host, "descendants" | "signal" | "isAlive">,
   clock: Clock,
   procs: MarkedProcess[],
   graceMs = TERM_GRACE_MS,

@@ -6,18 +6,17 @@ import * as fs from "node:fs";
 import type { MarkedProcess } from "../core/host.ts";
 import { MARK_ENV } from "../core/run/process/marks.ts";
 
-const KEY = Buffer.from(`${MARK_ENV}=`);
 const COMMAND_CHARS = 200;
 
-/** The mark in one environ block (NUL-separated NAME=value entries), or null. */
-function markIn(environ: Buffer): string | null {
+/** The value of `key` (`NAME=` as bytes) in one environ block (NUL-separated NAME=value entries), or null. */
+function valueIn(environ: Buffer, key: Buffer): string | null {
   let at = 0;
   for (;;) {
-    const i = environ.indexOf(KEY, at);
+    const i = environ.indexOf(key, at);
     if (i < 0) return null;
     if (i === 0 || environ[i - 1] === 0) {
       const end = environ.indexOf(0, i);
-      return environ.toString("utf8", i + KEY.length, end < 0 ? environ.length : end);
+      return environ.toString("utf8", i + key.length, end < 0 ? environ.length : end);
     }
     at = i + 1;
   }
@@ -32,26 +31,32 @@ function commandOf(pid: string): string {
   }
 }
 
-/** Every live process (but this one) that carries a mark. */
-export function markedProcesses(): MarkedProcess[] {
+/** Every live process (but this one) whose environment sets `name`, with that value. */
+export function processesWithEnv(name: string): { pid: number; value: string; command: string }[] {
   let entries: string[];
   try {
     entries = fs.readdirSync("/proc");
   } catch {
     return [];
   }
-  const out: MarkedProcess[] = [];
-  for (const name of entries) {
-    const c = name.charCodeAt(0);
-    if (c < 48 || c > 57 || Number(name) === process.pid) continue;
+  const key = Buffer.from(`${name}=`);
+  const out: { pid: number; value: string; command: string }[] = [];
+  for (const entry of entries) {
+    const c = entry.charCodeAt(0);
+    if (c < 48 || c > 57 || Number(entry) === process.pid) continue;
     let environ: Buffer;
     try {
-      environ = fs.readFileSync(`/proc/${name}/environ`);
+      environ = fs.readFileSync(`/proc/${entry}/environ`);
     } catch {
       continue; // another user's process, or gone
     }
-    const mark = markIn(environ);
-    if (mark) out.push({ pid: Number(name), mark, command: commandOf(name) || "?" });
+    const value = valueIn(environ, key);
+    if (value) out.push({ pid: Number(entry), value, command: commandOf(entry) || "?" });
   }
   return out;
+}
+
+/** Every live process (but this one) that carries a mark. */
+export function markedProcesses(): MarkedProcess[] {
+  return processesWithEnv(MARK_ENV).map((p) => ({ pid: p.pid, mark: p.value, command: p.command }));
 }

@@ -1,9 +1,10 @@
 // A throwaway pi world for end-to-end tests: a scripted model server on 127.0.0.1 and a temp
 // PI_CODING_AGENT_DIR pointing pi at it. Nothing touches the network or the user's real ~/.pi.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { messageText, piAgentConfig, startModelServer, type ModelServer } from "../../src/scripted/model-server.ts";
+import { processesWithEnv } from "../../src/host/proc-marks.ts";
 
 export type PiWorld = {
   server: ModelServer;
@@ -75,13 +76,13 @@ export async function piWorld(): Promise<PiWorld> {
   setSubagentSettings({});
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("PI_SUBAGENT")) env[k] = v;
-  // node_modules/.bin on PATH stands for a user who installed pi (and has bun): the compiled binary finds pi there.
+  // A `pi` on PATH stands for a user who installed pi (userBin); node_modules/.bin gives them bun and node 24.
   Object.assign(env, {
     PI_CODING_AGENT_DIR: agentDir,
     SUBAGENTS_DB: join(root, "subagents.db"),
     NO_COLOR: "1",
     HOME: root,
-    PATH: `${join(REPO, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+    PATH: `${userBin(root)}:${join(REPO, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
     [WORLD_MARK]: root,
   });
   const world: PiWorld = {
@@ -104,23 +105,25 @@ export async function piWorld(): Promise<PiWorld> {
   return world;
 }
 
+/**
+ * The world's `pi` on PATH: the current pi, linked the way npm links a global install. node_modules/.bin/pi alone
+ * would not do: three of our devDependencies are pi releases with a `pi` bin, and which one npm links there depends
+ * on the order packages were installed in, not on the lock.
+ */
+function userBin(root: string): string {
+  const bin = join(root, "bin");
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(join(PI_PACKAGE_DIRS.current, "dist", "bundle", "cli.js"), join(bin, "pi"));
+  return bin;
+}
+
 /** Every process started with a world's env carries this (children and what their bash starts inherit it). */
 const WORLD_MARK = "SUBAGENTS_TEST_WORLD";
 
-function markedPids(root: string): number[] {
-  const needle = `${WORLD_MARK}=${root}\0`;
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    const pid = Number(name);
-    if (!pid || pid === process.pid) continue;
-    try {
-      if (`${readFileSync(`/proc/${pid}/environ`, "latin1")}\0`.includes(needle)) pids.push(pid);
-    } catch {
-      // gone, or another user's
-    }
-  }
-  return pids;
-}
+const markedPids = (root: string): number[] =>
+  processesWithEnv(WORLD_MARK)
+    .filter((p) => p.value === root)
+    .map((p) => p.pid);
 
 /** SIGKILLs every process carrying the world's mark and waits (bounded) until they are gone. */
 export async function endMarkedProcesses(root: string): Promise<number[]> {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { messageText, piAgentConfig, startModelServer, type ModelServer } from "../../src/scripted/model-server.ts";
 import { processesWithEnv } from "../../src/host/proc-marks.ts";
+import { withoutTeamNote } from "../../src/core/team.ts";
 
 export type PiWorld = {
   server: ModelServer;
@@ -251,4 +252,12 @@ export function requestsOfTask(world: PiWorld, marker: string): ModelServer["req
     const first = (q.messages ?? []).find((m) => m.role === "user");
     return !!first && messageText(first).startsWith(marker);
   });
+}
+
+/** What the children were told: every user message the scripted model received, each without its team note (the
+ *  siblings named after a task are not that task's text). */
+export function userTexts(world: PiWorld): string[] {
+  return world.server.requests.flatMap((r) =>
+    (r.messages ?? []).filter((m) => m.role === "user").map((m) => withoutTeamNote(messageText(m))),
+  );
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script } from "../../../src/scripted/model-server.ts";
-import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "../../support/pi-env.ts";
+import { cli, piWorld, type PiWorld, summaryOf, taskWhy, userTexts as userTextsOf } from "../../support/pi-env.ts";
 import { runParentPi } from "../../support/parent-pi.ts";
 import { withoutTeamNote } from "../../../src/core/team.ts";
 
@@ -15,10 +15,7 @@ afterAll(async () => {
   await world.close();
 });
 
-const userTexts = () =>
-  world.server.requests.flatMap((r) =>
-    (r.messages ?? []).filter((m) => m.role === "user").map((m) => withoutTeamNote(messageText(m))),
-  );
+const userTexts = () => userTextsOf(world);
 
 test("scout → implement: the implementer waits for the scout and gets its output through {{scout}} (YAML --tasks)", async () => {
   const file = join(world.root, "chain.yaml");

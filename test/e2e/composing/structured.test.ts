@@ -4,9 +4,17 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageText, script, type ScriptStep } from "../../../src/scripted/model-server.ts";
-import { CURRENT_PI_VERSION, cli, piCmd, piWorld, type PiWorld, summaryOf, taskWhy } from "../../support/pi-env.ts";
+import {
+  CURRENT_PI_VERSION,
+  cli,
+  piCmd,
+  piWorld,
+  type PiWorld,
+  summaryOf,
+  taskWhy,
+  userTexts as userTextsOf,
+} from "../../support/pi-env.ts";
 import { runParentPi } from "../../support/parent-pi.ts";
-import { withoutTeamNote } from "../../../src/core/team.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -16,10 +24,7 @@ afterAll(async () => {
   await world.close();
 });
 
-const userTexts = () =>
-  world.server.requests.flatMap((r) =>
-    (r.messages ?? []).filter((m) => m.role === "user").map((m) => withoutTeamNote(messageText(m))),
-  );
+const userTexts = () => userTextsOf(world);
 const toolTexts = () =>
   world.server.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === "tool").map(messageText));
 

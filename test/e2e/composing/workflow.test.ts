@@ -3,10 +3,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { messageText, script } from "../../../src/scripted/model-server.ts";
-import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "../../support/pi-env.ts";
+import { script } from "../../../src/scripted/model-server.ts";
+import { cli, piWorld, type PiWorld, summaryOf, taskWhy, userTexts as userTextsOf } from "../../support/pi-env.ts";
 import { runParentPi } from "../../support/parent-pi.ts";
-import { withoutTeamNote } from "../../../src/core/team.ts";
 
 let world: PiWorld;
 let project: string;
@@ -37,10 +36,7 @@ afterAll(async () => {
   await world.close();
 });
 
-const userTexts = () =>
-  world.server.requests.flatMap((r) =>
-    (r.messages ?? []).filter((m) => m.role === "user").map((m) => withoutTeamNote(messageText(m))),
-  );
+const userTexts = () => userTextsOf(world);
 
 test("subagents flow NAME input: {{input}} filled, hand-offs run, delegate options apply", async () => {
   const r = await cli(world, ["flow", "scout-fix", "the", "auth bug", "--json", "--concurrency", "1"], {

@@ -5,7 +5,7 @@ import { realClock } from "../core/host.ts";
 import { endProcesses } from "../core/run/process/leftovers.ts";
 import { keeps, MARK_ENV, within } from "../core/run/process/marks.ts";
 import { markedProcesses } from "../host/proc-marks.ts";
-import { pidAlive, signalPid } from "../host/process-identity.ts";
+import { pidAlive, processRuns, signalPid } from "../host/process-identity.ts";
 import { descendantsOf } from "../host/proc-tree.ts";
 
 /** A kept child (core/run/process/pool.ts) loads this extension again for each task's session (under jiti perhaps as
@@ -52,7 +52,7 @@ export function ownerGoneThen(stop: () => void): () => void {
   return () => {
     if (ending) return;
     ending = true;
-    const host = { descendants: descendantsOf, signal: signalPid, isAlive: pidAlive };
+    const host = { descendants: descendantsOf, signal: signalPid, isAlive: processRuns };
     void endProcesses(host, realClock, leftovers()).finally(stop);
   };
 }

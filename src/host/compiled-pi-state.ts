@@ -4,7 +4,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeFileAtomic } from "./atomic-write.ts";
-import { pidAlive, procStartTime, recordAlive } from "./process-identity.ts";
+import { isZombie, pidAlive, procStartTime, recordAlive } from "./process-identity.ts";
 
 /** The compiled executable inside the folder. */
 export const COMPILED_EXE = "pi";
@@ -78,7 +78,7 @@ export function readLock(dir: string): CompileLock | null {
 export function lockAlive(lock: CompileLock, now = Date.now()): boolean {
   if (!lock.pid) return now - lock.at < UNREADABLE_LOCK_MS;
   if (lock.startTime === null) return pidAlive(lock.pid) && now - lock.at < LOCK_MAX_AGE_MS;
-  return recordAlive(lock);
+  return recordAlive(lock) && !isZombie(lock.pid);
 }
 
 /** A lock for `pid` (its start time read now): written whole, so a concurrent reader never sees half of it. */

@@ -6,7 +6,7 @@ import { maskHomeDir } from "../core/sanitize.ts";
 import { descendantsOf } from "./proc-tree.ts";
 import { markedProcesses } from "./proc-marks.ts";
 import { startNetProxy } from "./net-proxy.ts";
-import { pidAlive, signalPid } from "./process-identity.ts";
+import { processRuns, signalPid } from "./process-identity.ts";
 
 let tempDir: string | null = null;
 
@@ -96,7 +96,7 @@ export function fsParts() {
     descendants: descendantsOf,
     marked: markedProcesses,
     signal: signalPid,
-    isAlive: pidAlive,
+    isAlive: processRuns,
   };
 }
 

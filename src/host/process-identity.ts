@@ -15,7 +15,7 @@ export function procStartTime(pid: number): string | null {
 
 /** A process that has exited but was not yet reaped by its parent (a detached process's parent may be an init that
  *  reaps late, a container may have no init at all): signal 0 still reaches it, yet it does nothing any more. */
-function isZombie(pid: number): boolean {
+export function isZombie(pid: number): boolean {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
     return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
@@ -24,15 +24,18 @@ function isZombie(pid: number): boolean {
   }
 }
 
-/** The process runs: signal 0 reaches it (EPERM: it exists, another user's) and it is not a zombie. */
+/** Signal 0 reaches the PID (EPERM: it exists, another user's). A zombie still counts: see processRuns. */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
+    return true;
   } catch (err) {
-    if ((err as { code?: string }).code !== "EPERM") return false;
+    return (err as { code?: string }).code === "EPERM";
   }
-  return !isZombie(pid);
 }
+
+/** The process still runs: it exists and is not a zombie (what the hosts' isAlive and the kill protocol ask). */
+export const processRuns = (pid: number): boolean => pidAlive(pid) && !isZombie(pid);
 
 /** Sends a signal; a process already gone is no error. */
 export function signalPid(pid: number, sig: NodeJS.Signals): void {

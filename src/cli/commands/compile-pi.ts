@@ -33,7 +33,7 @@ import {
   writeLock,
   writeSource,
 } from "../../host/compiled-pi-state.ts";
-import { pidAlive } from "../../host/process-identity.ts";
+import { processRuns } from "../../host/process-identity.ts";
 import { readPiPackage } from "../../host/pi-discovery.ts";
 import { versionLine } from "../version-info.ts";
 import { CHILD_JIT_MARK, dropChildJitEnv } from "../../host/child-jit.ts";
@@ -102,7 +102,7 @@ function removeDeadWork(out: string): void {
   for (const name of fs.readdirSync(out)) {
     if (!name.startsWith(WORK_PREFIX)) continue;
     const pid = Number(/^\.build-(\d+)-/.exec(name)?.[1]);
-    if (!pid || !pidAlive(pid)) fs.rmSync(path.join(out, name), { recursive: true, force: true });
+    if (!pid || !processRuns(pid)) fs.rmSync(path.join(out, name), { recursive: true, force: true });
   }
 }
 

@@ -236,7 +236,7 @@ test("SIGKILL of the supervisor: its children are gone within seconds and wait r
   await until("the children to notice and exit", () => worldProcesses().length === 0, 5000);
   console.log(`children gone ${Math.round(performance.now() - t0)} ms after SIGKILL of the supervisor`);
   const w = await cli(world, ["wait", ...ids, "--json"]);
-  expect(w.code).toBe(1);
+  expect(w.code, w.stderr).toBe(1);
   const [first, queued] = w.json.at(-1)!.tasks;
   expect(first.sessionId).toBe(id);
   expect(first.error).toContain("interrupted");

@@ -18,7 +18,7 @@ import { dirname, join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { compiledPiDir } from "../../../src/host/compiled-pi.ts";
 import { readLock } from "../../../src/host/compiled-pi-state.ts";
-import { pidAlive, procStartTime } from "../../../src/host/process-identity.ts";
+import { isZombie, pidAlive, procStartTime } from "../../../src/host/process-identity.ts";
 import { readPiPackage } from "../../../src/host/pi-discovery.ts";
 import { cli, NODE24, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld } from "../../support/pi-env.ts";
 
@@ -142,7 +142,7 @@ test("a compile killed with SIGKILL is started again by the next run; children a
   process.kill(victim, "SIGKILL");
   const killedAt = Date.now();
   // Gone: reaped, or a zombie (the init here may reap late); not merely exiting (its cmdline is empty earlier).
-  await until("the killed compile to be gone", () => !pidAlive(victim), 30_000);
+  await until("the killed compile to be gone", () => !pidAlive(victim) || isZombie(victim), 30_000);
   expect(finished(dir)).toBe(false);
   // The lock still names the dead process: doctor says the compile ended, the next run starts it again at once.
   expect(readLock(dir)?.pid).toBe(victim);

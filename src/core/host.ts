@@ -42,8 +42,9 @@ export interface ChildProcess {
   kill(signal: "SIGTERM" | "SIGKILL"): void;
 }
 
-/** A process carrying a run's mark in its environment (core/run/process/marks.ts). */
-export type MarkedProcess = { pid: number; mark: string; command: string };
+/** A process carrying a run's mark in its environment (core/run/process/marks.ts). `busy`: on a CPU or in an
+ *  uninterruptible wait when looked at (state R or D) — for instance between `setsid`'s exec and the command's. */
+export type MarkedProcess = { pid: number; mark: string; command: string; busy?: boolean };
 
 /** The host side of a sandboxed child's network: an HTTP proxy on a Unix socket (src/host/net-proxy.ts). */
 export type NetProxySpec = { socketPath: string; allow: (host: string, port: number) => boolean };

@@ -56,7 +56,18 @@ export function processesWithEnv(name: string): { pid: number; value: string; co
   return out;
 }
 
+/** Runnable or in an uninterruptible wait (state R or D, /proc/<pid>/stat field 3): not waiting on anything. */
+function busy(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+    const state = stat[stat.lastIndexOf(")") + 2];
+    return state === "R" || state === "D";
+  } catch {
+    return false;
+  }
+}
+
 /** Every live process (but this one) that carries a mark. */
 export function markedProcesses(): MarkedProcess[] {
-  return processesWithEnv(MARK_ENV).map((p) => ({ pid: p.pid, mark: p.value, command: p.command }));
+  return processesWithEnv(MARK_ENV).map((p) => ({ pid: p.pid, mark: p.value, command: p.command, busy: busy(p.pid) }));
 }

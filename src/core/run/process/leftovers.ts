@@ -8,9 +8,29 @@ import { TERM_GRACE_MS } from "./kill.ts";
 const POLL_MS = 100;
 /** Rounds of looking again after an end: a leftover may start another process while it is being ended. */
 const ROUNDS = 3;
+/** How long a run's end waits for its leftovers to stop being busy before it names them. */
+const SETTLE_MS = 1000;
 
 export const marksOf = (host: Host, run: string): MarkedProcess[] =>
   (host.marked?.() ?? []).filter((p) => within(p.mark, run));
+
+const lookFor = (host: Host, run: string, spare?: (pid: number) => boolean) =>
+  marksOf(host, run).filter((p) => !spare?.(p.pid));
+
+/** The run's marked processes once none of them is busy (at most SETTLE_MS): a command line read while a process is
+ *  between two execs names what it is about to stop being (`setsid sleep 9` a moment before it is `sleep 9`), and a
+ *  loaded machine can hold a process there for a second. A process that stays busy (a CPU-bound leftover) is named
+ *  as last seen. */
+async function settledMarks(host: Host, clock: Clock, run: string, spare?: (pid: number) => boolean) {
+  const look = () => lookFor(host, run, spare);
+  let now = look();
+  const until = clock.now() + SETTLE_MS;
+  while (now.some((p) => p.busy) && clock.now() < until) {
+    await new Promise((r) => clock.setTimeout(() => r(null), POLL_MS / 2));
+    now = look();
+  }
+  return now;
+}
 
 /** SIGTERM to each (and what it started), up to the grace period for them to go, then SIGKILL to what is left. */
 export async function endProcesses(
@@ -37,7 +57,8 @@ export async function endLeftovers(
 ): Promise<MarkedProcess[]> {
   const found: MarkedProcess[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const now = marksOf(host, run).filter((p) => !opts.spare?.(p.pid));
+    // Only the first look waits for busy processes: a CPU-bound leftover delays the run's end once, not per round.
+    const now = round === 0 ? await settledMarks(host, clock, run, opts.spare) : lookFor(host, run, opts.spare);
     found.push(...now.filter((p) => !found.some((f) => f.pid === p.pid)));
     if (opts.keep || !now.length) break;
     await endProcesses(host, clock, now, opts.graceMs);

@@ -1,0 +1,69 @@
+// A run's leftovers (core/run/process/leftovers.ts) are named as they run, not as they were a moment before: a
+// process caught between `setsid`'s exec and its command's is looked at again. The scan itself (host/proc-marks.ts)
+// runs on real processes here; the exec race is a host seam, since no real process can be held between two execs.
+import { afterEach, expect, test } from "bun:test";
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Host, MarkedProcess } from "../../../../src/core/host.ts";
+import { realClock } from "../../../../src/core/host.ts";
+import { endLeftovers, leftoversWarning } from "../../../../src/core/run/process/leftovers.ts";
+import { MARK_ENV } from "../../../../src/core/run/process/marks.ts";
+import { markedProcesses } from "../../../../src/host/proc-marks.ts";
+import { until } from "../../../support/pi-env.ts";
+
+const started: ChildProcess[] = [];
+afterEach(() => {
+  for (const p of started.splice(0)) p.kill("SIGKILL");
+});
+
+const marked = (mark: string, command: string) => {
+  const p = spawn("sh", ["-c", command], { env: { ...process.env, [MARK_ENV]: mark }, stdio: "ignore" });
+  started.push(p);
+  return p;
+};
+
+test("the scan says which marked processes are busy (running) and which wait", async () => {
+  const mark = `${process.pid}.leftovers.${Date.now()}`;
+  const spinning = marked(`${mark}/spin`, "while :; do :; done");
+  const sleeping = marked(`${mark}/sleep`, "exec sleep 600");
+  const seen = await until("both marked processes in /proc", () => {
+    const ours = markedProcesses().filter((p) => p.mark.startsWith(mark));
+    const sleeper = ours.find((p) => p.pid === sleeping.pid);
+    return ours.length === 2 && sleeper?.command === "sleep 600" ? ours : null;
+  });
+  // A waiting process is never busy; the spinning one is on a CPU or waiting for one (R) in nearly every look.
+  expect(seen.find((p) => p.pid === sleeping.pid)?.busy).toBe(false);
+  const looks = Array.from({ length: 20 }, () => markedProcesses().find((p) => p.pid === spinning.pid)?.busy);
+  expect(looks.filter(Boolean).length, `busy in ${looks.filter(Boolean).length} of 20 looks`).toBeGreaterThan(10);
+});
+
+/** A host whose marked processes are given, one list per look (the last repeats). */
+function hostOf(looks: MarkedProcess[][]): Host {
+  let i = 0;
+  return {
+    marked: () => looks[Math.min(i++, looks.length - 1)],
+    descendants: () => [],
+    signal: () => {},
+    isAlive: () => false,
+  } as unknown as Host;
+}
+
+test("a process caught between setsid's exec and its command's is named by its command (keepProcesses and ended)", async () => {
+  const mark = "1.s.x";
+  const between = { pid: 41, mark, command: "setsid sleep 9", busy: true };
+  const exec = { pid: 41, mark, command: "sleep 9", busy: false };
+  for (const keep of [true, false]) {
+    const found = await endLeftovers(hostOf([[between], [between], [exec]]), realClock, mark, { keep, graceMs: 50 });
+    expect(found.map((p) => p.command)).toEqual(["sleep 9"]);
+    expect(leftoversWarning(found, keep ? { sessionId: "s" } : undefined)).toContain("pid 41 `sleep 9`");
+  }
+});
+
+test("a leftover that stays busy delays the run's end at most about a second, and is named as last seen", async () => {
+  const mark = "1.s.y";
+  const spin = { pid: 42, mark, command: "yes", busy: true };
+  const t0 = Date.now();
+  const found = await endLeftovers(hostOf([[spin]]), realClock, mark, { keep: true });
+  expect(Date.now() - t0).toBeLessThan(5000);
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+  expect(found).toEqual([spin]);
+});

@@ -378,28 +378,46 @@ test("select and input are forwarded too: a background child's choice answered b
   expect(readFileSync(log, "utf8")).toBe("select:prod\ninput:v2.1\n");
 }, 90_000);
 
-test("a child waiting on a question is not idle: --timeout 2 does not stop it while it waits, and its answer still arrives", async () => {
+test("a child waiting on a question is not idle: past its --timeout while it waits, it is not stopped, and its answer still arrives", async () => {
   const settings = join(world.workDir, ".pi", "settings.json");
   mkdirSync(join(world.workDir, ".pi"), { recursive: true });
   // askTimeout is far beyond the test's pace (a busy machine may take a minute to show the question).
   writeFileSync(settings, JSON.stringify({ subagents: { extend_timeout_debounce: 0, askTimeout: 600 } }));
   const log = join(world.root, "ask-idle.log");
   rmSync(log, { force: true });
+  // The timeout counts from the child's start, so it must outlast the child's way to its question: a loaded machine
+  // took 3–5 s to start pi and reach it (a 2 s timeout stopped the child before it asked).
+  const timeoutSec = 12;
   try {
     const r = await cli(
       world,
-      ["delegate", "--background", "--json", "--timeout", "2", "--profile", "gated", `gate ${script(gatedSteps)}`],
+      [
+        "delegate",
+        "--background",
+        "--json",
+        "--timeout",
+        String(timeoutSec),
+        "--profile",
+        "gated",
+        `gate ${script(gatedSteps)}`,
+      ],
       { env: { ASK_FIXTURE_LOG: log } },
     );
     const id = r.json.find((e) => e.type === "task_background")!.sessionId as string;
-    await until("the question in the run's log", async () =>
-      (await cli(world, ["logs", id])).stdout.includes("? asks: Allow bash?"),
-    );
-    await Bun.sleep(6000); // three times the timeout, waiting on the question: the time itself is what is tested
+    await until("the question in the run's log", async () => {
+      if ((await cli(world, ["logs", id])).stdout.includes("? asks: Allow bash?")) return true;
+      const out = (await cli(world, ["output", id, "--json"])).json?.[0];
+      if (out && out.status !== "running")
+        throw new Error(`the run ended before its child asked (a machine too slow for this test?): ${taskWhy(out)}`);
+      return false;
+    });
+    // The child started before it asked: this wait ends past its timeout (the time itself is what is tested).
+    await Bun.sleep(timeoutSec * 1000 + 3000);
     const a = await cli(world, ["answer", id, "yes"]);
-    expect(a.code).toBe(0);
+    expect(a.code, a.stderr).toBe(0);
     const w = await cli(world, ["wait", id, "--json"]);
-    expect(w.json.at(-1)!.tasks[0]).toMatchObject({ status: "completed", output: "done" });
+    const task = w.json.at(-1)!.tasks[0];
+    expect(task, taskWhy(task)).toMatchObject({ status: "completed", output: "done" });
     expect(readFileSync(log, "utf8")).toBe("confirm:true\n");
   } finally {
     rmSync(settings, { force: true });

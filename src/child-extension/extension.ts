@@ -7,7 +7,15 @@
 // Self-contained on purpose: node:fs only, no package imports (Bun would try to auto-install them).
 import * as fs from "node:fs";
 import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/process/finalize-contract.ts";
-import { assistantFromMessage, cap, stringify as json, textOfContent } from "../core/run/process/transport.ts";
+import {
+  assistantFromMessage,
+  cap,
+  fitAssistant,
+  fitFinalize,
+  OUTPUT_CHARS,
+  stringify as json,
+  textOfContent,
+} from "../core/run/process/transport.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
@@ -26,6 +34,9 @@ const ARGS_CAP = 1000;
 const RESULT_CAP = 2000;
 const FLUSH_MS = 50;
 const DELTA_FLUSH_BYTES = 8192;
+/** Past OUTPUT_CHARS of one answer, each flush sends only its last characters: the parent keeps the answer's first
+ *  OUTPUT_CHARS and shows a tail of this size; every byte more would only count against its event limit. */
+const STREAM_TAIL = 4096;
 
 type Api = {
   on(event: string, handler: (event: any, ctx: any) => unknown): void;
@@ -39,13 +50,18 @@ type Api = {
 class Fd3Writer {
   private open = true;
   private delta = "";
+  /** Characters of the answer being streamed, sent or pending. */
+  private streamed = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly onBroken: () => void) {}
 
   emit(ev: ChildEvent): void {
     if (ev.type === "text") {
+      const sent = this.streamed - this.delta.length;
+      this.streamed += ev.delta.length;
       this.delta += ev.delta;
+      if (sent >= OUTPUT_CHARS && this.delta.length > STREAM_TAIL) this.delta = this.delta.slice(-STREAM_TAIL);
       if (this.delta.length >= DELTA_FLUSH_BYTES) this.flushDelta();
       else if (!this.timer) {
         // Coalesce deltas: the parent redraws at most 10×/s, so per-token lines would be wasted bytes.
@@ -55,6 +71,7 @@ class Fd3Writer {
       return;
     }
     this.flushDelta();
+    if (ev.type === "assistant" || ev.type === "turn_start") this.streamed = 0;
     this.write(ev);
   }
 
@@ -156,7 +173,7 @@ export default function childExtension(pi: Api): void {
       if (a?.type === "text_delta" && typeof a.delta === "string") emit({ type: "text", delta: a.delta });
     });
     pi.on("message_end", (e) => {
-      if (e?.message?.role === "assistant") emit(assistantFromMessage(e.message));
+      if (e?.message?.role === "assistant") emit(fitAssistant(assistantFromMessage(e.message)));
       // Reported when the corrective message really reached the conversation, not when it was queued.
       else if (e?.message?.role === "user" && !sawPrompt) sawPrompt = true;
       else if (e?.message?.role === "user" && textOfContent(e.message.content) === NUDGE_TEXT) emit({ type: "nudge" });
@@ -239,7 +256,7 @@ export default function childExtension(pi: Api): void {
         ...(params.data !== undefined ? { data: params.data } : {}),
       };
       finalized = true;
-      emit({ type: "finalize", payload });
+      emit(fitFinalize(payload));
       return { content: [{ type: "text", text: "Final result recorded." }], details: payload, terminate: true };
     },
   });

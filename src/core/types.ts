@@ -72,9 +72,12 @@ export type ChildEvent =
       provider?: string;
       stopReason?: string;
       errorMessage?: string;
+      /** `text` is the first part of a longer answer (transport.ts cutText); `of`: its whole length, when known. */
+      cut?: { of?: number };
     }
   | { type: "retry"; attempt: number; maxAttempts: number; delayMs: number; errorMessage: string }
-  | { type: "finalize"; payload: FinalizePayload }
+  /** `cut`: the payload's result is the first part of a longer one (its whole length). */
+  | { type: "finalize"; payload: FinalizePayload; cut?: { of?: number } }
   /** A corrective message (finalize contract) reached the child's conversation. */
   | { type: "nudge" }
   | { type: "agent_end" }

@@ -4,6 +4,8 @@ import { withoutTeamNote } from "../core/team.ts";
 
 export type ScriptStep = {
   text?: string;
+  /** The text sent this many times over: a long answer from a short script (a 17 MB answer is 17 M characters). */
+  repeat?: number;
   chunks?: number;
   tool?: string;
   args?: Record<string, unknown>;
@@ -66,6 +68,11 @@ function fillPlaceholders(step: ScriptStep, messages: ChatMessage[]): ScriptStep
 
 /** Picks the step for this request: pure, exported for tests. */
 export function chooseStep(req: ChatRequest, served?: Map<string, number>): ScriptStep {
+  const step = pickStep(req, served);
+  return step.repeat && step.text ? { ...step, text: step.text.repeat(step.repeat), repeat: undefined } : step;
+}
+
+function pickStep(req: ChatRequest, served?: Map<string, number>): ScriptStep {
   const messages = req.messages ?? [];
   let scriptAt = -1;
   let script: ScriptStep[] = [];

@@ -105,6 +105,16 @@ switch (mode) {
     const line = `${JSON.stringify({ type: "text", delta: "x".repeat(60_000) })}\n`;
     for (;;) fs.writeSync(3, line);
   }
+  case "cut-answer":
+    // What our child extension sends for a 17 M-character answer: its first 4 M characters, and how long it was.
+    assistant("z".repeat(4 * 1024 * 1024), { cut: { of: 17_000_000 } });
+    emit({ type: "agent_end" });
+    break;
+  case "huge-line":
+    // One assistant event past the 16 MB line limit (a child extension that did not fit it), then a normal end.
+    assistant("y".repeat(17 * 1024 * 1024));
+    emit({ type: "agent_end" });
+    break;
   case "flood-stderr":
   case "flood-stdout": {
     const chunk = Buffer.alloc(64 * 1024, 120);

@@ -45,12 +45,19 @@ export function readStreams(
   const foreign = spec.parser?.() ?? null;
   const parser = foreign ?? (spec.transport === "json" ? new JsonModeParser() : null);
   const onLine = (line: string, cut: boolean) => {
-    if (cut && !parser) return; // a compact line never legitimately reaches the cap
+    // Our child extension fits every event in a line (transport.ts cutText): a longer one lost an event whole, the
+    // answer perhaps, so the task cannot end as if nothing were missing. Another harness's lines alike; only pi's
+    // JSON mode has a line whose head still says something (JsonModeParser).
+    if (cut && (foreign || !parser))
+      return stopWith({
+        code: "SUBAGENT_OUTPUT_TRUNCATED",
+        message: `Sub-agent sent an event line over the ${MAX_EVENT_LINE / 1048576} MB limit (${line.slice(0, 40)}…); it was dropped and the child stopped`,
+      });
     if (foreign) {
       for (const ev of foreign.parse(line)) onEvent(ev);
       return;
     }
-    const ev = parser ? (parser as JsonModeParser).parse(line) : parseCompactLine(line);
+    const ev = parser ? (parser as JsonModeParser).parse(line, cut) : parseCompactLine(line);
     if (ev) onEvent(ev);
   };
   const splitter = new LineSplitter(onLine, MAX_EVENT_LINE, parser && !foreign ? jsonModeKeep : undefined);

@@ -25,7 +25,9 @@ export function classify(
   { exit, stop, stderr, stderrHead, stderrWhole }: Attempt,
   finalize: FinalizeMode,
 ): { status: "completed" | "error"; output: string; error?: string; code?: ErrorCode } | "nudge" {
-  const partial = state.finalize?.result ?? state.lastText;
+  // An answer stopped at an output limit before it ended is kept as far as it came (its first OUTPUT_CHARS).
+  const inFlight = stop?.code === "SUBAGENT_OUTPUT_TRUNCATED" && state.streamHead.trim() ? state.streamHead : null;
+  const partial = state.finalize?.result ?? inFlight ?? state.lastText;
   if (stop) return { status: "error", output: partial, error: stop.message, code: stop.code };
   if (state.errorMessage)
     return { status: "error", output: state.lastText, error: state.errorMessage, code: "SUBAGENT_FAILED" };
@@ -51,6 +53,24 @@ export function classify(
   // Spec 000: without the strict contract the result is the last assistant text.
   if (finalize !== "required") return { status: "completed", output: state.lastText };
   return "nudge";
+}
+
+/** Whether the run's output is cut, and how much of how much is kept: it was longer than the run keeps, or the child
+ *  already sent only its first part (lastTextCut, finalizeCut). null: it is whole. */
+export function outputCut(
+  state: RunState,
+  raw: string,
+  limit: number,
+): { kept: number; of: string; lineLost: boolean } | null {
+  const told = raw === state.lastText ? state.lastTextCut : raw === state.finalize?.result ? state.finalizeCut : null;
+  if (!told && raw.length <= limit) return null;
+  const whole = told?.of ?? (told ? null : raw.length);
+  const n = (x: number) => x.toLocaleString("en-US");
+  return {
+    kept: Math.min(limit, raw.length),
+    of: whole === null ? `over ${n(raw.length)}` : n(whole),
+    lineLost: whole === null,
+  };
 }
 
 /** Secrets masked inside the structured result too; what no longer parses after masking is kept as masked text. */

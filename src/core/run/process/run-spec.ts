@@ -3,7 +3,7 @@ import type { ChildEvent, Usage } from "../../types.ts";
 import type { Budget, CallSpend } from "../../budget.ts";
 import type { FinalizeMode } from "./finalize-contract.ts";
 import type { RunState } from "./run-state.ts";
-import type { Transport } from "./transport.ts";
+import { OUTPUT_CHARS, type Transport } from "./transport.ts";
 import type { RateGate } from "./rate-gate.ts";
 import type { GateSpec } from "./gate.ts";
 import type { Reuse } from "./pool.ts";
@@ -26,7 +26,7 @@ export const DEFAULT_LIMITS: RunLimits = {
   stdoutBytes: 64 * 1024 * 1024,
   stderrBytes: 16 * 1024 * 1024,
   stderrTail: 8 * 1024,
-  outputChars: 4 * 1024 * 1024,
+  outputChars: OUTPUT_CHARS,
 };
 /** pi's JSON mode repeats the whole message per delta, so it legitimately sends far more. */
 export const JSON_MODE_EVENT_BYTES = 1024 * 1024 * 1024;

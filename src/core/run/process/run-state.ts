@@ -4,6 +4,7 @@ import { framedMessage, messageLine } from "../../team.ts";
 import { rateLimitLine, textLines, toolCallLine, toolResultLine } from "./activity.ts";
 import { sanitize } from "../../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
+import { OUTPUT_CHARS } from "./transport.ts";
 import { todoProgress, type TodoProgress } from "./todos.ts";
 import type { Budget } from "../../budget.ts";
 import { emptyUsage, type ChildEvent, type FinalizePayload, type StoredMessage, type Usage } from "../../types.ts";
@@ -41,8 +42,14 @@ export type RunState = {
   todos?: TodoProgress;
   /** Last non-empty assistant text. */
   lastText: string;
+  /** lastText is the first part of a longer answer (the child cut it to fit its bound); `of`: the whole length. */
+  lastTextCut?: { of?: number };
+  /** The finalize result is the first part of a longer one. */
+  finalizeCut?: { of?: number };
   /** Text of the assistant message being streamed right now (tail only). */
   streaming: string;
+  /** The first OUTPUT_CHARS of the message being streamed: what is kept of an answer stopped before it ended. */
+  streamHead: string;
   /** Rolling activity lines for windows (oldest dropped first). */
   activity: string[];
   droppedActivity: number;
@@ -78,6 +85,7 @@ export function newRunState(now: number): RunState {
     lastToolCallAt: 0,
     lastText: "",
     streaming: "",
+    streamHead: "",
     activity: [],
     droppedActivity: 0,
     nudges: 0,
@@ -128,8 +136,10 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
     case "turn_start":
       // A new turn after agent_end means pi retried or continued: the run is not over.
       s.agentEnded = false;
+      s.streamHead = "";
       return;
     case "text":
+      if (s.streamHead.length < OUTPUT_CHARS) s.streamHead += ev.delta.slice(0, OUTPUT_CHARS - s.streamHead.length);
       s.streaming += ev.delta;
       if (s.streaming.length > LIMITS.streamingTail * 2) s.streaming = s.streaming.slice(-LIMITS.streamingTail);
       return;
@@ -161,6 +171,7 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
     }
     case "assistant": {
       s.streaming = "";
+      s.streamHead = "";
       s.usage.input += ev.usage.input;
       s.usage.output += ev.usage.output;
       s.usage.cacheRead += ev.usage.cacheRead;
@@ -176,6 +187,7 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
           : undefined;
       if (ev.text.trim()) {
         s.lastText = ev.text;
+        s.lastTextCut = ev.cut;
         pushActivity(s, textLines(ev.text));
       }
       if (s.errorMessage) pushActivity(s, [`✗ ${s.errorMessage}`]);
@@ -196,6 +208,7 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
       return;
     case "finalize":
       s.finalize = ev.payload;
+      s.finalizeCut = ev.cut;
       return;
     case "nudge":
       // Replies to a nudge are often just "OK.": the answer worth keeping is the one from before it.

@@ -14,7 +14,7 @@ import { gateFailure } from "./gate.ts";
 import { leftoversWarning } from "./leftovers.ts";
 import type { MarkedProcess } from "./marks.ts";
 import { RATE_LIMIT_RE } from "./rate-gate.ts";
-import { classify, sanitizedData, sanitizeMessage } from "./result.ts";
+import { classify, outputCut, sanitizedData, sanitizeMessage } from "./result.ts";
 import { applyEvent, newRunState, recordUserMessage } from "./run-state.ts";
 import { DEFAULT_LIMITS, type RunSpec } from "./run-spec.ts";
 
@@ -98,8 +98,10 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
         : verdict;
     let output = sanitize(v.output);
     let code = v.code;
-    if (output.length > limits.outputChars) {
-      output = `${output.slice(0, limits.outputChars)}\n[output cut at ${limits.outputChars} characters]`;
+    // Never "completed" with an answer quietly short: the record, --json and the tool result say what was cut.
+    const cut = outputCut(state, v.output, limits.outputChars);
+    if (cut) {
+      output = `${output.slice(0, cut.kept)}\n[output cut at ${cut.kept} characters]`;
       code ??= "SUBAGENT_OUTPUT_TRUNCATED";
     }
     const result: RunResult = {
@@ -134,6 +136,11 @@ export async function runChild(host: Host, clock: Clock, spec: RunSpec): Promise
           }
         : {}),
     };
+    if (cut)
+      result.warnings = [
+        ...(result.warnings ?? []),
+        `output cut: the answer had ${cut.of} characters, the first ${cut.kept.toLocaleString("en-US")} are kept (SUBAGENT_OUTPUT_TRUNCATED)${cut.lineLost ? "; its message was over the 16 MB line limit of pi's JSON output, so its usage and tool calls are not known" : ""}`,
+      ];
     // Messages this task never got (it ended first) and refusals it met are part of its record.
     const team = spec.team?.leave() ?? [];
     if (team.length) result.warnings = [...(result.warnings ?? []), ...team.map(sanitize)];

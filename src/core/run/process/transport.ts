@@ -8,6 +8,35 @@ import { NUDGE_TEXT } from "./finalize-contract.ts";
 export type Transport = "compact" | "json";
 
 export const MAX_EVENT_LINE = 16 * 1024 * 1024;
+/** The most characters of one answer (or finalize result) a run keeps: the output bound of docs/limits.md. */
+export const OUTPUT_CHARS = 4 * 1024 * 1024;
+/** What one event's text may take of its line, JSON-encoded: the rest is room for the event's other fields. */
+const TEXT_ROOM = MAX_EVENT_LINE - 256 * 1024;
+
+/** A child's long text, cut where the parent would cut it anyway (OUTPUT_CHARS) and so that its JSON encoding fits
+ *  one event line (control characters encode as six): null when it fits as it is. A line over the limit would be
+ *  dropped whole, and the answer with it. */
+export function cutText(text: string): string | null {
+  if (text.length <= OUTPUT_CHARS && text.length * 6 < TEXT_ROOM) return null;
+  let head = text.slice(0, OUTPUT_CHARS);
+  for (let encoded = JSON.stringify(head).length; encoded > TEXT_ROOM; encoded = JSON.stringify(head).length)
+    head = head.slice(0, Math.floor((head.length * TEXT_ROOM * 0.95) / encoded));
+  return head.length < text.length ? head : null;
+}
+
+/** An assistant event whose text fits one line (cutText), saying how long the whole answer was. */
+export function fitAssistant(ev: Extract<ChildEvent, { type: "assistant" }>): ChildEvent {
+  const head = cutText(ev.text);
+  return head === null ? ev : { ...ev, text: head, cut: { of: ev.text.length } };
+}
+
+/** A finalize event whose result fits one line (cutText), saying how long the whole result was. */
+export function fitFinalize(payload: FinalizePayload): ChildEvent {
+  const head = payload.result === undefined ? null : cutText(payload.result);
+  return head === null
+    ? { type: "finalize", payload }
+    : { type: "finalize", payload: { ...payload, result: head }, cut: { of: payload.result!.length } };
+}
 /** How much of a JSON-mode line of each kind is worth keeping (the rest is dropped unread). */
 export function jsonModeKeep(head: string): number {
   if (head.startsWith('{"type":"message_update"')) return 64 * 1024;
@@ -82,7 +111,7 @@ export function textOfContent(content: unknown): string {
 }
 
 /** The engine's view of a finished assistant message (shared by both transports). */
-export function assistantFromMessage(m: Msg): ChildEvent {
+export function assistantFromMessage(m: Msg): Extract<ChildEvent, { type: "assistant" }> {
   const u = m.usage ?? {};
   return {
     type: "assistant",
@@ -124,6 +153,25 @@ function readJsonString(line: string, at: number): string | null {
   }
 }
 
+/** What a message_end line cut at the line limit still says: the first text of an assistant's answer, as far as the
+ *  line came. Its usage, stop reason and tool calls were at the end that is gone. */
+function salvageAnswer(line: string): ChildEvent | null {
+  const head = line.slice(0, 4096);
+  if (!head.includes('"role":"assistant"')) return null;
+  const at = line.indexOf('"text":"');
+  if (at === -1) return null;
+  // The string was cut somewhere inside: close it, dropping the last characters until it parses (a cut escape).
+  for (let end = line.length; end > line.length - 8 && end > at + 7; end--) {
+    try {
+      const text = JSON.parse(`${line.slice(at + 7, end)}"`) as string;
+      return { ...assistantFromMessage({ role: "assistant" }), text, cut: {} };
+    } catch {
+      // a cut escape sequence: one character less
+    }
+  }
+  return null;
+}
+
 const DELTA_PREFIX = '{"type":"message_update","assistantMessageEvent":{"type":"text_delta"';
 
 /**
@@ -135,7 +183,9 @@ export class JsonModeParser {
   /** One parser per process: its first user message is the task from stdin, later ones are follow-ups. */
   private sawPrompt = false;
 
-  parse(line: string): ChildEvent | null {
+  /** `cut`: the line was longer than MAX_EVENT_LINE and this is its head. */
+  parse(line: string, cut = false): ChildEvent | null {
+    if (cut) return line.startsWith('{"type":"message_end"') ? salvageAnswer(line) : null;
     if (line.startsWith(DELTA_PREFIX)) {
       const at = line.indexOf('"delta":"', DELTA_PREFIX.length);
       if (at === -1) return null;

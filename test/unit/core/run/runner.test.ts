@@ -137,6 +137,35 @@ for (const [mode, limit] of [
   });
 }
 
+test("flood-fd3: an answer stopped at the event limit keeps what it had streamed (its first OUTPUT_CHARS)", async () => {
+  const r = await runChild(host, realClock, spec("flood-fd3", { limits: { eventBytes: 2 * 1024 * 1024 } }));
+  expect(r.errorCode).toBe("SUBAGENT_OUTPUT_TRUNCATED");
+  // The deltas before the stop: nearly the whole 2 MB (not the empty last text of a message that never ended).
+  expect(r.output.length).toBeGreaterThan(1_500_000);
+  expect(r.output.slice(0, 100)).toBe("x".repeat(100));
+});
+
+test("an event line over the 16 MB line limit fails the task with a code, never a quiet completion", async () => {
+  const r = await runChild(host, realClock, spec("huge-line", { finalize: "optional" }));
+  expect(r.status, taskWhy(r)).toBe("error");
+  expect(r.errorCode).toBe("SUBAGENT_OUTPUT_TRUNCATED");
+  expect(r.error).toContain("over the 16 MB limit");
+});
+
+test("an answer the child cut (a 17 M-character answer): completed, its first 4 M characters kept, the cut said", async () => {
+  const r = await runChild(host, realClock, spec("cut-answer", { finalize: "optional" }));
+  expect(r.status, taskWhy(r)).toBe("completed");
+  expect(r.errorCode).toBe("SUBAGENT_OUTPUT_TRUNCATED");
+  expect(r.output.startsWith("z".repeat(4 * 1024 * 1024))).toBe(true);
+  expect(r.output.endsWith("\n[output cut at 4194304 characters]")).toBe(true);
+  expect(r.warnings).toContain(
+    "output cut: the answer had 17,000,000 characters, the first 4,194,304 are kept (SUBAGENT_OUTPUT_TRUNCATED)",
+  );
+  // Its usage counted (budgets see the turn).
+  expect(r.usage.turns).toBe(1);
+  expect(r.usage.output).toBe(5);
+});
+
 test("a UTF-8 character split across two writes arrives intact", async () => {
   const seen: string[] = [];
   const r = await runChild(

@@ -10,5 +10,5 @@ export function controlContext(): ControlContext {
   const ctx = cliContext(process.cwd());
   const store = openStore(ctx);
   const data = dataDir(ctx);
-  return { ctx, store, data, state: (id) => sessionState(store, liveOwners(data), id, (pid) => ownerAlive(data, pid)) };
+  return { ctx, store, data, state: (id) => sessionState(store, liveOwners(data), id, (o) => ownerAlive(data, o)) };
 }

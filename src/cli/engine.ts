@@ -4,7 +4,8 @@ import * as path from "node:path";
 import { realClock, type Host } from "../core/host.ts";
 import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
-import { Store } from "../core/store/store.ts";
+import type { Store } from "../core/store/store.ts";
+import { openStoreFile } from "../host/open-store.ts";
 import { createEngine, type Engine } from "../core/run/task.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
@@ -42,18 +43,14 @@ export function dataDir(ctx: CliContext): string {
   return path.dirname(dbPath(ctx));
 }
 
-export function openStore(ctx: CliContext): Store {
+/** The session store; `runsTasks`: this command runs tasks (it keeps room for a run's short record: open-store.ts). */
+export function openStore(ctx: CliContext, runsTasks = false): Store {
   const file = dbPath(ctx);
-  try {
-    ctx.host.mkdirp(path.dirname(file));
-    // A run's owner counts as alive only while it is the same process (its registry record's start time).
-    const alive = (pid: number) => ownerAlive(path.dirname(file), pid);
-    const store = new Store(ctx.host.openDb(file), { isAlive: alive });
-    store.recoverStale(alive);
-    return store;
-  } catch (err) {
-    throw new ConfigError(`Cannot open the session database ${file}: ${(err as Error).message}`);
-  }
+  // A run's owner counts as alive only while it is the same process (its recorded start time).
+  return openStoreFile((f) => ctx.host.openDb(f), file, {
+    isAlive: (o) => ownerAlive(path.dirname(file), o),
+    runsTasks,
+  });
 }
 
 /** The CLI's children run the pi inside this executable unless settings or SUBAGENTS_PI say otherwise. */
@@ -103,7 +100,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     {
       host: ctx.host,
       clock: realClock,
-      store: openStore(ctx),
+      store: openStore(ctx, true),
       settings: ctx.settings,
       profiles,
       profileProblems: diagnostics,

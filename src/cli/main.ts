@@ -2,7 +2,8 @@
 // Commands are imported on demand: `--version` and `--help` then load almost nothing (startup time is a goal).
 import pkg from "../../package.json" with { type: "json" };
 import { didYouMean } from "./flags/suggest.ts";
-import { ConfigError, EXIT, UsageError } from "./errors.ts";
+import { ConfigError, EXIT, fileSystemLine, UsageError } from "./errors.ts";
+import { StoreError } from "../core/store/store-error.ts";
 import { MAIN_HELP } from "./help.ts";
 import { setStartupJitPolicy } from "../host/jit-policy.ts";
 // Static, unlike the commands: a dynamic import costs --version ~8 ms of CPU in the compiled binary.
@@ -69,8 +70,13 @@ export async function main(argv: string[]): Promise<number> {
     const command = await load();
     return await command(rest);
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) {
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof StoreError) {
       process.stderr.write(`subagents: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    const fsLine = fileSystemLine(err);
+    if (fsLine) {
+      process.stderr.write(`subagents: ${fsLine}\n`);
       return EXIT.usage;
     }
     process.stderr.write(`subagents: internal error: ${(err as Error).stack ?? err}\n`);
@@ -105,6 +111,11 @@ if (process.env.SUBAGENTS_ROLE === "pi") {
   // A background supervisor (see supervisor.ts): started detached by `delegate --background`.
   void import("./background/supervisor.ts")
     .then((m) => m.runSupervisor(process.argv.slice(2)))
+    .catch((err) => {
+      // Its log gets one line: a database it cannot use, or what else ended it before its tasks.
+      console.error(`supervisor: ${err instanceof StoreError ? err.message : ((err as Error).stack ?? err)}`);
+      return err instanceof StoreError ? EXIT.usage : EXIT.taskFailed;
+    })
     .then((code) => process.exit(code));
 } else {
   const argv = process.argv.slice(2);

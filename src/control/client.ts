@@ -1,6 +1,6 @@
 // Talking to an owner: find which live owner holds a session, and send it one control request.
 import * as net from "node:net";
-import type { SessionStore } from "../core/store/store-types.ts";
+import { ownerOf as runOwnerOf, type OwnerAlive, type SessionStore } from "../core/store/store-types.ts";
 import type { ControlReply, ControlRequest } from "./protocol.ts";
 import type { OwnerRecord } from "./registry.ts";
 import type { WatchMessage } from "./watch.ts";
@@ -58,7 +58,7 @@ export function sessionState(
   store: SessionStore,
   owners: OwnerRecord[],
   id: string,
-  ownerAlive: (pid: number) => boolean,
+  ownerAlive: OwnerAlive,
 ): SessionState {
   const owner = ownerOf(owners, id);
   if (owner) return { kind: "active", owner };
@@ -66,7 +66,8 @@ export function sessionState(
   const last = s?.runs[s.runs.length - 1];
   if (!last) return { kind: "unknown" };
   if (last.status !== "running") return { kind: "done" };
-  if (last.ownerPid !== null && ownerAlive(last.ownerPid))
+  const runOwner = runOwnerOf(last);
+  if (runOwner !== null && ownerAlive(runOwner))
     return { kind: "active", owner: owners.find((o) => o.pid === last.ownerPid) ?? null };
   store.recoverStale(ownerAlive);
   return { kind: "done" };

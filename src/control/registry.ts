@@ -7,6 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { writeFileAtomic } from "../host/atomic-write.ts";
 import { pidAlive, recordAlive } from "../host/process-identity.ts";
+import type { RunOwner } from "../core/store/store-types.ts";
 
 export type OwnerRole = "cli" | "supervisor" | "pi";
 
@@ -56,12 +57,19 @@ export function readOwner(dataDir: string, pid: number): OwnerRecord | null {
 
 /** Live owners; records of dead ones (and their sockets) are removed on the way. */
 export function liveOwners(dataDir: string): OwnerRecord[] {
-  let names: string[];
+  let all: string[];
   try {
-    names = fs.readdirSync(controlDir(dataDir)).filter((n) => /^\d+\.json$/.test(n));
+    all = fs.readdirSync(controlDir(dataDir));
   } catch {
     return [];
   }
+  // The space a process kept in reserve beside the database (host/open-store.ts), when a SIGKILL left it.
+  for (const n of all) {
+    const b = /^(\d+)\.(\d+)\.ballast$/.exec(n);
+    if (b && !recordAlive({ pid: Number(b[1]), startTime: b[2] === "0" ? null : b[2] }))
+      fs.rmSync(path.join(controlDir(dataDir), n), { force: true });
+  }
+  const names = all.filter((n) => /^\d+\.json$/.test(n));
   const out: OwnerRecord[] = [];
   for (const n of names) {
     const r = readOwner(dataDir, Number(n.slice(0, -5)));
@@ -76,10 +84,12 @@ export function liveOwners(dataDir: string): OwnerRecord[] {
 }
 
 /**
- * Whether the process recorded as a run's owner is still that owner: alive, and — when it left a record — the
- * same process that wrote it. The store's stale-run recovery uses this instead of a bare PID check.
+ * Whether the process recorded as a run's owner is still that owner, never judged by a bare PID: the start time
+ * the run recorded beside it, else (runs recorded before it was kept) the one in the owner's control record. A
+ * run of an older subagents with neither falls back to the PID alone.
  */
-export function ownerAlive(dataDir: string, pid: number): boolean {
-  const r = readOwner(dataDir, pid);
-  return r ? recordAlive(r) : pidAlive(pid);
+export function ownerAlive(dataDir: string, owner: RunOwner): boolean {
+  if (owner.start !== null) return recordAlive({ pid: owner.pid, startTime: owner.start });
+  const r = readOwner(dataDir, owner.pid);
+  return r ? recordAlive(r) : pidAlive(owner.pid);
 }

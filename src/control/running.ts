@@ -1,7 +1,7 @@
 // `sessions --running`: what is still in flight, and who owns it — the registry's live owners (which also
 // know queued tasks that have no run yet) joined with the store's running sessions.
 import { liveOwners, ownerAlive } from "./registry.ts";
-import type { RunningRow, SessionStore } from "../core/store/store-types.ts";
+import { ownerOf as runOwnerOf, type RunningRow, type SessionStore } from "../core/store/store-types.ts";
 
 export type { RunningRow };
 
@@ -41,7 +41,8 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
   for (const s of store.listSessions({ limit: 200 })) {
     if (s.status !== "running" || seen.has(s.id)) continue;
     const last = store.getSession(s.id)?.runs.at(-1);
-    if (last?.status !== "running" || (last.ownerPid !== null && !ownerAlive(data, last.ownerPid))) continue;
+    const owner = last ? runOwnerOf(last) : null;
+    if (last?.status !== "running" || (owner !== null && !ownerAlive(data, owner))) continue;
     rows.push({
       id: s.id,
       name: s.name,

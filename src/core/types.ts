@@ -46,7 +46,11 @@ export type ErrorCode =
   /** The acceptance gate did not pass within its retries (gate.ts). */
   | "GATE_FAILED"
   /** A call refused: it would start more children than subagents.maxSpawnsPerSession (or was not approved). */
-  | "SPAWN_LIMIT";
+  | "SPAWN_LIMIT"
+  /** The session database cannot be used: read-only, damaged, written by a newer subagents (store/store-error.ts). */
+  | "STORE_FAILED"
+  /** No space left where the session database (or a task's files) must be written. */
+  | "DISK_FULL";
 
 export type FinalizePayload = { status: "SUCCESS" | "ERROR"; result?: string; error?: string; data?: unknown };
 
@@ -141,6 +145,9 @@ export type RunResult = {
   warnings?: string[];
   /** An isolated task's branch, changed files and diffstat (core/run/launch/isolation.ts). */
   isolation?: IsolationResult;
+  /** The run's end could not be recorded (the session database failed: store/store-error.ts): what the fronts
+   *  say on screen, and why the command's exit is a storage failure's. */
+  recordError?: { code: ErrorCode; message: string };
   /** The acceptance gate's outcome (core/run/process/gate.ts): whether it passed, after how many runs. */
   gate?: { passed: boolean; attempts: number };
   /** The finalize call's `data` when the task has an outputSchema (the child's pi validated it). */

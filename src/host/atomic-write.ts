@@ -1,11 +1,18 @@
 // Write then rename: a concurrent reader (another run, a pi loading the file) sees the old file or the whole new
-// one, never half of it. The temporary name carries our pid, so two writers never share it.
+// one, never half of it. The temporary name carries our pid, so two writers never share it; a failed write
+// (a full disk) removes it.
 import * as fs from "node:fs";
 import * as path from "node:path";
 
 export function writeFileAtomic(file: string, data: string, opts: { mode?: number; dirMode?: number } = {}): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, ...(opts.dirMode === undefined ? {} : { mode: opts.dirMode }) });
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, data, opts.mode === undefined ? undefined : { mode: opts.mode });
-  fs.renameSync(tmp, file);
+  try {
+    fs.writeFileSync(tmp, data, opts.mode === undefined ? undefined : { mode: opts.mode });
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    // A full disk leaves the temporary file empty or half-written: it goes, the old file stays as it was.
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
 }

@@ -6,7 +6,7 @@ import { maskHomeDir } from "../core/sanitize.ts";
 import { descendantsOf } from "./proc-tree.ts";
 import { markedProcesses } from "./proc-marks.ts";
 import { startNetProxy } from "./net-proxy.ts";
-import { processRuns, signalPid } from "./process-identity.ts";
+import { processRuns, procStartTime, signalPid } from "./process-identity.ts";
 
 let tempDir: string | null = null;
 
@@ -97,7 +97,33 @@ export function fsParts() {
     marked: markedProcesses,
     signal: signalPid,
     isAlive: processRuns,
+    startTimeOf: procStartTime,
+    freeBytes,
+    folderProblem,
   };
+}
+
+export function freeBytes(path: string): number | null {
+  try {
+    const s = fs.statfsSync(path);
+    return Number(s.bavail) * Number(s.bsize);
+  } catch {
+    return null;
+  }
+}
+
+/** Why a task could not work in `path`: it must be a folder this user may list and enter. */
+export function folderProblem(path: string): string | null {
+  try {
+    if (!fs.statSync(path).isDirectory()) return `${path} is not a folder`;
+    fs.accessSync(path, fs.constants.R_OK | fs.constants.X_OK);
+    return null;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return `${path} does not exist`;
+    if (code === "EACCES" || code === "EPERM") return `${path} cannot be read by this user (permission denied)`;
+    return `${path} cannot be used (${(err as Error).message})`;
+  }
 }
 
 /** A Host for this process: the runtime-specific parts are spawn and the database. */

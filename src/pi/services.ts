@@ -5,7 +5,10 @@ import { realClock, type Db, type Host } from "../core/host.ts";
 import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import type { Profile } from "../core/profiles/profile.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
-import { MemoryStore, Store, type SessionStore } from "../core/store/store.ts";
+import { MemoryStore, type SessionStore } from "../core/store/store.ts";
+import type { RunOwner } from "../core/store/store-types.ts";
+import { openStoreFile } from "../host/open-store.ts";
+import { ownerAlive } from "../control/registry.ts";
 import { createEngine, type CallContext, type Engine, type EngineParts } from "../core/run/task.ts";
 import type { Diagnostic } from "../core/profiles/profile-discovery.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
@@ -81,14 +84,17 @@ export async function createServices(): Promise<PiServices> {
   let store: SessionStore;
   let memoryNotice: string | null = null;
   const file = host.env.SUBAGENTS_DB || path.join(agentDir, "subagents.db");
+  // A run's owner is alive only while it is the same process (its recorded start time), never by its PID alone.
+  const isAlive = (o: RunOwner) => ownerAlive(path.dirname(file), o);
   try {
     if (!open) throw new Error(`Node ${process.versions.node} has no node:sqlite`);
-    host.mkdirp(path.dirname(file));
-    const s = new Store(open(file), { isAlive: (pid) => host.isAlive(pid) });
-    s.recoverStale((pid) => host.isAlive(pid));
+    const s = openStoreFile(open, file, { isAlive, runsTasks: true });
+    // A database this user cannot write (read-only, another user's, a full disk): this pi session's sub-agents are
+    // kept in memory and in its session file, said once, rather than each call failing.
+    s.checkWritable();
     store = s;
   } catch (err) {
-    store = new MemoryStore({ isAlive: (pid) => host.isAlive(pid) });
+    store = new MemoryStore({ isAlive });
     memoryNotice = `subagents: sessions are kept in memory only (${(err as Error).message}); they are still saved in this pi session.`;
   }
   const depth = Number(host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;

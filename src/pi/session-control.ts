@@ -13,7 +13,7 @@ export const dataDir = (rt: PiServices) =>
 
 export function stateOf(rt: PiServices, id: string): SessionState {
   const data = dataDir(rt);
-  return sessionState(rt.store, liveOwners(data), id, (pid) => ownerAlive(data, pid));
+  return sessionState(rt.store, liveOwners(data), id, (o) => ownerAlive(data, o));
 }
 
 /** Lines for the tool result: what happened to the steer, and whether the wait was cut short. */

@@ -32,7 +32,7 @@ export function worldEngine(world: PiWorld): Engine & { store: Store } {
   return createEngine({
     host,
     clock: realClock,
-    store: new Store(host.openDb(world.env.SUBAGENTS_DB), { isAlive: (p) => host.isAlive(p) }),
+    store: new Store(host.openDb(world.env.SUBAGENTS_DB), { isAlive: (o) => host.isAlive(o.pid) }),
     settings,
     profiles: discoverProfiles(host, { cwd: world.workDir, agentDir: world.agentDir }).profiles,
     agentDir: world.agentDir,

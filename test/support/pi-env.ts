@@ -76,7 +76,9 @@ export async function piWorld(): Promise<PiWorld> {
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ ...baseSettings, ...pi, subagents: s }, null, 2));
   setSubagentSettings({});
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("PI_SUBAGENT")) env[k] = v;
+  // CI governs the test harness only (engines.ts MUST_RUN): what runs under test sees the machine as a user's.
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !k.startsWith("PI_SUBAGENT") && k !== "CI") env[k] = v;
   // A `pi` on PATH stands for a user who installed pi (userBin); node_modules/.bin gives them bun and node 24.
   Object.assign(env, {
     PI_CODING_AGENT_DIR: agentDir,
@@ -178,11 +180,14 @@ export type CliResult = { code: number; stdout: string; stderr: string; json: Re
 export async function cli(
   world: PiWorld,
   args: string[],
-  opts: { binary?: boolean; cwd?: string; stdin?: string; env?: Record<string, string> } = {},
+  /** `as`: a command the CLI runs under (e.g. `setpriv` to another user). */
+  opts: { binary?: boolean; cwd?: string; stdin?: string; env?: Record<string, string>; as?: string[] } = {},
 ): Promise<CliResult> {
-  const cmd = opts.binary
-    ? [join(REPO, "dist", "subagents"), ...args]
-    : [BUN, join(REPO, "src", "cli", "main.ts"), ...args];
+  const cmd = [
+    ...(opts.as ?? []),
+    ...(opts.binary ? [join(REPO, "dist", "subagents")] : [BUN, join(REPO, "src", "cli", "main.ts")]),
+    ...args,
+  ];
   const proc = Bun.spawn({
     cmd,
     cwd: opts.cwd ?? world.workDir,

@@ -12,7 +12,7 @@ import { callWindows } from "../../ui/call-windows.ts";
 import { endLines, finalFrame, startLine, totalsLine } from "../../ui/summary.ts";
 import { isFinished } from "../../ui/windows.ts";
 import { dataDir, type CliContext } from "../engine.ts";
-import { EXIT } from "../errors.ts";
+import { exitForOutcomes, unrecordedLines } from "../errors.ts";
 import { printOutputs } from "../terminal/ended-output.ts";
 import { LiveDisplay } from "../terminal/live.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../terminal/report.ts";
@@ -131,6 +131,6 @@ export async function runLive(
     log("");
     log(totalsLine(windows.views, Date.now() - started, style));
   }
-  const failed = outcomes.some((o) => o.result.status !== "completed");
-  return interrupt.exitCode() ?? (failed ? EXIT.taskFailed : EXIT.ok);
+  for (const line of unrecordedLines(outcomes)) process.stderr.write(`${line}\n`);
+  return interrupt.exitCode() ?? exitForOutcomes(outcomes);
 }

@@ -14,6 +14,7 @@ import { totalCostFlag, BUDGET_OPTIONS } from "../flags/budget-flags.ts";
 import { callDefaults, cliFront, refusalError } from "../flags/call-flags.ts";
 import { buildEngine, cliContext } from "../engine.ts";
 import { ENGINE_OPTIONS } from "../flags/runner-flags.ts";
+import { folderProblem } from "../../host/fs-parts.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { GATE_OPTIONS } from "../flags/gate-flags.ts";
 import { DELEGATE_HELP, FLOW_HELP } from "../help.ts";
@@ -73,8 +74,8 @@ export function delegateRequest(
   flow?: FlowSource,
 ): { request: CallRequest; profileFlag?: string } | null {
   const shellCwd = path.resolve(values.cwd ?? process.cwd());
-  if (!fs.statSync(shellCwd, { throwIfNoEntry: false })?.isDirectory())
-    throw new UsageError(`delegate: --cwd ${shellCwd} is not a directory.`);
+  const folder = folderProblem(shellCwd);
+  if (folder) throw new UsageError(`delegate: the working folder ${folder}.`);
   const defaults = callDefaults("delegate", shellCwd, values);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
   if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {

@@ -19,7 +19,8 @@ import { parse, requireProfile } from "../flags/args.ts";
 import { buildEngine, cliContext, dataDir } from "../engine.ts";
 import { startOwner } from "../../control/owner.ts";
 import { startBackground } from "../background/start.ts";
-import { EXIT, UsageError } from "../errors.ts";
+import { folderProblem } from "../../host/fs-parts.ts";
+import { EXIT, exitForOutcomes, UsageError, unrecordedLines } from "../errors.ts";
 import { RUN_HELP } from "../help.ts";
 import { ENGINE_OPTIONS } from "../flags/runner-flags.ts";
 import { BUDGET_OPTIONS } from "../flags/budget-flags.ts";
@@ -64,8 +65,8 @@ export async function cmdRun(argv: string[]): Promise<number> {
     );
   const [agent, rawTask] = positionals;
   const cwd = path.resolve(values.cwd ?? process.cwd());
-  if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
-    throw new UsageError(`run: --cwd ${cwd} is not a directory.`);
+  const folder = folderProblem(cwd);
+  if (folder) throw new UsageError(`run: the working folder ${folder}.`);
   const defaults = callDefaults("run", cwd, values);
 
   const ctx = cliContext(cwd);
@@ -146,7 +147,8 @@ export async function cmdRun(argv: string[]): Promise<number> {
     for (const line of endLines(w.views[0], width, style)) say(line);
     for (const line of isolationLines([outcome])) say(line);
   }
-  return interrupt.exitCode() ?? (r.status === "completed" ? EXIT.ok : EXIT.taskFailed);
+  for (const line of unrecordedLines([outcome])) say(line);
+  return interrupt.exitCode() ?? exitForOutcomes([outcome]);
 }
 
 /** `run AGENT "task"` as the call module's request: one task named for its agent ("default": pi's defaults). */

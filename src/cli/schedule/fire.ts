@@ -8,13 +8,14 @@ import * as path from "node:path";
 import { Database } from "bun:sqlite";
 import type { ScheduleDefinition } from "../../core/schedule/definition.ts";
 import { SCHEDULE_ENV } from "../../core/schedule/names.ts";
-import { Store } from "../../core/store/store.ts";
+import { openStoreFile } from "../../host/open-store.ts";
+import { ownerAlive } from "../../control/registry.ts";
+import { procStartTime } from "../../host/process-identity.ts";
 import { failedResult } from "../../core/run/task.ts";
 import type { ErrorCode } from "../../core/types.ts";
 import { bunDbOpener } from "../../host/sqlite-bun.ts";
 import { lockFile } from "./files.ts";
 import { takeLock } from "./lock.ts";
-import { pidAlive } from "../../host/process-identity.ts";
 
 /** What a scheduled run gets of the environment it is started from: what cron itself would give it. */
 const BASE_ENV = ["HOME", "USER", "LOGNAME", "SHELL"];
@@ -37,12 +38,16 @@ export function recordNotRun(
 ): string | null {
   try {
     const file = scheduleDb(def, agentDir);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const store = new Store(bunDbOpener(Database)(file), { isAlive: pidAlive });
+    const store = openStoreFile(bunDbOpener(Database), file, { isAlive: (o) => ownerAlive(path.dirname(file), o) });
     const id = store.newSessionId();
     store.createSession({ id, name: def.name, agent: agentOf(def.args), cwd: def.cwd, schedule: def.name });
     store.finishRun(
-      store.startRun(id, { prompt: `subagents ${def.args.join(" ")}`, ownerPid: process.pid, name: def.name }),
+      store.startRun(id, {
+        prompt: `subagents ${def.args.join(" ")}`,
+        ownerPid: process.pid,
+        ownerStart: procStartTime(process.pid),
+        name: def.name,
+      }),
       failedResult(message, code),
     );
     return id;

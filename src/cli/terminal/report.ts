@@ -71,6 +71,7 @@ export function taskEndEvent(o: TaskOutcome): JsonEvent {
     ...(r.warnings?.length ? { warnings: r.warnings } : {}),
     ...(r.gate ? { gate: r.gate } : {}),
     ...(r.structured !== undefined ? { structured: r.structured } : {}),
+    ...(r.recordError ? { recordError: r.recordError } : {}),
   };
 }
 
@@ -92,6 +93,7 @@ export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
       ...(o.result.structured !== undefined ? { structured: o.result.structured } : {}),
       usage: o.result.usage,
       ...(o.result.model ? { model: o.result.model } : {}),
+      ...(o.result.recordError ? { recordError: o.result.recordError } : {}),
     })),
     ...(outcomes.some((o) => o.result.isolation) ? { overlaps: overlaps(outcomes) } : {}),
   };

@@ -6,6 +6,7 @@ import { duplicateTasks, type CapRefusal } from "../session-caps.ts";
 import { attachFork, type ForkEntry } from "../run/fork.ts";
 import { gateFolderProblem } from "../run/gate-check.ts";
 import { checkProfileSkills, checkResumable, type Engine, type TaskInput } from "../run/task-shared.ts";
+import { StoreError } from "../store/store-error.ts";
 import { contextOf, toTaskInputs, type CallRequest, type CallTaskInput, type Refusal } from "./request.ts";
 
 type Call = { tasks: number; maxCost?: number };
@@ -50,10 +51,31 @@ export function checkCall(
     gateFolderProblem(engine, inputs) ??
     attachFork(engine.profiles, contextOf(request), inputs, front.forkBranch ?? (() => undefined), front.forkNeeds);
   if (problem) return invalid(problem);
-  const missing = inputs.find((t) => !engine.host.stat(t.cwd)?.isDirectory);
-  if (missing) return invalid(`task "${missing.name}": working directory ${missing.cwd} does not exist.`);
+  for (const t of inputs) {
+    const folder = folderProblem(engine, t.cwd);
+    if (folder) return invalid(`task "${t.name}": working directory ${folder}.`);
+  }
   const duplicate = duplicateTasks(inputs);
-  return duplicate ? invalid(duplicate) : null;
+  return duplicate ? invalid(duplicate) : storeProblem(engine);
+}
+
+const folderProblem = (engine: Engine, cwd: string) =>
+  engine.host.folderProblem
+    ? engine.host.folderProblem(cwd)
+    : engine.host.stat(cwd)?.isDirectory
+      ? null
+      : `${cwd} does not exist`;
+
+/** A call whose records could not be written (a read-only or foreign-owned database, a full disk) starts nothing:
+ *  every task the front says it started has its record. */
+function storeProblem(engine: Engine): Refusal | null {
+  try {
+    engine.store.checkWritable?.();
+    return null;
+  } catch (err) {
+    if (err instanceof StoreError) return { code: err.code, message: err.message };
+    throw err;
+  }
 }
 
 /** The call's TaskInputs, ready to run (and admitted under the caps), or why it does not start. */

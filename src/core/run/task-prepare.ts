@@ -24,6 +24,7 @@ import { chooseRuntime } from "./runtimes/choose.ts";
 import { resolveGate } from "./process/gate.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
 import { endPayload, startPayload } from "./hooks/payload.ts";
+import { StoreError } from "../store/store-error.ts";
 
 export async function prepareTask(
   engine: Engine,
@@ -56,18 +57,25 @@ export async function prepareTask(
     const runs = resumeOf.runs.map((r) => ({ ...r, messages: store.getMessages(r.id) }));
     prompt = formatResumePrompt(runs, prompt);
   }
-  // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
-  if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
-  else if (!resumeOf)
-    store.createSession({
-      id,
-      name: input.name,
-      agent,
-      cwd: input.cwd,
-      parentSession: engine.call.parentSession,
-      sessionFile,
-      schedule: engine.call.schedule,
-    });
+  try {
+    // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
+    if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
+    else if (!resumeOf)
+      store.createSession({
+        id,
+        name: input.name,
+        agent,
+        cwd: input.cwd,
+        parentSession: engine.call.parentSession,
+        sessionFile,
+        schedule: engine.call.schedule,
+      });
+  } catch (err) {
+    // Nothing runs that could not be recorded: the task fails with the store's one line and code.
+    if (err instanceof StoreError)
+      return { outcome: taskOutcome({ id, input, agent }, failedResult(err.message, err.code)) };
+    throw err;
+  }
   // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
   const finalize =
     (input.outputSchema ?? profile?.outputSchema)
@@ -92,14 +100,16 @@ export async function prepareTask(
     runId = store.startRun(id, {
       prompt: input.prompt,
       ownerPid: host.pid,
+      ownerStart: host.startTimeOf?.(host.pid) ?? null,
       pi: runtime.name === "pi" ? engine.piDescribe : runtime.name,
       name: input.name,
       sandbox: where.sandbox,
       runner: where.runner.name,
     });
   } catch (err) {
-    // The session is running elsewhere (the resume refusal): nothing was started, nothing to record.
-    return { outcome: taskOutcome({ id, input, agent }, failedResult((err as Error).message, "INVALID_INPUT")) };
+    // The session is running elsewhere (the resume refusal), or the store failed: nothing was started.
+    const code = err instanceof StoreError ? err.code : "INVALID_INPUT";
+    return { outcome: taskOutcome({ id, input, agent }, failedResult((err as Error).message, code)) };
   }
   const model = chooseModel(engine, profile, input.model);
   const warnings = runWarnings(profile, model.warning);
@@ -158,7 +168,12 @@ function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskHoo
           parentSession: engine.call.parentSession,
           schedule: engine.call.schedule,
         });
-      const runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name });
+      const runId = store.startRun(id, {
+        prompt: input.prompt,
+        ownerPid: host.pid,
+        ownerStart: host.startTimeOf?.(host.pid) ?? null,
+        name: input.name,
+      });
       store.finishRun(runId, result);
       // Whoever pages on failures hears of a task that never started too (an unknown agent in a nightly schedule).
       fireTaskEvent(

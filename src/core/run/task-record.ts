@@ -4,6 +4,7 @@ import type { TaskOutcome } from "./task-shared.ts";
 import { ranResult, taskOutcome, type TaskContext } from "./task-context.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
 import { endPayload } from "./hooks/payload.ts";
+import { StoreError } from "../store/store-error.ts";
 
 /** The task's end hooks and listeners, once its end is recorded. */
 function told(task: TaskContext, result: RunResult): void {
@@ -17,20 +18,47 @@ function told(task: TaskContext, result: RunResult): void {
   );
 }
 
+/**
+ * The run's end, written in one transaction (all of it or nothing). When the store cannot take it (a full disk,
+ * a database made read-only meanwhile), a short record says why in its place — a small write often fits where
+ * the output and transcript did not — and the result carries the store's error for the front to show; the run is
+ * never left "running" to be taken for interrupted while its owner lives.
+ */
+function writeEnd(task: TaskContext, result: RunResult): RunResult {
+  const { store } = task.engine;
+  try {
+    store.finishRun(task.runId, result);
+    if (result.sessionFile && result.sessionFile !== task.sessionFile)
+      store.setSessionFile(task.id, result.sessionFile);
+    return result;
+  } catch (err) {
+    if (!(err instanceof StoreError)) throw err;
+    const note = `this run's result could not be recorded: ${err.message}`;
+    try {
+      store.failRun?.(task.runId, note, err.code);
+    } catch {
+      // not even that fits: the next command that opens the store records the run as interrupted
+    }
+    return {
+      ...result,
+      warnings: [...(result.warnings ?? []), note],
+      recordError: { code: err.code, message: err.message },
+    };
+  }
+}
+
 /** The end of a task that ran: its worktree's outcome, the run's status, the child's session file if it moved. */
 export async function recordTask(task: TaskContext): Promise<TaskOutcome> {
-  const { store } = task.engine;
-  const result = ranResult(task);
-  if (task.iso) result.isolation = await task.iso.finish();
-  store.finishRun(task.runId, result);
-  if (result.sessionFile && result.sessionFile !== task.sessionFile) store.setSessionFile(task.id, result.sessionFile);
+  const ran = ranResult(task);
+  if (task.iso) ran.isolation = await task.iso.finish();
+  const result = writeEnd(task, ran);
   told(task, result);
   return taskOutcome(task, result);
 }
 
 /** A stage ended the task before (or instead of) its child: that result is the run's end. */
-export function recordEnd(task: TaskContext, result: RunResult): TaskOutcome {
-  task.engine.store.finishRun(task.runId, result);
+export function recordEnd(task: TaskContext, ended: RunResult): TaskOutcome {
+  const result = writeEnd(task, ended);
   told(task, result);
   return taskOutcome(task, result);
 }

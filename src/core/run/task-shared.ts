@@ -12,7 +12,7 @@ import type { Skill } from "../profiles/skills.ts";
 import { readUserModels, resolveProfileModel, type UserModels } from "../profiles/model-resolve.ts";
 import type { RunState } from "./process/run-state.ts";
 import type { Settings } from "../settings.ts";
-import type { SessionStore } from "../store/store-types.ts";
+import type { RunRecord, SessionStore } from "../store/store-types.ts";
 import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import { emptyUsage } from "../types.ts";
@@ -277,9 +277,18 @@ export function checkResumable(engine: Engine, id: string): string | null {
   const prior = engine.store.getSession(id);
   if (!prior || prior.runs.length === 0) return resumeNotFound(id);
   const last = prior.runs[prior.runs.length - 1];
-  if (last.status === "running" && (last.ownerPid === null || engine.host.isAlive(last.ownerPid)))
-    return resumeRunning(id);
+  if (last.status === "running" && (last.ownerPid === null || ownerRuns(engine.host, last))) return resumeRunning(id);
   return null;
+}
+
+/** A run's owner still runs: its PID, and the same process when its start time was recorded (never a bare PID). */
+export function ownerRuns(
+  host: Pick<Host, "isAlive" | "startTimeOf">,
+  run: Pick<RunRecord, "ownerPid" | "ownerStart">,
+) {
+  if (run.ownerPid === null || !host.isAlive(run.ownerPid)) return false;
+  const now = run.ownerStart === null ? null : (host.startTimeOf?.(run.ownerPid) ?? null);
+  return now === null || now === run.ownerStart;
 }
 
 /**

@@ -12,7 +12,9 @@ import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
 import { forkTask } from "./fork.ts";
-import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task-shared.ts";
+import { failedResult, type Engine, type TaskHooks, type TaskInput, type TaskOutcome } from "./task-shared.ts";
+import type { RunResult } from "../types.ts";
+import { isDiskFull } from "../store/store-error.ts";
 
 export * from "./task-shared.ts";
 
@@ -28,8 +30,22 @@ export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks
   if ("outcome" in prepared) return prepared.outcome;
   const task = prepared.task;
   for (const stage of STAGES) {
-    const ended = await stage(task);
+    let ended: RunResult | void;
+    try {
+      ended = await stage(task);
+    } catch (err) {
+      // A stage that throws (a file it could not write, say on a full disk) ends its task, recorded with why: the
+      // call's other tasks go on, and no run stays "running".
+      ended = failedResult(stageFailure(err), isDiskFull(err) ? "DISK_FULL" : "SUBAGENT_FAILED");
+    }
     if (ended) return recordEnd(task, ended);
   }
   return recordTask(task);
+}
+
+/** One line for what a stage threw: a full disk says so and where (the error's own path), anything else its message. */
+function stageFailure(err: unknown): string {
+  const e = err as { message?: string; path?: string };
+  const first = String(e?.message ?? err).split("\n")[0];
+  return isDiskFull(err) ? `disk full: cannot write ${e.path ?? "a file this task needs"} (${first})` : first;
 }

@@ -13,6 +13,8 @@ import {
   type SessionStore,
   type SessionSummary,
   startedChild,
+  ownerOf,
+  type OwnerAlive,
 } from "./store-types.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
 
@@ -23,7 +25,7 @@ export class MemoryStore implements SessionStore {
   private readonly byParent = new Map<string, Set<string>>();
   private nextRun = 1;
 
-  constructor(private readonly opts: { isAlive: (pid: number) => boolean }) {}
+  constructor(private readonly opts: { isAlive: OwnerAlive }) {}
 
   newSessionId(): string {
     return newSessionId();
@@ -52,7 +54,8 @@ export class MemoryStore implements SessionStore {
     const s = this.sessions.get(sessionId);
     if (!s) throw new Error(`Session "${sessionId}" not found`);
     const last = s.runs[s.runs.length - 1];
-    if (last?.status === "running" && (last.ownerPid === null || this.opts.isAlive(last.ownerPid)))
+    const owner = last ? ownerOf(last) : null;
+    if (last?.status === "running" && (owner === null || this.opts.isAlive(owner)))
       throw new Error(resumeRunningMessage(sessionId));
     const id = this.nextRun++;
     const record: RunRecord = {
@@ -66,6 +69,7 @@ export class MemoryStore implements SessionStore {
       toolCount: 0,
       startedAt: Date.now(),
       ownerPid: run.ownerPid,
+      ownerStart: run.ownerStart ?? null,
       messageCount: 0,
       pi: run.pi,
     };
@@ -158,11 +162,12 @@ export class MemoryStore implements SessionStore {
     return { spawns: runs.filter(startedChild).length, cost: runs.reduce((n, r) => n + r.usage.cost, 0) };
   }
 
-  recoverStale(isAlive: (pid: number) => boolean): number {
+  recoverStale(isAlive: OwnerAlive): number {
     let n = 0;
     for (const s of this.sessions.values()) {
       for (const r of s.runs) {
-        if (r.status !== "running" || (r.ownerPid !== null && isAlive(r.ownerPid))) continue;
+        const owner = ownerOf(r);
+        if (r.status !== "running" || (owner !== null && isAlive(owner))) continue;
         Object.assign(r, {
           status: "error",
           error: INTERRUPTED_MESSAGE,
@@ -205,6 +210,7 @@ export class MemoryStore implements SessionStore {
         startedAt: r.at,
         endedAt: r.at,
         ownerPid: null,
+        ownerStart: null,
         messageCount: r.messages?.length ?? 0,
       };
       s.runs.push(record);

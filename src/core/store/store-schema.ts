@@ -34,6 +34,8 @@ export const MIGRATIONS = [
    ALTER TABLE runs ADD COLUMN runner TEXT;`,
   // The schedule (`subagents schedule`) that started a session, so a morning's list says which runs were whose.
   `ALTER TABLE sessions ADD COLUMN schedule TEXT;`,
+  // The owner's start time beside its PID: a PID the kernel handed to another process is not the owner.
+  `ALTER TABLE runs ADD COLUMN owner_start TEXT;`,
 ];
 
 /** The schema this build writes (PRAGMA user_version after migrating): `doctor` reports it. */
@@ -57,6 +59,7 @@ export type RunRow = {
   started_at: number;
   ended_at: number | null;
   owner_pid: number | null;
+  owner_start: string | null;
   message_count: number;
   pi: string | null;
   warnings: string | null;
@@ -96,6 +99,7 @@ export function toRun(r: RunRow): RunRecord {
     startedAt: r.started_at,
     endedAt: r.ended_at ?? undefined,
     ownerPid: r.owner_pid,
+    ownerStart: r.owner_start ?? null,
     messageCount: r.message_count,
     pi: r.pi ?? undefined,
     ...(r.warnings ? { warnings: JSON.parse(r.warnings) as string[] } : {}),

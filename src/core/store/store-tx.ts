@@ -2,6 +2,7 @@
 // contention), retried while another process holds the write lock past busy_timeout; and its migrations.
 import type { Db } from "../host.ts";
 import { MIGRATIONS } from "./store-schema.ts";
+import { newerSchema } from "./store-error.ts";
 
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
@@ -32,13 +33,16 @@ export function writeTx<T>(db: Db, fn: () => T): T {
   }
 }
 
-/** Brings the database to the newest schema (PRAGMA user_version counts the migrations applied). */
-export function migrate(db: Db): void {
+/** Brings the database to the newest schema (PRAGMA user_version counts the migrations applied); one written by a
+ *  newer subagents is refused (its rows may mean what this one does not know). */
+export function migrate(db: Db, file: string): void {
   const version = db.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
-  if (version >= MIGRATIONS.length) return;
+  if (version > MIGRATIONS.length) throw newerSchema(file, version, MIGRATIONS.length);
+  if (version === MIGRATIONS.length) return;
   writeTx(db, () => {
     // Re-read inside the lock: another process may have migrated meanwhile.
     const current = db.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
+    if (current > MIGRATIONS.length) throw newerSchema(file, current, MIGRATIONS.length);
     for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]);
     db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
   });

@@ -23,6 +23,9 @@ export type RunRecord = {
   startedAt: number;
   endedAt?: number;
   ownerPid: number | null;
+  /** The owner's start time (/proc/<pid>/stat field 22), so a PID the kernel gave to another process is not taken
+   *  for it; null for runs recorded before it was kept, or where the system does not tell. */
+  ownerStart: string | null;
   messageCount: number;
   /** Which pi ran it: `pi 0.87.1 · node 24.21.0 · /path` (absent for runs recorded before this was kept). */
   pi?: string;
@@ -82,6 +85,8 @@ export type PruneCandidate = {
 export type NewRun = {
   prompt: string;
   ownerPid: number;
+  /** The owner's start time (RunRecord.ownerStart). */
+  ownerStart?: string | null;
   pi?: string;
   name?: string;
   sandbox?: boolean;
@@ -118,6 +123,15 @@ export type ImportedRun = {
   at: number;
 };
 
+/** A run's owner: its PID and that process's start time (null: not known). */
+export type RunOwner = { pid: number; start: string | null };
+/** Whether a run's owner is still that process (not merely a process with its PID). */
+export type OwnerAlive = (owner: RunOwner) => boolean;
+
+/** The owner a record names, or null when it names none. */
+export const ownerOf = (r: { ownerPid: number | null; ownerStart?: string | null }): RunOwner | null =>
+  r.ownerPid === null ? null : { pid: r.ownerPid, start: r.ownerStart ?? null };
+
 export interface SessionStore {
   newSessionId(): string;
   createSession(s: NewSession): void;
@@ -131,7 +145,13 @@ export interface SessionStore {
   getSession(id: string): SessionRecord | null;
   getMessages(runId: number): StoredMessage[];
   listSessions(opts: { limit: number; offset?: number }): SessionSummary[];
-  recoverStale(isAlive: (pid: number) => boolean): number;
+  recoverStale(isAlive: OwnerAlive): number;
+  /** Throws a StoreError when a call's records could not be written (read-only, no space): checked before a call
+   *  starts anything. */
+  checkWritable?(): void;
+  /** Marks a run failed with a short record (status, error and its code only): the end of a run whose full
+   *  record could not be written (a full disk has room for a small write more often than for the output). */
+  failRun?(runId: number, error: string, code: string): void;
   /** Adds runs of a session that this store does not know yet (all-or-nothing per session). */
   importRuns(runs: ImportedRun[]): void;
   /** Children started by one parent pi session (running ones included) and what the ended ones cost (caps). */

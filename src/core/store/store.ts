@@ -14,7 +14,10 @@ import {
   type SessionStore,
   type SessionSummary,
   NOT_STARTED_CODES,
+  ownerOf,
+  type OwnerAlive,
 } from "./store-types.ts";
+import { guardedDb, MIN_FREE_BYTES, tooFull } from "./store-error.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
 
 import { toRun, type RunRow, type SessionRow } from "./store-schema.ts";
@@ -22,15 +25,66 @@ import { migrate, writeTx } from "./store-tx.ts";
 import { deleteSessions, prunable, vacuum } from "./store-upkeep.ts";
 
 export { MemoryStore } from "./memory-store.ts";
+export { StoreError } from "./store-error.ts";
+
+/** Ends the write probe's transaction in a rollback (writeTx rolls back on a throw). */
+class ProbeDone extends Error {}
 export { SCHEMA_VERSION } from "./store-schema.ts";
 export type { SessionStore } from "./store-types.ts";
 
+export type StoreOptions = {
+  /** Whether a run's owner is still that process (its PID and start time). */
+  isAlive: OwnerAlive;
+  now?: () => number;
+  /** The database file, named in errors (StoreError). */
+  file?: string;
+  /** Free bytes where the database lives (checkWritable), or null when the system does not tell. */
+  freeBytes?: () => number | null;
+  /** Gives back the space kept in reserve beside the database, before failRun's short record. */
+  release?: () => void;
+};
+
 export class Store implements SessionStore {
+  private readonly db: Db;
+  private readonly file: string;
+
   constructor(
-    private readonly db: Db,
-    private readonly opts: { isAlive: (pid: number) => boolean; now?: () => number },
+    db: Db,
+    private readonly opts: StoreOptions,
   ) {
-    migrate(this.db);
+    this.file = opts.file ?? "(the session database)";
+    // Every failure below is a StoreError naming the file: the fronts only render it.
+    this.db = guardedDb(db, this.file);
+    migrate(this.db, this.file);
+  }
+
+  checkWritable(): void {
+    const free = this.opts.freeBytes?.();
+    if (free !== null && free !== undefined && free < MIN_FREE_BYTES) throw tooFull(this.file, free);
+    // A write rolled back before it reaches the file: what a read-only or foreign-owned database refuses.
+    try {
+      this.write(() => {
+        this.db.exec("CREATE TABLE write_probe (x)");
+        throw new ProbeDone();
+      });
+    } catch (err) {
+      if (!(err instanceof ProbeDone)) throw err;
+    }
+  }
+
+  failRun(runId: number, error: string, code: string): void {
+    this.opts.release?.();
+    const now = this.now();
+    this.write(() => {
+      this.db.run(
+        "UPDATE runs SET status = 'error', error = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = 'running'",
+        [error, code, now, runId],
+      );
+      this.db.run(
+        "UPDATE sessions SET status = 'error', updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)",
+        [now, runId],
+      );
+    });
   }
 
   private now(): number {
@@ -59,23 +113,24 @@ export class Store implements SessionStore {
   startRun(sessionId: string, run: NewRun): number {
     const now = this.now();
     return this.write(() => {
-      const running = this.db.get<{ owner_pid: number | null }>(
-        "SELECT owner_pid FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1",
+      const running = this.db.get<{ owner_pid: number | null; owner_start: string | null }>(
+        "SELECT owner_pid, owner_start FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1",
         [sessionId],
       );
-      if (running && (running.owner_pid === null || this.opts.isAlive(running.owner_pid)))
-        throw new Error(resumeRunningMessage(sessionId));
+      const owner = running ? ownerOf({ ownerPid: running.owner_pid, ownerStart: running.owner_start }) : null;
+      if (running && (owner === null || this.opts.isAlive(owner))) throw new Error(resumeRunningMessage(sessionId));
       const seq =
         (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])
           ?.n ?? 0) + 1;
       this.db.run(
-        "INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, pi, sandbox, runner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+        "INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, owner_start, pi, sandbox, runner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
         [
           sessionId,
           seq,
           run.prompt,
           now,
           run.ownerPid,
+          run.ownerStart ?? null,
           run.pi ?? null,
           run.sandbox === undefined ? null : Number(run.sandbox),
           run.runner ?? null,
@@ -263,11 +318,17 @@ export class Store implements SessionStore {
     return { spawns: row?.spawns ?? 0, cost: row?.cost ?? 0 };
   }
 
-  recoverStale(isAlive: (pid: number) => boolean): number {
-    const running = this.db.all<{ id: number; session_id: string; owner_pid: number | null }>(
-      "SELECT id, session_id, owner_pid FROM runs WHERE status = 'running'",
-    );
-    const dead = running.filter((r) => r.owner_pid === null || !isAlive(r.owner_pid));
+  recoverStale(isAlive: OwnerAlive): number {
+    const running = this.db.all<{
+      id: number;
+      session_id: string;
+      owner_pid: number | null;
+      owner_start: string | null;
+    }>("SELECT id, session_id, owner_pid, owner_start FROM runs WHERE status = 'running'");
+    const dead = running.filter((r) => {
+      const owner = ownerOf({ ownerPid: r.owner_pid, ownerStart: r.owner_start });
+      return owner === null || !isAlive(owner);
+    });
     if (!dead.length) return 0;
     const now = this.now();
     this.write(() => {

@@ -5,6 +5,7 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { BUN, cli, piWorld, REPO, type PiWorld, summaryOf, until, taskWhy } from "../../support/pi-env.ts";
+import { hasTmux } from "../../support/tmux.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -170,7 +171,7 @@ test("usage errors: 17 tasks, a missing cwd, a relative cwd in --tasks", async (
   expect(many.stderr).toContain("at most 16 tasks");
   const noDir = await cli(world, ["delegate", "x", "--cwd", join(world.root, "nope")]);
   expect(noDir.code).toBe(2);
-  expect(noDir.stderr).toContain("is not a directory");
+  expect(noDir.stderr).toContain("does not exist");
   const rel = join(world.root, "rel.json");
   writeFileSync(rel, JSON.stringify({ tasks: [{ name: "a", prompt: "p", cwd: "relative/dir" }] }));
   const relR = await cli(world, ["delegate", "--tasks", rel]);
@@ -210,7 +211,6 @@ test("SIGINT during a long bash call stops every child and grandchild, records t
   expect(s.json.find((row) => row.id === t.sessionId)?.status).toBe("error");
 }, 60_000);
 
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 test.skipIf(!hasTmux)(
   "on a terminal: live windows, then the cursor is restored",
   async () => {

@@ -117,7 +117,7 @@ function seed(dbFile: string) {
   const t0 = Date.now();
   let now = t0;
   const alive = new Set([process.pid]);
-  const store = new Store(bunDbOpener(Database)(dbFile), { isAlive: (pid) => alive.has(pid), now: () => now });
+  const store = new Store(bunDbOpener(Database)(dbFile), { isAlive: (o) => alive.has(o.pid), now: () => now });
   const big = "x".repeat(2_000_000);
   const make = (name: string, ageDays: number, finish: boolean) => {
     now = t0 - ageDays * DAY;

@@ -36,12 +36,18 @@ writeFileSync(
 );
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function engine(settings: Record<string, unknown> = {}): Engine {
+function engine(settings: Record<string, unknown> = {}, db: { readOnly?: boolean; freeBytes?: number } = {}): Engine {
   writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ subagents: settings }));
   const host = createBunHost(bunDbOpener(Database));
-  const store = new Store(host.openDb(join(root, `db-${Math.random().toString(16).slice(2)}.sqlite`)), {
+  const file = join(root, `db-${Math.random().toString(16).slice(2)}.sqlite`);
+  const opened = host.openDb(file);
+  const store = new Store(opened, {
     isAlive: () => false,
+    file,
+    ...(db.freeBytes !== undefined ? { freeBytes: () => db.freeBytes! } : {}),
   });
+  // A database this process may read but not write (SQLite then answers writes as for a read-only file).
+  if (db.readOnly) opened.exec("PRAGMA query_only = 1");
   let n = 0;
   // Session ids count up from 1 in each call, so two fronts' TaskInputs compare field by field.
   store.newSessionId = () => `session-${++n}`;
@@ -299,6 +305,27 @@ for (const [what, doc, code, message] of BAD) {
     expect(results[2]).toEqual(results[0]);
   });
 }
+
+test.each([
+  ["cannot be written (read-only)", { readOnly: true }, "STORE_FAILED", /cannot be written by this user/],
+  ["sits on a full disk", { freeBytes: 4096 }, "DISK_FULL", /^disk full: 4 KB free where the session database/],
+] as const)(
+  "a session database that %s: the same refusal through every front, nothing started",
+  async (_what, db, code, message) => {
+    const e = engine({}, db);
+    const doc = { tasks: [{ name: "a", prompt: "one" }] };
+    const results = [];
+    for (const r of [cliDelegate(["one", "--name", "a"]), cliFlow(doc), piTool(doc)]) {
+      results.push(await prepared(e, r));
+      expect(admitted).toBe(0);
+    }
+    for (const r of results) expect(r).toMatchObject({ refusal: { code } });
+    expect((results[0] as { refusal: { message: string } }).refusal.message).toMatch(message);
+    expect(results[1]).toEqual(results[0]);
+    expect(results[2]).toEqual(results[0]);
+    expect(e.store.listSessions({ limit: 10 })).toEqual([]);
+  },
+);
 
 test("the session caps refuse the same call the same way through every front", async () => {
   const e = engine({ maxSpawnsPerSession: 1 });

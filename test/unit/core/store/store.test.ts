@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryStore, Store, type SessionStore } from "../../../../src/core/store/store.ts";
+import { MemoryStore, SCHEMA_VERSION, Store, type SessionStore } from "../../../../src/core/store/store.ts";
 import { INTERRUPTED_MESSAGE } from "../../../../src/core/store/store-types.ts";
 import {
   formatResumePrompt,
@@ -43,8 +43,8 @@ function result(over: Partial<RunResult> = {}): RunResult {
 }
 
 const stores: [string, () => SessionStore][] = [
-  ["sqlite", () => new Store(open(dbFile()), { isAlive: (pid) => pid === process.pid })],
-  ["memory", () => new MemoryStore({ isAlive: (pid) => pid === process.pid })],
+  ["sqlite", () => new Store(open(dbFile()), { isAlive: (o) => o.pid === process.pid })],
+  ["memory", () => new MemoryStore({ isAlive: (o) => o.pid === process.pid })],
 ];
 
 for (const [kind, make] of stores) {
@@ -104,7 +104,7 @@ for (const [kind, make] of stores) {
     const id = s.newSessionId();
     s.createSession({ id, name: "orphan", agent: "default", cwd: "/" });
     s.startRun(id, { prompt: "x", ownerPid: dead });
-    expect(s.recoverStale((pid) => pid === process.pid)).toBe(1);
+    expect(s.recoverStale((o) => o.pid === process.pid)).toBe(1);
     const rec = s.getSession(id)!;
     expect(rec.runs[0].status).toBe("error");
     expect(rec.runs[0].error).toBe(INTERRUPTED_MESSAGE);
@@ -167,13 +167,13 @@ for (const [kind, make] of stores) {
   });
 }
 
-test("a database of the previous schema gains the index and the sandbox/runner/schedule columns, keeping its rows", () => {
+test("a database of the previous schema gains the index and the sandbox/runner/schedule/owner-start columns, keeping its rows", () => {
   const file = dbFile();
   const old = open(file);
   new Store(old, { isAlive: () => true });
   // Back to the schema before this build's last migration, with a session recorded in it.
   old.exec(
-    "DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; ALTER TABLE sessions DROP COLUMN schedule; PRAGMA user_version = 5",
+    "DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; ALTER TABLE sessions DROP COLUMN schedule; ALTER TABLE runs DROP COLUMN owner_start; PRAGMA user_version = 5",
   );
   old.run(
     "INSERT INTO sessions (id, name, agent, cwd, status, parent_session, created_at, updated_at) VALUES ('s1', 'old', 'a', '/', 'completed', 'p', 1, 1)",
@@ -184,11 +184,12 @@ test("a database of the previous schema gains the index and the sandbox/runner/s
   old.close();
   const db = open(file);
   const s = new Store(db, { isAlive: () => true });
-  expect(db.get<{ user_version: number }>("PRAGMA user_version")!.user_version).toBe(7);
+  expect(db.get<{ user_version: number }>("PRAGMA user_version")!.user_version).toBe(SCHEMA_VERSION);
   expect(db.all<{ name: string }>("PRAGMA index_list(sessions)").map((r) => r.name)).toContain("sessions_parent");
   const [run] = s.getSession("s1")!.runs;
   expect(run.sandbox).toBeUndefined();
   expect(run.runner).toBeUndefined();
+  expect(run.ownerStart).toBeNull();
   expect(s.getSession("s1")!.schedule).toBeUndefined();
   expect(s.parentUsage("p").spawns).toBe(1);
 });

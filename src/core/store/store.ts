@@ -13,16 +13,15 @@ import {
   type SessionRecord,
   type SessionStore,
   type SessionSummary,
-  NOT_STARTED_CODES,
   ownerOf,
   type OwnerAlive,
 } from "./store-types.ts";
 import { guardedDb, MIN_FREE_BYTES, tooFull } from "./store-error.ts";
-import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
+import { emptyUsage, type RunResult, type StoredMessage } from "../types.ts";
 
-import { toRun, type RunRow, type SessionRow } from "./store-schema.ts";
 import { migrate, writeTx } from "./store-tx.ts";
 import { deleteSessions, prunable, vacuum } from "./store-upkeep.ts";
+import { getMessages, getSession, lastOfSchedule, listSessions, parentUsage } from "./store-read.ts";
 
 export { MemoryStore } from "./memory-store.ts";
 export { StoreError } from "./store-error.ts";
@@ -226,96 +225,24 @@ export class Store implements SessionStore {
   }
 
   getSession(id: string): SessionRecord | null {
-    const s = this.db.get<SessionRow>("SELECT * FROM sessions WHERE id = ?", [id]);
-    if (!s) return null;
-    const runs = this.db.all<RunRow>("SELECT * FROM runs WHERE session_id = ? ORDER BY seq", [id]).map(toRun);
-    return {
-      id: s.id,
-      name: s.name,
-      agent: s.agent,
-      cwd: s.cwd,
-      status: s.status as SessionRecord["status"],
-      sessionFile: s.session_file ?? undefined,
-      parentSession: s.parent_session ?? undefined,
-      ...(s.schedule ? { schedule: s.schedule } : {}),
-      createdAt: s.created_at,
-      updatedAt: s.updated_at,
-      runs,
-    };
+    return getSession(this.db, id);
   }
 
   getMessages(runId: number): StoredMessage[] {
-    const rows = this.db.all<{
-      role: string;
-      text: string;
-      tool_calls: string | null;
-      name: string | null;
-      is_error: number | null;
-      error: string | null;
-    }>("SELECT role, text, tool_calls, name, is_error, error FROM messages WHERE run_id = ? ORDER BY seq", [runId]);
-    return rows.map((r): StoredMessage => {
-      if (r.role === "toolResult")
-        return { role: "toolResult", name: r.name ?? "", text: r.text, isError: r.is_error === 1 };
-      if (r.role === "assistant")
-        return {
-          role: "assistant",
-          text: r.text,
-          toolCalls: r.tool_calls ? JSON.parse(r.tool_calls) : [],
-          ...(r.error ? { error: r.error } : {}),
-        };
-      return { role: "user", text: r.text };
-    });
+    return getMessages(this.db, runId);
   }
 
   listSessions(opts: { limit: number; offset?: number }): SessionSummary[] {
-    const rows = this.db.all<SessionRow & { cost: number | null; run_count: number; last_error_code: string | null }>(
-      `SELECT s.*, (SELECT SUM(json_extract(usage, '$.cost')) FROM runs r WHERE r.session_id = s.id) AS cost,
-              (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS run_count,
-              (SELECT error_code FROM runs r WHERE r.session_id = s.id ORDER BY r.id DESC LIMIT 1) AS last_error_code
-         FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ? OFFSET ?`,
-      [opts.limit, opts.offset ?? 0],
-    );
-    return rows.map((s) => ({
-      id: s.id,
-      name: s.name,
-      agent: s.agent,
-      cwd: s.cwd,
-      status: s.status as SessionSummary["status"],
-      cost: s.cost ?? 0,
-      runCount: s.run_count,
-      ...(s.last_error_code ? { lastErrorCode: s.last_error_code as ErrorCode } : {}),
-      ...(s.schedule ? { schedule: s.schedule } : {}),
-      createdAt: s.created_at,
-      updatedAt: s.updated_at,
-    }));
+    return listSessions(this.db, opts);
   }
 
   /** The latest session a schedule started (`subagents schedule list`). */
-  lastOfSchedule(schedule: string): { id: string; status: string; errorCode?: string; updatedAt: number } | null {
-    const row = this.db.get<{ id: string; status: string; updated_at: number; error_code: string | null }>(
-      `SELECT s.id, s.status, s.updated_at, (SELECT error_code FROM runs r WHERE r.session_id = s.id ORDER BY r.id DESC LIMIT 1) AS error_code
-         FROM sessions s WHERE s.schedule = ? ORDER BY s.updated_at DESC, s.rowid DESC LIMIT 1`,
-      [schedule],
-    );
-    return row
-      ? {
-          id: row.id,
-          status: row.status,
-          updatedAt: row.updated_at,
-          ...(row.error_code ? { errorCode: row.error_code } : {}),
-        }
-      : null;
+  lastOfSchedule(schedule: string): ReturnType<typeof lastOfSchedule> {
+    return lastOfSchedule(this.db, schedule);
   }
 
   parentUsage(parentSession: string): { spawns: number; cost: number } {
-    // A run refused before its child started (the same test as startedChild) is not a spawn.
-    const notStarted = `r.status = 'error' AND r.exit_code IS NULL AND COALESCE(json_extract(r.usage, '$.turns'), 0) = 0 AND r.error_code IN (${NOT_STARTED_CODES.map(() => "?").join(", ")})`;
-    const row = this.db.get<{ spawns: number; cost: number | null }>(
-      `SELECT SUM(CASE WHEN ${notStarted} THEN 0 ELSE 1 END) AS spawns, SUM(json_extract(r.usage, '$.cost')) AS cost
-         FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.parent_session = ?`,
-      [...NOT_STARTED_CODES, parentSession],
-    );
-    return { spawns: row?.spawns ?? 0, cost: row?.cost ?? 0 };
+    return parentUsage(this.db, parentSession);
   }
 
   recoverStale(isAlive: OwnerAlive): number {

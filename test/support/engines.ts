@@ -1,10 +1,26 @@
 // The real engines (bubblewrap, Docker, Slurm, cron) for the engine tests: installed and started by engines.sh on a
-// Debian machine as root (CI runs as root with apt), once per machine. Without root or apt the tests are
-// skipped with a loud message naming what is missing; they never pass silently.
+// Debian machine as root (CI runs as root with apt), once per machine. A test whose engine cannot start never passes
+// silently: in CI (CI set, as .ci/run does) it fails naming the engine and why; elsewhere it is skipped, and the
+// suite's last line (test/support/run-suite.sh) lists what did not run.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+/** CI: every test must run. Set by .ci/run when the CI system does not set it. */
+export const MUST_RUN = !!process.env.CI && !/^(0|false|no)$/i.test(process.env.CI);
+
+/**
+ * What cannot run here and why. In CI this throws, so the test fails naming both; elsewhere it returns the skip
+ * line the test prints, and notes it for the suite's summary line.
+ */
+export function cannotRun(what: string, why: string): string {
+  const line = `${what}: ${why}`;
+  if (MUST_RUN) throw new Error(`${line} — in CI (CI=${process.env.CI}) every test must run`);
+  const summary = process.env.SUBAGENTS_TEST_SKIPS;
+  if (summary) appendFileSync(summary, `${line}\n`);
+  return `*** SKIPPING ${line} ***`;
+}
 
 export type EngineName = "bwrap" | "docker" | "slurm" | "cron";
 const SCRIPT = join(import.meta.dir, "engines.sh");
@@ -31,7 +47,10 @@ export function ensureEngine(engine: EngineName): string | null {
   if (process.getuid?.() !== 0) why = "not root";
   else if (!existsSync("/usr/bin/apt-get")) why = "no apt-get";
   if (why) {
-    const msg = `*** SKIPPING the ${engine} engine tests: ${why} (CI installs the engines as root with apt: test/support/engines.sh) ***`;
+    const msg = cannotRun(
+      `the ${engine} engine tests`,
+      `${why} (test/support/engines.sh installs and starts the engines as root with apt)`,
+    );
     console.warn(`\n${msg}\n`);
     done.set(engine, msg);
     return msg;
@@ -44,7 +63,7 @@ export function ensureEngine(engine: EngineName): string | null {
   });
   if (r.status !== 0)
     throw new Error(
-      `setting up ${engine} failed (exit ${r.status}): ${r.stderr || r.stdout} — see /run/subagents-engines/${engine}.log`,
+      `the ${engine} engine cannot start: engines.sh exited ${r.status}: ${r.stderr || r.stdout} — see /run/subagents-engines/${engine}.log`,
     );
   console.warn(`engine ${engine} ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   done.set(engine, null);
@@ -98,4 +117,10 @@ export async function holdEngine(engine: EngineName): Promise<() => Promise<void
     holder.stdin.end();
     await holder.exited;
   };
+}
+
+/** Root, for the tests that act as another user or mount a small file system: why not, or null. */
+export function ensureRoot(what: string): string | null {
+  if (process.getuid?.() === 0) return null;
+  return cannotRun(what, "not root (it switches to another user or mounts a small tmpfs)");
 }

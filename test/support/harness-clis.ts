@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO } from "./pi-env.ts";
+import { cannotRun } from "./engines.ts";
 
 export const HARNESS_CLIS = {
   "claude-code": { pkg: "@anthropic-ai/claude-code", version: "2.1.331", bin: "claude" },
@@ -35,10 +36,20 @@ export async function ensureHarnessCli(name: HarnessName): Promise<{ binDir: str
   if (!existsSync(join(prefix, "package.json"))) writeFileSync(join(prefix, "package.json"), '{"private":true}\n');
   const reach = await run(["npm", "view", `${pkg}@${version}`, "version"], 30_000);
   if (reach.code !== 0)
-    return { skip: `the npm registry cannot be reached (npm view ${pkg}: ${reach.stderr.trim().split("\n").at(-1)})` };
+    return {
+      skip: cannotRun(
+        `the ${name} CLI tests`,
+        `the npm registry cannot be reached (npm view ${pkg}: ${reach.stderr.trim().split("\n").at(-1)})`,
+      ),
+    };
   const r = await run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, `${pkg}@${version}`], 300_000);
   if (r.code !== 0 || !existsSync(join(binDir, bin)))
-    return { skip: `npm install ${pkg}@${version} failed: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}` };
+    return {
+      skip: cannotRun(
+        `the ${name} CLI tests`,
+        `npm install ${pkg}@${version} failed: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`,
+      ),
+    };
   return { binDir };
 }
 

@@ -1,8 +1,12 @@
 // Drives the real compiled binary in a tmux pane of a given size: every test gets its own tmux server
 // (`tmux -L name`), so tests never see each other's panes, and the server is killed when the test ends.
 import { execFileSync, spawnSync } from "node:child_process";
+import { cannotRun } from "./engines.ts";
 
+/** Whether the terminal tests can run. Without tmux they are skipped, except in CI, where the files that need it
+ *  fail at once, naming it (engines.ts cannotRun). */
 export const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+if (!hasTmux) cannotRun("the terminal tests (tmux)", "tmux is not installed (apt-get install tmux)");
 
 let serial = 0;
 

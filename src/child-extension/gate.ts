@@ -4,6 +4,7 @@
 // conversation, up to the retries; every attempt is reported on fd 3 for the parent to judge and record.
 import { spawn } from "node:child_process";
 import { GATE_OUTPUT_CHARS, gateCorrection } from "../core/run/process/gate.ts";
+import { clearLongTimeout, longTimeout } from "../core/host.ts";
 import type { ChildEvent } from "../core/types.ts";
 
 type Api = {
@@ -55,14 +56,15 @@ export function runGateCommand(command: string, cwd: string, timeoutSec: number)
     if (pid) running.add(pid);
     proc.stdout?.on("data", keep);
     proc.stderr?.on("data", keep);
-    const timer = setTimeout(() => {
+    // Any gateTimeout a person sets (a long one waits in steps instead of firing at once).
+    const timer = longTimeout(() => {
       timedOut = true;
       if (!pid) return;
       killGroup(pid, "SIGTERM");
       setTimeout(() => killGroup(pid, "SIGKILL"), 2000).unref?.();
     }, timeoutSec * 1000);
     const done = (exitCode: number | null, extra = "") => {
-      clearTimeout(timer);
+      clearLongTimeout(timer);
       if (pid) {
         // Whatever the command left behind in its group goes with it.
         killGroup(pid, "SIGKILL");

@@ -123,7 +123,9 @@ if (process.env.SUBAGENTS_ROLE === "pi") {
     // --version and --help print with console.log, which process.exit flushes; touching process.stdout would build
     // Node's stream machinery first (~25 ms of CPU, most of --version's time).
     if (PRINT_ONLY.has(argv[0] ?? "")) process.exit(code);
-    // Flush stdout before exiting: a pipe reader must get every JSON line.
-    process.stdout.write("", () => process.exit(code));
+    // Flush stdout before exiting: a pipe reader must get every JSON line. Bun calls an empty write's callback before
+    // the earlier writes have reached a pipe (a 4 MB --json summary was cut at 64 KB); end() waits for all of them.
+    process.stdout.once("error", () => process.exit(code));
+    process.stdout.end(() => process.exit(code));
   });
 }

@@ -33,6 +33,15 @@ export function mergeCapSettings(
       warnings.push(`${where}: subagents.${key} must be a ${whole ? "whole " : ""}number; ignored`);
       continue;
     }
+    // A negative cap is a slip (-1 meant "no limit"?), not a wish to refuse every call: said, and the cap stays as
+    // it was (the default, or your own value when a project's says this).
+    if (v < 0) {
+      const kept = out[key];
+      warnings.push(
+        `${where}: subagents.${key} = ${v} is negative; ignored${kept === undefined ? " (no cap)" : ` (the cap stays ${kept})`}`,
+      );
+      continue;
+    }
     const clamped = Math.min(max, Math.max(min, v));
     if (clamped !== v)
       warnings.push(`${where}: subagents.${key} = ${v} is out of range ${min}–${max}; using ${clamped}`);

@@ -116,8 +116,24 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
+/** The longest delay one runtime timer takes (2^31 − 1 ms, about 24.8 days): a longer one would fire at once, with
+ *  a TimeoutOverflowWarning, so a `--timeout 3000000` would both warn and stop nothing when due. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timer for any delay: past MAX_TIMER_MS it waits in steps. The handle is what clearLongTimeout takes. */
+export function longTimeout(fn: () => void, ms: number): { timer?: ReturnType<typeof setTimeout> } {
+  const handle: { timer?: ReturnType<typeof setTimeout> } = {};
+  const arm = (left: number) => {
+    handle.timer = setTimeout(left > MAX_TIMER_MS ? () => arm(left - MAX_TIMER_MS) : fn, Math.min(left, MAX_TIMER_MS));
+  };
+  arm(Math.max(0, ms));
+  return handle;
+}
+
+export const clearLongTimeout = (h: unknown) => clearTimeout((h as { timer?: ReturnType<typeof setTimeout> })?.timer);
+
 export const realClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+  setTimeout: longTimeout,
+  clearTimeout: clearLongTimeout,
 };

@@ -4,7 +4,7 @@
 // it (get_subagent_output with wait), which returns the output itself. The pi session owns them: its shutdown
 // stops them and records them as interrupted.
 import { runScheduled } from "../core/run/scheduler.ts";
-import { statusLine } from "../core/run/outcome-text.ts";
+import { statusLines } from "../core/run/outcome-text.ts";
 import type { Engine, TaskOutcome } from "../core/run/task.ts";
 import type { CallTaskInput } from "../core/call/request.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
@@ -16,7 +16,7 @@ const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;
 
 export function completionNotice(o: TaskOutcome): string {
-  const head = `Background sub-agent finished: ${statusLine(o)}`;
+  const head = `Background sub-agent finished: ${statusLines(o)}`;
   const out = o.result.output.trim();
   if (!out) return head;
   const t = truncateHeadTail(out, {

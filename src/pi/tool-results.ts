@@ -50,6 +50,9 @@ export type StructuredTask = {
   data?: unknown;
   gate?: { passed: boolean; attempts: number };
   error?: string;
+  errorCode?: string;
+  /** What did not go as asked: a model substituted, an agent file read leniently, an output cut. */
+  warnings?: string[];
   finalized?: { status: string; result?: string };
   usage: { input: number; output: number; cost: number; turns: number };
 };
@@ -99,6 +102,8 @@ export function structuredTasks(outcomes: TaskOutcome[]): StructuredTasks {
       ...(r.structured !== undefined ? { data: r.structured } : {}),
       ...(r.gate ? { gate: r.gate } : {}),
       ...(r.error ? { error: r.error } : {}),
+      ...(r.errorCode ? { errorCode: r.errorCode } : {}),
+      ...(r.warnings?.length ? { warnings: r.warnings } : {}),
       ...(r.finalize
         ? {
             finalized: {
@@ -134,6 +139,8 @@ export const TASKS_OUTPUT_SCHEMA = {
           data: {},
           gate: { type: "object", properties: { passed: { type: "boolean" }, attempts: { type: "number" } } },
           error: { type: "string" },
+          errorCode: { type: "string" },
+          warnings: { type: "array", items: { type: "string" } },
           finalized: { type: "object", properties: { status: { type: "string" }, result: { type: "string" } } },
           usage: {
             type: "object",

@@ -90,7 +90,9 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
     maxLines: 1000,
     hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text`,
   });
-  const text = `**Status:** ${statusWord}\n**Session ID:** \`${o.sessionId}\`\n\n---\n\n${t.text}`;
+  // What did not go as asked (a model substituted, an agent file read leniently, an output cut) precedes the answer.
+  const warned = r.warnings?.length ? `**Warnings:**\n${r.warnings.map((w) => `- ${w}`).join("\n")}\n` : "";
+  const text = `**Status:** ${statusWord}\n**Session ID:** \`${o.sessionId}\`\n${warned}\n---\n\n${t.text}`;
   let code: ErrorCode | undefined = r.errorCode;
   if (r.status === "error" && !code) code = "SUBAGENT_FAILED";
   if (!code && t.truncated) code = "SUBAGENT_OUTPUT_TRUNCATED";
@@ -110,7 +112,15 @@ export function subagentResult(o: TaskOutcome, task: string, runId: string) {
     runId,
     results: [single],
     ...(code
-      ? { error: { code, message: r.error ?? `Output truncated; get_subagent_output returns the full text` } }
+      ? {
+          error: {
+            code,
+            message:
+              r.error ??
+              r.warnings?.find((w) => w.startsWith("output cut:")) ??
+              `Output truncated; get_subagent_output returns the full text`,
+          },
+        }
       : {}),
     sessionId: o.sessionId,
     ...(r.finalize ? { finalized: r.finalize } : {}),

@@ -53,7 +53,9 @@ export class CallWindows {
 
   /** Agent-file warnings of a task, known once it starts (see runTask's onStart). */
   warn(i: number, warnings: string[]): void {
-    if (warnings.length) this.views[i].warnings = [...warnings];
+    if (!warnings.length) return;
+    this.views[i].warnings = [...warnings];
+    this.views[i].startWarnings = [...warnings];
   }
 
   event(i: number, state: RunState): void {

@@ -4,10 +4,18 @@
 import { clip, sanitizeLine } from "./text-width.ts";
 import { endNote, globalHeader, statusIcon, windowHeader, type Style, type WindowView } from "./windows.ts";
 
-/** A task's end: its header with the session id, and the reason on its own line when it did not complete. */
-export function endLines(v: WindowView, width: number, style: Style): string[] {
+/** A task's end: its header with the session id, what did not go as asked (its warnings: a model substituted, an
+ *  agent file read leniently, an output cut; those already printed as it started are left out when `plain` says the
+ *  start was printed), and the reason on its own line when it did not complete. */
+export function endLines(v: WindowView, width: number, style: Style, plain = false): string[] {
   const note = endNote(v, width, style);
-  return [windowHeader(v, style, width, { session: true }), ...(note ? [note] : [])];
+  const shown = plain ? new Set(v.startWarnings ?? []) : new Set<string>();
+  const warnings = (v.warnings ?? []).filter((w) => !shown.has(w));
+  return [
+    windowHeader(v, style, width, { session: true }),
+    ...warnings.map((w) => style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width))),
+    ...(note ? [note] : []),
+  ];
 }
 
 /** The last frame on a terminal: every task, however many rows that takes. */

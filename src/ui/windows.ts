@@ -28,6 +28,8 @@ export type WindowView = {
   rateWaitSec?: number;
   /** What does not run as the agent file says (model substituted, tools missing): one line each under the header. */
   warnings?: string[];
+  /** The warnings known as the task started (a plain run printed them then: summary.ts endLines). */
+  startWarnings?: string[];
   /** Tasks this one waits for (`after`): a queued window says so. */
   after?: string[];
   /** The acceptance gate's outcome once the task ended. */

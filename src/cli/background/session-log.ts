@@ -2,7 +2,7 @@
 // shows while nobody watches its window. One line per meaningful event, sanitized like everything we print.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { statusLine } from "../../core/run/outcome-text.ts";
+import { statusLines } from "../../core/run/outcome-text.ts";
 import type { TaskOutcome } from "../../core/run/task.ts";
 import { sanitize } from "../../core/sanitize.ts";
 import type { ChildEvent } from "../../core/types.ts";
@@ -16,7 +16,7 @@ export function appendEvent(file: string, ev: ChildEvent): void {
 }
 
 export function appendEnd(file: string, o: TaskOutcome): void {
-  append(file, statusLine(o));
+  for (const line of statusLines(o).split("\n")) append(file, line);
 }
 
 function append(file: string, line: string): void {

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { runScheduled } from "../../core/run/scheduler.ts";
-import { statusLine } from "../../core/run/outcome-text.ts";
+import { statusLines } from "../../core/run/outcome-text.ts";
 import { effectiveTimeout, runTask } from "../../core/run/task.ts";
 import { settleHooks } from "../../core/run/task-hooks.ts";
 import type { CallTaskInput } from "../../core/call/request.ts";
@@ -127,7 +127,7 @@ export async function runSupervisor(argv: string[]): Promise<number> {
         onTaskStart: (i) => log(`● ${job.inputs[i].name}: running (session: ${job.inputs[i].sessionId})`),
         onTaskEvent: (i, _state, ev) => appendEvent(logs[i], ev),
         onTaskEnd: (i, o) => {
-          log(statusLine(o));
+          log(statusLines(o));
           appendEnd(logs[i], o);
         },
       },

@@ -111,7 +111,7 @@ export async function runLive(
         onTaskEnd: (i, outcome) => {
           windows.end(i, outcome, Date.now());
           if (json) writeJson(taskEndEvent(outcome));
-          else if (!tty && !values.quiet) for (const l of endLines(windows.views[i], width(), style)) log(l);
+          else if (!tty && !values.quiet) for (const l of endLines(windows.views[i], width(), style, true)) log(l);
         },
       },
     );
@@ -131,6 +131,7 @@ export async function runLive(
     log("");
     log(totalsLine(windows.views, Date.now() - started, style));
   }
-  for (const line of unrecordedLines(outcomes)) process.stderr.write(`${line}\n`);
+  // --json keeps stdout for JSON: a result that is not in the store is still said on screen (else its end lines do).
+  if (json) for (const line of unrecordedLines(outcomes)) process.stderr.write(`${line}\n`);
   return interrupt.exitCode() ?? exitForOutcomes(outcomes);
 }

@@ -144,10 +144,11 @@ export async function cmdRun(argv: string[]): Promise<number> {
       windows ?? new CallWindows([{ name, sessionId: outcome.sessionId, profile: outcome.agent, timeoutSec: 0 }], 0);
     w.end(0, outcome, Date.now());
     if (!windows) w.views[0].elapsedMs = r.durationMs;
-    for (const line of endLines(w.views[0], width, style)) say(line);
+    for (const line of endLines(w.views[0], width, style, progress)) say(line);
     for (const line of isolationLines([outcome])) say(line);
   }
-  for (const line of unrecordedLines([outcome])) say(line);
+  // --json keeps stdout for JSON: a result that is not in the store is still said on screen.
+  if (json) for (const line of unrecordedLines([outcome])) say(line);
   return interrupt.exitCode() ?? exitForOutcomes([outcome]);
 }
 

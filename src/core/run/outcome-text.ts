@@ -19,9 +19,15 @@ export function statusLine(o: TaskOutcome): string {
     : `✗ ${o.name}: error — ${r.error ?? "failed"} (${where})`;
 }
 
+/** The status line and, under it, what did not go as asked (the run's warnings: a model substituted, an agent file
+ *  read leniently, an output cut, a result not recorded): every front shows them where it shows the run. */
+export function statusLines(o: TaskOutcome): string {
+  return [statusLine(o), ...(o.result.warnings ?? []).map((w) => `  ⚠ ${w}`)].join("\n");
+}
+
 export function delegateResultText(outcomes: TaskOutcome[]): string {
   const per = Math.max(2048, Math.floor(TOTAL_OUTPUT_BYTES / Math.max(1, outcomes.length)));
-  const parts = [outcomes.map(statusLine).join("\n")];
+  const parts = [outcomes.map(statusLines).join("\n")];
   const isolated = isolationLines(outcomes);
   if (isolated.length) parts.push(`Isolation:\n${isolated.join("\n")}`);
   for (const o of outcomes) {

@@ -194,6 +194,15 @@ function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskHoo
 function runWarnings(profile: Profile | null, modelWarning: string | undefined): string[] {
   const out: string[] = [];
   if (modelWarning) out.push(modelWarning);
-  if (profile?.unavailableTools?.length) out.push(`tools not available here: ${profile.unavailableTools.join(", ")}`);
+  const tools = profile?.unavailableTools?.length
+    ? `tools not available here: ${profile.unavailableTools.join(", ")}`
+    : null;
+  if (tools) out.push(tools);
+  // What the agent file itself loaded with (front matter that is not strict YAML, fields it could not use): said
+  // where the run is shown, not only by `profiles` — a run on broken YAML may not be the run its author meant.
+  const file = profile?.filePath ? basename(profile.filePath) : `agent ${profile?.name}`;
+  for (const w of profile?.warnings ?? []) if (w !== tools) out.push(`${file}: ${w}`);
   return out;
 }
+
+const basename = (p: string) => p.slice(p.lastIndexOf("/") + 1);

@@ -26,7 +26,7 @@ beforeAll(async () => {
   const agent = (name: string, model: string, tools = "Read, Grep, Glob") =>
     writeFileSync(
       join(agents, `${name}.md`),
-      `---\nname: ${name}\ndescription: Agent on ${model}: checks things\ntools: ${tools}\nmodel: ${model}\n---\nYou are the ${name} agent.\n`,
+      `---\nname: ${name}\ndescription: "Agent on ${model}: checks things"\ntools: ${tools}\nmodel: ${model}\n---\nYou are the ${name} agent.\n`,
     );
   agent("on-sonnet", "sonnet", "Read, Grep, Glob, WebFetch, TodoWrite");
   agent("on-haiku", "haiku");
@@ -218,3 +218,73 @@ test("in pi, `model: inherit` runs on the parent's model (not the default); `son
   expect(inh.warnings).toBeUndefined();
   expect(son.warnings[0]).toContain('model "sonnet" is a Claude model');
 }, 90_000);
+
+test("an agent file whose YAML is broken: why its run differs is shown where the run is shown — the CLI's end lines, `wait` on a background run, its log, and pi's tool results", async () => {
+  const agents = join(world.agentDir, "agents");
+  mkdirSync(agents, { recursive: true });
+  // `model:` is garbled by an unquoted `: [`: read line by line, the model is unknown, the child runs on the default.
+  writeFileSync(
+    join(agents, "garbled.md"),
+    "---\nname: garbled\ndescription: garbled: yes\nmodel: nonsense: [x\n---\nBody\n",
+  );
+  const lenient = "garbled.md: front matter is not strict YAML";
+  const fallback = 'model "nonsense: [x" is not known to pi here: running on fake/fake-model instead';
+  const run = await cli(world, ["run", "garbled", `garbled-7701 ${script([{ text: "ran anyway" }])}`], {
+    binary: true,
+  });
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stderr).toContain(`⚠ ${lenient}`);
+  expect(run.stderr).toContain(`⚠ ${fallback}`);
+  const bg = await cli(
+    world,
+    ["delegate", "--background", "--json", "--profile", "garbled", `garbled-7702 ${script([{ text: "ran" }])}`],
+    {
+      binary: true,
+    },
+  );
+  const id = bg.json.find((e) => e.type === "task_background")!.sessionId as string;
+  const waited = await cli(world, ["wait", id], { binary: true });
+  expect(waited.code, waited.stderr).toBe(0);
+  expect(waited.stdout).toContain(`⚠ ${lenient}`);
+  expect(waited.stdout).toContain(`⚠ ${fallback}`);
+  const logs = await cli(world, ["logs", id], { binary: true });
+  expect(logs.stdout).toContain(`⚠ ${fallback}`);
+  // pi: both tools' results say it, not only their details.
+  const sessionFile = join(world.root, `garbled-parent-${Date.now()}.jsonl`);
+  const steps = [
+    {
+      tool: "delegate_to_subagents",
+      args: { tasks: [{ name: "g", profile: "garbled", prompt: `garbled-7703 ${script([{ text: "ok" }])}` }] },
+    },
+    { tool: "subagent", args: { agent: "garbled", task: `garbled-7704 ${script([{ text: "ok" }])}` } },
+    { text: "parent done" },
+  ];
+  const proc = Bun.spawn({
+    cmd: [
+      ...piCmd("current", "node"),
+      "-p",
+      "--session",
+      sessionFile,
+      "-e",
+      join(import.meta.dir, "..", "..", "..", "dist", "extension.js"),
+    ],
+    cwd: world.workDir,
+    env: world.env,
+    stdin: new TextEncoder().encode(`parent task ${script(steps)}`),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  expect(await proc.exited, stderr).toBe(0);
+  const results = readFileSync(sessionFile, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === "message" && e.message?.role === "toolResult")
+    .map((e) => e.message.content.map((c: { text?: string }) => c.text ?? "").join(""));
+  expect(results).toHaveLength(2);
+  expect(results[0]).toContain(`✓ g: completed`);
+  expect(results[0]).toContain(`  ⚠ ${lenient}`);
+  expect(results[1]).toContain("**Warnings:**");
+  expect(results[1]).toContain(`- ${fallback}`);
+}, 120_000);

@@ -66,3 +66,23 @@ test("delegate_to_subagents windows show the profile's timeout, not the 600 s de
   expect(result.details.windows.map((w) => w.timeoutSec)).toEqual([3, 7]);
   expect([...seen]).toEqual([3]);
 }, 60_000);
+
+test("--timeout 3000000 (over the runtime's 24.8-day timer limit): no TimeoutOverflowWarning, nothing fires early, the run completes", async () => {
+  for (const binary of [false, true]) {
+    const r = await cli(
+      world,
+      [
+        "run",
+        "default",
+        "--timeout",
+        "3000000",
+        `long timeout ${script([{ tool: "bash", args: { command: "sleep 1" } }, { text: "waited" }])}`,
+      ],
+      { binary },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("waited");
+    expect(r.stderr).not.toContain("TimeoutOverflowWarning");
+    expect(r.stderr).not.toContain("does not fit into a 32-bit signed integer");
+  }
+}, 60_000);

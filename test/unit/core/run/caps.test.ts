@@ -68,6 +68,33 @@ test("caps: a project can lower a cap, never raise it; the user sets it", () => 
   expect(bad.warnings.join("\n")).toContain("subagents.maxSessionCost must be a number");
 });
 
+test("caps: a negative value is a warning and the cap stays (the default, or the user's own), never 0 refusing every call", () => {
+  const neg = mergeSettings(
+    defaultSettings(),
+    { maxSpawnsPerSession: -1, maxSessionCost: -5, confirmAbove: -2 },
+    "user",
+    true,
+  );
+  expect(neg.settings.maxSpawnsPerSession).toBe(100);
+  expect(neg.settings.maxSessionCost).toBeUndefined();
+  expect(neg.settings.confirmAbove).toBeUndefined();
+  expect(neg.warnings).toEqual([
+    "user: subagents.maxSpawnsPerSession = -1 is negative; ignored (the cap stays 100)",
+    "user: subagents.maxSessionCost = -5 is negative; ignored (no cap)",
+    "user: subagents.confirmAbove = -2 is negative; ignored (no cap)",
+  ]);
+  const user = mergeSettings(defaultSettings(), { maxSpawnsPerSession: 7 }, "user", true).settings;
+  const project = mergeSettings(user, { maxSpawnsPerSession: -1 }, "project", false);
+  expect(project.settings.maxSpawnsPerSession).toBe(7);
+  expect(project.warnings).toEqual([
+    "project: subagents.maxSpawnsPerSession = -1 is negative; ignored (the cap stays 7)",
+  ]);
+  // 0 is a wish (no children at all), kept as written.
+  expect(mergeSettings(defaultSettings(), { maxSpawnsPerSession: 0 }, "user", true).settings.maxSpawnsPerSession).toBe(
+    0,
+  );
+});
+
 test("caps: refusals name the setting, its value and what was used", () => {
   const caps = { ...defaultSettings(), maxSpawnsPerSession: 5, maxSessionCost: 2 };
   expect(callRefusal(caps, { spawns: 3, cost: 0 }, { tasks: 2 })).toBeNull();

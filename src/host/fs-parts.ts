@@ -7,25 +7,7 @@ import { descendantsOf } from "./proc-tree.ts";
 import { markedProcesses } from "./proc-marks.ts";
 import { startNetProxy } from "./net-proxy.ts";
 import { processRuns, procStartTime, signalPid } from "./process-identity.ts";
-
-let tempDir: string | null = null;
-
-/**
- * This process's folder for temp files: a random name made by mkdtemp, mode 0700, so another local user can
- * neither create it first nor read what is in it. Made on first use and removed when the process exits.
- */
-function privateTempDir(): string {
-  if (tempDir && fs.existsSync(tempDir)) return tempDir;
-  const dir = fs.mkdtempSync(`${os.tmpdir()}/subagents-`);
-  fs.chmodSync(dir, 0o700);
-  if (tempDir === null) {
-    process.once("exit", () => {
-      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
-    });
-  }
-  tempDir = dir;
-  return dir;
-}
+import { privateTempDir } from "./temp-dirs.ts";
 
 export function fsParts() {
   return {

@@ -11,6 +11,7 @@ import { sessionLogs, staleSupervisorLogs } from "../prune/logs.ts";
 import { pruneCompiledPis } from "../prune/compiled-pi.ts";
 import { runtimeDir } from "../../host/child-extension-path.ts";
 import { createWorktreeHost } from "../../host/git-worktree.ts";
+import { removeStaleTempDirs } from "../../host/temp-dirs.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
 export const PRUNE_HELP = `Usage: subagents prune [--older-than AGE] [--keep N] [--dry-run] [--json]
@@ -20,14 +21,15 @@ event logs, then compacts the database (VACUUM). Running sessions are never dele
 supervisors that ended before the cut-off go too, and worktrees of isolated tasks whose owner process died
 (what they changed is committed on their branch first). Compiled copies of the user's pi
 (~/.cache/subagents/compiled-pi/) that no installed pi needs any more go as well, with half-written ones;
-the ones kept are listed with why.
+the ones kept are listed with why. So do the temporary folders (/tmp/subagents-…) of processes that are gone
+(an owner killed with SIGKILL could not remove its own).
 
 Options:
   --older-than AGE  Only sessions last active more than AGE ago: 30d, 12h, 90m, 2w (default 30d,
                     unless only --keep is given)
   --keep N          Always keep the N most recent sessions
   --dry-run         List what would be deleted; change nothing
-  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","compiledPis":[{"dir","bytes"}],"keptCompiledPis":[{"dir","why"}],"bytesBefore","bytesAfter"}
+  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","compiledPis":[{"dir","bytes"}],"keptCompiledPis":[{"dir","why"}],"tempDirs","bytesBefore","bytesAfter"}
 
 Examples:
   subagents prune                       sessions older than 30 days
@@ -124,6 +126,7 @@ export async function cmdPrune(argv: string[]): Promise<number> {
     runtimeDir: runtimeDir(ctx.agentDir),
     remove: !dryRun,
   });
+  const tempDirs = removeStaleTempDirs(dryRun);
   const bytesAfter = dbBytes(file);
   if (values.json) {
     console.log(
@@ -135,6 +138,7 @@ export async function cmdPrune(argv: string[]): Promise<number> {
         worktrees,
         compiledPis,
         keptCompiledPis,
+        tempDirs,
         bytesBefore,
         bytesAfter,
       }),
@@ -164,5 +168,9 @@ export async function cmdPrune(argv: string[]): Promise<number> {
     );
   }
   for (const k of keptCompiledPis) console.log(`kept  ${k.dir}  (${k.why})`);
+  if (tempDirs.length)
+    console.log(
+      `${dryRun ? "Would remove" : "Removed"} ${tempDirs.length} temporary folder(s) of processes that are gone: ${tempDirs.join(", ")}`,
+    );
   return EXIT.ok;
 }

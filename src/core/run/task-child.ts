@@ -90,9 +90,16 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     const firstNotes = [inv.taskNote, teamNote].filter(Boolean).join("\n\n");
     if (iso) iso.scrubEnv(inv.env);
     Object.assign(inv.env, composeEnv(input, profile));
-    for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
+    // pi's own temp files (a long bash output's full log, pi-bash-*.log) and what the child's commands put in
+    // $TMPDIR go to a folder of this run, removed with it; a sandbox or a container has a private /tmp already.
+    const runTmp = runTempDir(task);
+    if (runTmp) {
+      host.mkdirp(runTmp);
+      inv.env.TMPDIR = runTmp;
+    }
     let placed: Placed | string | undefined;
     try {
+      for (const f of inv.files) host.writeFile(f.path, f.content, 0o600);
       if (!host.stat(childCwd)?.isDirectory)
         throw new TaskError(`Working directory does not exist: ${childCwd}`, "INVALID_INPUT");
       placed = await wrapForRunner(task.where, {
@@ -164,6 +171,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
     } finally {
       if (typeof placed === "object") await placed.cleanup?.();
       for (const f of inv.files) host.remove(f.path);
+      if (runTmp) host.remove(runTmp);
     }
   };
   try {
@@ -232,6 +240,12 @@ function refusedModel(r: RunResult, model: string): string | null {
 const foreignModel = (m: string | undefined) => (m && m !== "inherit" ? m : undefined);
 
 /** The child's command when another harness's CLI runs it (runtimes/), or why it cannot start. */
+/** The run's own TMPDIR: for a child on this machine outside the sandbox (the others have a /tmp of their own). */
+function runTempDir(task: TaskContext): string | null {
+  if (task.where.runner.name !== "local" || task.where.sandbox) return null;
+  return `${task.engine.host.privateTempDir()}/tmp-${task.id}-${task.runId}`;
+}
+
 function foreignChild(task: TaskContext, model: string | null | undefined): ForeignInvocation | string {
   const { engine, profile, id, runId } = task;
   return foreignInvocation({

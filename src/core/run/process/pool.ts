@@ -17,6 +17,7 @@ import { RpcLines } from "./rpc-lines.ts";
 import { MAX_EVENT_LINE } from "./transport.ts";
 import { MARK_ENV, newMark, sessionMark, type MarkedProcess } from "./marks.ts";
 import { endLeftovers } from "./leftovers.ts";
+import { keptFiles } from "./kept-files.ts";
 
 /** The child extension's report of pi's agent_settled: the end of a task's automatic work. */
 const SETTLED_LINE = JSON.stringify({ type: "settled" });
@@ -121,9 +122,10 @@ export function reuseKey(spec: SpawnSpec, sessionFile: string, files: string[], 
     const i = files.indexOf(v);
     return i >= 0 ? `<file ${contents[i]}>` : v;
   };
+  // Each task's TMPDIR is its own; a kept child has one for its life instead (start below).
   const env = Object.keys(spec.env)
     .sort()
-    .map((k) => [k, named(spec.env[k])]);
+    .map((k) => [k, k === "TMPDIR" ? "<tmp>" : named(spec.env[k])]);
   return JSON.stringify([spec.cwd, spec.cmd.map(named), env, !!spec.fd3, !!spec.control]);
 }
 
@@ -197,25 +199,17 @@ export class ChildPool {
     const argv = rpcArgv(spec.cmd);
     if (!argv) throw new Error("a kept child needs pi's print-mode command line");
     // The task's own files go when its task ends; the process reads them again at each session start.
-    const dir = host.privateTempDir();
-    const n = ++this.seq;
-    const copies = files.map((f, i) => `${dir}/kept-${n}-${i}-${f.slice(f.lastIndexOf("/") + 1)}`);
-    for (const [i, c] of copies.entries()) host.writeFile(c, contents[i], 0o600);
-    const swap = (v: string) => {
-      const i = files.indexOf(v);
-      return i >= 0 ? copies[i] : v;
-    };
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(spec.env)) env[k] = swap(v);
+    const own = keptFiles(host, spec, argv, ++this.seq, files, contents);
+    const env = own.env;
     // The child extension forwards dialogs to the owner even though RPC mode gives pi a UI (src/child-extension/ask.ts).
     env.PI_SUBAGENT_RPC = "1";
     const mark = newMark(spec.env[MARK_ENV], host.pid, "kept");
     env[MARK_ENV] = mark;
     let proc: ChildProcess;
     try {
-      proc = host.spawn({ ...spec, cmd: argv.map(swap), env, stdin: "", keepStdin: true });
+      proc = host.spawn({ ...spec, cmd: own.cmd, env, stdin: "", keepStdin: true });
     } catch (err) {
-      for (const c of copies) host.remove(c);
+      own.remove();
       throw err;
     }
     this.stats.started++;
@@ -251,7 +245,7 @@ export class ChildPool {
       if (lease) lease.leftovers = await endLeftovers(host, this.clock, lease.mark);
       lease?.end(exit);
       await endLeftovers(host, this.clock, worker.mark);
-      for (const c of copies) host.remove(c);
+      own.remove();
       this.workers.delete(worker);
     });
     return worker;

@@ -1,0 +1,73 @@
+// Our temporary folders: each process that runs children has one (`<tmp>/subagents-<pid>.<start>-XXXXXX`, mode
+// 0700: another local user can neither make it first nor read it) holding the children's prompt files, proxy
+// sockets and each run's own TMPDIR. It goes when its process exits; one whose process was killed (SIGKILL, a power
+// cut) is found by the owner in its name — its PID and that process's start time, so a reused PID does not keep
+// it — and removed by the next process that makes its own, and by `subagents prune`.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { procStartTime, recordAlive } from "./process-identity.ts";
+
+const OURS = /^subagents-(?:(\d+)\.(\d+)-)?[A-Za-z0-9]{6}$/;
+/** A folder of an older build names no owner: it is taken for abandoned once nothing in it changed for this long. */
+const UNNAMED_AFTER_MS = 24 * 3_600_000;
+
+let tempDir: string | null = null;
+
+/** This process's folder for temp files, made on first use and removed when the process exits. */
+export function privateTempDir(): string {
+  if (tempDir && fs.existsSync(tempDir)) return tempDir;
+  const first = tempDir === null;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `subagents-${process.pid}.${procStartTime(process.pid) ?? 0}-`));
+  fs.chmodSync(dir, 0o700);
+  if (first) {
+    process.once("exit", () => {
+      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+    });
+    // Those of processes that are gone: a killed owner could not remove its own.
+    removeStaleTempDirs();
+  }
+  tempDir = dir;
+  return dir;
+}
+
+/** Our temporary folders whose process is gone (this user's only). */
+export function staleTempDirs(tmp = os.tmpdir(), now = Date.now()): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(tmp);
+  } catch {
+    return [];
+  }
+  const uid = process.getuid?.();
+  const out: string[] = [];
+  for (const name of names) {
+    const m = OURS.exec(name);
+    if (!m) continue;
+    const dir = path.join(tmp, name);
+    if (dir === tempDir) continue;
+    const st = fs.statSync(dir, { throwIfNoEntry: false });
+    if (!st?.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+    if (m[1]) {
+      if (!recordAlive({ pid: Number(m[1]), startTime: m[2] === "0" ? null : m[2] })) out.push(dir);
+    } else if (now - newestChange(dir, st.mtimeMs) > UNNAMED_AFTER_MS) out.push(dir);
+  }
+  return out;
+}
+
+/** Removes them; returns what went (or would go, with `dryRun`). */
+export function removeStaleTempDirs(dryRun = false, tmp = os.tmpdir()): string[] {
+  const stale = staleTempDirs(tmp);
+  if (!dryRun) for (const d of stale) fs.rmSync(d, { recursive: true, force: true });
+  return stale;
+}
+
+function newestChange(dir: string, own: number): number {
+  let newest = own;
+  try {
+    for (const e of fs.readdirSync(dir)) newest = Math.max(newest, fs.statSync(path.join(dir, e)).mtimeMs);
+  } catch {
+    // gone meanwhile
+  }
+  return newest;
+}

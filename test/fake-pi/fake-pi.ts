@@ -34,6 +34,39 @@ const finalize = (result: string) => {
   emit({ type: "tool_end", id: "f1", name: "subagent_finalize", isError: false, result: "ok" });
 };
 
+/** The owner's control pipe (fd 4), when it gave one: steers wait here until the next turn boundary, where a real pi
+ *  delivers them and our child extension reports each as `steered` (deliverSteers). */
+const steers: { id: string; text: string }[] = [];
+// Read only by the modes that deliver steers: a pending read keeps the process alive.
+const control =
+  process.env.PI_SUBAGENT_CONTROL_FD && mode === "many-turns"
+    ? (Bun.file(Number(process.env.PI_SUBAGENT_CONTROL_FD)).stream() as ReadableStream<Uint8Array>).getReader()
+    : null;
+if (control)
+  void (async () => {
+    const dec = new TextDecoder();
+    let buf = "";
+    try {
+      for (;;) {
+        const { value, done } = await control.read();
+        if (done) return;
+        buf += dec.decode(value, { stream: true });
+        for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+          const line = JSON.parse(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+          if (line.type === "steer") steers.push({ id: line.id, text: line.text });
+        }
+      }
+    } catch {
+      // the owner closed its end
+    }
+  })();
+/** A turn boundary: the steers that came meanwhile enter the conversation. */
+const deliverSteers = () => {
+  for (const s of steers.splice(0)) emit({ type: "steered", id: s.id, text: s.text });
+};
+const closeControl = () => void control?.cancel().catch(() => {});
+
 const stdin = fs.readFileSync(0, "utf8"); // the task arrives on stdin, which is closed after it
 if (sessionFile) fs.writeFileSync(sessionFile, "{}\n");
 emit({ type: "session", id: "fake-session", file: sessionFile });
@@ -168,8 +201,10 @@ switch (mode) {
     emit({ type: "agent_end" });
     break;
   case "many-turns":
-    // Four turns that each ask for a tool, then the finalize turn.
-    for (let i = 0; i < 4; i++) {
+  case "many-turns-deaf":
+    // Six turns that each ask for a tool, then the finalize turn; deaf: a steer never reaches the model.
+    for (let i = 0; i < 6; i++) {
+      if (mode === "many-turns") deliverSteers();
       emit({ type: "tool_start", id: `m${i}`, name: "read", args: `{"path":"f${i}.txt"}` });
       emit({ type: "tool_end", id: `m${i}`, name: "read", isError: false, result: `content ${i}` });
       assistant(`turn ${i}`, {
@@ -180,6 +215,7 @@ switch (mode) {
     }
     finalize("all turns done");
     emit({ type: "agent_end" });
+    closeControl();
     break;
   case "loop":
     for (let i = 0; i < 8; i++) {

@@ -57,6 +57,7 @@ export function eventRules({ host, clock, spec, state, proc, budget, asks, run, 
     }
     // Only a child that meets a limit gives up on the call's spent wait; the others go on.
     if ((ev.type === "rate_limit" || limitedTurn) && gate?.exhausted) stopWith(rateLimitedStop(gate, ev));
+    if (ev.type === "steered" && ev.id === `budget-${proc.pid}`) budget.onWrapUpDelivered(state.usage.turns);
     if (ev.type === "assistant") {
       const action = budget.onTurn(
         state.usage,

@@ -52,9 +52,22 @@ test("budget watch: one wrap-up steer, a stop only if the next turn asks for wor
   expect(w.onTurn(usage({ turns: 2 }), true, true)).toMatchObject({
     steer: expect.stringContaining("Stop working now"),
   });
+  // The child reports the steer as it reaches the model, after turn 2's tools.
+  w.onWrapUpDelivered(2);
   expect(w.onTurn(usage({ turns: 3 }), true, true)).toEqual({
     stop: { code: "BUDGET_EXCEEDED", message: "Budget exceeded: maxTurns (turns 3/2)" },
   });
+  // A steer that lands a turn late (the child was already in its next request): the turn after it is stopped.
+  const late = budgetWatch({ maxTurns: 2 }, undefined);
+  late.onTurn(usage({ turns: 2 }), true, true);
+  expect(late.onTurn(usage({ turns: 3 }), true, true)).toBeNull();
+  late.onWrapUpDelivered(3);
+  expect(late.onTurn(usage({ turns: 4 }), true, true)).toMatchObject({ stop: { code: "BUDGET_EXCEEDED" } });
+  // One that never arrives still ends the child, two turns on.
+  const lost = budgetWatch({ maxTurns: 2 }, undefined);
+  lost.onTurn(usage({ turns: 2 }), true, true);
+  expect(lost.onTurn(usage({ turns: 4 }), true, true)).toBeNull();
+  expect(lost.onTurn(usage({ turns: 5 }), true, true)).toMatchObject({ stop: { code: "BUDGET_EXCEEDED" } });
   // A fallback attempt goes on within the same budget: what the failed model spent counts.
   expect(
     budgetWatch({ maxCost: 1 }, undefined, usage({ cost: 0.9 })).onTurn(usage({ turns: 1, cost: 0.2 }), true, true),

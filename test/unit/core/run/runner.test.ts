@@ -190,16 +190,27 @@ test("a provider error is status error with the provider's message", async () =>
   expect(r.error).toBe("401 invalid api key from the fake provider");
 });
 
-test("maxTurns: a turn asking for more tools after the budget (and one more to wrap up) stops the child; without it the run completes", async () => {
+test("maxTurns: the wrap-up steer reaches the child first; a turn asking for more tools after it stops the child; without a budget the run completes", async () => {
   const stopped = await runChild(host, realClock, spec("many-turns", { budget: { maxTurns: 2 } }));
-  expect(stopped.status).toBe("error");
+  expect(stopped.status, taskWhy(stopped)).toBe("error");
   expect(stopped.errorCode).toBe("BUDGET_EXCEEDED");
-  expect(stopped.error).toBe("Budget exceeded: maxTurns (turns 3/2)");
-  expect(stopped.usage.turns).toBeGreaterThanOrEqual(3);
-  expect(stopped.usage.turns).toBeLessThan(4); // stopped, not run to the end
+  // Told before stopped: the steer is in its conversation (it reached the model at a turn boundary) …
+  const told = stopped.messages.findIndex((m) => m.role === "user" && m.text.includes("Stop working now"));
+  expect(told, JSON.stringify(stopped.messages.map((m) => m.role))).toBeGreaterThan(0);
+  // … and the turn that asked for work after it is the one stopped: the next (3), or the one after when the steer
+  // came in after the child had already started its next turn (a busy machine).
+  expect(stopped.error).toMatch(/^Budget exceeded: maxTurns \(turns [34]\/2\)$/);
+  expect(stopped.usage.turns).toBeLessThan(5); // stopped, not run to the end
   const free = await runChild(host, realClock, spec("many-turns"));
   expect(free.status, taskWhy(free)).toBe("completed");
   expect(free.output).toBe("all turns done");
+});
+
+test("maxTurns: a child whose wrap-up steer never reaches its model is still stopped, two turns after the steer", async () => {
+  const stopped = await runChild(host, realClock, spec("many-turns-deaf", { budget: { maxTurns: 2 } }));
+  expect(stopped.errorCode, taskWhy(stopped)).toBe("BUDGET_EXCEEDED");
+  expect(stopped.error).toBe("Budget exceeded: maxTurns (turns 5/2)");
+  expect(stopped.messages.some((m) => m.text.includes("Stop working now"))).toBe(false);
 });
 
 test("a child whose pi gave up inside a rate limit goes on in its session once the call's hold ends; without a gate it is RATE_LIMITED", async () => {

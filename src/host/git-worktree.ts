@@ -60,6 +60,26 @@ export function git(args: string[], cwd: string, env: Record<string, string> = {
 /** Another git in the same repository holds a lock (a sibling task's worktree being made, the user's own git). */
 const LOCK_BUSY = /\.lock'?: File exists|Unable to create '[^']*\.lock'|could not lock config file|cannot lock ref/;
 
+/** While git makes a worktree it reads every other one's admin folder, and a sibling's half-made one fails it
+ *  ("fatal: failed to read .git/worktrees/<id>/commondir"). */
+const SIBLING_HALF_MADE = /failed to read \S*worktrees\/[^/\s]+\/(commondir|gitdir)/;
+
+/** One worktree made or removed at a time per repository in this process (a call's isolated tasks start at once);
+ *  a race with another process is retried (create). */
+const worktreeQueues = new Map<string, Promise<unknown>>();
+function oneAtATime<T>(repo: string, fn: () => Promise<T>): Promise<T> {
+  const next = (worktreeQueues.get(repo) ?? Promise.resolve()).then(fn, fn);
+  const settled = next.then(
+    () => {},
+    () => {},
+  );
+  worktreeQueues.set(repo, settled);
+  void settled.then(() => {
+    if (worktreeQueues.get(repo) === settled) worktreeQueues.delete(repo);
+  });
+  return next;
+}
+
 async function must(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
   let r = await git(args, cwd, env);
   // Isolated tasks of one call make their worktrees in the same repository at once: wait out a held lock.
@@ -164,7 +184,7 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
     const record: OwnerFile = { ...wt, pid: process.pid, startTime: procStartTime(process.pid), createdAt: Date.now() };
     fs.writeFileSync(recordFile(opts.id), JSON.stringify(record), { mode: 0o600 });
     try {
-      await must([...NO_HOOKS, "worktree", "add", "--detach", wtPath, base], repo);
+      await oneAtATime(repo, () => addWorktree(wt));
       // The task's folder may hold only ignored or no files, so git did not make it.
       fs.mkdirSync(wt.cwd, { recursive: true });
     } catch (err) {
@@ -175,7 +195,24 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
     return wt;
   }
 
-  async function removeWorktree(wt: Worktree): Promise<void> {
+  /** `git worktree add`, again (after clearing what the failed attempt left) when another process's half-made
+   *  worktree got in the way. */
+  async function addWorktree(wt: Worktree): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await must([...NO_HOOKS, "worktree", "add", "--detach", wt.path, wt.base], wt.repo);
+        return;
+      } catch (err) {
+        if (attempt >= 4 || !SIBLING_HALF_MADE.test((err as Error).message)) throw err;
+        await removeWorktreeNow(wt);
+        await new Promise((done) => setTimeout(done, 50 * 2 ** attempt));
+      }
+    }
+  }
+
+  const removeWorktree = (wt: Worktree) => oneAtATime(wt.repo, () => removeWorktreeNow(wt));
+
+  async function removeWorktreeNow(wt: Worktree): Promise<void> {
     const r = await git(["worktree", "remove", "--force", "--force", wt.path], wt.repo);
     if (r.code !== 0 || fs.existsSync(wt.path)) {
       fs.rmSync(wt.path, { recursive: true, force: true });

@@ -128,6 +128,32 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
   await host.finish(mine);
 }, 30_000);
 
+test("eight worktrees made at once in one repository (a call's isolated tasks) and two processes doing so: all made, all finished", async () => {
+  const repo = dirtyRepo("many-at-once");
+  const host = createWorktreeHost(join(root, "data-many"));
+  const ids = Array.from({ length: 8 }, (_, i) => `${i}`.repeat(16));
+  const made = await Promise.all(ids.map((id) => host.create({ cwd: repo, id, name: `task ${id[0]}` })));
+  expect(made.map((w) => existsSync(join(w.path, "a.txt")))).toEqual(ids.map(() => true));
+  // Another process making its own in the same repository meanwhile (git's race is between processes too).
+  const other = Bun.spawn({
+    cmd: [
+      process.execPath,
+      "-e",
+      `import { createWorktreeHost } from ${JSON.stringify(join(import.meta.dir, "../../../src/host/git-worktree.ts"))};
+       const h = createWorktreeHost(${JSON.stringify(join(root, "data-many-2"))});
+       const ws = await Promise.all(["a","b","c","d"].map((c) => h.create({ cwd: ${JSON.stringify(repo)}, id: c.repeat(16), name: c })));
+       await Promise.all(ws.map((w) => h.finish(w)));`,
+    ],
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const results = await Promise.all(made.map((w) => host.finish(w)));
+  const [code, err] = [await other.exited, await new Response(other.stderr).text()];
+  expect(code, err).toBe(0);
+  expect(results.filter((r) => r.error)).toEqual([]);
+  expect(worktrees(repo)).toHaveLength(1);
+}, 120_000);
+
 test("overlap and result lines name the branch, the files and the tasks that touched the same file", () => {
   const iso = (branch: string | undefined, files: string[]) => ({
     base: "b",

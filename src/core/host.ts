@@ -86,6 +86,8 @@ export interface Host {
   listDir(path: string): DirEntry[];
   writeFile(path: string, data: string, mode?: number): void;
   remove(path: string): void;
+  /** Renames a file or folder; false when it cannot (never throws). */
+  rename(from: string, to: string): boolean;
   /** Makes folders (each new one owner-only: everything core makes is ours). */
   mkdirp(path: string): void;
   /** Makes one folder, owner-only; false when the name exists already (a lock: only one maker wins). */

@@ -81,6 +81,14 @@ export function fsParts() {
     remove(path: string): void {
       fs.rmSync(path, { force: true, recursive: true });
     },
+    rename(from: string, to: string): boolean {
+      try {
+        fs.renameSync(from, to);
+        return true;
+      } catch {
+        return false;
+      }
+    },
     mkdirp(path: string): void {
       // Every folder core makes is ours (session folders, the store's): owner-only (src/host/private-files.ts).
       fs.mkdirSync(path, { recursive: true, mode: 0o700 });

@@ -218,3 +218,46 @@ test("ordinary work in the sandbox: edit, build with make, git commit, the model
   expect(readFileSync(join(repo, "out.txt"), "utf8")).toBe(`built-${marker}\n`);
   expect(t.warnings ?? []).toEqual([]);
 }, 120_000);
+
+test("records kept outside the home (SUBAGENTS_DB in a folder of its own) are covered too: no owner records, logs or store, no control socket", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `data${tag}`;
+  const data = `/srv/subagents-boundary-${tag}`;
+  const denv = { SUBAGENTS_DB: `${data}/subagents.db` };
+  try {
+    const hold = `sleep 6.${String(Date.now()).slice(-3)}`;
+    const bg = await run(
+      [
+        "delegate",
+        "--background",
+        "--json",
+        `${marker}-bg ${script([{ tool: "bash", args: { command: `${hold}; echo slept` } }, { text: "bg done" }])}`,
+      ],
+      { env: denv },
+    );
+    const bgId = bg.json.find((e) => e.type === "task_background")!.sessionId as string;
+    expect(await untilSleeping(hold)).toBe(true);
+    const sock = await until("the background run's control socket", () =>
+      readdirSync(join(data, "control"))
+        .filter((n) => n.endsWith(".sock"))
+        .map((n) => join(data, "control", n))
+        .at(0),
+    );
+    const command = [
+      `echo DATA: $(ls -A ${data}/control | tr '\\n' ' ')$(ls -A ${data}/logs | tr '\\n' ' ')`,
+      `head -c 16 ${data}/subagents.db; echo END-DB`,
+      `bun -e 'require("net").connect("${sock}").on("connect", () => { console.log("CONNECTED"); process.exit(0) }).on("error", (e) => console.log("REFUSED " + e.code))'`,
+    ].join("; ");
+    const r = await run(["run", "default", probe(marker, command), "--sandbox", "--json"], { env: denv });
+    const [t] = summaryOf(r.json);
+    expect(t.status, taskWhy(t, r)).toBe("completed");
+    const seen = seenBy(marker);
+    expect(/DATA:(.*)/.exec(seen)?.[1]?.trim(), seen.slice(-1500)).toBe("");
+    expect(seen).not.toContain("SQLite format");
+    expect(seen).toContain("END-DB");
+    expect(seen).toMatch(/REFUSED (ENOENT|ECONNREFUSED)/);
+    expect((await run(["wait", bgId, "--json"], { env: denv })).code).toBe(0);
+  } finally {
+    rmSync(data, { recursive: true, force: true });
+  }
+}, 120_000);

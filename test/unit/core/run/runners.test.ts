@@ -279,4 +279,17 @@ test("macOS profile: writes only in the task's folders and temp, home unreadable
   expect(p).toContain('(allow file-read* (subpath "/Users/u/.pi/agent") (subpath "/Users/u/proj")');
   // Later rules win in sandbox-exec: the allows come after the denies.
   expect(p.indexOf("(deny file-read*")).toBeLessThan(p.indexOf("(allow file-read*"));
+  // Our records and the other sessions denied again, then the child's own folder and session file.
+  const own = "/Users/u/.pi/agent/subagent-sessions/x/a_1.jsonl";
+  const h: string = seatbeltProfile("/Users/u", "/Users/u/.pi/agent", ["/Users/u/proj", own], [], undefined, [
+    "/Users/u/.pi/agent/subagent-sessions",
+    "/Users/u/.pi/agent/control",
+  ]);
+  const deny = h.indexOf(
+    '(deny file-read* file-write* (subpath "/Users/u/.pi/agent/subagent-sessions") (subpath "/Users/u/.pi/agent/control"))',
+  );
+  expect(deny).toBeGreaterThan(h.indexOf('(allow file-read* (subpath "/Users/u/.pi/agent")'));
+  expect(h.indexOf(`(allow file-read* file-write* (subpath "/Users/u/proj") (subpath "${own}"))`)).toBeGreaterThan(
+    deny,
+  );
 });

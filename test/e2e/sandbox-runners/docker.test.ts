@@ -32,13 +32,9 @@ const seenBy = (marker: string) =>
     .join("\n");
 const containers = () =>
   spawnSync("docker", ["ps", "-aq", "--filter", "name=subagents-"], { encoding: "utf8" }).stdout.trim();
-
-test("a child in a container: reaches the model, writes its folder, sees no home, leaves no container", async () => {
-  if (skip) return console.warn(skip);
-  const marker = `dk${Date.now()}`;
-  writeFileSync(join(world.root, ".netrc"), `password secret-${marker}\n`);
-  const command = `grep PRETTY /etc/os-release; cat "$HOME/.netrc" || echo NO-SECRET; echo ${marker} > made.txt; echo x > /etc/x-${marker} || echo NO-ETC`;
-  const r = await cli(
+/** One bash command in a container child, then finalize. */
+const inContainer = (marker: string, command: string, opts: Parameters<typeof cli>[2] = {}) =>
+  cli(
     world,
     [
       "run",
@@ -48,8 +44,15 @@ test("a child in a container: reaches the model, writes its folder, sees no home
       "docker",
       "--json",
     ],
-    { binary: true },
+    { binary: true, ...opts },
   );
+
+test("a child in a container: reaches the model, writes its folder, sees no home, leaves no container", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `dk${Date.now()}`;
+  writeFileSync(join(world.root, ".netrc"), `password secret-${marker}\n`);
+  const command = `grep PRETTY /etc/os-release; cat "$HOME/.netrc" || echo NO-SECRET; echo ${marker} > made.txt; echo x > /etc/x-${marker} || echo NO-ETC`;
+  const r = await inContainer(marker, command);
   const [t] = summaryOf(r.json);
   expect(t.status, taskWhy(t, r)).toBe("completed");
   expect(t.output).toBe(`done ${marker}`);
@@ -161,18 +164,7 @@ test("a container child cannot plant a git hook, a git config or a project pi ex
     `mkdir -p .pi/extensions || ${say("no-ext")}`,
     `echo ${marker} > made.txt`,
   ].join("; ");
-  const r = await cli(
-    world,
-    [
-      "run",
-      "default",
-      `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`,
-      "--runner",
-      "docker",
-      "--json",
-    ],
-    { binary: true, cwd: repo },
-  );
+  const r = await inContainer(marker, command, { cwd: repo });
   const [t] = summaryOf(r.json);
   expect(t.status, r.stderr).toBe("completed");
   const seen = seenBy(marker);
@@ -213,18 +205,7 @@ test("a container child gets the same boundary: a credentials copy (its provider
       // The image has no git: the repository is written by hand, as git init would lay it out.
       `mkdir -p nested/.git/objects nested/.git/refs && echo 'ref: refs/heads/main' > nested/.git/HEAD && printf '[core]\\n\\tbare = false\\n\\tfsmonitor = touch /x\\n' > nested/.git/config`,
     ].join("; ");
-    const r = await cli(
-      world,
-      [
-        "run",
-        "default",
-        `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`,
-        "--runner",
-        "docker",
-        "--json",
-      ],
-      { binary: true, env },
-    );
+    const r = await inContainer(marker, command, { env });
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
     const out = world.server.requests

@@ -30,6 +30,17 @@ const say = (word: string) => `echo ${word.toLowerCase()} | tr a-z A-Z`;
 const probe = (marker: string, command: string) =>
   `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`;
 
+/** A sandboxed child in `repo` that runs one command: its summary and what its model saw. */
+async function inSandbox(marker: string, command: string, repo: string) {
+  const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--json"], {
+    binary: true,
+    cwd: repo,
+  });
+  const [t] = summaryOf(r.json);
+  expect(t.status, r.stderr).toBe("completed");
+  return { t, seen: seenBy(marker) };
+}
+
 /** The planting attempts: each leaves a file named in `pwned` when what it planted runs. */
 function plant(pwned: string) {
   return [
@@ -50,13 +61,7 @@ test("a sandboxed child cannot plant a hook, core.fsmonitor or a pi extension; t
   const pwned = join(world.root, `pwned-${marker}`);
   const hooksBefore = readdirSync(join(repo, ".git", "hooks")).sort();
   const command = `${plant(pwned)}; echo mine > work.txt && git add work.txt && git commit -q -m "child work ${marker}" && ${say(`committed-${marker}`)}`;
-  const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--json"], {
-    binary: true,
-    cwd: repo,
-  });
-  const [t] = summaryOf(r.json);
-  expect(t.status, r.stderr).toBe("completed");
-  const seen = seenBy(marker);
+  const { t, seen } = await inSandbox(marker, command, repo);
   // The child was told plainly: a read-only file system (or a busy mount point for a file it tried to replace).
   expect(seen, seen.slice(-2000)).toContain("Read-only file system");
   expect(seen).toContain("NO-MOVE");
@@ -170,13 +175,7 @@ test("nested planting: a repository the child makes (core.fsmonitor, a hook) and
     // pi's project config and a direnv file in a subfolder.
     `mkdir -p pkg/.pi/extensions && echo 'export default function () {}' > pkg/.pi/extensions/x.ts && echo 'touch ${pwned}/envrc' > pkg/.envrc && ${say("PLANTED-CONFIG")}`,
   ].join("; ");
-  const r = await cli(world, ["run", "default", probe(marker, command), "--sandbox", "--json"], {
-    binary: true,
-    cwd: repo,
-  });
-  const [t] = summaryOf(r.json);
-  expect(t.status, r.stderr).toBe("completed");
-  const seen = seenBy(marker);
+  const { t, seen } = await inSandbox(marker, command, repo);
   for (const said of ["GITLINKED", "NO-NEAR", "DEEP-LINKED", "PLANTED-CONFIG"])
     expect(seen, seen.slice(-2500)).toContain(said);
   // The person, outside, with full rights: git status at the top (it enters both submodules), and in each of them.

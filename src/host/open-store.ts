@@ -8,6 +8,7 @@ import { Store, type StoreOptions } from "../core/store/store.ts";
 import { StoreError, storeError } from "../core/store/store-error.ts";
 import { freeBytes } from "./fs-parts.ts";
 import { procStartTime } from "./process-identity.ts";
+import { PRIVATE_DIR } from "./private-files.ts";
 
 /** What a process that runs tasks keeps in reserve beside the database: room for the short record of a run whose
  *  full end did not fit (Store.failRun), so a full disk is recorded as such instead of "interrupted". */
@@ -46,7 +47,7 @@ export function openStoreFile(
   const dir = path.dirname(file);
   let store: Store;
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
     const reserve = opts.runsTasks ? ballast(dir) : null;
     store = new Store(openDb(file), {
       ...opts,

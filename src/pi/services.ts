@@ -19,6 +19,7 @@ import { resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
+import { privateRecords } from "../host/private-files.ts";
 
 export type PiServices = {
   host: Host;
@@ -88,6 +89,8 @@ export async function createServices(): Promise<PiServices> {
   const isAlive = (o: RunOwner) => ownerAlive(path.dirname(file), o);
   try {
     if (!open) throw new Error(`Node ${process.versions.node} has no node:sqlite`);
+    // Ours alone (0600 files, 0700 folders), also what an older version left open.
+    privateRecords(agentDir, path.dirname(file));
     const s = openStoreFile(open, file, { isAlive, runsTasks: true });
     // A database this user cannot write (read-only, another user's, a full disk): this pi session's sub-agents are
     // kept in memory and in its session file, said once, rather than each call failing.

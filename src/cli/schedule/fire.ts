@@ -65,7 +65,7 @@ export async function fireSchedule(def: ScheduleDefinition, agentDir: string, fr
     recordNotRun(def, agentDir, msg, "INVALID_INPUT");
     return 1;
   }
-  fs.mkdirSync(path.dirname(lockFile(agentDir, def.name)), { recursive: true });
+  fs.mkdirSync(path.dirname(lockFile(agentDir, def.name)), { recursive: true, mode: 0o700 });
   const lock = takeLock(lockFile(agentDir, def.name));
   if ("heldBy" in lock) {
     const since = lock.heldBy.startedAt ? new Date(lock.heldBy.startedAt).toISOString() : "an unknown time";

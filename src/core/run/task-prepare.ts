@@ -60,16 +60,7 @@ export async function prepareTask(
   try {
     // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
     if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
-    else if (!resumeOf)
-      store.createSession({
-        id,
-        name: input.name,
-        agent,
-        cwd: input.cwd,
-        parentSession: engine.call.parentSession,
-        sessionFile,
-        schedule: engine.call.schedule,
-      });
+    else if (!resumeOf) newSession(engine, input, id, agent, sessionFile);
   } catch (err) {
     // Nothing runs that could not be recorded: the task fails with the store's one line and code.
     if (err instanceof StoreError)
@@ -151,6 +142,19 @@ export async function prepareTask(
   };
 }
 
+/** The task's session record: its name, agent, folder, the parent pi session and schedule it belongs to. */
+function newSession(engine: Engine, input: TaskInput, id: string, agent: string, sessionFile?: string): void {
+  engine.store.createSession({
+    id,
+    name: input.name,
+    agent,
+    cwd: input.cwd,
+    parentSession: engine.call.parentSession,
+    ...(sessionFile ? { sessionFile } : {}),
+    schedule: engine.call.schedule,
+  });
+}
+
 /** A task refused before it has a session of its own; recorded as a failed run when the refusal asks for it. */
 function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskHooks): TaskOutcome {
   const { host, store } = engine;
@@ -159,15 +163,7 @@ function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskHoo
   const result = failedResult(err.message, err.code);
   if (err.recordSession) {
     try {
-      if (!store.getSession(id))
-        store.createSession({
-          id,
-          name: input.name,
-          agent,
-          cwd: input.cwd,
-          parentSession: engine.call.parentSession,
-          schedule: engine.call.schedule,
-        });
+      if (!store.getSession(id)) newSession(engine, input, id, agent);
       const runId = store.startRun(id, {
         prompt: input.prompt,
         ownerPid: host.pid,

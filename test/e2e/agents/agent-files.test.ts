@@ -11,6 +11,7 @@ import { Store } from "../../../src/core/store/store.ts";
 import { bunDbOpener } from "../../../src/host/sqlite-bun.ts";
 import { visibleWidth } from "../../../src/ui/text-width.ts";
 import { cli, piCmd, piWorld, requestsOfTask, type PiWorld } from "../../support/pi-env.ts";
+import { runParentPi } from "../../support/parent-pi.ts";
 
 let world: PiWorld;
 const FIXTURES = join(import.meta.dir, "..", "..", "fixtures", "agent-collections");
@@ -250,7 +251,6 @@ test("an agent file whose YAML is broken: why its run differs is shown where the
   const logs = await cli(world, ["logs", id], { binary: true });
   expect(logs.stdout).toContain(`⚠ ${fallback}`);
   // pi: both tools' results say it, not only their details.
-  const sessionFile = join(world.root, `garbled-parent-${Date.now()}.jsonl`);
   const steps = [
     {
       tool: "delegate_to_subagents",
@@ -259,29 +259,9 @@ test("an agent file whose YAML is broken: why its run differs is shown where the
     { tool: "subagent", args: { agent: "garbled", task: `garbled-7704 ${script([{ text: "ok" }])}` } },
     { text: "parent done" },
   ];
-  const proc = Bun.spawn({
-    cmd: [
-      ...piCmd("current", "node"),
-      "-p",
-      "--session",
-      sessionFile,
-      "-e",
-      join(import.meta.dir, "..", "..", "..", "dist", "extension.js"),
-    ],
-    cwd: world.workDir,
-    env: world.env,
-    stdin: new TextEncoder().encode(`parent task ${script(steps)}`),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-  expect(await proc.exited, stderr).toBe(0);
-  const results = readFileSync(sessionFile, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l))
-    .filter((e) => e.type === "message" && e.message?.role === "toolResult")
-    .map((e) => e.message.content.map((c: { text?: string }) => c.text ?? "").join(""));
+  const parent = await runParentPi(world, { runtime: "node", steps });
+  expect(parent.code, parent.stderr).toBe(0);
+  const results = parent.results.map((x) => x.text);
   expect(results).toHaveLength(2);
   expect(results[0]).toContain(`✓ g: completed`);
   expect(results[0]).toContain(`  ⚠ ${lenient}`);

@@ -54,6 +54,11 @@ test("a session database this user cannot write (another user's): one line, exit
     expect(r.stdout).not.toContain("started");
     noStack(r);
   }
+  // doctor says so too (taking the write lock alone, as it did, passed on a read-only file).
+  const doctor = await cli(world, ["doctor", "--json"], { binary: true, as: asNobody });
+  const check = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === "database");
+  expect(check.status, doctor.stdout).toBe("fail");
+  expect(check.detail).toContain(`${world.env.SUBAGENTS_DB} is not writable`);
   // Nothing of it reached the store (root still lists only its own run).
   const list = await cli(world, ["sessions", "--json"], { binary: true });
   expect(list.json.map((s) => s.name)).toEqual(["default"]);
@@ -152,6 +157,10 @@ test("a disk that fills up during a run: the run's result is shown, 'disk full' 
     const control = join(mnt, "control");
     const left = existsSync(control) ? readdirSync(control) : [];
     expect(left.filter((n) => n.endsWith(".tmp") || n.endsWith(".ballast"))).toEqual([]);
+    const doctor = await cli(world, ["doctor", "--json"], { binary: true, env });
+    const check = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === "database");
+    expect(check.status).toBe("fail");
+    expect(check.detail).toMatch(/^disk full: \d+ KB free where .*small-disk\/subagents\.db lives$/);
     // A call started on the full disk starts nothing.
     const refused = await cli(world, ["delegate", answer("on a full disk")], { binary: true, env });
     expect(refused.code, refused.stderr).toBe(2);

@@ -7,6 +7,8 @@ import pkg from "../../../package.json" with { type: "json" };
 import { credentialsFix, envKeysFor } from "../../core/credentials.ts";
 import { discoverProfiles } from "../../core/profiles/profile-discovery.ts";
 import { SCHEMA_VERSION } from "../../core/store/store.ts";
+import { MIN_FREE_BYTES } from "../../core/store/store-error.ts";
+import { freeBytes } from "../../host/fs-parts.ts";
 import { runtimeDir } from "../../host/child-extension-path.ts";
 import { isCompiledBinary } from "../../host/embedded-pi.ts";
 import { extensionSource, installedBundle, installedStub } from "../installed.ts";
@@ -121,13 +123,25 @@ export function databaseCheck(ctx: CliContext): Check {
     }
     return ok("database", `${file} (created on first run)`);
   }
+  const free = freeBytes(path.dirname(file));
+  if (free !== null && free < MIN_FREE_BYTES)
+    return fail(
+      "database",
+      `disk full: ${Math.floor(free / 1024)} KB free where ${file} lives`,
+      "free some space there, or point SUBAGENTS_DB at another disk",
+    );
   let db: Database | undefined;
   try {
     db = new Database(file, { readwrite: true });
     const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-    // Take the write lock and give it back: proves the file (and its folder, for the journal) is writable.
+    // A write rolled back before it reaches the file: what a read-only or another user's database refuses (taking
+    // the write lock alone does not prove it).
     db.exec("BEGIN IMMEDIATE");
-    db.exec("ROLLBACK");
+    try {
+      db.exec("CREATE TABLE write_probe (x)");
+    } finally {
+      db.exec("ROLLBACK");
+    }
     const size = formatBytes(sizeOf(file));
     if (version > SCHEMA_VERSION)
       return fail(

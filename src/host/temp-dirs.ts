@@ -24,8 +24,9 @@ export function privateTempDir(): string {
     process.once("exit", () => {
       if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
     });
-    // Those of processes that are gone: a killed owner could not remove its own.
-    removeStaleTempDirs();
+    // Those of processes that are gone (a killed owner could not remove its own): after this turn of the event loop,
+    // while the child this folder is for starts, not before it (a /tmp of thousands of entries takes milliseconds).
+    setTimeout(() => removeStaleTempDirs(), 0).unref?.();
   }
   tempDir = dir;
   return dir;
@@ -50,7 +51,8 @@ export function staleTempDirs(tmp = os.tmpdir(), now = Date.now()): string[] {
     if (!st?.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
     if (m[1]) {
       if (!recordAlive({ pid: Number(m[1]), startTime: m[2] === "0" ? null : m[2] })) out.push(dir);
-    } else if (now - newestChange(dir, st.mtimeMs) > UNNAMED_AFTER_MS) out.push(dir);
+    } else if (now - st.mtimeMs > UNNAMED_AFTER_MS && now - newestChange(dir, st.mtimeMs) > UNNAMED_AFTER_MS)
+      out.push(dir);
   }
   return out;
 }

@@ -185,7 +185,6 @@ export class JsonModeParser {
 
   /** `cut`: the line was longer than MAX_EVENT_LINE and this is its head. */
   parse(line: string, cut = false): ChildEvent | null {
-    if (cut) return line.startsWith('{"type":"message_end"') ? salvageAnswer(line) : null;
     if (line.startsWith(DELTA_PREFIX)) {
       const at = line.indexOf('"delta":"', DELTA_PREFIX.length);
       if (at === -1) return null;
@@ -197,6 +196,8 @@ export class JsonModeParser {
     if (line.startsWith('{"type":"agent_settled"')) return { type: "settled" };
     if (line.startsWith('{"type":"turn_start"')) return { type: "turn_start" };
     if (line.startsWith('{"type":"turn_end"') || line.startsWith('{"type":"tool_execution_update"')) return null;
+    // Lines above are known by their head (agent_end's is kept short on purpose); a cut one past here is not JSON.
+    if (cut) return line.startsWith('{"type":"message_end"') ? salvageAnswer(line) : null;
     let ev: Record<string, any>;
     try {
       ev = JSON.parse(line);

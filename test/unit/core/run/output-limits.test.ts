@@ -59,4 +59,6 @@ test("pi's JSON mode: a cut inside an escape sequence is dropped, not misread; o
   const user = '{"type":"message_end","message":{"role":"user","content":[{"type":"text","text":"ab';
   expect(p.parse(user, true)).toBeNull();
   expect(p.parse('{"type":"tool_execution_end","result":"xx', true)).toBeNull();
+  // A line kept short on purpose (jsonModeKeep: agent_end carries every message) is still known by its head.
+  expect(p.parse('{"type":"agent_end","messages":[{"role":"user","content":"lo', true)).toEqual({ type: "agent_end" });
 });

@@ -133,17 +133,22 @@ test("an incompatible pi (rejects our flags): the task fails with pi's own words
 }, 30_000);
 
 test("the cwd removed while the child runs: the run ends with a recorded error", async () => {
-  const dir = join(world.root, `vanishing-${Date.now()}`);
+  const marker = `vanishing-${Date.now()}`;
+  const dir = join(world.root, marker);
   mkdirSync(dir);
   const run = cli(world, [
     "run",
     "default",
-    `work ${script([{ tool: "bash", args: { command: "sleep 1" } }, { tool: "bash", args: { command: "ls" } }, { finalize: { status: "SUCCESS", result: "done anyway" } }])}`,
+    `work ${marker} ${script([{ tool: "bash", args: { command: "sleep 2" } }, { tool: "bash", args: { command: "ls" } }, { finalize: { status: "SUCCESS", result: "done anyway" } }])}`,
     "--cwd",
     dir,
     "--json",
   ]);
-  await Bun.sleep(700);
+  // Removed once the child runs in it (its first model request came), not after a guess of how long a start takes:
+  // on a busy machine the CLI had not even checked the folder after 700 ms, and refused it as missing.
+  await until(`the child working in ${dir} to ask the model`, () =>
+    world.server.requests.some((q) => JSON.stringify(q.messages ?? []).includes(`work ${marker}`)),
+  );
   rmSync(dir, { recursive: true, force: true });
   const r = await run;
   const [t] = summaryOf(r.json);

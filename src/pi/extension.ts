@@ -9,7 +9,7 @@ import { subagentTool } from "./tool-subagent.ts";
 import { makeToolEnv, type ToolContext } from "./tool-env.ts";
 import { subagentsCommand } from "./command.ts";
 import { ActiveRuns } from "./active-runs.ts";
-import { ownerShutdown } from "../core/run/process/abort-reason.ts";
+import { cancelledBy, ownerShutdown } from "../core/run/process/abort-reason.ts";
 import { capsLine } from "./session-guard.ts";
 import { NestedCalls } from "./nested-progress.ts";
 
@@ -36,6 +36,10 @@ type Tool = {
   ) => Promise<unknown>;
 };
 
+/** pi aborts a tool call when the user presses Esc (or an RPC client aborts): its children say so, unlike a stop
+ *  picked in /subagents. */
+const ABORTED = cancelledBy("Cancelled: the tool call was aborted");
+
 /** Wraps execute so every call's children are reachable from session_shutdown, and a call a codemode script made
  * shows its progress in a widget (nested-progress.ts). */
 function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCalls): T {
@@ -48,7 +52,7 @@ function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCall
       onUpdate: unknown,
       ctx: ToolContext,
     ) => {
-      const c = active.link(signal);
+      const c = active.link(signal, ABORTED);
       const progress = nested.progress(
         id,
         onUpdate as (r: unknown) => void,

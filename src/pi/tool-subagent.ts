@@ -54,7 +54,12 @@ export type SubagentDetails = {
 
 function failure(code: ErrorCode, message: string, mode: "single" | "management" = "single") {
   const details: SubagentDetails = { mode, results: [], error: { code, message } };
-  return { content: [{ type: "text", text: message }], details, structuredContent: refusedTasks(code, message) };
+  return {
+    content: [{ type: "text", text: message }],
+    details,
+    isError: true,
+    structuredContent: refusedTasks(code, message),
+  };
 }
 
 function parseJsonArgs(args: string): Record<string, unknown> {

@@ -1,12 +1,13 @@
 // One live frame for a terminal of `rows` × `width`: every task keeps at least its header line. When the windows
 // do not fit, finished tasks collapse to one line first (with why they failed), then running windows share the
 // rows that are left, evenly; only when not even the headers fit are the last ones summarised in one line.
-import { clip, sanitizeLine, visibleWidth } from "./text-width.ts";
+import { clip, visibleWidth } from "./text-width.ts";
 import {
   displayLines,
   globalHeader,
   isFinished,
   renderWindow,
+  whyNot,
   windowHeader,
   type Style,
   type WindowView,
@@ -17,12 +18,7 @@ export type FrameOptions = { width: number; rows: number; maxLines: number; styl
 /** A finished task in one line: its header, then why it did not complete. The reason gets up to 30 columns
  * of its own, taken from the header's droppable parts (model first), so a narrow terminal still says why. */
 export function collapsedLine(v: WindowView, width: number, style: Style): string {
-  const why =
-    v.status === "cancelled"
-      ? "cancelled"
-      : v.status === "error" || v.status === "skipped"
-        ? sanitizeLine((v.error ?? "failed").split("\n")[0])
-        : "";
+  const why = whyNot(v);
   if (!why) return windowHeader(v, style, width);
   const header = windowHeader(v, style, width - Math.min(visibleWidth(why) + 3, 30));
   const room = width - visibleWidth(header) - 3;

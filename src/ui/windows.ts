@@ -180,9 +180,18 @@ function bodyLine(raw: string, width: number, style: Style): string {
   return isToolLine(raw) ? style.dim(line) : line;
 }
 
+/** Why a task did not complete, in a few words: a cancel says who stopped it when that is known
+ * ("Stopped from /subagents", "Cancelled: the tool call was aborted"). */
+export function whyNot(v: WindowView): string {
+  const first = sanitizeLine((v.error ?? "").split("\n")[0]);
+  if (v.status === "cancelled") return first && first !== "Cancelled" ? first : "cancelled";
+  if (v.status === "error" || v.status === "skipped") return first || (v.status === "error" ? "failed" : "skipped");
+  return "";
+}
+
 /** The line under a finished window that says why it did not complete. */
 export function endNote(v: WindowView, width: number, style: Style): string | null {
-  if (v.status === "cancelled") return style.yellow(clip("  cancelled", width));
+  if (v.status === "cancelled") return style.yellow(clip(`  ${whyNot(v)}`, width));
   if (v.status === "skipped") return style.yellow(clip(`  ${sanitizeLine(v.error ?? "skipped")}`, width));
   if (v.status === "error" && v.error) return style.red(clip(`  ${sanitizeLine(v.error.split("\n")[0])}`, width));
   return null;

@@ -11,6 +11,9 @@ import { isolationDetails } from "../core/run/launch/isolation.ts";
 import { callWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
+import { callLines } from "./render-budget.ts";
+
+type DelegateArgs = Parameters<typeof renderDelegateCall>[0];
 import { DELEGATE_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
@@ -125,12 +128,25 @@ export function delegateTool(env: ToolEnv) {
         ...childrenResultFields(outcomes),
       };
     },
-    renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) =>
-      renderDelegateCall(args, theme),
+    // pi ≥ 1.0 passes a render context (`expanded`, the call's `args`); older pis only the first arguments.
+    renderCall: (args: DelegateArgs, theme: ThemeLike, context?: { expanded?: boolean }) =>
+      renderDelegateCall(args, theme, context?.expanded === true),
     renderResult: (
       result: { details?: WindowedDetails; content?: { text?: string }[] },
       opts: { expanded: boolean },
       theme: ThemeLike,
-    ) => renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? ""),
+      context?: { args?: DelegateArgs },
+    ) =>
+      renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? "", () =>
+        // Without the call's args (older pis) reserve as if every task had its line: too small beats too tall.
+        callLines(
+          context?.args
+            ? Array.isArray(context.args.tasks)
+              ? context.args.tasks.length
+              : 0
+            : (result.details?.windows?.length ?? 0),
+          opts.expanded,
+        ),
+      ),
   };
 }

@@ -56,16 +56,52 @@ test("narrow headers drop the model first, then cost, profile and tools; never e
   expect(visibleWidth(long)).toBeLessThanOrEqual(30);
 });
 
-test("retries read `↻ retry 2/3 in 4s — 503 …`, without the failed attempt's ✗ line", () => {
+test("retries read `↻ retry 2/3 in 4s — 503 …`, without the failed attempt's ✗ line; one failure retried is one line", () => {
   const lines = displayLines([
     "read → a.ts",
     "✗ 503 overloaded",
     "↻ retry 1/3 in 2s: 503 overloaded",
     "✗ 503 overloaded",
     "↻ retry 2/3 in 4s: 503 overloaded",
+    "✗ 429 slow down",
+    "↻ retry 3/3 in 8s: 429 slow down",
     "",
   ]);
-  expect(lines).toEqual(["read → a.ts", "↻ retry 1/3 in 2s — 503 overloaded", "↻ retry 2/3 in 4s — 503 overloaded"]);
+  expect(lines).toEqual(["read → a.ts", "↻ retry 2/3 in 4s — 503 overloaded", "↻ retry 3/3 in 8s — 429 slow down"]);
+});
+
+test("a step repeated as it was (a call with its result, an error) is one step marked ×N; different steps stay", () => {
+  const finalize = ["finalize → ERROR", "  ✗ result must match the schema"];
+  const lines = displayLines([
+    "read → a.ts",
+    ...finalize,
+    ...finalize,
+    ...finalize,
+    "✗ 500 Internal Server Error",
+    "✗ 500 Internal Server Error",
+    "read → a.ts",
+    "read → b.ts",
+  ]);
+  expect(lines).toEqual([
+    "read → a.ts",
+    "finalize → ERROR ×3",
+    "  ✗ result must match the schema",
+    "✗ 500 Internal Server Error ×2",
+    "read → a.ts",
+    "read → b.ts",
+  ]);
+});
+
+test("turns and tokens follow the time; a started task whose child has not reported says so", () => {
+  const v = view({ turns: 3, tokens: { in: 12_345, out: 678 }, cost: 0 });
+  expect(windowHeader(v, plainStyle)).toBe(
+    "● review-api • reviewer (anthropic/claude-sonnet high) • 3 tools • 12s/600s • 3 turns • ↑12k ↓678",
+  );
+  // Narrow: the tokens go before the turns, the turns before the tools.
+  expect(windowHeader(v, plainStyle, 60)).toBe("● review-api • reviewer • 3 tools • 12s/600s • 3 turns");
+  expect(windowHeader(view({ starting: true, cost: 0, elapsedMs: 2_000 }), plainStyle)).toBe(
+    "● review-api • reviewer (anthropic/claude-sonnet high) • starting • 2s/600s",
+  );
 });
 
 test("a cancelled task is counted apart from errors and says it was cancelled", () => {

@@ -12,6 +12,7 @@ import { ActiveRuns } from "./active-runs.ts";
 import { cancelledBy, ownerShutdown } from "../core/run/process/abort-reason.ts";
 import { capsLine } from "./session-guard.ts";
 import { NestedCalls } from "./nested-progress.ts";
+import { defersTools, exposed, reachability } from "./tool-exposure.ts";
 
 /** The kill protocol's own bound (SIGTERM, 5 s, SIGKILL) plus a moment to record the ends. */
 const SHUTDOWN_GRACE_MS = 7000;
@@ -23,7 +24,7 @@ type PiApi = Pick<
   ExtensionAPI,
   "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "getAllTools" | "sendMessage"
 > &
-  Partial<Pick<ExtensionAPI, "events">>;
+  Partial<Pick<ExtensionAPI, "events" | "setActiveTools">>;
 
 type Tool = {
   name: string;
@@ -40,9 +41,10 @@ type Tool = {
  *  picked in /subagents. */
 const ABORTED = cancelledBy("Cancelled: the tool call was aborted");
 
-/** Wraps execute so every call's children are reachable from session_shutdown, and a call a codemode script made
- * shows its progress in a widget (nested-progress.ts). */
-function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCalls): T {
+/** Wraps execute so every call's children are reachable from session_shutdown, a call a codemode script made
+ * shows its progress in a widget (nested-progress.ts), and a delegation's sub-agents can be fetched afterwards
+ * (tool-exposure.ts). */
+function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCalls, afterCall: () => void): T {
   return {
     ...tool,
     execute: async (
@@ -63,6 +65,7 @@ function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCall
       } finally {
         progress.close();
         active.release(c);
+        afterCall();
       }
     },
   };
@@ -128,8 +131,14 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   pi.on("tool_call", (event) => {
     if (ours.has(event.toolName)) nested.noteCall(event);
   });
-  for (const tool of tools)
-    if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active, nested) as unknown as Registered);
+  const defer = defersTools() && typeof pi.setActiveTools === "function";
+  const reach = reachability(pi as Parameters<typeof reachability>[0], defer);
+  const delegating = new Set(["delegate_to_subagents", "subagent"]);
+  for (const tool of tools) {
+    if (!settings.tools.includes(tool.name)) continue;
+    const afterCall = delegating.has(tool.name) ? () => reach("call") : () => {};
+    pi.registerTool(exposed(tracked(tool, active, nested, afterCall), defer) as unknown as Registered);
+  }
   pi.registerCommand(
     "subagents",
     subagentsCommand(services, active, (ctx) =>
@@ -145,9 +154,12 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
       // A settings value we ignored (bad type, a project raising a cap) is said once, as doctor says it.
       if (settingsWarnings.length) ctx.ui.notify(`subagents settings: ${settingsWarnings.join("; ")}`, "warning");
     }
-    if (event?.reason === "new") return;
+    if (event?.reason === "new") return reach("start");
     const entries = ctx?.sessionManager?.getEntries?.() ?? [];
-    for (const runs of readEntries(entries)) rt.store.importRuns?.(runs);
+    const earlier = readEntries(entries);
+    for (const runs of earlier) rt.store.importRuns?.(runs);
+    // A resumed session with sub-agents of its own can fetch their outputs from its first request on.
+    reach(earlier.length ? "call" : "start");
   });
   // The pi session owns its sub-agents: they stop with it and are recorded as interrupted, not cancelled. pi awaits
   // this handler, so the kill protocol (up to ~5 s per child) finishes and the ends are recorded before pi exits.

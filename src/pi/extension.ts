@@ -164,10 +164,17 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // The pi session owns its sub-agents: they stop with it and are recorded as interrupted, not cancelled. pi awaits
   // this handler, so the kill protocol (up to ~5 s per child) finishes and the ends are recorded before pi exits.
   pi.on("session_shutdown", async () => {
+    const running = active.running().length;
     active.abortAll(ownerShutdown());
     await active.settle(SHUTDOWN_GRACE_MS);
     // The tasks' end hooks finish (each is bounded by subagents.hooks.timeout, then ended).
     await env.settleHooks();
     rt.closeOwner();
+    // pi stops its terminal UI before this event, so its last frame still says `subagents N running`: the line
+    // after it says what became of them. stderr, never stdout (JSON and RPC modes own stdout).
+    if (running)
+      process.stderr.write(
+        `subagents: pi ended with ${running} sub-agent${running === 1 ? "" : "s"} running; stopped and recorded as interrupted (/subagents lists them).\n`,
+      );
   });
 }

@@ -253,3 +253,54 @@ test("/subagents: a queued task that waits for others says so", async () => {
   expect(line).toContain("waiting");
   expect(line).toContain("after scout, review");
 });
+
+test("/subagents at 60 columns: the keys whole on a line of their own, every id whole; steer and stop only for a live pick", async () => {
+  const { renderFleet } = await import("../../../src/ui/fleet.ts");
+  const rows = [
+    {
+      id: "9c1e4f7a2b3d5e60",
+      name: "review-auth-flows",
+      agent: "reviewer",
+      status: "running" as const,
+      owner: "this pi",
+      since: 0,
+      cost: 0,
+    },
+    {
+      id: "4a8d2c6e1f0b7a93",
+      name: "docs",
+      agent: "default",
+      status: "completed" as const,
+      owner: "",
+      since: 0,
+      cost: 0.0123,
+    },
+    {
+      id: "1d7e9b2c4f6a8e05",
+      name: "fix",
+      agent: "worker",
+      status: "queued" as const,
+      owner: "cli 1234",
+      since: 0,
+      cost: 0,
+      after: ["review-auth-flows"],
+    },
+  ];
+  const live = renderFleet(rows, 0, { width: 60, style: plainStyle, now: 65_000 });
+  for (const l of live) expect(visibleWidth(l)).toBeLessThanOrEqual(60);
+  expect(live[1]).toBe("↑↓ select · Enter open · s steer · x stop · Esc close");
+  for (const r of rows) expect(live.some((l) => l.endsWith(r.id) && l.includes(r.name))).toBe(true);
+  const ended = renderFleet(rows, 1, { width: 120, style: plainStyle, now: 65_000 });
+  expect(ended[0]).toBe("Sub-agents · 2 running · ↑↓ select · Enter open · Esc close");
+});
+
+test("a started task reads `starting` until its child's first event", async () => {
+  const { CallWindows } = await import("../../../src/ui/call-windows.ts");
+  const { newRunState } = await import("../../../src/core/run/process/run-state.ts");
+  const w = new CallWindows([{ name: "scout", sessionId: "a", timeoutSec: 600 }], 5);
+  expect(w.snapshot(0).windows[0].starting).toBeUndefined();
+  w.start(0, 0);
+  expect(windowHeader(w.snapshot(2_000).windows[0], plainStyle)).toBe("● scout • default • starting • 2s/600s");
+  w.event(0, newRunState(0));
+  expect(w.snapshot(2_000).windows[0].starting).toBeUndefined();
+});

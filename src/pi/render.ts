@@ -96,17 +96,21 @@ export function renderWindowsResult(
   });
 }
 
-/** A call that ended, compact: what `renderWindowsResult` says it shows. */
+/** A call that ended, compact: what `renderWindowsResult` says it shows; a task's warnings (a model substituted,
+ * tools missing) and its output's first line when all of them fit. */
 function endedBlock(views: WindowView[], width: number, rows: number, style: Style): string[] {
   const sessions = sessionLines(views, width, style);
-  const outputs = views.map((v) => {
+  const under = views.map((v) => {
     const first = v.status === "completed" ? v.output?.split("\n").find((l) => l.trim()) : undefined;
-    return first ? style.cyan(clip(`  → ${sanitizeLine(first)}`, width)) : null;
+    return [
+      ...(v.warnings ?? []).map((w) => style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width))),
+      ...(first ? [style.cyan(clip(`  → ${sanitizeLine(first)}`, width))] : []),
+    ];
   });
-  const room = 1 + views.length + outputs.filter(Boolean).length + sessions.length <= rows;
+  const room = 1 + views.length + under.flat().length + sessions.length <= rows;
   return [
     clip(style.bold(globalHeader(views)), width),
-    ...views.flatMap((v, i) => [collapsedLine(v, width, style), ...(room && outputs[i] ? [outputs[i]!] : [])]),
+    ...views.flatMap((v, i) => [collapsedLine(v, width, style), ...(room ? under[i] : [])]),
     ...sessions,
   ];
 }

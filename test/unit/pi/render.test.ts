@@ -184,6 +184,12 @@ test("an ended call is compact: a line per task, each output's first line when t
   // Four ids do not fit 60 columns on one line: they wrap, none is cut.
   const ids = four.filter((l) => /=\d{16}/.test(l)).join(" ");
   for (let i = 0; i < 4; i++) expect(ids).toContain(`task${i}=${`${i}`.padStart(16, "0")}`);
+  // A task's warnings stay in view with the outputs.
+  const warned = ended(2);
+  warned.windows[0].warnings = ["model anthropic/x is not available; ran fake/fake-model"];
+  expect(withRows(40, () => plainLines(renderWindowsResult(warned, false, theme, "").render(100)))).toContain(
+    "  ⚠ model anthropic/x is not available; ran fake/fake-model",
+  );
   // 16 tasks at 24 rows: no room for the outputs, one line each.
   const sixteen = withRows(24, () => plainLines(renderWindowsResult(ended(16), false, theme, "").render(100)));
   expect(sixteen.filter((l) => l.startsWith("  → "))).toEqual([]);

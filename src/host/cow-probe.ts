@@ -10,6 +10,8 @@ import { enterArgv, type NamespaceWay } from "../core/run/launch/worktree-view.t
 import { runProgram } from "./git-command.ts";
 
 const PROBE_MS = 15_000;
+/** A probe's folder in the data folder: `.cow-probe-<pid>-…`, so one its process left behind can be removed. */
+export const PROBE_PREFIX = ".cow-probe-";
 
 /** A program on PATH, else in the system folders (a minimal PATH may lack /usr/sbin). */
 export function findProgram(name: string): string | null {
@@ -51,7 +53,7 @@ const lastLine = (s: string) => s.trim().split("\n").at(-1) ?? "";
 /** Mounts one overlay the way a task would, writes through it and checks the user's side stayed as it was. */
 async function tryOverlay(dataRoot: string, way: NamespaceWay): Promise<string | null> {
   fs.mkdirSync(dataRoot, { recursive: true, mode: 0o700 });
-  const dir = fs.mkdtempSync(path.join(dataRoot, ".cow-probe-"));
+  const dir = fs.mkdtempSync(path.join(dataRoot, `${PROBE_PREFIX}${process.pid}-`));
   try {
     const [lower, upper, work, target] = ["lower", "upper", "work", "merged"].map((n) => path.join(dir, n));
     for (const d of [lower, upper, work, target]) fs.mkdirSync(d);
@@ -123,7 +125,7 @@ export function reflinkWorks(sample: string, dataRoot: string): Promise<true | s
 
 async function tryReflink(sample: string, dataRoot: string): Promise<true | string> {
   fs.mkdirSync(dataRoot, { recursive: true, mode: 0o700 });
-  const dir = fs.mkdtempSync(path.join(dataRoot, ".cow-probe-"));
+  const dir = fs.mkdtempSync(path.join(dataRoot, `${PROBE_PREFIX}${process.pid}-`));
   try {
     const r = await runProgram("cp", [...reflinkFlags(), sample, path.join(dir, "clone")], {
       cwd: dir,

@@ -12,11 +12,11 @@ import {
   type Worktree,
   type WorktreeHost,
 } from "../core/run/launch/isolation.ts";
-import { procStartTime, recordAlive } from "./process-identity.ts";
+import { pidAlive, procStartTime, recordAlive } from "./process-identity.ts";
 import { git, must, NO_HOOKS } from "./git-command.ts";
 import { type ViewRequest, viewRecord } from "../core/run/launch/worktree-view.ts";
 import { makeView } from "./worktree-view.ts";
-import { removeTree } from "./cow-probe.ts";
+import { PROBE_PREFIX, removeTree } from "./cow-probe.ts";
 
 export { git };
 
@@ -234,10 +234,15 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
   async function cleanStaleNow(): Promise<number> {
     let names: string[];
     try {
-      names = fs.readdirSync(root).filter((n) => n.endsWith(".json"));
+      names = fs.readdirSync(root);
     } catch {
       return 0;
     }
+    // A copy-on-write probe whose process died in the middle (cow-probe.ts).
+    for (const n of names)
+      if (n.startsWith(PROBE_PREFIX) && !pidAlive(Number(n.slice(PROBE_PREFIX.length).split("-")[0])))
+        removeTree(path.join(root, n));
+    names = names.filter((n) => n.endsWith(".json"));
     let cleaned = 0;
     for (const n of names) {
       let rec: OwnerFile;

@@ -31,8 +31,14 @@ function npmProject(dir: string): string {
   mkdirSync(dir, { recursive: true });
   const g = (...args: string[]) => gitIn(world.root, dir, "-c", "safe.directory=*", ...args);
   g("init", "-q", "-b", "main");
-  write(join(dir, "package.json"), JSON.stringify({ name: "demo", version: "1.0.0", scripts: { test: "node test.js" } }));
-  write(join(dir, "test.js"), "if (require('leftpad')(7, 3) !== '007') process.exit(1);\nconsole.log('tests passed');\n");
+  write(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "demo", version: "1.0.0", scripts: { test: "node test.js" } }),
+  );
+  write(
+    join(dir, "test.js"),
+    "if (require('leftpad')(7, 3) !== '007') process.exit(1);\nconsole.log('tests passed');\n",
+  );
   write(join(dir, ".gitignore"), "node_modules/\n");
   g("add", "-A");
   g("-c", "user.email=me@example.com", "-c", "user.name=Me", "commit", "-q", "-m", "first");
@@ -108,16 +114,22 @@ test("the docker runner: the container gets the folders as a copy (or clones), a
   try {
     const repo = npmProject(join(world.root, "docker"));
     // No gate here: a container's child runs on pi's json mode, which gates need more than (composing.md).
-    const r = await cli(world, ["run", "default", patcher("DOCKER"), "--runner", "docker", "--isolation", "worktree", "--json"], {
-      binary: true,
-      cwd: repo,
-    });
+    const r = await cli(
+      world,
+      ["run", "default", patcher("DOCKER"), "--runner", "docker", "--isolation", "worktree", "--json"],
+      {
+        binary: true,
+        cwd: repo,
+      },
+    );
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
     expect(JSON.stringify(requestsOfTask(world, "DOCKER").at(-1)?.messages)).toContain("uid=0 patched=1");
     expect(["copy", "reflink"]).toContain(t.isolation.view.mechanism);
     if (t.isolation.view.mechanism === "copy")
-      expect(t.warnings.join("\n")).toContain("the repository's ignored folders (node_modules) were copied into the worktree");
+      expect(t.warnings.join("\n")).toContain(
+        "the repository's ignored folders (node_modules) were copied into the worktree",
+      );
     expect(readFileSync(join(repo, "node_modules", "leftpad", "index.js"), "utf8")).toBe(LEFTPAD);
     expect(ourWorktrees()).toEqual([]);
   } finally {

@@ -244,3 +244,27 @@ test("a setup's changes to tracked files become the worktree's base: the branch 
   expect(r.files.map((f) => f.path)).toEqual(["child.txt"]);
   expect(gitIn(repo, "log", "--format=%s", `${r.base}..${r.branch}`).trim()).toBe("subagents: sealed");
 });
+
+test("an owner SIGKILLed while its task ran: the next clean-up removes the task's overlay layers and a probe it left", async () => {
+  const base = join(root, "stale");
+  const repo = project(base);
+  const data = join(base, "data");
+  const host = createWorktreeHost(data);
+  const wt = await host.create({
+    cwd: repo,
+    id: "6666666666666666",
+    name: "killed",
+    view: { deps: "auto", local: true },
+  });
+  // As the dead owner left it: its record names a process that is gone, overlayfs's work folder is mode 000.
+  const dead = spawnSync("true").pid!;
+  const record = join(data, "worktrees", `${wt.id}.json`);
+  writeFileSync(record, JSON.stringify({ ...JSON.parse(readFileSync(record, "utf8")), pid: dead, startTime: "1" }));
+  const viewDir = join(data, "worktrees", `${wt.id}.view`);
+  mkdirSync(join(viewDir, "work", "9", "work"), { recursive: true });
+  chmodSync(join(viewDir, "work", "9", "work"), 0);
+  mkdirSync(join(data, "worktrees", `.cow-probe-${dead}-abc`, "work"), { recursive: true });
+  expect(await createWorktreeHost(data).cleanStale()).toBe(1);
+  expect(readdirSync(join(data, "worktrees"))).toEqual([]);
+  expect(gitIn(repo, "worktree", "list").trim().split("\n")).toHaveLength(1);
+});

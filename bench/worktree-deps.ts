@@ -219,7 +219,9 @@ async function part3(): Promise<string> {
   );
 }
 
-const way = await overlayWay(join(mkdtempSync("/tmp/subagents-bench-probe-"), "worktrees"));
+const probeDir = mkdtempSync("/tmp/subagents-bench-probe-");
+const way = await overlayWay(join(probeDir, "worktrees"));
+rmSync(probeDir, { recursive: true, force: true });
 console.log(`overlay here: ${typeof way === "object" ? `yes (${way.userns ? "user" : "mount"} namespace)` : way}`);
 console.log(
   `\n1. A whole trivial isolated task (${ROUNDS} alternating rounds; disk: one run each, peak of the data folder)\n`,

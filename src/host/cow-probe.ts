@@ -92,17 +92,16 @@ async function findOverlayWay(dataRoot: string): Promise<NamespaceWay | string> 
   if (!unshare || !mount) return "unshare or mount (util-linux) is not installed";
   const uid = process.getuid?.() ?? -1;
   const gid = process.getgid?.() ?? -1;
-  const ways: NamespaceWay[] = [
-    // Root mounts in a mount namespace of its own; a root without CAP_SYS_ADMIN (a container) may still have
-    // user namespaces.
-    ...(uid === 0 ? [{ userns: false, uid, gid, unshare, mount }] : []),
-    { userns: true, uid, gid, unshare, mount },
-  ];
+  // Root mounts in a mount namespace of its own; a root without CAP_SYS_ADMIN (a container) may still have user
+  // namespaces. `volatile` (Linux 5.10) first, then without it.
+  const ways: NamespaceWay[] = (uid === 0 ? [false, true] : [true]).flatMap((userns) =>
+    [true, false].map((volatile) => ({ userns, uid, gid, unshare, mount, volatile })),
+  );
   const why: string[] = [];
   for (const way of ways) {
     const problem = await tryOverlay(dataRoot, way).catch((err: Error) => err.message);
     if (!problem) return way;
-    why.push(`${way.userns ? "in a user namespace" : "in a mount namespace"}: ${problem}`);
+    if (!way.volatile) why.push(`${way.userns ? "in a user namespace" : "in a mount namespace"}: ${problem}`);
   }
   return `no overlay mount here (${why.join("; ")})`;
 }

@@ -16,20 +16,20 @@ import type { Profile } from "../../../../src/core/profiles/profile.ts";
 import { secretValues } from "../../../../src/core/secret-values.ts";
 import { maskLiterals, sanitize } from "../../../../src/core/sanitize.ts";
 
-const tools = { unshare: "/usr/bin/unshare", mount: "/usr/bin/mount" };
+const tools = { unshare: "/usr/bin/unshare", mount: "/usr/bin/mount", volatile: true };
 const mount = { lower: "/repo/node_modules", upper: "/d/v/upper/0", work: "/d/v/work/0", target: "/d/wt/node_modules" };
 
 test("the namespace command: root mounts in a mount namespace; a user is root in a user namespace to mount, then back to its own ids", () => {
   const root = enterArgv({ userns: false, uid: 0, gid: 0, ...tools }, [mount]);
   expect(root.slice(0, 5)).toEqual(["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh"]);
-  expect(root.slice(-6)).toEqual(["/usr/bin/mount", "1", ...Object.values(mount)]);
+  expect(root.slice(-7)).toEqual(["/usr/bin/mount", "volatile,", "1", ...Object.values(mount)]);
   const user = enterArgv({ userns: true, uid: 1000, gid: 100, ...tools }, [mount, mount]);
   expect(user.slice(0, 3)).toEqual(["/usr/bin/unshare", "--user", "--map-root-user"]);
   expect(user.slice(-4)).toEqual(["/usr/bin/unshare", "--map-user=1000", "--map-group=100", "--"]);
-  expect(user.slice(user.indexOf("subagents-view") + 1, user.indexOf("subagents-view") + 3)).toEqual([
-    "/usr/bin/mount",
-    "2",
-  ]);
+  const at = user.indexOf("subagents-view");
+  expect(user.slice(at + 1, at + 4)).toEqual(["/usr/bin/mount", "volatile,", "2"]);
+  // A kernel without `volatile` (before 5.10) mounts without it.
+  expect(enterArgv({ userns: false, uid: 0, gid: 0, ...tools, volatile: false }, [mount]).slice(-6)[0]).toBe("");
   // A root in a user namespace (a container's root) is root there already: nothing to map back.
   expect(enterArgv({ userns: true, uid: 0, gid: 0, ...tools }, [mount]).at(-1)).toBe(mount.target);
   expect(overlaySafePath("/home/me/proj")).toBe(true);

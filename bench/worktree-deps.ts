@@ -44,6 +44,7 @@ function project(dir: string, deps: boolean): string {
 }
 
 /** KB under dir, as du counts it (what the disk holds: an overlay's upper layers, a copy's files). */
+const signed = (n: number, unit: string, digits = 0) => `${n >= 0 ? "+" : "−"}${Math.abs(n).toFixed(digits)}${unit}`;
 const duKB = (dir: string) => Number(spawnSync("du", ["-sk", dir], { encoding: "utf8" }).stdout.split("\t")[0] || 0);
 
 type Variant = { label: string; settings: Record<string, unknown>; user?: TestUser };
@@ -103,10 +104,10 @@ async function part1(): Promise<string> {
       `${v.label}: ${mechanism}`,
       fmt(sa, " ms"),
       fmt(sb, " ms"),
-      `+${(sb.median - sa.median).toFixed(0)} ms`,
+      signed(sb.median - sa.median, " ms"),
       `${(diskPlain / 1024).toFixed(1)} MB`,
       `${(diskDeps / 1024).toFixed(1)} MB`,
-      `+${((diskDeps - diskPlain) / 1024).toFixed(1)} MB`,
+      signed((diskDeps - diskPlain) / 1024, " MB", 1),
     ]);
     if (v.user) chownTree(world.root, { name: "root", uid: 0, gid: 0 });
   }
@@ -166,7 +167,7 @@ async function part2(): Promise<string> {
       p.label,
       fmt(sa, " ms"),
       fmt(sb, " ms"),
-      `+${(sb.median - sa.median).toFixed(0)} ms`,
+      signed(sb.median - sa.median, " ms"),
       `${(stat(held).median / 1024).toFixed(1)} MB`,
     ]);
   }

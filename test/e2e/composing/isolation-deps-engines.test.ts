@@ -4,11 +4,11 @@
 // are copied, or cloned where the filesystem can). Real engines and a user made with useradd; the real pi against
 // the scripted model; each project's own gate.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld, requestsOfTask, summaryOf, taskWhy } from "../../support/pi-env.ts";
-import { gitIn } from "../../support/git-repo.ts";
+import { LEFTPAD, npmProject as makeNpmProject, worktreesLeft } from "../../support/projects.ts";
 import { ensureEngine } from "../../support/engines.ts";
 import { asUser, chownTree, ensureTestUser } from "../../support/test-user.ts";
 
@@ -19,33 +19,8 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(() => world?.close());
 
-const LEFTPAD = "module.exports = (s, n) => String(s).padStart(n, '0');\n";
-
-function write(file: string, text: string): void {
-  mkdirSync(join(file, ".."), { recursive: true });
-  writeFileSync(file, text);
-}
-
-/** An npm project with its dependency in the ignored node_modules. */
-function npmProject(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  const g = (...args: string[]) => gitIn(world.root, dir, "-c", "safe.directory=*", ...args);
-  g("init", "-q", "-b", "main");
-  write(
-    join(dir, "package.json"),
-    JSON.stringify({ name: "demo", version: "1.0.0", scripts: { test: "node test.js" } }),
-  );
-  write(
-    join(dir, "test.js"),
-    "if (require('leftpad')(7, 3) !== '007') process.exit(1);\nconsole.log('tests passed');\n",
-  );
-  write(join(dir, ".gitignore"), "node_modules/\n");
-  g("add", "-A");
-  g("-c", "user.email=me@example.com", "-c", "user.name=Me", "commit", "-q", "-m", "first");
-  write(join(dir, "node_modules", "leftpad", "package.json"), '{"name":"leftpad","main":"index.js"}');
-  write(join(dir, "node_modules", "leftpad", "index.js"), LEFTPAD);
-  return dir;
-}
+const npmProject = (dir: string) => makeNpmProject(world.root, dir);
+const ourWorktrees = () => worktreesLeft(world.root);
 
 /** The child patches the dependency, says who it runs as, and changes one tracked file. */
 const patcher = (marker: string) =>
@@ -59,11 +34,6 @@ const patcher = (marker: string) =>
     { tool: "write", args: { path: "test.js", content: "require('leftpad');\nconsole.log('tests passed');\n" } },
     { text: "done" },
   ])}`;
-
-const ourWorktrees = () =>
-  existsSync(join(world.root, "worktrees"))
-    ? readdirSync(join(world.root, "worktrees")).filter((n) => !n.startsWith("."))
-    : [];
 
 test("sandboxed: bubblewrap runs inside the view; the gate finds node_modules, the patch stays in the task", async () => {
   const skip = ensureEngine("bwrap");
@@ -98,10 +68,14 @@ test("an ordinary user: the overlay in a user namespace, the child and its gate 
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
     expect(t.gate).toEqual({ passed: true, attempts: 1 });
-    expect(t.isolation.view).toEqual({ mechanism: "overlay", folders: ["node_modules"], included: [] });
+    expect(t.isolation.view).toEqual({ mechanism: "overlay", folders: ["node_modules"], included: [".env"] });
     expect(JSON.stringify(requestsOfTask(world, "ASUSER").at(-1)?.messages)).toContain(`uid=${user.uid} patched=1`);
     expect(readFileSync(join(repo, "node_modules", "leftpad", "index.js"), "utf8")).toBe(LEFTPAD);
     expect(ourWorktrees()).toEqual([]);
+    const doctor = await cli(world, ["doctor", "--json", "--cwd", repo], { binary: true, prefix: asUser(user, []) });
+    expect(doctor.json[0].checks.find((c: { name: string }) => c.name === "worktrees").detail).toContain(
+      "through an overlay in a user namespace",
+    );
   } finally {
     chownTree(world.root, { name: "root", uid: 0, gid: 0 });
   }

@@ -9,6 +9,13 @@ import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld, requestsOfTask, summaryOf, taskWhy, userTexts } from "../../support/pi-env.ts";
 import { gitIn, subagentBranches, worktreeList } from "../../support/git-repo.ts";
+import {
+  ENV_SECRET as SECRET,
+  LEFTPAD,
+  npmProject as makeNpmProject,
+  worktreesLeft,
+  writeFile as write,
+} from "../../support/projects.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -18,44 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => world?.close());
 
-const LEFTPAD = "module.exports = (s, n) => String(s).padStart(n, '0');\n";
-const SECRET = "Zq8vN3kLp0Xw7RtY2mBc44";
-
-function write(file: string, text: string): void {
-  mkdirSync(join(file, ".."), { recursive: true });
-  writeFileSync(file, text);
-}
-
-/** An npm project as a user has it: its dependency installed in the ignored node_modules, an ignored .env. */
-export function npmProject(
-  dir: string,
-  test = "const pad = require('leftpad');\nif (pad(7, 3) !== '007') process.exit(1);\nconsole.log('tests passed');\n",
-): string {
-  mkdirSync(dir, { recursive: true });
-  gitIn(world.root, dir, "init", "-q", "-b", "main");
-  gitIn(world.root, dir, "config", "user.email", "me@example.com");
-  gitIn(world.root, dir, "config", "user.name", "Me");
-  write(
-    join(dir, "package.json"),
-    JSON.stringify({ name: "demo", version: "1.0.0", scripts: { test: "node test.js" } }),
-  );
-  write(join(dir, "test.js"), test);
-  write(join(dir, "src", "api.ts"), "export function api(input: string) { return input; }\n");
-  write(join(dir, "README.md"), "# demo\n");
-  write(join(dir, ".gitignore"), "node_modules/\n.env\n");
-  write(join(dir, ".worktreeinclude"), ".env\n");
-  gitIn(world.root, dir, "add", "-A");
-  gitIn(world.root, dir, "commit", "-q", "-m", "first");
-  write(join(dir, "node_modules", "leftpad", "package.json"), '{"name":"leftpad","main":"index.js"}');
-  write(join(dir, "node_modules", "leftpad", "index.js"), LEFTPAD);
-  write(join(dir, ".env"), `SERVICE_TOKEN=${SECRET}\nPORT=3000\n`);
-  return dir;
-}
-
-const ourWorktrees = () =>
-  existsSync(join(world.root, "worktrees"))
-    ? readdirSync(join(world.root, "worktrees")).filter((n) => !n.startsWith("."))
-    : [];
+const npmProject = (dir: string, test?: string) => makeNpmProject(world.root, dir, test);
+const ourWorktrees = () => worktreesLeft(world.root);
 const treeOf = (repo: string, ref: string) =>
   gitIn(world.root, repo, "ls-tree", "-r", "--name-only", ref).split("\n").filter(Boolean);
 
@@ -84,6 +55,11 @@ test("the README's example runs as written on an npm project: each isolated task
   expect(out).not.toContain("MODULE_NOT_FOUND");
   expect(worktreeList(world.root, repo)).toHaveLength(1);
   expect(ourWorktrees()).toEqual([]);
+  // doctor names the way this machine uses, and the folders of this repository.
+  const doctor = await cli(world, ["doctor", "--json", "--cwd", repo], { binary: true });
+  const line = doctor.json[0].checks.find((c: { name: string }) => c.name === "worktrees");
+  expect(line.detail).toContain("in this repository: node_modules");
+  expect(line.status === "ok" ? line.detail : "copy").toMatch(/overlay in a (mount|user) namespace|clones|copy/);
   // Without the view (the worktree holds only what git tracks), the same gate cannot find the package: the
   // failure this example had before.
   world.setSubagentSettings({ worktreeDeps: "off" });

@@ -58,7 +58,7 @@ const MOUNT_SCRIPT = [
   'm="$1"; o="$2"; n="$3"; shift 3',
   'while [ "$n" -gt 0 ]; do',
   '  rm -rf "$3/work"',
-  '  "$m" -n -t overlay overlay -o "${o}lowerdir=$1,upperdir=$2,workdir=$3" "$4" ||',
+  '  "$m" -n -t overlay overlay -o "$o""lowerdir=$1,upperdir=$2,workdir=$3" "$4" ||',
   '    { echo "subagents: could not show $1 in the task\'s worktree (overlay mount at $4 failed)" >&2; exit 126; }',
   "  shift 4; n=$((n - 1))",
   "done",

@@ -4,14 +4,15 @@
 //     the data folder's peak size while it runs — per way: the overlay (root: a mount namespace; an ordinary user,
 //     made with useradd when root: a user namespace) and a forced copy;
 //  2. making and finishing one isolated worktree of that project per way, the reflink engine's xfs included (root);
-//  3. one isolated worktree of a repository with 20,000 tracked files against a bare `git worktree add`.
-// Alternating rounds, medians with min–max. Run: bun bench/worktree-deps.ts [rounds]
+//  3. one isolated worktree of a repository with 20,000 tracked files against a bare `git worktree add`;
+//  4. entering an overlay view of 100 folders (a monorepo with a node_modules per package), `volatile` or not.
+// Alternating rounds, medians with min–max. Run: bun bench/worktree-deps.ts [rounds] [parts, e.g. 124]
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createWorktreeHost } from "../src/host/git-worktree.ts";
 import { overlayWay } from "../src/host/cow-probe.ts";
-import type { ViewRequest } from "../src/core/run/launch/worktree-view.ts";
+import { enterArgv, type NamespaceWay, type ViewRequest } from "../src/core/run/launch/worktree-view.ts";
 import { cli, piWorld, summaryOf, type PiWorld } from "../test/support/pi-env.ts";
 import { ensureEngine, REFLINK_MOUNT } from "../test/support/engines.ts";
 import { asUser, chownTree, ensureTestUser, type TestUser } from "../test/support/test-user.ts";
@@ -220,15 +221,64 @@ async function part3(): Promise<string> {
   );
 }
 
+async function part4(way: NamespaceWay): Promise<string> {
+  const base = mkdtempSync("/tmp/subagents-bench-mounts-");
+  const mounts = Array.from({ length: 100 }, (_, i) => {
+    const m = {
+      lower: join(base, `l${i}`),
+      upper: join(base, `u${i}`),
+      work: join(base, `w${i}`),
+      target: join(base, `t${i}`),
+    };
+    for (const d of Object.values(m)) mkdirSync(d);
+    writeFileSync(join(m.lower, "index.js"), "module.exports = 1;\n");
+    return m;
+  });
+  const times = { volatile: [] as number[], plain: [] as number[] };
+  for (let i = 0; i < ROUNDS * 2; i++) {
+    const volatile = i % 2 === 0 && way.volatile;
+    const argv = [...enterArgv({ ...way, volatile }, mounts), "/bin/true"];
+    const t = performance.now();
+    const r = spawnSync(argv[0], argv.slice(1), { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`enter: ${r.stderr}`);
+    times[volatile ? "volatile" : "plain"].push(performance.now() - t);
+  }
+  spawnSync("chmod", ["-R", "u+rwx", base]);
+  rmSync(base, { recursive: true, force: true });
+  const [sp, sv] = [stat(times.plain), stat(times.volatile.length ? times.volatile : [Number.NaN])];
+  return table(
+    ["folders", "overlays", "overlays, volatile", "ratio"],
+    [
+      [
+        "100",
+        fmt(sp, " ms"),
+        way.volatile ? fmt(sv, " ms") : "not offered here",
+        `${(sv.median / sp.median).toFixed(2)}×`,
+      ],
+    ],
+  );
+}
+
+const PARTS = process.argv[3] ?? "1234";
 const probeDir = mkdtempSync("/tmp/subagents-bench-probe-");
 const way = await overlayWay(join(probeDir, "worktrees"));
 rmSync(probeDir, { recursive: true, force: true });
 console.log(`overlay here: ${typeof way === "object" ? `yes (${way.userns ? "user" : "mount"} namespace)` : way}`);
-console.log(
-  `\n1. A whole trivial isolated task (${ROUNDS} alternating rounds; disk: one run each, peak of the data folder)\n`,
-);
-console.log(await part1());
-console.log(`\n2. Make and finish one isolated worktree of that project (${ROUNDS} alternating rounds)\n`);
-console.log(await part2());
-console.log(`\n3. One isolated worktree of a large repository (${ROUNDS} alternating rounds)\n`);
-console.log(await part3());
+if (PARTS.includes("1")) {
+  console.log(
+    `\n1. A whole trivial isolated task (${ROUNDS} alternating rounds; disk: one run each, peak of the data folder)\n`,
+  );
+  console.log(await part1());
+}
+if (PARTS.includes("2")) {
+  console.log(`\n2. Make and finish one isolated worktree of that project (${ROUNDS} alternating rounds)\n`);
+  console.log(await part2());
+}
+if (PARTS.includes("3")) {
+  console.log(`\n3. One isolated worktree of a large repository (${ROUNDS} alternating rounds)\n`);
+  console.log(await part3());
+}
+if (PARTS.includes("4") && typeof way === "object") {
+  console.log(`\n4. Entering an overlay view of 100 folders (${ROUNDS} alternating rounds each)\n`);
+  console.log(await part4(way));
+}

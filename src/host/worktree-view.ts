@@ -189,6 +189,8 @@ export async function makeView(opts: {
     if (failed) throw new Error(`could not copy ${entry} (.worktreeinclude) into the worktree: ${failed}`);
     included.push(entry);
   }
+  // A venv named in .worktreeinclude (with worktreeDeps "off") is a copy in the worktree: it gets the same rewrite.
+  relocateVenvs(repo, wtPath, included, (entry) => path.join(wtPath, entry));
   const view: WorktreeView = { mechanism, folders, included };
   if (made.mounts.length) {
     view.enter = enterArgv(way!, made.mounts);

@@ -195,6 +195,8 @@ test("a Python venv names the task's worktree in its scripts and path files; the
   mkdirSync(repo, { recursive: true });
   gitIn(repo, "init", "-q", "-b", "main");
   write(join(repo, ".gitignore"), ".venv/\n");
+  // With worktreeDeps "off" the venv still comes, by name.
+  write(join(repo, ".worktreeinclude"), ".venv/\n");
   write(join(repo, "src", "myproj", "__init__.py"), "VALUE = 'user'\n");
   gitIn(repo, "add", "-A");
   gitIn(repo, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "first");
@@ -207,7 +209,7 @@ test("a Python venv names the task's worktree in its scripts and path files; the
   symlinkSync("/usr/bin/python3", join(venv, "bin", "python"));
   write(join(site, "__editable__.myproj.pth"), `${repo}/src\n`);
   write(join(site, "mod.py"), `PATH = "${repo}"\n`);
-  for (const deps of ["auto", "copy"] as const) {
+  for (const deps of ["auto", "copy", "off"] as const) {
     const host = createWorktreeHost(join(base, `data-${deps}`));
     const wt = await host.create({ cwd: repo, id: "4444444444444444", name: "py", view: { deps, local: true } });
     const show =

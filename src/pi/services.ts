@@ -16,6 +16,7 @@ import { resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
+import { privateRecords } from "../host/private-files.ts";
 
 export type PiServices = {
   host: Host;
@@ -84,6 +85,7 @@ export async function createServices(): Promise<PiServices> {
   try {
     if (!open) throw new Error(`Node ${process.versions.node} has no node:sqlite`);
     host.mkdirp(path.dirname(file));
+    privateRecords(agentDir, path.dirname(file));
     const s = new Store(open(file), { isAlive: (pid) => host.isAlive(pid) });
     s.recoverStale((pid) => host.isAlive(pid));
     store = s;

@@ -60,7 +60,9 @@ Options:
                     --gate-retries N corrections, default 2; --gate-timeout S, default 300)
   --isolation worktree
                     Run in a git worktree of the repository; changes end on a branch subagents/<name>-<id>
-                    (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED)
+                    (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED). It sees
+                    the repository's ignored folders (node_modules, .venv) copy-on-write and what
+                    .worktreeinclude names; subagents.setup runs in it first (docs/composing.md)
   --sandbox         Run the child in the sandbox (bubblewrap): filesystem read-only except its folder,
                     home hidden except pi's settings; see docs/sandbox-runners.md
   --runner R        Where the child runs: local (default), docker (a container), slurm (a job step)
@@ -171,7 +173,9 @@ Options:
                       (a task may wait for others: "after": ["scout"], and use "{{scout}}" = its output)
   --isolation worktree
                       Each task in its own git worktree; its changes end on its own branch, listed at the
-                      end with files, diffstat and files that several tasks changed (also a task field)
+                      end with files, diffstat and files that several tasks changed (also a task field).
+                      It sees the repository's ignored folders (node_modules, .venv) copy-on-write and what
+                      .worktreeinclude names; subagents.setup runs in it first (docs/composing.md)
   --sandbox           Each task in the sandbox (bubblewrap; also a task field "sandbox": true)
   --runner R          Where the children run: local (default), docker, slurm (also a task field "runner")
   --runtime R         Which CLI runs them: pi (default), claude-code, codex, gemini, opencode (also a

@@ -45,6 +45,8 @@ export type ErrorCode =
   | "SKIPPED"
   /** The acceptance gate did not pass within its retries (gate.ts). */
   | "GATE_FAILED"
+  /** An isolated task's setup command failed or timed out before its child started (task-setup.ts). */
+  | "SETUP_FAILED"
   /** A call refused: it would start more children than subagents.maxSpawnsPerSession (or was not approved). */
   | "SPAWN_LIMIT";
 

@@ -83,31 +83,35 @@ export type ToolEnv = {
 };
 
 /**
- * Whether this call may run the project's hooks (settings subagents.hooks in the project's .pi/settings.json):
- * the user's subagents.projectAgents decides as it does for project agents, and "ask" asks once per pi session
- * when there is a UI. Unset: the engine's own rule (core/run/task-hooks.ts) refuses them with why.
+ * Whether this call may run the project's commands (settings subagents.hooks and subagents.setup in the project's
+ * .pi/settings.json): the user's subagents.projectAgents decides as it does for project agents, and "ask" asks once
+ * per pi session when there is a UI. Unset: the engine's own rule (core/run/task-hooks.ts) refuses them with why.
  */
 async function projectHooksConsent(
   ctx: ToolContext,
   settings: Settings,
   session: PiSession,
 ): Promise<string | undefined> {
-  const project = settings.hooks.commands.filter((h) => h.source === "project");
+  const project = settings.hooks.commands
+    .filter((h) => h.source === "project")
+    .map((h) => ({ file: h.file, when: h.event as string, command: h.command }));
+  if (settings.setup?.source === "project")
+    project.push({ file: settings.setup.file, when: "setup (isolated tasks)", command: settings.setup.command });
   if (!project.length || settings.hooks.projectConsent !== "ask") return undefined;
-  const key = project.map((h) => `${h.file}\0${h.event}\0${h.command}`).join("\n");
+  const key = project.map((h) => `${h.file}\0${h.when}\0${h.command}`).join("\n");
   if (session.allowedHooks.has(key)) return "allowed";
   if (!ctx.hasUI || !ctx.ui) return undefined;
-  const list = project.map((h) => `${h.event}: ${h.command}`).join("\n");
+  const list = project.map((h) => `${h.when}: ${h.command}`).join("\n");
   if (
     await ctx.ui.confirm(
-      "Run this project's sub-agent hooks?",
-      `${project[0].file} runs these shell commands on this machine when a sub-agent task starts or ends:\n${list}\nRun them?`,
+      "Run this project's sub-agent commands?",
+      `${project[0].file} runs these shell commands on this machine when a sub-agent task starts or ends, or before an isolated task starts:\n${list}\nRun them?`,
     )
   ) {
     session.allowedHooks.add(key);
     return "allowed";
   }
-  return "a project's hooks were not approved";
+  return "a project's commands were not approved";
 }
 
 /** What the parent sent with this call's request, for forked children to repeat; undefined when pi cannot say. */

@@ -16,6 +16,7 @@ import {
 import { cliContext } from "../engine.ts";
 import { runnerCheck, sandboxCheck } from "../doctor/engines.ts";
 import { runtimesCheck } from "../doctor/runtimes.ts";
+import { worktreesCheck } from "../doctor/worktrees.ts";
 import { modelsCheck } from "../doctor/models.ts";
 import { schedulesCheck } from "../doctor/schedules.ts";
 import { EXIT, UsageError } from "../errors.ts";
@@ -35,6 +36,8 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   settings    the subagents section of settings.json
   sandbox     whether bubblewrap (or sandbox-exec) can start a sandbox here
   runner      where children run (subagents.runner) and whether docker or Slurm answers
+  worktrees   how isolated tasks see a repository's ignored folders (node_modules, .venv): an overlay,
+              copy-on-write clones or a copy, and which folders that is here
   schedules   cron for \`subagents schedule\` (the crontab command, a running daemon) and each schedule's line
   terminal    live-window support: terminal, colour, UTF-8
 
@@ -46,7 +49,7 @@ Exit codes: 0 nothing broken, 1 at least one ✗, 2 usage error.`;
 
 const MARK = { ok: "✓", warn: "!", fail: "✗" } as const;
 
-export function cmdDoctor(argv: string[]): number {
+export async function cmdDoctor(argv: string[]): Promise<number> {
   const { values, positionals } = parse("doctor", argv, { cwd: { type: "string" }, json: { type: "boolean" } });
   if (values.help) {
     console.log(DOCTOR_HELP);
@@ -68,6 +71,7 @@ export function cmdDoctor(argv: string[]): number {
     settingsCheck(ctx),
     sandboxCheck(ctx),
     runnerCheck(ctx),
+    await worktreesCheck(ctx, cwd),
     schedulesCheck(ctx),
     terminalCheck(process.env, process.stdout),
   ];

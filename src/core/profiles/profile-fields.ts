@@ -186,6 +186,7 @@ const HANDLED_FIELDS = new Set([
   "keepProcesses",
   "taskStart",
   "taskEnd",
+  "setup",
   ...QUIET_FIELDS,
   ...ENGINE_FIELDS,
 ]);
@@ -237,10 +238,10 @@ export function nameField(fm: Fields, filePath: string, warnings: string[]): str
 }
 
 /** `gate` (a shell command), `gateTimeout` (seconds), `gateRetries` (corrections before GATE_FAILED); the hooks
- * `taskStart` / `taskEnd` (shell commands). */
+ * `taskStart` / `taskEnd` and an isolated task's `setup` (shell commands). */
 export function gateFields(fm: Fields): Partial<Profile> {
   const out: Partial<Profile> = {};
-  for (const key of ["taskStart", "taskEnd"] as const) {
+  for (const key of ["taskStart", "taskEnd", "setup"] as const) {
     if (!present(fm, key)) continue;
     const v = fm[key];
     if (typeof v !== "string" || !v.trim())

@@ -110,8 +110,11 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         piAuth: foreign ? undefined : { provider: childProvider(task, childModel) },
       });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
+      // An overlay view exists only in the namespace its processes enter (launch/worktree-view.ts): the child, its
+      // sandbox and its gate start inside it. Only a local child gets one (task-isolate.ts).
+      const enter = iso?.worktree.view?.enter ?? [];
       const ran = await runChild(host, engine.clock, {
-        argv: placed.argv,
+        argv: [...enter, ...placed.argv],
         env: placed.env,
         sessionFile,
         cwd: childCwd,
@@ -143,7 +146,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         team: hooks.team,
         gate: resolveGate(input, profile),
         reuse:
-          reusable(task, !!foreign, placed) && !forkPrompt
+          reusable(task, !!foreign, placed) && !forkPrompt && !enter.length
             ? { pool: hooks.pool!, files: inv.files.map((f) => f.path) }
             : undefined,
         ask: {

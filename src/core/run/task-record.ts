@@ -28,8 +28,10 @@ export async function recordTask(task: TaskContext): Promise<TaskOutcome> {
   return taskOutcome(task, result);
 }
 
-/** A stage ended the task before (or instead of) its child: that result is the run's end. */
-export function recordEnd(task: TaskContext, result: RunResult): TaskOutcome {
+/** A stage ended the task before (or instead of) its child: that result is the run's end (its worktree, when it got
+ *  one, finished as after a run: a failed setup leaves no worktree behind). */
+export async function recordEnd(task: TaskContext, result: RunResult): Promise<TaskOutcome> {
+  if (task.iso) result.isolation = await task.iso.finish();
   task.engine.store.finishRun(task.runId, result);
   told(task, result);
   return taskOutcome(task, result);

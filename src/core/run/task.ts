@@ -8,6 +8,7 @@ import { admitTask } from "./task-admit.ts";
 import { loadSkills } from "./task-skills.ts";
 import { loadMemory } from "./task-memory.ts";
 import { isolateTask } from "./task-isolate.ts";
+import { setupTask } from "./task-setup.ts";
 import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
@@ -17,7 +18,16 @@ import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task-shared.ts
 export * from "./task-shared.ts";
 
 /** A task's life after prepare, in order (each stage in its own file: task-<stage>.ts). */
-const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, isolateTask, forkTask, runTaskChild, acceptResult];
+const STAGES: TaskStage[] = [
+  admitTask,
+  loadSkills,
+  loadMemory,
+  isolateTask,
+  setupTask,
+  forkTask,
+  runTaskChild,
+  acceptResult,
+];
 
 /**
  * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then

@@ -142,6 +142,7 @@ export interface SessionStore {
 export const NOT_STARTED_CODES = [
   "INVALID_INPUT",
   "ISOLATION_FAILED",
+  "SETUP_FAILED",
   "BUDGET_EXCEEDED",
   "SPAWN_LIMIT",
   "SUBAGENT_CANCELLED",

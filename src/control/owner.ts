@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import type { RunState } from "../core/run/process/run-state.ts";
-import type { TaskHooks, TaskInput, TaskOutcome } from "../core/run/task.ts";
+import type { TaskWiring, TaskInput, TaskOutcome } from "../core/run/task-types.ts";
 import type { ChildEvent } from "../core/types.ts";
 import { CallWindows, DETAIL_LINES } from "../ui/call-windows.ts";
 import { eventLine } from "../ui/event-line.ts";
@@ -24,7 +24,7 @@ type RunHooks = {
    *  a background run's. `notify` tells whoever should know that one was asked. */
   remoteAsk?: { notify?: (q: AskRequest) => void };
 };
-type Hooks = RunHooks & TaskHooks;
+type Hooks = RunHooks & TaskWiring;
 type Runner = (input: TaskInput, hooks: Hooks) => Promise<TaskOutcome>;
 
 type Tracked = {

@@ -5,7 +5,8 @@
 // stops them and records them as interrupted.
 import { runScheduled } from "../core/run/scheduler.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
-import type { Engine, TaskOutcome } from "../core/run/task.ts";
+import type { Engine } from "../core/run/engine.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import type { CallTaskInput } from "../core/call/request.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";

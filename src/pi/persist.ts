@@ -3,7 +3,7 @@
 // One entry when a run starts (status running) and one when it ends: a parent that died in between leaves the
 // "running" entry as the last word, which the rebuild turns into the spec's interrupted error.
 import { sanitize } from "../core/sanitize.ts";
-import type { TaskInput, TaskOutcome } from "../core/run/task.ts";
+import type { TaskInput, TaskOutcome } from "../core/run/task-types.ts";
 import { INTERRUPTED_MESSAGE, type ImportedRun } from "../core/store/store-types.ts";
 import type { RunResult } from "../core/types.ts";
 

@@ -3,7 +3,7 @@
 import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import { realClock } from "../core/host.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import { prepareCall } from "../core/call/prepare.ts";
 import type { CallRequest } from "../core/call/request.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";

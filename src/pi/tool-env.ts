@@ -1,7 +1,10 @@
 // What every tool call needs from the extension: an engine for the call's cwd, consent for project-local
 // profiles, and mirroring of finished tasks into the parent session (pi.appendEntry; docs/pi-extension.md "Lifecycle").
 import { findProfile, type Profile } from "../core/profiles/profile.ts";
-import { effectiveTimeout, runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { effectiveTimeout } from "../core/run/task-choices.ts";
+import { runTask } from "../core/run/task.ts";
+import type { Engine } from "../core/run/engine.ts";
+import type { TaskInput, TaskOutcome } from "../core/run/task-types.ts";
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiServices } from "./services.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
@@ -9,7 +12,7 @@ import { dialogAsker, type DialogUI } from "./dialog-ask.ts";
 import type { AskRequest } from "../core/run/process/ask.ts";
 import type { CapRefusal } from "../core/session-caps.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
-import type { ParentPrompt } from "../core/run/task-shared.ts";
+import type { ParentPrompt } from "../core/run/launch/parent-prompt.ts";
 import { SessionGuards, type StatusUi } from "./session-guard.ts";
 import { PiSessions, type PiSession } from "./session-state.ts";
 import type { CallFront } from "../core/call/prepare.ts";

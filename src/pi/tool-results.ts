@@ -6,7 +6,7 @@
 //   script reads ids, statuses and outputs without parsing.
 // pi 0.73.1 and 0.87.1 ignore both fields.
 import { truncateHeadTail } from "../core/truncate.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/types.ts";
 
 /** pi's Usage (`@earendil-works/pi-ai`): token counts and cost in USD. Our children report the total cost only. */

@@ -3,7 +3,8 @@
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
 import { sanitize } from "../core/sanitize.ts";
-import { profileRefusal, type TaskOutcome } from "../core/run/task.ts";
+import { profileRefusal } from "../core/run/task-error.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import { prepareCall } from "../core/call/prepare.ts";
 import type { CallRequest } from "../core/call/request.ts";
 import { truncateHeadTail } from "../core/truncate.ts";

@@ -1,7 +1,9 @@
 // Live window state for one batch of tasks (a tool call or a CLI delegate), and a bounded snapshot of it:
 // the pi tool's `details` is stored in the parent session on every call, so it carries only visible lines.
 import { windowLines, type RunState } from "../core/run/process/run-state.ts";
-import { effectiveTimeout, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import { effectiveTimeout } from "../core/run/task-choices.ts";
+import type { Engine } from "../core/run/engine.ts";
+import type { TaskInput, TaskOutcome } from "../core/run/task-types.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { budgetLabel } from "../core/budget.ts";
 import { isFinished, type WindowedDetails, type WindowStatus, type WindowView } from "./windows.ts";

@@ -1,6 +1,6 @@
 // A session's recorded end as the windows show it: the outcome of its last run (or why it has none), and the
 // window `delegate` draws for a task that ended. Used by wait, attach and the /subagents fleet view.
-import type { TaskOutcome } from "../core/run/task.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import type { SessionRecord } from "../core/store/store-types.ts";
 import { emptyUsage } from "../core/types.ts";
 import { CallWindows } from "./call-windows.ts";

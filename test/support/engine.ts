@@ -5,7 +5,7 @@ import { realClock } from "../../src/core/host.ts";
 import { discoverProfiles } from "../../src/core/profiles/profile-discovery.ts";
 import { loadSettings } from "../../src/core/settings.ts";
 import { Store } from "../../src/core/store/store.ts";
-import { createEngine, type Engine } from "../../src/core/run/task.ts";
+import { createEngine, type Engine } from "../../src/core/run/engine.ts";
 import { createBunHost } from "../../src/host/bun.ts";
 import { EMBEDDED_PI_VERSION } from "../../src/host/embedded-version.ts";
 import { resolvePiCommand } from "../../src/host/pi-command.ts";

@@ -2,7 +2,7 @@
 // so the database file shrinks. A session that is running is never touched.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { childSessionFile } from "../../core/run/task.ts";
+import { childSessionFile } from "../../core/run/session-file.ts";
 import type { PruneCandidate } from "../../core/store/store-types.ts";
 import { parse } from "../flags/args.ts";
 import { formatBytes } from "../doctor/checks.ts";

@@ -2,11 +2,11 @@
 // first (a call that would be refused anyway asks nobody); then the ones that ask the user or count: consent for
 // project-local agents, the session caps, the fan-out confirmation, and last the caps' admission, which counts
 // the tasks as coming. What a front can give (a conversation to fork, a user to ask) it passes as CallFront.
-import { duplicateTasks, type CapRefusal } from "../session-caps.ts";
-import { attachFork, type ForkEntry } from "../run/fork.ts";
-import { gateFolderProblem } from "../run/gate-check.ts";
-import { checkProfileSkills, checkResumable, type Engine, type TaskInput } from "../run/task-shared.ts";
-import { contextOf, toTaskInputs, type CallRequest, type CallTaskInput, type Refusal } from "./request.ts";
+import type { CapRefusal } from "../session-caps.ts";
+import type { ForkEntry } from "../run/fork.ts";
+import type { Engine } from "../run/engine.ts";
+import { checkCall } from "./checks.ts";
+import { toTaskInputs, type CallRequest, type CallTaskInput, type Refusal } from "./request.ts";
 
 type Call = { tasks: number; maxCost?: number };
 
@@ -27,34 +27,6 @@ export type CallFront = {
 };
 
 export type Prepared = { inputs: CallTaskInput[] } | { refusal: Refusal };
-
-const invalid = (message: string): Refusal => ({ code: "INVALID_INPUT", message });
-
-/** The checks that need no one: the same request gives the same answer wherever it came from. A gate's missing
- * folder is named before the missing folder itself: the gate is what would have failed at the end. */
-export function checkCall(
-  engine: Engine,
-  request: CallRequest,
-  inputs: TaskInput[],
-  front: Pick<CallFront, "forkBranch" | "forkNeeds">,
-): Refusal | null {
-  for (const t of inputs) {
-    const problem = t.resume ? checkResumable(engine, t.resume) : null;
-    if (problem) return invalid(problem);
-  }
-  const problem =
-    checkProfileSkills(
-      engine,
-      inputs.map((t) => t.profile),
-    ) ??
-    gateFolderProblem(engine, inputs) ??
-    attachFork(engine.profiles, contextOf(request), inputs, front.forkBranch ?? (() => undefined), front.forkNeeds);
-  if (problem) return invalid(problem);
-  const missing = inputs.find((t) => !engine.host.stat(t.cwd)?.isDirectory);
-  if (missing) return invalid(`task "${missing.name}": working directory ${missing.cwd} does not exist.`);
-  const duplicate = duplicateTasks(inputs);
-  return duplicate ? invalid(duplicate) : null;
-}
 
 /** The call's TaskInputs, ready to run (and admitted under the caps), or why it does not start. */
 export async function prepareCall(engine: Engine, request: CallRequest, front: CallFront): Promise<Prepared> {

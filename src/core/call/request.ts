@@ -8,7 +8,7 @@ import type { RunnerName } from "../runner-settings.ts";
 import type { RuntimeName } from "../runtime-names.ts";
 import type { ErrorCode } from "../types.ts";
 import type { FinalizeMode } from "../run/process/finalize-contract.ts";
-import type { TaskInput } from "../run/task-shared.ts";
+import type { TaskInput } from "../run/task-types.ts";
 
 /** A task of a call: the delegate input's fields, and a session id the front chose (the `subagent` tool's sticky id). */
 export type CallTask = DelegateTask & { sessionId?: string };

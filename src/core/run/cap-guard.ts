@@ -4,9 +4,9 @@
 // children run, how many wait, and the dollars spent so far.
 import type { CapSettings } from "../cap-settings.ts";
 import { callRefusal, startRefusal, type CapRefusal, type CapsUsed } from "../session-caps.ts";
-import type { TaskHooks, TaskInput, TaskOutcome } from "./task-shared.ts";
+import type { TaskWiring, TaskInput, TaskOutcome } from "./task-types.ts";
 
-type Run = (input: TaskInput, hooks: TaskHooks) => Promise<TaskOutcome>;
+type Run = (input: TaskInput, hooks: TaskWiring) => Promise<TaskOutcome>;
 
 export type GuardStatus = { running: number; queued: number; cost: number };
 

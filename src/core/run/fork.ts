@@ -8,7 +8,8 @@
 
 import type { Host } from "../host.ts";
 import { findProfile, type Profile } from "../profiles/profile.ts";
-import type { ForkEntry, ParentPrompt, TaskInput } from "./task-shared.ts";
+import type { ForkEntry, TaskInput } from "./task-types.ts";
+import type { ParentPrompt } from "./launch/parent-prompt.ts";
 
 export type { ForkEntry };
 import type { TaskContext } from "./task-context.ts";

@@ -3,7 +3,8 @@
 // An abort stops every running child through the signal each task gets; queued tasks still go through the
 // runner with an aborted signal, which records them as cancelled without starting a child.
 import type { RunState } from "./process/run-state.ts";
-import { failedResult, type TaskInput, type TaskOutcome } from "./task-shared.ts";
+import { failedResult } from "./task-error.ts";
+import type { TaskInput, TaskOutcome } from "./task-types.ts";
 import type { ChildEvent } from "../types.ts";
 import { CallSpend } from "../budget.ts";
 import { realClock } from "../host.ts";

@@ -3,7 +3,7 @@
 import { budgetMessage } from "../budget.ts";
 import type { RunResult } from "../types.ts";
 import { abortStop } from "./process/abort-reason.ts";
-import { failedResult } from "./task-shared.ts";
+import { failedResult } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
 
 export function admitTask(task: TaskContext): RunResult | void {

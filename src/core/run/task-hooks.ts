@@ -11,7 +11,8 @@ import { sanitize } from "../sanitize.ts";
 import { endLeftovers, endProcesses } from "./process/leftovers.ts";
 import { liveMarks, MARK_ENV, newMark } from "./process/marks.ts";
 import { waitFor } from "./process/kill.ts";
-import type { Engine, TaskHooks } from "./task-shared.ts";
+import type { Engine } from "./engine.ts";
+import type { TaskWiring } from "./task-types.ts";
 import type { TaskEventPayload } from "./hooks/payload.ts";
 
 /** What a hook's failure shows of its standard error. */
@@ -62,7 +63,7 @@ const short = (command: string) => (command.length > 80 ? `${command.slice(0, 77
  */
 export function fireTaskEvent(
   engine: Engine,
-  hooks: TaskHooks,
+  hooks: TaskWiring,
   profile: Profile | null,
   runId: number | null,
   payload: TaskEventPayload,

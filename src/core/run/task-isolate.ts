@@ -1,7 +1,7 @@
 // Stage "isolate": the folder the child works in — the task's cwd, or a git worktree of it made for this session.
 import type { RunResult } from "../types.ts";
 import { createIsolation } from "./launch/isolation.ts";
-import { failedResult } from "./task-shared.ts";
+import { failedResult } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
 
 export async function isolateTask(task: TaskContext): Promise<RunResult | void> {

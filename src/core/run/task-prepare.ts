@@ -2,22 +2,16 @@
 // profile, whether it can be isolated, the child's prompt (files, resume transcript), the run record, the model,
 // the finalize contract and the project trust. Ends that come before a run record are returned as outcomes.
 import { renderFiles } from "../files.ts";
-import type { Profile } from "../profiles/profile.ts";
-import { formatResumePrompt } from "../store/transcript.ts";
+import { findProfile, type Profile } from "../profiles/profile.ts";
+import type { SessionStore } from "../store/store-types.ts";
+import { formatResumePrompt, resumeNotFound } from "../store/transcript.ts";
 import { resolveFinalizeMode } from "./process/finalize-contract.ts";
 import { isolationProblem } from "./launch/isolation.ts";
-import {
-  chooseModel,
-  childSessionFile,
-  failedResult,
-  resolveTask,
-  TaskError,
-  trustFor,
-  type Engine,
-  type TaskHooks,
-  type TaskInput,
-  type TaskOutcome,
-} from "./task-shared.ts";
+import { chooseModel } from "./task-choices.ts";
+import { childSessionFile } from "./session-file.ts";
+import { failedResult, profileRefusal, TaskError } from "./task-error.ts";
+import { trustFor, type Engine } from "./engine.ts";
+import type { TaskWiring, TaskInput, TaskOutcome } from "./task-types.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
@@ -28,7 +22,7 @@ import { endPayload, startPayload } from "./hooks/payload.ts";
 export async function prepareTask(
   engine: Engine,
   input: TaskInput,
-  hooks: TaskHooks,
+  hooks: TaskWiring,
 ): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
   let resolved: ReturnType<typeof resolveTask>;
@@ -142,7 +136,7 @@ export async function prepareTask(
 }
 
 /** A task refused before it has a session of its own; recorded as a failed run when the refusal asks for it. */
-function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskHooks): TaskOutcome {
+function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskWiring): TaskOutcome {
   const { host, store } = engine;
   const id = input.sessionId ?? store.newSessionId();
   const agent = input.profile ?? "default";
@@ -181,4 +175,21 @@ function runWarnings(profile: Profile | null, modelWarning: string | undefined):
   if (modelWarning) out.push(modelWarning);
   if (profile?.unavailableTools?.length) out.push(`tools not available here: ${profile.unavailableTools.join(", ")}`);
   return out;
+}
+
+/** Checks that need no child: unknown profile, resume target. Throws TaskError. */
+export function resolveTask(
+  engine: Engine,
+  input: TaskInput,
+): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<SessionStore["getSession"]> } {
+  if (input.refused) throw new TaskError(input.refused, "SUBAGENTS_DISABLED", true);
+  if (input.skipped) throw new TaskError(input.skipped, "SKIPPED", true);
+  const prior = input.resume ? engine.store.getSession(input.resume) : null;
+  if (input.resume && (!prior || prior.runs.length === 0))
+    throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
+  const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
+  const profile = profileName ? (findProfile(engine.profiles, profileName) ?? null) : null;
+  if (profileName && !profile) throw profileRefusal(engine, profileName);
+  const id = input.resume ?? input.sessionId ?? engine.store.newSessionId();
+  return { id, profile, agent: profile?.name ?? "default", resumeOf: prior };
 }

@@ -1,6 +1,6 @@
 // Stage "record": every task that got a run record ends with a terminal status on it.
 import type { RunResult } from "../types.ts";
-import type { TaskOutcome } from "./task-shared.ts";
+import type { TaskOutcome } from "./task-types.ts";
 import { ranResult, taskOutcome, type TaskContext } from "./task-context.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
 import { endPayload } from "./hooks/payload.ts";

@@ -14,7 +14,8 @@ import { discoverProfiles } from "../../../../src/core/profiles/profile-discover
 import { loadSettings } from "../../../../src/core/settings.ts";
 import { Store } from "../../../../src/core/store/store.ts";
 import { CapGuard } from "../../../../src/core/run/cap-guard.ts";
-import { createEngine, type Engine, type TaskInput } from "../../../../src/core/run/task.ts";
+import { createEngine, type Engine } from "../../../../src/core/run/engine.ts";
+import type { TaskInput } from "../../../../src/core/run/task-types.ts";
 import { createBunHost } from "../../../../src/host/bun.ts";
 import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
 import { parse } from "../../../../src/cli/flags/args.ts";

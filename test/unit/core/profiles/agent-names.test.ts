@@ -3,7 +3,8 @@
 import { expect, test } from "bun:test";
 import { defaultSettings } from "../../../../src/core/settings.ts";
 import { parseProfile, type Profile } from "../../../../src/core/profiles/profile.ts";
-import { resolveTask, type Engine } from "../../../../src/core/run/task.ts";
+import { resolveTask } from "../../../../src/core/run/task-prepare.ts";
+import type { Engine } from "../../../../src/core/run/engine.ts";
 import { MemoryStore } from "../../../../src/core/store/store.ts";
 import { makeToolEnv } from "../../../../src/pi/tool-env.ts";
 import type { PiServices } from "../../../../src/pi/services.ts";

@@ -2,7 +2,8 @@
 // completion the test controls, so every interleaving asserted here is deterministic.
 import { expect, test } from "bun:test";
 import { runScheduled, type TaskRunner } from "../../../../src/core/run/scheduler.ts";
-import { failedResult, type TaskInput, type TaskOutcome } from "../../../../src/core/run/task.ts";
+import { failedResult } from "../../../../src/core/run/task-error.ts";
+import type { TaskInput, TaskOutcome } from "../../../../src/core/run/task-types.ts";
 import { emptyUsage } from "../../../../src/core/types.ts";
 import { taskWhy } from "../../../support/pi-env.ts";
 

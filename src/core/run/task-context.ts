@@ -13,7 +13,7 @@ import type { RuntimeChoice } from "./runtimes/choose.ts";
 export type TaskContext = {
   engine: Engine;
   input: TaskInput;
-  hooks: TaskWiring;
+  wiring: TaskWiring;
   // prepare
   id: string;
   agent: string;

@@ -22,7 +22,7 @@ import { endPayload, startPayload } from "./hooks/payload.ts";
 export async function prepareTask(
   engine: Engine,
   input: TaskInput,
-  hooks: TaskWiring,
+  wiring: TaskWiring,
 ): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
   let resolved: ReturnType<typeof resolveTask>;
@@ -30,7 +30,7 @@ export async function prepareTask(
     resolved = resolveTask(engine, input);
   } catch (err) {
     if (!(err instanceof TaskError)) throw err;
-    return { outcome: refuse(engine, input, err, hooks) };
+    return { outcome: refuse(engine, input, err, wiring) };
   }
   const { id, profile, agent, resumeOf } = resolved;
   // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
@@ -99,10 +99,10 @@ export async function prepareTask(
   const warnings = runWarnings(profile, model.warning);
   warnings.push(...where.notes);
   warnings.push(...runtime.notes);
-  hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
+  wiring.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   fireTaskEvent(
     engine,
-    hooks,
+    wiring,
     profile,
     runId,
     startPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }),
@@ -111,7 +111,7 @@ export async function prepareTask(
     task: {
       engine,
       input,
-      hooks,
+      wiring,
       id,
       agent,
       profile,
@@ -136,7 +136,7 @@ export async function prepareTask(
 }
 
 /** A task refused before it has a session of its own; recorded as a failed run when the refusal asks for it. */
-function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskWiring): TaskOutcome {
+function refuse(engine: Engine, input: TaskInput, err: TaskError, wiring: TaskWiring): TaskOutcome {
   const { host, store } = engine;
   const id = input.sessionId ?? store.newSessionId();
   const agent = input.profile ?? "default";
@@ -157,7 +157,7 @@ function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskWir
       // Whoever pages on failures hears of a task that never started too (an unknown agent in a nightly schedule).
       fireTaskEvent(
         engine,
-        hooks,
+        wiring,
         null,
         runId,
         endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),

@@ -7,10 +7,10 @@ import { endPayload } from "./hooks/payload.ts";
 
 /** The task's end hooks and listeners, once its end is recorded. */
 function told(task: TaskContext, result: RunResult): void {
-  const { engine, hooks, profile, runId, id, agent, input } = task;
+  const { engine, wiring, profile, runId, id, agent, input } = task;
   fireTaskEvent(
     engine,
-    hooks,
+    wiring,
     profile,
     runId,
     endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),

@@ -22,8 +22,8 @@ const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, isolateTask, for
  * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then
  * each stage runs in turn, and a stage that returns a result ends the task there; record ends the run.
  */
-export async function runTask(engine: Engine, input: TaskInput, hooks: TaskWiring = {}): Promise<TaskOutcome> {
-  const prepared = await prepareTask(engine, input, hooks);
+export async function runTask(engine: Engine, input: TaskInput, wiring: TaskWiring = {}): Promise<TaskOutcome> {
+  const prepared = await prepareTask(engine, input, wiring);
   if ("outcome" in prepared) return prepared.outcome;
   const task = prepared.task;
   for (const stage of STAGES) {

@@ -20,12 +20,12 @@ const cap = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s)
 /** Prompts are mirrored sanitized too: the session file outlives this run. */
 const prompt = (s: string) => sanitize(cap(s, OUTPUT_CAP));
 
-export function startEntry(sessionId: string, input: TaskInput, agent: string): SubagentEntry {
+export function startEntry(input: TaskInput): SubagentEntry {
   return {
     v: 1,
-    sessionId,
+    sessionId: input.sessionId,
     name: input.name,
-    agent,
+    agent: input.profile ?? "default",
     cwd: input.cwd,
     prompt: prompt(input.prompt),
     status: "running",

@@ -38,7 +38,7 @@ export function cliFront(command: string, engine: Engine, caps: CapGuard, fork: 
   return {
     forkBranch: () => (fork ? readForkSession(engine.agentDir, fork, command) : undefined),
     forkNeeds: CLI_FORK_NEEDS,
-    caps: { check: (c) => caps.check(engine.settings, c), admit: (c) => caps.admit(engine.settings, c) },
+    caps,
   };
 }
 

@@ -4,7 +4,7 @@
 import { duplicateTasks } from "../session-caps.ts";
 import { findProfile, validateProfileSkills } from "../profiles/profile.ts";
 import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
-import { attachFork, type ForkEntry } from "../run/fork.ts";
+import { forkEntries, type ForkEntry } from "../run/fork.ts";
 import type { Engine } from "../run/engine.ts";
 import type { TaskInput } from "../run/task-types.ts";
 import { contextOf, type CallRequest, type Refusal } from "./request.ts";
@@ -14,24 +14,36 @@ type ForkFront = { forkBranch?: () => ForkEntry[] | undefined; forkNeeds?: strin
 const invalid = (message: string): Refusal => ({ code: "INVALID_INPUT", message });
 
 /** The checks that need no one: the same request gives the same answer wherever it came from. A gate's missing
- * folder is named before the missing folder itself: the gate is what would have failed at the end. */
-export function checkCall(engine: Engine, request: CallRequest, inputs: TaskInput[], front: ForkFront): Refusal | null {
+ * folder is named before the missing folder itself: the gate is what would have failed at the end. What passes
+ * gets the conversation each task starts from (none unless it asks for a forked context). */
+export function checkCall(
+  engine: Engine,
+  request: CallRequest,
+  inputs: TaskInput[],
+  front: ForkFront,
+): { refusal: Refusal } | { forks: (ForkEntry[] | undefined)[] } {
   for (const t of inputs) {
     const problem = t.resume ? checkResumable(engine, t.resume) : null;
-    if (problem) return invalid(problem);
+    if (problem) return { refusal: invalid(problem) };
   }
   const problem =
     checkProfileSkills(
       engine,
       inputs.map((t) => t.profile),
-    ) ??
-    gateFolderProblem(engine, inputs) ??
-    attachFork(engine.profiles, contextOf(request), inputs, front.forkBranch ?? (() => undefined), front.forkNeeds);
-  if (problem) return invalid(problem);
+    ) ?? gateFolderProblem(engine, inputs);
+  if (problem) return { refusal: invalid(problem) };
+  const forks = forkEntries(
+    engine.profiles,
+    contextOf(request),
+    inputs,
+    front.forkBranch ?? (() => undefined),
+    front.forkNeeds,
+  );
+  if (typeof forks === "string") return { refusal: invalid(forks) };
   const missing = inputs.find((t) => !engine.host.stat(t.cwd)?.isDirectory);
-  if (missing) return invalid(`task "${missing.name}": working directory ${missing.cwd} does not exist.`);
+  if (missing) return { refusal: invalid(`task "${missing.name}": working directory ${missing.cwd} does not exist.`) };
   const duplicate = duplicateTasks(inputs);
-  return duplicate ? invalid(duplicate) : null;
+  return duplicate ? { refusal: invalid(duplicate) } : { forks };
 }
 
 /** Why a session cannot be resumed now (docs/pi-extension.md "Task fields"), or null. */

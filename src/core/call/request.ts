@@ -43,9 +43,6 @@ export type CallRequest = {
   concurrency?: number;
 };
 
-/** A task the call module mapped: its session id is chosen (fronts show it before the child starts). */
-export type CallTaskInput = TaskInput & { sessionId: string };
-
 /** Why a call did not start: one shape for every front (each renders it its own way). */
 export type Refusal = { code: ErrorCode; message: string };
 
@@ -53,9 +50,9 @@ const defined = <T extends Record<string, unknown>>(o: T): T =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 /** A task's own field wins over the call's default; budgets merge key by key (the task's win). */
-export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => string): CallTaskInput {
+export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => string): TaskInput {
   const budget = { ...d.budget, ...t.budget };
-  return defined<CallTaskInput>({
+  return defined<TaskInput>({
     name: t.name,
     prompt: t.prompt,
     cwd: t.cwd ?? d.cwd,
@@ -65,7 +62,6 @@ export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => st
     resume: t.resume,
     files: t.files,
     sessionId: t.resume ?? t.sessionId ?? newSessionId(),
-    finalize: d.finalize,
     isolation: t.isolation ?? d.isolation,
     budget: Object.keys(budget).length ? budget : undefined,
     after: t.after,
@@ -80,7 +76,7 @@ export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => st
   });
 }
 
-export function toTaskInputs(request: CallRequest, newSessionId: () => string): CallTaskInput[] {
+export function toTaskInputs(request: CallRequest, newSessionId: () => string): TaskInput[] {
   return request.tasks.map((t) => toTaskInput(t, request.defaults, newSessionId));
 }
 

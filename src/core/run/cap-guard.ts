@@ -4,9 +4,9 @@
 // children run, how many wait, and the dollars spent so far.
 import type { CapSettings } from "../cap-settings.ts";
 import { callRefusal, startRefusal, type CapRefusal, type CapsUsed } from "../session-caps.ts";
-import type { TaskWiring, TaskInput, TaskOutcome } from "./task-types.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 
-type Run = (input: TaskInput, hooks: TaskWiring) => Promise<TaskOutcome>;
+type Run = (input: PreparedTask, hooks: TaskWiring) => Promise<TaskOutcome>;
 
 export type GuardStatus = { running: number; queued: number; cost: number };
 
@@ -60,7 +60,7 @@ export class CapGuard {
   /** Runs each admitted task through `run`, refusing to start it once the cost cap is reached. */
   runner(caps: CapSettings, run: Run): Run {
     return async (input, hooks) => {
-      const key = input.sessionId ?? input.name;
+      const key = input.sessionId;
       let counted = false;
       const count = () => {
         if (counted) return;

@@ -20,7 +20,6 @@ import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import { expectedDefaultModel } from "./default-model.ts";
 import { childNetwork, notePlacement } from "./child-notes.ts";
 import { cwdSlug } from "./session-file.ts";
-import { effectiveTimeout } from "./task-choices.ts";
 import { failedResult, TaskError } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
 
@@ -140,7 +139,7 @@ function runSpec(task: TaskContext, plan: LaunchPlan, a: Attempt): RunSpec {
     // Some CLIs leave their workers running when only the main process is told to stop.
     termTree: !!foreign,
     finalize: plan.finalize,
-    timeoutSec: effectiveTimeout(engine, { timeoutSec: input.timeoutSec, profile: profile?.name }),
+    timeoutSec: input.timeoutSec,
     extendDebounceSec: settings.extendTimeoutDebounce,
     maxRuntimeSec: settings.maxRuntime,
     loopingToolCount: settings.loopingToolCount,

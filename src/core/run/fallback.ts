@@ -9,7 +9,7 @@ import type { Settings } from "../settings.ts";
 import type { RunResult } from "../types.ts";
 import type { Launch } from "./child-launch.ts";
 import { expectedDefaultModel } from "./default-model.ts";
-import { chooseModel } from "./task-choices.ts";
+import { chooseModel } from "./model-choice.ts";
 import type { TaskContext } from "./task-context.ts";
 
 export const FALLBACK_CONTINUE_TEXT = "The previous model failed; continue the task where it left off.";

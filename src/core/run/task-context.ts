@@ -6,13 +6,13 @@ import type { RunResult } from "../types.ts";
 import type { FinalizeMode } from "./process/finalize-contract.ts";
 import type { IsolationMode, LiveIsolation } from "./launch/isolation.ts";
 import type { Engine } from "./engine.ts";
-import type { TaskWiring, TaskInput, TaskOutcome } from "./task-types.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import type { Where } from "./runners/choose.ts";
 import type { RuntimeChoice } from "./runtimes/choose.ts";
 
 export type TaskContext = {
   engine: Engine;
-  input: TaskInput;
+  input: PreparedTask;
   wiring: TaskWiring;
   // prepare
   id: string;

@@ -5,13 +5,12 @@ import { renderFiles } from "../files.ts";
 import { findProfile, type Profile } from "../profiles/profile.ts";
 import type { SessionStore } from "../store/store-types.ts";
 import { formatResumePrompt, resumeNotFound } from "../store/transcript.ts";
-import { resolveFinalizeMode } from "./process/finalize-contract.ts";
 import { isolationProblem } from "./launch/isolation.ts";
-import { chooseModel } from "./task-choices.ts";
+import { chooseModel } from "./model-choice.ts";
 import { childSessionFile } from "./session-file.ts";
 import { failedResult, profileRefusal, TaskError } from "./task-error.ts";
 import { trustFor, type Engine } from "./engine.ts";
-import type { TaskWiring, TaskInput, TaskOutcome } from "./task-types.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
@@ -21,13 +20,13 @@ import { endPayload, startPayload } from "./hooks/payload.ts";
 
 export async function prepareTask(
   engine: Engine,
-  input: TaskInput,
+  input: PreparedTask,
   wiring: TaskWiring,
 ): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
   let resolved: ReturnType<typeof resolveTask>;
   try {
-    resolved = resolveTask(engine, input);
+    resolved = resolveTask(engine, input, wiring.notRun);
   } catch (err) {
     if (!(err instanceof TaskError)) throw err;
     return { outcome: refuse(engine, input, err, wiring) };
@@ -62,12 +61,8 @@ export async function prepareTask(
       sessionFile,
       schedule: engine.call.schedule,
     });
-  // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
-  const finalize =
-    (input.outputSchema ?? profile?.outputSchema)
-      ? "required"
-      : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
-  const runtime = chooseRuntime(input, profile, finalize, {
+  // The contract was decided with the call (core/call/prepare.ts); a runtime that cannot honour it drops it.
+  const runtime = chooseRuntime(input, profile, input.finalize, {
     gate: !!resolveGate(input, profile),
     outputSchema: !!(input.outputSchema ?? profile?.outputSchema),
   });
@@ -122,7 +117,7 @@ export async function prepareTask(
       runId,
       model,
       warnings,
-      finalize: runtime.finalize ?? finalize,
+      finalize: runtime.finalize ?? input.finalize,
       runtime,
       trust: trustFor(engine.call.projectTrust, input.cwd),
       where,
@@ -136,9 +131,9 @@ export async function prepareTask(
 }
 
 /** A task refused before it has a session of its own; recorded as a failed run when the refusal asks for it. */
-function refuse(engine: Engine, input: TaskInput, err: TaskError, wiring: TaskWiring): TaskOutcome {
+function refuse(engine: Engine, input: PreparedTask, err: TaskError, wiring: TaskWiring): TaskOutcome {
   const { host, store } = engine;
-  const id = input.sessionId ?? store.newSessionId();
+  const id = input.sessionId;
   const agent = input.profile ?? "default";
   const result = failedResult(err.message, err.code);
   if (err.recordSession) {
@@ -177,19 +172,20 @@ function runWarnings(profile: Profile | null, modelWarning: string | undefined):
   return out;
 }
 
-/** Checks that need no child: unknown profile, resume target. Throws TaskError. */
+/**
+ * Who the task is, from what the call decided: its agent (a refused or unknown one ends it), and the session it
+ * resumes (gone since the call was prepared: it ends too). A task the call does not run ends here. Throws TaskError.
+ */
 export function resolveTask(
   engine: Engine,
-  input: TaskInput,
+  input: Pick<PreparedTask, "sessionId" | "profile" | "resume">,
+  notRun?: TaskWiring["notRun"],
 ): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<SessionStore["getSession"]> } {
-  if (input.refused) throw new TaskError(input.refused, "SUBAGENTS_DISABLED", true);
-  if (input.skipped) throw new TaskError(input.skipped, "SKIPPED", true);
+  if (notRun) throw new TaskError(notRun.message, notRun.code, true);
   const prior = input.resume ? engine.store.getSession(input.resume) : null;
   if (input.resume && (!prior || prior.runs.length === 0))
     throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
-  const profileName = input.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
-  const profile = profileName ? (findProfile(engine.profiles, profileName) ?? null) : null;
-  if (profileName && !profile) throw profileRefusal(engine, profileName);
-  const id = input.resume ?? input.sessionId ?? engine.store.newSessionId();
-  return { id, profile, agent: profile?.name ?? "default", resumeOf: prior };
+  const profile = input.profile ? (findProfile(engine.profiles, input.profile) ?? null) : null;
+  if (input.profile && !profile) throw profileRefusal(engine, input.profile);
+  return { id: input.sessionId, profile, agent: profile?.name ?? "default", resumeOf: prior };
 }

@@ -18,6 +18,8 @@ import type { TaskEventPayload } from "./hooks/payload.ts";
 /** One entry of a pi session file (its branch is what a forked child starts from: fork.ts). */
 export type ForkEntry = { type: string; id: string; parentId: string | null; [k: string]: unknown };
 
+/** A task as the call module maps it from a front's request (core/call/request.ts): its own fields, the call's
+ *  defaults where it has none, and its session id (chosen up front: fronts show it before the child starts). */
 export type TaskInput = {
   name: string;
   prompt: string;
@@ -28,28 +30,20 @@ export type TaskInput = {
   timeoutSec?: number;
   resume?: string;
   files?: FileSpec[];
-  /** A session id chosen up front (the scheduler shows ids before tasks start). */
-  sessionId?: string;
-  /** Why this task may not run at all (its project-local profile was refused): it fails at once, alone. */
-  refused?: string;
-  /** The front's finalize contract when neither the profile nor the settings choose one (default optional). */
-  finalize?: FinalizeMode;
+  /** The resumed session's id, the one the front chose (the `subagent` tool's sticky id), or a new one. */
+  sessionId: string;
   /** Run in a git worktree of cwd's repository; the task's changes end on a branch of their own. */
   isolation?: IsolationMode;
   /** The task's own budgets (each wins over its profile's). */
   budget?: Budget;
   /** Names of tasks of the same call this one waits for (dag.ts); `{{name}}` in the prompt is their output. */
   after?: string[];
-  /** Set by the scheduler when a task in `after` did not complete: recorded as skipped, no child starts. */
-  skipped?: string;
   /** Acceptance gate (gate.ts): a shell command that must exit 0; each wins over the profile's. */
   gate?: string;
   gateTimeout?: number;
   gateRetries?: number;
   /** JSON Schema of the structured result (output-schema.ts); wins over the profile's. Makes finalize required. */
   outputSchema?: Record<string, unknown>;
-  /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
-  fork?: ForkEntry[];
   /** Keep what the child's commands leave running (recorded with pids; `subagents cancel ID` ends them later). */
   keepProcesses?: boolean;
   /** Run in the sandbox (src/core/run/runners/sandbox.ts); the settings' "on" cannot be turned off. */
@@ -58,6 +52,21 @@ export type TaskInput = {
   runner?: RunnerName;
   /** Which CLI runs it (src/core/run/runtimes/); unset: the agent file's, else pi. */
   runtime?: RuntimeName;
+};
+
+/**
+ * A task ready to run, as the call's preparation (core/call/prepare.ts) decided it, once for every front: its agent
+ * (by its own name; a resumed session's when the task names none), the timeout that really applies, the finalize
+ * contract it asks for, and the conversation a forked task starts from. Nothing changes it afterwards.
+ */
+export type PreparedTask = Omit<TaskInput, "timeoutSec"> & {
+  /** Its own, else its agent's, else the settings' (seconds without a new tool call). */
+  timeoutSec: number;
+  /** Required for a structured result; else the agent's, the settings' or the front's choice. A runtime that cannot
+   *  honour it (another harness's CLI) drops it with a note (runtimes/choose.ts). */
+  finalize: FinalizeMode;
+  /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
+  fork?: ForkEntry[];
 };
 
 export type TaskOutcome = {
@@ -74,6 +83,9 @@ export type TaskOutcome = {
  */
 export type TaskWiring = {
   signal?: AbortSignal;
+  /** The call decided this task does not run: its project-local agent was refused, or a task it waits for
+   *  (`after`) did not complete. It is recorded (a session of its own, marked as an error) and no child starts. */
+  notRun?: { code: ErrorCode; message: string };
   onEvent?: (state: RunState, ev: ChildEvent) => void;
   /** Called once the session id and profile are known, before the child starts. */
   onStart?: (info: {

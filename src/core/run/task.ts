@@ -13,7 +13,7 @@ import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
 import { forkTask } from "./fork.ts";
 import type { Engine } from "./engine.ts";
-import type { TaskWiring, TaskInput, TaskOutcome } from "./task-types.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 
 /** A task's life after prepare, in order (each stage in its own file: task-<stage>.ts). */
 const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, isolateTask, forkTask, runTaskChild, acceptResult];
@@ -22,7 +22,7 @@ const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, isolateTask, for
  * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then
  * each stage runs in turn, and a stage that returns a result ends the task there; record ends the run.
  */
-export async function runTask(engine: Engine, input: TaskInput, wiring: TaskWiring = {}): Promise<TaskOutcome> {
+export async function runTask(engine: Engine, input: PreparedTask, wiring: TaskWiring = {}): Promise<TaskOutcome> {
   const prepared = await prepareTask(engine, input, wiring);
   if ("outcome" in prepared) return prepared.outcome;
   const task = prepared.task;

@@ -133,7 +133,8 @@ test("guard: once the session's spend reaches maxSessionCost, queued tasks are r
   });
   const names = ["one", "two", "three"];
   const outs = [];
-  for (const name of names) outs.push(await run({ name, prompt: name, cwd: "/", sessionId: name }, {}));
+  for (const name of names)
+    outs.push(await run({ name, prompt: name, cwd: "/", sessionId: name, timeoutSec: 600, finalize: "optional" }, {}));
   expect(started).toEqual(["one", "two"]);
   expect(outs[2].result.error).toContain(
     "subagents.maxSessionCost is $1.00; this invocation's sub-agents have spent $1.20: not started",

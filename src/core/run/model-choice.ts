@@ -1,8 +1,8 @@
-// What a task runs with when it does not say: its model and its timeout, from its profile, else the settings.
-import { findProfile, type Profile } from "../profiles/profile.ts";
+// The model a task runs on (and each fallback model): as its author meant it, resolved against the parent's model,
+// the settings' aliases and the user's own models.
+import type { Profile } from "../profiles/profile.ts";
 import { readUserModels, resolveProfileModel } from "../profiles/model-resolve.ts";
 import type { Engine } from "./engine.ts";
-import type { TaskInput } from "./task-types.ts";
 
 /**
  * The model a task runs on: the task's or profile's `model` as its author meant it (model-resolve.ts).
@@ -23,10 +23,4 @@ export function chooseModel(
     user: engine.caches.userModels,
   });
   return { model: choice.model ?? null, warning: choice.warning };
-}
-
-/** The timeout that really applies to a task: its own, else its profile's, else the settings'. */
-export function effectiveTimeout(engine: Engine, input: Pick<TaskInput, "timeoutSec" | "profile">): number {
-  const profile = input.profile ? findProfile(engine.profiles, input.profile) : undefined;
-  return input.timeoutSec ?? profile?.timeout ?? engine.settings.timeout;
 }

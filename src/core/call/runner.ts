@@ -1,0 +1,139 @@
+// The call runner: every front (the CLI's delegate, run and flow, the background supervisor, pi's tools) hands it a
+// prepared call (prepare.ts) and renders what it reports. It does the rest, the same way for all: the caps admit
+// the call, its owner lists its tasks, the scheduler runs them (at most `concurrency` at once, in `after` order,
+// with the call's rate-limit gate, team, kept children and spend), each through the caps' start check and the
+// owner (steer, cancel, watch from elsewhere), and the tasks' shell hooks are waited for at the end.
+import type { CapGuard } from "../run/cap-guard.ts";
+import type { Engine } from "../run/engine.ts";
+import type { TaskEventPayload } from "../run/hooks/payload.ts";
+import type { Asker, AskRequest } from "../run/process/ask.ts";
+import type { RunState } from "../run/process/run-state.ts";
+import { runScheduled } from "../run/scheduler.ts";
+import { runTask } from "../run/task.ts";
+import { settleHooks } from "../run/task-hooks.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "../run/task-types.ts";
+import type { ChildEvent } from "../types.ts";
+import type { PreparedCall } from "./prepare.ts";
+import type { Refusal } from "./request.ts";
+
+/** One task's run, as the owner wraps it. */
+export type TaskRun = (task: PreparedTask, wiring: TaskWiring) => Promise<TaskOutcome>;
+
+/** Where a call's tasks can be reached from elsewhere (`steer`, `cancel`, `wait`, `attach`): control/owner.ts. */
+export type CallOwner = {
+  /** Lists tasks it will run (queued ones too), so they are found before they start. */
+  adopt(tasks: readonly { sessionId: string; name: string; after?: string[] }[]): void;
+  /** Forgets listed tasks that never started (the call ended first). */
+  release(ids: string[]): void;
+  /** Makes one task steerable, cancellable and watchable while it runs. */
+  wrap(run: TaskRun): TaskRun;
+};
+
+/** What a running call reports, in order, to the front that started it (each names its task by index). */
+export type CallEvent =
+  /** The task is taken from the queue (its window turns running). */
+  | { type: "taskStart"; index: number; task: PreparedTask }
+  /** What the task does differently from its agent file (model substituted, tools missing), once known. */
+  | { type: "taskWarnings"; index: number; warnings: string[] }
+  /** One event of its child, with the task's state after it. */
+  | { type: "taskProgress"; index: number; state: RunState; event: ChildEvent }
+  /** Its end, as recorded. */
+  | { type: "taskEnd"; index: number; outcome: TaskOutcome }
+  /** Its run was recorded as started, or its end was: the object its shell hooks get on stdin (payload.ts). */
+  | { type: "recorded"; index: number; payload: TaskEventPayload }
+  /** Its child asked a question that waits for an answer from elsewhere (`questionsWait`). */
+  | { type: "question"; index: number; question: AskRequest };
+
+export type CallOptions = {
+  /** The caps the call runs under (a pi session's, this invocation's, a supervisor's): they admit the call, and
+   *  no queued task starts once maxSessionCost is spent. */
+  caps: CapGuard;
+  /** Where the tasks can be steered, cancelled and watched from (none: only from here). */
+  owner?: CallOwner;
+  /** Stops the call: running children by the kill protocol, queued tasks recorded as not started. Its reason
+   *  decides cancelled or interrupted (process/abort-reason.ts). */
+  signal?: AbortSignal;
+  /** Who answers a child's question here and now (a terminal, a dialog); none: "no one can answer now". */
+  ask?: Asker;
+  /** Questions also wait (up to subagents.askTimeout) for an answer from elsewhere (`subagents answer`, a steer),
+   *  each reported as a "question" event: a run nobody sits at (background). */
+  questionsWait?: boolean;
+  /** A front's own stop for one task by id (pi's `/subagents kill ID`). */
+  track?: (sessionId: string, signal: AbortSignal) => { signal: AbortSignal; done(): void };
+  /** Every event of the call, in order. */
+  onEvent?: (event: CallEvent) => void;
+};
+
+/** A call under way. */
+export type RunningCall = {
+  readonly tasks: readonly PreparedTask[];
+  /** Every task's outcome, in the call's order, once the last one ended. */
+  readonly outcomes: Promise<TaskOutcome[]>;
+  /** The outcomes once the tasks' shell hooks have ended too (each bounded by subagents.hooks.timeout): a front
+   *  that exits waits for this. */
+  readonly settled: Promise<TaskOutcome[]>;
+};
+
+/** Starts a prepared call: refused (the caps) before anything starts, or under way. */
+export function startCall(engine: Engine, call: PreparedCall, o: CallOptions): { refusal: Refusal } | RunningCall {
+  const refusal = o.caps.admit(engine.settings, { tasks: call.tasks.length, maxCost: call.maxCost });
+  if (refusal) return { refusal };
+  o.owner?.adopt(call.tasks);
+  const outcomes = schedule(engine, call, o).finally(() => o.owner?.release(call.tasks.map((t) => t.sessionId)));
+  const settled = outcomes.then(async (done) => {
+    await settleHooks(engine);
+    return done;
+  });
+  // Nobody may wait for `outcomes` (a background call waits for `settled`): its failure is `settled`'s.
+  outcomes.catch(() => {});
+  return { tasks: call.tasks, outcomes, settled };
+}
+
+/** A prepared call from start to end: its outcomes once its hooks ended, or why it did not start. */
+export async function runCall(
+  engine: Engine,
+  call: PreparedCall,
+  o: CallOptions,
+): Promise<{ refusal: Refusal } | { outcomes: TaskOutcome[] }> {
+  const running = startCall(engine, call, o);
+  return "refusal" in running ? running : { outcomes: await running.settled };
+}
+
+function schedule(engine: Engine, call: PreparedCall, o: CallOptions): Promise<TaskOutcome[]> {
+  const emit = (e: CallEvent) => o.onEvent?.(e);
+  const own: TaskRun = (task, wiring) => runTask(engine, task, wiring);
+  const run = o.caps.runner(engine.settings, o.owner ? o.owner.wrap(own) : own);
+  const { settings } = engine;
+  return runScheduled(
+    call.tasks,
+    call.concurrency ?? settings.concurrency,
+    async (task, wiring, index) => {
+      const tracked = o.track?.(task.sessionId, wiring.signal);
+      const refused = call.refused[index];
+      try {
+        return await run(task, {
+          ...wiring,
+          ...(refused ? { notRun: { code: "SUBAGENTS_DISABLED", message: refused } } : {}),
+          signal: tracked?.signal ?? wiring.signal,
+          ask: o.ask,
+          ...(o.questionsWait
+            ? { remoteAsk: { notify: (question) => emit({ type: "question", index, question }) } }
+            : {}),
+          onTaskEvent: (payload) => emit({ type: "recorded", index, payload }),
+        });
+      } finally {
+        tracked?.done();
+      }
+    },
+    {
+      rateLimitWaitSec: settings.rateLimitWait,
+      maxMessages: settings.maxMessages,
+      maxCost: call.maxCost,
+      signal: o.signal,
+      onTaskStart: (index) => emit({ type: "taskStart", index, task: call.tasks[index] }),
+      onTaskWarnings: (index, warnings) => emit({ type: "taskWarnings", index, warnings }),
+      onTaskEvent: (index, state, event) => emit({ type: "taskProgress", index, state, event }),
+      onTaskEnd: (index, outcome) => emit({ type: "taskEnd", index, outcome }),
+    },
+  );
+}

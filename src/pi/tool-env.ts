@@ -214,7 +214,7 @@ export function makeToolEnv(o: ToolEnvOptions): ToolEnv {
             if (link) o.active?.release(link);
             return running;
           }
-          const settled = running.settled.finally(() => {
+          const settled = running.settled.catch(() => {}).finally(() => {
             calls.delete(settled);
             if (link) o.active?.release(link);
           });

@@ -84,8 +84,9 @@ export function startCall(engine: Engine, call: PreparedCall, o: CallOptions): {
     await settleHooks(engine);
     return done;
   });
-  // Nobody may wait for `outcomes` (a background call waits for `settled`): its failure is `settled`'s.
+  // A front waits for one of the two (a background one perhaps for neither): the other's failure is not unhandled.
   outcomes.catch(() => {});
+  settled.catch(() => {});
   return { tasks: call.tasks, outcomes, settled };
 }
 

@@ -26,7 +26,7 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
       const last = s?.runs[s.runs.length - 1];
       const running = last?.status === "running" && last.ownerPid === o.pid;
       seen.add(id);
-      const waits = !running && !last ? o.waiting?.[id] : undefined;
+      const waits = running ? undefined : o.waiting?.[id];
       rows.push({
         id,
         name: s?.name ?? waits?.name ?? "",

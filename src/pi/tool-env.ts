@@ -214,10 +214,12 @@ export function makeToolEnv(o: ToolEnvOptions): ToolEnv {
             if (link) o.active?.release(link);
             return running;
           }
-          const settled = running.settled.catch(() => {}).finally(() => {
-            calls.delete(settled);
-            if (link) o.active?.release(link);
-          });
+          const settled = running.settled
+            .catch(() => {})
+            .finally(() => {
+              calls.delete(settled);
+              if (link) o.active?.release(link);
+            });
           calls.add(settled);
           if (so.background) o.active?.track(running.outcomes);
           return running;

@@ -35,7 +35,7 @@ export function outcomeOf(id: string, s: SessionRecord | null, queued: boolean):
     result: {
       status,
       output: r.output,
-      error: r.status === "running" ? "still running" : r.error,
+      error: r.status === "running" ? "still running" : r.status === "queued" ? "not started yet" : r.error,
       errorCode: r.errorCode,
       usage: r.usage,
       model: r.model,

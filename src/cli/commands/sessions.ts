@@ -95,7 +95,7 @@ function sessionColumns(style: Style, rows: SessionSummary[], wide: boolean): Co
       ? style.green
       : status === "error"
         ? style.red
-        : status === "running"
+        : status === "running" || status === "queued"
           ? style.yellow
           : (s: string) => s;
   return [

@@ -4,6 +4,7 @@
 import { duplicateTasks } from "../session-caps.ts";
 import { findProfile, validateProfileSkills } from "../profiles/profile.ts";
 import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
+import { busyRun } from "../store/store-types.ts";
 import { forkEntries, type ForkEntry } from "../run/fork.ts";
 import type { Engine } from "../run/engine.ts";
 import type { TaskInput } from "../run/task-types.ts";
@@ -50,10 +51,8 @@ export function checkCall(
 export function checkResumable(engine: Engine, id: string): string | null {
   const prior = engine.store.getSession(id);
   if (!prior || prior.runs.length === 0) return resumeNotFound(id);
-  const last = prior.runs[prior.runs.length - 1];
-  if (last.status === "running" && (last.ownerPid === null || engine.host.isAlive(last.ownerPid)))
-    return resumeRunning(id);
-  return null;
+  // Running, or queued in a call still under way: its owner will run it.
+  return busyRun(prior.runs.at(-1), (pid) => engine.host.isAlive(pid)) ? resumeRunning(id) : null;
 }
 
 /**

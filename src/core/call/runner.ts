@@ -1,8 +1,9 @@
 // The call runner: every front (the CLI's delegate, run and flow, the background supervisor, pi's tools) hands it a
 // prepared call (prepare.ts) and renders what it reports. It does the rest, the same way for all: the caps admit
-// the call, its owner lists its tasks, the scheduler runs them (at most `concurrency` at once, in `after` order,
-// with the call's rate-limit gate, team, kept children and spend), each through the caps' start check and the
-// owner (steer, cancel, watch from elsewhere), and the tasks' shell hooks are waited for at the end.
+// the call, every task is recorded as queued (from then on each has a store row, whatever becomes of its owner),
+// its owner lists its tasks, the scheduler runs them (at most `concurrency` at once, in `after` order, with the
+// call's rate-limit gate, team, kept children and spend), each through the caps' start check and the owner
+// (steer, cancel, watch from elsewhere), and the tasks' shell hooks are waited for at the end.
 import type { CapGuard } from "../run/cap-guard.ts";
 import type { Engine } from "../run/engine.ts";
 import type { TaskEventPayload } from "../run/hooks/payload.ts";
@@ -10,6 +11,7 @@ import type { Asker, AskRequest } from "../run/process/ask.ts";
 import type { RunState } from "../run/process/run-state.ts";
 import { runScheduled } from "../run/scheduler.ts";
 import { runTask } from "../run/task.ts";
+import { failedResult } from "../run/task-error.ts";
 import { settleHooks } from "../run/task-hooks.ts";
 import type { PreparedTask, TaskOutcome, TaskWiring } from "../run/task-types.ts";
 import type { ChildEvent } from "../types.ts";
@@ -74,12 +76,25 @@ export type RunningCall = {
   readonly settled: Promise<TaskOutcome[]>;
 };
 
-/** Starts a prepared call: refused (the caps) before anything starts, or under way. */
+/**
+ * Starts a prepared call: refused (the caps) before anything starts, or under way with every task recorded as
+ * queued. A store that cannot record them throws here, before a front says "started".
+ */
 export function startCall(engine: Engine, call: PreparedCall, o: CallOptions): { refusal: Refusal } | RunningCall {
-  const refusal = o.caps.admit(engine.settings, { tasks: call.tasks.length, maxCost: call.maxCost });
+  const admitted = { tasks: call.tasks.length, maxCost: call.maxCost };
+  const refusal = o.caps.admit(engine.settings, admitted);
   if (refusal) return { refusal };
+  let queued: number[];
+  try {
+    queued = recordQueued(engine, call);
+  } catch (err) {
+    o.caps.withdraw(admitted);
+    throw err;
+  }
   o.owner?.adopt(call.tasks);
-  const outcomes = schedule(engine, call, o).finally(() => o.owner?.release(call.tasks.map((t) => t.sessionId)));
+  const outcomes = schedule(engine, call, queued, o).finally(() =>
+    o.owner?.release(call.tasks.map((t) => t.sessionId)),
+  );
   const settled = outcomes.then(async (done) => {
     await settleHooks(engine);
     return done;
@@ -100,7 +115,47 @@ export async function runCall(
   return "refusal" in running ? running : { outcomes: await running.settled };
 }
 
-function schedule(engine: Engine, call: PreparedCall, o: CallOptions): Promise<TaskOutcome[]> {
+/** Every task gets its record: a queued run (in its session, new or resumed) owned by this process. Should one
+ *  fail (a read-only or full store), the ones already recorded end as not started, as far as the store lets. */
+function recordQueued(engine: Engine, call: PreparedCall): number[] {
+  const { store, host } = engine;
+  const ids: number[] = [];
+  try {
+    for (const t of call.tasks)
+      ids.push(
+        store.queueRun(
+          {
+            id: t.sessionId,
+            name: t.name,
+            agent: t.profile ?? "default",
+            cwd: t.cwd,
+            parentSession: engine.call.parentSession,
+            schedule: engine.call.schedule,
+          },
+          { prompt: t.prompt, ownerPid: host.pid, name: t.name },
+        ),
+      );
+    return ids;
+  } catch (err) {
+    const why = failedResult(
+      `not started: the call could not record its tasks (${(err as Error).message})`,
+      "SUBAGENT_FAILED",
+    );
+    for (const id of ids) settleQueued(engine, id, why);
+    throw err;
+  }
+}
+
+/** A task that ended without starting its run (refused before it, or a runner that threw) ends its queued record. */
+function settleQueued(engine: Engine, runId: number, result: TaskOutcome["result"]): void {
+  try {
+    engine.store.finishQueued(runId, result);
+  } catch {
+    // the store is failing: the next store that opens says the task never started (recoverStale)
+  }
+}
+
+function schedule(engine: Engine, call: PreparedCall, queued: number[], o: CallOptions): Promise<TaskOutcome[]> {
   const emit = (e: CallEvent) => o.onEvent?.(e);
   const own: TaskRun = (task, wiring) => runTask(engine, task, wiring);
   const run = o.caps.runner(engine.settings, o.owner ? o.owner.wrap(own) : own);
@@ -111,8 +166,9 @@ function schedule(engine: Engine, call: PreparedCall, o: CallOptions): Promise<T
     async (task, wiring, index) => {
       const tracked = o.track?.(task.sessionId, wiring.signal);
       const refused = call.refused[index];
+      let outcome: TaskOutcome;
       try {
-        return await run(task, {
+        outcome = await run(task, {
           ...wiring,
           ...(refused ? { notRun: { code: "SUBAGENTS_DISABLED", message: refused } } : {}),
           signal: tracked?.signal ?? wiring.signal,
@@ -122,9 +178,15 @@ function schedule(engine: Engine, call: PreparedCall, o: CallOptions): Promise<T
             : {}),
           onTaskEvent: (payload) => emit({ type: "recorded", index, payload }),
         });
+      } catch (err) {
+        // A task runner must not throw; if it does, the other tasks still finish and this one is recorded.
+        const result = failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
+        outcome = { sessionId: task.sessionId, name: task.name, agent: task.profile ?? "default", result };
       } finally {
         tracked?.done();
       }
+      settleQueued(engine, queued[index], outcome.result);
+      return outcome;
     },
     {
       rateLimitWaitSec: settings.rateLimitWait,

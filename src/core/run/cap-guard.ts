@@ -57,6 +57,13 @@ export class CapGuard {
     return null;
   }
 
+  /** Undoes an admission whose call did not start after all (its tasks could not be recorded). */
+  withdraw(call: { tasks: number }): void {
+    this.pending -= call.tasks;
+    this.queued -= call.tasks;
+    this.onChange?.();
+  }
+
   /** Runs each admitted task through `run`, refusing to start it once the cost cap is reached. */
   runner(caps: CapSettings, run: Run): Run {
     return async (input, hooks) => {

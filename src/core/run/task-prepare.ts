@@ -182,7 +182,9 @@ export function resolveTask(
   notRun?: TaskWiring["notRun"],
 ): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<SessionStore["getSession"]> } {
   if (notRun) throw new TaskError(notRun.message, notRun.code, true);
-  const prior = input.resume ? engine.store.getSession(input.resume) : null;
+  const recorded = input.resume ? engine.store.getSession(input.resume) : null;
+  // Its own run, queued when the call accepted it, is not part of what it resumes.
+  const prior = recorded && { ...recorded, runs: recorded.runs.filter((r) => r.status !== "queued") };
   if (input.resume && (!prior || prior.runs.length === 0))
     throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
   const profile = input.profile ? (findProfile(engine.profiles, input.profile) ?? null) : null;

@@ -2,13 +2,17 @@
 // store; the parent pi session's appendEntry mirror is what makes its sessions survive a restart.
 import {
   INTERRUPTED_MESSAGE,
+  NEVER_STARTED_MESSAGE,
+  busyRun,
   capMessage,
   newSessionId,
   resumeRunningMessage,
   type ImportedRun,
   type NewRun,
   type NewSession,
+  type QueuedRun,
   type RunRecord,
+  type RunStatus,
   type SessionRecord,
   type SessionStore,
   type SessionSummary,
@@ -29,14 +33,14 @@ export class MemoryStore implements SessionStore {
     return newSessionId();
   }
 
-  createSession(s: NewSession): void {
+  createSession(s: NewSession, status: RunStatus = "running"): void {
     const now = Date.now();
     this.sessions.set(s.id, {
       id: s.id,
       name: s.name,
       agent: s.agent,
       cwd: s.cwd,
-      status: "running",
+      status,
       sessionFile: s.sessionFile,
       parentSession: s.parentSession,
       ...(s.schedule ? { schedule: s.schedule } : {}),
@@ -48,18 +52,42 @@ export class MemoryStore implements SessionStore {
       this.byParent.set(s.parentSession, (this.byParent.get(s.parentSession) ?? new Set()).add(s.id));
   }
 
+  queueRun(session: NewSession, run: QueuedRun): number {
+    if (!this.sessions.has(session.id)) this.createSession(session, "queued");
+    return this.addRun(session.id, { ...run, status: "queued" });
+  }
+
   startRun(sessionId: string, run: NewRun): number {
     const s = this.sessions.get(sessionId);
     if (!s) throw new Error(`Session "${sessionId}" not found`);
-    const last = s.runs[s.runs.length - 1];
-    if (last?.status === "running" && (last.ownerPid === null || this.opts.isAlive(last.ownerPid)))
+    // Its call recorded it when it accepted the task (this owner's queued run): this is its start.
+    const own = [...s.runs].reverse().find((r) => r.status === "queued" && r.ownerPid === run.ownerPid);
+    if (s.runs.some((r) => r !== own && busyRun(r, this.opts.isAlive)))
       throw new Error(resumeRunningMessage(sessionId));
+    if (own) {
+      Object.assign(own, { status: "running", prompt: run.prompt, startedAt: Date.now(), pi: run.pi });
+      if (run.sandbox !== undefined) own.sandbox = run.sandbox;
+      if (run.runner) own.runner = run.runner;
+      this.follow(s, "running", run.name);
+      return own.id;
+    }
+    return this.addRun(sessionId, { ...run, status: "running" });
+  }
+
+  private follow(s: SessionRecord, status: RunStatus, name?: string): void {
+    if (name) s.name = name;
+    s.status = status;
+    s.updatedAt = Date.now();
+  }
+
+  private addRun(sessionId: string, run: NewRun & { status: RunStatus }): number {
+    const s = this.sessions.get(sessionId)!;
     const id = this.nextRun++;
     const record: RunRecord = {
       id,
       seq: s.runs.length + 1,
       prompt: run.prompt,
-      status: "running",
+      status: run.status,
       exitCode: null,
       usage: emptyUsage(),
       output: "",
@@ -72,11 +100,13 @@ export class MemoryStore implements SessionStore {
     if (run.sandbox !== undefined) record.sandbox = run.sandbox;
     if (run.runner) record.runner = run.runner;
     s.runs.push(record);
-    if (run.name) s.name = run.name;
-    s.status = "running";
-    s.updatedAt = Date.now();
+    this.follow(s, run.status, run.name);
     this.runs.set(id, { sessionId, run: record, messages: [] });
     return id;
+  }
+
+  finishQueued(runId: number, r: RunResult): void {
+    if (this.runs.get(runId)?.run.status === "queued") this.finishRun(runId, r);
   }
 
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void {
@@ -162,10 +192,11 @@ export class MemoryStore implements SessionStore {
     let n = 0;
     for (const s of this.sessions.values()) {
       for (const r of s.runs) {
-        if (r.status !== "running" || (r.ownerPid !== null && isAlive(r.ownerPid))) continue;
+        if (!busyRun(r, () => true) || (r.ownerPid !== null && isAlive(r.ownerPid))) continue;
         Object.assign(r, {
           status: "error",
-          error: INTERRUPTED_MESSAGE,
+          // A queued task never started and nobody will start it: said as such, not as an interrupted run.
+          error: r.status === "queued" ? NEVER_STARTED_MESSAGE : INTERRUPTED_MESSAGE,
           errorCode: "SUBAGENT_FAILED",
           endedAt: Date.now(),
         });

@@ -1,6 +1,7 @@
 // delegate_to_subagents (docs/pi-extension.md): 1–16 tasks in parallel, live windows through throttled onUpdate, and a
 // result that carries each task's status line AND its output (bounded; get_subagent_output has the rest).
-import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
+import { parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
+import { InputError } from "../core/task-fields.ts";
 import { realClock } from "../core/host.ts";
 import type { TaskOutcome } from "../core/run/task-types.ts";
 import { prepareCall } from "../core/call/prepare.ts";

@@ -4,7 +4,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { profileRefusal } from "../../core/run/task-error.ts";
 import type { Engine } from "../../core/run/engine.ts";
 import { UsageError } from "../errors.ts";
-import { InputError, isolationValue } from "../../core/delegate-input.ts";
+import { InputError, isolationValue } from "../../core/task-fields.ts";
 import { didYouMean } from "./suggest.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;

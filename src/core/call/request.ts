@@ -2,7 +2,7 @@
 // names them, plus the call's defaults: the CLI's flags, the pi tool's call-level fields), and the one shape a
 // refusal takes. The tasks become TaskInputs here and nowhere else, so a field one front honours, all honour.
 import type { Budget } from "../budget.ts";
-import type { DelegateTask } from "../delegate-input.ts";
+import type { DelegateTask } from "../task-fields.ts";
 import type { IsolationMode } from "../isolation-types.ts";
 import type { RunnerName } from "../runner-settings.ts";
 import type { RuntimeName } from "../runtime-names.ts";

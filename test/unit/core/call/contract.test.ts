@@ -104,6 +104,7 @@ const EVERY_FIELD = {
       files: ["README.md", { path: "src/a.ts", head: 10 }],
       isolation: "worktree",
       maxTurns: 4,
+      maxTokens: 5000,
       maxCost: 0.5,
       gate: "true",
       gateTimeout: 30,
@@ -119,6 +120,10 @@ const EVERY_FIELD = {
 };
 
 test("a tasks document with every field gives the same TaskInputs through every front, and every field reaches them", async () => {
+  // Every field a task may have is in this document, but `resume` and `context` (their refusals are checked below).
+  const { TASK_FIELDS } = await import("../../../../src/core/task-fields.ts");
+  const used = new Set(EVERY_FIELD.tasks.flatMap((t) => Object.keys(t)));
+  expect([...used, "resume", "context"].sort()).toEqual([...TASK_FIELDS].sort());
   const e = engine();
   const file = join(root, "every.json");
   writeFileSync(file, JSON.stringify(EVERY_FIELD));
@@ -144,7 +149,7 @@ test("a tasks document with every field gives the same TaskInputs through every 
     sessionId: "session-1",
     finalize: "required",
     isolation: "worktree",
-    budget: { maxTurns: 4, maxCost: 0.5 },
+    budget: { maxTurns: 4, maxTokens: 5000, maxCost: 0.5 },
     gate: "true",
     gateTimeout: 30,
     gateRetries: 2,
@@ -313,7 +318,7 @@ test("the session caps refuse the same call the same way through every front", a
 
 test("pi's tool schema offers every task field the delegate input accepts (a field the parser knows reaches the model)", async () => {
   const { DELEGATE_SCHEMA } = await import("../../../../src/pi/schemas.ts");
-  const { TASK_FIELDS } = await import("../../../../src/core/delegate-input.ts");
+  const { TASK_FIELDS } = await import("../../../../src/core/task-fields.ts");
   const offered = Object.keys(
     (DELEGATE_SCHEMA as { properties: { tasks: { items: { properties: Record<string, unknown> } } } }).properties.tasks
       .items.properties,

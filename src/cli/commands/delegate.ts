@@ -10,13 +10,13 @@ import { InputError } from "../../core/task-fields.ts";
 import type { FileSpec } from "../../core/files.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 import { parse, positiveNumber, requireProfile } from "../flags/args.ts";
+import { DELEGATE_FLAGS } from "../flags/command-flags.ts";
+import { parseOptions } from "../flags/flag.ts";
 import { startBackground } from "../background/start.ts";
-import { totalCostFlag, BUDGET_OPTIONS } from "../flags/budget-flags.ts";
+import { totalCostFlag } from "../flags/budget-flags.ts";
 import { callDefaults, cliFront, refusalError } from "../flags/call-flags.ts";
 import { buildEngine, cliContext, type CliContext } from "../engine.ts";
-import { ENGINE_OPTIONS } from "../flags/runner-flags.ts";
 import { EXIT, UsageError } from "../errors.ts";
-import { GATE_OPTIONS } from "../flags/gate-flags.ts";
 import { DELEGATE_HELP } from "../help.ts";
 import { runLive } from "./delegate-live.ts";
 
@@ -45,26 +45,7 @@ function readTasksFile(source: string): unknown {
  *  nothing to run (the workflows were listed). */
 export type FlowSource = (cwd: string) => Record<string, unknown> | null;
 
-export const DELEGATE_OPTIONS = {
-  name: { type: "string", multiple: true },
-  profile: { type: "string" },
-  model: { type: "string" },
-  cwd: { type: "string" },
-  timeout: { type: "string" },
-  concurrency: { type: "string" },
-  file: { type: "string", multiple: true },
-  resume: { type: "string" },
-  tasks: { type: "string" },
-  json: { type: "boolean" },
-  quiet: { type: "boolean", short: "q" },
-  "no-color": { type: "boolean" },
-  background: { type: "boolean" },
-  isolation: { type: "string" },
-  ...GATE_OPTIONS,
-  ...ENGINE_OPTIONS,
-  ...BUDGET_OPTIONS,
-  "max-total-cost": { type: "string" },
-} as const;
+export const DELEGATE_OPTIONS = parseOptions(DELEGATE_FLAGS);
 
 export type DelegateValues = ReturnType<typeof parse<typeof DELEGATE_OPTIONS>>["values"];
 

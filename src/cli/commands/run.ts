@@ -7,7 +7,6 @@ import { CapGuard } from "../../core/run/cap-guard.ts";
 import { prepareCall } from "../../core/call/prepare.ts";
 import type { CallDefaults, CallRequest } from "../../core/call/request.ts";
 import { callDefaults, cliFront, refusalError } from "../flags/call-flags.ts";
-import { GATE_OPTIONS } from "../flags/gate-flags.ts";
 import type { ChildEvent } from "../../core/types.ts";
 import { callWindows } from "../../ui/call-windows.ts";
 import { endLines, startLine } from "../../ui/summary.ts";
@@ -19,8 +18,8 @@ import { runForeground } from "../run-call.ts";
 import { startBackground } from "../background/start.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { RUN_HELP } from "../help.ts";
-import { ENGINE_OPTIONS } from "../flags/runner-flags.ts";
-import { BUDGET_OPTIONS } from "../flags/budget-flags.ts";
+import { RUN_FLAGS } from "../flags/command-flags.ts";
+import { parseOptions } from "../flags/flag.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../terminal/report.ts";
 import { FORCED, STOPPING } from "../terminal/signals.ts";
 import { colorStyle, streamWidth } from "../terminal/style.ts";
@@ -38,20 +37,7 @@ function readTask(raw: string): string {
 }
 
 export async function cmdRun(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("run", argv, {
-    session: { type: "string" },
-    cwd: { type: "string" },
-    model: { type: "string" },
-    timeout: { type: "string" },
-    json: { type: "boolean" },
-    quiet: { type: "boolean", short: "q" },
-    "no-color": { type: "boolean" },
-    background: { type: "boolean" },
-    isolation: { type: "string" },
-    ...GATE_OPTIONS,
-    ...ENGINE_OPTIONS,
-    ...BUDGET_OPTIONS,
-  });
+  const { values, positionals } = parse("run", argv, parseOptions(RUN_FLAGS));
   if (values.help) {
     console.log(RUN_HELP);
     return EXIT.ok;

@@ -12,6 +12,7 @@ import type { RunState } from "../run/process/run-state.ts";
 import { runScheduled } from "../run/scheduler.ts";
 import { runTask } from "../run/task.ts";
 import { failedResult } from "../run/task-error.ts";
+import { sessionOf } from "../run/session-file.ts";
 import { settleHooks } from "../run/task-hooks.ts";
 import type { PreparedTask, TaskOutcome, TaskWiring } from "../run/task-types.ts";
 import type { ChildEvent } from "../types.ts";
@@ -123,17 +124,11 @@ function recordQueued(engine: Engine, call: PreparedCall): number[] {
   try {
     for (const t of call.tasks)
       ids.push(
-        store.queueRun(
-          {
-            id: t.sessionId,
-            name: t.name,
-            agent: t.profile ?? "default",
-            cwd: t.cwd,
-            parentSession: engine.call.parentSession,
-            schedule: engine.call.schedule,
-          },
-          { prompt: t.prompt, ownerPid: host.pid, name: t.name },
-        ),
+        store.queueRun(sessionOf(engine, t, t.profile ?? "default"), {
+          prompt: t.prompt,
+          ownerPid: host.pid,
+          name: t.name,
+        }),
       );
     return ids;
   } catch (err) {

@@ -1,8 +1,7 @@
 // How a task fails before (or without) a child: a TaskError a stage throws, the failed RunResult it becomes, and
 // the refusal of a profile that is not loaded.
 import { sanitize } from "../sanitize.ts";
-import type { ErrorCode, RunResult } from "../types.ts";
-import { emptyUsage } from "../types.ts";
+import { runResult, type ErrorCode, type RunResult } from "../types.ts";
 import type { Profile } from "../profiles/profile.ts";
 import { brokenProfile } from "../profiles/profile-discovery.ts";
 import type { Engine } from "./engine.ts";
@@ -20,19 +19,7 @@ export class TaskError extends Error {
 
 /** A task that ended before or without a child. Its message can name files (a profile, a cwd): masked like all. */
 export function failedResult(message: string, code: ErrorCode): RunResult {
-  return {
-    status: "error",
-    output: "",
-    error: sanitize(message),
-    errorCode: code,
-    finalized: false,
-    usage: emptyUsage(),
-    exitCode: null,
-    toolCount: 0,
-    messages: [],
-    stderrTail: "",
-    durationMs: 0,
-  };
+  return runResult({ status: "error", error: sanitize(message), errorCode: code, finalized: false });
 }
 
 /** A task names a profile that is not loaded: refused (and why), or unknown (`Unknown profile: …`). */

@@ -7,7 +7,7 @@ import type { SessionStore } from "../store/store-types.ts";
 import { formatResumePrompt, resumeNotFound } from "../store/transcript.ts";
 import { isolationProblem } from "./launch/isolation.ts";
 import { chooseModel } from "./model-choice.ts";
-import { childSessionFile } from "./session-file.ts";
+import { childSessionFile, sessionOf } from "./session-file.ts";
 import { failedResult, profileRefusal, TaskError } from "./task-error.ts";
 import { trustFor, type Engine } from "./engine.ts";
 import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
@@ -51,16 +51,7 @@ export async function prepareTask(
   }
   // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
   if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
-  else if (!resumeOf)
-    store.createSession({
-      id,
-      name: input.name,
-      agent,
-      cwd: input.cwd,
-      parentSession: engine.call.parentSession,
-      sessionFile,
-      schedule: engine.call.schedule,
-    });
+  else if (!resumeOf) store.createSession(sessionOf(engine, input, agent, sessionFile));
   // The contract was decided with the call (core/call/prepare.ts); a runtime that cannot honour it drops it.
   const runtime = chooseRuntime(input, profile, input.finalize, {
     gate: !!resolveGate(input, profile),
@@ -138,15 +129,7 @@ function refuse(engine: Engine, input: PreparedTask, err: TaskError, wiring: Tas
   const result = failedResult(err.message, err.code);
   if (err.recordSession) {
     try {
-      if (!store.getSession(id))
-        store.createSession({
-          id,
-          name: input.name,
-          agent,
-          cwd: input.cwd,
-          parentSession: engine.call.parentSession,
-          schedule: engine.call.schedule,
-        });
+      if (!store.getSession(id)) store.createSession(sessionOf(engine, input, agent));
       const runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name });
       store.finishRun(runId, result);
       // Whoever pages on failures hears of a task that never started too (an unknown agent in a nightly schedule).

@@ -1,22 +1,24 @@
 // The in-memory store: used where no SQLite exists (Node < 22.5 running pi). Same contract as the SQLite
 // store; the parent pi session's appendEntry mirror is what makes its sessions survive a restart.
 import {
-  INTERRUPTED_MESSAGE,
-  NEVER_STARTED_MESSAGE,
   busyRun,
   capMessage,
+  INTERRUPTED_MESSAGE,
+  NEVER_STARTED_MESSAGE,
   newSessionId,
   resumeRunningMessage,
-  type ImportedRun,
-  type NewRun,
-  type NewSession,
-  type QueuedRun,
-  type RunRecord,
-  type RunStatus,
-  type SessionRecord,
-  type SessionStore,
-  type SessionSummary,
   startedChild,
+} from "./store-types.ts";
+import type {
+  ImportedRun,
+  NewRun,
+  NewSession,
+  QueuedRun,
+  RunRecord,
+  RunStatus,
+  SessionRecord,
+  SessionStore,
+  SessionSummary,
 } from "./store-types.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
 
@@ -82,26 +84,34 @@ export class MemoryStore implements SessionStore {
 
   private addRun(sessionId: string, run: NewRun & { status: RunStatus }): number {
     const s = this.sessions.get(sessionId)!;
+    const id = this.push(s, { prompt: run.prompt, status: run.status, ownerPid: run.ownerPid, pi: run.pi });
+    const record = s.runs.at(-1)!;
+    if (run.sandbox !== undefined) record.sandbox = run.sandbox;
+    if (run.runner) record.runner = run.runner;
+    this.follow(s, run.status, run.name);
+    return id;
+  }
+
+  /** A run at the end of its session: the given fields over one that has not done anything yet. */
+  private push(
+    s: SessionRecord,
+    fields: Partial<RunRecord> & Pick<RunRecord, "prompt" | "status" | "ownerPid">,
+    messages: StoredMessage[] = [],
+  ): number {
     const id = this.nextRun++;
     const record: RunRecord = {
       id,
       seq: s.runs.length + 1,
-      prompt: run.prompt,
-      status: run.status,
       exitCode: null,
       usage: emptyUsage(),
       output: "",
       toolCount: 0,
       startedAt: Date.now(),
-      ownerPid: run.ownerPid,
-      messageCount: 0,
-      pi: run.pi,
+      messageCount: messages.length,
+      ...fields,
     };
-    if (run.sandbox !== undefined) record.sandbox = run.sandbox;
-    if (run.runner) record.runner = run.runner;
     s.runs.push(record);
-    this.follow(s, run.status, run.name);
-    this.runs.set(id, { sessionId, run: record, messages: [] });
+    this.runs.set(id, { sessionId: s.id, run: record, messages });
     return id;
   }
 
@@ -218,29 +228,25 @@ export class MemoryStore implements SessionStore {
       sessionFile: first.sessionFile,
     });
     const s = this.sessions.get(first.sessionId)!;
-    for (const r of runs) {
-      const id = this.nextRun++;
-      const record: RunRecord = {
-        id,
-        seq: s.runs.length + 1,
-        prompt: r.prompt,
-        status: r.status,
-        exitCode: r.exitCode ?? null,
-        model: r.model,
-        usage: r.usage ?? emptyUsage(),
-        error: r.error,
-        errorCode: r.errorCode as ErrorCode | undefined,
-        finalized: r.finalized,
-        output: r.output ?? "",
-        toolCount: 0,
-        startedAt: r.at,
-        endedAt: r.at,
-        ownerPid: null,
-        messageCount: r.messages?.length ?? 0,
-      };
-      s.runs.push(record);
-      this.runs.set(id, { sessionId: s.id, run: record, messages: (r.messages ?? []).map(capMessage) });
-    }
+    for (const r of runs)
+      this.push(
+        s,
+        {
+          prompt: r.prompt,
+          status: r.status,
+          exitCode: r.exitCode ?? null,
+          model: r.model,
+          usage: r.usage ?? emptyUsage(),
+          error: r.error,
+          errorCode: r.errorCode as ErrorCode | undefined,
+          finalized: r.finalized,
+          output: r.output ?? "",
+          startedAt: r.at,
+          endedAt: r.at,
+          ownerPid: null,
+        },
+        (r.messages ?? []).map(capMessage),
+      );
     s.status = runs[runs.length - 1].status;
     s.createdAt = first.at;
     s.updatedAt = runs[runs.length - 1].at;

@@ -29,6 +29,15 @@ function worldProcesses(): number[] {
   return pids;
 }
 
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z");
+  } catch {
+    return false;
+  }
+};
+
 async function until(what: string, ok: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (!ok()) {
@@ -159,6 +168,38 @@ function sessionOfPrompt(marker: string): string {
   if (!row) throw new Error(`no run with ${marker}`);
   return row.session_id;
 }
+
+test("the supervisor's own caps refuse a call: its word on the ready pipe is the command's refusal; nothing recorded, nothing left", async () => {
+  // A job the front would have refused too; handed to the supervisor directly, its refusal is what comes back.
+  world.setSubagentSettings({ maxSpawnsPerSession: 1 });
+  const saved = { ...process.env };
+  Object.assign(process.env, world.env);
+  try {
+    const stamp = Date.now().toString(16);
+    const tasks = [1, 2].map((i) => ({
+      name: `t${i}`,
+      prompt: `refused ${i}`,
+      cwd: world.workDir,
+      sessionId: `refused${i}${stamp}`,
+      timeoutSec: 600,
+      finalize: "optional" as const,
+    }));
+    const { startSupervisor } = await import("../../../src/cli/background/supervisor.ts");
+    const { pid, word } = await startSupervisor(dirname(world.env.SUBAGENTS_DB), {
+      cwd: world.workDir,
+      call: { tasks, refused: [undefined, undefined] },
+    });
+    expect(word).toMatchObject({ refusal: { code: "SPAWN_LIMIT" } });
+    expect(JSON.stringify(word)).toContain("this background run");
+    await until("the refusing supervisor to exit", () => !alive(pid), 15_000);
+    const listed = await cli(world, ["sessions", "--json"]);
+    expect(listed.json.filter((r) => String(r.id).startsWith("refused"))).toEqual([]);
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+    world.setSubagentSettings({});
+  }
+}, 60_000);
 
 test("steer: a session that is not running, or unknown, exits 1 with the reason", async () => {
   const r = await cli(world, [

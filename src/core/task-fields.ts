@@ -97,43 +97,44 @@ type Field<T> = { schema: TSchema; read: (field: string, v: unknown) => T | unde
 const field = <T>(schema: TSchema, read: (field: string, v: unknown) => T | undefined): Field<T> => ({ schema, read });
 
 const FILE_SPEC = Type.Union([
-  Type.String({ description: "Path (relative to cwd)" }),
+  Type.String(),
   Type.Object(
     {
       path: Type.String(),
-      start: Type.Optional(Type.Number({ minimum: 1, description: "1-based" })),
+      start: Type.Optional(Type.Number({ minimum: 1 })),
       end: Type.Optional(Type.Number({ minimum: 1 })),
-      head: Type.Optional(Type.Number({ minimum: 1, description: "First N lines" })),
-      tail: Type.Optional(Type.Number({ minimum: 1, description: "Last N lines" })),
+      head: Type.Optional(Type.Number({ minimum: 1 })),
+      tail: Type.Optional(Type.Number({ minimum: 1 })),
     },
     { additionalProperties: false },
   ),
 ]);
 
-/** `isolation` in both tools' schemas: terse, as every schema word is in every parent request. */
-export const ISOLATION_SCHEMA = Type.Literal("worktree", { description: "Own git worktree; changes on a branch" });
+/** `isolation` in both tools' schemas. Terse on purpose: every word here is in the model's prompt on every call; a
+ *  description says only what the name, the type and the tool's guidelines do not. */
+export const ISOLATION_SCHEMA = Type.Literal("worktree", { description: "Own git worktree, changes on a branch" });
 
 /** Every field a task may have, in the order the tool schema and the docs list them. */
 export const TASK_FIELD_SPECS = {
-  name: field(Type.String({ description: "Display name" }), (f, v) => str(f, v, true)),
-  prompt: field(Type.String({ description: "Self-contained task" }), (f, v) => str(f, v, true)),
-  cwd: field(Type.String({ description: "Absolute dir (default: current)" }), (f, v) => {
+  name: field(Type.String(), (f, v) => str(f, v, true)),
+  prompt: field(Type.String(), (f, v) => str(f, v, true)),
+  cwd: field(Type.String({ description: "Absolute" }), (f, v) => {
     const cwd = str(f, v, false);
     const problem = cwd === undefined ? null : checkCwd(cwd);
     if (problem) throw new InputError(`${f}: ${problem}`);
     return cwd;
   }),
-  profile: field(Type.String({ description: "Agent profile" }), (f, v) => str(f, v, false) || undefined),
-  timeout: field(Type.Number({ minimum: 1, description: "Seconds (default 600)" }), (f, v) => posInt(f, v, 1)),
+  profile: field(Type.String({ description: "Agent name" }), (f, v) => str(f, v, false) || undefined),
+  timeout: field(Type.Number({ minimum: 1, description: "Seconds" }), (f, v) => posInt(f, v, 1)),
   resume: field(Type.String({ description: "Session id to continue" }), (f, v) => str(f, v, false) || undefined),
-  files: field(Type.Array(FILE_SPEC, { description: "Files prepended to the prompt" }), (f, v) => {
+  files: field(Type.Array(FILE_SPEC), (f, v) => {
     if (v === undefined) return undefined;
     if (!Array.isArray(v)) throw new InputError(`${f} must be an array`);
     return v.map((x, j) => fileSpec(`${f}[${j}]`, x));
   }),
   isolation: field(ISOLATION_SCHEMA, isolationValue),
   after: field(
-    Type.Array(Type.String(), { description: "Task names to wait for; {{name}} in prompt = its output" }),
+    Type.Array(Type.String(), { description: "Tasks to wait for; {{name}} in prompt = its output" }),
     (f, v) => {
       if (!given(v)) return undefined;
       if (!Array.isArray(v) || v.some((n) => typeof n !== "string" || !n))
@@ -141,7 +142,7 @@ export const TASK_FIELD_SPECS = {
       return v.length ? [...new Set(v as string[])] : undefined;
     },
   ),
-  gate: field(Type.String({ description: "Shell check; must exit 0" }), (f, v) => {
+  gate: field(Type.String({ description: "Shell check; exit 0 passes" }), (f, v) => {
     const gate = str(f, v, false);
     if (gate !== undefined && !gate.trim()) throw new InputError(`${f} must be a shell command`);
     return gate || undefined;
@@ -152,7 +153,7 @@ export const TASK_FIELD_SPECS = {
     if (n !== undefined && !Number.isInteger(n)) throw new InputError(`${f} must be a whole number`);
     return n;
   }),
-  outputSchema: field(Type.Object({}, { description: "JSON Schema of the result" }), (f, v) => {
+  outputSchema: field(Type.Object({}), (f, v) => {
     if (!given(v)) return undefined;
     const problem = outputSchemaProblem(f, v);
     if (problem) throw new InputError(problem);
@@ -160,7 +161,7 @@ export const TASK_FIELD_SPECS = {
   }),
   context: field(
     Type.Union([Type.Literal("fork"), Type.Literal("fresh")], {
-      description: "fork: start from a copy of this conversation",
+      description: "fork: starts from a copy of this conversation",
     }),
     (f, v) => {
       if (!given(v)) return undefined;
@@ -172,14 +173,10 @@ export const TASK_FIELD_SPECS = {
   runner: field(Type.Union(RUNNER_NAMES.map((n) => Type.Literal(n))), (f, v): RunnerName | undefined =>
     oneOf(f, v, RUNNER_NAMES),
   ),
-  runtime: field(
-    Type.Union(
-      RUNTIME_NAMES.map((n) => Type.Literal(n)),
-      { description: "CLI that runs it (default: agent's, else pi)" },
-    ),
-    (f, v): RuntimeName | undefined => oneOf(f, v, RUNTIME_NAMES),
+  runtime: field(Type.Union(RUNTIME_NAMES.map((n) => Type.Literal(n))), (f, v): RuntimeName | undefined =>
+    oneOf(f, v, RUNTIME_NAMES),
   ),
-  keepProcesses: field(Type.Boolean({ description: "Leave servers its commands start running" }), onlyTrue),
+  keepProcesses: field(Type.Boolean(), onlyTrue),
   // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
   maxTurns: field(Type.Integer(), budget("maxTurns")),
   maxTokens: field(Type.Integer(), budget("maxTokens")),

@@ -10,7 +10,8 @@ import { ISOLATION_SCHEMA, TASK_SCHEMA } from "../core/task-fields.ts";
 /** A JSON round trip drops TypeBox's symbol keys; what is left is ordinary JSON Schema. */
 export const plain = <T extends TSchema>(schema: T): T => JSON.parse(JSON.stringify(schema)) as T;
 
-/** Terse on purpose: every word here is in the model's prompt on every call. */
+/** Terse on purpose: every word here is in the model's prompt on every call. A description says only what the
+ * name, the type and the tool's guidelines do not (a unit, a default that matters, what a value does). */
 const Isolation = Type.Optional(ISOLATION_SCHEMA);
 
 export const DELEGATE_SCHEMA = plain(
@@ -18,18 +19,15 @@ export const DELEGATE_SCHEMA = plain(
     {
       tasks: Type.Optional(Type.Array(TASK_SCHEMA, { minItems: 1, maxItems: MAX_TASKS })),
       workflow: Type.Optional(Type.String({ description: 'Saved workflow instead of tasks: "NAME input"' })),
-      profile: Type.Optional(Type.String({ description: "Default profile" })),
-      background: Type.Optional(Type.Boolean({ description: "Return at once; a notice comes as each task ends" })),
+      profile: Type.Optional(Type.String()),
+      background: Type.Optional(Type.Boolean({ description: "Return now; notices follow" })),
       maxCost: Type.Optional(Type.Number({ description: "USD, all tasks" })),
     },
     { additionalProperties: false },
   ),
 );
 
-const SessionIdParams = Type.Object(
-  { sessionId: Type.String({ description: "From delegate_to_subagents or subagent" }) },
-  { additionalProperties: false },
-);
+const SessionIdParams = Type.Object({ sessionId: Type.String() }, { additionalProperties: false });
 export const SESSION_ID_SCHEMA = plain(SessionIdParams);
 
 // get_subagent_output reaches a running sub-agent too: cheaper in prompt tokens than a tool of its own.
@@ -47,11 +45,11 @@ export const EMPTY_SCHEMA = plain(Type.Object({}, { additionalProperties: false 
 
 const SubagentParams = Type.Object(
   {
-    agent: Type.String({ minLength: 1, description: "See list_subagent_profiles" }),
-    task: Type.String({ minLength: 1, description: "Focused task" }),
-    sessionId: Type.Optional(Type.String({ description: "Continue this session (keeps its context)" })),
+    agent: Type.String({ minLength: 1 }),
+    task: Type.String({ minLength: 1 }),
+    sessionId: Type.Optional(Type.String({ description: "Continue this session" })),
     isolation: Isolation,
-    background: Type.Optional(Type.Boolean({ description: "Return now; notice when done" })),
+    background: Type.Optional(Type.Boolean({ description: "Return now; a notice follows" })),
   },
   { additionalProperties: false },
 );

@@ -11,6 +11,9 @@ import { isolationDetails } from "../core/run/launch/isolation.ts";
 import { callWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
+import { callLines } from "./render-budget.ts";
+
+type DelegateArgs = Parameters<typeof renderDelegateCall>[0];
 import { DELEGATE_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
@@ -32,14 +35,15 @@ export function delegateTool(env: ToolEnv) {
   return {
     name: "delegate_to_subagents",
     label: "Delegate to sub-agents",
+    // Terse on purpose (all of it is in every request the parent sends): bench/prompt-footprint.ts measures it.
     description:
-      "Run 1–16 independent tasks in parallel, each in an isolated sub-agent (its own pi process, context, tools and model). " +
-      "Returns each task's status and output; get_subagent_output / get_subagent_session fetch more by session id.",
+      "Run 1–16 tasks in parallel sub-agents, each a pi process with its own context. " +
+      "Returns their statuses, outputs and session ids (get_subagent_output has more).",
     // pi ≥ 0.80 lists a custom tool in the system prompt only with a snippet; the guidelines say *when* to use it.
-    promptSnippet: "Run independent tasks in parallel sub-agents, each with a fresh context; returns their outputs",
+    promptSnippet: "Run independent tasks in parallel sub-agents",
     promptGuidelines: [
-      "Use delegate_to_subagents when work splits into independent parts (surveys of many files, reviews, research); keep small or sequential edits yourself.",
-      'Sub-agents see none of this conversation (unless context: "fork"): make each prompt self-contained (paths, goal, expected answer).',
+      "Delegate independent work (surveys, reviews, research); do small or sequential edits yourself.",
+      'Sub-agents see none of this conversation (unless context: "fork"): put paths, goal and expected answer in each prompt.',
     ],
     parameters: DELEGATE_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
@@ -96,12 +100,25 @@ export function delegateTool(env: ToolEnv) {
         ...childrenResultFields(outcomes),
       };
     },
-    renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) =>
-      renderDelegateCall(args, theme),
+    // pi ≥ 1.0 passes a render context (`expanded`, the call's `args`); older pis only the first arguments.
+    renderCall: (args: DelegateArgs, theme: ThemeLike, context?: { expanded?: boolean }) =>
+      renderDelegateCall(args, theme, context?.expanded === true),
     renderResult: (
       result: { details?: WindowedDetails; content?: { text?: string }[] },
       opts: { expanded: boolean },
       theme: ThemeLike,
-    ) => renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? ""),
+      context?: { args?: DelegateArgs },
+    ) =>
+      renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? "", () =>
+        // Without the call's args (older pis) reserve as if every task had its line: too small beats too tall.
+        callLines(
+          context?.args
+            ? Array.isArray(context.args.tasks)
+              ? context.args.tasks.length
+              : 0
+            : (result.details?.windows?.length ?? 0),
+          opts.expanded,
+        ),
+      ),
   };
 }

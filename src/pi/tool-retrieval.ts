@@ -34,9 +34,8 @@ export function outputTool(env: ToolEnv) {
   return {
     name: "get_subagent_output",
     label: "Sub-agent output",
-    description:
-      "Get the final output of a sub-agent session's latest run by session id; can steer or wait for a running one.",
-    promptSnippet: "Fetch a sub-agent's full final output by session id",
+    description: "A sub-agent's full output by session id; steer or wait for a running one.",
+    promptSnippet: "Fetch a sub-agent's full output by session id",
     parameters: OUTPUT_SCHEMA,
     async execute(_id: string, params: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const problem = firstProblem(SCHEMAS.output, params);
@@ -71,8 +70,7 @@ export function sessionTool(env: ToolEnv) {
   return {
     name: "get_subagent_session",
     label: "Sub-agent session",
-    description:
-      "Get the complete transcript of a sub-agent session (all runs: messages, tool calls, tool results), by session id.",
+    description: "A sub-agent session's whole transcript (every run: messages, tool calls and results) by session id.",
     promptSnippet: "Read a sub-agent session's transcript by session id",
     parameters: SESSION_ID_SCHEMA,
     async execute(
@@ -109,8 +107,8 @@ export function profilesTool(env: ToolEnv) {
   return {
     name: "list_subagent_profiles",
     label: "Sub-agent profiles",
-    description: "List the named sub-agent profiles (agents) available to delegate_to_subagents and subagent.",
-    promptSnippet: "List the named agents usable as profile / agent",
+    description: "List the named agents (profiles) for delegate_to_subagents and subagent.",
+    promptSnippet: "List the named sub-agents",
     parameters: EMPTY_SCHEMA,
     async execute(
       _id: string,

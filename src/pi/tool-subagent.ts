@@ -55,7 +55,12 @@ export type SubagentDetails = {
 
 function failure(code: ErrorCode, message: string, mode: "single" | "management" = "single") {
   const details: SubagentDetails = { mode, results: [], error: { code, message } };
-  return { content: [{ type: "text", text: message }], details, structuredContent: refusedTasks(code, message) };
+  return {
+    content: [{ type: "text", text: message }],
+    details,
+    isError: true,
+    structuredContent: refusedTasks(code, message),
+  };
 }
 
 function parseJsonArgs(args: string): Record<string, unknown> {
@@ -155,13 +160,8 @@ export function subagentTool(env: ToolEnv) {
   return {
     name: "subagent",
     label: "Sub-agent",
-    description:
-      "Delegate one focused task to a named agent (see list_subagent_profiles) running in its own pi process, and get its " +
-      "finalized result. Pass the returned sessionId back to continue the same sub-agent with its full context.",
-    promptSnippet: "Hand one focused task to a named agent; pass its sessionId back to continue it",
-    promptGuidelines: [
-      "Use subagent for one specialised job (a named agent) you may want to follow up on; reuse its sessionId instead of re-explaining.",
-    ],
+    description: "Run one task with a named agent; returns its result and a sessionId that continues it.",
+    promptSnippet: "One task to a named agent; its sessionId continues it",
     parameters: SUBAGENT_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(

@@ -5,7 +5,7 @@ import { credentialsError } from "../credentials.ts";
 import { readUserModels } from "../profiles/model-resolve.ts";
 import type { RunResult } from "../types.ts";
 import { expectedDefaultModel } from "./default-model.ts";
-import { modelEndpoints } from "./model-endpoint.ts";
+import { modelEndpoints, providerOf } from "./model-endpoint.ts";
 import { composeEnv } from "./process/gate.ts";
 import { guardWarnings } from "./runners/guard-report.ts";
 import { refusedWarning } from "./runners/network.ts";
@@ -18,12 +18,22 @@ const note = (task: TaskContext, warning: string | null | undefined) => {
   if (warning && !task.warnings.includes(warning)) task.warnings.push(warning);
 };
 
-/** After an attempt: writes the sandbox refused to protected paths, protected paths the child created, and
- *  connections the closed network's proxy refused — the person sees what the child tried. */
+/** After an attempt: writes the sandbox refused to protected paths, protected paths the child created, connections
+ *  the closed network's proxy refused, and what the runner says of its placement — the person sees them. */
 export function notePlacement(task: TaskContext, placed: Placed, ran: RunResult): void {
   for (const w of guardWarnings(task.engine.host, placed.guard, ran.messages)) note(task, w);
   const refused = refusedWarning(placed.netRefused?.());
   if (refused) task.warnings.push(refused);
+  for (const w of placed.warnings?.() ?? []) note(task, w);
+}
+
+/** The provider of the model a pi child runs (its credentials copy holds that provider's only), when known here. */
+export function childProvider(task: TaskContext, childModel: string | null | undefined): string | undefined {
+  const { engine } = task;
+  const model = childModel ?? expectedDefaultModel(engine, task.cwd);
+  if (!model) return undefined;
+  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
+  return providerOf(model, engine.caches.userModels);
 }
 
 /** A failed run whose model had no credentials says how to give it some (credentials.ts). */

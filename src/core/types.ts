@@ -147,3 +147,18 @@ export type RunResult = {
   /** It ran in a kept child (core/run/process/pool.ts) after other tasks of its call: which process, which task. */
   keptChild?: { pid: number; task: number };
 };
+
+/** A result that no child run produced (a task that ended before its child, an end read back from the store): the
+ *  given fields over an empty run. A child's own result is the process runner's (process/runner.ts). */
+export function runResult(fields: Pick<RunResult, "status"> & Partial<RunResult>): RunResult {
+  return {
+    output: "",
+    usage: emptyUsage(),
+    exitCode: null,
+    toolCount: 0,
+    messages: [],
+    stderrTail: "",
+    durationMs: 0,
+    ...fields,
+  };
+}

@@ -44,12 +44,12 @@ export function outputTool(env: ToolEnv) {
       const session = env.sessions.for(ctx.sessionManager?.getSessionId?.());
       const notes = await steerAndWait(await env.services(), session, p.sessionId, p, signal);
       const { sessionId, record, last, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
-      const output =
-        last.status === "running"
-          ? `Sub-agent ${sessionId} is still running (wait: true waits for its end).`
-          : latestOutput(record);
+      const ongoing = last.status === "running" || last.status === "queued";
+      const output = ongoing
+        ? `Sub-agent ${sessionId} is still ${last.status} (wait: true waits for its end).`
+        : latestOutput(record);
       // A background child's spend reaches pi's totals with the first result that returns its output.
-      const usage = last.status === "running" ? undefined : backgroundUsage(session.takeBackgroundSpend(sessionId));
+      const usage = ongoing ? undefined : backgroundUsage(session.takeBackgroundSpend(sessionId));
       return {
         content: [{ type: "text", text: [...notes, output].join("\n\n") }],
         details: { sessionId, status: last.status, taskName: record.name, runCount: record.runs.length, maxLines },

@@ -1,7 +1,9 @@
 // `subagents doctor [--json]`: one line per check, ✓ fine, ! worth knowing, ✗ broken (with its fix).
 // Exit 0 when nothing is ✗, 1 otherwise, so scripts and CI can gate on it. Never prints a secret.
+import { DOCTOR_FLAGS } from "../flags/command-flags.ts";
 import * as path from "node:path";
 import { parse } from "../flags/args.ts";
+import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import {
   childPiCheck,
   databaseCheck,
@@ -41,16 +43,14 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   schedules   cron for \`subagents schedule\` (the crontab command, a running daemon) and each schedule's line
   terminal    live-window support: terminal, colour, UTF-8
 
-Options:
-  --cwd DIR   Check as if run from DIR (project profiles and settings)
-  --json      One JSON object: {"ok":bool,"checks":[{"name","status":"ok|warn|fail","detail","fix"?}]}
+${optionsBlock(DOCTOR_FLAGS)}
 
 Exit codes: 0 nothing broken, 1 at least one ✗, 2 usage error.`;
 
 const MARK = { ok: "✓", warn: "!", fail: "✗" } as const;
 
 export async function cmdDoctor(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("doctor", argv, { cwd: { type: "string" }, json: { type: "boolean" } });
+  const { values, positionals } = parse("doctor", argv, parseOptions(DOCTOR_FLAGS));
   if (values.help) {
     console.log(DOCTOR_HELP);
     return EXIT.ok;

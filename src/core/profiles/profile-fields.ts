@@ -191,6 +191,10 @@ const HANDLED_FIELDS = new Set([
   ...ENGINE_FIELDS,
 ]);
 
+/** Every key an agent file may have: the ones read here, the ones other tools' files carry (said or quietly
+ *  ignored), and other harnesses' own (harness-fields.ts). */
+export const AGENT_FILE_KEYS = [...HANDLED_FIELDS, ...UNSUPPORTED_FIELDS, "mcpServers", "allowed-tools"];
+
 export function unsupportedFields(fm: Fields): string | null {
   const keys = Object.keys(fm).filter((k) => !HANDLED_FIELDS.has(k));
   if (!keys.length) return null;

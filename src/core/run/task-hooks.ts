@@ -9,7 +9,8 @@ import type { Profile } from "../profiles/profile.ts";
 import type { SessionStore } from "../store/store-types.ts";
 import { sanitize } from "../sanitize.ts";
 import { runShell } from "./process/shell-command.ts";
-import type { Engine, TaskHooks } from "./task-shared.ts";
+import type { Engine } from "./engine.ts";
+import type { TaskWiring } from "./task-types.ts";
 import type { TaskEventPayload } from "./hooks/payload.ts";
 
 /** What a hook's failure shows of its standard error. */
@@ -64,7 +65,7 @@ const short = (command: string) => (command.length > 80 ? `${command.slice(0, 77
  */
 export function fireTaskEvent(
   engine: Engine,
-  hooks: TaskHooks,
+  hooks: TaskWiring,
   profile: Profile | null,
   runId: number | null,
   payload: TaskEventPayload,

@@ -6,7 +6,7 @@ import { secretValues } from "../secret-values.ts";
 import type { RunResult } from "../types.ts";
 import { createIsolation } from "./launch/isolation.ts";
 import { viewWarning } from "./launch/worktree-view.ts";
-import { failedResult } from "./task-shared.ts";
+import { failedResult } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
 
 /** Included files larger than this are no settings file: not read for secrets. */

@@ -1,16 +1,16 @@
 // Stage "record": every task that got a run record ends with a terminal status on it.
 import type { RunResult } from "../types.ts";
-import type { TaskOutcome } from "./task-shared.ts";
+import type { TaskOutcome } from "./task-types.ts";
 import { ranResult, taskOutcome, type TaskContext } from "./task-context.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
 import { endPayload } from "./hooks/payload.ts";
 
 /** The task's end hooks and listeners, once its end is recorded. */
 function told(task: TaskContext, result: RunResult): void {
-  const { engine, hooks, profile, runId, id, agent, input } = task;
+  const { engine, wiring, profile, runId, id, agent, input } = task;
   fireTaskEvent(
     engine,
-    hooks,
+    wiring,
     profile,
     runId,
     endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),

@@ -12,7 +12,7 @@ import { listed } from "./launch/worktree-view.ts";
 import { abortStop } from "./process/abort-reason.ts";
 import { runShell } from "./process/shell-command.ts";
 import { projectHookRefusal } from "./task-hooks.ts";
-import { failedResult } from "./task-shared.ts";
+import { failedResult } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
 
 /** What a setup's failure keeps of its output (head and tail). */
@@ -63,10 +63,10 @@ export async function setupTask(task: TaskContext): Promise<RunResult | void> {
       keep: "both",
       maxChars: SETUP_OUTPUT_CHARS,
       graceMs: SETUP_GRACE_MS,
-      signal: task.hooks.signal,
+      signal: task.wiring.signal,
     });
     if (ran.end === "aborted") {
-      const stop = abortStop(task.hooks.signal?.reason, false);
+      const stop = abortStop(task.wiring.signal?.reason, false);
       return ended(task, stop.message, stop.code);
     }
     const out = lastLines(ran.output, 10);

@@ -11,7 +11,7 @@ import {
 } from "../../../../src/core/run/launch/worktree-view.ts";
 import { defaultSettings, mergeSettings } from "../../../../src/core/settings.ts";
 import { setupCommands } from "../../../../src/core/run/task-setup.ts";
-import type { Engine } from "../../../../src/core/run/task-shared.ts";
+import type { Engine } from "../../../../src/core/run/engine.ts";
 import type { Profile } from "../../../../src/core/profiles/profile.ts";
 import { secretValues } from "../../../../src/core/secret-values.ts";
 import { maskLiterals, sanitize } from "../../../../src/core/sanitize.ts";

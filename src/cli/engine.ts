@@ -6,7 +6,7 @@ import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/
 import { loadSettings, type Settings } from "../core/settings.ts";
 import type { Store } from "../core/store/store.ts";
 import { openStoreFile } from "../host/open-store.ts";
-import { createEngine, type Engine } from "../core/run/task.ts";
+import { createEngine, type Engine } from "../core/run/engine.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";

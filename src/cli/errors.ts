@@ -1,6 +1,6 @@
 // Errors the CLI turns into exit codes: usage and configuration problems exit 2 with one clear line, and so does
 // a session database that cannot be used (a StoreError, core/store/store-error.ts), whenever it is met.
-import type { TaskOutcome } from "../core/run/task-shared.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 
 export class UsageError extends Error {}
 export class ConfigError extends Error {}

@@ -40,11 +40,12 @@ export async function steerAndWait(
   if (o.wait) {
     // While the model waits here, the end's notice would only repeat this result.
     const release = session.awaiting(id);
+    let ended = false;
     try {
-      if (!(await waitUntilEnded(() => stateOf(rt, id), signal)))
-        notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
+      ended = await waitUntilEnded(() => stateOf(rt, id), signal);
+      if (!ended) notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
     } finally {
-      release();
+      release(ended);
     }
   }
   return notes;

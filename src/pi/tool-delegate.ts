@@ -1,9 +1,9 @@
 // delegate_to_subagents (docs/pi-extension.md): 1–16 tasks in parallel, live windows through throttled onUpdate, and a
 // result that carries each task's status line AND its output (bounded; get_subagent_output has the rest).
-import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
+import { parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
+import { InputError } from "../core/task-fields.ts";
 import { realClock } from "../core/host.ts";
-import { runScheduled } from "../core/run/scheduler.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import { prepareCall } from "../core/call/prepare.ts";
 import type { CallRequest } from "../core/call/request.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
@@ -11,25 +11,15 @@ import { isolationDetails } from "../core/run/launch/isolation.ts";
 import { callWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
+import { callLines } from "./render-budget.ts";
+
+type DelegateArgs = Parameters<typeof renderDelegateCall>[0];
 import { DELEGATE_SCHEMA } from "./schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
 import { withWorkflow } from "./workflow-call.ts";
-import { childrenResultFields, refusedTasks, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
-import type { ErrorCode } from "../core/types.ts";
-
-/** A call refused before anything started, with the spec's error shape in details (and pi's error flag). The tool
- * declares an outputSchema, so pi 1.x codemode hands a script `structuredContent` when there is one — without it a
- * refusal with isError rejected the script's call with the bare text, and the code was lost. */
-export function refusedCall(code: ErrorCode, message: string) {
-  return {
-    content: [{ type: "text", text: message }],
-    details: { error: { code, message } },
-    isError: true,
-    structuredContent: refusedTasks(code, message),
-  };
-}
+import { childrenResultFields, refusedCall, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
 
 /** The tool's parameters (a saved workflow's already in place) as the call module's request. */
 export function toolRequest(params: DelegateParams, cwd: string): CallRequest {
@@ -45,14 +35,15 @@ export function delegateTool(env: ToolEnv) {
   return {
     name: "delegate_to_subagents",
     label: "Delegate to sub-agents",
+    // Terse on purpose (all of it is in every request the parent sends): bench/prompt-footprint.ts measures it.
     description:
-      "Run 1–16 independent tasks in parallel, each in an isolated sub-agent (its own pi process, context, tools and model). " +
-      "Returns each task's status and output; get_subagent_output / get_subagent_session fetch more by session id.",
+      "Run 1–16 tasks in parallel sub-agents, each a pi process with its own context. " +
+      "Returns their statuses, outputs and session ids (get_subagent_output has more).",
     // pi ≥ 0.80 lists a custom tool in the system prompt only with a snippet; the guidelines say *when* to use it.
-    promptSnippet: "Run independent tasks in parallel sub-agents, each with a fresh context; returns their outputs",
+    promptSnippet: "Run independent tasks in parallel sub-agents",
     promptGuidelines: [
-      "Use delegate_to_subagents when work splits into independent parts (surveys of many files, reviews, research); keep small or sequential edits yourself.",
-      'Sub-agents see none of this conversation (unless context: "fork"): make each prompt self-contained (paths, goal, expected answer).',
+      "Delegate independent work (surveys, reviews, research); do small or sequential edits yourself.",
+      'Sub-agents see none of this conversation (unless context: "fork"): put paths, goal and expected answer in each prompt.',
     ],
     parameters: DELEGATE_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
@@ -74,48 +65,32 @@ export function delegateTool(env: ToolEnv) {
         throw err;
       }
       const engine = await call.engine();
-      const prepared = await prepareCall(engine, toolRequest(params, ctx.cwd), call.front(engine));
-      if ("refusal" in prepared) return refusedCall(prepared.refusal.code, prepared.refusal.message);
-      const { inputs } = prepared;
-      if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
-      const windows = callWindows(engine, inputs);
+      const prepared = await prepareCall(engine, toolRequest(params, ctx.cwd), await call.front(engine));
+      if ("refusal" in prepared) return refusedCall(prepared.refusal);
+      if (params.background) return startInBackground(call, engine, prepared.call);
+      const windows = callWindows(engine, prepared.call.tasks);
       const update = (details: WindowedDetails) =>
         onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
       const throttle = new Throttle(update, UPDATE_INTERVAL_MS, realClock);
       const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);
-      const release = await call.adopt(inputs);
       let outcomes: TaskOutcome[];
       try {
-        outcomes = await runScheduled(
-          inputs,
-          engine.settings.concurrency,
-          (input, hooks) => call.run(engine, input, hooks),
-          {
-            rateLimitWaitSec: engine.settings.rateLimitWait,
-            maxMessages: engine.settings.maxMessages,
-            signal,
-            maxCost: params.maxCost,
-            onTaskStart: (i) => {
-              call.persistStart(inputs[i]);
-              windows.start(i, Date.now());
-              throttle.push(windows.snapshot(Date.now()));
-            },
-            onTaskWarnings: (i, warnings) => windows.warn(i, warnings),
-            onTaskEvent: (i, state) => {
-              windows.event(i, state);
-              throttle.push(windows.snapshot(Date.now()));
-            },
-            onTaskEnd: (i, outcome) => {
-              windows.end(i, outcome, Date.now());
-              call.persist(outcome, inputs[i]);
-              throttle.push(windows.snapshot(Date.now()));
-            },
+        const running = await call.start(engine, prepared.call, {
+          signal,
+          onEvent: (e) => {
+            if (e.type === "taskStart") windows.start(e.index, Date.now());
+            else if (e.type === "taskWarnings") windows.warn(e.index, e.warnings);
+            else if (e.type === "taskProgress") windows.event(e.index, e.state);
+            else if (e.type === "taskEnd") windows.end(e.index, e.outcome, Date.now());
+            else return;
+            if (e.type !== "taskWarnings") throttle.push(windows.snapshot(Date.now()));
           },
-        );
+        });
+        if ("refusal" in running) return refusedCall(running.refusal);
+        outcomes = await running.outcomes;
       } finally {
         clearInterval(tick);
         throttle.cancel();
-        release();
       }
       const details = windows.snapshot(Date.now());
       const isolated = isolationDetails(outcomes);
@@ -125,12 +100,25 @@ export function delegateTool(env: ToolEnv) {
         ...childrenResultFields(outcomes),
       };
     },
-    renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) =>
-      renderDelegateCall(args, theme),
+    // pi ≥ 1.0 passes a render context (`expanded`, the call's `args`); older pis only the first arguments.
+    renderCall: (args: DelegateArgs, theme: ThemeLike, context?: { expanded?: boolean }) =>
+      renderDelegateCall(args, theme, context?.expanded === true),
     renderResult: (
       result: { details?: WindowedDetails; content?: { text?: string }[] },
       opts: { expanded: boolean },
       theme: ThemeLike,
-    ) => renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? ""),
+      context?: { args?: DelegateArgs },
+    ) =>
+      renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? "", () =>
+        // Without the call's args (older pis) reserve as if every task had its line: too small beats too tall.
+        callLines(
+          context?.args
+            ? Array.isArray(context.args.tasks)
+              ? context.args.tasks.length
+              : 0
+            : (result.details?.windows?.length ?? 0),
+          opts.expanded,
+        ),
+      ),
   };
 }

@@ -6,8 +6,8 @@
 //   script reads ids, statuses and outputs without parsing.
 // pi 0.73.1 and 0.87.1 ignore both fields.
 import { truncateHeadTail } from "../core/truncate.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
-import { addUsage, emptyUsage, type Usage } from "../core/types.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
+import { addUsage, emptyUsage, type ErrorCode, type Usage } from "../core/types.ts";
 
 /** pi's Usage (`@earendil-works/pi-ai`): token counts and cost in USD. Our children report the total cost only. */
 export type PiUsage = {
@@ -82,6 +82,18 @@ export function startedTasks(started: { name: string; sessionId: string; agent?:
 /** A call refused before any child ran. */
 export function refusedTasks(code: string, message: string): StructuredTasks {
   return { tasks: [], usage: { input: 0, output: 0, cost: 0 }, error: { code, message } };
+}
+
+/** A call refused before anything started, with the spec's error shape in details (and pi's error flag). The tools
+ * declare an outputSchema, so pi 1.x codemode hands a script `structuredContent` when there is one — without it a
+ * refusal with isError rejected the script's call with the bare text, and the code was lost. */
+export function refusedCall({ code, message }: { code: ErrorCode; message: string }) {
+  return {
+    content: [{ type: "text", text: message }],
+    details: { error: { code, message } },
+    isError: true,
+    structuredContent: refusedTasks(code, message),
+  };
 }
 
 export function structuredTasks(outcomes: TaskOutcome[]): StructuredTasks {
@@ -164,10 +176,19 @@ export const TASKS_OUTPUT_SCHEMA = {
   required: ["tasks", "usage"],
 } as const;
 
-/** The extra fields of a result of a tool that ran children in this call. */
-export function childrenResultFields(outcomes: TaskOutcome[]): { usage?: PiUsage; structuredContent: StructuredTasks } {
+/** The extra fields of a result of a tool that ran children in this call. `isError` (pi ≥ 1.0 reads it) when no
+ * task completed — every one failed, was cancelled or skipped: the call as a whole did not do its work. */
+export function childrenResultFields(outcomes: TaskOutcome[]): {
+  usage?: PiUsage;
+  structuredContent: StructuredTasks;
+  isError: boolean;
+} {
   const usage = callUsage(outcomes);
-  return { ...(usage ? { usage } : {}), structuredContent: structuredTasks(outcomes) };
+  return {
+    ...(usage ? { usage } : {}),
+    structuredContent: structuredTasks(outcomes),
+    isError: outcomes.length > 0 && outcomes.every((o) => o.result.status !== "completed"),
+  };
 }
 
 /** A background child's spend (PiSession.takeBackgroundSpend) in pi's shape, or undefined when it spent nothing. */

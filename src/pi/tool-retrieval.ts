@@ -34,9 +34,8 @@ export function outputTool(env: ToolEnv) {
   return {
     name: "get_subagent_output",
     label: "Sub-agent output",
-    description:
-      "Get the final output of a sub-agent session's latest run by session id; can steer or wait for a running one.",
-    promptSnippet: "Fetch a sub-agent's full final output by session id",
+    description: "A sub-agent's full output by session id; steer or wait for a running one.",
+    promptSnippet: "Fetch a sub-agent's full output by session id",
     parameters: OUTPUT_SCHEMA,
     async execute(_id: string, params: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const problem = firstProblem(SCHEMAS.output, params);
@@ -45,12 +44,12 @@ export function outputTool(env: ToolEnv) {
       const session = env.sessions.for(ctx.sessionManager?.getSessionId?.());
       const notes = await steerAndWait(await env.services(), session, p.sessionId, p, signal);
       const { sessionId, record, last, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
-      const output =
-        last.status === "running"
-          ? `Sub-agent ${sessionId} is still running (wait: true waits for its end).`
-          : latestOutput(record);
+      const ongoing = last.status === "running" || last.status === "queued";
+      const output = ongoing
+        ? `Sub-agent ${sessionId} is still ${last.status} (wait: true waits for its end).`
+        : latestOutput(record);
       // A background child's spend reaches pi's totals with the first result that returns its output.
-      const usage = last.status === "running" ? undefined : backgroundUsage(session.takeBackgroundSpend(sessionId));
+      const usage = ongoing ? undefined : backgroundUsage(session.takeBackgroundSpend(sessionId));
       return {
         content: [{ type: "text", text: [...notes, output].join("\n\n") }],
         details: { sessionId, status: last.status, taskName: record.name, runCount: record.runs.length, maxLines },
@@ -71,8 +70,7 @@ export function sessionTool(env: ToolEnv) {
   return {
     name: "get_subagent_session",
     label: "Sub-agent session",
-    description:
-      "Get the complete transcript of a sub-agent session (all runs: messages, tool calls, tool results), by session id.",
+    description: "A sub-agent session's whole transcript (every run: messages, tool calls and results) by session id.",
     promptSnippet: "Read a sub-agent session's transcript by session id",
     parameters: SESSION_ID_SCHEMA,
     async execute(
@@ -109,8 +107,8 @@ export function profilesTool(env: ToolEnv) {
   return {
     name: "list_subagent_profiles",
     label: "Sub-agent profiles",
-    description: "List the named sub-agent profiles (agents) available to delegate_to_subagents and subagent.",
-    promptSnippet: "List the named agents usable as profile / agent",
+    description: "List the named agents (profiles) for delegate_to_subagents and subagent.",
+    promptSnippet: "List the named sub-agents",
     parameters: EMPTY_SCHEMA,
     async execute(
       _id: string,

@@ -3,7 +3,8 @@
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
 import { sanitize } from "../core/sanitize.ts";
-import { profileRefusal, type TaskOutcome } from "../core/run/task.ts";
+import { profileRefusal } from "../core/run/task-error.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import { prepareCall } from "../core/call/prepare.ts";
 import type { CallRequest } from "../core/call/request.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
@@ -54,7 +55,12 @@ export type SubagentDetails = {
 
 function failure(code: ErrorCode, message: string, mode: "single" | "management" = "single") {
   const details: SubagentDetails = { mode, results: [], error: { code, message } };
-  return { content: [{ type: "text", text: message }], details, structuredContent: refusedTasks(code, message) };
+  return {
+    content: [{ type: "text", text: message }],
+    details,
+    isError: true,
+    structuredContent: refusedTasks(code, message),
+  };
 }
 
 function parseJsonArgs(args: string): Record<string, unknown> {
@@ -164,13 +170,8 @@ export function subagentTool(env: ToolEnv) {
   return {
     name: "subagent",
     label: "Sub-agent",
-    description:
-      "Delegate one focused task to a named agent (see list_subagent_profiles) running in its own pi process, and get its " +
-      "finalized result. Pass the returned sessionId back to continue the same sub-agent with its full context.",
-    promptSnippet: "Hand one focused task to a named agent; pass its sessionId back to continue it",
-    promptGuidelines: [
-      "Use subagent for one specialised job (a named agent) you may want to follow up on; reuse its sessionId instead of re-explaining.",
-    ],
+    description: "Run one task with a named agent; returns its result and a sessionId that continues it.",
+    promptSnippet: "One task to a named agent; its sessionId continues it",
     parameters: SUBAGENT_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(
@@ -230,12 +231,13 @@ export function subagentTool(env: ToolEnv) {
       const prepared = await prepareCall(
         engine,
         subagentRequest({ agent, task, sessionId, isolation, background }, resume, ctx.cwd),
-        call.front(engine),
+        await call.front(engine),
       );
       if ("refusal" in prepared) return failure(prepared.refusal.code, prepared.refusal.message);
-      const [input] = prepared.inputs;
       // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.
-      if (input.refused) return failure("SUBAGENTS_DISABLED", input.refused);
+      const [refused] = prepared.call.refused;
+      if (refused) return failure("SUBAGENTS_DISABLED", refused);
+      const [input] = prepared.call.tasks;
       const id = input.sessionId;
       const runId = id.slice(0, 8);
       const windows = callWindows(engine, [input]);
@@ -250,21 +252,22 @@ export function subagentTool(env: ToolEnv) {
       );
       windows.start(0, Date.now());
       if (background) {
-        await launchBackground(call, engine, [input]);
-        return backgroundResult(id, runId, agent);
+        const refusal = await launchBackground(call, engine, prepared.call);
+        return refusal ? failure(refusal.code, refusal.message) : backgroundResult(id, runId, agent);
       }
-      call.persistStart(input);
-      const outcome = await call.run(engine, input, {
+      const running = await call.start(engine, prepared.call, {
         signal,
-        onStart: (info) => windows.warn(0, info.warnings),
-        onEvent: (state) => {
-          windows.event(0, state);
+        onEvent: (e) => {
+          if (e.type === "taskWarnings") windows.warn(0, e.warnings);
+          if (e.type !== "taskProgress") return;
+          windows.event(0, e.state);
           throttle.push(windows.snapshot(Date.now()));
         },
       });
+      if ("refusal" in running) return failure(running.refusal.code, running.refusal.message);
+      const [outcome] = await running.outcomes;
       throttle.cancel();
       windows.end(0, outcome, Date.now());
-      call.persist(outcome, input);
       const result = subagentResult(outcome, task, runId);
       return {
         ...result,

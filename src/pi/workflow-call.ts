@@ -3,7 +3,7 @@
 // request the parent makes. A project workflow is repo-controlled, so it needs the same consent as a project
 // agent (subagents.projectAgents, else the user is asked once per file and pi session).
 import { discoverWorkflows, loadWorkflow, WorkflowError } from "../core/profiles/workflows.ts";
-import type { Engine } from "../core/run/task.ts";
+import type { Engine } from "../core/run/engine.ts";
 import type { ToolContext } from "./tool-env.ts";
 
 /** The call's parameters with the workflow's tasks in place of `workflow`; other fields of the call win. */

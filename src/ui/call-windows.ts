@@ -1,9 +1,11 @@
 // Live window state for one batch of tasks (a tool call or a CLI delegate), and a bounded snapshot of it:
 // the pi tool's `details` is stored in the parent session on every call, so it carries only visible lines.
 import { windowLines, type RunState } from "../core/run/process/run-state.ts";
-import { effectiveTimeout, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import type { Engine } from "../core/run/engine.ts";
+import type { PreparedTask, TaskOutcome } from "../core/run/task-types.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { budgetLabel } from "../core/budget.ts";
+import type { Usage } from "../core/types.ts";
 import { isFinished, type WindowedDetails, type WindowStatus, type WindowView } from "./windows.ts";
 
 /** Lines kept per window in details: enough for the expanded view without growing with the transcript. */
@@ -11,6 +13,11 @@ export const DETAIL_LINES = 60;
 /** Output kept per window in details (head and tail): what the expanded pi view shows of each task's result. */
 const OUTPUT_LINES = 40;
 const OUTPUT_BYTES = 4096;
+
+/** A window's turns and tokens from a child's usage (prompt tokens count the cached ones too). */
+function usageParts(u: Usage): Pick<WindowView, "turns" | "tokens"> {
+  return { turns: u.turns, tokens: { in: u.input + u.cacheRead + u.cacheWrite, out: u.output } };
+}
 
 /** A cancelled task is not a failure of the task: it has a status of its own on screen. */
 export function windowStatus(o: TaskOutcome): WindowStatus {
@@ -51,7 +58,7 @@ export class CallWindows {
     this.started[i] = now;
   }
 
-  /** Agent-file warnings of a task, known once it starts (see runTask's onStart). */
+  /** Agent-file warnings of a task, known once it starts (the call runner's taskWarnings event). */
   warn(i: number, warnings: string[]): void {
     if (!warnings.length) return;
     this.views[i].warnings = [...warnings];
@@ -63,6 +70,7 @@ export class CallWindows {
     const v = this.views[i];
     v.toolCount = state.toolCount;
     v.cost = state.usage.cost;
+    Object.assign(v, usageParts(state.usage));
     if (state.todos) v.todos = { ...state.todos };
     if (state.model) v.model = state.provider ? `${state.provider}/${state.model}` : state.model;
     if (state.budget) v.budget = budgetLabel(state.budget, state.usage);
@@ -79,6 +87,7 @@ export class CallWindows {
     v.error = r.error;
     v.toolCount = r.toolCount;
     v.cost = r.usage.cost;
+    Object.assign(v, usageParts(r.usage));
     if (r.model) v.model = r.model;
     if (r.warnings?.length) v.warnings = [...r.warnings];
     if (r.gate) v.gate = { ...r.gate };
@@ -98,6 +107,8 @@ export class CallWindows {
       const wait = s?.holdUntil ? Math.ceil((s.holdUntil - now) / 1000) : 0;
       return {
         ...v,
+        // Running with nothing heard from its child yet: its process is still starting.
+        ...(v.status === "running" && !s ? { starting: true } : {}),
         elapsedMs: started === null ? v.elapsedMs : now - started,
         lines: s ? windowLines(s, lineCount) : v.lines.slice(-lineCount),
         ...(wait > 0 ? { rateWaitSec: wait } : {}),
@@ -117,15 +128,15 @@ export class CallWindows {
 /** The windows of a call's tasks as the call module prepared them (core/call/): one place says what a window starts with. */
 export function callWindows(
   engine: Engine,
-  inputs: TaskInput[],
+  inputs: readonly PreparedTask[],
   maxLines = engine.settings.maxLinesPerWindow,
 ): CallWindows {
   const windows = new CallWindows(
     inputs.map((t) => ({
       name: t.name,
-      sessionId: t.sessionId ?? "",
+      sessionId: t.sessionId,
       profile: t.profile,
-      timeoutSec: effectiveTimeout(engine, t),
+      timeoutSec: t.timeoutSec,
       after: t.after,
     })),
     maxLines,

@@ -47,7 +47,7 @@ test("a session database this user cannot write (another user's): one line, exit
     ["delegate", "--background", answer("in the background")],
     ["run", "--background", "default", answer("run in the background")],
   ]) {
-    const r = await cli(world, args, { binary: true, as: asNobody });
+    const r = await cli(world, args, { binary: true, prefix: asNobody });
     expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(2);
     expect(r.stderr).toContain(`the session database ${world.env.SUBAGENTS_DB} cannot be written by this user`);
     expect(r.stderr).toContain("set SUBAGENTS_DB");
@@ -55,7 +55,7 @@ test("a session database this user cannot write (another user's): one line, exit
     noStack(r);
   }
   // doctor says so too (taking the write lock alone, as it did, passed on a read-only file).
-  const doctor = await cli(world, ["doctor", "--json"], { binary: true, as: asNobody });
+  const doctor = await cli(world, ["doctor", "--json"], { binary: true, prefix: asNobody });
   const check = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === "database");
   expect(check.status, doctor.stdout).toBe("fail");
   expect(check.detail).toContain(`${world.env.SUBAGENTS_DB} is not writable`);
@@ -79,7 +79,7 @@ test("a working folder this user cannot read: one line, exit 2", async () => {
     ["run", "default", "--cwd", join(locked, "inner"), "hi"],
     ["delegate", "--cwd", join(locked, "inner"), "hi"],
   ]) {
-    const r = await cli(world, args, { binary: true, as: asNobody, env });
+    const r = await cli(world, args, { binary: true, prefix: asNobody, env });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`the working folder ${join(locked, "inner")} cannot be read by this user`);
     noStack(r);
@@ -88,7 +88,7 @@ test("a working folder this user cannot read: one line, exit 2", async () => {
   const tasks = join(world.workDir, "tasks.json");
   await Bun.write(tasks, JSON.stringify({ tasks: [{ name: "t", prompt: "p", cwd: join(locked, "inner") }] }));
   chmodSync(tasks, 0o644);
-  const r = await cli(world, ["delegate", "--tasks", tasks], { binary: true, as: asNobody, env });
+  const r = await cli(world, ["delegate", "--tasks", tasks], { binary: true, prefix: asNobody, env });
   expect(r.code, r.stderr).toBe(2);
   expect(r.stderr).toContain(`task "t": working directory ${join(locked, "inner")} cannot be read by this user`);
   noStack(r);

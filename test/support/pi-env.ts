@@ -180,13 +180,18 @@ export type CliResult = { code: number; stdout: string; stderr: string; json: Re
 export async function cli(
   world: PiWorld,
   args: string[],
-  /** `as`: a command the CLI runs under (e.g. `setpriv` to another user). */
-  opts: { binary?: boolean; cwd?: string; stdin?: string; env?: Record<string, string>; as?: string[] } = {},
+  opts: {
+    binary?: boolean;
+    cwd?: string;
+    stdin?: string;
+    env?: Record<string, string>;
+    /** A command the CLI runs under (another user's ids: test-user.ts). */
+    prefix?: string[];
+  } = {},
 ): Promise<CliResult> {
   const cmd = [
-    ...(opts.as ?? []),
-    ...(opts.binary ? [join(REPO, "dist", "subagents")] : [BUN, join(REPO, "src", "cli", "main.ts")]),
-    ...args,
+    ...(opts.prefix ?? []),
+    ...(opts.binary ? [join(REPO, "dist", "subagents"), ...args] : [BUN, join(REPO, "src", "cli", "main.ts"), ...args]),
   ];
   const proc = Bun.spawn({
     cmd,

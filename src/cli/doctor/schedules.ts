@@ -1,7 +1,8 @@
 // doctor's `schedules` line: whether cron can run schedules here (a `crontab` command and a running daemon), and
 // whether each schedule would really run: its crontab line is there, and the executable it calls still exists.
 import * as fs from "node:fs";
-import { ourLines } from "../../core/schedule/crontab-lines.ts";
+import * as path from "node:path";
+import { lineAgentDir, ourLines } from "../../core/schedule/crontab-lines.ts";
 import type { CliContext } from "../engine.ts";
 import { cronProblem, readCrontab } from "../schedule/crontab.ts";
 import { listDefinitions } from "../schedule/files.ts";
@@ -23,7 +24,9 @@ export function schedulesCheck(ctx: CliContext): Check {
   }
   let lines: Map<string, string>;
   try {
-    lines = ourLines(readCrontab());
+    // Lines of another agent dir (another PI_CODING_AGENT_DIR of this user) are that install's schedules, not ours.
+    const here = path.resolve(ctx.agentDir);
+    lines = new Map([...ourLines(readCrontab())].filter(([, l]) => (lineAgentDir(l) ?? here) === here));
   } catch (err) {
     return {
       name: "schedules",

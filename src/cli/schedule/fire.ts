@@ -11,7 +11,7 @@ import { SCHEDULE_ENV } from "../../core/schedule/names.ts";
 import { openStoreFile } from "../../host/open-store.ts";
 import { ownerAlive } from "../../control/registry.ts";
 import { procStartTime } from "../../host/process-identity.ts";
-import { failedResult } from "../../core/run/task.ts";
+import { failedResult } from "../../core/run/task-error.ts";
 import type { ErrorCode } from "../../core/types.ts";
 import { bunDbOpener } from "../../host/sqlite-bun.ts";
 import { lockFile } from "./files.ts";

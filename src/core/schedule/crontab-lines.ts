@@ -80,6 +80,12 @@ export function ourLines(table: string): Map<string, string> {
   return out;
 }
 
+/** The agent dir a line of ours names (its PI_CODING_AGENT_DIR, as `add` quoted it), or null when it names none. */
+export function lineAgentDir(line: string): string | null {
+  const quoted = /(?:^|\s)PI_CODING_AGENT_DIR='((?:[^']|'\\'')*)'/.exec(line)?.[1];
+  return quoted === undefined ? null : quoted.replace(/'\\''/g, "'").replace(/\\%/g, "%");
+}
+
 /** The table with NAME's line set to `line` (replacing the old one in place, else added at the end). */
 export function withLine(table: string, name: string, line: string): string {
   const ls = lines(table);

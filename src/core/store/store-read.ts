@@ -3,7 +3,7 @@
 import type { Db } from "../host.ts";
 import type { ErrorCode, StoredMessage } from "../types.ts";
 import { toRun, type RunRow, type SessionRow } from "./store-schema.ts";
-import { NOT_STARTED_CODES, type SessionRecord, type SessionSummary } from "./store-types.ts";
+import { NEVER_STARTED_MESSAGE, NOT_STARTED_CODES, type SessionRecord, type SessionSummary } from "./store-types.ts";
 
 export function getSession(db: Db, id: string): SessionRecord | null {
   const s = db.get<SessionRow>("SELECT * FROM sessions WHERE id = ?", [id]);
@@ -93,11 +93,12 @@ export function lastOfSchedule(
 /** Children started by one parent pi session, and what the ended ones cost (the session caps). */
 export function parentUsage(db: Db, parentSession: string): { spawns: number; cost: number } {
   // A run refused before its child started (the same test as startedChild) is not a spawn.
-  const notStarted = `r.status = 'error' AND r.exit_code IS NULL AND COALESCE(json_extract(r.usage, '$.turns'), 0) = 0 AND r.error_code IN (${NOT_STARTED_CODES.map(() => "?").join(", ")})`;
+  // A queued one is not yet (the caps count it as coming), nor one that never started.
+  const notStarted = `r.status = 'queued' OR r.error = ? OR (r.status = 'error' AND r.exit_code IS NULL AND COALESCE(json_extract(r.usage, '$.turns'), 0) = 0 AND r.error_code IN (${NOT_STARTED_CODES.map(() => "?").join(", ")}))`;
   const row = db.get<{ spawns: number; cost: number | null }>(
     `SELECT SUM(CASE WHEN ${notStarted} THEN 0 ELSE 1 END) AS spawns, SUM(json_extract(r.usage, '$.cost')) AS cost
        FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.parent_session = ?`,
-    [...NOT_STARTED_CODES, parentSession],
+    [NEVER_STARTED_MESSAGE, ...NOT_STARTED_CODES, parentSession],
   );
   return { spawns: row?.spawns ?? 0, cost: row?.cost ?? 0 };
 }

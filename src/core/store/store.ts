@@ -3,6 +3,8 @@
 import type { Db } from "../host.ts";
 import {
   INTERRUPTED_MESSAGE,
+  NEVER_STARTED_MESSAGE,
+  busyRun,
   capMessage,
   newSessionId,
   resumeRunningMessage,
@@ -10,17 +12,19 @@ import {
   type NewRun,
   type NewSession,
   type PruneCandidate,
+  type QueuedRun,
+  type RunRecord,
   type SessionRecord,
   type SessionStore,
   type SessionSummary,
   ownerOf,
   type OwnerAlive,
 } from "./store-types.ts";
-import { guardedDb, MIN_FREE_BYTES, tooFull } from "./store-error.ts";
 import { emptyUsage, type RunResult, type StoredMessage } from "../types.ts";
-
+import { guardedDb, MIN_FREE_BYTES, tooFull } from "./store-error.ts";
 import { migrate, writeTx } from "./store-tx.ts";
 import { deleteSessions, prunable, vacuum } from "./store-upkeep.ts";
+import { finishRow, insertMessages, insertRun, insertSession, runWarnings, setSessionStatus } from "./store-rows.ts";
 import { getMessages, getSession, lastOfSchedule, listSessions, parentUsage } from "./store-read.ts";
 
 export { MemoryStore } from "./memory-store.ts";
@@ -100,97 +104,71 @@ export class Store implements SessionStore {
   }
 
   createSession(s: NewSession): void {
-    const now = this.now();
-    this.write(() =>
-      this.db.run(
-        "INSERT INTO sessions (id, name, agent, cwd, status, session_file, parent_session, schedule, created_at, updated_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
-        [s.id, s.name, s.agent, s.cwd, s.sessionFile ?? null, s.parentSession ?? null, s.schedule ?? null, now, now],
-      ),
-    );
+    this.write(() => insertSession(this.db, s, "running", this.now()));
+  }
+
+  queueRun(s: NewSession, run: QueuedRun): number {
+    return this.write(() => {
+      if (!this.db.get("SELECT 1 AS x FROM sessions WHERE id = ?", [s.id]))
+        insertSession(this.db, s, "queued", this.now());
+      return insertRun(this.db, s.id, { ...run, status: "queued" }, this.now());
+    });
   }
 
   startRun(sessionId: string, run: NewRun): number {
-    const now = this.now();
     return this.write(() => {
-      const running = this.db.get<{ owner_pid: number | null; owner_start: string | null }>(
-        "SELECT owner_pid, owner_start FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1",
+      const open = this.db.all<{
+        id: number;
+        status: RunRecord["status"];
+        owner_pid: number | null;
+        owner_start: string | null;
+      }>(
+        "SELECT id, status, owner_pid, owner_start FROM runs WHERE session_id = ? AND status IN ('running', 'queued') ORDER BY seq DESC",
         [sessionId],
       );
-      const owner = running ? ownerOf({ ownerPid: running.owner_pid, ownerStart: running.owner_start }) : null;
-      if (running && (owner === null || this.opts.isAlive(owner))) throw new Error(resumeRunningMessage(sessionId));
-      const seq =
-        (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])
-          ?.n ?? 0) + 1;
-      this.db.run(
-        "INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, owner_start, pi, sandbox, runner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
-        [
-          sessionId,
-          seq,
-          run.prompt,
-          now,
-          run.ownerPid,
-          run.ownerStart ?? null,
-          run.pi ?? null,
-          run.sandbox === undefined ? null : Number(run.sandbox),
-          run.runner ?? null,
-        ],
+      // Its call recorded it when it accepted the task (this owner's queued run): this is its start.
+      const own = open.find((r) => r.status === "queued" && r.owner_pid === run.ownerPid);
+      const other = open.find(
+        (r) =>
+          r !== own &&
+          busyRun({ status: r.status, ownerPid: r.owner_pid, ownerStart: r.owner_start }, this.opts.isAlive),
       );
-      const id = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
-      this.db.run("UPDATE sessions SET status = 'running', name = COALESCE(?, name), updated_at = ? WHERE id = ?", [
-        run.name ?? null,
-        now,
-        sessionId,
-      ]);
-      return id;
+      if (other) throw new Error(resumeRunningMessage(sessionId));
+      if (own) {
+        this.db.run(
+          "UPDATE runs SET status = 'running', prompt = ?, started_at = ?, owner_start = ?, pi = ?, sandbox = ?, runner = ? WHERE id = ?",
+          [
+            run.prompt,
+            this.now(),
+            run.ownerStart ?? null,
+            run.pi ?? null,
+            run.sandbox === undefined ? null : Number(run.sandbox),
+            run.runner ?? null,
+            own.id,
+          ],
+        );
+        setSessionStatus(this.db, sessionId, "running", this.now(), run.name);
+        return own.id;
+      }
+      return insertRun(this.db, sessionId, { ...run, status: "running" }, this.now());
+    });
+  }
+
+  finishQueued(runId: number, r: RunResult): void {
+    this.write(() => {
+      const row = this.db.get<{ status: string }>("SELECT status FROM runs WHERE id = ?", [runId]);
+      if (row?.status === "queued") finishRow(this.db, runId, r, this.now());
     });
   }
 
   finishRun(runId: number, r: RunResult): void {
-    const now = this.now();
-    const messages = r.messages.map(capMessage);
-    this.write(() => {
-      // Warnings a task hook recorded while the run went on (task-hooks.ts) stay, after the run's own.
-      const earlier = this.runWarnings(runId).filter((w) => !r.warnings?.includes(w));
-      const warnings = [...(r.warnings ?? []), ...earlier];
-      this.db.run(
-        `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
-           finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ?, isolation = ?, pi = COALESCE(pi || ?, pi) WHERE id = ?`,
-        [
-          r.status,
-          r.exitCode,
-          r.model ?? null,
-          JSON.stringify(r.usage),
-          r.error ?? null,
-          r.errorCode ?? null,
-          r.output,
-          r.finalize ? JSON.stringify(r.finalize) : null,
-          r.finalized === undefined ? null : r.finalized ? 1 : 0,
-          r.toolCount,
-          now,
-          messages.length,
-          warnings.length ? JSON.stringify(warnings) : null,
-          r.isolation ? JSON.stringify(r.isolation) : null,
-          r.keptChild ? ` · kept child (task ${r.keptChild.task} of pid ${r.keptChild.pid})` : null,
-          runId,
-        ],
-      );
-      this.insertMessages(runId, messages);
-      this.db.run(
-        "UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)",
-        [r.status, now, runId],
-      );
-    });
-  }
-
-  private runWarnings(runId: number): string[] {
-    const row = this.db.get<{ warnings: string | null }>("SELECT warnings FROM runs WHERE id = ?", [runId]);
-    return row?.warnings ? (JSON.parse(row.warnings) as string[]) : [];
+    this.write(() => finishRow(this.db, runId, r, this.now()));
   }
 
   addRunWarnings(runId: number, warnings: string[]): void {
     if (!warnings.length) return;
     this.write(() => {
-      const all = [...this.runWarnings(runId), ...warnings];
+      const all = [...runWarnings(this.db, runId), ...warnings];
       this.db.run("UPDATE runs SET warnings = ? WHERE id = ?", [JSON.stringify(all), runId]);
     });
   }
@@ -198,25 +176,11 @@ export class Store implements SessionStore {
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void {
     if (!messages.length) return;
     this.write(() => {
-      this.insertMessages(runId, messages.map(capMessage), from);
+      insertMessages(this.db, runId, messages.map(capMessage), from);
       this.db.run("UPDATE runs SET message_count = ? WHERE id = ? AND status = 'running'", [
         from + messages.length,
         runId,
       ]);
-    });
-  }
-
-  private insertMessages(runId: number, messages: StoredMessage[], from = 0): void {
-    messages.forEach((m, j) => {
-      const i = from + j;
-      const calls = m.role === "assistant" ? JSON.stringify(m.toolCalls) : null;
-      const name = m.role === "toolResult" ? m.name : null;
-      const isError = m.role === "toolResult" ? (m.isError ? 1 : 0) : null;
-      const error = m.role === "assistant" ? (m.error ?? null) : null;
-      this.db.run(
-        "INSERT OR REPLACE INTO messages (run_id, seq, role, text, tool_calls, name, is_error, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [runId, i, m.role, m.text, calls, name, isError, error],
-      );
     });
   }
 
@@ -246,13 +210,17 @@ export class Store implements SessionStore {
   }
 
   recoverStale(isAlive: OwnerAlive): number {
-    const running = this.db.all<{
-      id: number;
-      session_id: string;
-      owner_pid: number | null;
-      owner_start: string | null;
-    }>("SELECT id, session_id, owner_pid, owner_start FROM runs WHERE status = 'running'");
-    const dead = running.filter((r) => {
+    // Two queries, one per partial index (runs_running, runs_queued).
+    const open = ["running", "queued"].flatMap((status) =>
+      this.db.all<{
+        id: number;
+        session_id: string;
+        owner_pid: number | null;
+        owner_start: string | null;
+        status: string;
+      }>("SELECT id, session_id, owner_pid, owner_start, status FROM runs WHERE status = ?", [status]),
+    );
+    const dead = open.filter((r) => {
       const owner = ownerOf({ ownerPid: r.owner_pid, ownerStart: r.owner_start });
       return owner === null || !isAlive(owner);
     });
@@ -260,9 +228,11 @@ export class Store implements SessionStore {
     const now = this.now();
     this.write(() => {
       for (const r of dead) {
+        // A queued task never started and nobody will start it: said as such, not as an interrupted run.
+        const error = r.status === "queued" ? NEVER_STARTED_MESSAGE : INTERRUPTED_MESSAGE;
         this.db.run(
-          "UPDATE runs SET status = 'error', error = ?, error_code = 'SUBAGENT_FAILED', ended_at = ? WHERE id = ? AND status = 'running'",
-          [INTERRUPTED_MESSAGE, now, r.id],
+          "UPDATE runs SET status = 'error', error = ?, error_code = 'SUBAGENT_FAILED', ended_at = ? WHERE id = ? AND status = ?",
+          [error, now, r.id, r.status],
         );
         this.db.run("UPDATE sessions SET status = 'error', updated_at = ? WHERE id = ?", [now, r.session_id]);
       }
@@ -320,7 +290,7 @@ export class Store implements SessionStore {
           ],
         );
         const runId = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
-        this.insertMessages(runId, (r.messages ?? []).map(capMessage));
+        insertMessages(this.db, runId, (r.messages ?? []).map(capMessage));
       });
     });
   }

@@ -5,6 +5,7 @@ import { cronProblem } from "../../../src/core/schedule/cron-expr.ts";
 import {
   formatLine,
   lineProblem,
+  lineAgentDir,
   lineTag,
   ourLines,
   renderLine,
@@ -59,6 +60,14 @@ test("crontab: only lines tagged # subagents:NAME are ours; adding, replacing an
     `0 3 * * * PI_CODING_AGENT_DIR='/home/u/.pi/agent' SUBAGENTS_DB='/tmp/50\\%.db' '/opt/sub agents/subagents' schedule run nightly --from-cron >>'/home/u/it'\\''s.log' 2>&1 # subagents:nightly`,
   );
   expect(lineTag(line)).toBe("nightly");
+  expect(lineAgentDir(line)).toBe("/home/u/.pi/agent");
+  const odd = "/home/o'b 100%/agent";
+  expect(
+    lineAgentDir(
+      renderLine({ name: "n", cron: "0 3 * * *", command: ["/x"], env: { PI_CODING_AGENT_DIR: odd }, log: "/l" }),
+    ),
+  ).toBe(odd);
+  expect(lineAgentDir("0 3 * * * /x schedule run n # subagents:n")).toBeNull();
   const added = withLine(foreign, "nightly", line);
   expect(added).toBe(`${foreign}${line}\n`);
   const replaced = withLine(added, "nightly", line.replace("0 3", "0 4"));

@@ -1,0 +1,115 @@
+// The checks a call passes before anything starts that need no one (the same request gives the same answer
+// wherever it came from): a session to resume that cannot be, an agent's conflicting skill settings, a gate whose
+// folder is missing, a forked context with nothing to copy, a working folder that does not exist or cannot be read,
+// duplicate tasks, a session database that cannot take the call's records.
+import { duplicateTasks } from "../session-caps.ts";
+import { findProfile, validateProfileSkills } from "../profiles/profile.ts";
+import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
+import { busyRun, type RunOwner } from "../store/store-types.ts";
+import { StoreError } from "../store/store-error.ts";
+import type { Host } from "../host.ts";
+import { forkEntries, type ForkEntry } from "../run/fork.ts";
+import type { Engine } from "../run/engine.ts";
+import type { TaskInput } from "../run/task-types.ts";
+import { contextOf, type CallRequest, type Refusal } from "./request.ts";
+
+type ForkFront = { forkBranch?: () => ForkEntry[] | undefined; forkNeeds?: string };
+
+const invalid = (message: string): Refusal => ({ code: "INVALID_INPUT", message });
+
+/** The checks that need no one: the same request gives the same answer wherever it came from. A gate's missing
+ * folder is named before the missing folder itself: the gate is what would have failed at the end. What passes
+ * gets the conversation each task starts from (none unless it asks for a forked context). */
+export function checkCall(
+  engine: Engine,
+  request: CallRequest,
+  inputs: TaskInput[],
+  front: ForkFront,
+): { refusal: Refusal } | { forks: (ForkEntry[] | undefined)[] } {
+  for (const t of inputs) {
+    const problem = t.resume ? checkResumable(engine, t.resume) : null;
+    if (problem) return { refusal: invalid(problem) };
+  }
+  const problem =
+    checkProfileSkills(
+      engine,
+      inputs.map((t) => t.profile),
+    ) ?? gateFolderProblem(engine, inputs);
+  if (problem) return { refusal: invalid(problem) };
+  const forks = forkEntries(
+    engine.profiles,
+    contextOf(request),
+    inputs,
+    front.forkBranch ?? (() => undefined),
+    front.forkNeeds,
+  );
+  if (typeof forks === "string") return { refusal: invalid(forks) };
+  for (const t of inputs) {
+    const folder = folderProblem(engine, t.cwd);
+    if (folder) return { refusal: invalid(`task "${t.name}": working directory ${folder}.`) };
+  }
+  const duplicate = duplicateTasks(inputs);
+  if (duplicate) return { refusal: invalid(duplicate) };
+  const store = storeProblem(engine);
+  return store ? { refusal: store } : { forks };
+}
+
+const folderProblem = (engine: Engine, cwd: string) =>
+  engine.host.folderProblem
+    ? engine.host.folderProblem(cwd)
+    : engine.host.stat(cwd)?.isDirectory
+      ? null
+      : `${cwd} does not exist`;
+
+/** A call whose records could not be written (a read-only or another user's database, a full disk) starts nothing:
+ *  every task a front says it started has its record. */
+function storeProblem(engine: Engine): Refusal | null {
+  try {
+    engine.store.checkWritable?.();
+    return null;
+  } catch (err) {
+    if (err instanceof StoreError) return { code: err.code, message: err.message };
+    throw err;
+  }
+}
+
+/** Why a session cannot be resumed now (docs/pi-extension.md "Task fields"), or null. */
+export function checkResumable(engine: Engine, id: string): string | null {
+  const prior = engine.store.getSession(id);
+  if (!prior || prior.runs.length === 0) return resumeNotFound(id);
+  // Running, or queued in a call still under way: its owner will run it.
+  return busyRun(prior.runs.at(-1), (o) => ownerRuns(engine.host, o)) ? resumeRunning(id) : null;
+}
+
+/** A run's owner still runs: its PID, and the same process when its start time was recorded (never a bare PID). */
+export function ownerRuns(host: Pick<Host, "isAlive" | "startTimeOf">, owner: RunOwner): boolean {
+  if (!host.isAlive(owner.pid)) return false;
+  const now = owner.start === null ? null : (host.startTimeOf?.(owner.pid) ?? null);
+  return now === null || now === owner.start;
+}
+
+/**
+ * Spec 000: a profile with conflicting skill settings fails the whole call before anything starts.
+ * Returns the first problem among the named profiles, or null.
+ */
+export function checkProfileSkills(engine: Engine, names: (string | undefined)[]): string | null {
+  for (const name of new Set(names)) {
+    const p = name ? findProfile(engine.profiles, name) : undefined;
+    const problem = p ? validateProfileSkills(p) : null;
+    if (problem) return problem;
+  }
+  return null;
+}
+
+/** A gate runs in its task's folder, so that folder must exist: else the task would run to the end only to fail
+ * its check. */
+export function gateFolderProblem(engine: Pick<Engine, "host" | "profiles">, inputs: TaskInput[]): string | null {
+  for (const t of inputs) {
+    const profile = t.profile ? findProfile(engine.profiles, t.profile) : undefined;
+    const gate = t.gate ?? profile?.gate;
+    if (!gate?.trim()) continue;
+    if (!engine.host.stat(t.cwd)?.isDirectory)
+      return `task "${t.name}": its gate \`${gate}\` would run in ${t.cwd}, which is not a directory`;
+  }
+  return null;
+}

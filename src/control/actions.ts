@@ -48,3 +48,39 @@ export async function cancelSession(state: SessionState, id: string, status: () 
   const reply = await request(state.owner.socket, { op: "cancel", sessionId: id }, 5000);
   return reply.ok ? { ok: true } : { ok: false, reason: reply.reason };
 }
+
+/** The retrieval tools' `steer` and `wait` (get_subagent_output in every front): lines saying what happened to the
+ *  steer and whether the wait was cut short. `awaiting` marks the session as waited for while it waits (pi's notice
+ *  would only repeat the result). */
+export async function steerAndWaitNotes(
+  state: () => SessionState,
+  id: string,
+  o: { steer?: string; wait?: boolean },
+  status: () => string,
+  signal?: AbortSignal,
+  awaiting?: () => () => void,
+): Promise<string[]> {
+  const notes: string[] = [];
+  if (o.steer !== undefined) {
+    const r = o.steer.trim()
+      ? await steerSession(state(), id, o.steer, status)
+      : { ok: false as const, reason: "the message is empty" };
+    notes.push(
+      r.ok
+        ? r.answered
+          ? `Answered the question ${id} was waiting on.`
+          : `Steer delivered to ${id}.`
+        : `Steer not delivered: ${r.reason}.`,
+    );
+  }
+  if (o.wait) {
+    const release = awaiting?.();
+    try {
+      if (!(await waitUntilEnded(state, signal)))
+        notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
+    } finally {
+      release?.();
+    }
+  }
+  return notes;
+}

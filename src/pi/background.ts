@@ -10,7 +10,7 @@ import type { CallTaskInput } from "../core/call/request.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
 import { questionText, type AskRequest } from "../core/run/process/ask.ts";
-import { startedTasks } from "./tool-results.ts";
+import { startedTasks } from "../core/call/results.ts";
 
 const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;

@@ -2,6 +2,7 @@
 // result that carries each task's status line AND its output (bounded; get_subagent_output has the rest).
 import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import { realClock } from "../core/host.ts";
+import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
 import { runScheduled } from "../core/run/scheduler.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
 import { prepareCall } from "../core/call/prepare.ts";
@@ -11,12 +12,12 @@ import { isolationDetails } from "../core/run/launch/isolation.ts";
 import { callWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
-import { DELEGATE_SCHEMA } from "./schemas.ts";
-import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
+import { DELEGATE_SCHEMA } from "../core/call/schemas.ts";
+import { Throttle, UPDATE_INTERVAL_MS } from "../ui/throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
-import { withWorkflow } from "./workflow-call.ts";
-import { childrenResultFields, refusedTasks, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
+import { withWorkflow } from "../core/call/workflow.ts";
+import { childrenResultFields, refusedTasks, TASKS_OUTPUT_SCHEMA } from "../core/call/results.ts";
 import type { ErrorCode } from "../core/types.ts";
 
 /** A call refused before anything started, with the spec's error shape in details (and pi's error flag). The tool
@@ -45,15 +46,9 @@ export function delegateTool(env: ToolEnv) {
   return {
     name: "delegate_to_subagents",
     label: "Delegate to sub-agents",
-    description:
-      "Run 1–16 independent tasks in parallel, each in an isolated sub-agent (its own pi process, context, tools and model). " +
-      "Returns each task's status and output; get_subagent_output / get_subagent_session fetch more by session id.",
-    // pi ≥ 0.80 lists a custom tool in the system prompt only with a snippet; the guidelines say *when* to use it.
+    description: TOOL_TEXTS.delegate_to_subagents.description,
     promptSnippet: "Run independent tasks in parallel sub-agents, each with a fresh context; returns their outputs",
-    promptGuidelines: [
-      "Use delegate_to_subagents when work splits into independent parts (surveys of many files, reviews, research); keep small or sequential edits yourself.",
-      'Sub-agents see none of this conversation (unless context: "fork"): make each prompt self-contained (paths, goal, expected answer).',
-    ],
+    promptGuidelines: [...TOOL_TEXTS.delegate_to_subagents.guidelines],
     parameters: DELEGATE_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(

@@ -10,7 +10,7 @@ import { LineSplitter } from "../../../src/core/run/process/line-splitter.ts";
 import type { Profile } from "../../../src/core/profiles/profile.ts";
 import { applyEvent, LIMITS, newRunState, windowLines } from "../../../src/core/run/process/run-state.ts";
 import { JsonModeParser, jsonModeKeep, parseCompactLine } from "../../../src/core/run/process/transport.ts";
-import { Throttle } from "../../../src/pi/throttle.ts";
+import { Throttle } from "../../../src/ui/throttle.ts";
 
 const enc = new TextEncoder();
 

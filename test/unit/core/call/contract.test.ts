@@ -22,8 +22,8 @@ import { callDefaults } from "../../../../src/cli/flags/call-flags.ts";
 import { DELEGATE_OPTIONS, delegateRequest } from "../../../../src/cli/commands/delegate.ts";
 import { runRequest } from "../../../../src/cli/commands/run.ts";
 import { toolRequest } from "../../../../src/pi/tool-delegate.ts";
-import { subagentRequest } from "../../../../src/pi/tool-subagent.ts";
-import { withWorkflow } from "../../../../src/pi/workflow-call.ts";
+import { subagentRequest } from "../../../../src/core/call/subagent-call.ts";
+import { withWorkflow } from "../../../../src/core/call/workflow.ts";
 
 const root = mkdtempSync(join(tmpdir(), "call-contract-"));
 const agentDir = join(root, "agent");
@@ -317,7 +317,7 @@ test("the session caps refuse the same call the same way through every front", a
 });
 
 test("pi's tool schema offers every task field the delegate input accepts (a field the parser knows reaches the model)", async () => {
-  const { DELEGATE_SCHEMA } = await import("../../../../src/pi/schemas.ts");
+  const { DELEGATE_SCHEMA } = await import("../../../../src/core/call/schemas.ts");
   const { TASK_FIELDS } = await import("../../../../src/core/delegate-input.ts");
   const offered = Object.keys(
     (DELEGATE_SCHEMA as { properties: { tasks: { items: { properties: Record<string, unknown> } } } }).properties.tasks

@@ -5,9 +5,9 @@
 // - `structuredContent` (declared by `outputSchema`): codemode scripts receive it instead of the text, so a
 //   script reads ids, statuses and outputs without parsing.
 // pi 0.73.1 and 0.87.1 ignore both fields.
-import { truncateHeadTail } from "../core/truncate.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
-import { addUsage, emptyUsage, type Usage } from "../core/types.ts";
+import { truncateHeadTail } from "../truncate.ts";
+import type { TaskOutcome } from "../run/task.ts";
+import { addUsage, emptyUsage, type Usage } from "../types.ts";
 
 /** pi's Usage (`@earendil-works/pi-ai`): token counts and cost in USD. Our children report the total cost only. */
 export type PiUsage = {

@@ -3,8 +3,8 @@
 // inside each tool (TypeBox Value, or the delegate validator) so every rejection names the field.
 import { Type, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { RUNNER_NAMES } from "../core/runner-settings.ts";
-import { RUNTIME_NAMES } from "../core/runtime-names.ts";
+import { RUNNER_NAMES } from "../runner-settings.ts";
+import { RUNTIME_NAMES } from "../runtime-names.ts";
 
 /** A JSON round trip drops TypeBox's symbol keys; what is left is ordinary JSON Schema. */
 export const plain = <T extends TSchema>(schema: T): T => JSON.parse(JSON.stringify(schema)) as T;

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { writeFileAtomic } from "../host/atomic-write.ts";
 import { pidAlive, recordAlive } from "../host/process-identity.ts";
 
-export type OwnerRole = "cli" | "supervisor" | "pi";
+export type OwnerRole = "cli" | "supervisor" | "pi" | "mcp";
 
 export type OwnerRecord = {
   pid: number;

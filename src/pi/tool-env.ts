@@ -1,6 +1,7 @@
 // What every tool call needs from the extension: an engine for the call's cwd, consent for project-local
 // profiles, and mirroring of finished tasks into the parent session (pi.appendEntry; docs/pi-extension.md "Lifecycle").
-import { findProfile, type Profile } from "../core/profiles/profile.ts";
+import type { Profile } from "../core/profiles/profile.ts";
+import { projectProfileRefusals } from "../core/call/project-consent.ts";
 import { effectiveTimeout, runTask, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import type { ActiveRuns } from "./active-runs.ts";
 import type { PiServices } from "./services.ts";
@@ -15,7 +16,7 @@ import { PiSessions, type PiSession } from "./session-state.ts";
 import type { CallFront } from "../core/call/prepare.ts";
 import type { CallTaskInput } from "../core/call/request.ts";
 import type { ForkEntry } from "../core/run/fork.ts";
-import { fanoutRefusal } from "./confirm-fanout.ts";
+import { fanoutRefusal } from "../core/call/confirm-fanout.ts";
 import { settleHooks } from "../core/run/task-hooks.ts";
 import type { TaskEventPayload } from "../core/run/hooks/payload.ts";
 import type { Settings } from "../core/settings.ts";
@@ -204,34 +205,8 @@ export function makeToolEnv(
         profiles: () => cached?.profiles ?? new Map(),
         async refusedProfiles(names) {
           const { engine, profiles } = await load();
-          const refused = new Map<string, string>();
-          for (const name of new Set(names)) {
-            // The same lookup the task uses, and refusals keyed by the name as the call wrote it: a display-style
-            // name ("Repo Helper") cannot slip past the consent check.
-            const p = name ? findProfile(profiles, name) : undefined;
-            if (!name || !p || p.source !== "project" || !p.filePath || allowed.has(p.filePath)) continue;
-            const policy = engine.settings.projectAgents;
-            if (policy === "allow") continue;
-            if (policy === "deny")
-              refused.set(
-                name,
-                `Project-local profile "${p.name}" (${p.filePath}) is not allowed: settings subagents.projectAgents is "deny".`,
-              );
-            else if (!ctx.hasUI || !ctx.ui) {
-              refused.set(
-                name,
-                `Project-local profile "${p.name}" (${p.filePath}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`,
-              );
-            } else if (
-              await ctx.ui.confirm(
-                "Run a project-local sub-agent?",
-                `Profile "${p.name}" comes from this repository (${p.filePath}) and sets the sub-agent's prompt and tools. Run it?`,
-              )
-            ) {
-              allowed.add(p.filePath);
-            } else refused.set(name, `Project-local profile "${p.name}" was not approved.`);
-          }
-          return refused;
+          const ui = ctx.hasUI ? ctx.ui : undefined;
+          return projectProfileRefusals(engine.settings, profiles, names, allowed, ui && ((t, m) => ui.confirm(t, m)));
         },
         persistStart(input) {
           safely(() => appendEntry(ENTRY_TYPE, startEntry(input.sessionId ?? "", input, input.profile ?? "default")));
@@ -243,7 +218,7 @@ export function makeToolEnv(
           forkBranch: () => ctx.sessionManager?.getBranch?.() as ForkEntry[] | undefined,
           refusedProfiles: (names) => env.refusedProfiles(names),
           caps: { check: (c) => env.check(engine, c), admit: (c) => env.admit(engine, c) },
-          confirmFanout: (tasks) => fanoutRefusal(ctx, engine.settings, tasks),
+          confirmFanout: (tasks) => fanoutRefusal(ctx, engine.settings, tasks, process.env),
         }),
         async admit(engine, c) {
           return (await guard()).admit(engine.settings, c);

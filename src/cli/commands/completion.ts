@@ -75,6 +75,7 @@ export const COMPLETIONS: Record<string, string[]> = {
   logs: ["--follow", "--help"],
   attach: ["--no-color", "--help"],
   schedule: ["add", "list", "rm", "run", "--cron", "--cwd", "--json", "--from-cron", "--help"],
+  mcp: ["--cwd", "--help"],
 };
 
 const commands = () => Object.keys(COMPLETIONS).join(" ");

@@ -16,7 +16,7 @@ import { waitingOf } from "../../control/running.ts";
 import { questionText, type AskRequest } from "../../core/run/process/ask.ts";
 import { controlDir, ownerFile, type OwnerRecord } from "../../control/registry.ts";
 import { procStartTime } from "../../host/process-identity.ts";
-import { isCompiledBinary } from "../../host/embedded-pi.ts";
+import { selfCommand } from "../self-command.ts";
 import { buildEngine, cliContext, dataDir } from "../engine.ts";
 import { appendEnd, appendEvent, sessionLogPath } from "./session-log.ts";
 import { trapSignals } from "../terminal/signals.ts";
@@ -24,12 +24,6 @@ import { ownerShutdown } from "../../core/run/process/abort-reason.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 
 export type Job = { cwd: string; concurrency?: number; inputs: CallTaskInput[]; log?: string; maxCost?: number };
-
-/** How to start this same program again: the compiled executable, or our CLI entry under Bun from source. */
-function selfCommand(): string[] {
-  if (isCompiledBinary()) return [process.execPath];
-  return [process.execPath, "--no-install", path.resolve(import.meta.dir, "..", "main.ts")];
-}
 
 /** Starts a detached supervisor for the job and registers it at once, so `wait ID` works before it is up. */
 export function startSupervisor(data: string, job: Job): { pid: number; log: string } {

@@ -18,6 +18,7 @@ import { runnerCheck, sandboxCheck } from "../doctor/engines.ts";
 import { runtimesCheck } from "../doctor/runtimes.ts";
 import { modelsCheck } from "../doctor/models.ts";
 import { schedulesCheck } from "../doctor/schedules.ts";
+import { mcpCheck } from "../doctor/mcp.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
 export const DOCTOR_HELP = `Usage: subagents doctor [--cwd DIR] [--json]
@@ -36,6 +37,7 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   sandbox     whether bubblewrap (or sandbox-exec) can start a sandbox here
   runner      where children run (subagents.runner) and whether docker or Slurm answers
   schedules   cron for \`subagents schedule\` (the crontab command, a running daemon) and each schedule's line
+  mcp         \`subagents mcp\` starts and answers an MCP client's initialize and tools/list
   terminal    live-window support: terminal, colour, UTF-8
 
 Options:
@@ -69,6 +71,7 @@ export function cmdDoctor(argv: string[]): number {
     sandboxCheck(ctx),
     runnerCheck(ctx),
     schedulesCheck(ctx),
+    mcpCheck(cwd),
     terminalCheck(process.env, process.stdout),
   ];
   const healthy = !checks.some((c) => c.status === "fail");

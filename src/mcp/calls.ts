@@ -1,19 +1,20 @@
 // The calls this server runs, across the rounds of their tool call. A child's question ends a round: the handler
 // returns an `input_required` result carrying it as an elicitation (the 2026-07-28 revision's multi-round-trip;
-// the SDK turns it into a pushed `elicitation/create` on older connections), and the client's retry — with the
+// protocol/session.ts pushes it as `elicitation/create` on older connections), and the client's retry — with the
 // answers and the call's signed `requestState` — comes back to the same running call. Children keep running
 // between rounds. A call whose client does not come back within askTimeout is stopped; a cancelled request, or
 // a client that goes away, stops its call's children with the kill protocol.
 import { randomBytes } from "node:crypto";
-import { createRequestStateCodec, inputRequired, type ServerContext } from "@modelcontextprotocol/server";
 import type { AskAnswer, Asker, AskRequest } from "../core/run/process/ask.ts";
 import type { TaskOutcome } from "../core/run/task.ts";
 import type { CallRun } from "./call-adapter.ts";
 import { reportProgress } from "./progress.ts";
 import { answerOf, elicitation } from "./questions.ts";
+import { RequestStateCodec } from "./protocol/request-state.ts";
+import type { ToolContext, ToolOutcome } from "./protocol/session.ts";
+import { inputRequired, type ToolResult } from "./protocol/wire.ts";
 
 type Open = { q: AskRequest; resolve: (a: AskAnswer) => void; sent: boolean };
-export type ToolResult = Record<string, unknown>;
 
 export type LiveCall = {
   id: string;
@@ -22,6 +23,8 @@ export type LiveCall = {
   finish: (outcomes: TaskOutcome[]) => ToolResult;
   questions: Map<string, Open>;
   wake: () => void;
+  /** A question the client was asked is no longer open (answered elsewhere, timed out, its run ended). */
+  withdrawn: () => void;
   progress: { n: number };
   /** While the client answers a round: stops the call when it never comes back, or cancels the request. */
   parked?: () => void;
@@ -34,7 +37,7 @@ export class McpCalls {
   private readonly live = new Map<string, LiveCall>();
   /** Background calls and calls between rounds alike: what shutdown stops. */
   private readonly running = new Set<CallRun>();
-  readonly codec = createRequestStateCodec<{ call: string }>({ key: randomBytes(32), ttlSeconds: 86_400 });
+  readonly codec = new RequestStateCodec<unknown>(86_400_000);
 
   constructor(private readonly parkMs: () => number) {}
 
@@ -45,6 +48,7 @@ export class McpCalls {
       finish,
       questions: new Map(),
       wake: () => {},
+      withdrawn: () => {},
       progress: { n: 0 },
     };
     this.live.set(call.id, call);
@@ -52,7 +56,14 @@ export class McpCalls {
       new Promise((resolve) => {
         call.questions.set(q.id, { q, resolve, sent: false });
         // Answered elsewhere (`subagents answer`, a steer), timed out or the run ended: no longer the client's.
-        q.signal.addEventListener("abort", () => call.questions.delete(q.id), { once: true });
+        q.signal.addEventListener(
+          "abort",
+          () => {
+            if (call.questions.get(q.id)?.sent) call.withdrawn();
+            call.questions.delete(q.id);
+          },
+          { once: true },
+        );
         call.wake();
       });
     return { call, asker };
@@ -65,8 +76,8 @@ export class McpCalls {
   }
 
   /** The call a retried request continues, if its `requestState` names one still known. */
-  resumed(ctx: ServerContext): LiveCall | undefined {
-    const id = ctx.mcpReq.requestState<{ call?: string }>()?.call;
+  resumed(ctx: ToolContext): LiveCall | undefined {
+    const id = (ctx.requestState as { call?: string } | undefined)?.call;
     return id ? this.live.get(id) : undefined;
   }
 
@@ -77,11 +88,11 @@ export class McpCalls {
 
   /** Serves one round of a call: delivers this round's answers, reports progress, and returns the result, the next
    * questions, or (the request cancelled) nothing worth sending once the children are stopped. */
-  async attend(call: LiveCall, ctx: ServerContext): Promise<ToolResult> {
+  async attend(call: LiveCall, ctx: ToolContext): Promise<ToolOutcome> {
     const run = call.run!;
     call.parked?.();
     call.parked = undefined;
-    const responses = ctx.mcpReq.inputResponses ?? {};
+    const responses = ctx.inputResponses;
     for (const [key, open] of call.questions) {
       if (!open.sent) continue;
       // A question sent last round and left out of the answers was dismissed.
@@ -89,7 +100,7 @@ export class McpCalls {
       open.resolve(key in responses ? answerOf(responses[key]) : { none: "dismissed" });
     }
     const stop = reportProgress(ctx, run, call.progress);
-    const signal = ctx.mcpReq.signal;
+    const signal = ctx.signal;
     let ended: TaskOutcome[] | undefined;
     try {
       void run.outcomes.then((o) => {
@@ -113,15 +124,20 @@ export class McpCalls {
       run.abort(signal.reason);
       this.forget(call);
       await run.outcomes;
-      return { content: [{ type: "text", text: "Cancelled" }], isError: true };
+      const cancelled: ToolResult = { content: [{ type: "text", text: "Cancelled" }], isError: true };
+      return cancelled;
     }
     const asked = [...call.questions.entries()].filter(([, o]) => !o.sent);
     for (const [, o] of asked) o.sent = true;
     this.park(call, signal);
-    return inputRequired({
-      inputRequests: Object.fromEntries(asked.map(([key, o]) => [key, elicitation(o.q)])),
-      requestState: await this.codec.mint({ call: call.id }),
-    }) as unknown as ToolResult;
+    // On a 2025 connection the questions are pushed while the call runs on: the round ends early when one of them
+    // is answered elsewhere or times out, or when the call ends.
+    const until = new Promise<void>((resolve) => {
+      call.withdrawn = resolve;
+      void run.outcomes.finally(resolve);
+    });
+    const requests = Object.fromEntries(asked.map(([key, o]) => [key, elicitation(o.q)]));
+    return { ...inputRequired(requests, this.codec.mint({ call: call.id })), until };
   }
 
   /** Between rounds: the client answers and retries, or the call is stopped — when the request is cancelled (the

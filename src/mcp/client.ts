@@ -1,35 +1,19 @@
-// What the MCP client declared (per request on the 2026-07-28 revision, at `initialize` before it) and the folders
-// it gave as roots: the client's working directory and roots decide where a call's tasks run (docs/mcp.md).
+// The folders an MCP client gives as roots: with the client's working directory they decide where a call's tasks
+// run (docs/mcp.md "Where tasks run"). Asked for with an `input_required` round when the client declares roots.
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { inputRequired, type ServerContext } from "@modelcontextprotocol/server";
 import type { Refusal } from "../core/call/request.ts";
-
-const CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
-
-export type ClientCaps = { elicitation: boolean; roots: boolean };
-
-/** `initialized`: what the client declared at `initialize` (2025-era connections; undefined on later ones). */
-export function clientCaps(ctx: ServerContext, initialized: Record<string, unknown> | undefined): ClientCaps {
-  const perRequest = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CAPABILITIES_KEY];
-  const caps = (perRequest ?? initialized ?? {}) as {
-    elicitation?: { form?: unknown; url?: unknown };
-    roots?: unknown;
-  };
-  // An elicitation capability that names modes must name the form mode; an empty one means forms (2025-06-18).
-  const e = caps.elicitation;
-  const forms = !!e && (e.form !== undefined || e.url === undefined);
-  return { elicitation: forms, roots: !!caps.roots };
-}
+import type { ToolContext } from "./protocol/session.ts";
+import { type InputRequired, inputRequired, listRoots } from "./protocol/wire.ts";
 
 const ROOTS_KEY = "roots";
 
 /** The client's root folders, or an `input_required` result asking for them first when it declares roots and has
  * not answered yet. `null`: the client gave none (no roots capability, or an empty or unreadable list). */
-export function clientRoots(ctx: ServerContext, caps: ClientCaps): { roots: string[] | null } | { ask: unknown } {
-  if (!caps.roots) return { roots: null };
-  const response = ctx.mcpReq.inputResponses?.[ROOTS_KEY] as { roots?: { uri?: unknown }[] } | undefined;
-  if (!response) return { ask: inputRequired({ inputRequests: { [ROOTS_KEY]: inputRequired.listRoots() } }) };
+export function clientRoots(ctx: ToolContext): { roots: string[] | null } | { ask: InputRequired } {
+  if (!ctx.caps.roots) return { roots: null };
+  const response = ctx.inputResponses[ROOTS_KEY] as { roots?: { uri?: unknown }[] } | undefined;
+  if (!response) return { ask: inputRequired({ [ROOTS_KEY]: listRoots() }) };
   const dirs: string[] = [];
   for (const r of response.roots ?? []) {
     if (typeof r?.uri !== "string" || !r.uri.startsWith("file://")) continue;

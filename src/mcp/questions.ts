@@ -2,8 +2,8 @@
 // client's response as the child's answer (docs/limits.md "Children that ask"). The form is one field, `answer`:
 // a yes/no box for a confirm, a choice for a select, text otherwise. Declined, cancelled or malformed responses
 // become "dismissed": the child goes on and says what it assumed.
-import { inputRequired } from "@modelcontextprotocol/server";
 import { questionText, type AskAnswer, type AskRequest } from "../core/run/process/ask.ts";
+import { elicit } from "./protocol/wire.ts";
 
 type Field =
   | { type: "boolean"; title: string }
@@ -18,9 +18,10 @@ function answerField(q: AskRequest): Field {
 
 /** The embedded request an `input_required` result carries for one question. */
 export function elicitation(q: AskRequest) {
-  return inputRequired.elicit({
-    message: `Sub-agent ${q.label} (session ${q.sessionId}) asks: ${questionText(q)}`,
-    requestedSchema: { type: "object", properties: { answer: answerField(q) }, required: ["answer"] },
+  return elicit(`Sub-agent ${q.label} (session ${q.sessionId}) asks: ${questionText(q)}`, {
+    type: "object",
+    properties: { answer: answerField(q) },
+    required: ["answer"],
   });
 }
 

@@ -2,7 +2,6 @@
 // results as inside pi (docs/pi-extension.md), with the children's usage and cost in the text too (an MCP host
 // counts only its own model's spend). Each call first learns the client's roots (when it has any), then runs its
 // tasks in rounds (calls.ts) until they end.
-import type { ServerContext } from "@modelcontextprotocol/server";
 import { fanoutRefusal } from "../core/call/confirm-fanout.ts";
 import { projectProfileRefusals } from "../core/call/project-consent.ts";
 import type { CallFront } from "../core/call/prepare.ts";
@@ -18,16 +17,16 @@ import { addUsage, emptyUsage } from "../core/types.ts";
 import { usd } from "../core/session-caps.ts";
 import { subagentResult } from "../ui/subagent-result.ts";
 import { prepare, startRun } from "./call-adapter.ts";
-import type { McpCalls, ToolResult } from "./calls.ts";
-import { callCwd, clientCaps, clientRoots, outsideRoots } from "./client.ts";
+import type { McpCalls } from "./calls.ts";
+import { callCwd, clientRoots, outsideRoots } from "./client.ts";
+import type { ToolContext, ToolOutcome } from "./protocol/session.ts";
+import type { ToolResult } from "./protocol/wire.ts";
 import type { McpServices } from "./services.ts";
 
 export type RunDeps = {
   services: McpServices;
   calls: McpCalls;
   caps: CapGuard;
-  /** What the client declared at `initialize` (2025-era connections). */
-  initialized: () => Record<string, unknown> | undefined;
 };
 
 const FORK_NEEDS = 'context "fork" needs a parent conversation to copy, which an MCP client does not give';
@@ -59,22 +58,21 @@ function front(engine: Engine, caps: CapGuard): CallFront {
 
 type Started = { inputs: CallTaskInput[]; engine: Engine; background?: boolean; maxCost?: number };
 const isStarted = (x: Started | ToolResult): x is Started => (x as Started).inputs !== undefined;
-type Plan = (ctx: ServerContext, cwd: string, roots: string[] | null) => Promise<Started | ToolResult>;
+type Plan = (cwd: string, roots: string[] | null) => Promise<Started | ToolResult>;
 
 /** The shared shape of both tools: continue a call, or learn the roots, plan and prepare one, then run it. */
 async function serve(
   d: RunDeps,
-  ctx: ServerContext,
+  ctx: ToolContext,
   plan: Plan,
   finish: (outcomes: TaskOutcome[], inputs: CallTaskInput[]) => ToolResult,
   background: (inputs: CallTaskInput[]) => ToolResult,
-): Promise<ToolResult> {
+): Promise<ToolOutcome> {
   const again = d.calls.resumed(ctx);
   if (again) return d.calls.attend(again, ctx);
-  const caps = clientCaps(ctx, d.initialized());
-  const roots = clientRoots(ctx, caps);
-  if ("ask" in roots) return roots.ask as ToolResult;
-  const planned = await plan(ctx, callCwd(d.services.cwd, roots.roots), roots.roots);
+  const roots = clientRoots(ctx);
+  if ("ask" in roots) return roots.ask;
+  const planned = await plan(callCwd(d.services.cwd, roots.roots), roots.roots);
   if (!isStarted(planned)) return planned;
   const { inputs, engine, maxCost } = planned;
   const owner = await d.services.owner();
@@ -83,7 +81,7 @@ async function serve(
     return background(inputs);
   }
   const { call, asker } = d.calls.open((outcomes) => finish(outcomes, inputs));
-  call.run = startRun(engine, owner, d.caps, inputs, { maxCost, ask: caps.elicitation ? asker : undefined });
+  call.run = startRun(engine, owner, d.caps, inputs, { maxCost, ask: ctx.caps.elicitation ? asker : undefined });
   d.calls.track(call.run);
   return d.calls.attend(call, ctx);
 }
@@ -109,9 +107,9 @@ async function prepared(
     : { inputs: p.inputs, engine, background: request.background, maxCost: request.maxCost };
 }
 
-export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ServerContext): Promise<ToolResult> {
+export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext): Promise<ToolOutcome> {
   let params: DelegateParams;
-  const plan: Plan = async (_ctx, cwd, roots) => {
+  const plan: Plan = async (cwd, roots) => {
     try {
       const consent = { cwd, hasUI: false };
       params = parseDelegateParams(await withWorkflow(raw, consent, async () => d.services.engineFor(cwd)));
@@ -151,10 +149,10 @@ export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ServerConte
 const BACKGROUND_HINT =
   "get_subagent_output returns an output by session id (wait: true blocks until it ends); they stop when this MCP server does.";
 
-export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ServerContext): Promise<ToolResult> {
+export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ToolContext): Promise<ToolOutcome> {
   const p = subagentParams(raw);
   if ("code" in p) return refused(p);
-  const plan: Plan = async (_ctx, cwd, roots) => {
+  const plan: Plan = async (cwd, roots) => {
     let engine: Engine;
     try {
       engine = d.services.engineFor(cwd);

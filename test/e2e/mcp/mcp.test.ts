@@ -3,7 +3,7 @@
 // cancellation and a client that goes away (no process left), children's questions answered through
 // elicitation, the client's roots, and a terminal reaching the server's runs (sessions, steer).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { TASKS_OUTPUT_SCHEMA } from "../../../src/core/call/results.ts";
 import { DELEGATE_SCHEMA, OUTPUT_SCHEMA, SUBAGENT_SCHEMA } from "../../../src/core/call/schemas.ts";
@@ -61,6 +61,10 @@ for (const era of ERAS)
       expect(byName.get("delegate_to_subagents")!.description).toContain("Sub-agents see none of this conversation");
       const profiles = await c.client.callTool({ name: "list_subagent_profiles", arguments: {} });
       expect(textOf(profiles)).toContain("scout");
+      // The MCP front lives in the executable only: the pi extension bundle has none of it.
+      expect(readFileSync(join(import.meta.dir, "..", "..", "..", "dist", "extension.js"), "utf8")).not.toContain(
+        "server/discover",
+      );
     } finally {
       await c.close();
     }
@@ -101,6 +105,7 @@ test("stdout carries protocol messages only: every line a server writes is JSON-
   const lines = out.split("\n").filter(Boolean);
   const messages = lines.map((l) => JSON.parse(l) as Record<string, any>);
   for (const m of messages) expect(m.jsonrpc).toBe("2.0");
+  messages.sort((a, b) => a.id - b.id);
   expect(messages.map((m) => m.id)).toEqual([1, 2, 3]);
   expect(messages[0].result.serverInfo.name).toBe("subagents");
   expect(messages[1].result.isError).toBe(true);
@@ -295,36 +300,35 @@ test("the client's roots: tasks run in the first root when the server's folder i
   }
 }, 120_000);
 
-test("a terminal reaches the server's runs: sessions --running lists them with an mcp owner, steer reaches the child", async () => {
+test("a terminal reaches the server's runs: a background subagent is listed with an mcp owner, `subagents steer` answers its question, get_subagent_output waits for its end", async () => {
   const c = await connectMcp(world);
   try {
-    const marker = `steer-${Date.now()}`;
-    const release = join(world.root, `release-${marker}`);
-    const call = c.client.callTool(
-      {
-        name: "subagent",
-        arguments: {
-          agent: "worker",
-          task: `work ${marker} ${script([holdUntil(release), { finalize: { status: "SUCCESS", result: "not steered" } }])}`,
-        },
-      },
+    const marker = `terminal-${Date.now()}`;
+    const steps = [
+      { tool: "ask_parent", args: { question: `Which version for ${marker}?` } },
+      { finalize: { status: "SUCCESS", result: `released ${marker}` } },
+    ];
+    const started = await c.client.callTool({
+      name: "subagent",
+      arguments: { agent: "worker", task: `work ${marker} ${script(steps)}`, background: true },
+    });
+    expect(textOf(started)).toMatch(/^\*\*Status:\*\* RUNNING\n\*\*Session ID:\*\* `[0-9a-f]{16}`/);
+    const id = (started.structuredContent as Structured).tasks[0].sessionId as string;
+    const row = await until(`${id} listed running`, async () =>
+      (await cli(world, ["sessions", "--running", "--json"])).json.find((r) => r.id === id && r.status === "running"),
+    );
+    expect(row).toMatchObject({ role: "mcp", ownerPid: c.pid, agent: "worker" });
+    // A background child's question waits for an answer from elsewhere: a steer from a terminal is its answer.
+    await until(
+      `a steer to ${id} answering its question`,
+      async () => (await cli(world, ["steer", id, "v2.1"])).code === 0,
+    );
+    const out = await c.client.callTool(
+      { name: "get_subagent_output", arguments: { sessionId: id, wait: true } },
       { timeout: 120_000 },
     );
-    const row = await until(`${marker} listed running`, async () =>
-      (await cli(world, ["sessions", "--running", "--json"])).json.find(
-        (r) => r.status === "running" && r.role === "mcp" && r.ownerPid === c.pid,
-      ),
-    );
-    expect(row.agent).toBe("worker");
-    const steerText = `Change of plan ${marker}: ${script([{ finalize: { status: "SUCCESS", result: `steered ${marker}` } }])}`;
-    const steer = cli(world, ["steer", row.id, steerText]);
-    writeFileSync(release, "");
-    const s = await steer;
-    expect(s.code, s.stderr).toBe(0);
-    const r = await call;
-    expect(textOf(r)).toContain(`steered ${marker}`);
-    expect(textOf(r)).toMatch(/^\*\*Status:\*\* SUCCESS\n\*\*Session ID:\*\* `[0-9a-f]{16}`/);
-    expect((r.structuredContent as Structured).tasks[0]).toMatchObject({ agent: "worker", status: "completed" });
+    expect(textOf(out)).toBe(`released ${marker}`);
+    expect(toolResults()).toContain("Answer: v2.1");
   } finally {
     await c.close();
   }

@@ -30,7 +30,11 @@ async function opening(env: Record<string, string>, cwd: string): Promise<number
   return ms;
 }
 
-async function mcpTask(env: Record<string, string>, cwd: string, prompt: string): Promise<{ whole: number; call: number }> {
+async function mcpTask(
+  env: Record<string, string>,
+  cwd: string,
+  prompt: string,
+): Promise<{ whole: number; call: number }> {
   const t0 = performance.now();
   const client = new Client({ name: "bench", version: "1" });
   await client.connect(new StdioClientTransport({ command: BIN, args: ["mcp"], env, cwd, stderr: "ignore" }));
@@ -69,7 +73,11 @@ export async function mcpFront(): Promise<string> {
         ["what", "median (min–max)", "ratio"],
         [
           ["`subagents --version`", fmt(v, " ms", 1), "1.00×"],
-          ["`subagents mcp`: start → `initialize` and `tools/list` answered", fmt(o, " ms", 1), ratio(o.median, v.median)],
+          [
+            "`subagents mcp`: start → `initialize` and `tools/list` answered",
+            fmt(o, " ms", 1),
+            ratio(o.median, v.median),
+          ],
           ["one task: `subagents delegate --json`", fmt(c, " ms", 1), "1.00×"],
           ["one task over MCP: server start → tool result", fmt(w, " ms", 1), ratio(w.median, c.median)],
           ["one task over MCP: the tool call on a connected client", fmt(k, " ms", 1), ratio(k.median, c.median)],

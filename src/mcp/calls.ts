@@ -39,7 +39,11 @@ export class McpCalls {
   private readonly running = new Set<CallRun>();
   readonly codec = new RequestStateCodec<unknown>(86_400_000);
 
-  constructor(private readonly parkMs: () => number) {}
+  /** `parkMs`: how long a parked call waits for its client (askTimeout); `graceMs` beyond it. */
+  constructor(
+    private readonly parkMs: () => number,
+    private readonly graceMs = PARK_GRACE_MS,
+  ) {}
 
   /** A new call; `asker` (given to the run) sends its children's questions to the client. */
   open(finish: LiveCall["finish"]): { call: LiveCall; asker: Asker } {
@@ -151,7 +155,7 @@ export class McpCalls {
     const cancelled = () => stop(signal.reason);
     const timer = setTimeout(
       () => stop(new Error("the MCP client did not come back for the call")),
-      this.parkMs() + PARK_GRACE_MS,
+      this.parkMs() + this.graceMs,
     );
     signal.addEventListener("abort", cancelled, { once: true });
     call.parked = () => {

@@ -1,6 +1,6 @@
 // A child's question (its `ask_parent`, an extension's confirm/select/input) as an MCP elicitation, and the
 // client's response as the child's answer (docs/limits.md "Children that ask"). The form is one field, `answer`:
-// a yes/no box for a confirm, a choice for a select, text otherwise. Declined, cancelled or malformed responses
+// a yes/no box for a confirm, a choice when the question names options, text otherwise. Declined, cancelled or malformed responses
 // become "dismissed": the child goes on and says what it assumed.
 import { questionText, type AskAnswer, type AskRequest } from "../core/run/process/ask.ts";
 import { elicit } from "./protocol/wire.ts";
@@ -12,7 +12,8 @@ type Field =
 
 function answerField(q: AskRequest): Field {
   if (q.kind === "confirm") return { type: "boolean", title: q.title.trim() || "Allow?" };
-  if (q.kind === "select" && q.options?.length) return { type: "string", title: "Choose", enum: [...q.options] };
+  // A select's choices, and the options an ask_parent names, are the form's choices.
+  if (q.options?.length) return { type: "string", title: "Choose", enum: [...q.options] };
   return { type: "string", title: "Answer" };
 }
 

@@ -22,7 +22,12 @@ export async function connectMcp(
   o: {
     era?: Era;
     /** Answers the children's questions (the client declares elicitation only with this). */
-    elicit?: (message: string) => { action: "accept"; content: { answer: string | boolean } } | { action: "decline" };
+    elicit?: (
+      message: string,
+    ) =>
+      | { action: "accept"; content: { answer: string | boolean } }
+      | { action: "decline" }
+      | Promise<{ action: "accept"; content: { answer: string | boolean } }>;
     /** Folders the client gives as roots (it declares roots only with this). */
     roots?: string[];
     cwd?: string;

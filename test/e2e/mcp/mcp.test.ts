@@ -264,6 +264,42 @@ for (const era of ERAS)
     }
   }, 180_000);
 
+test("2025 connection: cancelling the call while its child's question is out to the client stops the child; nothing is left", async () => {
+  let asked = (_: string) => {};
+  const question = new Promise<string>((r) => (asked = r));
+  const c = await connectMcp(world, {
+    elicit: (message) => {
+      asked(message);
+      // The person never answers: the form stays open until the call is cancelled.
+      return new Promise<never>(() => {}) as never;
+    },
+  });
+  try {
+    const marker = `ask-cancel-${Date.now()}`;
+    const steps = [{ tool: "ask_parent", args: { question: `Go on with ${marker}?` } }, { text: "never" }];
+    const ac = new AbortController();
+    const call = c.client
+      .callTool(
+        { name: "delegate_to_subagents", arguments: { tasks: [{ name: marker, prompt: `ask ${script(steps)}` }] } },
+        { signal: ac.signal, timeout: 120_000 },
+      )
+      .catch((err: Error) => err);
+    expect(await question).toContain(`Go on with ${marker}?`);
+    ac.abort("the user pressed Stop");
+    expect(await call).toBeInstanceOf(Error);
+    await until(
+      () => `no process of the call left (left: ${childrenOf(c.pid).join(", ")})`,
+      () => childrenOf(c.pid).length === 0,
+    );
+    const row = await until(`${marker} recorded as ended`, async () =>
+      (await cli(world, ["sessions", "--json"])).json.find((r) => r.name === marker && r.status !== "running"),
+    );
+    expect(row.status).toBe("error");
+  } finally {
+    await c.close();
+  }
+}, 120_000);
+
 test("the client's roots: tasks run in the first root when the server's folder is outside them, a task cwd outside every root is refused, and nothing starts", async () => {
   const root = join(world.root, "project");
   mkdirSync(root, { recursive: true });

@@ -144,8 +144,8 @@ export class McpCalls {
     return { ...inputRequired(requests, this.codec.mint({ call: call.id })), until };
   }
 
-  /** Between rounds: the client answers and retries, or the call is stopped — when the request is cancelled (the
-   * SDK answers a question round of a 2025-era client within the same request) or after askTimeout. */
+  /** Between rounds: the client answers and retries, or the call is stopped — when the request is cancelled (a 2025
+   * client's question round happens within its request: protocol/session.ts) or after askTimeout. */
   private park(call: LiveCall, signal: AbortSignal): void {
     const run = call.run!;
     const stop = (reason: unknown) => {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { cliLatency } from "./cli-latency.ts";
 import { childStart } from "./child-start.ts";
 import { fanout } from "./fanout.ts";
+import { installRoutes } from "./install-routes.ts";
 import { promptFootprint } from "./prompt-footprint.ts";
 import { cost } from "./cost.ts";
 import { REPO, ROUNDS } from "./lib.ts";
@@ -19,6 +20,7 @@ const sections: string[] = [];
 for (const [name, run] of [
   ["child start", childStart],
   ["fan-out", fanout],
+  ["install routes", installRoutes],
   ["stream ingest", stream],
   ["CLI latency", cliLatency],
   ["scale", scale],

@@ -17,6 +17,7 @@ import { slowPathNote, type SlowPathNote } from "./doctor/slow-path.ts";
 import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
+import { privateRecords } from "../host/private-files.ts";
 import { SCHEDULE_ENV, validScheduleName } from "../core/schedule/names.ts";
 
 export type CliContext = {
@@ -46,6 +47,7 @@ export function openStore(ctx: CliContext): Store {
   const file = dbPath(ctx);
   try {
     ctx.host.mkdirp(path.dirname(file));
+    privateRecords(ctx.agentDir, path.dirname(file));
     // A run's owner counts as alive only while it is the same process (its registry record's start time).
     const alive = (pid: number) => ownerAlive(path.dirname(file), pid);
     const store = new Store(ctx.host.openDb(file), { isAlive: alive });

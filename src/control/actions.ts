@@ -39,13 +39,19 @@ export async function waitUntilEnded(state: () => SessionState, signal?: AbortSi
   return !signal?.aborted;
 }
 
-/** Stops the session's run through its owner (the kill protocol; recorded as cancelled). */
-export async function cancelSession(state: SessionState, id: string, status: () => string): Promise<SteerResult> {
+/** Stops the session's run through its owner (the kill protocol; recorded as cancelled, as "Stopped from <by>"
+ *  when `by` names who stopped it). */
+export async function cancelSession(
+  state: SessionState,
+  id: string,
+  status: () => string,
+  by?: string,
+): Promise<SteerResult> {
   if (state.kind === "unknown") return { ok: false, reason: `no session "${id}"` };
   if (state.kind === "done") return { ok: false, reason: `session ${id} is not running (${status()})` };
   if (!state.owner?.socket)
     return { ok: false, reason: `session ${id}: its owner cannot be reached yet; try again in a moment` };
-  const reply = await request(state.owner.socket, { op: "cancel", sessionId: id }, 5000);
+  const reply = await request(state.owner.socket, { op: "cancel", sessionId: id, ...(by ? { by } : {}) }, 5000);
   return reply.ok ? { ok: true } : { ok: false, reason: reply.reason };
 }
 

@@ -12,6 +12,7 @@ import { CallWindows, DETAIL_LINES } from "../ui/call-windows.ts";
 import { eventLine } from "../ui/event-line.ts";
 import { MAX_STEER_CHARS, type ControlReply, type ControlRequest } from "./protocol.ts";
 import type { AskAnswer, Asker, AskRequest } from "../core/run/process/ask.ts";
+import { cancelledBy } from "../core/run/process/abort-reason.ts";
 import { serveWatch, type WatchMessage, type WatchSource } from "./watch.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";
@@ -119,15 +120,16 @@ export async function startOwner(
   const cancel = (req: Extract<ControlRequest, { op: "cancel" }>): ControlReply => {
     const ids = req.all ? [...unfinished] : req.sessionId && unfinished.has(req.sessionId) ? [req.sessionId] : [];
     if (!ids.length) return { ok: false, reason: `session ${req.sessionId} is not running here` };
+    const reason = req.by ? cancelledBy(`Stopped from ${req.by}`) : undefined;
     for (const id of ids) {
       const t = tasks.get(id);
-      if (t) t.abort.abort();
-      else cancelledEarly.add(id);
+      if (t) t.abort.abort(reason);
+      else cancelledEarly.set(id, reason);
     }
     return { ok: true, cancelled: ids };
   };
   /** Queued tasks cancelled before they started: they start with an aborted signal and are recorded cancelled. */
-  const cancelledEarly = new Set<string>();
+  const cancelledEarly = new Map<string, unknown>();
 
   const handle = async (line: string): Promise<ControlReply> => {
     let req: ControlRequest;
@@ -204,7 +206,7 @@ export async function startOwner(
       );
       window.start(0, Date.now());
       const t: Tracked = { abort: new AbortController(), send: null, waiting: new Map(), window, questions: new Map() };
-      if (cancelledEarly.has(id)) t.abort.abort();
+      if (cancelledEarly.has(id)) t.abort.abort(cancelledEarly.get(id));
       tasks.set(id, t);
       unfinished.add(id);
       const signal = hooks.signal ? AbortSignal.any([hooks.signal, t.abort.signal]) : t.abort.signal;

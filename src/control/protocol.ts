@@ -4,7 +4,8 @@ export type ControlRequest =
   | { op: "steer"; sessionId: string; text: string }
   /** Answers the session's oldest open question (ask.ts); fails when none is open. */
   | { op: "answer"; sessionId: string; text: string }
-  | { op: "cancel"; sessionId?: string; all?: boolean }
+  /** `by` names who stops it (`/subagents`): the run is recorded as "Stopped from <by>" instead of "Cancelled". */
+  | { op: "cancel"; sessionId?: string; all?: boolean; by?: string }
   | { op: "ping" }
   /** Streams the session's window and event lines until it ends (see watch.ts). */
   | { op: "watch"; sessionId: string };

@@ -3,9 +3,9 @@
 // not taken for the owner), its control socket and the sessions it has not finished yet. A record, not a table:
 // liveness is proven by the process and its socket, which no stored row can prove, and the schema stays put.
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { writeFileAtomic } from "../host/atomic-write.ts";
+import { shortPrivateTemp } from "../host/private-files.ts";
 import { pidAlive, recordAlive } from "../host/process-identity.ts";
 
 export type OwnerRole = "cli" | "supervisor" | "pi" | "mcp";
@@ -31,11 +31,22 @@ export const controlDir = (dataDir: string) => path.join(dataDir, "control");
 /** An owner's record file. */
 export const ownerFile = (dataDir: string, pid: number) => path.join(controlDir(dataDir), `${pid}.json`);
 
-/** A socket path short enough for sun_path (~104 bytes): under the data dir when it fits, else the temp dir. */
+let fallbackDir: string | null = null;
+
+/**
+ * A socket path short enough for sun_path (~104 bytes): under the data dir when it fits, else in a private folder
+ * of this process under the temp dir (a random name, 0700, removed when the process exits) — never a name another
+ * user could guess and take first. The record names it, so clients find it either way.
+ */
 export function socketPath(dataDir: string, pid: number): string {
   const near = path.join(controlDir(dataDir), `${pid}.sock`);
   if (Buffer.byteLength(near) < 100) return near;
-  return path.join(os.tmpdir(), `subagents-${process.getuid?.() ?? "u"}-${pid}.sock`);
+  if (!fallbackDir) {
+    const dir = shortPrivateTemp("subagents-");
+    fallbackDir = dir;
+    process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  return path.join(fallbackDir, `${pid}.sock`);
 }
 
 export function writeOwner(dataDir: string, r: OwnerRecord): void {

@@ -55,7 +55,8 @@ export type NetProxy = {
   close(): Promise<void>;
 };
 
-export type DirEntry = { name: string; isFile: boolean; isDirectory: boolean };
+/** A symlink's entry says where it leads (isFile/isDirectory) and that it is one. */
+export type DirEntry = { name: string; isFile: boolean; isDirectory: boolean; isSymlink?: boolean };
 
 /** Minimal synchronous SQLite surface shared by bun:sqlite and node:sqlite. */
 export interface Db {
@@ -85,8 +86,17 @@ export interface Host {
   listDir(path: string): DirEntry[];
   writeFile(path: string, data: string, mode?: number): void;
   remove(path: string): void;
+  /** Renames a file or folder; false when it cannot (never throws). */
+  rename(from: string, to: string): boolean;
+  /** Makes folders (each new one owner-only: everything core makes is ours). */
   mkdirp(path: string): void;
+  /** Makes one folder, owner-only; false when the name exists already (a lock: only one maker wins). */
+  createDir(path: string): boolean;
+  /** Owner-only (0600, folders and executables 0700) when it is ours and not a symlink; never throws. */
+  makePrivate(path: string): void;
   realpath(path: string): string | null;
+  /** What a symlink holds, as written; null when it is not one. */
+  readLink(path: string): string | null;
   /** A private folder (0700, random name) for this process's temp files; removed when the process exits. */
   privateTempDir(): string;
 

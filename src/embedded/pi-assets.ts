@@ -3,19 +3,16 @@
 // are written once per version into the cache folder. The folder is filled under a temporary name and renamed
 // into place, so two first runs at once never see (or leave) a half-written copy.
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
+import { cacheBases, cacheRoot } from "../host/private-files.ts";
 
 /** Where build.ts puts the assets inside the executable, relative to the bundle root. */
 export const PI_ASSETS = "pi-assets";
 
-/** The cache folder for one build: XDG cache, else ~/.cache, else the temp dir (an unwritable home). */
-export function assetCacheDir(env: Record<string, string | undefined>, key: string): string[] {
-  const home = env.HOME || os.homedir();
-  const bases = [env.XDG_CACHE_HOME, home ? path.join(home, ".cache") : undefined, os.tmpdir()].filter(
-    (b): b is string => !!b && path.isAbsolute(b),
-  );
-  return bases.map((b) => path.join(b, "subagents", key));
+/** The cache folder for one build, under each place it may go (private-files.ts: cacheBases), best first; each is
+ *  made and checked (ours, owner-only) only when it is tried. */
+export function assetCacheDir(env: Record<string, string | undefined>, key: string): (() => string)[] {
+  return cacheBases(env).map((b) => () => path.join(cacheRoot(b), key));
 }
 
 function copyTree(from: string, to: string): void {

@@ -29,7 +29,7 @@ export async function runPiRole(ourVersion: string): Promise<void> {
     let lastError: unknown;
     for (const dest of assetCacheDir(process.env, buildKey)) {
       try {
-        process.env.PI_PACKAGE_DIR = materialize(source, dest);
+        process.env.PI_PACKAGE_DIR = materialize(source, dest());
         break;
       } catch (err) {
         lastError = err; // an unwritable cache: try the next place

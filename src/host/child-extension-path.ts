@@ -36,6 +36,6 @@ export function childExtensionPath(cacheDir: string): string {
   }
   const hash = crypto.createHash("sha256").update(source).digest("hex").slice(0, 12);
   const file = path.join(cacheDir, `child-extension-${hash}.js`);
-  if (!fs.existsSync(file)) writeFileAtomic(file, source, { mode: 0o644 });
+  if (!fs.existsSync(file)) writeFileAtomic(file, source);
   return file;
 }

@@ -9,7 +9,6 @@
 import { spawn } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import {
   COMPILED_EXE,
@@ -28,6 +27,7 @@ import {
   type CompileState,
 } from "./compiled-pi-state.ts";
 import type { PiPackage } from "./pi-discovery.ts";
+import { cacheBases, cacheRoot, cacheRootPath, ourCacheRoot } from "./private-files.ts";
 
 /** One folder per (our binary, the user's pi package and its bundle's mtime): a reinstalled pi or a new
  *  `subagents` gets a fresh compile, never a stale one. */
@@ -47,14 +47,12 @@ export function compiledPiDir(env: Record<string, string | undefined>, pkg: PiPa
 /** The folder holding every compiled pi (`subagents prune` cleans it). */
 export function compiledPiRoot(env: Record<string, string | undefined>): string {
   // Beside the embedded pi's own cache (src/embedded/pi-assets.ts): XDG cache, else ~/.cache, else the temp dir.
-  const home = env.HOME || os.homedir();
-  const base = [env.XDG_CACHE_HOME, home ? path.join(home, ".cache") : undefined, os.tmpdir()].find(
-    (b): b is string => !!b && path.isAbsolute(b),
-  )!;
-  return path.join(base, "subagents", "compiled-pi");
+  return path.join(cacheRootPath(cacheBases(env)[0]), "compiled-pi");
 }
 
 export function readyCompiledPi(dir: string): string | null {
+  // Only from a cache folder of ours that nobody else can write: the file found there is run as this user.
+  if (!ourCacheRoot(path.dirname(path.dirname(dir)))) return null;
   return fs.existsSync(path.join(dir, READY)) ? path.join(dir, COMPILED_EXE) : null;
 }
 
@@ -96,7 +94,9 @@ export function startCompile(
   if (before.kind === "ready" || before.kind === "compiling") return before;
   if (before.kind === "failed" && (before.retryAt === null || Date.now() < before.retryAt)) return before;
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    // Our cache folder first, checked: what is compiled here is run as this user.
+    cacheRoot(path.dirname(path.dirname(path.dirname(dir))));
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const stale = readLock(dir); // a lock here names a process that is gone (else the state would be "compiling")
     const tries = stale ? stale.tries + 1 : 1;
     if (stale && stale.tries >= MAX_INTERRUPTED) {

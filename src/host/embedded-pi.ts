@@ -1,6 +1,7 @@
 // The pi compiled into our executable (docs/settings.md "Which pi runs the children"): how to start it, from the executable itself (CLI), from a
 // source checkout (`bun src/cli/main.ts`: the same pi role, pi loaded from node_modules), or — inside a user's pi —
 // from the `subagents` binary that `subagents install` recorded.
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EMBEDDED_PI_VERSION } from "./embedded-version.ts";
@@ -70,9 +71,10 @@ const PLATFORM_PACKAGES: Record<string, string> = {
 };
 
 /**
- * A `subagents` executable that ships with the extension bundle running this code, when nothing was recorded by
- * `subagents install`: `dist/subagents` beside `dist/extension.js` in a checkout, or the npm package's platform
- * executable (`subagents-<platform>/bin/subagents`, installed beside the `subagents` package or inside it).
+ * A `subagents` executable that ships with the extension bundle running this code: `dist/subagents` beside
+ * `dist/extension.js` in a checkout (`pi -e dist/extension.js`, `pi install <checkout>`), or the npm package's
+ * platform executable, which npm puts beside the `subagents` package (`pi install npm:subagents`: hoisted into the
+ * same node_modules) or inside it (`node_modules/subagents-<platform>` of an unpacked package).
  */
 export function bundledExecutable(bundleDir: string): string[] | undefined {
   const platform = PLATFORM_PACKAGES[`${process.platform}-${process.arch}`];
@@ -80,8 +82,8 @@ export function bundledExecutable(bundleDir: string): string[] | undefined {
   if (platform) {
     const pkg = `subagents-${platform}`;
     candidates.push(
-      path.join(bundleDir, "..", "node_modules", pkg, "bin", "subagents"),
-      path.join(bundleDir, "..", "..", pkg, "bin", "subagents"),
+      path.join(bundleDir, "node_modules", pkg, "bin", "subagents"),
+      path.join(bundleDir, "..", pkg, "bin", "subagents"),
     );
   }
   for (const file of candidates) {
@@ -93,4 +95,39 @@ export function bundledExecutable(bundleDir: string): string[] | undefined {
     }
   }
   return undefined;
+}
+
+const probed = new Map<string, EmbeddedPi | null>();
+
+/**
+ * The executable shipped with the bundle (bundledExecutable) as the children's pi: what `subagents install`
+ * records, found without it, so every way of loading the extension starts children from the executable. Its pi
+ * and Bun versions are asked once per process (`--version`, ~40 ms); one that does not answer is not used.
+ */
+export function bundledEmbedded(bundleDir: string): EmbeddedPi | null {
+  const file = bundledExecutable(bundleDir)?.[0];
+  if (!file) return null;
+  if (!probed.has(file)) probed.set(file, probe(file));
+  return probed.get(file) ?? null;
+}
+
+function probe(file: string): EmbeddedPi | null {
+  const env: Record<string, string | undefined> = { ...process.env, [ROLE_ENV]: undefined, BUN_BE_BUN: undefined };
+  const ask = (extra: Record<string, string>) =>
+    spawnSync(file, ["--version"], {
+      encoding: "utf8",
+      timeout: 5000,
+      stdio: ["ignore", "pipe", "ignore"],
+      env: { ...env, ...extra },
+    }).stdout ?? "";
+  const version = / · pi (\d+\.\d+\.\d+\S*) inside/.exec(ask({}))?.[1];
+  if (!version) return null;
+  const bun = /^(\d+\.\d+\.\d+)/.exec(ask({ BUN_BE_BUN: "1" }).trim())?.[1];
+  return {
+    argv: [file],
+    env: { [ROLE_ENV]: "pi", ...childJitEnv() },
+    version,
+    where: file,
+    ...(bun ? { bun } : {}),
+  };
 }

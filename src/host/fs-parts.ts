@@ -7,6 +7,7 @@ import { descendantsOf } from "./proc-tree.ts";
 import { markedProcesses } from "./proc-marks.ts";
 import { startNetProxy } from "./net-proxy.ts";
 import { processRuns, signalPid } from "./process-identity.ts";
+import { makePrivate } from "./private-files.ts";
 
 let tempDir: string | null = null;
 
@@ -67,7 +68,7 @@ export function fsParts() {
             isFile = !!s?.isFile;
             isDirectory = !!s?.isDirectory;
           }
-          return { name: d.name, isFile, isDirectory };
+          return { name: d.name, isFile, isDirectory, isSymlink: d.isSymbolicLink() };
         });
       } catch {
         return [];
@@ -80,8 +81,35 @@ export function fsParts() {
     remove(path: string): void {
       fs.rmSync(path, { force: true, recursive: true });
     },
+    rename(from: string, to: string): boolean {
+      try {
+        fs.renameSync(from, to);
+        return true;
+      } catch {
+        return false;
+      }
+    },
     mkdirp(path: string): void {
-      fs.mkdirSync(path, { recursive: true });
+      // Every folder core makes is ours (session folders, the store's): owner-only (src/host/private-files.ts).
+      fs.mkdirSync(path, { recursive: true, mode: 0o700 });
+    },
+    createDir(path: string): boolean {
+      try {
+        fs.mkdirSync(path, { mode: 0o700 });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    makePrivate(path: string): void {
+      makePrivate(path);
+    },
+    readLink(path: string): string | null {
+      try {
+        return fs.readlinkSync(path);
+      } catch {
+        return null;
+      }
     },
     realpath(path: string): string | null {
       try {

@@ -64,6 +64,16 @@ export function packageOfScript(script: string | undefined): PiPackage | null {
   return null;
 }
 
+/** The version of the pi this process runs as (a pi extension's host): its entry script's package, else the package
+ *  folder a compiled pi was pointed at (PI_PACKAGE_DIR); "" when neither says. */
+export function runningPiVersion(
+  script: string | undefined = process.argv[1],
+  env: Record<string, string | undefined> = process.env,
+): string {
+  const pkg = packageOfScript(script) ?? (env.PI_PACKAGE_DIR ? readPiPackage(env.PI_PACKAGE_DIR) : null);
+  return pkg?.version ?? "";
+}
+
 /** Global npm folders: npm's configured prefix, the prefix of the node on PATH, and the usual defaults. */
 export function globalNodeModules(env: Record<string, string | undefined>, home = os.homedir()): string[] {
   const prefixes: string[] = [];

@@ -4,10 +4,12 @@
 import type { Database as BunDatabase, Statement } from "bun:sqlite";
 import type { Db } from "../core/host.ts";
 import { startPragmas } from "./sqlite-pragmas.ts";
+import { privateDbFile } from "./private-files.ts";
 
 export const bunDbOpener =
   (Database: typeof BunDatabase) =>
   (path: string): Db => {
+    privateDbFile(path);
     const db = new Database(path, { create: true });
     startPragmas((sql) => db.exec(sql));
     const cache = new Map<string, Statement>();

@@ -2,6 +2,7 @@
 // can fall back to memory. Loaded lazily: importing this file must not fail on an older Node.
 import type { Db } from "../core/host.ts";
 import { startPragmas } from "./sqlite-pragmas.ts";
+import { privateDbFile } from "./private-files.ts";
 
 type NodeStatement = {
   run(...p: unknown[]): { changes: number | bigint };
@@ -18,6 +19,7 @@ export async function loadNodeDb(): Promise<((path: string) => Db) | null> {
     return null;
   }
   return (path) => {
+    privateDbFile(path);
     const db = new mod.DatabaseSync(path);
     startPragmas((sql) => db.exec(sql));
     const cache = new Map<string, NodeStatement>();

@@ -46,6 +46,13 @@ function usageLine(outcomes: TaskOutcome[]): string {
   return `Usage: ${outcomes.length} sub-agent${outcomes.length === 1 ? "" : "s"} · ${u.input} input, ${u.output} output tokens · ${usd(u.cost)}`;
 }
 
+/** What pi's tools return beside their text, less pi's own usage field: the structured result, and `isError` when
+ * no task completed. */
+function structured(outcomes: TaskOutcome[]) {
+  const { structuredContent, isError } = childrenResultFields(outcomes);
+  return { structuredContent, ...(isError ? { isError } : {}) };
+}
+
 function front(engine: Engine, caps: CapGuard): CallFront {
   return {
     forkNeeds: FORK_NEEDS,
@@ -132,7 +139,7 @@ export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext
     plan,
     (outcomes) => ({
       content: [{ type: "text", text: `${delegateResultText(outcomes)}\n\n${usageLine(outcomes)}` }],
-      structuredContent: childrenResultFields(outcomes).structuredContent,
+      ...structured(outcomes),
     }),
     (inputs) => {
       const lines = inputs.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
@@ -176,7 +183,7 @@ export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ToolContext
       const text = r.content[0].text;
       return {
         content: [{ type: "text", text: `${text}\n\n${usageLine([o])}` }],
-        structuredContent: childrenResultFields([o]).structuredContent,
+        ...structured([o]),
       };
     },
     ([input]) => ({

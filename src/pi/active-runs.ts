@@ -7,9 +7,10 @@ export class ActiveRuns {
   /** Background batches still running: shutdown waits (bounded) for them to be stopped and recorded. */
   private readonly batches = new Set<Promise<unknown>>();
 
-  /** A controller that follows `signal` and that abortAll() can trigger; release it when the call ends. */
-  link(signal: AbortSignal | undefined): AbortController {
-    const c = follow(signal);
+  /** A controller that follows `signal` (passing `reason` on, when given, instead of the signal's own) and that
+   *  abortAll() can trigger; release it when the call ends. */
+  link(signal: AbortSignal | undefined, reason?: unknown): AbortController {
+    const c = follow(signal, reason);
     this.calls.add(c);
     return c;
   }
@@ -29,10 +30,10 @@ export class ActiveRuns {
     return [...this.tasks.keys()];
   }
 
-  kill(sessionId: string): boolean {
+  kill(sessionId: string, reason?: unknown): boolean {
     const c = this.tasks.get(sessionId);
     if (!c) return false;
-    c.abort();
+    c.abort(reason);
     this.tasks.delete(sessionId);
     return true;
   }
@@ -62,9 +63,9 @@ export class ActiveRuns {
   }
 }
 
-function follow(signal: AbortSignal | undefined): AbortController {
+function follow(signal: AbortSignal | undefined, reason?: unknown): AbortController {
   const c = new AbortController();
-  if (signal?.aborted) c.abort(signal.reason);
-  else signal?.addEventListener("abort", () => c.abort(signal.reason), { once: true });
+  if (signal?.aborted) c.abort(reason ?? signal.reason);
+  else signal?.addEventListener("abort", () => c.abort(reason ?? signal.reason), { once: true });
   return c;
 }

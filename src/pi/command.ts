@@ -3,6 +3,7 @@
 // Without any UI: recent sessions as text. Also `/subagents show ID` and `/subagents kill ID | kill all` (stops
 // sub-agents of this pi session; a single call's children share one abort).
 import { cancelSession, steerSession } from "../control/actions.ts";
+import { cancelledBy } from "../core/run/process/abort-reason.ts";
 import { runningSessions } from "../control/running.ts";
 import { formatSessionTranscript, sessionNotFound } from "../core/store/transcript.ts";
 import { fleetRows, renderFleet } from "../ui/fleet.ts";
@@ -112,7 +113,7 @@ async function act(rt: PiServices, ui: Ui, a: FleetAction): Promise<void> {
     !(await ui.confirm(`Stop ${a.name}?`, `Session ${a.id} is stopped (kill protocol) and recorded as cancelled.`))
   )
     return;
-  const r = await cancelSession(stateOf(rt, a.id), a.id, status);
+  const r = await cancelSession(stateOf(rt, a.id), a.id, status, "/subagents");
   ui.notify(r.ok ? `Stopping ${a.name} (${a.id}).` : `Cannot stop ${a.name}: ${r.reason}.`, r.ok ? "info" : "warning");
 }
 
@@ -141,9 +142,12 @@ function show(rt: PiServices, id: string | undefined, notify: Notify): void {
   notify(formatSessionTranscript(record, messages).slice(0, 20_000), "info");
 }
 
+/** How a run stopped by `/subagents kill` is recorded (the model reads it in the call's result). */
+const KILLED = cancelledBy("Stopped from /subagents kill");
+
 function kill(active: ActiveRuns, id: string | undefined, notify: Notify): void {
   if (id === "all" || (!id && active.running().length <= 1)) {
-    const n = active.abortAll();
+    const n = active.abortAll(KILLED);
     notify(n ? `Stopping ${n} running sub-agent${n === 1 ? "" : "s"}.` : "No sub-agents are running.", "info");
     return;
   }
@@ -152,6 +156,6 @@ function kill(active: ActiveRuns, id: string | undefined, notify: Notify): void 
       `Several sub-agents are running: /subagents kill ID (one of ${active.running().join(", ")}) or /subagents kill all.`,
       "warning",
     );
-  const killed = active.kill(id);
+  const killed = active.kill(id, KILLED);
   notify(killed ? `Stopping sub-agent ${id}.` : `Sub-agent ${id} is not running here.`, killed ? "info" : "warning");
 }

@@ -9,9 +9,10 @@ import { subagentTool } from "./tool-subagent.ts";
 import { makeToolEnv, type ToolContext } from "./tool-env.ts";
 import { subagentsCommand } from "./command.ts";
 import { ActiveRuns } from "./active-runs.ts";
-import { ownerShutdown } from "../core/run/process/abort-reason.ts";
+import { cancelledBy, ownerShutdown } from "../core/run/process/abort-reason.ts";
 import { capsLine } from "./session-guard.ts";
 import { NestedCalls } from "./nested-progress.ts";
+import { defersTools, exposed, reachability } from "./tool-exposure.ts";
 
 /** The kill protocol's own bound (SIGTERM, 5 s, SIGKILL) plus a moment to record the ends. */
 const SHUTDOWN_GRACE_MS = 7000;
@@ -23,7 +24,7 @@ type PiApi = Pick<
   ExtensionAPI,
   "registerTool" | "registerCommand" | "on" | "appendEntry" | "getActiveTools" | "getAllTools" | "sendMessage"
 > &
-  Partial<Pick<ExtensionAPI, "events">>;
+  Partial<Pick<ExtensionAPI, "events" | "setActiveTools">>;
 
 type Tool = {
   name: string;
@@ -36,9 +37,14 @@ type Tool = {
   ) => Promise<unknown>;
 };
 
-/** Wraps execute so every call's children are reachable from session_shutdown, and a call a codemode script made
- * shows its progress in a widget (nested-progress.ts). */
-function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCalls): T {
+/** pi aborts a tool call when the user presses Esc (or an RPC client aborts): its children say so, unlike a stop
+ *  picked in /subagents. */
+const ABORTED = cancelledBy("Cancelled: the tool call was aborted");
+
+/** Wraps execute so every call's children are reachable from session_shutdown, a call a codemode script made
+ * shows its progress in a widget (nested-progress.ts), and a delegation's sub-agents can be fetched afterwards
+ * (tool-exposure.ts). */
+function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCalls, afterCall: () => void): T {
   return {
     ...tool,
     execute: async (
@@ -48,7 +54,7 @@ function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCall
       onUpdate: unknown,
       ctx: ToolContext,
     ) => {
-      const c = active.link(signal);
+      const c = active.link(signal, ABORTED);
       const progress = nested.progress(
         id,
         onUpdate as (r: unknown) => void,
@@ -59,6 +65,7 @@ function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCall
       } finally {
         progress.close();
         active.release(c);
+        afterCall();
       }
     },
   };
@@ -124,8 +131,14 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   pi.on("tool_call", (event) => {
     if (ours.has(event.toolName)) nested.noteCall(event);
   });
-  for (const tool of tools)
-    if (settings.tools.includes(tool.name)) pi.registerTool(tracked(tool, active, nested) as unknown as Registered);
+  const defer = defersTools() && typeof pi.setActiveTools === "function";
+  const reach = reachability(pi as Parameters<typeof reachability>[0], defer);
+  const delegating = new Set(["delegate_to_subagents", "subagent"]);
+  for (const tool of tools) {
+    if (!settings.tools.includes(tool.name)) continue;
+    const afterCall = delegating.has(tool.name) ? () => reach("call") : () => {};
+    pi.registerTool(exposed(tracked(tool, active, nested, afterCall), defer) as unknown as Registered);
+  }
   pi.registerCommand(
     "subagents",
     subagentsCommand(services, active, (ctx) =>
@@ -141,17 +154,27 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
       // A settings value we ignored (bad type, a project raising a cap) is said once, as doctor says it.
       if (settingsWarnings.length) ctx.ui.notify(`subagents settings: ${settingsWarnings.join("; ")}`, "warning");
     }
-    if (event?.reason === "new") return;
+    if (event?.reason === "new") return reach("start");
     const entries = ctx?.sessionManager?.getEntries?.() ?? [];
-    for (const runs of readEntries(entries)) rt.store.importRuns?.(runs);
+    const earlier = readEntries(entries);
+    for (const runs of earlier) rt.store.importRuns?.(runs);
+    // A resumed session with sub-agents of its own can fetch their outputs from its first request on.
+    reach(earlier.length ? "call" : "start");
   });
   // The pi session owns its sub-agents: they stop with it and are recorded as interrupted, not cancelled. pi awaits
   // this handler, so the kill protocol (up to ~5 s per child) finishes and the ends are recorded before pi exits.
   pi.on("session_shutdown", async () => {
+    const running = active.running().length;
     active.abortAll(ownerShutdown());
     await active.settle(SHUTDOWN_GRACE_MS);
     // The tasks' end hooks finish (each is bounded by subagents.hooks.timeout, then ended).
     await env.settleHooks();
     rt.closeOwner();
+    // pi stops its terminal UI before this event, so its last frame still says `subagents N running`: the line
+    // after it says what became of them. stderr, never stdout (JSON and RPC modes own stdout).
+    if (running)
+      process.stderr.write(
+        `subagents: pi ended with ${running} sub-agent${running === 1 ? "" : "s"} running; stopped and recorded as interrupted (/subagents lists them).\n`,
+      );
   });
 }

@@ -7,7 +7,7 @@ import { runningSessions } from "../control/running.ts";
 import type { WatchMessage } from "../control/watch.ts";
 import { fleetRows, renderFleet, type FleetRow } from "../ui/fleet.ts";
 import { endedViews, outcomeOf } from "../ui/recorded.ts";
-import { clip, sanitizeLine } from "../ui/text-width.ts";
+import { clip, sanitizeLine, visibleWidth } from "../ui/text-width.ts";
 import { isFinished, renderWindow, type WindowView } from "../ui/windows.ts";
 import { themeStyle, type ThemeLike } from "./render.ts";
 import { dataDir, stateOf } from "./session-control.ts";
@@ -132,13 +132,21 @@ export class FleetView {
       return caps ? [...list, clip(style.dim(caps), width)] : list;
     }
     const row = this.rows.find((r) => r.id === this.detail!.id);
-    const title = `${style.bold("Sub-agents")} › ${style.bold(sanitizeLine(row?.name ?? this.detail.id))} ${style.dim("· s steer · x stop · Esc back")}`;
     const v = this.detail.view;
-    if (!v)
-      return [clip(title, width), style.dim(`  ${this.detail.ended ? "no record of this session" : "starting…"}`)];
+    // Steer and stop only while it runs or waits: an ended session has nothing to take them.
+    const live =
+      !this.detail.ended && (v ? !isFinished(v.status) : row?.status === "running" || row?.status === "queued");
+    const name = `${style.bold("Sub-agents")} › ${style.bold(sanitizeLine(row?.name ?? this.detail.id))}`;
+    const keys = style.dim(live ? "s steer · x stop · Esc back" : "Esc back");
+    // Narrow: the keys get a line of their own rather than being cut.
+    const title =
+      visibleWidth(`${name} · ${keys}`) <= width
+        ? [`${name} ${style.dim("·")} ${keys}`]
+        : [clip(name, width), clip(keys, width)];
+    if (!v) return [...title, style.dim(`  ${this.detail.ended ? "no record of this session" : "starting…"}`)];
     const body = renderWindow(v, { width, maxLines: WINDOW_LINES, expanded: isFinished(v.status), style });
     return [
-      clip(title, width),
+      ...title,
       ...(body.length > DETAIL_MAX
         ? [...body.slice(0, DETAIL_MAX - 1), style.dim(`  … (subagents session ${v.sessionId} has it all)`)]
         : body),

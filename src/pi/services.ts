@@ -11,11 +11,12 @@ import type { Diagnostic } from "../core/profiles/profile-discovery.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";
-import { bundledExecutable, installedEmbedded } from "../host/embedded-pi.ts";
+import { bundledEmbedded, bundledExecutable, installedEmbedded } from "../host/embedded-pi.ts";
 import { resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
+import { privateRecords } from "../host/private-files.ts";
 
 export type PiServices = {
   host: Host;
@@ -84,6 +85,7 @@ export async function createServices(): Promise<PiServices> {
   try {
     if (!open) throw new Error(`Node ${process.versions.node} has no node:sqlite`);
     host.mkdirp(path.dirname(file));
+    privateRecords(agentDir, path.dirname(file));
     const s = new Store(open(file), { isAlive: (pid) => host.isAlive(pid) });
     s.recoverStale((pid) => host.isAlive(pid));
     store = s;
@@ -120,7 +122,7 @@ export async function createServices(): Promise<PiServices> {
         script: process.argv[1],
         childRuntime: settings.childRuntime,
         childPi: settings.childPi,
-        embedded: installedEmbedded(runtimeDir(agentDir)),
+        embedded: embeddedAtHand(agentDir),
         compile: true,
       });
       if (!piCommand.builtinChild) childExt ??= childExtensionPath(runtimeDir(agentDir));
@@ -135,7 +137,7 @@ export async function createServices(): Promise<PiServices> {
         piCommand: piCommand.argv,
         piEnv: piCommand.env,
         // Forwards a sandboxed child's connections when its network is closed (any subagents executable will do).
-        netForwarder: installedEmbedded(runtimeDir(agentDir))?.argv ?? bundledExecutable(bundleDir()),
+        netForwarder: embeddedAtHand(agentDir)?.argv ?? bundledExecutable(bundleDir()),
         piDescribe: piCommand.describe,
         piSettles: piCommand.settles,
         piVersion: piCommand.pi.version,
@@ -153,6 +155,15 @@ function onSlowPathThatMayHeal(cmd: PiCommand): boolean {
   const state = cmd.slowPath?.state;
   if (!state || state.kind === "disabled") return false;
   return !(state.kind === "failed" && state.failure.final);
+}
+
+/**
+ * The `subagents` executable children start from, however the extension was loaded: the one shipped beside this
+ * bundle (a checkout's dist/, the npm package's platform executable) — the same build, so the same child protocol —
+ * else the one `subagents install` recorded.
+ */
+function embeddedAtHand(agentDir: string) {
+  return bundledEmbedded(bundleDir()) ?? installedEmbedded(runtimeDir(agentDir));
 }
 
 /** The folder of the running extension bundle (dist/ in a checkout; the package's dist/ from npm). */

@@ -12,6 +12,7 @@ import { isolationDetails } from "../core/run/launch/isolation.ts";
 import { callWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
+import { callLines } from "./render-budget.ts";
 import { DELEGATE_SCHEMA } from "../core/call/schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "../ui/throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
@@ -19,6 +20,8 @@ import { startInBackground } from "./background.ts";
 import { withWorkflow } from "../core/call/workflow.ts";
 import { childrenResultFields, refusedTasks, TASKS_OUTPUT_SCHEMA } from "../core/call/results.ts";
 import type { ErrorCode } from "../core/types.ts";
+
+type DelegateArgs = Parameters<typeof renderDelegateCall>[0];
 
 /** A call refused before anything started, with the spec's error shape in details (and pi's error flag). The tool
  * declares an outputSchema, so pi 1.x codemode hands a script `structuredContent` when there is one — without it a
@@ -46,8 +49,10 @@ export function delegateTool(env: ToolEnv) {
   return {
     name: "delegate_to_subagents",
     label: "Delegate to sub-agents",
+    // Terse on purpose (all of it is in every request the parent sends): bench/prompt-footprint.ts measures it.
     description: TOOL_TEXTS.delegate_to_subagents.description,
-    promptSnippet: "Run independent tasks in parallel sub-agents, each with a fresh context; returns their outputs",
+    // pi ≥ 0.80 lists a custom tool in the system prompt only with a snippet; the guidelines say *when* to use it.
+    promptSnippet: "Run independent tasks in parallel sub-agents",
     promptGuidelines: [...TOOL_TEXTS.delegate_to_subagents.guidelines],
     parameters: DELEGATE_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
@@ -120,12 +125,25 @@ export function delegateTool(env: ToolEnv) {
         ...childrenResultFields(outcomes),
       };
     },
-    renderCall: (args: { tasks?: { profile?: string }[]; profile?: string }, theme: ThemeLike) =>
-      renderDelegateCall(args, theme),
+    // pi ≥ 1.0 passes a render context (`expanded`, the call's `args`); older pis only the first arguments.
+    renderCall: (args: DelegateArgs, theme: ThemeLike, context?: { expanded?: boolean }) =>
+      renderDelegateCall(args, theme, context?.expanded === true),
     renderResult: (
       result: { details?: WindowedDetails; content?: { text?: string }[] },
       opts: { expanded: boolean },
       theme: ThemeLike,
-    ) => renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? ""),
+      context?: { args?: DelegateArgs },
+    ) =>
+      renderWindowsResult(result.details, opts.expanded, theme, result.content?.[0]?.text ?? "", () =>
+        // Without the call's args (older pis) reserve as if every task had its line: too small beats too tall.
+        callLines(
+          context?.args
+            ? Array.isArray(context.args.tasks)
+              ? context.args.tasks.length
+              : 0
+            : (result.details?.windows?.length ?? 0),
+          opts.expanded,
+        ),
+      ),
   };
 }

@@ -30,7 +30,7 @@ export function outputTool(env: ToolEnv) {
     name: "get_subagent_output",
     label: "Sub-agent output",
     description: TOOL_TEXTS.get_subagent_output.description,
-    promptSnippet: "Fetch a sub-agent's full final output by session id",
+    promptSnippet: "Fetch a sub-agent's full output by session id",
     parameters: OUTPUT_SCHEMA,
     async execute(_id: string, params: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
       const problem = firstProblem(SCHEMAS.output, params);
@@ -87,7 +87,7 @@ export function profilesTool(env: ToolEnv) {
     name: "list_subagent_profiles",
     label: "Sub-agent profiles",
     description: TOOL_TEXTS.list_subagent_profiles.description,
-    promptSnippet: "List the named agents usable as profile / agent",
+    promptSnippet: "List the named sub-agents",
     parameters: EMPTY_SCHEMA,
     async execute(
       _id: string,

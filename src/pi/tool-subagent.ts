@@ -18,7 +18,12 @@ import { childrenResultFields, refusedTasks, startedTasks, TASKS_OUTPUT_SCHEMA }
 
 function failure(code: ErrorCode, message: string, mode: "single" | "management" = "single") {
   const details: SubagentDetails = { mode, results: [], error: { code, message } };
-  return { content: [{ type: "text", text: message }], details, structuredContent: refusedTasks(code, message) };
+  return {
+    content: [{ type: "text", text: message }],
+    details,
+    isError: true,
+    structuredContent: refusedTasks(code, message),
+  };
 }
 
 /** The spec's header with a status of its own: the result is still to come, as a notice. */
@@ -37,8 +42,7 @@ export function subagentTool(env: ToolEnv) {
     name: "subagent",
     label: "Sub-agent",
     description: TOOL_TEXTS.subagent.description,
-    promptSnippet: "Hand one focused task to a named agent; pass its sessionId back to continue it",
-    promptGuidelines: [...TOOL_TEXTS.subagent.guidelines],
+    promptSnippet: "One task to a named agent; its sessionId continues it",
     parameters: SUBAGENT_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(

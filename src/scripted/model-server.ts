@@ -42,6 +42,8 @@ type ChatRequest = {
   receivedAt?: number;
   /** The HTTP status it was answered with (200 for a stream). */
   status?: number;
+  /** The credentials it came with (the Authorization header), so a test can tell which key a child used. */
+  authorization?: string;
   /** What it was billed (answered requests only): prompt tokens, the part of them read from the cache, output. */
   usage?: Usage;
 };
@@ -213,6 +215,7 @@ export async function startModelServer(port = 0, opts: ModelServerOptions = {}):
         return;
       }
       body.receivedAt = receivedAt;
+      body.authorization = req.headers.authorization;
       requests.push(body);
       const step = faultFor(faults, body, Date.now()) ?? chooseStep(body, served);
       body.status = step.status && step.status >= 400 ? step.status : 200;

@@ -4,6 +4,7 @@ import { windowLines, type RunState } from "../core/run/process/run-state.ts";
 import { effectiveTimeout, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { budgetLabel } from "../core/budget.ts";
+import type { Usage } from "../core/types.ts";
 import { isFinished, type WindowedDetails, type WindowStatus, type WindowView } from "./windows.ts";
 
 /** Lines kept per window in details: enough for the expanded view without growing with the transcript. */
@@ -11,6 +12,11 @@ export const DETAIL_LINES = 60;
 /** Output kept per window in details (head and tail): what the expanded pi view shows of each task's result. */
 const OUTPUT_LINES = 40;
 const OUTPUT_BYTES = 4096;
+
+/** A window's turns and tokens from a child's usage (prompt tokens count the cached ones too). */
+function usageParts(u: Usage): Pick<WindowView, "turns" | "tokens"> {
+  return { turns: u.turns, tokens: { in: u.input + u.cacheRead + u.cacheWrite, out: u.output } };
+}
 
 /** A cancelled task is not a failure of the task: it has a status of its own on screen. */
 export function windowStatus(o: TaskOutcome): WindowStatus {
@@ -61,6 +67,7 @@ export class CallWindows {
     const v = this.views[i];
     v.toolCount = state.toolCount;
     v.cost = state.usage.cost;
+    Object.assign(v, usageParts(state.usage));
     if (state.todos) v.todos = { ...state.todos };
     if (state.model) v.model = state.provider ? `${state.provider}/${state.model}` : state.model;
     if (state.budget) v.budget = budgetLabel(state.budget, state.usage);
@@ -77,6 +84,7 @@ export class CallWindows {
     v.error = r.error;
     v.toolCount = r.toolCount;
     v.cost = r.usage.cost;
+    Object.assign(v, usageParts(r.usage));
     if (r.model) v.model = r.model;
     if (r.warnings?.length) v.warnings = [...r.warnings];
     if (r.gate) v.gate = { ...r.gate };
@@ -96,6 +104,8 @@ export class CallWindows {
       const wait = s?.holdUntil ? Math.ceil((s.holdUntil - now) / 1000) : 0;
       return {
         ...v,
+        // Running with nothing heard from its child yet: its process is still starting.
+        ...(v.status === "running" && !s ? { starting: true } : {}),
         elapsedMs: started === null ? v.elapsedMs : now - started,
         lines: s ? windowLines(s, lineCount) : v.lines.slice(-lineCount),
         ...(wait > 0 ? { rateWaitSec: wait } : {}),

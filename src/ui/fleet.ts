@@ -3,7 +3,7 @@
 // plain text come in as a Style.
 import type { RunningRow, SessionSummary } from "../core/store/store-types.ts";
 import { age } from "./format.ts";
-import { clip, sanitizeLine } from "./text-width.ts";
+import { clip, sanitizeLine, visibleWidth } from "./text-width.ts";
 import { statusIcon, type Style, type WindowStatus } from "./windows.ts";
 
 export type FleetRow = {
@@ -17,7 +17,11 @@ export type FleetRow = {
   after?: string[];
 };
 
-export const FLEET_KEYS = "↑↓ select · Enter open · s steer · x stop · Esc close";
+/** The list's keys; steer and stop only while the picked session runs or waits. */
+export function fleetKeys(row: FleetRow | undefined): string {
+  const live = row && (row.status === "running" || row.status === "queued");
+  return `↑↓ select · Enter open${live ? " · s steer · x stop" : ""} · Esc close`;
+}
 
 /** Running first (in the registry's order), then the most recent others; `ownPid` names this pi's own tasks. */
 export function fleetRows(running: RunningRow[], recent: SessionSummary[], ownPid: number, limit = 30): FleetRow[] {
@@ -49,6 +53,23 @@ export function fleetRows(running: RunningRow[], recent: SessionSummary[], ownPi
   return rows;
 }
 
+/** Columns a narrow terminal gives up, first to last; the cursor, icon, name, status and id always stay. */
+const DROP_ORDER = ["after", "cost", "owner", "agent", "when"] as const;
+type Column = "agent" | "status" | "when" | "after" | "owner" | "cost";
+/** Columns are dropped before a name is cut below this (or below its whole length, when shorter). */
+const MIN_NAME = 16;
+
+function cells(r: FleetRow, now: number, style: Style): Record<Column, string> {
+  return {
+    agent: r.agent,
+    status: r.status === "queued" && r.after ? "waiting" : r.status,
+    when: r.status === "running" ? age(now - r.since) : `${age(now - r.since)} ago`,
+    after: r.after ? style.dim(`after ${r.after.join(", ")}`) : "",
+    owner: r.owner ? style.dim(r.owner) : "",
+    cost: r.cost > 0 ? `$${r.cost.toFixed(4)}` : "",
+  };
+}
+
 export function renderFleet(
   rows: FleetRow[],
   selected: number,
@@ -56,21 +77,39 @@ export function renderFleet(
 ): string[] {
   const { style, width } = o;
   const running = rows.filter((r) => r.status === "running" || r.status === "queued").length;
-  const out = [clip(`${style.bold("Sub-agents")} ${style.dim(`· ${running} running · ${FLEET_KEYS}`)}`, width)];
-  if (!rows.length) return [...out, style.dim("  No sub-agent sessions yet.")];
-  const nameWidth = Math.min(28, Math.max(...rows.map((r) => sanitizeLine(r.name).length)));
+  const title = `${style.bold("Sub-agents")} ${style.dim(`· ${running} running`)}`;
+  const keys = style.dim(fleetKeys(rows[selected]));
+  const head =
+    visibleWidth(`${title} · ${keys}`) <= width
+      ? [`${title} ${style.dim("·")} ${keys}`]
+      : [clip(title, width), clip(keys, width)];
+  if (!rows.length) return [...head, style.dim("  No sub-agent sessions yet.")];
+  const table = rows.map((r) => cells(r, o.now, style));
+  const colWidth = (c: Column) => Math.max(0, ...table.map((t) => visibleWidth(t[c])));
+  const fixed: Partial<Record<Column, number>> = { agent: 10, status: 9, when: 8 };
+  const present = (["agent", "status", "when", "after", "owner", "cost"] as Column[]).filter((c) => colWidth(c) > 0);
+  const full = Math.min(28, Math.max(...rows.map((r) => sanitizeLine(r.name).length)));
+  // cursor + icon + name + columns + id (16), a space between each.
+  const others = (cols: Column[]) => 4 + cols.reduce((n, c) => n + 1 + Math.max(fixed[c] ?? 0, colWidth(c)), 0) + 17;
+  // The fewest columns dropped that leave the name MIN_NAME columns.
+  let shown = present;
+  for (let k = 0; k <= DROP_ORDER.length; k++) {
+    shown = present.filter((c) => !(DROP_ORDER.slice(0, k) as readonly Column[]).includes(c));
+    if (width - others(shown) >= Math.min(full, MIN_NAME)) break;
+  }
+  const nameWidth = Math.max(4, Math.min(full, width - others(shown)));
+  const pad = (c: Column, text: string) => {
+    const w = fixed[c];
+    if (!w) return text;
+    return c === "when" ? text.padStart(w) : text.padEnd(w);
+  };
+  const out = [...head];
   rows.forEach((r, i) => {
-    const when = r.status === "running" ? `${age(o.now - r.since)}` : `${age(o.now - r.since)} ago`;
     const parts = [
       i === selected ? style.cyan("▸") : " ",
       statusIcon(r.status, style),
       style.bold(clip(sanitizeLine(r.name), nameWidth).padEnd(nameWidth)),
-      r.agent.padEnd(10),
-      (r.status === "queued" && r.after ? "waiting" : r.status).padEnd(9),
-      when.padStart(8),
-      ...(r.after ? [style.dim(`after ${r.after.join(", ")}`)] : []),
-      ...(r.owner ? [style.dim(r.owner)] : []),
-      ...(r.cost > 0 ? [`$${r.cost.toFixed(4)}`] : []),
+      ...shown.filter((c) => table[i][c] || fixed[c]).map((c) => pad(c, table[i][c])),
       style.dim(r.id),
     ];
     out.push(clip(parts.join(" "), width));

@@ -1,12 +1,14 @@
 // One live frame for a terminal of `rows` × `width`: every task keeps at least its header line. When the windows
 // do not fit, finished tasks collapse to one line first (with why they failed), then running windows share the
-// rows that are left, evenly; only when not even the headers fit are the last ones summarised in one line.
-import { clip, sanitizeLine, visibleWidth } from "./text-width.ts";
+// rows that are left, evenly (the busiest first for what does not divide); only when not even the headers fit are
+// the last ones summarised in one line. The CLI's live frame and pi's tool row both fit by this rule.
+import { clip, visibleWidth } from "./text-width.ts";
 import {
   displayLines,
   globalHeader,
   isFinished,
   renderWindow,
+  whyNot,
   windowHeader,
   type Style,
   type WindowView,
@@ -17,12 +19,7 @@ export type FrameOptions = { width: number; rows: number; maxLines: number; styl
 /** A finished task in one line: its header, then why it did not complete. The reason gets up to 30 columns
  * of its own, taken from the header's droppable parts (model first), so a narrow terminal still says why. */
 export function collapsedLine(v: WindowView, width: number, style: Style): string {
-  const why =
-    v.status === "cancelled"
-      ? "cancelled"
-      : v.status === "error" || v.status === "skipped"
-        ? sanitizeLine((v.error ?? "failed").split("\n")[0])
-        : "";
+  const why = whyNot(v);
   if (!why) return windowHeader(v, style, width);
   const header = windowHeader(v, style, width - Math.min(visibleWidth(why) + 3, 30));
   const room = width - visibleWidth(header) - 3;
@@ -31,11 +28,13 @@ export function collapsedLine(v: WindowView, width: number, style: Style): strin
   return `${header} ${style.dim("—")} ${v.status === "error" ? style.red(note) : style.yellow(note)}`;
 }
 
-/** Rows each running window gets for its body: `room` shared evenly, never more than a window has or wants. */
-function shareRows(wants: number[], room: number): number[] {
+/** Rows each running window gets for its body: `room` shared evenly, never more than a window has or wants; what
+ * does not divide evenly goes to the busiest windows (most tool calls) first. */
+function shareRows(wants: number[], room: number, busy: number[]): number[] {
   const got = wants.map(() => 0);
   let left = Math.max(0, room);
-  let open = wants.map((_, i) => i).filter((i) => wants[i] > 0);
+  const order = wants.map((_, i) => i).sort((a, b) => busy[b] - busy[a] || a - b);
+  let open = order.filter((i) => wants[i] > 0);
   while (left > 0 && open.length) {
     const each = Math.max(1, Math.floor(left / open.length));
     for (const i of open) {
@@ -81,6 +80,7 @@ export function fitFrame(views: WindowView[], o: FrameOptions): string[] {
   const got = shareRows(
     bodies.map((b) => b.length),
     budget - fixed,
+    views.map((v) => v.toolCount),
   );
   const lines: string[] = [top];
   views.forEach((v, i) => {

@@ -18,6 +18,11 @@ export type WindowView = {
   elapsedMs: number;
   timeoutSec: number;
   cost: number;
+  /** Model turns and tokens so far (in: prompt tokens, cached ones included; out: output tokens). */
+  turns?: number;
+  tokens?: { in: number; out: number };
+  /** Running, but its child has not reported yet (the process is starting): the header says "starting". */
+  starting?: boolean;
   lines: string[];
   error?: string;
   /** Head and tail of the task's output once it ended (bounded), for the expanded pi view. */
@@ -119,6 +124,10 @@ export function fitParts(parts: Part[], width: number, sep = " • "): string {
 
 const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`);
 
+/** 1234 → "1.2k", 1_234_567 → "1.2M". */
+const count = (n: number) =>
+  n < 1000 ? `${n}` : n < 1_000_000 ? `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k` : `${(n / 1e6).toFixed(1)}M`;
+
 /**
  * Header of one window: icon and name, profile (model), tools, time, cost. Its shape does not change while a
  * task runs: the profile is always named ("default" for pi's defaults), the model fills in once known.
@@ -135,7 +144,8 @@ export function windowHeaderParts(v: WindowView, style: Style, o: { session?: bo
     ];
   if (v.status === "skipped") return [...parts, { text: style.dim("skipped"), drop: 0 }];
   if (v.model) parts.push({ text: `(${v.model}${v.thinking ? ` ${v.thinking}` : ""})`, drop: 5, glue: true });
-  parts.push({ text: `${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`, drop: 2 });
+  if (v.starting) parts.push({ text: style.dim("starting"), drop: 0 });
+  else parts.push({ text: `${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`, drop: 2 });
   // Spec 000: the todo segment only while the list is active and incomplete.
   if (v.todos && v.todos.completed < v.todos.total)
     parts.push({ text: `[${v.todos.completed}/${v.todos.total}]`, drop: 2 });
@@ -144,6 +154,10 @@ export function windowHeaderParts(v: WindowView, style: Style, o: { session?: bo
     drop: 0,
   });
   if (v.budget) parts.push({ text: v.budget, drop: 3 });
+  if (v.turns && !v.budget?.includes("turns"))
+    parts.push({ text: `${v.turns} turn${v.turns === 1 ? "" : "s"}`, drop: 3 });
+  if (v.tokens && (v.tokens.in || v.tokens.out))
+    parts.push({ text: `↑${count(v.tokens.in)} ↓${count(v.tokens.out)}`, drop: 4 });
   if (v.cost > 0 && !v.budget?.includes("$")) parts.push({ text: `$${v.cost.toFixed(4)}`, drop: 4 });
   if (v.status === "running" && v.rateWaitSec)
     parts.push({ text: style.yellow(`waiting: rate limited (${v.rateWaitSec}s)`), drop: 0 });
@@ -157,7 +171,15 @@ export function windowHeader(v: WindowView, style: Style, width = Infinity, o: {
 
 const isToolLine = (line: string) => /^\S+ → /.test(line) || line.startsWith("  ");
 
-/** pi's retries: shown as `↻ retry 2/3 in 4s — 503 …`, without the failed attempt's `✗ 503 …` line before it. */
+/** A retry line's counters (`↻ retry 2/3 in 4s — `) without which two retries of one failure read the same. */
+const RETRY = /^↻ retry \d+\/\d+ in \d+s — /;
+
+/**
+ * What a window shows of a child's activity lines. pi's retries read `↻ retry 2/3 in 4s — 503 …`, without the failed
+ * attempt's `✗ 503 …` line before them, and one failure retried again and again is one line (the latest count). A
+ * step repeated as it was — the same tool call with the same result, the same error — is one step marked `×N`,
+ * so five identical failures do not push everything else out of the window.
+ */
 export function displayLines(raw: string[]): string[] {
   const out: string[] = [];
   for (const line of raw) {
@@ -170,7 +192,32 @@ export function displayLines(raw: string[]): string[] {
     out.push(line);
   }
   while (out.length && !out.at(-1)!.trim()) out.pop();
+  return collapseRepeats(out);
+}
+
+/** A step: a line and the indented lines under it (a tool call and its result). */
+function steps(lines: string[]): string[][] {
+  const out: string[][] = [];
+  for (const line of lines) {
+    if (line.startsWith("  ") && out.length) out.at(-1)!.push(line);
+    else out.push([line]);
+  }
   return out;
+}
+
+function collapseRepeats(lines: string[]): string[] {
+  const kept: { step: string[]; key: string; times: number }[] = [];
+  for (const step of steps(lines)) {
+    const key = step.join("\n").replace(RETRY, "↻ retry — ");
+    const last = kept.at(-1);
+    if (last && last.key === key && step.join("").trim()) {
+      last.step = step;
+      last.times++;
+    } else kept.push({ step, key, times: 1 });
+  }
+  return kept.flatMap(({ step, times }) =>
+    times > 1 && !RETRY.test(step[0]) ? [`${step[0]} ×${times}`, ...step.slice(1)] : step,
+  );
 }
 
 function bodyLine(raw: string, width: number, style: Style): string {
@@ -180,9 +227,18 @@ function bodyLine(raw: string, width: number, style: Style): string {
   return isToolLine(raw) ? style.dim(line) : line;
 }
 
+/** Why a task did not complete, in a few words: a cancel says who stopped it when that is known
+ * ("Stopped from /subagents", "Cancelled: the tool call was aborted"). */
+export function whyNot(v: WindowView): string {
+  const first = sanitizeLine((v.error ?? "").split("\n")[0]);
+  if (v.status === "cancelled") return first && first !== "Cancelled" ? first : "cancelled";
+  if (v.status === "error" || v.status === "skipped") return first || (v.status === "error" ? "failed" : "skipped");
+  return "";
+}
+
 /** The line under a finished window that says why it did not complete. */
 export function endNote(v: WindowView, width: number, style: Style): string | null {
-  if (v.status === "cancelled") return style.yellow(clip("  cancelled", width));
+  if (v.status === "cancelled") return style.yellow(clip(`  ${whyNot(v)}`, width));
   if (v.status === "skipped") return style.yellow(clip(`  ${sanitizeLine(v.error ?? "skipped")}`, width));
   if (v.status === "error" && v.error) return style.red(clip(`  ${sanitizeLine(v.error.split("\n")[0])}`, width));
   return null;
@@ -215,8 +271,25 @@ function outputLines(output: string, o: RenderOptions): string[] {
 export function renderWindows(views: WindowView[], o: RenderOptions): string[] {
   const out = [clip(o.style.bold(globalHeader(views)), o.width)];
   for (const v of views) out.push(...renderWindow(v, o));
-  if ((o.showFooter ?? true) && views.length && views.every((v) => isFinished(v.status))) {
-    out.push(o.style.dim(clip(`Sessions: ${views.map((v) => `${v.name}=${v.sessionId}`).join("  ")}`, o.width)));
-  }
+  if ((o.showFooter ?? true) && views.length && views.every((v) => isFinished(v.status)))
+    out.push(...sessionLines(views, o.width, o.style));
   return out;
+}
+
+/** `Sessions: a=ID  b=ID`, wrapped onto as many lines as the width needs: an id is never cut. */
+export function sessionLines(views: WindowView[], width: number, style: Style): string[] {
+  const head = "Sessions: ";
+  const indent = " ".repeat(head.length);
+  const rows: string[] = [];
+  let row = "";
+  for (const v of views) {
+    const item = `${sanitizeLine(v.name)}=${v.sessionId}`;
+    const next = row ? `${row}  ${item}` : item;
+    if (row && visibleWidth(head + next) > width) {
+      rows.push(row);
+      row = item;
+    } else row = next;
+  }
+  rows.push(row);
+  return rows.map((r, i) => style.dim(clip(`${i ? indent : head}${r}`, width)));
 }

@@ -21,7 +21,7 @@ export function appendEnd(file: string, o: TaskOutcome): void {
 
 function append(file: string, line: string): void {
   try {
-    fs.appendFileSync(file, `${new Date().toISOString().slice(11, 19)} ${sanitize(line)}\n`);
+    fs.appendFileSync(file, `${new Date().toISOString().slice(11, 19)} ${sanitize(line)}\n`, { mode: 0o600 });
   } catch {
     // a log is a convenience: never let it stop a run
   }

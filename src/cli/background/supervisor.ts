@@ -29,7 +29,7 @@ export type Job = { cwd: string; concurrency?: number; inputs: CallTaskInput[]; 
 export function startSupervisor(data: string, job: Job): { pid: number; log: string } {
   const stamp = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   fs.mkdirSync(controlDir(data), { recursive: true, mode: 0o700 });
-  fs.mkdirSync(path.join(data, "logs"), { recursive: true });
+  fs.mkdirSync(path.join(data, "logs"), { recursive: true, mode: 0o700 });
   const jobFile = path.join(controlDir(data), `job-${stamp}.json`);
   const log = path.join(data, "logs", `supervisor-${stamp}.log`);
   fs.writeFileSync(jobFile, JSON.stringify({ ...job, log }), { mode: 0o600 });

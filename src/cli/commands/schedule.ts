@@ -4,7 +4,15 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { cronProblem as cronExprProblem, normalCron } from "../../core/schedule/cron-expr.ts";
-import { ourLines, renderLine, withLine, withoutLine } from "../../core/schedule/crontab-lines.ts";
+import {
+  type CronLine,
+  formatLine,
+  lineProblem,
+  ourLines,
+  renderLine,
+  withLine,
+  withoutLine,
+} from "../../core/schedule/crontab-lines.ts";
 import { argsProblem, scheduleEnv, SCHEDULE_VERSION, type ScheduleDefinition } from "../../core/schedule/definition.ts";
 import { scheduleNameProblem } from "../../core/schedule/names.ts";
 import type { Store } from "../../core/store/store.ts";
@@ -88,8 +96,11 @@ function scheduleAdd(argv: string[]): number {
     env: { ...kept.env, ...where },
     createdAt: Date.now(),
   };
+  const cronLine = lineOf(ctx, def);
+  const problem = lineProblem(cronLine);
+  if (problem) throw new UsageError(`schedule add: ${problem}; nothing was written.`);
   writeDefinition(ctx.agentDir, def);
-  const line = renderLine({ name, cron: def.cron, command: def.command, env: where, log: logFile(ctx.agentDir, name) });
+  const line = renderLine(cronLine);
   try {
     writeCrontab(withLine(table, name, line));
   } catch (err) {
@@ -106,6 +117,12 @@ function scheduleAdd(argv: string[]): number {
       `  not kept (the names look secret): ${kept.secret.join(", ")} — keep provider keys in pi's auth.json or models.json, which the run reads`,
     );
   return EXIT.ok;
+}
+
+/** The crontab line of a schedule: only where its definition and database are, then our executable. */
+function lineOf(ctx: CliContext, def: ScheduleDefinition): CronLine {
+  const env = { PI_CODING_AGENT_DIR: def.env.PI_CODING_AGENT_DIR ?? "", SUBAGENTS_DB: def.env.SUBAGENTS_DB ?? "" };
+  return { name: def.name, cron: def.cron, command: def.command, env, log: logFile(ctx.agentDir, def.name) };
 }
 
 type ListRow = {
@@ -206,8 +223,17 @@ function scheduleRm(argv: string[]): number {
   const inTable = ourLines(table).has(name);
   if (!inTable && !fs.existsSync(file))
     throw new UsageError(`schedule rm: no schedule "${name}" (subagents schedule list shows them).`);
+  // What add wrote, rendered again: a line an older version wrote with a line break in it spans several lines.
+  let written: string | undefined;
+  try {
+    const def = readDefinition(ctx.agentDir, name);
+    if (def) written = formatLine(lineOf(ctx, def));
+  } catch {
+    // a broken definition: the tagged line alone goes
+  }
   // The crontab first: a line without its definition would fail every time it fires.
-  if (inTable) writeCrontab(withoutLine(table, name));
+  const without = withoutLine(table, name, written);
+  if (without !== table) writeCrontab(without);
   fs.rmSync(file, { force: true });
   console.log(
     `schedule ${name} removed (its runs stay in the session store; its log ${logFile(ctx.agentDir, name)} is kept)`,

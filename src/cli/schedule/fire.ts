@@ -37,7 +37,7 @@ export function recordNotRun(
 ): string | null {
   try {
     const file = scheduleDb(def, agentDir);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     const store = new Store(bunDbOpener(Database)(file), { isAlive: pidAlive });
     const id = store.newSessionId();
     store.createSession({ id, name: def.name, agent: agentOf(def.args), cwd: def.cwd, schedule: def.name });
@@ -60,7 +60,7 @@ export async function fireSchedule(def: ScheduleDefinition, agentDir: string, fr
     recordNotRun(def, agentDir, msg, "INVALID_INPUT");
     return 1;
   }
-  fs.mkdirSync(path.dirname(lockFile(agentDir, def.name)), { recursive: true });
+  fs.mkdirSync(path.dirname(lockFile(agentDir, def.name)), { recursive: true, mode: 0o700 });
   const lock = takeLock(lockFile(agentDir, def.name));
   if ("heldBy" in lock) {
     const since = lock.heldBy.startedAt ? new Date(lock.heldBy.startedAt).toISOString() : "an unknown time";

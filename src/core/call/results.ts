@@ -157,10 +157,19 @@ export const TASKS_OUTPUT_SCHEMA = {
   required: ["tasks", "usage"],
 } as const;
 
-/** The extra fields of a result of a tool that ran children in this call. */
-export function childrenResultFields(outcomes: TaskOutcome[]): { usage?: PiUsage; structuredContent: StructuredTasks } {
+/** The extra fields of a result of a tool that ran children in this call. `isError` (pi ≥ 1.0 reads it) when no
+ * task completed — every one failed, was cancelled or skipped: the call as a whole did not do its work. */
+export function childrenResultFields(outcomes: TaskOutcome[]): {
+  usage?: PiUsage;
+  structuredContent: StructuredTasks;
+  isError: boolean;
+} {
   const usage = callUsage(outcomes);
-  return { ...(usage ? { usage } : {}), structuredContent: structuredTasks(outcomes) };
+  return {
+    ...(usage ? { usage } : {}),
+    structuredContent: structuredTasks(outcomes),
+    isError: outcomes.length > 0 && outcomes.every((o) => o.result.status !== "completed"),
+  };
 }
 
 /** A background child's spend (PiSession.takeBackgroundSpend) in pi's shape, or undefined when it spent nothing. */

@@ -10,53 +10,49 @@ import { RUNTIME_NAMES } from "../runtime-names.ts";
 export const plain = <T extends TSchema>(schema: T): T => JSON.parse(JSON.stringify(schema)) as T;
 
 const FileSpec = Type.Union([
-  Type.String({ description: "Path (relative to cwd)" }),
+  Type.String(),
   Type.Object(
     {
       path: Type.String(),
-      start: Type.Optional(Type.Number({ minimum: 1, description: "1-based" })),
+      start: Type.Optional(Type.Number({ minimum: 1 })),
       end: Type.Optional(Type.Number({ minimum: 1 })),
-      head: Type.Optional(Type.Number({ minimum: 1, description: "First N lines" })),
-      tail: Type.Optional(Type.Number({ minimum: 1, description: "Last N lines" })),
+      head: Type.Optional(Type.Number({ minimum: 1 })),
+      tail: Type.Optional(Type.Number({ minimum: 1 })),
     },
     { additionalProperties: false },
   ),
 ]);
 
-/** Terse on purpose: every word here is in the model's prompt on every call. */
-const Isolation = Type.Optional(Type.Literal("worktree", { description: "Own git worktree; changes on a branch" }));
+/** Terse on purpose: every word here is in the model's prompt on every call. A description says only what the
+ * name, the type and the tool's guidelines do not (a unit, a default that matters, what a value does). */
+const Isolation = Type.Optional(Type.Literal("worktree", { description: "Own git worktree, changes on a branch" }));
 
 const TaskObject = Type.Object(
   {
-    name: Type.String({ description: "Display name" }),
-    prompt: Type.String({ description: "Self-contained task" }),
-    cwd: Type.Optional(Type.String({ description: "Absolute dir (default: current)" })),
-    profile: Type.Optional(Type.String({ description: "Agent profile" })),
-    timeout: Type.Optional(Type.Number({ minimum: 1, description: "Seconds (default 600)" })),
+    name: Type.String(),
+    prompt: Type.String(),
+    cwd: Type.Optional(Type.String({ description: "Absolute" })),
+    profile: Type.Optional(Type.String({ description: "Agent name" })),
+    timeout: Type.Optional(Type.Number({ minimum: 1, description: "Seconds" })),
     resume: Type.Optional(Type.String({ description: "Session id to continue" })),
-    files: Type.Optional(Type.Array(FileSpec, { description: "Files prepended to the prompt" })),
+    files: Type.Optional(Type.Array(FileSpec)),
     isolation: Isolation,
     after: Type.Optional(
-      Type.Array(Type.String(), { description: "Task names to wait for; {{name}} in prompt = its output" }),
+      Type.Array(Type.String(), { description: "Tasks to wait for; {{name}} in prompt = its output" }),
     ),
-    gate: Type.Optional(Type.String({ description: "Shell check; must exit 0" })),
+    gate: Type.Optional(Type.String({ description: "Shell check; exit 0 passes" })),
     gateTimeout: Type.Optional(Type.Number()),
     gateRetries: Type.Optional(Type.Integer()),
-    outputSchema: Type.Optional(Type.Object({}, { description: "JSON Schema of the result" })),
+    outputSchema: Type.Optional(Type.Object({})),
     context: Type.Optional(
       Type.Union([Type.Literal("fork"), Type.Literal("fresh")], {
-        description: "fork: start from a copy of this conversation",
+        description: "fork: starts from a copy of this conversation",
       }),
     ),
     sandbox: Type.Optional(Type.Boolean()),
     runner: Type.Optional(Type.Union(RUNNER_NAMES.map((n) => Type.Literal(n)))),
-    runtime: Type.Optional(
-      Type.Union(
-        RUNTIME_NAMES.map((n) => Type.Literal(n)),
-        { description: "CLI that runs it (default: agent's, else pi)" },
-      ),
-    ),
-    keepProcesses: Type.Optional(Type.Boolean({ description: "Leave servers its commands start running" })),
+    runtime: Type.Optional(Type.Union(RUNTIME_NAMES.map((n) => Type.Literal(n)))),
+    keepProcesses: Type.Optional(Type.Boolean()),
     // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
     maxTurns: Type.Optional(Type.Integer()),
     maxTokens: Type.Optional(Type.Integer()),
@@ -70,18 +66,15 @@ export const DELEGATE_SCHEMA = plain(
     {
       tasks: Type.Optional(Type.Array(TaskObject, { minItems: 1, maxItems: 16 })),
       workflow: Type.Optional(Type.String({ description: 'Saved workflow instead of tasks: "NAME input"' })),
-      profile: Type.Optional(Type.String({ description: "Default profile" })),
-      background: Type.Optional(Type.Boolean({ description: "Return at once; a notice comes as each task ends" })),
+      profile: Type.Optional(Type.String()),
+      background: Type.Optional(Type.Boolean({ description: "Return now; notices follow" })),
       maxCost: Type.Optional(Type.Number({ description: "USD, all tasks" })),
     },
     { additionalProperties: false },
   ),
 );
 
-const SessionIdParams = Type.Object(
-  { sessionId: Type.String({ description: "From delegate_to_subagents or subagent" }) },
-  { additionalProperties: false },
-);
+const SessionIdParams = Type.Object({ sessionId: Type.String() }, { additionalProperties: false });
 export const SESSION_ID_SCHEMA = plain(SessionIdParams);
 
 // get_subagent_output reaches a running sub-agent too: cheaper in prompt tokens than a tool of its own.
@@ -99,11 +92,11 @@ export const EMPTY_SCHEMA = plain(Type.Object({}, { additionalProperties: false 
 
 const SubagentParams = Type.Object(
   {
-    agent: Type.String({ minLength: 1, description: "See list_subagent_profiles" }),
-    task: Type.String({ minLength: 1, description: "Focused task" }),
-    sessionId: Type.Optional(Type.String({ description: "Continue this session (keeps its context)" })),
+    agent: Type.String({ minLength: 1 }),
+    task: Type.String({ minLength: 1 }),
+    sessionId: Type.Optional(Type.String({ description: "Continue this session" })),
     isolation: Isolation,
-    background: Type.Optional(Type.Boolean({ description: "Return now; notice when done" })),
+    background: Type.Optional(Type.Boolean({ description: "Return now; a notice follows" })),
   },
   { additionalProperties: false },
 );

@@ -1,35 +1,30 @@
 // The tools' names and descriptions, one copy for every front that serves them (the pi extension, `subagents mcp`):
-// what the model reads about each tool. Terse on purpose: every word is in every request the parent makes.
+// what the model reads about each tool. Terse on purpose: every word is in every request the parent makes
+// (bench/prompt-footprint.ts measures it).
 export const TOOL_TEXTS = {
   delegate_to_subagents: {
     description:
-      "Run 1–16 independent tasks in parallel, each in an isolated sub-agent (its own pi process, context, tools and model). " +
-      "Returns each task's status and output; get_subagent_output / get_subagent_session fetch more by session id.",
+      "Run 1–16 tasks in parallel sub-agents, each a pi process with its own context. " +
+      "Returns their statuses, outputs and session ids (get_subagent_output has more).",
     guidelines: [
-      "Use delegate_to_subagents when work splits into independent parts (surveys of many files, reviews, research); keep small or sequential edits yourself.",
-      'Sub-agents see none of this conversation (unless context: "fork"): make each prompt self-contained (paths, goal, expected answer).',
+      "Delegate independent work (surveys, reviews, research); do small or sequential edits yourself.",
+      'Sub-agents see none of this conversation (unless context: "fork"): put paths, goal and expected answer in each prompt.',
     ],
   },
   subagent: {
-    description:
-      "Delegate one focused task to a named agent (see list_subagent_profiles) running in its own pi process, and get its " +
-      "finalized result. Pass the returned sessionId back to continue the same sub-agent with its full context.",
-    guidelines: [
-      "Use subagent for one specialised job (a named agent) you may want to follow up on; reuse its sessionId instead of re-explaining.",
-    ],
+    description: "Run one task with a named agent; returns its result and a sessionId that continues it.",
+    guidelines: [],
   },
   get_subagent_output: {
-    description:
-      "Get the final output of a sub-agent session's latest run by session id; can steer or wait for a running one.",
+    description: "A sub-agent's full output by session id; steer or wait for a running one.",
     guidelines: [],
   },
   get_subagent_session: {
-    description:
-      "Get the complete transcript of a sub-agent session (all runs: messages, tool calls, tool results), by session id.",
+    description: "A sub-agent session's whole transcript (every run: messages, tool calls and results) by session id.",
     guidelines: [],
   },
   list_subagent_profiles: {
-    description: "List the named sub-agent profiles (agents) available to delegate_to_subagents and subagent.",
+    description: "List the named agents (profiles) for delegate_to_subagents and subagent.",
     guidelines: [],
   },
 } as const;

@@ -21,7 +21,7 @@ import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import { rpcArgv } from "./process/pool.ts";
 import { guardWarnings } from "./runners/guard-report.ts";
 import { refusedWarning } from "./runners/network.ts";
-import { modelEndpoints } from "./model-endpoint.ts";
+import { modelEndpoints, providerOf } from "./model-endpoint.ts";
 import { readUserModels } from "../profiles/model-resolve.ts";
 import { foreignEndpoints } from "./runtimes/providers.ts";
 
@@ -107,6 +107,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
         settings,
         ownConfig: foreign?.ownConfig,
         network: childNetwork(task, childModel, warnings),
+        piAuth: foreign ? undefined : { provider: childProvider(task, childModel) },
       });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       const ran = await runChild(host, engine.clock, {
@@ -160,6 +161,7 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
       // Connections the closed network's proxy refused: the person sees what the child tried to reach.
       const refused = refusedWarning(placed.netRefused?.());
       if (refused) warnings.push(refused);
+      for (const w of placed.warnings?.() ?? []) if (!warnings.includes(w)) warnings.push(w);
       return ran;
     } finally {
       if (typeof placed === "object") await placed.cleanup?.();
@@ -246,6 +248,15 @@ function foreignChild(task: TaskContext, model: string | null | undefined): Fore
     maxDepth: engine.settings.maxDepth,
     local: task.where.runner.name === "local",
   });
+}
+
+/** The provider of the model a pi child runs (its credentials copy holds that provider's only), when known here. */
+function childProvider(task: TaskContext, childModel: string | null | undefined): string | undefined {
+  const { engine } = task;
+  const model = childModel ?? expectedDefaultModel(engine, task.cwd);
+  if (!model) return undefined;
+  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
+  return providerOf(model, engine.caches.userModels);
 }
 
 /**

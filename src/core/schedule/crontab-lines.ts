@@ -25,7 +25,36 @@ export type CronLine = {
   log: string;
 };
 
+/** A line break, carriage return or NUL in any part would end the crontab line there and start another: a job of
+ *  its own that cron runs. Such a value never reaches the table (other control characters neither). */
+const LINE_BREAKING = /[\u0000-\u001f\u007f]/;
+
+/** Why this line cannot be written into a crontab (naming the part, never its value), or null. */
+export function lineProblem(l: CronLine): string | null {
+  const parts: [string, string][] = [
+    ["the schedule name", l.name],
+    ["--cron", l.cron],
+    ["the log path", l.log],
+    ...l.command.map((c): [string, string] => ["the executable's path", c]),
+    ...Object.entries(l.env).flatMap(([k, v]): [string, string][] => [
+      ["a variable name", k],
+      [k, v],
+    ]),
+  ];
+  for (const [what, value] of parts)
+    if (LINE_BREAKING.test(value))
+      return `${what} holds a line break or another control character, which would end the crontab line and start a job of its own`;
+  return null;
+}
+
 export function renderLine(l: CronLine): string {
+  const problem = lineProblem(l);
+  if (problem) throw new Error(`not written to the crontab: ${problem}`);
+  return formatLine(l);
+}
+
+/** The line as `add` writes it — unchecked: `rm` renders an existing schedule's line again to find it. */
+export function formatLine(l: CronLine): string {
   const env = Object.entries(l.env).map(([k, v]) => `${k}=${cronQuote(v)}`);
   const cmd = [...l.command.map(cronQuote), "schedule", "run", l.name, "--from-cron"];
   return `${l.cron} ${[...env, ...cmd].join(" ")} >>${cronQuote(l.log)} 2>&1 ${TAG_PREFIX}${l.name}`;
@@ -59,9 +88,21 @@ export function withLine(table: string, name: string, line: string): string {
   return join([...ls.slice(0, at), line, ...ls.slice(at + 1).filter((l) => lineTag(l) !== name)]);
 }
 
-/** The table without NAME's line (every other line as it was). */
-export function withoutLine(table: string, name: string): string {
+/**
+ * The table without NAME's line (every other line as it was). `written` is the line `add` wrote, rendered again
+ * from the schedule's definition: when an older version let a line break into it, the table holds it as several
+ * lines — the tagged last one and untagged ones before it — and every one of them goes.
+ */
+export function withoutLine(table: string, name: string, written?: string): string {
   const ls = lines(table);
-  if (!ls.some((l) => lineTag(l) === name)) return table;
-  return join(ls.filter((l) => lineTag(l) !== name));
+  const drop = new Set<number>();
+  ls.forEach((l, i) => {
+    if (lineTag(l) === name) drop.add(i);
+  });
+  const parts = written?.split("\n") ?? [];
+  if (parts.length > 1)
+    for (let i = 0; i + parts.length <= ls.length; i++)
+      if (parts.every((p, j) => ls[i + j] === p)) for (let j = 0; j < parts.length; j++) drop.add(i + j);
+  if (!drop.size) return table;
+  return join(ls.filter((_, i) => !drop.has(i)));
 }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { script, type ScriptStep } from "../../../src/scripted/model-server.ts";
 import { startHarnessServer, type HarnessServer } from "../../../src/scripted/harness-servers.ts";
 import { cli, piWorld, summaryOf, type PiWorld, taskWhy } from "../../support/pi-env.ts";
+import { ensureEngine } from "../../support/engines.ts";
 import { gitIn, makeRepo } from "../../support/git-repo.ts";
 import { configureHarness, ensureHarnessCli, QUIET_ENV, type HarnessName } from "../../support/harness-clis.ts";
 
@@ -224,6 +225,9 @@ test("--runtime and the runtime field refuse an unknown runtime by name", async 
 
 test("--sandbox: the CLI runs in bubblewrap with its own folder (~/.claude) writable, the rest of home hidden", async () => {
   if (!bins.has("claude-code")) return console.log(`*** SKIPPING: ${skipped.get("claude-code")}`);
+  // On a fresh machine no other file may have installed bubblewrap yet: this test needs it as much as theirs.
+  const noBwrap = ensureEngine("bwrap");
+  if (noBwrap) return console.log(noBwrap);
   const marker = `sbx-${Date.now()}`;
   mkdirSync(join(world.root, ".claude", "projects"), { recursive: true });
   const before = new Set(readdirSync(join(world.root, ".claude", "projects"), { recursive: true }) as string[]);

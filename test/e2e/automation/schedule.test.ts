@@ -4,10 +4,11 @@
 // and is recorded under the schedule's name. Removing it leaves every other crontab line byte for byte as it was.
 // `schedule run` (now, once) runs the same way; a second run while one is going is skipped and recorded.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
+import { formatLine } from "../../../src/core/schedule/crontab-lines.ts";
 import { cli, piWorld, REPO, until, type PiWorld } from "../../support/pi-env.ts";
 import { ensureEngine, holdEngine } from "../../support/engines.ts";
 
@@ -87,6 +88,51 @@ test("bad input is refused with a clear error and leaves the crontab alone", asy
     expect(h.stdout).toContain(`Usage: subagents schedule ${sub}`);
   }
 }, 120_000);
+
+test("a line break in an environment value never reaches the crontab; rm removes every part of a line an older version broke", async () => {
+  if (skip) return console.warn(skip);
+  const foreign = "# the user's own\n17 4 * * * /bin/true\n";
+  setCrontab(foreign);
+  const pwned = join(world.root, `PWNED-${Date.now()}`);
+  // The attacker's value: ends the line and starts a job of its own, which cron would run every minute.
+  const evil = `${world.root}/x.db\n* * * * * touch ${pwned} #`;
+  const add = await cli(world, ["schedule", "add", "inject", "--cron", "0 3 * * *", "--", "run", "default", "x"], {
+    env: { SUBAGENTS_DB: evil },
+  });
+  expect(add.code, add.stderr).toBe(2);
+  expect(add.stderr).toContain("SUBAGENTS_DB holds a line break");
+  expect(crontab()).toBe(foreign);
+  expect(existsSync(join(world.agentDir, "schedules", "inject.json"))).toBe(false);
+  // What an older version wrote for the same value: its definition and its line, broken in two.
+  const def = {
+    version: 1,
+    name: "inject",
+    cron: "0 3 * * *",
+    args: ["run", "default", "x"],
+    cwd: world.workDir,
+    command: [join(REPO, "dist", "subagents")],
+    env: { PI_CODING_AGENT_DIR: world.agentDir, SUBAGENTS_DB: evil },
+    createdAt: Date.now(),
+  };
+  mkdirSync(join(world.agentDir, "schedules"), { recursive: true });
+  writeFileSync(join(world.agentDir, "schedules", "inject.json"), JSON.stringify(def));
+  const line = formatLine({
+    name: "inject",
+    cron: def.cron,
+    command: def.command,
+    env: { PI_CODING_AGENT_DIR: world.agentDir, SUBAGENTS_DB: evil },
+    log: join(world.agentDir, "schedules", "inject.log"),
+  });
+  setCrontab(`${foreign}${line}\n`);
+  expect(
+    crontab()!
+      .split("\n")
+      .filter((l) => l.includes(pwned)),
+  ).toHaveLength(1);
+  const rm = await cli(world, ["schedule", "rm", "inject"]);
+  expect(rm.code, rm.stderr).toBe(0);
+  expect(crontab()).toBe(foreign);
+}, 60_000);
 
 test("schedule run: now, once, recorded under the schedule's name (hooks see it); a second run while one is going is skipped and recorded", async () => {
   if (skip) return console.warn(skip);

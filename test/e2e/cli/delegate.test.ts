@@ -320,7 +320,11 @@ test("piped (not a terminal): start and end lines, failed tasks included, output
   expect(r.code).toBe(1);
   const lines = r.stdout.trimEnd().split("\n");
   expect(lines.filter((l) => /^● (good|bad) • default • [0-9a-f]{16}$/.test(l)).length).toBe(2);
-  expect(lines.some((l) => /^✓ good • default \(.+\) • \d+ tools? • \d+\.\ds • [0-9a-f]{16}$/.test(l))).toBe(true);
+  expect(
+    lines.some((l) =>
+      /^✓ good • default \(.+\) • \d+ tools? • \d+\.\ds • \d+ turns? • ↑\S+ ↓\S+ • [0-9a-f]{16}$/.test(l),
+    ),
+  ).toBe(true);
   const badAt = lines.findIndex((l) => /^✗ bad • /.test(l));
   expect(lines[badAt + 1]).toContain("scripted refusal 7781");
   const rule = lines.findIndex((l) => l.startsWith("── good ("));
@@ -340,7 +344,7 @@ test("run speaks the same words: a start line, tool lines, and delegate's end li
   const err = r.stderr.trimEnd().split("\n");
   expect(err[0]).toMatch(/^● scout • scout • [0-9a-f]{16}$/);
   expect(err).toContain("  ls → .");
-  expect(err.at(-1)).toMatch(/^✓ scout • scout \(.+\) • 2 tools • \d+\.\ds • [0-9a-f]{16}$/);
+  expect(err.at(-1)).toMatch(/^✓ scout • scout \(.+\) • 2 tools • \d+\.\ds • \d+ turns? • ↑\S+ ↓\S+ • [0-9a-f]{16}$/);
 }, 60_000);
 
 test("piped, SIGINT twice: the second kills every process at once (a grandchild in its own session too), exit 130", async () => {

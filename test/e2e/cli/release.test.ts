@@ -9,7 +9,9 @@ import { join } from "node:path";
 import pkg from "../../../package.json" with { type: "json" };
 import { archiveName, hostPlatform, PLATFORMS } from "../../../scripts/platforms.ts";
 import { isStub } from "../../../src/embedded/builtin-extension.ts";
-import { REPO } from "../../support/pi-env.ts";
+import { Database } from "bun:sqlite";
+import { runParentPi } from "../../support/parent-pi.ts";
+import { piWorld, REPO } from "../../support/pi-env.ts";
 
 const host = hostPlatform()!;
 const root = mkdtempSync(join(tmpdir(), "subagents-release-"));
@@ -202,4 +204,28 @@ test("npm: the subagents tarball and this platform's tarball install offline; su
   const top = await load({ PI_SUBAGENT_CHILD: "", PI_SUBAGENT_DEPTH: "", PI_SUBAGENT_MAX_DEPTH: "" });
   expect(JSON.parse(top.stdout.trim().split("\n").at(-1)!).length, top.stdout + top.stderr).toBeGreaterThan(0);
   expect(Object.keys(manifest.optionalDependencies).sort()).toEqual(PLATFORMS.map((p) => `subagents-${p.name}`).sort());
+}, 120_000);
+
+test("npm: the installed package as pi loads it (`pi install <folder>`, as `pi install npm:subagents` lays it out) starts children from the platform executable", async () => {
+  const installed = join(root, "npm-project", "node_modules", "subagents");
+  const platformExe = join(root, "npm-project", "node_modules", `subagents-${host.name}`, "bin", "subagents");
+  expect(existsSync(platformExe)).toBe(true);
+  const world = await piWorld();
+  try {
+    world.setSubagentSettings({}, { packages: [installed] });
+    const prompt = `npm route ${Date.now()}`;
+    const r = await runParentPi(world, {
+      runtime: "node",
+      installed: true,
+      steps: [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "one", prompt }] } }, { text: "parent done" }],
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.results[0].text).toMatch(/^✓ one: completed/);
+    const db = new Database(world.env.SUBAGENTS_DB, { readonly: true });
+    const row = db.query("SELECT pi FROM runs WHERE prompt = ?").get(prompt) as { pi: string };
+    db.close();
+    expect(row.pi).toContain(`embedded (${platformExe})`);
+  } finally {
+    await world.close();
+  }
 }, 120_000);

@@ -137,7 +137,12 @@ test.skipIf(!hasTmux)(
   "60×20: no line wider than 60; running headers keep elapsed/timeout and drop the model first",
   async () => {
     await withPane(["delegate", ...named(1.5)], { cols: 60, rows: 20 }, async (pane) => {
-      const found = await checkWidth(pane, 60, NAMES, /^● second • scout • \d+ tools? • \d+s\/600s$/m);
+      const found = await checkWidth(
+        pane,
+        60,
+        NAMES,
+        /^● second • scout • \d+ tools? • \d+s\/600s( • \d+ turns?)?( • ↑\S+ ↓\S+)?$/m,
+      );
       expect(found).toEqual({ wide: [], noClock: [], twoFrames: [], seen: true });
       expect(exitCode(pane.screen())).toBe(0);
     });

@@ -1,13 +1,14 @@
 // Smoke set for the pi releases users may still have as their system pi: 1.5.2 (the 1.x before the embedded one,
-// "prior"), 0.87.1 (the last 0.x, "previous") and 0.73.1 (the last under the old name, "old"). Each runs a CLI child (childPi pointing at it) and a parent pi
-// with our extension whose children run that same pi. The full e2e suite runs on current pi (1.x).
+// "prior"), 0.87.1 (the last 0.x, "previous") and 0.73.1 (the last under the old name, "old"). Each runs a CLI child
+// (childPi pointing at it) and a parent pi with our extension, whose children run the executable beside the bundle
+// (the newer pi) or, with childPi "system", that same pi. The full e2e suite runs on current pi (1.x).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { runParentPi } from "../../support/parent-pi.ts";
-import { cli, PI_PACKAGE_DIRS, piWorld, summaryOf, type PiWorld, taskWhy } from "../../support/pi-env.ts";
+import { cli, PI_PACKAGE_DIRS, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "../../support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -82,18 +83,30 @@ for (const [release, version, runtime] of [
       }
     }, 90_000);
 
-    test("a parent pi with our extension delegates to children on its own pi", async () => {
-      const prompt = `parent on ${version}`;
-      const r = await runParentPi(world, {
-        runtime,
-        release,
-        steps: [{ tool: "delegate_to_subagents", args: { tasks: [{ name: "one", prompt }] } }, { text: "parent done" }],
-      });
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.results[0].text).toMatch(/^✓ one: completed/);
+    test("a parent pi with our extension (-e dist/extension.js) delegates: by default to the newer embedded pi beside the bundle, with childPi system to its own pi", async () => {
+      const ran = async (prompt: string) => {
+        const r = await runParentPi(world, {
+          runtime,
+          release,
+          steps: [
+            { tool: "delegate_to_subagents", args: { tasks: [{ name: "one", prompt }] } },
+            { text: "parent done" },
+          ],
+        });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.results[0].text).toMatch(/^✓ one: completed/);
+        return piOfRun(prompt);
+      };
       // Under Node 20 (0.73.1's node on CI) the store is in memory; the record is checked where there is one.
-      const recorded = piOfRun(prompt);
-      if (recorded !== undefined) expect(recorded).toStartWith(`pi ${version} · `);
+      const auto = await ran(`parent on ${version}, auto`);
+      if (auto !== undefined) expect(auto).toContain(`embedded (${join(REPO, "dist", "subagents")})`);
+      world.setSubagentSettings({ childPi: "system" });
+      try {
+        const own = await ran(`parent on ${version}, system`);
+        if (own !== undefined) expect(own).toStartWith(`pi ${version} · `);
+      } finally {
+        world.setSubagentSettings({});
+      }
     }, 90_000);
   });
 }

@@ -161,7 +161,7 @@ test("the window header shows [completed/total] while the child keeps an incompl
       ctx,
     )) as Result;
     expect(r.content[0].text).toContain("✓ planned: completed");
-    expect([...headers].some((h) => / • 2 tools • \[1\/3\] • \d+s\/600s$/.test(h))).toBe(true);
+    expect([...headers].some((h) => / • 2 tools • \[1\/3\] • \d+s\/600s( • |$)/.test(h))).toBe(true);
   } finally {
     rmSync(file, { force: true });
   }

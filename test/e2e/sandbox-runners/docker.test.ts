@@ -32,13 +32,9 @@ const seenBy = (marker: string) =>
     .join("\n");
 const containers = () =>
   spawnSync("docker", ["ps", "-aq", "--filter", "name=subagents-"], { encoding: "utf8" }).stdout.trim();
-
-test("a child in a container: reaches the model, writes its folder, sees no home, leaves no container", async () => {
-  if (skip) return console.warn(skip);
-  const marker = `dk${Date.now()}`;
-  writeFileSync(join(world.root, ".netrc"), `password secret-${marker}\n`);
-  const command = `grep PRETTY /etc/os-release; cat "$HOME/.netrc" || echo NO-SECRET; echo ${marker} > made.txt; echo x > /etc/x-${marker} || echo NO-ETC`;
-  const r = await cli(
+/** One bash command in a container child, then finalize. */
+const inContainer = (marker: string, command: string, opts: Parameters<typeof cli>[2] = {}) =>
+  cli(
     world,
     [
       "run",
@@ -48,8 +44,15 @@ test("a child in a container: reaches the model, writes its folder, sees no home
       "docker",
       "--json",
     ],
-    { binary: true },
+    { binary: true, ...opts },
   );
+
+test("a child in a container: reaches the model, writes its folder, sees no home, leaves no container", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `dk${Date.now()}`;
+  writeFileSync(join(world.root, ".netrc"), `password secret-${marker}\n`);
+  const command = `grep PRETTY /etc/os-release; cat "$HOME/.netrc" || echo NO-SECRET; echo ${marker} > made.txt; echo x > /etc/x-${marker} || echo NO-ETC`;
+  const r = await inContainer(marker, command);
   const [t] = summaryOf(r.json);
   expect(t.status, taskWhy(t, r)).toBe("completed");
   expect(t.output).toBe(`done ${marker}`);
@@ -161,18 +164,7 @@ test("a container child cannot plant a git hook, a git config or a project pi ex
     `mkdir -p .pi/extensions || ${say("no-ext")}`,
     `echo ${marker} > made.txt`,
   ].join("; ");
-  const r = await cli(
-    world,
-    [
-      "run",
-      "default",
-      `${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`,
-      "--runner",
-      "docker",
-      "--json",
-    ],
-    { binary: true, cwd: repo },
-  );
+  const r = await inContainer(marker, command, { cwd: repo });
   const [t] = summaryOf(r.json);
   expect(t.status, r.stderr).toBe("completed");
   const seen = seenBy(marker);
@@ -185,4 +177,54 @@ test("a container child cannot plant a git hook, a git config or a project pi ex
   expect(warned).toContain(".git/hooks/pre-commit");
   expect(warned).toContain(".git/config");
   expect(containers()).toBe("");
+}, 120_000);
+
+test("a container child gets the same boundary: a credentials copy (its provider, the !command run outside), no records, no other session, a planted repository made harmless", async () => {
+  if (skip) return console.warn(skip);
+  const marker = `db${Date.now()}`;
+  const env = { SUBAGENTS_DB: "" };
+  const secret = `earlier-${marker}`;
+  const earlier = await cli(world, ["run", "default", `${secret} ${script([{ text: "fine" }])}`, "--json"], {
+    binary: true,
+    env,
+  });
+  expect(summaryOf(earlier.json)[0].status).toBe("completed");
+  const auth = join(world.agentDir, "auth.json");
+  const before = JSON.stringify({
+    fake: { type: "api_key", key: `!printf sk-docker-${marker}` },
+    other: { type: "api_key", key: `sk-other-${marker}` },
+  });
+  writeFileSync(auth, before, { mode: 0o600 });
+  try {
+    const a = world.agentDir;
+    const command = [
+      `cat "${a}/auth.json"; echo`,
+      `echo AGENT-DIR: $(ls -A "${a}" | tr '\\n' ' ')`,
+      `cat "${a}"/subagent-sessions/*/* | head -c 4000`,
+      `echo '{"fake":{"type":"api_key","key":"!touch /tmp/x; printf sk-planted"}}' > "${a}/auth.json"`,
+      // The image has no git: the repository is written by hand, as git init would lay it out.
+      `mkdir -p nested/.git/objects nested/.git/refs && echo 'ref: refs/heads/main' > nested/.git/HEAD && printf '[core]\\n\\tbare = false\\n\\tfsmonitor = touch /x\\n' > nested/.git/config`,
+    ].join("; ");
+    const r = await inContainer(marker, command, { env });
+    const [t] = summaryOf(r.json);
+    expect(t.status, taskWhy(t, r)).toBe("completed");
+    const out = world.server.requests
+      .filter((q) => transcript(q).includes(marker))
+      .flatMap((q) => (q.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content)))
+      .join("\n");
+    expect(out, out.slice(-1500)).toContain(`sk-docker-${marker}`);
+    expect(out).not.toContain(`sk-other-${marker}`);
+    expect(out).not.toContain("!printf");
+    const listed = /AGENT-DIR: (.*)/.exec(out)?.[1] ?? "";
+    for (const hidden of ["control", "logs", "subagents.db"]) expect(listed, listed).not.toContain(hidden);
+    expect(out).not.toContain(secret);
+    expect(readFileSync(auth, "utf8")).toBe(before);
+    const warned = (t.warnings ?? []).join("\n");
+    expect(warned).toContain("changed fake in its copy of auth.json: not kept");
+    expect(warned).toContain("nested (core.fsmonitor)");
+    expect(readFileSync(join(world.workDir, "nested", ".git", "config"), "utf8")).not.toContain("fsmonitor");
+    expect(containers()).toBe("");
+  } finally {
+    writeFileSync(auth, "{}");
+  }
 }, 120_000);

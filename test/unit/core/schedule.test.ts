@@ -2,7 +2,15 @@
 // keeps of the environment, and how settings gather hooks (a project's kept apart, its consent the user's).
 import { expect, test } from "bun:test";
 import { cronProblem } from "../../../src/core/schedule/cron-expr.ts";
-import { lineTag, ourLines, renderLine, withLine, withoutLine } from "../../../src/core/schedule/crontab-lines.ts";
+import {
+  formatLine,
+  lineProblem,
+  lineTag,
+  ourLines,
+  renderLine,
+  withLine,
+  withoutLine,
+} from "../../../src/core/schedule/crontab-lines.ts";
 import { argsProblem, scheduleEnv } from "../../../src/core/schedule/definition.ts";
 import { defaultSettings, mergeSettings } from "../../../src/core/settings.ts";
 
@@ -60,6 +68,43 @@ test("crontab: only lines tagged # subagents:NAME are ours; adding, replacing an
   // A table without a final newline gets one only when we change it.
   expect(withLine("0 1 * * * a", "n", "x # subagents:n")).toBe("0 1 * * * a\nx # subagents:n\n");
   expect(withoutLine("", "n")).toBe("");
+});
+
+test("crontab: a line break, carriage return or NUL in any value never reaches a line; rm takes every part of a line an older version broke", () => {
+  const base = {
+    name: "nightly",
+    cron: "0 3 * * *",
+    command: ["/opt/subagents"],
+    env: { PI_CODING_AGENT_DIR: "/a", SUBAGENTS_DB: "/d.db" },
+    log: "/a/schedules/nightly.log",
+  };
+  expect(lineProblem(base)).toBeNull();
+  for (const evil of ["\n* * * * * touch /tmp/PWNED #", "\r\n* * * * * x", "a\u0000b", "a\u001bb"]) {
+    for (const l of [
+      { ...base, env: { ...base.env, SUBAGENTS_DB: `/d${evil}` } },
+      { ...base, command: [`/opt/sub${evil}agents`] },
+      { ...base, log: `/a/x${evil}.log` },
+      { ...base, env: { ...base.env, [`X${evil}`]: "v" } },
+    ]) {
+      expect(lineProblem(l), JSON.stringify(l)).toMatch(/line break or another control character/);
+      expect(() => renderLine(l)).toThrow(/not written to the crontab/);
+    }
+  }
+  // The problem names the part, never the value (which may be anything).
+  expect(lineProblem({ ...base, env: { ...base.env, SUBAGENTS_DB: "/d\nsecret" } })).toMatch(/^SUBAGENTS_DB holds/);
+  // What an older version wrote for such a value: two lines, the first a job of its own without our tag.
+  const broken = { ...base, env: { ...base.env, SUBAGENTS_DB: "/d\n* * * * * touch /tmp/PWNED #" } };
+  const written = formatLine(broken);
+  const user = "# mine\n15 2 * * * job\n";
+  const table = `${user}${written}\n0 1 * * * after\n`;
+  expect(table.split("\n").length).toBe(6);
+  // The tag alone would leave half a line behind (the planted job carries the tag at its end).
+  expect(withoutLine(table, "nightly")).toContain("SUBAGENTS_DB='/d\n0 1");
+  expect(withoutLine(table, "nightly", written)).toBe(`${user}0 1 * * * after\n`);
+  // A line that only shares the first part with ours is not taken.
+  expect(withoutLine(`${written.split("\n")[0]}\nother\n`, "nightly", written)).toBe(
+    `${written.split("\n")[0]}\nother\n`,
+  );
 });
 
 test("a schedule keeps PATH and subagents'/pi's variables, never one that looks secret; it runs run, flow or delegate", () => {

@@ -96,3 +96,21 @@ test("/subagents where pi cannot show custom components (RPC): pick a session an
   expect(notes.at(-1)![0]).toContain("all fine");
   rmSync(data, { recursive: true, force: true });
 });
+
+test("a run stopped from /subagents kill says so; an aborted tool call and a shutdown say otherwise", async () => {
+  const { abortStop, cancelledBy, ownerShutdown } = await import("../../../src/core/run/process/abort-reason.ts");
+  const { active, ctx, cmd } = setup();
+  const t = active.task("abc", undefined);
+  await cmd.handler("kill abc", ctx);
+  expect(abortStop(t.signal.reason)).toEqual({ code: "SUBAGENT_CANCELLED", message: "Stopped from /subagents kill" });
+  expect(abortStop(cancelledBy("Cancelled: the tool call was aborted"), false).message).toBe(
+    "Cancelled: the tool call was aborted (before it started)",
+  );
+  expect(abortStop(undefined)).toEqual({ code: "SUBAGENT_CANCELLED", message: "Cancelled" });
+  expect(abortStop(ownerShutdown()).code).toBe("SUBAGENT_FAILED");
+  // pi's own abort (Esc) reaches a linked call with the reason the front gives it, not pi's.
+  const esc = new AbortController();
+  const call = active.link(esc.signal, cancelledBy("Cancelled: the tool call was aborted"));
+  esc.abort(new Error("pi's reason"));
+  expect(abortStop(call.signal.reason).message).toBe("Cancelled: the tool call was aborted");
+});

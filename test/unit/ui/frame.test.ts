@@ -77,3 +77,14 @@ test("a collapsed failed task keeps room for why it failed, giving up the model 
   const lines = fitFrame([v, view(2)], { width: 69, rows: 4, maxLines: 5, style: plainStyle });
   expect(lines[1]).toBe("✗ fails-on-purpose • 2 tools • 3.0s — demo: this task fails on purpo…");
 });
+
+test("rows that do not divide evenly go to the busiest windows (most tool calls)", () => {
+  const views = [view(1, { toolCount: 2 }), view(2, { toolCount: 9 }), view(3, { toolCount: 4 })];
+  // 11 rows: the summary, three headers, 7 body lines: 2 each, and the spare one to task-2.
+  const lines = fitFrame(views, { width: 100, rows: 11, maxLines: 15, style: plainStyle });
+  const body = (i: number) => lines.filter((l) => l.includes(`line ${i}.`)).length;
+  expect([body(1), body(2), body(3)]).toEqual([2, 3, 2]);
+  // 12 rows: the next spare one to the next busiest.
+  const more = fitFrame(views, { width: 100, rows: 12, maxLines: 15, style: plainStyle });
+  expect([1, 2, 3].map((i) => more.filter((l) => l.includes(`line ${i}.`)).length)).toEqual([2, 3, 3]);
+});

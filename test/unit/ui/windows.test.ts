@@ -56,16 +56,52 @@ test("narrow headers drop the model first, then cost, profile and tools; never e
   expect(visibleWidth(long)).toBeLessThanOrEqual(30);
 });
 
-test("retries read `↻ retry 2/3 in 4s — 503 …`, without the failed attempt's ✗ line", () => {
+test("retries read `↻ retry 2/3 in 4s — 503 …`, without the failed attempt's ✗ line; one failure retried is one line", () => {
   const lines = displayLines([
     "read → a.ts",
     "✗ 503 overloaded",
     "↻ retry 1/3 in 2s: 503 overloaded",
     "✗ 503 overloaded",
     "↻ retry 2/3 in 4s: 503 overloaded",
+    "✗ 429 slow down",
+    "↻ retry 3/3 in 8s: 429 slow down",
     "",
   ]);
-  expect(lines).toEqual(["read → a.ts", "↻ retry 1/3 in 2s — 503 overloaded", "↻ retry 2/3 in 4s — 503 overloaded"]);
+  expect(lines).toEqual(["read → a.ts", "↻ retry 2/3 in 4s — 503 overloaded", "↻ retry 3/3 in 8s — 429 slow down"]);
+});
+
+test("a step repeated as it was (a call with its result, an error) is one step marked ×N; different steps stay", () => {
+  const finalize = ["finalize → ERROR", "  ✗ result must match the schema"];
+  const lines = displayLines([
+    "read → a.ts",
+    ...finalize,
+    ...finalize,
+    ...finalize,
+    "✗ 500 Internal Server Error",
+    "✗ 500 Internal Server Error",
+    "read → a.ts",
+    "read → b.ts",
+  ]);
+  expect(lines).toEqual([
+    "read → a.ts",
+    "finalize → ERROR ×3",
+    "  ✗ result must match the schema",
+    "✗ 500 Internal Server Error ×2",
+    "read → a.ts",
+    "read → b.ts",
+  ]);
+});
+
+test("turns and tokens follow the time; a started task whose child has not reported says so", () => {
+  const v = view({ turns: 3, tokens: { in: 12_345, out: 678 }, cost: 0 });
+  expect(windowHeader(v, plainStyle)).toBe(
+    "● review-api • reviewer (anthropic/claude-sonnet high) • 3 tools • 12s/600s • 3 turns • ↑12k ↓678",
+  );
+  // Narrow: the tokens go before the turns, the turns before the tools.
+  expect(windowHeader(v, plainStyle, 60)).toBe("● review-api • reviewer • 3 tools • 12s/600s • 3 turns");
+  expect(windowHeader(view({ starting: true, cost: 0, elapsedMs: 2_000 }), plainStyle)).toBe(
+    "● review-api • reviewer (anthropic/claude-sonnet high) • starting • 2s/600s",
+  );
 });
 
 test("a cancelled task is counted apart from errors and says it was cancelled", () => {
@@ -216,4 +252,55 @@ test("/subagents: a queued task that waits for others says so", async () => {
   const line = renderFleet(rows, 0, { width: 200, style: plainStyle, now: 0 })[1];
   expect(line).toContain("waiting");
   expect(line).toContain("after scout, review");
+});
+
+test("/subagents at 60 columns: the keys whole on a line of their own, every id whole; steer and stop only for a live pick", async () => {
+  const { renderFleet } = await import("../../../src/ui/fleet.ts");
+  const rows = [
+    {
+      id: "9c1e4f7a2b3d5e60",
+      name: "review-auth-flows",
+      agent: "reviewer",
+      status: "running" as const,
+      owner: "this pi",
+      since: 0,
+      cost: 0,
+    },
+    {
+      id: "4a8d2c6e1f0b7a93",
+      name: "docs",
+      agent: "default",
+      status: "completed" as const,
+      owner: "",
+      since: 0,
+      cost: 0.0123,
+    },
+    {
+      id: "1d7e9b2c4f6a8e05",
+      name: "fix",
+      agent: "worker",
+      status: "queued" as const,
+      owner: "cli 1234",
+      since: 0,
+      cost: 0,
+      after: ["review-auth-flows"],
+    },
+  ];
+  const live = renderFleet(rows, 0, { width: 60, style: plainStyle, now: 65_000 });
+  for (const l of live) expect(visibleWidth(l)).toBeLessThanOrEqual(60);
+  expect(live[1]).toBe("↑↓ select · Enter open · s steer · x stop · Esc close");
+  for (const r of rows) expect(live.some((l) => l.endsWith(r.id) && l.includes(r.name))).toBe(true);
+  const ended = renderFleet(rows, 1, { width: 120, style: plainStyle, now: 65_000 });
+  expect(ended[0]).toBe("Sub-agents · 2 running · ↑↓ select · Enter open · Esc close");
+});
+
+test("a started task reads `starting` until its child's first event", async () => {
+  const { CallWindows } = await import("../../../src/ui/call-windows.ts");
+  const { newRunState } = await import("../../../src/core/run/process/run-state.ts");
+  const w = new CallWindows([{ name: "scout", sessionId: "a", timeoutSec: 600 }], 5);
+  expect(w.snapshot(0).windows[0].starting).toBeUndefined();
+  w.start(0, 0);
+  expect(windowHeader(w.snapshot(2_000).windows[0], plainStyle)).toBe("● scout • default • starting • 2s/600s");
+  w.event(0, newRunState(0));
+  expect(w.snapshot(2_000).windows[0].starting).toBeUndefined();
 });

@@ -1,7 +1,8 @@
 // The docker runner: one container per child (`docker run --rm -i --init`), from `subagents.docker.image` (any
 // image with a glibc). Our executable is mounted read-only at its own path and runs the pi built into it; the
-// task folder and the session folder are mounted read-write at the same paths, pi's agent dir as in the sandbox
-// (a private folder with the user's entries read-only, auth.json writable, no sessions, no store). The
+// task folder and the child's own session file are mounted read-write at the same paths, pi's agent dir as in the
+// sandbox (a private folder with the user's entries read-only, a credentials copy as auth.json, none of our
+// records, no other sessions: child-files.ts). The
 // container is read-only, has no capabilities and a private /tmp and home. `DOCKER_HOST` is honoured (the docker
 // CLI reads it): a remote daemon must see the same paths (a shared filesystem) and the same executable.
 //
@@ -17,6 +18,7 @@ import type { Host } from "../../host.ts";
 import type { GuardBind } from "./sandbox-guard.ts";
 import { agentDirMounts } from "./sandbox.ts";
 import { closeNetwork } from "./network.ts";
+import { childFiles, type ChildFiles } from "./child-files.ts";
 import { onPath, runCommand } from "./commands.ts";
 import { assetCaches, guardOf } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";
@@ -24,8 +26,6 @@ import type { ChildRunner, PlaceRequest } from "./types.ts";
 /** Environment that crosses into the container: pi's, ours, locale, proxies and model-provider credentials. */
 const ENV_CROSSES =
   /^(PI_|SUBAGENTS_|LANG$|LC_|TZ$|TERM$|NO_COLOR$|HOME$|USER$|(HTTPS?|NO|ALL)_PROXY$|(https?|no|all)_proxy$|[A-Z][A-Z0-9_]*_API_KEY$|ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|AZURE_|AWS_|MISTRAL_|GROQ_|OPENROUTER_|XAI_|DEEPSEEK_|CEREBRAS_|COPILOT_|GH_TOKEN$)/;
-
-const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
 
 function ids(host: Host): string | null {
   const status = host.readText("/proc/self/status") ?? "";
@@ -74,6 +74,7 @@ export function dockerArgv(
     caches: string[];
     guard?: GuardBind[];
     netSocket?: string;
+    files?: Pick<ChildFiles, "sessionFile" | "authFile">;
   },
 ): string[] {
   const home = req.env.HOME ?? "/root";
@@ -81,11 +82,11 @@ export function dockerArgv(
   const exe = req.argv[0];
   // Each path once (docker refuses a second mount at the same place); the first mode given wins.
   const mounts = new Map<string, "ro" | "rw">();
-  const agent = agentDirMounts(req.agentDir, opts.agentEntries).map((m) => [m.path, m.writable ? "rw" : "ro"]);
+  const agent = agentDirMounts(req.agentDir, opts.agentEntries).map((p) => [p, "ro"]);
   for (const [p, mode] of [
     [exe, "ro"],
     ...agent,
-    [dirOf(req.sessionFile), "rw"],
+    [opts.files?.sessionFile ?? req.sessionFile, "rw"],
     [req.cwd, "rw"],
     ...(req.gitDir ? [[req.gitDir, "rw"]] : []),
     ...req.files.map((f) => [f, "ro"]),
@@ -132,6 +133,7 @@ export function dockerArgv(
   );
   if (opts.user) argv.push("--user", opts.user);
   for (const [p, mode] of mounts) argv.push("-v", `${p}:${p}:${mode}`);
+  if (opts.files?.authFile) argv.push("-v", `${opts.files.authFile}:${req.agentDir}/auth.json:rw`);
   for (const p of empty) argv.push("--tmpfs", `${p}:ro`);
   for (const k of Object.keys(req.env).sort())
     if (ENV_CROSSES.test(k) && k !== "PI_SUBAGENT_PARENT_PID") argv.push("-e", k);
@@ -161,6 +163,7 @@ export const dockerRunner: ChildRunner = {
     const guard = guardOf(req, req.env.HOME ?? "/root");
     const net = await closeNetwork(req, req.argv, req.env);
     if (typeof net === "string") return net;
+    const files = await childFiles(req);
     const netReq = net ? { ...req, env: net.env } : req;
     const argv = dockerArgv(netReq, {
       docker,
@@ -171,6 +174,7 @@ export const dockerRunner: ChildRunner = {
       caches: assetCaches(req.env, req.env.HOME ?? "/root").filter((c) => req.host.stat(c)?.isDirectory),
       guard: guard.binds,
       netSocket: net?.socket,
+      files,
     });
     // The values of `-e NAME` come from the docker client's own environment, never from its argv.
     const { PI_SUBAGENT_PARENT_PID: _, ...env } = netReq.env;
@@ -179,9 +183,11 @@ export const dockerRunner: ChildRunner = {
       env,
       guard,
       netRefused: net ? () => net.proxy.refused() : undefined,
+      warnings: files.warnings,
       cleanup: async () => {
         await runCommand(req.host, [docker, "rm", "-f", req.name], { timeoutMs: 30_000 });
         await net?.proxy.close();
+        await files.close();
       },
     };
   },

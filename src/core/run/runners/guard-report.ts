@@ -1,11 +1,12 @@
 // What a child tried to do to the protected paths of its folders (sandbox-guard.ts), as the task's warnings: the
 // writes the sandbox refused, found in its tool results (the error names the path: "…/.git/hooks/pre-commit:
 // Read-only file system", "could not write config file .git/config: Device or resource busy" — a protected file
-// is its own mount point, so replacing it is EBUSY rather than EROFS), and protected paths that were missing at
-// the start and exist now.
+// is its own mount point, so replacing it is EBUSY rather than EROFS), protected paths that were missing at the
+// start and exist now (moved aside: `NAME.quarantined`), and what it planted below the top (nested-report.ts).
 import type { Host } from "../../host.ts";
 import type { StoredMessage } from "../../types.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
+import { nestedWarnings, quarantine } from "./nested-report.ts";
 
 const REFUSED = /read-only file system|resource busy|\bEROFS\b|\bEBUSY\b/i;
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -29,7 +30,7 @@ function named(line: string, guard: SandboxGuard): string | null {
 }
 
 export function guardWarnings(
-  host: Pick<Host, "stat" | "remove">,
+  host: Pick<Host, "stat" | "listDir" | "readText" | "readBytes" | "writeFile" | "remove" | "rename">,
   guard: SandboxGuard | undefined,
   messages: StoredMessage[],
 ): string[] {
@@ -57,10 +58,16 @@ export function guardWarnings(
     if (p.endsWith("/.git/commondir")) {
       host.remove(p);
       out.push(`sandbox: the child created ${p}, which would point git at another config and hooks: removed`);
-    } else
-      out.push(
-        `sandbox: the child created ${p} (a protected path: tools run what is there); check it before you open the folder`,
-      );
+      continue;
+    }
+    const to = quarantine(host, p);
+    out.push(
+      to
+        ? `sandbox: the child created ${p} (a protected path: tools run what is there): moved aside to ${to}; look at it before you move it back`
+        : `sandbox: the child created ${p} (a protected path: tools run what is there); check it before you open the folder`,
+    );
   }
-  return out;
+  // Paths opened with subagents.sandboxWritable are the person's choice: left as they are.
+  const opened = (p: string) => (guard.open ?? []).some((o) => p === o || p.startsWith(`${o}/`));
+  return [...out, ...nestedWarnings(host, guard, opened)];
 }

@@ -6,7 +6,9 @@ import type { ChildRunner } from "./types.ts";
 export const localRunner: ChildRunner = {
   name: "local",
   async place(req) {
-    if (!req.sandbox) return { argv: req.argv, env: req.env };
+    // pi makes its session file with the umask; its folder is ours and owner-only already, the file is made so too.
+    if (!req.sandbox)
+      return { argv: req.argv, env: req.env, cleanup: async () => req.host.makePrivate(req.sessionFile) };
     const boxed = await sandboxedChild(req);
     if (typeof boxed === "string") return boxed;
     // Its own pid namespace hides the owner: the child cannot watch it by pid, and need not

@@ -1,12 +1,15 @@
-// Paths a sandboxed child must not write even inside its writable folders (issue 40): files that the person's own
+// Paths a sandboxed child must not write even inside its writable folders: files that the person's own
 // tools run later, outside the sandbox and with the person's rights — git's hooks and config, pi's (and other
 // agents') project configuration, editor task files, shell startup files. Each is bound read-only over the
 // writable folder; a protected folder that does not exist yet gets an empty read-only folder in its place (the
 // mount point is left behind, empty: bubblewrap and docker create it in the person's folder). Files and folders
 // that are missing and cannot get a placeholder without harm (an empty `.git/commondir` would break git, an empty
-// `.vscode` would be litter in every project) are checked after the run instead (guard-report.ts).
+// `.vscode` would be litter in every project) are checked after the run instead (guard-report.ts). Below the top, a
+// bounded walk (nested-scan.ts) finds repositories and project config in subfolders, and the repository's populated
+// submodules at any depth: what exists is protected the same way; what the child makes is dealt with after the run.
 // The bubblewrap, docker and sandbox-exec wrappers share this list; docs/sandbox-runners.md "Protected paths" says why each is here.
 import type { Host } from "../../host.ts";
+import { type FolderScan, scanFolder } from "./nested-scan.ts";
 
 /** One mount over a writable folder: read-only, writable again inside a read-only one, or an empty placeholder. */
 export type GuardBind = { path: string; how: "ro" | "rw" | "empty" };
@@ -20,9 +23,13 @@ export type SandboxGuard = {
   /** The task's folders, to name protected paths relative to them. */
   roots: string[];
   home: string;
+  /** What the person opened with subagents.sandboxWritable, as absolute paths. */
+  open?: string[];
+  /** What the walk of each task folder found before the run (compared after it: nested-report.ts). */
+  scans?: { root: string; repo?: { top: string; gitDir: string }; scan: FolderScan }[];
 };
 
-type GuardHost = Pick<Host, "stat" | "readText" | "listDir">;
+type GuardHost = Pick<Host, "stat" | "readText" | "listDir" | "readBytes">;
 
 /** pi's project folder: extensions, settings, MCP servers, skills, prompts, agents and workflows all load from it. */
 const PI_DIR = ".pi";
@@ -51,9 +58,6 @@ const TOP_LEVEL = [
   ".zprofile",
   ".zlogin",
 ];
-/** At most this many entries of a writable folder are looked at for repositories one level down. */
-const NESTED_SCAN = 200;
-
 const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
 const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
 
@@ -124,8 +128,9 @@ export function sandboxGuard(
     }
   };
 
-  /** The repository whose work tree is `top` (`.git` a folder, or a file naming a linked worktree's folder). */
-  const repo = (top: string) => {
+  /** The repository whose work tree is `top` (`.git` a folder, or a file naming a linked worktree's folder); its
+   *  git folder (where its index is) when there is one. */
+  const repo = (top: string): string | undefined => {
     const dotgit = `${top}/.git`;
     const st = host.stat(dotgit);
     if (!st) return;
@@ -158,27 +163,41 @@ export function sandboxGuard(
       if (!inRoot(p)) continue;
       bind(p, host.stat(p) ? "ro" : "empty");
     }
+    return gd;
+  };
+  const scans: NonNullable<SandboxGuard["scans"]> = [];
+
+  /** pi's project folder: read-only, the agents' memory notes in it writable. */
+  const piDir = (pi: string) => {
+    bind(pi, "ro");
+    for (const w of PI_WRITABLE) if (host.stat(`${pi}/${w}`)?.isDirectory) bind(`${pi}/${w}`, "rw");
   };
 
   for (const root of o.roots) {
     // The repository holding the folder, when its top is at or above it.
+    let holder: { top: string; gitDir: string } | undefined;
     for (let dir = root, i = 0; dir && i < 64; dir = dirOf(dir), i++) {
       if (host.stat(`${dir}/.git`)) {
-        repo(dir);
+        const gitDir = repo(dir);
+        if (gitDir) holder = { top: dir, gitDir };
         break;
       }
       if (dir === "/") break;
     }
-    // Repositories one level down (a task folder holding several projects).
-    const entries = host.listDir(root);
-    for (const e of entries.slice(0, NESTED_SCAN))
-      if (e.isDirectory && !e.name.startsWith(".") && host.stat(`${root}/${e.name}/.git`)) repo(`${root}/${e.name}`);
     const pi = `${root}/${PI_DIR}`;
-    if (host.stat(pi)?.isDirectory) {
-      bind(pi, "ro");
-      for (const w of PI_WRITABLE) if (host.stat(`${pi}/${w}`)?.isDirectory) bind(`${pi}/${w}`, "rw");
-    } else if (!host.stat(pi)) bind(pi, "empty");
+    if (host.stat(pi)?.isDirectory) piDir(pi);
+    else if (!host.stat(pi)) bind(pi, "empty");
     for (const name of TOP_LEVEL) roIfThere(`${root}/${name}`);
+    // Below the top: repositories, bare repositories and project config in subfolders, and populated submodules at
+    // any depth, protected like the top's.
+    const scan = scanFolder(host, root, holder);
+    for (const top of [...scan.repos, ...(scan.gitlinks ?? [])]) repo(top);
+    for (const gd of scan.gitDirs) if (inRoot(gd) && !binds.has(`${gd}/config`)) gitDir(gd, true);
+    for (const p of scan.names) {
+      if (p.endsWith(`/${PI_DIR}`) && host.stat(p)?.isDirectory) piDir(p);
+      else bind(p, "ro");
+    }
+    scans.push({ root, repo: holder, scan });
   }
 
   return opened(
@@ -188,6 +207,7 @@ export function sandboxGuard(
       missing: [...missing],
       roots: o.roots,
       home: o.home,
+      scans,
     },
     o.open ?? [],
     o.cwd,
@@ -206,5 +226,11 @@ function opened(g: SandboxGuard, open: string[], cwd: string, home: string, host
   for (const p of paths)
     if (binds.some((b) => b.how !== "rw" && under(p, b.path) && p !== b.path) && host.stat(p))
       binds.push({ path: p, how: "rw" });
-  return { ...g, binds, watched: g.watched.filter((p) => !isOpen(p)), missing: g.missing.filter((p) => !isOpen(p)) };
+  return {
+    ...g,
+    binds,
+    watched: g.watched.filter((p) => !isOpen(p)),
+    missing: g.missing.filter((p) => !isOpen(p)),
+    open: paths,
+  };
 }

@@ -1,10 +1,12 @@
 // Wraps a child's command in the sandbox of this platform: bubblewrap on Linux (sandbox.ts), sandbox-exec on
 // macOS (a profile written to the same effect; untested here: no macOS machine). Shared by the local and slurm
 // runners; the docker runner builds its own confinement from docker's flags.
-import { bwrapArgv, hiddenArgvPaths } from "./sandbox.ts";
+import { agentDirHidden, bwrapArgv, hiddenArgvPaths } from "./sandbox.ts";
 import { sandboxGuard, type SandboxGuard } from "./sandbox-guard.ts";
 import { onPath } from "./commands.ts";
 import { closeNetwork } from "./network.ts";
+import { childFiles, type ChildFiles } from "./child-files.ts";
+import { hiddenPlaces, recordMasks, recordPaths } from "./sandbox-places.ts";
 import type { Placed, PlaceRequest } from "./types.ts";
 
 export const BWRAP_MISSING =
@@ -18,7 +20,6 @@ export function assetCaches(env: Record<string, string | undefined>, home: strin
     .map((b) => `${b}/subagents`);
 }
 
-const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
 const platform = () => (typeof process !== "undefined" ? process.platform : "linux");
 
 /** The protected paths of this child's writable folders (its task folder, its worktree's git folder). */
@@ -34,58 +35,91 @@ export function guardOf(req: PlaceRequest, home: string): SandboxGuard {
   });
 }
 
+const expandHome = (p: string, home: string) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p);
+
 /** The command, sandboxed, with what it protects; a string is why it cannot be. */
 export function sandboxed(
   req: PlaceRequest,
-  opts: { checkInstalled?: boolean; netSocket?: string } = {},
+  opts: { checkInstalled?: boolean; netSocket?: string; files?: Pick<ChildFiles, "sessionFile" | "authFile"> } = {},
 ): { argv: string[]; guard: SandboxGuard } | string {
   const home = req.env.HOME ?? req.host.homedir();
-  const writable = [req.cwd, dirOf(req.sessionFile), ...(req.gitDir ? [req.gitDir] : [])];
-  const extra = req.settings.sandboxReadable.map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p));
-  const readable = [...hiddenArgvPaths(req.argv, home), ...req.files, ...assetCaches(req.env, home), ...extra];
+  const writable = [req.cwd, ...(req.gitDir ? [req.gitDir] : [])];
+  const sessionFile = opts.files?.sessionFile ?? req.sessionFile;
+  const extra = req.settings.sandboxReadable.map((p) => expandHome(p, home));
+  const hidden = platform() === "darwin" ? { dirs: [], links: [], files: [] } : hiddenPlaces(req.host);
+  const hiddenRoots = [home, "/tmp", req.agentDir, ...hidden.dirs];
+  const readable = [...hiddenArgvPaths(req.argv, hiddenRoots), ...req.files, ...assetCaches(req.env, home), ...extra];
   if (platform() !== "darwin" && opts.checkInstalled !== false && !onPath(req.host, "bwrap")) return BWRAP_MISSING;
   const guard = guardOf(req, home);
   if (platform() === "darwin")
     return {
-      argv: ["sandbox-exec", "-p", seatbeltProfile(home, req.agentDir, writable, readable, guard), ...req.argv],
+      argv: [
+        "sandbox-exec",
+        "-p",
+        seatbeltProfile(home, req.agentDir, [...writable, sessionFile], readable, guard, [
+          ...agentDirHidden(
+            req.agentDir,
+            req.host.listDir(req.agentDir).map((e) => e.name),
+          ),
+          ...recordPaths(req.host.env, req.agentDir),
+        ]),
+        ...req.argv,
+      ],
       guard,
     };
-  const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
+  const ownConfig = (req.ownConfig ?? []).map((p) => expandHome(p, home));
   const argv = bwrapArgv({
     argv: req.argv,
     cwd: req.cwd,
     home,
     agentDir: req.agentDir,
-    agentEntries,
+    agentEntries: req.host.listDir(req.agentDir).map((e) => e.name),
     writable,
+    sessionFile,
+    authFile: opts.files?.authFile,
     readable,
-    ownConfig: (req.ownConfig ?? []).map((p) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p)),
+    ownConfig,
     guard: guard.binds,
     netSocket: opts.netSocket,
+    hidden,
+    masks: recordMasks(req.host, {
+      env: req.host.env,
+      agentDir: req.agentDir,
+      hidden: hiddenRoots,
+      bound: [...writable, sessionFile, ...readable, ...ownConfig],
+    }),
   });
   return { argv, guard };
 }
 
-/** The sandboxed command with its network closed as the settings say (network.ts): the proxy is started here and
- *  stopped by the returned cleanup; a string is why it cannot run (nothing is left running then). */
+/** The sandboxed command with its network closed as the settings say (network.ts), its own session file and
+ *  credentials copy (child-files.ts): the proxy and the copy's watch are started here and stopped by the returned
+ *  cleanup; a string is why it cannot run (nothing is left running then). */
 export async function sandboxedChild(
   req: PlaceRequest,
-): Promise<(Required<Pick<Placed, "argv" | "env">> & Pick<Placed, "guard" | "cleanup" | "netRefused">) | string> {
+): Promise<
+  (Required<Pick<Placed, "argv" | "env" | "cleanup">> & Pick<Placed, "guard" | "netRefused" | "warnings">) | string
+> {
   // sandbox-exec's network rules are not built (no macOS machine to test them): the host network there.
   const net = platform() === "darwin" ? null : await closeNetwork(req, req.argv, req.env);
   if (typeof net === "string") return net;
-  const boxed = sandboxed(net ? { ...req, argv: net.argv } : req, { netSocket: net?.socket });
-  if (typeof boxed === "string") {
+  const files = await childFiles(req);
+  const cleanup = async () => {
     await net?.proxy.close();
+    await files.close();
+  };
+  const boxed = sandboxed(net ? { ...req, argv: net.argv } : req, { netSocket: net?.socket, files });
+  if (typeof boxed === "string") {
+    await cleanup();
     return boxed;
   }
-  if (!net) return { argv: boxed.argv, env: req.env, guard: boxed.guard };
   return {
     argv: boxed.argv,
-    env: net.env,
+    env: net?.env ?? req.env,
     guard: boxed.guard,
-    cleanup: () => net.proxy.close(),
-    netRefused: () => net.proxy.refused(),
+    cleanup,
+    netRefused: net ? () => net.proxy.refused() : undefined,
+    warnings: files.warnings,
   };
 }
 
@@ -98,6 +132,7 @@ export function seatbeltProfile(
   writable: string[],
   readable: string[] = [],
   guard?: SandboxGuard,
+  hidden: string[] = [],
 ): string {
   // Later rules win: the protected paths are denied again after the writable folders are allowed (by path, so a
   // missing one needs no placeholder); what is writable inside them (worktree objects, agent memory) comes last.
@@ -113,6 +148,13 @@ export function seatbeltProfile(
     `(allow file-write* ${[...writable, "/private/tmp", "/private/var/folders", "/dev"].map((p) => `(subpath ${q(p)})`).join(" ")})`,
     `(deny file-read* (subpath ${q(home)}))`,
     `(allow file-read* ${[agentDir, ...writable, ...readable].map((p) => `(subpath ${q(p)})`).join(" ")})`,
+    // Our records and the other sessions, read or written: denied again, then the child's own session file.
+    ...(hidden.length
+      ? [
+          `(deny file-read* file-write* ${hidden.map((p) => `(subpath ${q(p)})`).join(" ")})`,
+          `(allow file-read* file-write* ${writable.map((p) => `(subpath ${q(p)})`).join(" ")})`,
+        ]
+      : []),
     ...(denied.length ? [`(deny file-write* ${denied.map((p) => `(subpath ${q(p)})`).join(" ")})`] : []),
     ...(reopened.length ? [`(allow file-write* ${reopened.map((p) => `(subpath ${q(p)})`).join(" ")})`] : []),
   ].join("\n");

@@ -106,7 +106,7 @@ export const slurmRunner: ChildRunner = {
       env,
       cleanup: async () => {
         await runCommand(req.host, [scancel, "--quiet", "--name", req.name], { timeoutMs: 15_000 });
-        await boxed.cleanup?.();
+        if ("cleanup" in boxed) await boxed.cleanup();
       },
     };
   },

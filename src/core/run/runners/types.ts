@@ -27,6 +27,9 @@ export type PlaceRequest = {
   ownConfig?: string[];
   /** The folder git keeps this worktree's index in (isolated tasks), writable inside the sandbox. */
   gitDir?: string;
+  /** Set when the child is a pi, which reads pi's auth.json: the provider of the model it runs, when known. A
+   *  sandboxed or container child gets a copy with that provider's credentials only (child-auth.ts). */
+  piAuth?: { provider?: string };
   settings: EngineSettings;
   /** A sandboxed child's way out when its network is closed (network.ts): the destinations its proxy lets through
    *  ("host:port", "host", "*.domain"), and our executable's command for its forwarder role. */
@@ -42,6 +45,8 @@ export type Placed = {
   guard?: SandboxGuard;
   /** With a closed network: the destinations its proxy refused, and how often (reported as task warnings). */
   netRefused?: () => Map<string, number>;
+  /** What else the person should know once the child ended (a change to its credentials copy that was not kept). */
+  warnings?: () => string[];
 };
 
 export type ChildRunner = {

@@ -90,7 +90,7 @@ test("the settings' sandbox cannot be turned off by a task or an agent file; the
   expect(chooseWhere(defaultSettings(), {}, { runner: "docker" }).notes[0]).toContain("no steering");
 });
 
-test("bwrap argv: home hidden first, agent dir rebuilt (auth writable, sessions and store left out), no capabilities", () => {
+test("bwrap argv: socket places and home hidden first, agent dir rebuilt without our records, the credentials copy and the own session file bound alone, no capabilities", () => {
   const argv = bwrapArgv({
     argv: ["/home/u/.bun/bin/pi", "-p"],
     cwd: "/home/u/proj",
@@ -99,14 +99,33 @@ test("bwrap argv: home hidden first, agent dir rebuilt (auth writable, sessions 
     agentEntries: [
       "settings.json",
       "auth.json",
+      "auth.json.lock",
       "sessions",
       "subagent-sessions",
       "subagents.db",
       "subagents.db-wal",
+      "control",
+      "logs",
+      "schedules",
+      "worktrees",
       "extensions",
     ],
-    writable: ["/home/u/proj", "/home/u/.pi/agent/subagent-sessions/--home-u-proj--"],
+    writable: ["/home/u/proj"],
+    sessionFile: "/home/u/.pi/agent/subagent-sessions/--home-u-proj--/default_1.jsonl",
+    authFile: "/tmp/subagents-x/auth-c1.json",
     readable: ["/home/u/.bun/bin/pi", "/tmp/p/prompt.md"],
+    hidden: {
+      dirs: ["/run", "/var/tmp"],
+      links: [{ path: "/run/shm", target: "/dev/shm" }],
+      files: ["/run/systemd/resolve/stub-resolv.conf"],
+    },
+    masks: {
+      before: ["/srv/data/worktrees"],
+      after: [
+        { path: "/srv/data/control", dir: true },
+        { path: "/srv/data/subagents.db", dir: false },
+      ],
+    },
   });
   const s = argv.join(" ");
   expect(argv.slice(0, 10)).toEqual([
@@ -121,22 +140,47 @@ test("bwrap argv: home hidden first, agent dir rebuilt (auth writable, sessions 
     "--tmpfs",
     "/tmp",
   ]);
+  expect(s).toContain(
+    "--tmpfs /run --tmpfs /var/tmp --symlink /dev/shm /run/shm --ro-bind-try /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf --tmpfs /home/u ",
+  );
   expect(s.indexOf("--tmpfs /home/u ")).toBeLessThan(s.indexOf("--tmpfs /home/u/.pi/agent"));
   expect(s.indexOf("--tmpfs /home/u/.pi/agent")).toBeLessThan(s.indexOf("--ro-bind /home/u/.pi/agent/settings.json"));
-  expect(s).toContain("--bind /home/u/.pi/agent/auth.json /home/u/.pi/agent/auth.json");
+  expect(s).toContain("--bind-try /tmp/subagents-x/auth-c1.json /home/u/.pi/agent/auth.json");
   expect(s).toContain("--ro-bind /home/u/.pi/agent/extensions /home/u/.pi/agent/extensions");
-  expect(s).not.toContain("agent/sessions");
-  expect(s).not.toContain("subagents.db");
+  for (const hidden of [
+    "agent/sessions",
+    "agent/subagents.db",
+    "agent/control",
+    "agent/logs",
+    "agent/schedules",
+    "agent/worktrees",
+    "auth.json.lock",
+    "--ro-bind /home/u/.pi/agent/auth.json",
+  ])
+    expect(s, hidden).not.toContain(hidden);
   expect(s).toContain("--bind /home/u/proj /home/u/proj");
-  expect(s).toContain("--bind /home/u/.pi/agent/subagent-sessions/--home-u-proj-- ");
+  // The session file alone, not its folder (the other sessions' transcripts).
+  expect(s).toContain(
+    "--bind /home/u/.pi/agent/subagent-sessions/--home-u-proj--/default_1.jsonl /home/u/.pi/agent/subagent-sessions/--home-u-proj--/default_1.jsonl",
+  );
+  expect(s).not.toContain("--bind /home/u/.pi/agent/subagent-sessions/--home-u-proj-- ");
   expect(s).toContain("--ro-bind-try /tmp/p/prompt.md /tmp/p/prompt.md");
+  // A folder that may hold the task's own (worktrees) before the writable binds; the records after everything.
+  expect(s.indexOf("--tmpfs /srv/data/worktrees")).toBeLessThan(s.indexOf("--bind /home/u/proj"));
+  expect(s.indexOf("--tmpfs /srv/data/control --remount-ro /srv/data/control")).toBeGreaterThan(
+    s.indexOf("--bind /home/u/proj"),
+  );
+  expect(s).toContain("--ro-bind /dev/null /srv/data/subagents.db");
   expect(s).toContain("--cap-drop ALL");
   expect(s).toContain("--die-with-parent");
   expect(s).toContain("--share-net");
   expect(argv.slice(-3)).toEqual(["--", "/home/u/.bun/bin/pi", "-p"]);
   expect(
-    hiddenArgvPaths(["/usr/bin/node", "/home/u/app/node_modules/pi/dist/cli.js", "/tmp/x/ext.js", "-p"], "/home/u"),
-  ).toEqual(["/home/u/app", "/tmp/x/ext.js"]);
+    hiddenArgvPaths(
+      ["/usr/bin/node", "/home/u/app/node_modules/pi/dist/cli.js", "/tmp/x/ext.js", "/run/user/1/x.js", "-p"],
+      ["/home/u", "/tmp", "/run"],
+    ),
+  ).toEqual(["/home/u/app", "/tmp/x/ext.js", "/run/user/1/x.js"]);
 });
 
 const req = (over: Partial<PlaceRequest> = {}): PlaceRequest => ({
@@ -170,8 +214,9 @@ test("docker argv: named and labelled, read-only, mounts at the same paths, env 
     user: "1000:1000",
     owner: 42,
     host: "vm",
-    agentEntries: ["settings.json", "auth.json", "sessions", "subagents.db"],
+    agentEntries: ["settings.json", "auth.json", "sessions", "subagents.db", "control", "logs"],
     caches: [],
+    files: { sessionFile: "/home/u/.pi/agent/subagent-sessions/s/a_1.jsonl", authFile: "/tmp/s-1/auth-c.json" },
   });
   const s = argv.join(" ");
   expect(argv.slice(0, 7)).toEqual(["/usr/bin/docker", "run", "--rm", "-i", "--init", "--name", "subagents-abc-1"]);
@@ -180,9 +225,14 @@ test("docker argv: named and labelled, read-only, mounts at the same paths, env 
     "--network host --read-only --tmpfs /tmp:exec --tmpfs /home/u:exec --tmpfs /home/u/.pi/agent:exec --cap-drop ALL --security-opt no-new-privileges --user 1000:1000",
   );
   expect(s).toContain(
-    "-v /opt/subagents:/opt/subagents:ro -v /home/u/.pi/agent/settings.json:/home/u/.pi/agent/settings.json:ro -v /home/u/.pi/agent/auth.json:/home/u/.pi/agent/auth.json:rw -v /home/u/.pi/agent/subagent-sessions/s:/home/u/.pi/agent/subagent-sessions/s:rw -v /work/proj:/work/proj:rw",
+    "-v /opt/subagents:/opt/subagents:ro -v /home/u/.pi/agent/settings.json:/home/u/.pi/agent/settings.json:ro -v /home/u/.pi/agent/subagent-sessions/s/a_1.jsonl:/home/u/.pi/agent/subagent-sessions/s/a_1.jsonl:rw -v /work/proj:/work/proj:rw",
   );
   expect(s).toContain("-v /tmp/p/1.md:/tmp/p/1.md:ro");
+  // The credentials copy in place of the user's auth.json; none of our records.
+  expect(s).toContain("-v /tmp/s-1/auth-c.json:/home/u/.pi/agent/auth.json:rw");
+  expect(s).not.toContain("-v /home/u/.pi/agent/auth.json");
+  expect(s).not.toContain("agent/control");
+  expect(s).not.toContain("agent/logs");
   expect(s).toContain("-e HOME -e OPENAI_API_KEY -e PI_OFFLINE");
   expect(s).not.toContain("SECRET_THING");
   expect(s).not.toContain("sessions:");
@@ -229,4 +279,17 @@ test("macOS profile: writes only in the task's folders and temp, home unreadable
   expect(p).toContain('(allow file-read* (subpath "/Users/u/.pi/agent") (subpath "/Users/u/proj")');
   // Later rules win in sandbox-exec: the allows come after the denies.
   expect(p.indexOf("(deny file-read*")).toBeLessThan(p.indexOf("(allow file-read*"));
+  // Our records and the other sessions denied again, then the child's own folder and session file.
+  const own = "/Users/u/.pi/agent/subagent-sessions/x/a_1.jsonl";
+  const h: string = seatbeltProfile("/Users/u", "/Users/u/.pi/agent", ["/Users/u/proj", own], [], undefined, [
+    "/Users/u/.pi/agent/subagent-sessions",
+    "/Users/u/.pi/agent/control",
+  ]);
+  const deny = h.indexOf(
+    '(deny file-read* file-write* (subpath "/Users/u/.pi/agent/subagent-sessions") (subpath "/Users/u/.pi/agent/control"))',
+  );
+  expect(deny).toBeGreaterThan(h.indexOf('(allow file-read* (subpath "/Users/u/.pi/agent")'));
+  expect(h.indexOf(`(allow file-read* file-write* (subpath "/Users/u/proj") (subpath "${own}"))`)).toBeGreaterThan(
+    deny,
+  );
 });

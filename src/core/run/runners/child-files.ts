@@ -1,0 +1,50 @@
+// The two files of pi's agent dir a sandboxed or container child writes, given to it one by one: its own session
+// file (the folder holds the other sessions of the same task folder: their transcripts, which a resumed session
+// loads as its context) and its credentials copy (child-auth.ts). A session file bound on its own must exist: a new
+// one is made empty (0600; pi starts any empty session file as a new session), and is removed again after the run
+// when the child wrote no conversation into it, so a resume replays the transcript as it would without the sandbox.
+import type { Host } from "../../host.ts";
+import { childAuth } from "./child-auth.ts";
+import type { PlaceRequest } from "./types.ts";
+
+export type ChildFiles = {
+  sessionFile: string;
+  /** The credentials copy, when the user has an auth.json and the child is a pi. */
+  authFile?: string;
+  warnings(): string[];
+  /** Runs after the child ended, on every end path. Never throws. */
+  close(): Promise<void>;
+};
+
+const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
+
+/** Whether pi wrote a conversation into the session file (more than its header line). */
+function hasConversation(host: Pick<Host, "stat" | "readBytes">, file: string): boolean {
+  const st = host.stat(file);
+  if (!st?.size) return false;
+  if (st.size > 8192) return true;
+  const text = new TextDecoder().decode(host.readBytes(file, 8192) ?? new Uint8Array());
+  return text.split("\n").filter((l) => l.trim()).length > 1;
+}
+
+export async function childFiles(req: PlaceRequest): Promise<ChildFiles> {
+  const { host, sessionFile } = req;
+  const made = !host.stat(sessionFile);
+  if (made) {
+    host.mkdirp(dirOf(sessionFile));
+    host.writeFile(sessionFile, "", 0o600);
+  }
+  const auth = req.piAuth ? await childAuth(host, req.agentDir, req.piAuth.provider, req.name) : null;
+  let closed: Promise<void> | null = null;
+  return {
+    sessionFile,
+    authFile: auth?.file,
+    warnings: () => auth?.warnings() ?? [],
+    close: () =>
+      (closed ??= (async () => {
+        await auth?.close().catch(() => {});
+        if (made && !hasConversation(host, sessionFile)) host.remove(sessionFile);
+        else host.makePrivate(sessionFile);
+      })()),
+  };
+}

@@ -1,8 +1,6 @@
-// Scale: 64 tasks at concurrency 16 through the engine (the same code the CLI and the extension use), in this
+// Scale: 64 tasks at concurrency 16 through the call runner (the same code the CLI and the extension use), in this
 // process: parent RSS growth per task, every status recorded, nothing left running.
-import { runScheduled } from "../src/core/run/scheduler.ts";
-import { runTask } from "../src/core/run/task.ts";
-import { worldEngine } from "../test/support/engine.ts";
+import { runWorldCall, worldEngine } from "../test/support/engine.ts";
 import { benchWorld, table } from "./lib.ts";
 
 export async function scale(): Promise<string> {
@@ -15,13 +13,8 @@ export async function scale(): Promise<string> {
     let peak = baseline;
     const poll = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
     const t0 = performance.now();
-    const inputs = Array.from({ length: 64 }, (_, i) => ({
-      name: `t${i}`,
-      prompt: `scale task ${i}`,
-      cwd: world.workDir,
-      sessionId: store.newSessionId(),
-    }));
-    const outcomes = await runScheduled(inputs, 16, (input, hooks) => runTask(engine, input, hooks));
+    const tasks = Array.from({ length: 64 }, (_, i) => ({ name: `t${i}`, prompt: `scale task ${i}` }));
+    const { tasks: inputs, outcomes } = await runWorldCall(engine, tasks, { cwd: world.workDir, concurrency: 16 });
     const wall = performance.now() - t0;
     clearInterval(poll);
     const recorded = inputs.filter((t) => store.getSession(t.sessionId)?.status === "completed").length;

@@ -14,7 +14,7 @@ export async function updates(): Promise<string> {
   const world = await benchWorld();
   try {
     for (const [k, v] of Object.entries(world.env)) process.env[k] = v;
-    const env = makeToolEnv(createServices, () => {});
+    const env = makeToolEnv({ services: createServices, appendEntry: () => {} });
     const tool = delegateTool(env);
     const stamps: number[] = [];
     let renderMs = 0;

@@ -5,7 +5,7 @@ import { realClock, type Host } from "../core/host.ts";
 import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import { Store } from "../core/store/store.ts";
-import { createEngine, type Engine } from "../core/run/task.ts";
+import { createEngine, type Engine } from "../core/run/engine.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";

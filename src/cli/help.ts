@@ -1,40 +1,17 @@
 // --help texts, kept next to each other; test/e2e/docs.test.ts checks that docs/cli.md names every command and option.
-
-export const MAIN_HELP = `subagents — run pi sub-agents: isolated child pi processes with their own context, tools and model.
-
-Usage:
-  subagents <command> [options]
-
-Commands:
-  delegate "task" ...    Run up to 16 sub-agents in parallel with live progress windows
-  run AGENT "task"       Run one sub-agent with a profile and print its result
-  flow [NAME "input"]    Run a saved workflow (.pi/workflows/NAME.yaml); without NAME, list them
-  output ID              Print the final output of a session's latest run
-  session ID             Print a session's full transcript (all runs)
-  sessions               List recent sessions (--running: only those still running, with their owner)
-  wait ID ...            Wait for sessions' runs to end and print their outputs like delegate
-  steer ID "message"     Send a message to a running sub-agent (delivered at its next turn boundary)
-  answer ID "text"       Answer the question a running sub-agent is waiting on
-  cancel ID ... | --all  Stop running sub-agents (recorded as cancelled)
-  logs ID [-f]           A background session's events as readable lines (-f: follow until it ends)
-  attach ID              The live window of a running session (Ctrl-C detaches; the run goes on)
-  profiles               List agent profiles (and problems with profile files)
-  install [--uninstall]  Install the pi extension into pi's extensions folder (or remove it; --bin: this executable onto PATH)
-  demo                   Watch four scripted sub-agents run (real pi, scripted local model, no API key)
-  doctor [--json]        Check the setup: pi, model credentials, database, extension, profiles, terminal
-  apply ID               Merge an isolated task's branch into the current tree (--cherry-pick: its commits only)
-  prune                  Delete old sessions and their files (--older-than 30d, --keep N), compact the database
-  schedule add|list|rm|run  Run delegate/run/flow on a cron schedule (the user's crontab), unattended
-  completion SHELL       Print a completion script for bash, zsh or fish
-  mcp                    Serve the delegation tools to an MCP client (Claude Code, Codex, Cursor, …) on stdio
-
-Options:
-  -h, --help             Show help (also: subagents help <command>, subagents <command> --help)
-  -v, --version          Show the version, the pi inside and the build commit (--verbose: which pi children run)
-
-Exit codes: 0 success, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.
-Environment: PI_CODING_AGENT_DIR (pi's agent dir, default ~/.pi/agent), SUBAGENTS_DB (session database),
-SUBAGENTS_PI (command that runs pi), NO_COLOR.`;
+import { optionsBlock } from "./flags/flag.ts";
+import {
+  APPLY_FLAGS,
+  DELEGATE_FLAGS,
+  INSTALL_FLAGS,
+  OUTPUT_FLAGS,
+  PROFILES_FLAGS,
+  RUN_FLAGS,
+  SCHEDULE_ADD_FLAGS,
+  SCHEDULE_LIST_FLAGS,
+  SESSIONS_FLAGS,
+  SESSION_FLAGS,
+} from "./flags/command-flags.ts";
 
 export const RUN_HELP = `Usage: subagents run AGENT "task" [options]
 
@@ -44,32 +21,7 @@ that call required). The task may also come from standard input: subagents run s
 
 Progress goes to standard error (one line per tool call, then a status line); the result to standard output.
 
-Options:
-  --session ID      Continue an earlier session (the child keeps its full context)
-  --cwd DIR         Working directory for the child (default: current directory)
-  --model M         Model for the child, "provider/id" or "provider/id:thinking" (overrides the profile)
-  --timeout S       Seconds after which the child is stopped once it makes no new tool call (default 600)
-  --max-turns N     Budget: model turns (then one wrap-up turn, then BUDGET_EXCEEDED)
-  --max-tokens N    Budget: tokens read and written, cache included
-  --max-cost USD    Budget: dollars, as pi prices the model
-  --json            Print JSON lines on stdout; the last line is {"type":"summary",...}
-  --background      Start it under a detached supervisor and return at once with its session id
-  --fork SESSION    Start the task from a copy of this pi session's conversation (a session file, or its id
-                    under <agentDir>/sessions), without the sub-agent tools' traffic
-  --gate CMD        Acceptance check: a shell command that must exit 0 in the task's folder before the task
-                    counts as completed; its output goes back to the child as a correction (GATE_FAILED after
-                    --gate-retries N corrections, default 2; --gate-timeout S, default 300)
-  --isolation worktree
-                    Run in a git worktree of the repository; changes end on a branch subagents/<name>-<id>
-                    (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED)
-  --sandbox         Run the child in the sandbox (bubblewrap): filesystem read-only except its folder,
-                    home hidden except pi's settings; see docs/sandbox-runners.md
-  --runner R        Where the child runs: local (default), docker (a container), slurm (a job step)
-  --runtime R       Which CLI runs it: pi (default), claude-code, codex, gemini, opencode (the agent
-                    file's "runtime"); see docs/agents.md
-  -q, --quiet       No progress lines, only the final status line
-  --no-color        No colours (also NO_COLOR=1)
-  -h, --help        Show this help
+${optionsBlock(RUN_FLAGS)}
 
 Exit codes: 0 completed, 1 the sub-agent failed, 2 usage or configuration error, 130/143 interrupted.`;
 
@@ -78,10 +30,7 @@ export const OUTPUT_HELP = `Usage: subagents output ID [options]
 Prints the final output of the latest run of session ID (the full text, never truncated) on standard output,
 after a short header (status, agent, model, cwd, cost) on standard error.
 
-Options:
-  --json        One JSON object: {"type":"output","sessionId","status","output",...}
-  --no-color    No colours (also NO_COLOR=1)
-  -h, --help    Show this help
+${optionsBlock(OUTPUT_FLAGS)}
 
 Exit codes: 0 the run completed (or is still running), 1 it failed or the session was not found, 2 usage error.`;
 
@@ -90,10 +39,7 @@ export const SESSION_HELP = `Usage: subagents session ID [options]
 Prints session ID: a header (status, agent, model, cwd, runs, cost), then every run's transcript — the
 prompt, the assistant's messages, tool calls, and tool results (failed ones marked ✗).
 
-Options:
-  --json        One JSON object with the transcript as the sub-agent tools return it
-  --no-color    No colours (also NO_COLOR=1)
-  -h, --help    Show this help
+${optionsBlock(SESSION_FLAGS)}
 
 Exit codes: 0 the last run completed (or is still running), 1 it failed or the session was not found, 2 usage error.`;
 
@@ -102,13 +48,7 @@ export const SESSIONS_HELP = `Usage: subagents sessions [options]
 Lists recent sessions, newest first, as a table that fits the terminal: ID, STATUS, AGENT, COST, UPDATED, NAME
 (narrow terminals shorten names and leave out COST, then UPDATED).
 
-Options:
-  --limit N     How many (default 20)
-  --running     Only sessions still running or queued, with the process that owns them (pid, role)
-  -w, --wide    Every column (adds RUNS and CWD), never shortened
-  --json        One JSON object per line
-  --no-color    No colours (also NO_COLOR=1)
-  -h, --help    Show this help
+${optionsBlock(SESSIONS_FLAGS)}
 
 Exit codes: 0 success, 2 usage or configuration error.`;
 
@@ -121,15 +61,7 @@ written → the model it runs on here, tools, and warnings (tolerant front matte
 fields not supported here). Agent folders are searched recursively; files that could not be loaded are named
 on stderr with the reason.
 
-Options:
-  --all, -v, --verbose  Each profile's harness, file, description, memory file and every warning, plus the
-                        files that are not agents (no front matter or no description, documentation files)
-  --json                One JSON object per line: {"type":"profile", name, source, harness, runtime, filePath,
-                        memoryFile?, runsOn, warnings, …}, then "shadowed", "diagnostic" (and with --all
-                        "skipped") lines
-  --check               Exit 1 if any agent file has an error (for a collection's CI)
-  --cwd DIR             Look from DIR instead of the current directory
-  -h, --help            Show this help
+${optionsBlock(PROFILES_FLAGS)}
 
 Exit codes: 0 success (with --check: no agent file has an error), 1 --check found errors, 2 usage error.`;
 
@@ -155,41 +87,7 @@ With more tasks than run at once (or tasks that wait for others), later tasks ru
 started (each in a session of its own) when they would start alike; subagents.reuseChildren: false: a pi each.
 Ctrl-C stops every sub-agent (a second Ctrl-C kills them at once).
 
-Options:
-  --name NAME         Name of the next task (repeat once per task; default task-1, task-2, …)
-  --profile P         Profile for every task (default: pi's defaults)
-  --cwd DIR           Working directory for every task (default: current directory)
-  --timeout S         Seconds after which a task is stopped once it makes no new tool call (default 600)
-  --concurrency N     Tasks at once, 1–16 (default 4, setting subagents.concurrency)
-  --file PATH         Prepend this file to every task's prompt (repeatable)
-  --model M           Model for every task, "provider/id" or "provider/id:thinking" (overrides profiles)
-  --resume ID         Continue session ID with the (single) task given
-  --max-turns N       Budget per task: model turns (then one wrap-up turn, then BUDGET_EXCEEDED)
-  --max-tokens N      Budget per task: tokens read and written, cache included
-  --max-cost USD      Budget per task: dollars, as pi prices the model
-  --max-total-cost USD  Budget for the whole call: running tasks wrap up, queued ones do not start
-  --tasks FILE|-      Read tasks as delegate_to_subagents JSON or YAML: {"tasks":[{"name","prompt",...}],"profile"?}
-                      (a task may wait for others: "after": ["scout"], and use "{{scout}}" = its output)
-  --isolation worktree
-                      Each task in its own git worktree; its changes end on its own branch, listed at the
-                      end with files, diffstat and files that several tasks changed (also a task field)
-  --sandbox           Each task in the sandbox (bubblewrap; also a task field "sandbox": true)
-  --runner R          Where the children run: local (default), docker, slurm (also a task field "runner")
-  --runtime R         Which CLI runs them: pi (default), claude-code, codex, gemini, opencode (also a
-                      task field "runtime")
-  --fork SESSION      Start every task from a copy of this pi session's conversation (a session file, or its id
-                      under <agentDir>/sessions), without the sub-agent tools' traffic (also a task field
-                      "context": "fork")
-  --gate CMD          Acceptance check for every task: a shell command that must exit 0 in the task's folder
-                      before the task counts as completed; its output goes back to the child as a correction
-                      (GATE_FAILED after --gate-retries N corrections, default 2; --gate-timeout S, default 300;
-                      also task fields "gate", "gateRetries", "gateTimeout")
-  --json              JSON lines on stdout (human text on stderr); the last line is {"type":"summary",...}
-  -q, --quiet         Only the final status lines and outputs
-  --background        Start the tasks under a detached supervisor and return at once with their session
-                      ids (--json: one line per task, then a summary); collect with 'subagents wait ID…'
-  --no-color          No colours (also NO_COLOR=1)
-  -h, --help          Show this help
+${optionsBlock(DELEGATE_FLAGS)}
 
 Caps (settings subagents.maxSpawnsPerSession, maxSessionCost; per invocation here): a call past them, or
 with two identical tasks (same prompt, agent, cwd), is refused before anything starts (exit 2); once
@@ -205,10 +103,7 @@ Writes the bundled pi extension to <agentDir>/extensions/subagents.js, where pi 
 get the delegation tools themselves beyond subagents.maxDepth (default 1).
 --bin copies this executable to DIR (default ~/.local/bin) and says if DIR is not on your PATH.
 
-Options:
-  --uninstall   Remove the extension again
-  --bin         Copy this executable to DIR (--prefix DIR, default ~/.local/bin)
-  -h, --help    Show this help
+${optionsBlock(INSTALL_FLAGS)}
 
 Exit codes: 0 success, 2 usage or configuration error.`;
 
@@ -223,10 +118,7 @@ the way; commit or stash them first.
 On a conflict git leaves the conflicted files marked in your tree: they are listed, and the command says how
 to finish (git add + git commit / git cherry-pick --continue) or undo (git merge --abort / git cherry-pick --abort).
 
-Options:
-  --cherry-pick  Cherry-pick the sub-agent's commits instead of merging the branch
-  --cwd DIR      The repository to apply to (default: current directory)
-  -h, --help     Show this help
+${optionsBlock(APPLY_FLAGS)}
 
 Exit codes: 0 applied, 1 conflict or git refused, 2 usage error (unknown session, no branch, not a repository).`;
 
@@ -255,11 +147,7 @@ Adds the schedule NAME (lowercase letters, digits, "-") to your crontab. Everyth
   subagents schedule add deps --cron "0 9 * * 1" -- flow dependency-check "weekly"
   subagents schedule add docs --cron "30 2 * * *" -- delegate "check links in docs/" "check the examples run"
 
-Options:
-  --cron EXPR   When: five fields, minute hour day-of-month month day-of-week (e.g. "*/15 * * * *", "0 3 * * 1-5"),
-                names for months and weekdays, or @hourly, @daily, @weekly, @monthly, @yearly. Times are the
-                machine's local time, as cron reads them.
-  --cwd DIR     The folder it runs in (default: the current one)
+${optionsBlock(SCHEDULE_ADD_FLAGS)}
 
 What it keeps: the definition in <agentDir>/schedules/NAME.json (0600): the arguments, the folder, this
 executable's path, and PATH, PI_CODING_AGENT_DIR, SUBAGENTS_DB and the other SUBAGENTS_* / PI_* variables of
@@ -274,8 +162,7 @@ Lists the schedules: when, what, where, and their last run (completed, error, or
 was still going). Also says what is wrong: no cron daemon, a definition whose crontab line is gone, a crontab
 line of ours whose definition is gone.
 
-Options:
-  --json   One JSON object per line: {"type":"schedule","name","cron","cwd","args","inCrontab","last",...}`;
+${optionsBlock(SCHEDULE_LIST_FLAGS)}`;
 
 export const SCHEDULE_RM_HELP = `Usage: subagents schedule rm NAME
 

@@ -3,7 +3,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { didYouMean } from "./flags/suggest.ts";
 import { ConfigError, EXIT, UsageError } from "./errors.ts";
-import { MAIN_HELP } from "./help.ts";
+import { MAIN_HELP } from "./main-help.ts";
 import { setStartupJitPolicy } from "../host/jit-policy.ts";
 // Static, unlike the commands: a dynamic import costs --version ~8 ms of CPU in the compiled binary.
 import { versionLine } from "./version-info.ts";

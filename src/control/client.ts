@@ -51,8 +51,8 @@ export type SessionState = { kind: "unknown" } | { kind: "active"; owner: OwnerR
 
 /**
  * Where a session stands for wait/steer/cancel: still in the hands of a live owner (queued or running), done
- * (its last run has a terminal status), or unknown. A run recorded as running whose owner is gone is done:
- * the store marks it interrupted when opened (recoverStale).
+ * (its last run has a terminal status), or unknown. A run recorded as running or queued whose owner is gone is
+ * done: the store marks it interrupted, or never started, when opened (recoverStale).
  */
 export function sessionState(
   store: SessionStore,
@@ -65,7 +65,7 @@ export function sessionState(
   const s = store.getSession(id);
   const last = s?.runs[s.runs.length - 1];
   if (!last) return { kind: "unknown" };
-  if (last.status !== "running") return { kind: "done" };
+  if (last.status !== "running" && last.status !== "queued") return { kind: "done" };
   if (last.ownerPid !== null && ownerAlive(last.ownerPid))
     return { kind: "active", owner: owners.find((o) => o.pid === last.ownerPid) ?? null };
   store.recoverStale(ownerAlive);

@@ -6,27 +6,18 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import type { RunState } from "../core/run/process/run-state.ts";
-import type { TaskHooks, TaskInput, TaskOutcome } from "../core/run/task.ts";
+import type { TaskRun } from "../core/call/runner.ts";
+import type { TaskWiring } from "../core/run/task-types.ts";
 import type { ChildEvent } from "../core/types.ts";
 import { CallWindows, DETAIL_LINES } from "../ui/call-windows.ts";
 import { eventLine } from "../ui/event-line.ts";
 import { MAX_STEER_CHARS, type ControlReply, type ControlRequest } from "./protocol.ts";
-import type { AskAnswer, Asker, AskRequest } from "../core/run/process/ask.ts";
+import type { AskAnswer, Asker } from "../core/run/process/ask.ts";
 import { cancelledBy } from "../core/run/process/abort-reason.ts";
 import { serveWatch, type WatchMessage, type WatchSource } from "./watch.ts";
 import { procStartTime } from "../host/process-identity.ts";
 import { removeOwner, socketPath, writeOwner, type OwnerRecord, type OwnerRole } from "./registry.ts";
 import { waitingOf, type QueuedTask } from "./running.ts";
-
-type RunHooks = {
-  signal?: AbortSignal;
-  onEvent?: (state: RunState, ev: ChildEvent) => void;
-  /** Children's questions wait for an answer from elsewhere (`subagents answer`, a steer), up to askTimeout:
-   *  a background run's. `notify` tells whoever should know that one was asked. */
-  remoteAsk?: { notify?: (q: AskRequest) => void };
-};
-type Hooks = RunHooks & TaskHooks;
-type Runner = (input: TaskInput, hooks: Hooks) => Promise<TaskOutcome>;
 
 type Tracked = {
   abort: AbortController;
@@ -40,11 +31,10 @@ type Tracked = {
 };
 
 export type Owner = {
-  /** Wraps a task runner so each task can be steered, cancelled and watched through this owner; `timeoutOf` is
-   * the timeout its window shows. */
-  wrap(run: Runner, timeoutOf?: (input: TaskInput) => number): Runner;
+  /** Wraps a task runner so each task can be steered, cancelled and watched through this owner. */
+  wrap(run: TaskRun): TaskRun;
   /** Lists sessions this owner will run (queued ones too), so wait/steer/cancel find it before they start. */
-  adopt(tasks: QueuedTask[]): void;
+  adopt(tasks: readonly QueuedTask[]): void;
   /** Forgets listed sessions that never started (skipped, refused, or their call ended first). */
   release(ids: string[]): void;
   /** Stops listening and removes the record. */
@@ -191,15 +181,15 @@ export async function startOwner(
       }
       if (changed) publish();
     },
-    wrap: (run, timeoutOf) => async (input, hooks) => {
-      const id = input.sessionId ?? "";
+    wrap: (run) => async (input, hooks) => {
+      const id = input.sessionId;
       const window = new CallWindows(
         [
           {
             name: input.name,
             sessionId: id,
             profile: input.profile,
-            timeoutSec: timeoutOf?.(input) ?? input.timeoutSec ?? 0,
+            timeoutSec: input.timeoutSec,
           },
         ],
         DETAIL_LINES,
@@ -250,7 +240,7 @@ export async function startOwner(
 /** Who answers a task's questions here: the person (a dialog, the terminal) if there is one, and for a background
  *  run also whoever answers through this owner (`subagents answer`, a steer, the fleet view). With neither, none:
  *  the engine answers "no one can answer now" at once. */
-function ownerAsker(t: Tracked, person: Asker | undefined, remote: RunHooks["remoteAsk"]): Asker | undefined {
+function ownerAsker(t: Tracked, person: Asker | undefined, remote: TaskWiring["remoteAsk"]): Asker | undefined {
   if (!person && !remote) return undefined;
   return (q) =>
     new Promise<AskAnswer>((resolve) => {

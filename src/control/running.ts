@@ -8,7 +8,9 @@ export type { RunningRow };
 export type QueuedTask = { sessionId?: string; name: string; after?: string[] };
 
 /** A call's tasks as the owner's record lists them while queued: name, and what each waits for (`after`). */
-export function waitingOf(inputs: QueuedTask[]): Record<string, { name: string; after: string[] }> | undefined {
+export function waitingOf(
+  inputs: readonly QueuedTask[],
+): Record<string, { name: string; after: string[] }> | undefined {
   const out: Record<string, { name: string; after: string[] }> = {};
   for (const t of inputs) if (t.sessionId) out[t.sessionId] = { name: t.name, after: t.after ?? [] };
   return Object.keys(out).length ? out : undefined;
@@ -24,7 +26,7 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
       const last = s?.runs[s.runs.length - 1];
       const running = last?.status === "running" && last.ownerPid === o.pid;
       seen.add(id);
-      const waits = !running && !last ? o.waiting?.[id] : undefined;
+      const waits = running ? undefined : o.waiting?.[id];
       rows.push({
         id,
         name: s?.name ?? waits?.name ?? "",

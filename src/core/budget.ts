@@ -1,5 +1,5 @@
 // Spend budgets of one task (turns, tokens, dollars) and of a whole delegate call (dollars). Pure: the runner
-// asks `budgetHit` after each model turn, windows show `budgetLabel`, inputs are read with `readBudget`.
+// asks `budgetHit` after each model turn, windows show `budgetLabel`, inputs are read with `budgetValue`.
 import type { Usage } from "./types.ts";
 
 export type Budget = { maxTurns?: number; maxTokens?: number; maxCost?: number };
@@ -70,18 +70,6 @@ export function budgetValue(key: BudgetKey, v: unknown): number | string {
   const whole = key !== "maxCost";
   const ok = typeof n === "number" && Number.isFinite(n) && n > 0 && (!whole || Number.isInteger(n));
   return ok ? n : `${key} must be a positive ${whole ? "whole " : ""}number (got ${JSON.stringify(v)?.slice(0, 40)})`;
-}
-
-/** The budget fields of an object; the first bad one is returned as a problem. */
-export function readBudget(o: Record<string, unknown>): { budget: Budget } | { problem: string } {
-  const budget: Budget = {};
-  for (const key of BUDGET_KEYS) {
-    if (o[key] === undefined || o[key] === null) continue;
-    const v = budgetValue(key, o[key]);
-    if (typeof v === "string") return { problem: v };
-    budget[key] = v;
-  }
-  return { budget };
 }
 
 /** Task's own fields win over its profile's, key by key. */

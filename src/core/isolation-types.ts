@@ -9,6 +9,12 @@ export const isIsolationMode = (v: unknown): v is IsolationMode => (ISOLATION_MO
 /** One changed file of an isolated task; null counts for binary files. */
 export type ChangedFile = { path: string; added: number | null; deleted: number | null };
 
+/** How an isolated task sees the repository's ignored folders (core/run/launch/worktree-view.ts). */
+export type ViewMechanism = "overlay" | "reflink" | "copy";
+
+/** What a run's record keeps of its task's view: how, which ignored folders, which `.worktreeinclude` entries. */
+export type ViewRecord = { mechanism: ViewMechanism | "none"; folders: string[]; included: string[] };
+
 /** What an isolated task left behind: recorded with the run and shown in every result. */
 export type IsolationResult = {
   /** The branch holding the task's changes; absent when it changed nothing (no branch is made). */
@@ -22,4 +28,6 @@ export type IsolationResult = {
   diffstat: string;
   /** Set when committing or removing the worktree went wrong (the worktree is then kept for prune). */
   error?: string;
+  /** What the task saw of the repository's ignored files besides what git tracks. */
+  view?: ViewRecord;
 };

@@ -1,5 +1,6 @@
 // The `mcp` field of an agent and the `subagents.mcp` setting: `true` (every configured MCP server, the default),
 // `false` (none), or a list of server names (YAML list or comma-separated string).
+import { stringList } from "./string-list.ts";
 
 /** All configured servers, none, or only the named ones. */
 export type McpChoice = boolean | string[];
@@ -9,12 +10,7 @@ export function mcpField(v: unknown, warnings: string[], where = "mcp"): McpChoi
   if (v === undefined || v === null) return undefined;
   if (typeof v === "boolean") return v;
   if (v === "true" || v === "false") return v === "true";
-  const items =
-    typeof v === "string"
-      ? v.split(",")
-      : Array.isArray(v) && v.every((x) => typeof x === "string")
-        ? (v as string[])
-        : null;
+  const items = stringList(v);
   if (!items) {
     warnings.push(
       `${where} must be true, false or a list of MCP server names (got ${Array.isArray(v) ? "a list of non-strings" : typeof v}); ignored`,

@@ -1,4 +1,3 @@
-import { RUNTIME_NAMES, type RuntimeName } from "./runtime-names.ts";
 // Settings of the sandbox and the runners (`subagents.sandbox`, `subagents.runner`, `subagents.docker.*`,
 // `subagents.slurm.*`). A project's settings may turn the sandbox on, never off, and may not choose a runner
 // or its arguments: a repository must not decide what runs its children, or where.
@@ -133,29 +132,6 @@ export function mergeEngineSettings(
       if (strList(s.args)) out.slurm.args = s.args;
       else if (s.args !== undefined) warnings.push(`${where}: subagents.slurm.args must be a list of strings; ignored`);
     }
-  }
-  return out;
-}
-
-/** A task's `sandbox` (boolean) and `runner` (a runner name) in delegate input; a string names what is wrong. */
-export function taskEngineFields(
-  field: string,
-  v: Record<string, unknown>,
-): { sandbox?: boolean; runner?: RunnerName; runtime?: RuntimeName } | string {
-  const out: { sandbox?: boolean; runner?: RunnerName; runtime?: RuntimeName } = {};
-  if (v.runtime !== undefined && v.runtime !== null) {
-    if (!(RUNTIME_NAMES as readonly unknown[]).includes(v.runtime))
-      return `${field}.runtime must be one of ${RUNTIME_NAMES.join(", ")} (got ${JSON.stringify(v.runtime)?.slice(0, 40)})`;
-    out.runtime = v.runtime as RuntimeName;
-  }
-  if (v.sandbox !== undefined && v.sandbox !== null) {
-    if (typeof v.sandbox !== "boolean") return `${field}.sandbox must be true or false`;
-    if (v.sandbox) out.sandbox = true;
-  }
-  if (v.runner !== undefined && v.runner !== null) {
-    if (!(RUNNER_NAMES as unknown[]).includes(v.runner))
-      return `${field}.runner must be one of ${RUNNER_NAMES.join(", ")} (got ${JSON.stringify(v.runner)?.slice(0, 40)})`;
-    out.runner = v.runner as RunnerName;
   }
   return out;
 }

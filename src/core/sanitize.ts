@@ -74,6 +74,23 @@ export function maskHomeDir(dir: string | undefined): void {
   homeRule = { re: new RegExp(`(?<![\\w.-])${literal}(?=[\\/]|\\b|$)`, "g"), to: "~" };
 }
 
+/** Secrets known by value (the values of an isolated task's `.worktreeinclude` files: secret-values.ts). */
+let literalRule: RegExp | null = null;
+const literals = new Set<string>();
+
+/** Masks these exact values from now on in this process, wherever they appear. Values under 8 characters are not
+ *  taken: masking them would blot out ordinary words. */
+export function maskLiterals(values: string[]): void {
+  const before = literals.size;
+  for (const v of values) if (v.length >= 8) literals.add(v);
+  if (literals.size === before) return;
+  // Longest first, so a value that contains another is masked whole.
+  const alternatives = [...literals]
+    .sort((a, b) => b.length - a.length)
+    .map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  literalRule = new RegExp(alternatives.join("|"), "g");
+}
+
 const STACK_FRAME = /^\s+at\s.+$/;
 const MAX_FRAMES = 10;
 
@@ -105,7 +122,7 @@ function shortenStacks(text: string): string {
 
 export function sanitize(text: string): string {
   if (!text) return text;
-  let out = text;
+  let out = literalRule ? text.replace(literalRule, R) : text;
   for (const { re, to } of RULES) out = out.replace(re, to as string);
   if (homeRule) out = out.replace(homeRule.re, "~");
   return shortenStacks(out);

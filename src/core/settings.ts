@@ -6,6 +6,7 @@ import { mcpField, type McpChoice } from "./mcp-choice.ts";
 import { defaultEngineSettings, mergeEngineSettings, type EngineSettings } from "./runner-settings.ts";
 import { DEFAULT_MAX_SPAWNS, mergeCapSettings, type CapSettings } from "./cap-settings.ts";
 import { defaultHookSettings, mergeHookSettings, type HookSettings } from "./hook-settings.ts";
+import { defaultWorktreeSettings, mergeWorktreeSettings, type WorktreeSettings } from "./worktree-settings.ts";
 
 export const TOOL_NAMES = [
   "delegate_to_subagents",
@@ -49,7 +50,8 @@ export type Settings = {
   reuseChildren: boolean;
 } & EngineSettings &
   CapSettings &
-  HookSettings;
+  HookSettings &
+  WorktreeSettings;
 
 export function defaultSettings(): Settings {
   return {
@@ -76,6 +78,7 @@ export function defaultSettings(): Settings {
     ...defaultEngineSettings(),
     maxSpawnsPerSession: DEFAULT_MAX_SPAWNS,
     ...defaultHookSettings(),
+    ...defaultWorktreeSettings(),
   };
 }
 
@@ -198,6 +201,7 @@ export function mergeSettings(
   Object.assign(out, mergeEngineSettings(out, r, where, userScope, warnings));
   mergeCapSettings(out, r, where, userScope, warnings);
   mergeHookSettings(out, r, where, userScope, warnings);
+  mergeWorktreeSettings(out, r, where, userScope, warnings);
   return { settings: out, warnings };
 }
 

@@ -96,7 +96,7 @@ function teamNames(names: string[]): string[] {
 
 /** A call's team, or undefined for a lone task (it has no one to message). */
 export function callTeam(
-  tasks: { name?: string; prompt: string }[],
+  tasks: readonly { name?: string; prompt: string }[],
   opts: { maxMessages?: number } = {},
 ): CallTeam | undefined {
   if (tasks.length < 2) return undefined;

@@ -45,6 +45,8 @@ export type ErrorCode =
   | "SKIPPED"
   /** The acceptance gate did not pass within its retries (gate.ts). */
   | "GATE_FAILED"
+  /** An isolated task's setup command failed or timed out before its child started (task-setup.ts). */
+  | "SETUP_FAILED"
   /** A call refused: it would start more children than subagents.maxSpawnsPerSession (or was not approved). */
   | "SPAWN_LIMIT";
 
@@ -145,3 +147,18 @@ export type RunResult = {
   /** It ran in a kept child (core/run/process/pool.ts) after other tasks of its call: which process, which task. */
   keptChild?: { pid: number; task: number };
 };
+
+/** A result that no child run produced (a task that ended before its child, an end read back from the store): the
+ *  given fields over an empty run. A child's own result is the process runner's (process/runner.ts). */
+export function runResult(fields: Pick<RunResult, "status"> & Partial<RunResult>): RunResult {
+  return {
+    output: "",
+    usage: emptyUsage(),
+    exitCode: null,
+    toolCount: 0,
+    messages: [],
+    stderrTail: "",
+    durationMs: 0,
+    ...fields,
+  };
+}

@@ -3,20 +3,23 @@
 // next to it (`<id>.json`: pid + kernel start time, like control/registry.ts) so a worktree whose owner was
 // SIGKILLed is finished — changes kept on a branch — by the next run or `subagents prune`.
 // The user's tree and index are only read: the base snapshot is built in a temporary index (GIT_INDEX_FILE).
-import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import {
-  GIT_LOCATION_VARS,
   branchName,
   type ChangedFile,
   type IsolationResult,
   type Worktree,
   type WorktreeHost,
 } from "../core/run/launch/isolation.ts";
-import { procStartTime, recordAlive } from "./process-identity.ts";
+import { pidAlive, procStartTime, recordAlive } from "./process-identity.ts";
+import { git, must, NO_HOOKS } from "./git-command.ts";
+import { type ViewRequest, viewRecord } from "../core/run/launch/worktree-view.ts";
+import { makeView } from "./worktree-view.ts";
+import { PROBE_PREFIX, removeTree } from "./cow-probe.ts";
 
-type GitOut = { code: number; stdout: string; stderr: string };
+export { git };
+
 type OwnerFile = Worktree & { pid: number; startTime: string | null; createdAt: number };
 
 /** When the user has no git identity (a fresh machine, a CI box), commits are made as "subagents". */
@@ -26,54 +29,6 @@ const FALLBACK_IDENTITY = {
   GIT_COMMITTER_NAME: "subagents",
   GIT_COMMITTER_EMAIL: "subagents@localhost",
 };
-/** The user's hooks are not run on our worktrees (written for their tree, they may block or prompt), and our
- *  commits do not start a background `gc --auto` in the user's repository. */
-const NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0"];
-
-/** Worked out once: an isolated task runs about 15 git commands. */
-let gitEnv: Record<string, string> | null = null;
-function baseEnv(): Record<string, string> {
-  if (gitEnv) return gitEnv;
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !GIT_LOCATION_VARS.includes(k)) env[k] = v;
-  return (gitEnv = { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" });
-}
-
-export function git(args: string[], cwd: string, env: Record<string, string> = {}): Promise<GitOut> {
-  return new Promise((resolve) => {
-    execFile(
-      "git",
-      args,
-      { cwd, env: { ...baseEnv(), ...env }, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
-      (err, stdout, stderr) => {
-        const code = err
-          ? typeof (err as { code?: unknown }).code === "number"
-            ? (err as { code: number }).code
-            : 127
-          : 0;
-        resolve({ code, stdout, stderr: stderr || (err && code === 127 ? err.message : "") });
-      },
-    );
-  });
-}
-
-/** Another git in the same repository holds a lock (a sibling task's worktree being made, the user's own git). */
-const LOCK_BUSY = /\.lock'?: File exists|Unable to create '[^']*\.lock'|could not lock config file|cannot lock ref/;
-
-async function must(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
-  let r = await git(args, cwd, env);
-  // Isolated tasks of one call make their worktrees in the same repository at once: wait out a held lock.
-  for (let attempt = 0; r.code !== 0 && attempt < 6 && LOCK_BUSY.test(r.stderr); attempt++) {
-    await new Promise((done) => setTimeout(done, 50 * 2 ** attempt));
-    r = await git(args, cwd, env);
-  }
-  if (r.code !== 0)
-    throw new Error(
-      `git ${args.filter((a) => !NO_HOOKS.includes(a)).join(" ")} failed: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" ")}`,
-    );
-  return r.stdout;
-}
-
 /** The identity env to commit with: none when the repository has one configured. */
 async function identity(cwd: string): Promise<Record<string, string>> {
   return (await git(["var", "GIT_COMMITTER_IDENT"], cwd)).code === 0 &&
@@ -140,7 +95,16 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
     }
   }
 
-  async function create(opts: { cwd: string; id: string; name: string }): Promise<Worktree> {
+  /** Where a task's view keeps its own layers (overlay), next to its worktree. */
+  const viewDir = (id: string) => path.join(root, `${id}.view`);
+  const saveRecord = (wt: Worktree) =>
+    fs.writeFileSync(
+      recordFile(wt.id),
+      JSON.stringify({ ...wt, pid: process.pid, startTime: procStartTime(process.pid), createdAt: Date.now() }),
+      { mode: 0o600 },
+    );
+
+  async function create(opts: { cwd: string; id: string; name: string; view?: ViewRequest }): Promise<Worktree> {
     // A worktree a dead owner left behind (maybe this very session's) goes first.
     await (staleChecked ??= cleanStale());
     // This session's own worktree may have been left since (its owner killed after we looked): look again.
@@ -161,14 +125,18 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
       name: opts.name,
     };
     // The record comes before the worktree, so no worktree can exist that cleanup would not find.
-    const record: OwnerFile = { ...wt, pid: process.pid, startTime: procStartTime(process.pid), createdAt: Date.now() };
-    fs.writeFileSync(recordFile(opts.id), JSON.stringify(record), { mode: 0o600 });
+    saveRecord(wt);
     try {
       await must([...NO_HOOKS, "worktree", "add", "--detach", wtPath, base], repo);
       // The task's folder may hold only ignored or no files, so git did not make it.
       fs.mkdirSync(wt.cwd, { recursive: true });
+      if (opts.view) {
+        wt.view = await makeView({ repo, wtPath, viewDir: viewDir(opts.id), dataRoot: root, request: opts.view });
+        saveRecord(wt);
+      }
     } catch (err) {
       await removeWorktree(wt);
+      removeTree(viewDir(opts.id));
       fs.rmSync(recordFile(opts.id), { force: true });
       throw err;
     }
@@ -214,7 +182,30 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
     return out;
   }
 
+  /** A setup command's changes to what git tracks become part of the base: the branch holds the child's work only. */
+  async function seal(wt: Worktree): Promise<string[]> {
+    await must(["add", "-A"], wt.path);
+    if ((await git(["diff", "--cached", "--quiet"], wt.path)).code !== 1) return [];
+    const files = (await must(["diff", "--cached", "--name-only", "-z", "--no-renames"], wt.path))
+      .split("\0")
+      .filter(Boolean);
+    await must(
+      [...NO_HOOKS, "commit", "-q", "--no-verify", "-m", "subagents: setup (base of an isolated task)"],
+      wt.path,
+      await identity(wt.path),
+    );
+    wt.base = (await must(["rev-parse", "HEAD"], wt.path)).trim();
+    saveRecord(wt);
+    return files;
+  }
+
   async function finish(wt: Worktree): Promise<IsolationResult> {
+    const result = await keepAndRemove(wt);
+    if (wt.view) result.view = viewRecord(wt.view);
+    return result;
+  }
+
+  async function keepAndRemove(wt: Worktree): Promise<IsolationResult> {
     let result: IsolationResult;
     try {
       result = await keepChanges(wt);
@@ -229,6 +220,8 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
       };
     }
     await removeWorktree(wt);
+    // What the task changed in its overlay layers goes with its worktree (a copy went with the worktree itself).
+    removeTree(viewDir(wt.id));
     fs.rmSync(recordFile(wt.id), { force: true });
     return result;
   }
@@ -241,10 +234,15 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
   async function cleanStaleNow(): Promise<number> {
     let names: string[];
     try {
-      names = fs.readdirSync(root).filter((n) => n.endsWith(".json"));
+      names = fs.readdirSync(root);
     } catch {
       return 0;
     }
+    // A copy-on-write probe whose process died in the middle (cow-probe.ts).
+    for (const n of names)
+      if (n.startsWith(PROBE_PREFIX) && !pidAlive(Number(n.slice(PROBE_PREFIX.length).split("-")[0])))
+        removeTree(path.join(root, n));
+    names = names.filter((n) => n.endsWith(".json"));
     let cleaned = 0;
     for (const n of names) {
       let rec: OwnerFile;
@@ -276,5 +274,5 @@ export function createWorktreeHost(dataDir: string): WorktreeHost {
     return cleaned;
   }
 
-  return { locate, create, finish, cleanStale };
+  return { locate, create, seal, finish, cleanStale };
 }

@@ -6,7 +6,7 @@
 // a client that goes away, stops its call's children with the kill protocol.
 import { randomBytes } from "node:crypto";
 import type { AskAnswer, Asker, AskRequest } from "../core/run/process/ask.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import type { CallRun } from "./call-adapter.ts";
 import { reportProgress } from "./progress.ts";
 import { answerOf, elicitation } from "./questions.ts";

@@ -4,7 +4,7 @@
 import type { Owner } from "../control/owner.ts";
 import type { Host } from "../core/host.ts";
 import type { Profile } from "../core/profiles/profile.ts";
-import type { Engine } from "../core/run/task.ts";
+import type { Engine } from "../core/run/engine.ts";
 import type { Settings } from "../core/settings.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
 

@@ -3,14 +3,16 @@
 // ids, and each task's end comes back to the model as a short notice — unless the model is already waiting for
 // it (get_subagent_output with wait), which returns the output itself. The pi session owns them: its shutdown
 // stops them and records them as interrupted.
-import { runScheduled } from "../core/run/scheduler.ts";
+import type { PreparedCall } from "../core/call/prepare.ts";
+import type { Refusal } from "../core/call/request.ts";
+import type { CallEvent } from "../core/call/runner.ts";
+import type { Engine } from "../core/run/engine.ts";
 import { statusLine } from "../core/run/outcome-text.ts";
-import type { Engine, TaskOutcome } from "../core/run/task.ts";
-import type { CallTaskInput } from "../core/call/request.ts";
+import { questionText, type AskRequest } from "../core/run/process/ask.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
-import { questionText, type AskRequest } from "../core/run/process/ask.ts";
-import { startedTasks } from "../core/call/results.ts";
+import { refusedCall, startedTasks } from "../core/call/results.ts";
 
 const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;
@@ -31,44 +33,37 @@ export function questionNotice(q: AskRequest): string {
   return `Background sub-agent ${q.label} (session: ${q.sessionId}) asks: ${questionText(q)}\nIt waits for an answer (up to subagents.askTimeout): answer with get_subagent_output {sessionId: "${q.sessionId}", steer: "<your answer>"}, or let it decide itself.`;
 }
 
-/** Starts the tasks without waiting for them; each end is mirrored into the session and announced. */
+/** Starts the call without waiting for it: each end is announced to the model (each is mirrored into the session
+ *  by the call env), and so is a question when no dialog asks it. Null once started, else the caps' refusal. */
 export async function launchBackground(
   call: CallEnv,
   engine: Engine,
-  inputs: CallTaskInput[],
-  maxCost?: number,
-): Promise<void> {
-  const bg = await call.background(inputs);
-  // A question from a background child waits for an answer (get_subagent_output steer, `subagents answer`); the
-  // model hears of it as a notice.
-  const remoteAsk = { notify: (q: AskRequest) => bg.notify(questionNotice(q)) };
-  const batch = runScheduled(
-    inputs,
-    engine.settings.concurrency,
-    (input, hooks) => call.run(engine, input, { ...hooks, remoteAsk }),
-    {
-      rateLimitWaitSec: engine.settings.rateLimitWait,
-      maxMessages: engine.settings.maxMessages,
-      signal: bg.signal,
-      maxCost,
-      onTaskStart: (i) => call.persistStart(inputs[i]),
-      onTaskEnd: (i, outcome) => {
-        call.persist(outcome, inputs[i]);
-        call.session.noteBackgroundSpend(outcome.sessionId, outcome.result.usage);
-        if (!call.session.isAwaited(outcome.sessionId)) bg.notify(completionNotice(outcome));
-      },
+  prepared: PreparedCall,
+  onEvent?: (e: CallEvent) => void,
+): Promise<Refusal | null> {
+  const running = await call.start(engine, prepared, {
+    background: true,
+    onEvent: (e) => {
+      onEvent?.(e);
+      if (e.type === "question" && !call.dialogs) call.notify(questionNotice(e.question));
+      if (e.type !== "taskEnd") return;
+      call.session.noteBackgroundSpend(e.outcome.sessionId, e.outcome.result.usage);
+      if (!call.session.isAwaited(e.outcome.sessionId)) call.notify(completionNotice(e.outcome));
     },
-  ).finally(bg.done);
-  bg.track(batch);
+  });
+  return "refusal" in running ? running.refusal : null;
 }
 
-export async function startInBackground(call: CallEnv, engine: Engine, inputs: CallTaskInput[], maxCost?: number) {
-  await launchBackground(call, engine, inputs, maxCost);
-  const lines = inputs.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
+/** delegate_to_subagents with background: true. */
+export async function startInBackground(call: CallEnv, engine: Engine, prepared: PreparedCall) {
+  const refusal = await launchBackground(call, engine, prepared);
+  if (refusal) return refusedCall(refusal);
+  const tasks = prepared.tasks;
+  const lines = tasks.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
   const text = `${lines.join("\n")}\nA notice arrives as each one ends; get_subagent_output returns an output by session id (wait: true blocks until it ends).`;
   return {
     content: [{ type: "text", text }],
-    details: { background: true, sessions: inputs.map((t) => ({ name: t.name, sessionId: t.sessionId })) },
-    structuredContent: startedTasks(inputs.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.profile }))),
+    details: { background: true, sessions: tasks.map((t) => ({ name: t.name, sessionId: t.sessionId })) },
+    structuredContent: startedTasks(tasks.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.profile }))),
   };
 }

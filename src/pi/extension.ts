@@ -107,15 +107,15 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // Other extensions hear of each task's start and end (subagents:task_start / subagents:task_end) with the object
   // a task hook gets on stdin. pi.events exists from pi 0.7x on; an older pi simply has no listeners to tell.
   const emit = pi.events ? (channel: string, data: unknown) => pi.events?.emit(channel, data) : undefined;
-  const env = makeToolEnv(
+  const env = makeToolEnv({
     services,
-    (type, data) => pi.appendEntry(type, data),
+    appendEntry: (type, data) => pi.appendEntry(type, data),
     active,
     activeTools,
     notify,
     toolDefs,
     emit,
-  );
+  });
   const tools: Tool[] = [
     delegateTool(env),
     outputTool(env),
@@ -168,7 +168,7 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
     active.abortAll(ownerShutdown());
     await active.settle(SHUTDOWN_GRACE_MS);
     // The tasks' end hooks finish (each is bounded by subagents.hooks.timeout, then ended).
-    await env.settleHooks();
+    await env.settleCalls();
     rt.closeOwner();
     // pi stops its terminal UI before this event, so its last frame still says `subagents N running`: the line
     // after it says what became of them. stderr, never stdout (JSON and RPC modes own stdout).

@@ -6,7 +6,7 @@ import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/
 import type { Profile } from "../core/profiles/profile.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import { MemoryStore, Store, type SessionStore } from "../core/store/store.ts";
-import { createEngine, type CallContext, type Engine, type EngineParts } from "../core/run/task.ts";
+import { createEngine, type CallContext, type Engine, type EngineParts } from "../core/run/engine.ts";
 import type { Diagnostic } from "../core/profiles/profile-discovery.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";

@@ -1,10 +1,10 @@
 // delegate_to_subagents (docs/pi-extension.md): 1–16 tasks in parallel, live windows through throttled onUpdate, and a
 // result that carries each task's status line AND its output (bounded; get_subagent_output has the rest).
-import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
+import { parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
+import { InputError } from "../core/task-fields.ts";
 import { realClock } from "../core/host.ts";
 import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
-import { runScheduled } from "../core/run/scheduler.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import { prepareCall } from "../core/call/prepare.ts";
 import type { CallRequest } from "../core/call/request.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
@@ -18,22 +18,9 @@ import { Throttle, UPDATE_INTERVAL_MS } from "../ui/throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
 import { withWorkflow } from "../core/call/workflow.ts";
-import { childrenResultFields, refusedTasks, TASKS_OUTPUT_SCHEMA } from "../core/call/results.ts";
-import type { ErrorCode } from "../core/types.ts";
+import { childrenResultFields, refusedCall, TASKS_OUTPUT_SCHEMA } from "../core/call/results.ts";
 
 type DelegateArgs = Parameters<typeof renderDelegateCall>[0];
-
-/** A call refused before anything started, with the spec's error shape in details (and pi's error flag). The tool
- * declares an outputSchema, so pi 1.x codemode hands a script `structuredContent` when there is one — without it a
- * refusal with isError rejected the script's call with the bare text, and the code was lost. */
-export function refusedCall(code: ErrorCode, message: string) {
-  return {
-    content: [{ type: "text", text: message }],
-    details: { error: { code, message } },
-    isError: true,
-    structuredContent: refusedTasks(code, message),
-  };
-}
 
 /** The tool's parameters (a saved workflow's already in place) as the call module's request. */
 export function toolRequest(params: DelegateParams, cwd: string): CallRequest {
@@ -74,48 +61,32 @@ export function delegateTool(env: ToolEnv) {
         throw err;
       }
       const engine = await call.engine();
-      const prepared = await prepareCall(engine, toolRequest(params, ctx.cwd), call.front(engine));
-      if ("refusal" in prepared) return refusedCall(prepared.refusal.code, prepared.refusal.message);
-      const { inputs } = prepared;
-      if (params.background) return startInBackground(call, engine, inputs, params.maxCost);
-      const windows = callWindows(engine, inputs);
+      const prepared = await prepareCall(engine, toolRequest(params, ctx.cwd), await call.front(engine));
+      if ("refusal" in prepared) return refusedCall(prepared.refusal);
+      if (params.background) return startInBackground(call, engine, prepared.call);
+      const windows = callWindows(engine, prepared.call.tasks);
       const update = (details: WindowedDetails) =>
         onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
       const throttle = new Throttle(update, UPDATE_INTERVAL_MS, realClock);
       const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);
-      const release = await call.adopt(inputs);
       let outcomes: TaskOutcome[];
       try {
-        outcomes = await runScheduled(
-          inputs,
-          engine.settings.concurrency,
-          (input, hooks) => call.run(engine, input, hooks),
-          {
-            rateLimitWaitSec: engine.settings.rateLimitWait,
-            maxMessages: engine.settings.maxMessages,
-            signal,
-            maxCost: params.maxCost,
-            onTaskStart: (i) => {
-              call.persistStart(inputs[i]);
-              windows.start(i, Date.now());
-              throttle.push(windows.snapshot(Date.now()));
-            },
-            onTaskWarnings: (i, warnings) => windows.warn(i, warnings),
-            onTaskEvent: (i, state) => {
-              windows.event(i, state);
-              throttle.push(windows.snapshot(Date.now()));
-            },
-            onTaskEnd: (i, outcome) => {
-              windows.end(i, outcome, Date.now());
-              call.persist(outcome, inputs[i]);
-              throttle.push(windows.snapshot(Date.now()));
-            },
+        const running = await call.start(engine, prepared.call, {
+          signal,
+          onEvent: (e) => {
+            if (e.type === "taskStart") windows.start(e.index, Date.now());
+            else if (e.type === "taskWarnings") windows.warn(e.index, e.warnings);
+            else if (e.type === "taskProgress") windows.event(e.index, e.state);
+            else if (e.type === "taskEnd") windows.end(e.index, e.outcome, Date.now());
+            else return;
+            if (e.type !== "taskWarnings") throttle.push(windows.snapshot(Date.now()));
           },
-        );
+        });
+        if ("refusal" in running) return refusedCall(running.refusal);
+        outcomes = await running.outcomes;
       } finally {
         clearInterval(tick);
         throttle.cancel();
-        release();
       }
       const details = windows.snapshot(Date.now());
       const isolated = isolationDetails(outcomes);

@@ -38,10 +38,10 @@ export function outputTool(env: ToolEnv) {
       const p = params as { sessionId: string; steer?: string; wait?: boolean };
       const session = env.sessions.for(ctx.sessionManager?.getSessionId?.());
       const notes = await steerAndWait(await env.services(), session, p.sessionId, p, signal);
-      const { sessionId, record, last, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
+      const { sessionId, record, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
       const r = outputResult(record, notes);
       // A background child's spend reaches pi's totals with the first result that returns its output.
-      const usage = last.status === "running" ? undefined : backgroundUsage(session.takeBackgroundSpend(sessionId));
+      const usage = r.ongoing ? undefined : backgroundUsage(session.takeBackgroundSpend(sessionId));
       return {
         content: [{ type: "text", text: r.text }],
         details: { ...r.details, maxLines },

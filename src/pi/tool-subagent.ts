@@ -65,11 +65,12 @@ export function subagentTool(env: ToolEnv) {
       }
       const checked = subagentCall(engine, call.profiles(), p, ctx.cwd);
       if ("refusal" in checked) return failure(checked.refusal.code, checked.refusal.message, checked.refusal.mode);
-      const prepared = await prepareCall(engine, checked.request, call.front(engine));
+      const prepared = await prepareCall(engine, checked.request, await call.front(engine));
       if ("refusal" in prepared) return failure(prepared.refusal.code, prepared.refusal.message);
-      const [input] = prepared.inputs;
       // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.
-      if (input.refused) return failure("SUBAGENTS_DISABLED", input.refused);
+      const [refused] = prepared.call.refused;
+      if (refused) return failure("SUBAGENTS_DISABLED", refused);
+      const [input] = prepared.call.tasks;
       const id = input.sessionId;
       const runId = id.slice(0, 8);
       const windows = callWindows(engine, [input]);
@@ -84,21 +85,22 @@ export function subagentTool(env: ToolEnv) {
       );
       windows.start(0, Date.now());
       if (background) {
-        await launchBackground(call, engine, [input]);
-        return backgroundResult(id, runId, agent);
+        const refusal = await launchBackground(call, engine, prepared.call);
+        return refusal ? failure(refusal.code, refusal.message) : backgroundResult(id, runId, agent);
       }
-      call.persistStart(input);
-      const outcome = await call.run(engine, input, {
+      const running = await call.start(engine, prepared.call, {
         signal,
-        onStart: (info) => windows.warn(0, info.warnings),
-        onEvent: (state) => {
-          windows.event(0, state);
+        onEvent: (e) => {
+          if (e.type === "taskWarnings") windows.warn(0, e.warnings);
+          if (e.type !== "taskProgress") return;
+          windows.event(0, e.state);
           throttle.push(windows.snapshot(Date.now()));
         },
       });
+      if ("refusal" in running) return failure(running.refusal.code, running.refusal.message);
+      const [outcome] = await running.outcomes;
       throttle.cancel();
       windows.end(0, outcome, Date.now());
-      call.persist(outcome, input);
       const result = subagentResult(outcome, task, runId);
       return {
         ...result,

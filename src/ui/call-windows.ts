@@ -1,7 +1,8 @@
 // Live window state for one batch of tasks (a tool call or a CLI delegate), and a bounded snapshot of it:
 // the pi tool's `details` is stored in the parent session on every call, so it carries only visible lines.
 import { windowLines, type RunState } from "../core/run/process/run-state.ts";
-import { effectiveTimeout, type Engine, type TaskInput, type TaskOutcome } from "../core/run/task.ts";
+import type { Engine } from "../core/run/engine.ts";
+import type { PreparedTask, TaskOutcome } from "../core/run/task-types.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { budgetLabel } from "../core/budget.ts";
 import type { Usage } from "../core/types.ts";
@@ -57,7 +58,7 @@ export class CallWindows {
     this.started[i] = now;
   }
 
-  /** Agent-file warnings of a task, known once it starts (see runTask's onStart). */
+  /** Agent-file warnings of a task, known once it starts (the call runner's taskWarnings event). */
   warn(i: number, warnings: string[]): void {
     if (warnings.length) this.views[i].warnings = [...warnings];
   }
@@ -125,15 +126,15 @@ export class CallWindows {
 /** The windows of a call's tasks as the call module prepared them (core/call/): one place says what a window starts with. */
 export function callWindows(
   engine: Engine,
-  inputs: TaskInput[],
+  inputs: readonly PreparedTask[],
   maxLines = engine.settings.maxLinesPerWindow,
 ): CallWindows {
   const windows = new CallWindows(
     inputs.map((t) => ({
       name: t.name,
-      sessionId: t.sessionId ?? "",
+      sessionId: t.sessionId,
       profile: t.profile,
-      timeoutSec: effectiveTimeout(engine, t),
+      timeoutSec: t.timeoutSec,
       after: t.after,
     })),
     maxLines,

@@ -17,14 +17,16 @@ export function recordedSession(store: SessionStore, sessionId: string): Session
 
 const lastRun = (record: SessionRecord) => record.runs[record.runs.length - 1];
 
-/** get_subagent_output: the steer/wait notes, then the latest run's output (or that it still runs). */
+/** get_subagent_output: the steer/wait notes, then the latest run's output (or that it is still queued or running:
+ *  `ongoing`). */
 export function outputResult(record: SessionRecord, notes: string[]) {
   const last = lastRun(record);
-  const output =
-    last.status === "running"
-      ? `Sub-agent ${record.id} is still running (wait: true waits for its end).`
-      : latestOutput(record);
+  const ongoing = last.status === "running" || last.status === "queued";
+  const output = ongoing
+    ? `Sub-agent ${record.id} is still ${last.status} (wait: true waits for its end).`
+    : latestOutput(record);
   return {
+    ongoing,
     text: [...notes, output].join("\n\n"),
     details: { sessionId: record.id, status: last.status, taskName: record.name, runCount: record.runs.length },
   };

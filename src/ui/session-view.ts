@@ -8,7 +8,12 @@ import { statusIcon, type Style } from "./windows.ts";
 
 const RESULT_LINES = 6;
 
-const seconds = (run: RunRecord) => (run.endedAt ? `${((run.endedAt - run.startedAt) / 1000).toFixed(1)}s` : "running");
+const seconds = (run: RunRecord) =>
+  run.endedAt
+    ? `${((run.endedAt - run.startedAt) / 1000).toFixed(1)}s`
+    : run.status === "queued"
+      ? "queued"
+      : "running";
 const cost = (runs: RunRecord[]) => runs.reduce((n, r) => n + (r.usage?.cost ?? 0), 0);
 
 export function sessionHeader(record: SessionRecord, style: Style): string[] {

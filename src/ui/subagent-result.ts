@@ -2,7 +2,7 @@
 // finalized result, and details {mode, runId, results[], error?, sessionId, finalized}. Shared by the pi and MCP
 // fronts, which return the same contract.
 import { sanitize } from "../core/sanitize.ts";
-import type { TaskOutcome } from "../core/run/task.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { defaultSettings, mergeSettings } from "../../src/core/settings.ts";
+import { TASK_FIELDS } from "../../src/core/task-fields.ts";
 import { DELEGATE_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA, SUBAGENT_SCHEMA } from "../../src/core/call/schemas.ts";
 import { BUN, cli, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
 
@@ -154,6 +155,15 @@ describe("docs/pi-extension.md", () => {
       for (const p of Object.keys((schema as any).properties))
         expect(row!.includes(`\`${p}\``) || row!.includes(`${p}?`), `${tool}'s row does not name ${p}`).toBe(true);
     }
+  });
+
+  test("the Task fields table lists exactly the fields a task has (their one definition, core/task-fields.ts)", () => {
+    const table = piMd.split("## Task fields")[1]?.split("\n\n")[1] ?? "";
+    const listed = table
+      .split("\n")
+      .slice(2)
+      .flatMap((row) => [...(row.split("|")[1] ?? "").matchAll(/`(\w+)`/g)].map((m) => m[1]));
+    expect(listed.sort(), `docs/pi-extension.md "Task fields" against TASK_FIELDS`).toEqual([...TASK_FIELDS].sort());
   });
 
   test("the extension's tools are each described (the tool names the settings parser knows)", () => {

@@ -166,6 +166,46 @@ test("database unwritable or corrupt: one clear error, exit 2, no stack trace", 
   expect(r2.stderr).not.toContain("    at ");
 }, 30_000);
 
+test("a background start whose store cannot record its tasks (read-only, as an unprivileged user) fails before it says started; nothing is left running", async () => {
+  // A store its user may read but not write: as root the command runs as nobody (root writes anywhere), else as
+  // this user with the file made read-only.
+  const root = mkdtempSync(join(tmpdir(), "ro-store-"));
+  for (const d of ["agent", "data", "work"]) mkdirSync(join(root, d));
+  chmodSync(root, 0o755);
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: root,
+    PI_CODING_AGENT_DIR: join(root, "agent"),
+    SUBAGENTS_DB: join(root, "data", "subagents.db"),
+    SUBAGENTS_TEST_WORLD: world.env.SUBAGENTS_TEST_WORLD,
+  };
+  const bin = join(REPO, "dist", "subagents");
+  const made = spawnSync(bin, ["sessions"], { cwd: join(root, "work"), env, encoding: "utf8" });
+  expect(made.status, made.stderr).toBe(0);
+  chmodSync(env.SUBAGENTS_DB, 0o444);
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) spawnSync("chown", ["65534", join(root, "data")]);
+  const cmd = [...(asRoot ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []), bin];
+  try {
+    const r = spawnSync(cmd[0], [...cmd.slice(1), "delegate", "--background", "--json", "one", "two"], {
+      cwd: join(root, "work"),
+      env,
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("the background run did not start");
+    expect(r.stderr).toMatch(/readonly|read-only/);
+    expect(r.stderr).not.toContain("    at ");
+    // Its supervisor ended with it: no process of this store is left.
+    // (Its command line names its job file, under this store's folder.)
+    await until("the supervisor to exit", () => running(root).length === 0, 15_000).catch(() => {});
+    expect(running(root)).toEqual([]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}, 60_000);
+
 test("three CLI processes × 4 tasks and a pi parent with the extension, one database: every session recorded", async () => {
   const db = join(world.root, `shared-${Date.now()}.db`);
   const env = { SUBAGENTS_DB: db };

@@ -1,8 +1,6 @@
-// Load: 64 real pi children at concurrency 16 through the engine the CLI and the extension share.
+// Load: 64 real pi children at concurrency 16 through the call runner every front uses.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { runScheduled } from "../../src/core/run/scheduler.ts";
-import { runTask } from "../../src/core/run/task.ts";
-import { worldEngine } from "../support/engine.ts";
+import { runWorldCall, worldEngine } from "../support/engine.ts";
 import { piWorld, type PiWorld } from "../support/pi-env.ts";
 
 let world: PiWorld;
@@ -22,15 +20,14 @@ test("64 tasks at concurrency 16: every status recorded, memory bounded, nothing
   const poll = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
   let running = 0;
   let maxRunning = 0;
-  const inputs = Array.from({ length: 64 }, (_, i) => ({
-    name: `t${i}`,
-    prompt: `load task ${i}`,
+  const tasks = Array.from({ length: 64 }, (_, i) => ({ name: `t${i}`, prompt: `load task ${i}` }));
+  const { tasks: inputs, outcomes } = await runWorldCall(engine, tasks, {
     cwd: world.workDir,
-    sessionId: store.newSessionId(),
-  }));
-  const outcomes = await runScheduled(inputs, 16, (input, hooks) => runTask(engine, input, hooks), {
-    onTaskStart: () => (maxRunning = Math.max(maxRunning, ++running)),
-    onTaskEnd: () => running--,
+    concurrency: 16,
+    onEvent: (e) => {
+      if (e.type === "taskStart") maxRunning = Math.max(maxRunning, ++running);
+      if (e.type === "taskEnd") running--;
+    },
   });
   clearInterval(poll);
   expect(maxRunning).toBe(16);

@@ -5,7 +5,12 @@ import { realClock } from "../../src/core/host.ts";
 import { discoverProfiles } from "../../src/core/profiles/profile-discovery.ts";
 import { loadSettings } from "../../src/core/settings.ts";
 import { Store } from "../../src/core/store/store.ts";
-import { createEngine, type Engine } from "../../src/core/run/task.ts";
+import { createEngine, type Engine } from "../../src/core/run/engine.ts";
+import { prepareCall } from "../../src/core/call/prepare.ts";
+import type { CallTask } from "../../src/core/call/request.ts";
+import { runCall, type CallEvent } from "../../src/core/call/runner.ts";
+import { CapGuard } from "../../src/core/run/cap-guard.ts";
+import type { PreparedTask, TaskOutcome } from "../../src/core/run/task-types.ts";
 import { createBunHost } from "../../src/host/bun.ts";
 import { EMBEDDED_PI_VERSION } from "../../src/host/embedded-version.ts";
 import { resolvePiCommand } from "../../src/host/pi-command.ts";
@@ -42,4 +47,18 @@ export function worldEngine(world: PiWorld): Engine & { store: Store } {
     piDescribe: pi.describe,
     depth: 0,
   });
+}
+
+/** Runs tasks through the call module (prepare, then the call runner) on a world engine, as every front does. */
+export async function runWorldCall(
+  engine: Engine,
+  tasks: CallTask[],
+  o: { cwd: string; concurrency?: number; onEvent?: (e: CallEvent) => void },
+): Promise<{ tasks: readonly PreparedTask[]; outcomes: TaskOutcome[] }> {
+  const caps = new CapGuard(undefined, "this test");
+  const prepared = await prepareCall(engine, { tasks, defaults: { cwd: o.cwd }, concurrency: o.concurrency }, { caps });
+  if ("refusal" in prepared) throw new Error(`refused: ${prepared.refusal.message}`);
+  const ran = await runCall(engine, prepared.call, { caps, onEvent: o.onEvent });
+  if ("refusal" in ran) throw new Error(`refused: ${ran.refusal.message}`);
+  return { tasks: prepared.call.tasks, outcomes: ran.outcomes };
 }

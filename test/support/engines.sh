@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs and starts the real engines the engine tests use, on a Debian machine as root (CI: a fresh VM).
-# Idempotent: what is installed/running is left alone. Usage: engines.sh bwrap|docker|slurm|cron
+# Idempotent: what is installed/running is left alone. Usage: engines.sh bwrap|docker|slurm|cron|reflink
 # Prints "ready <engine> <seconds>" on success. Daemons started here stay up (pids in /run/subagents-engines/).
 set -eu
 engine="$1"
@@ -93,6 +93,21 @@ cron)
   fi
   i=0; until pgrep -x cron >/dev/null; do i=$((i+1)); [ $i -gt 100 ] && { echo "cron is not running (see $log)" >&2; exit 1; }; sleep 0.1; done
   command -v crontab >/dev/null || { echo "no crontab command after installing cron" >&2; exit 1; }
+  ;;
+reflink)
+  # A filesystem with copy-on-write clones (xfs with reflink=1) in a loop-mounted image: the machine's own root is
+  # ext4, which has none. Mounted at /run/subagents-engines/reflink, the image in /var/cache (sparse, 2 GiB).
+  apt_install xfsprogs
+  img=/var/cache/subagents-engines/reflink.img
+  mnt="$state/reflink"
+  mkdir -p /var/cache/subagents-engines "$mnt"
+  if ! mountpoint -q "$mnt"; then
+    [ -s "$img" ] || { truncate -s 2G "$img" && mkfs.xfs -q -f -m reflink=1 "$img" >>"$log" 2>&1; }
+    mount -o loop "$img" "$mnt" >>"$log" 2>&1 || { echo "could not mount $img (see $log)" >&2; exit 1; }
+    chmod 1777 "$mnt"
+  fi
+  echo probe >"$mnt/.probe" && cp --reflink=always "$mnt/.probe" "$mnt/.probe-clone" >>"$log" 2>&1 || { echo "no reflinks on $mnt (see $log)" >&2; exit 1; }
+  rm -f "$mnt/.probe" "$mnt/.probe-clone"
   ;;
 *) echo "unknown engine $engine" >&2; exit 2 ;;
 esac

@@ -6,7 +6,9 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export type EngineName = "bwrap" | "docker" | "slurm" | "cron";
+export type EngineName = "bwrap" | "docker" | "slurm" | "cron" | "reflink";
+/** Where the reflink engine's filesystem (xfs with copy-on-write clones) is mounted. */
+export const REFLINK_MOUNT = "/run/subagents-engines/reflink";
 const SCRIPT = join(import.meta.dir, "engines.sh");
 const done = new Map<EngineName, string | null>();
 
@@ -17,6 +19,12 @@ function ready(engine: EngineName): boolean {
   if (engine === "bwrap") return ok(["bwrap", "--ro-bind", "/", "/", "--cap-drop", "ALL", "true"]);
   if (engine === "docker") return ok(["docker", "image", "inspect", "subagents-test/base"]);
   if (engine === "cron") return ok(["pgrep", "-x", "cron"]) && ok(["sh", "-c", "command -v crontab"]);
+  if (engine === "reflink")
+    return ok([
+      "sh",
+      "-c",
+      `cd ${REFLINK_MOUNT} && f=$(mktemp -p .) && cp --reflink=always "$f" "$f.c" && rm -f "$f" "$f.c"`,
+    ]);
   return ok(["sinfo", "-h"]) && ok(["srun", "--quiet", "true"]);
 }
 

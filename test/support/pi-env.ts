@@ -178,11 +178,19 @@ export type CliResult = { code: number; stdout: string; stderr: string; json: Re
 export async function cli(
   world: PiWorld,
   args: string[],
-  opts: { binary?: boolean; cwd?: string; stdin?: string; env?: Record<string, string> } = {},
+  opts: {
+    binary?: boolean;
+    cwd?: string;
+    stdin?: string;
+    env?: Record<string, string>;
+    /** A command the CLI runs under (another user's ids: test-user.ts). */
+    prefix?: string[];
+  } = {},
 ): Promise<CliResult> {
-  const cmd = opts.binary
-    ? [join(REPO, "dist", "subagents"), ...args]
-    : [BUN, join(REPO, "src", "cli", "main.ts"), ...args];
+  const cmd = [
+    ...(opts.prefix ?? []),
+    ...(opts.binary ? [join(REPO, "dist", "subagents"), ...args] : [BUN, join(REPO, "src", "cli", "main.ts"), ...args]),
+  ];
   const proc = Bun.spawn({
     cmd,
     cwd: opts.cwd ?? world.workDir,

@@ -3,7 +3,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { statusLine } from "../../core/run/outcome-text.ts";
-import type { TaskOutcome } from "../../core/run/task.ts";
+import type { TaskOutcome } from "../../core/run/task-types.ts";
 import { sanitize } from "../../core/sanitize.ts";
 import type { ChildEvent } from "../../core/types.ts";
 import { eventLine } from "../../ui/event-line.ts";

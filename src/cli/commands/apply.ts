@@ -4,12 +4,14 @@
 import * as path from "node:path";
 import { git } from "../../host/git-worktree.ts";
 import { parse } from "../flags/args.ts";
+import { APPLY_FLAGS } from "../flags/command-flags.ts";
+import { parseOptions } from "../flags/flag.ts";
 import { cliContext, openStore } from "../engine.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { APPLY_HELP } from "../help.ts";
 
 export async function cmdApply(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("apply", argv, { "cherry-pick": { type: "boolean" }, cwd: { type: "string" } });
+  const { values, positionals } = parse("apply", argv, parseOptions(APPLY_FLAGS));
   if (values.help) {
     console.log(APPLY_HELP);
     return EXIT.ok;

@@ -6,6 +6,8 @@ import type { WatchMessage } from "../../control/watch.ts";
 import { finalFrame, startLine } from "../../ui/summary.ts";
 import type { WindowView } from "../../ui/windows.ts";
 import { parse } from "../flags/args.ts";
+import { ATTACH_FLAGS } from "../flags/command-flags.ts";
+import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import { endedViews, outcomeOf } from "../../ui/recorded.ts";
 import { printEnded } from "../terminal/ended-output.ts";
 import { controlContext, type ControlContext } from "../control-context.ts";
@@ -21,6 +23,8 @@ ends, prints its end and output like 'subagents wait'. A session that already en
 
 Ctrl-C detaches: the session keeps running (see it again with 'attach', collect it with 'wait').
 When standard output is not a terminal, prints one line per event instead of the window.
+
+${optionsBlock(ATTACH_FLAGS)}
 
 Exit codes: 0 completed (or detached); 1 failed, cancelled or interrupted; 2 usage or unknown session.`;
 
@@ -70,7 +74,7 @@ async function follow(
 }
 
 export async function cmdAttach(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("attach", argv, { "no-color": { type: "boolean" } });
+  const { values, positionals } = parse("attach", argv, parseOptions(ATTACH_FLAGS));
   if (values.help) {
     console.log(ATTACH_HELP);
     return EXIT.ok;

@@ -4,6 +4,8 @@ import { cancelSession } from "../../control/actions.ts";
 import { request } from "../../control/client.ts";
 import { liveOwners, type OwnerRecord } from "../../control/registry.ts";
 import { parse } from "../flags/args.ts";
+import { CANCEL_FLAGS } from "../flags/command-flags.ts";
+import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { ofSession } from "../../core/run/process/marks.ts";
@@ -18,10 +20,12 @@ SIGTERM, then SIGKILL after a grace period, for the child and everything it star
 cancelled. --all cancels every session any live owner still has. For a session that is over, it ends the
 processes its commands left running on purpose (keepProcesses), with the same protocol.
 
+${optionsBlock(CANCEL_FLAGS)}
+
 Exit codes: 0 every given session was cancelled; 1 some session was not running (reason printed); 2 usage.`;
 
 export async function cmdCancel(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("cancel", argv, { all: { type: "boolean" } });
+  const { values, positionals } = parse("cancel", argv, parseOptions(CANCEL_FLAGS));
   if (values.help) {
     console.log(CANCEL_HELP);
     return EXIT.ok;

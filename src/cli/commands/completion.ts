@@ -1,5 +1,7 @@
 // `subagents completion bash|zsh|fish`: prints a shell completion script for commands and their options.
 import { parse } from "../flags/args.ts";
+import { COMMAND_FLAGS } from "../flags/command-flags.ts";
+import { completionWords } from "../flags/flag.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
 export const COMPLETION_HELP = `Usage: subagents completion bash|zsh|fish
@@ -9,74 +11,11 @@ Prints a completion script for your shell. Install it with:
   zsh    subagents completion zsh > "\${fpath[1]}/_subagents"   (then restart zsh)
   fish   subagents completion fish > ~/.config/fish/completions/subagents.fish`;
 
-const DELEGATE_FLAGS = [
-  "--name",
-  "--profile",
-  "--model",
-  "--cwd",
-  "--timeout",
-  "--concurrency",
-  "--file",
-  "--resume",
-  "--tasks",
-  "--json",
-  "--quiet",
-  "--no-color",
-  "--background",
-  "--isolation",
-  "--sandbox",
-  "--runner",
-  "--runtime",
-  "--gate",
-  "--gate-timeout",
-  "--gate-retries",
-  "--fork",
-  "--help",
-];
-
-/** Every command and its options (the CLI test checks this list against the commands main.ts knows). */
-export const COMPLETIONS: Record<string, string[]> = {
-  delegate: DELEGATE_FLAGS,
-  // A workflow is a delegate call read from a file: the same options.
-  flow: DELEGATE_FLAGS,
-  run: [
-    "--session",
-    "--cwd",
-    "--model",
-    "--timeout",
-    "--json",
-    "--quiet",
-    "--no-color",
-    "--background",
-    "--isolation",
-    "--sandbox",
-    "--runner",
-    "--runtime",
-    "--gate",
-    "--gate-timeout",
-    "--gate-retries",
-    "--fork",
-    "--help",
-  ],
-  output: ["--json", "--no-color", "--help"],
-  session: ["--json", "--no-color", "--help"],
-  sessions: ["--limit", "--wide", "--json", "--no-color", "--running", "--help"],
-  profiles: ["--cwd", "--json", "--help"],
-  demo: ["--json", "--quiet", "--no-color", "--help"],
-  install: ["--uninstall", "--bin", "--prefix", "--help"],
-  doctor: ["--cwd", "--json", "--help"],
-  prune: ["--older-than", "--keep", "--dry-run", "--json", "--help"],
-  apply: ["--cherry-pick", "--cwd", "--help"],
-  completion: ["bash", "zsh", "fish"],
-  wait: ["--timeout", "--json", "--help"],
-  steer: ["--help"],
-  answer: ["--help"],
-  cancel: ["--all", "--help"],
-  logs: ["--follow", "--help"],
-  attach: ["--no-color", "--help"],
-  schedule: ["add", "list", "rm", "run", "--cron", "--cwd", "--json", "--from-cron", "--help"],
-  mcp: ["--cwd", "--help"],
-};
+/** Every command and what completion offers after it: its flags from their one list (command-flags.ts), and the
+ *  words it takes (the CLI test checks this list against the commands main.ts knows). */
+export const COMPLETIONS: Record<string, string[]> = Object.fromEntries(
+  Object.entries(COMMAND_FLAGS).map(([cmd, c]) => [cmd, [...(c.words ?? []), ...completionWords(c.flags)]]),
+);
 
 const commands = () => Object.keys(COMPLETIONS).join(" ");
 

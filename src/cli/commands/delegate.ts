@@ -5,18 +5,19 @@ import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { prepareCall } from "../../core/call/prepare.ts";
 import type { CallRequest } from "../../core/call/request.ts";
-import { InputError, MAX_TASKS, parseDelegateParams, type DelegateParams } from "../../core/delegate-input.ts";
+import { MAX_TASKS, parseDelegateParams, type DelegateParams } from "../../core/delegate-input.ts";
+import { InputError } from "../../core/task-fields.ts";
 import type { FileSpec } from "../../core/files.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 import { parse, positiveNumber, requireProfile } from "../flags/args.ts";
+import { DELEGATE_FLAGS } from "../flags/command-flags.ts";
+import { parseOptions } from "../flags/flag.ts";
 import { startBackground } from "../background/start.ts";
-import { totalCostFlag, BUDGET_OPTIONS } from "../flags/budget-flags.ts";
+import { totalCostFlag } from "../flags/budget-flags.ts";
 import { callDefaults, cliFront, refusalError } from "../flags/call-flags.ts";
-import { buildEngine, cliContext } from "../engine.ts";
-import { ENGINE_OPTIONS } from "../flags/runner-flags.ts";
+import { buildEngine, cliContext, type CliContext } from "../engine.ts";
 import { EXIT, UsageError } from "../errors.ts";
-import { GATE_OPTIONS } from "../flags/gate-flags.ts";
-import { DELEGATE_HELP, FLOW_HELP } from "../help.ts";
+import { DELEGATE_HELP } from "../help.ts";
 import { runLive } from "./delegate-live.ts";
 
 function readTasksFile(source: string): unknown {
@@ -40,31 +41,13 @@ function readTasksFile(source: string): unknown {
   }
 }
 
-/** `flow` (cmd-flow.ts): the call comes from a saved workflow named by the positionals; null: nothing to run. */
-export type FlowSource = (cwd: string, positionals: string[], json: boolean) => Record<string, unknown> | null;
+/** `flow` (flow.ts): the call's tasks document comes from a saved workflow, read from the call's folder; null:
+ *  nothing to run (the workflows were listed). */
+export type FlowSource = (cwd: string) => Record<string, unknown> | null;
 
-export const DELEGATE_OPTIONS = {
-  name: { type: "string", multiple: true },
-  profile: { type: "string" },
-  model: { type: "string" },
-  cwd: { type: "string" },
-  timeout: { type: "string" },
-  concurrency: { type: "string" },
-  file: { type: "string", multiple: true },
-  resume: { type: "string" },
-  tasks: { type: "string" },
-  json: { type: "boolean" },
-  quiet: { type: "boolean", short: "q" },
-  "no-color": { type: "boolean" },
-  background: { type: "boolean" },
-  isolation: { type: "string" },
-  ...GATE_OPTIONS,
-  ...ENGINE_OPTIONS,
-  ...BUDGET_OPTIONS,
-  "max-total-cost": { type: "string" },
-} as const;
+export const DELEGATE_OPTIONS = parseOptions(DELEGATE_FLAGS);
 
-type DelegateValues = ReturnType<typeof parse<typeof DELEGATE_OPTIONS>>["values"];
+export type DelegateValues = ReturnType<typeof parse<typeof DELEGATE_OPTIONS>>["values"];
 
 /** The command line as the call module's request (null: nothing to run, e.g. `flow` listed the workflows). */
 export function delegateRequest(
@@ -84,7 +67,7 @@ export function delegateRequest(
   }
 
   let params: DelegateParams;
-  const preset = flow?.(shellCwd, positionals, !!values.json);
+  const preset = flow?.(shellCwd);
   if (preset === null) return null;
   try {
     if (preset) {
@@ -132,31 +115,33 @@ export function delegateRequest(
   return { request, profileFlag };
 }
 
-export async function cmdDelegate(argv: string[], flow?: FlowSource): Promise<number> {
-  const { values, positionals } = parse(flow ? "flow" : "delegate", argv, DELEGATE_OPTIONS);
+export async function cmdDelegate(argv: string[]): Promise<number> {
+  const { values, positionals } = parse("delegate", argv, DELEGATE_OPTIONS);
   if (values.help) {
-    console.log(flow ? FLOW_HELP : DELEGATE_HELP);
+    console.log(DELEGATE_HELP);
     return EXIT.ok;
   }
-  const read = delegateRequest(values, positionals, flow);
-  if (!read) return EXIT.ok;
-  const { request, profileFlag } = read;
+  const read = delegateRequest(values, positionals)!;
+  return runDelegate(cliContext(read.request.defaults.cwd), read, values);
+}
+
+/** A delegate call (or a workflow's) from its request: prepared under this invocation's caps, then handed to a
+ *  background supervisor or run here live. */
+export async function runDelegate(
+  ctx: CliContext,
+  { request, profileFlag }: { request: CallRequest; profileFlag?: string },
+  values: DelegateValues,
+): Promise<number> {
   const shellCwd = request.defaults.cwd;
-  const ctx = cliContext(shellCwd);
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
   const engine = buildEngine(ctx, shellCwd);
   // A profile for the whole call fails up front like `run typo`; a task's own unknown profile fails that task only.
   if (profileFlag) requireProfile("delegate", profileFlag, engine);
-  // The session caps hold per invocation here (and per supervisor for --background, checked again there).
+  // The session caps hold per invocation here (and per supervisor for --background, admitted again there).
   const caps = new CapGuard(undefined, "this invocation");
   const prepared = await prepareCall(engine, request, cliFront("delegate", engine, caps, values.fork));
   if ("refusal" in prepared) throw refusalError("delegate", prepared.refusal);
-  const { inputs } = prepared;
   if (request.background)
-    return startBackground(
-      ctx,
-      { cwd: shellCwd, concurrency: request.concurrency, inputs, maxCost: request.maxCost },
-      !!values.json,
-    );
-  return runLive(ctx, engine, caps, inputs, { ...values, concurrency: request.concurrency, maxCost: request.maxCost });
+    return startBackground(ctx, "delegate", { cwd: shellCwd, call: prepared.call }, !!values.json);
+  return runLive(ctx, engine, caps, prepared.call, values);
 }

@@ -1,11 +1,13 @@
 // `subagents demo`: real pi children and the real engine, against a scripted model on 127.0.0.1, so anyone can
 // watch the windows work on a fresh machine with no API key. Everything lives in a temp dir, removed after.
+import { DEMO_FLAGS } from "../flags/command-flags.ts";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { piAgentConfig, script, startModelServer, type ScriptStep } from "../../scripted/model-server.ts";
 import { cmdDelegate } from "./delegate.ts";
 import { noPositionals, parse } from "../flags/args.ts";
+import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import { EXIT } from "../errors.ts";
 
 export const DEMO_HELP = `Usage: subagents demo [options]
@@ -13,11 +15,7 @@ export const DEMO_HELP = `Usage: subagents demo [options]
 A demonstration: runs four scripted sub-agents through the real pi, in parallel, against a scripted model
 server on 127.0.0.1 (no API key, no network). Nothing outside a temporary directory is touched.
 
-Options:
-  --json          JSON lines on stdout, as delegate --json prints them
-  -q, --quiet     Only the final status lines and outputs
-  --no-color      No colours (also NO_COLOR=1)
-  -h, --help      Show this help
+${optionsBlock(DEMO_FLAGS)}
 
 Exit codes: 0 the demo ran (one task fails on purpose), 2 usage error, 130/143 interrupted.`;
 
@@ -75,11 +73,7 @@ function demoTasks(): { name: string; prompt: string; profile?: string }[] {
 }
 
 export async function cmdDemo(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("demo", argv, {
-    json: { type: "boolean" },
-    quiet: { type: "boolean", short: "q" },
-    "no-color": { type: "boolean" },
-  });
+  const { values, positionals } = parse("demo", argv, parseOptions(DEMO_FLAGS));
   if (values.help) {
     console.log(DEMO_HELP);
     return EXIT.ok;

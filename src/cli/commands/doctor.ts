@@ -1,7 +1,9 @@
 // `subagents doctor [--json]`: one line per check, ✓ fine, ! worth knowing, ✗ broken (with its fix).
 // Exit 0 when nothing is ✗, 1 otherwise, so scripts and CI can gate on it. Never prints a secret.
+import { DOCTOR_FLAGS } from "../flags/command-flags.ts";
 import * as path from "node:path";
 import { parse } from "../flags/args.ts";
+import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import {
   childPiCheck,
   databaseCheck,
@@ -16,6 +18,7 @@ import {
 import { cliContext } from "../engine.ts";
 import { runnerCheck, sandboxCheck } from "../doctor/engines.ts";
 import { runtimesCheck } from "../doctor/runtimes.ts";
+import { worktreesCheck } from "../doctor/worktrees.ts";
 import { modelsCheck } from "../doctor/models.ts";
 import { schedulesCheck } from "../doctor/schedules.ts";
 import { mcpCheck } from "../doctor/mcp.ts";
@@ -36,20 +39,20 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   settings    the subagents section of settings.json
   sandbox     whether bubblewrap (or sandbox-exec) can start a sandbox here
   runner      where children run (subagents.runner) and whether docker or Slurm answers
+  worktrees   how isolated tasks see a repository's ignored folders (node_modules, .venv): an overlay,
+              copy-on-write clones or a copy, and which folders that is here
   schedules   cron for \`subagents schedule\` (the crontab command, a running daemon) and each schedule's line
   mcp         \`subagents mcp\` starts and answers an MCP client's initialize and tools/list
   terminal    live-window support: terminal, colour, UTF-8
 
-Options:
-  --cwd DIR   Check as if run from DIR (project profiles and settings)
-  --json      One JSON object: {"ok":bool,"checks":[{"name","status":"ok|warn|fail","detail","fix"?}]}
+${optionsBlock(DOCTOR_FLAGS)}
 
 Exit codes: 0 nothing broken, 1 at least one ✗, 2 usage error.`;
 
 const MARK = { ok: "✓", warn: "!", fail: "✗" } as const;
 
-export function cmdDoctor(argv: string[]): number {
-  const { values, positionals } = parse("doctor", argv, { cwd: { type: "string" }, json: { type: "boolean" } });
+export async function cmdDoctor(argv: string[]): Promise<number> {
+  const { values, positionals } = parse("doctor", argv, parseOptions(DOCTOR_FLAGS));
   if (values.help) {
     console.log(DOCTOR_HELP);
     return EXIT.ok;
@@ -70,6 +73,7 @@ export function cmdDoctor(argv: string[]): number {
     settingsCheck(ctx),
     sandboxCheck(ctx),
     runnerCheck(ctx),
+    await worktreesCheck(ctx, cwd),
     schedulesCheck(ctx),
     mcpCheck(cwd),
     terminalCheck(process.env, process.stdout),

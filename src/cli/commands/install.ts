@@ -9,6 +9,8 @@ import { isCompiledBinary, removeBinaryRecord, writeBinaryRecord } from "../../h
 import { runtimeDir } from "../../host/child-extension-path.ts";
 import { writeFileAtomic } from "../../host/atomic-write.ts";
 import { parse } from "../flags/args.ts";
+import { INSTALL_FLAGS } from "../flags/command-flags.ts";
+import { parseOptions } from "../flags/flag.ts";
 import { ConfigError, EXIT, UsageError } from "../errors.ts";
 import { INSTALL_HELP } from "../help.ts";
 import { extensionSource, installedBundle, installedStub } from "../installed.ts";
@@ -44,11 +46,7 @@ function installBinary(dir: string): void {
 }
 
 export function cmdInstall(argv: string[]): number {
-  const { values, positionals } = parse("install", argv, {
-    uninstall: { type: "boolean" },
-    bin: { type: "boolean" },
-    prefix: { type: "string" },
-  });
+  const { values, positionals } = parse("install", argv, parseOptions(INSTALL_FLAGS));
   if (values.help) {
     console.log(INSTALL_HELP);
     return EXIT.ok;

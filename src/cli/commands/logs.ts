@@ -1,8 +1,10 @@
 // `subagents logs ID [-f]`: a background session's events as readable lines; -f follows them until the run
 // ends. Sessions run in the foreground have no event log: their transcript is shown instead.
+import { LOGS_FLAGS } from "../flags/command-flags.ts";
 import * as fs from "node:fs";
 import { formatSessionTranscript } from "../../core/store/transcript.ts";
 import { parse } from "../flags/args.ts";
+import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { sessionLogPath } from "../background/session-log.ts";
@@ -12,13 +14,12 @@ export const LOGS_HELP = `Usage: subagents logs ID [-f]
 Prints a background session's events as readable lines: tool calls and results, the model's messages,
 steer messages, retries, the final status. For a session run in the foreground, prints its transcript.
 
-Options:
-  -f, --follow   Keep printing new lines until the run ends (Ctrl-C stops following, not the run)`;
+${optionsBlock(LOGS_FLAGS)}`;
 
 const POLL_MS = 200;
 
 export async function cmdLogs(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("logs", argv, { follow: { type: "boolean", short: "f" } });
+  const { values, positionals } = parse("logs", argv, parseOptions(LOGS_FLAGS));
   if (values.help) {
     console.log(LOGS_HELP);
     return EXIT.ok;

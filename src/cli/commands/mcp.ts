@@ -11,6 +11,8 @@ import type { McpServices } from "../../mcp/services.ts";
 import { buildEngine, cliContext, dataDir, openStore } from "../engine.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { parse } from "../flags/args.ts";
+import { MCP_FLAGS } from "../flags/command-flags.ts";
+import { optionsBlock, parseOptions } from "../flags/flag.ts";
 
 export const MCP_HELP = `Usage: subagents mcp [--cwd DIR]
 
@@ -25,11 +27,10 @@ is outside them is refused. Children's questions reach the client as elicitation
 The server's children stop when the client closes the connection; \`subagents sessions --running\`, attach,
 steer and cancel reach them from a terminal meanwhile.
 
-Options:
-  --cwd DIR     The folder tasks run in unless they say otherwise (default: the current directory)`;
+${optionsBlock(MCP_FLAGS)}`;
 
 export async function cmdMcp(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("mcp", argv, { cwd: { type: "string" } });
+  const { values, positionals } = parse("mcp", argv, parseOptions(MCP_FLAGS));
   if (values.help) {
     console.log(MCP_HELP);
     return EXIT.ok;

@@ -12,6 +12,8 @@ import { renderTable } from "../../ui/table.ts";
 import { sanitizeLine, wrap } from "../../ui/text-width.ts";
 import { plainStyle } from "../../ui/windows.ts";
 import { parse } from "../flags/args.ts";
+import { PROFILES_FLAGS } from "../flags/command-flags.ts";
+import { parseOptions } from "../flags/flag.ts";
 import { childPiLine, cliContext, type CliContext } from "../engine.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { PROFILES_HELP } from "../help.ts";
@@ -149,13 +151,7 @@ function printTable(list: Profile[], d: Discovery, ctx: CliContext, user: UserMo
 }
 
 export function cmdProfiles(argv: string[]): number {
-  const { values, positionals } = parse("profiles", argv, {
-    cwd: { type: "string" },
-    json: { type: "boolean" },
-    all: { type: "boolean" },
-    verbose: { type: "boolean", short: "v" },
-    check: { type: "boolean" },
-  });
+  const { values, positionals } = parse("profiles", argv, parseOptions(PROFILES_FLAGS));
   if (values.help) {
     console.log(PROFILES_HELP);
     return EXIT.ok;

@@ -1,10 +1,12 @@
 // `subagents prune`: deletes old sessions (their runs, messages and the child's pi session file), then VACUUMs
 // so the database file shrinks. A session that is running is never touched.
+import { PRUNE_FLAGS } from "../flags/command-flags.ts";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { childSessionFile } from "../../core/run/task.ts";
+import { childSessionFile } from "../../core/run/session-file.ts";
 import type { PruneCandidate } from "../../core/store/store-types.ts";
 import { parse } from "../flags/args.ts";
+import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import { formatBytes } from "../doctor/checks.ts";
 import { cliContext, dataDir, dbPath, openStore } from "../engine.ts";
 import { sessionLogs, staleSupervisorLogs } from "../prune/logs.ts";
@@ -22,12 +24,7 @@ supervisors that ended before the cut-off go too, and worktrees of isolated task
 (~/.cache/subagents/compiled-pi/) that no installed pi needs any more go as well, with half-written ones;
 the ones kept are listed with why.
 
-Options:
-  --older-than AGE  Only sessions last active more than AGE ago: 30d, 12h, 90m, 2w (default 30d,
-                    unless only --keep is given)
-  --keep N          Always keep the N most recent sessions
-  --dry-run         List what would be deleted; change nothing
-  --json            One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","compiledPis":[{"dir","bytes"}],"keptCompiledPis":[{"dir","why"}],"bytesBefore","bytesAfter"}
+${optionsBlock(PRUNE_FLAGS)}
 
 Examples:
   subagents prune                       sessions older than 30 days
@@ -63,12 +60,7 @@ const dbBytes = (file: string) =>
   [file, `${file}-wal`].reduce((n, f) => n + (fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
 
 export async function cmdPrune(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("prune", argv, {
-    "older-than": { type: "string" },
-    keep: { type: "string" },
-    "dry-run": { type: "boolean" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parse("prune", argv, parseOptions(PRUNE_FLAGS));
   if (values.help) {
     console.log(PRUNE_HELP);
     return EXIT.ok;

@@ -4,27 +4,24 @@ import * as path from "node:path";
 import { rateLimitLine, toolCallLine } from "../../core/run/process/activity.ts";
 import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
-import { effectiveTimeout, runTask } from "../../core/run/task.ts";
-import { settleHooks } from "../../core/run/task-hooks.ts";
 import { prepareCall } from "../../core/call/prepare.ts";
 import type { CallDefaults, CallRequest } from "../../core/call/request.ts";
 import { callDefaults, cliFront, refusalError } from "../flags/call-flags.ts";
-import { GATE_OPTIONS } from "../flags/gate-flags.ts";
 import type { ChildEvent } from "../../core/types.ts";
-import { CallWindows } from "../../ui/call-windows.ts";
+import { callWindows } from "../../ui/call-windows.ts";
 import { endLines, startLine } from "../../ui/summary.ts";
 import { clip, sanitizeLine } from "../../ui/text-width.ts";
 import { displayLines } from "../../ui/windows.ts";
 import { parse, requireProfile } from "../flags/args.ts";
-import { buildEngine, cliContext, dataDir } from "../engine.ts";
-import { startOwner } from "../../control/owner.ts";
+import { buildEngine, cliContext } from "../engine.ts";
+import { runForeground } from "../run-call.ts";
 import { startBackground } from "../background/start.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { RUN_HELP } from "../help.ts";
-import { ENGINE_OPTIONS } from "../flags/runner-flags.ts";
-import { BUDGET_OPTIONS } from "../flags/budget-flags.ts";
+import { RUN_FLAGS } from "../flags/command-flags.ts";
+import { parseOptions } from "../flags/flag.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../terminal/report.ts";
-import { FORCED, STOPPING, trapSignals } from "../terminal/signals.ts";
+import { FORCED, STOPPING } from "../terminal/signals.ts";
 import { colorStyle, streamWidth } from "../terminal/style.ts";
 import { terminalAsker } from "../terminal/ask.ts";
 
@@ -40,20 +37,7 @@ function readTask(raw: string): string {
 }
 
 export async function cmdRun(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("run", argv, {
-    session: { type: "string" },
-    cwd: { type: "string" },
-    model: { type: "string" },
-    timeout: { type: "string" },
-    json: { type: "boolean" },
-    quiet: { type: "boolean", short: "q" },
-    "no-color": { type: "boolean" },
-    background: { type: "boolean" },
-    isolation: { type: "string" },
-    ...GATE_OPTIONS,
-    ...ENGINE_OPTIONS,
-    ...BUDGET_OPTIONS,
-  });
+  const { values, positionals } = parse("run", argv, parseOptions(RUN_FLAGS));
   if (values.help) {
     console.log(RUN_HELP);
     return EXIT.ok;
@@ -81,72 +65,52 @@ export async function cmdRun(argv: string[]): Promise<number> {
   const style = colorStyle(process.stderr, values["no-color"]);
   const width = streamWidth(process.stderr);
   const say = (line: string) => process.stderr.write(`${line}\n`);
-  const name = agent;
-  const request = runRequest(agent, task, defaults, values);
+  const caps = new CapGuard(undefined, "this invocation");
   const prepared = await prepareCall(
     engine,
-    request,
-    cliFront("run", engine, new CapGuard(undefined, "this invocation"), values.fork),
+    runRequest(agent, task, defaults, values),
+    cliFront("run", engine, caps, values.fork),
   );
   if ("refusal" in prepared) throw refusalError("run", prepared.refusal);
-  const [input] = prepared.inputs;
-  // The id is chosen before the child starts so the owner can list it (wait/steer from elsewhere).
-  let sessionId = input.sessionId;
-  const timeoutSec = defaults.timeout;
-  if (values.background) return startBackground(ctx, { cwd, inputs: [input] }, json);
-  const owner = await startOwner(dataDir(ctx), "cli", [sessionId]);
-  const interrupt = trapSignals({
+  const { call } = prepared;
+  if (values.background) return startBackground(ctx, "run", { cwd, call }, json);
+  const [input] = call.tasks;
+  const name = input.name;
+  const agentOf = () => input.profile ?? "default";
+  const windows = callWindows(engine, call.tasks, 0);
+  const { outcomes, interrupted } = await runForeground(ctx, engine, call, {
+    command: "run",
+    caps,
+    // Children's questions go to the person at this terminal (stderr carries the progress lines here).
+    ask: terminalAsker({ tty: progress && !!process.stderr.isTTY, out: process.stderr }),
     onStop: () => say(style.yellow(STOPPING)),
     onForce: () => say(style.yellow(FORCED)),
-  });
-  let windows: CallWindows | null = null;
-  // Children's questions go to the person at this terminal (stderr carries the progress lines here).
-  const ask = terminalAsker({ tty: progress && !!process.stderr.isTTY, out: process.stderr });
-  const outcome = await owner.wrap(
-    (i, h) => runTask(engine, i, h),
-    (t) => effectiveTimeout(engine, t),
-  )(input, {
-    signal: interrupt.signal,
-    ask,
-    onStart: (info) => {
-      sessionId = info.sessionId;
-      windows = new CallWindows(
-        [{ name, sessionId, profile: info.agent, timeoutSec: timeoutSec ?? engine.settings.timeout }],
-        0,
-      );
-      windows.start(0, Date.now());
-      if (json) writeJson({ type: "task_start", task: name, sessionId, agent: info.agent });
-      else if (progress) {
-        say(startLine(name, info.agent, sessionId, style));
-        for (const w of info.warnings) say(style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width)));
-      }
-    },
-    onEvent: (state, ev) => {
-      windows?.event(0, state);
-      if (json) {
-        const line = jsonEvent(name, sessionId, ev);
+    onEvent: (e) => {
+      if (e.type === "taskStart") {
+        windows.start(0, Date.now());
+        if (json) writeJson({ type: "task_start", task: name, sessionId: input.sessionId, agent: agentOf() });
+        else if (progress) say(startLine(name, agentOf(), input.sessionId, style));
+      } else if (e.type === "taskWarnings") {
+        if (progress) for (const w of e.warnings) say(style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width)));
+      } else if (e.type === "taskProgress") {
+        windows.event(0, e.state);
+        const line = json ? jsonEvent(name, input.sessionId, e.event) : null;
         if (line) writeJson(line);
-      } else if (progress) for (const line of activityLines(ev)) say(style.dim(clip(`  ${line}`, width)));
+        else if (progress) for (const l of activityLines(e.event)) say(style.dim(clip(`  ${l}`, width)));
+      } else if (e.type === "taskEnd") windows.end(0, e.outcome, Date.now());
     },
   });
-  // Its end hooks run on (bounded by subagents.hooks.timeout); a forced stop ends them.
-  await settleHooks(engine);
-  interrupt.dispose();
-  owner.close();
+  const [outcome] = outcomes;
   const r = outcome.result;
   if (json) {
     writeJson(taskEndEvent(outcome));
     writeJson(summaryEvent([outcome]));
   } else {
     if (r.output) process.stdout.write(r.output.endsWith("\n") ? r.output : `${r.output}\n`);
-    const w =
-      windows ?? new CallWindows([{ name, sessionId: outcome.sessionId, profile: outcome.agent, timeoutSec: 0 }], 0);
-    w.end(0, outcome, Date.now());
-    if (!windows) w.views[0].elapsedMs = r.durationMs;
-    for (const line of endLines(w.views[0], width, style)) say(line);
+    for (const line of endLines(windows.views[0], width, style)) say(line);
     for (const line of isolationLines([outcome])) say(line);
   }
-  return interrupt.exitCode() ?? (r.status === "completed" ? EXIT.ok : EXIT.taskFailed);
+  return interrupted ?? (r.status === "completed" ? EXIT.ok : EXIT.taskFailed);
 }
 
 /** `run AGENT "task"` as the call module's request: one task named for its agent ("default": pi's defaults). */

@@ -20,6 +20,8 @@ import { isCompiledBinary } from "../../host/embedded-pi.ts";
 import { cliContext, dbPath, openStore, type CliContext } from "../engine.ts";
 import { ConfigError, EXIT, UsageError } from "../errors.ts";
 import { parse } from "../flags/args.ts";
+import { SCHEDULE_ADD_FLAGS, SCHEDULE_LIST_FLAGS, SCHEDULE_RUN_FLAGS } from "../flags/command-flags.ts";
+import { parseOptions } from "../flags/flag.ts";
 import { cronProblem, readCrontab, writeCrontab } from "../schedule/crontab.ts";
 import { definitionFile, listDefinitions, logFile, readDefinition, writeDefinition } from "../schedule/files.ts";
 import { fireSchedule } from "../schedule/fire.ts";
@@ -56,7 +58,7 @@ function scheduleAdd(argv: string[]): number {
   const dash = argv.indexOf("--");
   const own = dash < 0 ? argv : argv.slice(0, dash);
   const args = dash < 0 ? [] : argv.slice(dash + 1);
-  const { values, positionals } = parse("schedule add", own, { cron: { type: "string" }, cwd: { type: "string" } });
+  const { values, positionals } = parse("schedule add", own, parseOptions(SCHEDULE_ADD_FLAGS));
   if (values.help) {
     console.log(SCHEDULE_ADD_HELP);
     return EXIT.ok;
@@ -137,7 +139,7 @@ type ListRow = {
 };
 
 function scheduleList(argv: string[]): number {
-  const { values, positionals } = parse("schedule list", argv, { json: { type: "boolean" } });
+  const { values, positionals } = parse("schedule list", argv, parseOptions(SCHEDULE_LIST_FLAGS));
   if (values.help) {
     console.log(SCHEDULE_LIST_HELP);
     return EXIT.ok;
@@ -242,7 +244,7 @@ function scheduleRm(argv: string[]): number {
 }
 
 async function scheduleRun(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("schedule run", argv, { "from-cron": { type: "boolean" } });
+  const { values, positionals } = parse("schedule run", argv, parseOptions(SCHEDULE_RUN_FLAGS));
   if (values.help) {
     console.log(SCHEDULE_RUN_HELP);
     return EXIT.ok;

@@ -7,6 +7,8 @@ import { sessionHeader, transcriptView } from "../../ui/session-view.ts";
 import { renderTable, type Column } from "../../ui/table.ts";
 import type { Style } from "../../ui/windows.ts";
 import { noPositionals, parse } from "../flags/args.ts";
+import { OUTPUT_FLAGS, SESSION_FLAGS, SESSIONS_FLAGS } from "../flags/command-flags.ts";
+import { parseOptions } from "../flags/flag.ts";
 import { cliContext, dataDir, openStore } from "../engine.ts";
 import { runningLine, runningSessions } from "../../control/running.ts";
 import { EXIT, UsageError } from "../errors.ts";
@@ -14,8 +16,12 @@ import { OUTPUT_HELP, SESSION_HELP, SESSIONS_HELP } from "../help.ts";
 import { colorStyle, streamWidth } from "../terminal/style.ts";
 
 /** The common start of `output ID` and `session ID`: flags, the one id, the stored session (or an exit code). */
-function sessionArg(command: string, argv: string[], helpText: string) {
-  const { values, positionals } = parse(command, argv, { json: { type: "boolean" }, "no-color": { type: "boolean" } });
+function sessionArg(command: "output" | "session", argv: string[], helpText: string) {
+  const { values, positionals } = parse(
+    command,
+    argv,
+    parseOptions(command === "output" ? OUTPUT_FLAGS : SESSION_FLAGS),
+  );
   if (values.help) return help(helpText);
   if (positionals.length !== 1)
     throw new UsageError(
@@ -95,7 +101,7 @@ function sessionColumns(style: Style, rows: SessionSummary[], wide: boolean): Co
       ? style.green
       : status === "error"
         ? style.red
-        : status === "running"
+        : status === "running" || status === "queued"
           ? style.yellow
           : (s: string) => s;
   return [
@@ -111,13 +117,7 @@ function sessionColumns(style: Style, rows: SessionSummary[], wide: boolean): Co
 }
 
 export function cmdSessions(argv: string[]): number {
-  const { values, positionals } = parse("sessions", argv, {
-    limit: { type: "string" },
-    json: { type: "boolean" },
-    wide: { type: "boolean", short: "w" },
-    "no-color": { type: "boolean" },
-    running: { type: "boolean" },
-  });
+  const { values, positionals } = parse("sessions", argv, parseOptions(SESSIONS_FLAGS));
   if (values.help) return help(SESSIONS_HELP);
   noPositionals("sessions", positionals);
   const limit = values.limit === undefined ? 20 : Number(values.limit);

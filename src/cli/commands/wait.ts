@@ -2,8 +2,10 @@
 // outputs the way `delegate` does. It follows the store and the owner registry, so it works for foreground
 // runs in another terminal, background runs, finished sessions, and runs whose owner died (recorded as
 // interrupted) — it never waits on a process that is gone.
+import { WAIT_FLAGS } from "../flags/command-flags.ts";
 import { outcomeOf } from "../../ui/recorded.ts";
 import { parse, positiveNumber } from "../flags/args.ts";
+import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import { printEnded } from "../terminal/ended-output.ts";
 import { controlContext } from "../control-context.ts";
 import { EXIT, UsageError } from "../errors.ts";
@@ -15,9 +17,7 @@ Waits until every given session's current run has ended — background or foregr
 terminal), or already finished — and prints the outputs like 'delegate': each task's status line and
 output; with --json a last "summary" line. A run whose owner died is reported as interrupted.
 
-Options:
-  --timeout S   give up after S seconds (exit 124); the sessions keep running
-  --json        JSON output (the same summary line as 'delegate --json')
+${optionsBlock(WAIT_FLAGS)}
 
 Exit codes: 0 all completed; 1 any failed, was cancelled or interrupted; 2 usage or unknown session; 124 timeout.`;
 
@@ -25,7 +25,7 @@ const POLL_MS = 200;
 export const EXIT_WAIT_TIMEOUT = 124;
 
 export async function cmdWait(argv: string[]): Promise<number> {
-  const { values, positionals } = parse("wait", argv, { timeout: { type: "string" }, json: { type: "boolean" } });
+  const { values, positionals } = parse("wait", argv, parseOptions(WAIT_FLAGS));
   if (values.help) {
     console.log(WAIT_HELP);
     return EXIT.ok;

@@ -1,9 +1,10 @@
 // Thin wrapper over node:util parseArgs that turns its exceptions into UsageErrors with our wording: every
 // argument error names the command, suggests the closest known word, and points at `subagents help CMD`.
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { profileRefusal, type Engine } from "../../core/run/task.ts";
+import { profileRefusal } from "../../core/run/task-error.ts";
+import type { Engine } from "../../core/run/engine.ts";
 import { UsageError } from "../errors.ts";
-import { InputError, isolationValue } from "../../core/delegate-input.ts";
+import { InputError, isolationValue } from "../../core/task-fields.ts";
 import { didYouMean } from "./suggest.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;

@@ -3,12 +3,6 @@
 import { budgetValue, type Budget, type BudgetKey } from "../../core/budget.ts";
 import { UsageError } from "../errors.ts";
 
-export const BUDGET_OPTIONS = {
-  "max-turns": { type: "string" },
-  "max-tokens": { type: "string" },
-  "max-cost": { type: "string" },
-} as const;
-
 const FLAGS: [string, BudgetKey][] = [
   ["max-turns", "maxTurns"],
   ["max-tokens", "maxTokens"],

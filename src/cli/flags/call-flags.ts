@@ -3,7 +3,7 @@
 import type { CallFront } from "../../core/call/prepare.ts";
 import type { CallDefaults, Refusal } from "../../core/call/request.ts";
 import type { CapGuard } from "../../core/run/cap-guard.ts";
-import type { Engine } from "../../core/run/task.ts";
+import type { Engine } from "../../core/run/engine.ts";
 import { isolationFlag, positiveNumber } from "./args.ts";
 import { budgetFlags } from "./budget-flags.ts";
 import { engineFlags } from "./runner-flags.ts";
@@ -38,7 +38,7 @@ export function cliFront(command: string, engine: Engine, caps: CapGuard, fork: 
   return {
     forkBranch: () => (fork ? readForkSession(engine.agentDir, fork, command) : undefined),
     forkNeeds: CLI_FORK_NEEDS,
-    caps: { check: (c) => caps.check(engine.settings, c), admit: (c) => caps.admit(engine.settings, c) },
+    caps,
   };
 }
 

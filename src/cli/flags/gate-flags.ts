@@ -4,13 +4,6 @@
 import { positiveNumber } from "./args.ts";
 import { UsageError } from "../errors.ts";
 
-export const GATE_OPTIONS = {
-  gate: { type: "string" },
-  "gate-timeout": { type: "string" },
-  "gate-retries": { type: "string" },
-  fork: { type: "string" },
-} as const;
-
 export type GateFlags = { gate?: string; gateTimeout?: number; gateRetries?: number };
 
 export function gateFlags(command: string, values: Record<string, unknown>): GateFlags {

@@ -4,12 +4,6 @@ import { RUNNER_NAMES, type RunnerName } from "../../core/runner-settings.ts";
 import { RUNTIME_NAMES, type RuntimeName } from "../../core/runtime-names.ts";
 import { UsageError } from "../errors.ts";
 
-export const ENGINE_OPTIONS = {
-  sandbox: { type: "boolean" },
-  runner: { type: "string" },
-  runtime: { type: "string" },
-} as const;
-
 export function engineFlags(
   command: string,
   values: { sandbox?: boolean; runner?: string; runtime?: string },

@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import type { ScheduleDefinition } from "../../core/schedule/definition.ts";
 import { SCHEDULE_ENV } from "../../core/schedule/names.ts";
 import { Store } from "../../core/store/store.ts";
-import { failedResult } from "../../core/run/task.ts";
+import { failedResult } from "../../core/run/task-error.ts";
 import type { ErrorCode } from "../../core/types.ts";
 import { bunDbOpener } from "../../host/sqlite-bun.ts";
 import { lockFile } from "./files.ts";

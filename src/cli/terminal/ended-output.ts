@@ -1,5 +1,5 @@
 // How a finished batch is printed: the end of a plain `delegate`, and what `wait` and `attach` print once tasks end.
-import type { TaskOutcome } from "../../core/run/task.ts";
+import type { TaskOutcome } from "../../core/run/task-types.ts";
 import { truncateHeadTail } from "../../core/truncate.ts";
 import { endedViews } from "../../ui/recorded.ts";
 import { endLines, outputRule, totalsLine } from "../../ui/summary.ts";

@@ -1,7 +1,7 @@
 // What the CLI prints about tasks: JSONL events for --json, and the final summary line (same for run and
 // delegate), so scripts can always read the last line.
 import { sanitize } from "../../core/sanitize.ts";
-import type { TaskOutcome } from "../../core/run/task.ts";
+import type { TaskOutcome } from "../../core/run/task-types.ts";
 import type { ChildEvent } from "../../core/types.ts";
 import { overlaps } from "../../core/run/launch/isolation.ts";
 

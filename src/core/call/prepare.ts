@@ -1,14 +1,16 @@
-// Every check a call passes before anything starts, in one order for every front. The checks that only read come
-// first (a call that would be refused anyway asks nobody); then the ones that ask the user or count: consent for
-// project-local agents, the session caps, the fan-out confirmation, and last the caps' admission, which counts
-// the tasks as coming. What a front can give (a conversation to fork, a user to ask) it passes as CallFront.
-import { duplicateTasks, type CapRefusal } from "../session-caps.ts";
-import { attachFork, type ForkEntry } from "../run/fork.ts";
-import { gateFolderProblem } from "../run/gate-check.ts";
-import { checkProfileSkills, checkResumable, type Engine, type TaskInput } from "../run/task-shared.ts";
-import { contextOf, toTaskInputs, type CallRequest, type CallTaskInput, type Refusal } from "./request.ts";
-
-type Call = { tasks: number; maxCost?: number };
+// A call's preparation, in one order for every front. The checks that only read come first (a call that would be
+// refused anyway asks nobody: checks.ts); then what each task is gets decided, once (its agent, its timeout, its
+// finalize contract, the conversation it forks); then the ones that ask the user or count: consent for
+// project-local agents, the session caps, the fan-out confirmation. The caps admit the call when it runs
+// (runner.ts). What a front can give (a conversation to fork, a user to ask) it passes as CallFront.
+import type { CapGuard } from "../run/cap-guard.ts";
+import type { Engine } from "../run/engine.ts";
+import type { ForkEntry } from "../run/fork.ts";
+import { resolveFinalizeMode, type FinalizeMode } from "../run/process/finalize-contract.ts";
+import type { PreparedTask, TaskInput } from "../run/task-types.ts";
+import { findProfile } from "../profiles/profile.ts";
+import { checkCall } from "./checks.ts";
+import { toTaskInputs, type CallRequest, type Refusal } from "./request.ts";
 
 export type CallFront = {
   /** The conversation a `context: "fork"` task starts from (pi's current branch, the CLI's --fork session). */
@@ -17,56 +19,70 @@ export type CallFront = {
   forkNeeds?: string;
   /** Project-local agents that may not run here, by the name the call used, with why: those tasks fail alone. */
   refusedProfiles?: (names: (string | undefined)[]) => Promise<Map<string, string>>;
-  /** The session caps (core/run/cap-guard.ts): check reads, admit counts the call's tasks as coming. */
-  caps: {
-    check(call: Call): CapRefusal | null | Promise<CapRefusal | null>;
-    admit(call: Call): CapRefusal | null | Promise<CapRefusal | null>;
-  };
+  /** The session caps (core/run/cap-guard.ts) the call will run under: checked here, admitted by the runner. */
+  caps: CapGuard;
   /** subagents.confirmAbove: whether the user allows this many children at once. */
   confirmFanout?: (tasks: number) => Promise<Refusal | null>;
 };
 
-export type Prepared = { inputs: CallTaskInput[] } | { refusal: Refusal };
+/** A call ready to run (runner.ts): its tasks as decided, and beside them what the checks found about each. */
+export type PreparedCall = {
+  readonly tasks: readonly PreparedTask[];
+  /** By task: why its project-local agent may not run here (that task fails alone, recorded), else undefined. */
+  readonly refused: readonly (string | undefined)[];
+  /** The call's shared dollar limit (maxCost, `--max-total-cost`). */
+  readonly maxCost?: number;
+  /** Tasks at once; unset: subagents.concurrency. */
+  readonly concurrency?: number;
+};
 
-const invalid = (message: string): Refusal => ({ code: "INVALID_INPUT", message });
-
-/** The checks that need no one: the same request gives the same answer wherever it came from. A gate's missing
- * folder is named before the missing folder itself: the gate is what would have failed at the end. */
-export function checkCall(
+/** The call, prepared, or why it does not start. */
+export async function prepareCall(
   engine: Engine,
   request: CallRequest,
-  inputs: TaskInput[],
-  front: Pick<CallFront, "forkBranch" | "forkNeeds">,
-): Refusal | null {
-  for (const t of inputs) {
-    const problem = t.resume ? checkResumable(engine, t.resume) : null;
-    if (problem) return invalid(problem);
-  }
-  const problem =
-    checkProfileSkills(
-      engine,
-      inputs.map((t) => t.profile),
-    ) ??
-    gateFolderProblem(engine, inputs) ??
-    attachFork(engine.profiles, contextOf(request), inputs, front.forkBranch ?? (() => undefined), front.forkNeeds);
-  if (problem) return invalid(problem);
-  const missing = inputs.find((t) => !engine.host.stat(t.cwd)?.isDirectory);
-  if (missing) return invalid(`task "${missing.name}": working directory ${missing.cwd} does not exist.`);
-  const duplicate = duplicateTasks(inputs);
-  return duplicate ? invalid(duplicate) : null;
+  front: CallFront,
+): Promise<{ call: PreparedCall } | { refusal: Refusal }> {
+  const inputs = toTaskInputs(request, () => engine.store.newSessionId());
+  const checked = checkCall(engine, request, inputs, front);
+  if ("refusal" in checked) return checked;
+  const tasks = inputs.map((t, i) => decideTask(engine, t, checked.forks[i], request.defaults.finalize));
+  const consent = front.refusedProfiles ? await front.refusedProfiles(inputs.map((t) => t.profile)) : new Map();
+  const refused = inputs.map((t) => (t.profile ? consent.get(t.profile) : undefined));
+  const call = { tasks: tasks.length, maxCost: request.maxCost };
+  const limit = front.caps.check(engine.settings, call) ?? (await front.confirmFanout?.(tasks.length)) ?? null;
+  if (limit) return { refusal: limit };
+  return {
+    call: {
+      tasks,
+      refused,
+      ...(request.maxCost !== undefined ? { maxCost: request.maxCost } : {}),
+      ...(request.concurrency !== undefined ? { concurrency: request.concurrency } : {}),
+    },
+  };
 }
 
-/** The call's TaskInputs, ready to run (and admitted under the caps), or why it does not start. */
-export async function prepareCall(engine: Engine, request: CallRequest, front: CallFront): Promise<Prepared> {
-  const inputs = toTaskInputs(request, () => engine.store.newSessionId());
-  const refusal = checkCall(engine, request, inputs, front);
-  if (refusal) return { refusal };
-  if (front.refusedProfiles) {
-    const refused = await front.refusedProfiles(inputs.map((t) => t.profile));
-    for (const t of inputs) if (t.profile && refused.has(t.profile)) t.refused = refused.get(t.profile);
-  }
-  const call = { tasks: inputs.length, maxCost: request.maxCost };
-  const limit =
-    (await front.caps.check(call)) ?? (await front.confirmFanout?.(inputs.length)) ?? (await front.caps.admit(call));
-  return limit ? { refusal: limit } : { inputs };
+/**
+ * What a task is, decided once: the agent (its canonical name; a resumed session's own when the task names none),
+ * the timeout that applies (its own, else its agent's, else the settings'), the finalize contract (required for a
+ * structured result, else the agent's or the settings' explicit choice, else the front's) and its forked start.
+ */
+function decideTask(
+  engine: Engine,
+  t: TaskInput,
+  fork: ForkEntry[] | undefined,
+  frontFinalize: FinalizeMode = "optional",
+): PreparedTask {
+  const prior = t.resume ? engine.store.getSession(t.resume) : null;
+  const named = t.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
+  const profile = named ? findProfile(engine.profiles, named) : undefined;
+  const outputSchema = t.outputSchema ?? profile?.outputSchema;
+  return {
+    ...t,
+    ...(named ? { profile: profile?.name ?? named } : {}),
+    timeoutSec: t.timeoutSec ?? profile?.timeout ?? engine.settings.timeout,
+    finalize: outputSchema
+      ? "required"
+      : resolveFinalizeMode(profile?.finalize, engine.settings.finalize, frontFinalize),
+    ...(fork ? { fork } : {}),
+  };
 }

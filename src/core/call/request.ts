@@ -2,13 +2,13 @@
 // names them, plus the call's defaults: the CLI's flags, the pi tool's call-level fields), and the one shape a
 // refusal takes. The tasks become TaskInputs here and nowhere else, so a field one front honours, all honour.
 import type { Budget } from "../budget.ts";
-import type { DelegateTask } from "../delegate-input.ts";
+import type { DelegateTask } from "../task-fields.ts";
 import type { IsolationMode } from "../isolation-types.ts";
 import type { RunnerName } from "../runner-settings.ts";
 import type { RuntimeName } from "../runtime-names.ts";
 import type { ErrorCode } from "../types.ts";
 import type { FinalizeMode } from "../run/process/finalize-contract.ts";
-import type { TaskInput } from "../run/task-shared.ts";
+import type { TaskInput } from "../run/task-types.ts";
 
 /** A task of a call: the delegate input's fields, and a session id the front chose (the `subagent` tool's sticky id). */
 export type CallTask = DelegateTask & { sessionId?: string };
@@ -43,9 +43,6 @@ export type CallRequest = {
   concurrency?: number;
 };
 
-/** A task the call module mapped: its session id is chosen (fronts show it before the child starts). */
-export type CallTaskInput = TaskInput & { sessionId: string };
-
 /** Why a call did not start: one shape for every front (each renders it its own way). */
 export type Refusal = { code: ErrorCode; message: string };
 
@@ -53,9 +50,9 @@ const defined = <T extends Record<string, unknown>>(o: T): T =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 /** A task's own field wins over the call's default; budgets merge key by key (the task's win). */
-export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => string): CallTaskInput {
+export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => string): TaskInput {
   const budget = { ...d.budget, ...t.budget };
-  return defined<CallTaskInput>({
+  return defined<TaskInput>({
     name: t.name,
     prompt: t.prompt,
     cwd: t.cwd ?? d.cwd,
@@ -65,7 +62,6 @@ export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => st
     resume: t.resume,
     files: t.files,
     sessionId: t.resume ?? t.sessionId ?? newSessionId(),
-    finalize: d.finalize,
     isolation: t.isolation ?? d.isolation,
     budget: Object.keys(budget).length ? budget : undefined,
     after: t.after,
@@ -80,7 +76,7 @@ export function toTaskInput(t: CallTask, d: CallDefaults, newSessionId: () => st
   });
 }
 
-export function toTaskInputs(request: CallRequest, newSessionId: () => string): CallTaskInput[] {
+export function toTaskInputs(request: CallRequest, newSessionId: () => string): TaskInput[] {
   return request.tasks.map((t) => toTaskInput(t, request.defaults, newSessionId));
 }
 

@@ -6,8 +6,8 @@
 //   script reads ids, statuses and outputs without parsing.
 // pi 0.73.1 and 0.87.1 ignore both fields.
 import { truncateHeadTail } from "../truncate.ts";
-import type { TaskOutcome } from "../run/task.ts";
-import { addUsage, emptyUsage, type Usage } from "../types.ts";
+import type { TaskOutcome } from "../run/task-types.ts";
+import { addUsage, emptyUsage, type ErrorCode, type Usage } from "../types.ts";
 
 /** pi's Usage (`@earendil-works/pi-ai`): token counts and cost in USD. Our children report the total cost only. */
 export type PiUsage = {
@@ -79,6 +79,18 @@ export function startedTasks(started: { name: string; sessionId: string; agent?:
 /** A call refused before any child ran. */
 export function refusedTasks(code: string, message: string): StructuredTasks {
   return { tasks: [], usage: { input: 0, output: 0, cost: 0 }, error: { code, message } };
+}
+
+/** A call refused before anything started, with the spec's error shape in details (and pi's error flag). The tools
+ * declare an outputSchema, so pi 1.x codemode hands a script `structuredContent` when there is one — without it a
+ * refusal with isError rejected the script's call with the bare text, and the code was lost. */
+export function refusedCall({ code, message }: { code: ErrorCode; message: string }) {
+  return {
+    content: [{ type: "text", text: message }],
+    details: { error: { code, message } },
+    isError: true,
+    structuredContent: refusedTasks(code, message),
+  };
 }
 
 export function structuredTasks(outcomes: TaskOutcome[]): StructuredTasks {

@@ -1,70 +1,23 @@
 // Tool parameter schemas. Written with TypeBox, handed to pi as plain JSON Schema (the TypeBox symbols
 // stripped): pi coerces arguments such as "600" → 600 only for plain schemas under Bun pi. We validate again
-// inside each tool (TypeBox Value, or the delegate validator) so every rejection names the field.
+// inside each tool (TypeBox Value, or the delegate validator) so every rejection names the field. A task's
+// fields come from their one definition (core/task-fields.ts).
 import { Type, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { RUNNER_NAMES } from "../runner-settings.ts";
-import { RUNTIME_NAMES } from "../runtime-names.ts";
+import { MAX_TASKS } from "../delegate-input.ts";
+import { ISOLATION_SCHEMA, TASK_SCHEMA } from "../task-fields.ts";
 
 /** A JSON round trip drops TypeBox's symbol keys; what is left is ordinary JSON Schema. */
 export const plain = <T extends TSchema>(schema: T): T => JSON.parse(JSON.stringify(schema)) as T;
 
-const FileSpec = Type.Union([
-  Type.String(),
-  Type.Object(
-    {
-      path: Type.String(),
-      start: Type.Optional(Type.Number({ minimum: 1 })),
-      end: Type.Optional(Type.Number({ minimum: 1 })),
-      head: Type.Optional(Type.Number({ minimum: 1 })),
-      tail: Type.Optional(Type.Number({ minimum: 1 })),
-    },
-    { additionalProperties: false },
-  ),
-]);
-
 /** Terse on purpose: every word here is in the model's prompt on every call. A description says only what the
  * name, the type and the tool's guidelines do not (a unit, a default that matters, what a value does). */
-const Isolation = Type.Optional(Type.Literal("worktree", { description: "Own git worktree, changes on a branch" }));
-
-const TaskObject = Type.Object(
-  {
-    name: Type.String(),
-    prompt: Type.String(),
-    cwd: Type.Optional(Type.String({ description: "Absolute" })),
-    profile: Type.Optional(Type.String({ description: "Agent name" })),
-    timeout: Type.Optional(Type.Number({ minimum: 1, description: "Seconds" })),
-    resume: Type.Optional(Type.String({ description: "Session id to continue" })),
-    files: Type.Optional(Type.Array(FileSpec)),
-    isolation: Isolation,
-    after: Type.Optional(
-      Type.Array(Type.String(), { description: "Tasks to wait for; {{name}} in prompt = its output" }),
-    ),
-    gate: Type.Optional(Type.String({ description: "Shell check; exit 0 passes" })),
-    gateTimeout: Type.Optional(Type.Number()),
-    gateRetries: Type.Optional(Type.Integer()),
-    outputSchema: Type.Optional(Type.Object({})),
-    context: Type.Optional(
-      Type.Union([Type.Literal("fork"), Type.Literal("fresh")], {
-        description: "fork: starts from a copy of this conversation",
-      }),
-    ),
-    sandbox: Type.Optional(Type.Boolean()),
-    runner: Type.Optional(Type.Union(RUNNER_NAMES.map((n) => Type.Literal(n)))),
-    runtime: Type.Optional(Type.Union(RUNTIME_NAMES.map((n) => Type.Literal(n)))),
-    keepProcesses: Type.Optional(Type.Boolean()),
-    // Budgets: terse on purpose (every word here is in every parent request); the names say what they are.
-    maxTurns: Type.Optional(Type.Integer()),
-    maxTokens: Type.Optional(Type.Integer()),
-    maxCost: Type.Optional(Type.Number({ description: "USD" })),
-  },
-  { additionalProperties: false },
-);
+const Isolation = Type.Optional(ISOLATION_SCHEMA);
 
 export const DELEGATE_SCHEMA = plain(
   Type.Object(
     {
-      tasks: Type.Optional(Type.Array(TaskObject, { minItems: 1, maxItems: 16 })),
+      tasks: Type.Optional(Type.Array(TASK_SCHEMA, { minItems: 1, maxItems: MAX_TASKS })),
       workflow: Type.Optional(Type.String({ description: 'Saved workflow instead of tasks: "NAME input"' })),
       profile: Type.Optional(Type.String()),
       background: Type.Optional(Type.Boolean({ description: "Return now; notices follow" })),

@@ -2,7 +2,8 @@
 // request, the same for every front that serves the tool (pi, MCP). Sticky sessions: an id the store knows is
 // resumed; one it does not know (another pi session, a store kept in memory, or one the caller chose) starts that
 // sticky session — the child's session file is named by cwd, agent and id, so pi continues it when it is on disk.
-import { profileRefusal, type Engine } from "../run/task.ts";
+import type { Engine } from "../run/engine.ts";
+import { profileRefusal } from "../run/task-error.ts";
 import type { Profile } from "../profiles/profile.ts";
 import type { CallRequest, Refusal } from "./request.ts";
 import { firstProblem, SCHEMAS } from "./schemas.ts";

@@ -1,5 +1,6 @@
 // Reading one front-matter value by type — a string, a flag, a list, extraArgs — with the spellings of one field
 // reconciled; what a field means is profile-fields.ts's.
+import { stringList } from "../string-list.ts";
 import type { Fields } from "./front-matter.ts";
 
 /** Thrown only inside this module; parseProfile turns it into `{ error }`. */
@@ -35,12 +36,7 @@ export function bool(fm: Fields, key: string): boolean | undefined {
 export function list(fm: Fields, key: string | undefined): string[] | undefined {
   if (key === undefined || !present(fm, key)) return undefined;
   const v = fm[key];
-  const items =
-    typeof v === "string"
-      ? v.split(",")
-      : Array.isArray(v) && v.every((x) => typeof x === "string")
-        ? (v as string[])
-        : null;
+  const items = stringList(v);
   if (!items)
     throw new Invalid(`field "${key}" must be a list of strings or a comma-separated string (got ${kind(v)})`);
   return items.map((s) => s.trim()).filter(Boolean);

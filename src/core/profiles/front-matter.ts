@@ -3,6 +3,7 @@
 // unquoted ": " or inline `<example>` blocks that strict YAML rejects). The tolerant reading is reported as a
 // warning so authors can fix their file, but the agent still loads.
 import { parse as parseYaml } from "yaml";
+import { AGENT_FILE_KEYS } from "./profile-fields.ts";
 
 export type Fields = Record<string, unknown>;
 
@@ -19,56 +20,11 @@ export type FrontMatter = {
 export class FrontMatterError extends Error {}
 
 /**
- * Keys that start a new field in the tolerant reading even in the middle of a free-text value. Any other
- * `word:` line inside a description (`user: "…"`, `Context: …`, `assistant: …` in example blocks) continues it.
+ * Keys that start a new field in the tolerant reading even in the middle of a free-text value: every key an agent
+ * file may have (profile-fields.ts lists them). Any other `word:` line inside a description (`user: "…"`,
+ * `Context: …`, `assistant: …` in example blocks) continues it.
  */
-const KNOWN_KEYS = new Set([
-  "name",
-  "description",
-  "tools",
-  "disallowedTools",
-  "model",
-  "color",
-  "permissionMode",
-  "maxTurns",
-  "skills",
-  "mcpServers",
-  "hooks",
-  "memory",
-  "background",
-  "effort",
-  "isolation",
-  "initialPrompt",
-  "provider",
-  "thinking",
-  "thinkingLevel",
-  "approved_tools",
-  "allowed_tools",
-  "allowed-tools",
-  "excludeTools",
-  "denied_tools",
-  "noTools",
-  "extensions",
-  "noExtensions",
-  "noSkills",
-  "suggestedSkills",
-  "loadSkills",
-  "noContextFiles",
-  "systemPromptMode",
-  "appendSystemPrompt",
-  "apiKey",
-  "extraArgs",
-  "readonly",
-  "timeout",
-  "finalize",
-  "version",
-  "tags",
-  "author",
-  "maxTokens",
-  "maxCost",
-  "fallbackModels",
-  "mcp",
-]);
+const KNOWN_KEYS = new Set(AGENT_FILE_KEYS);
 /** Fields whose value is free text: an unknown `word:` line below them is part of the text. */
 const TEXT_KEYS = new Set(["description", "initialPrompt", "appendSystemPrompt"]);
 

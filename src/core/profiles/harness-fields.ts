@@ -3,6 +3,7 @@
 // `runConfig.max_turns`, opencode's `tools` map and `permission`, Cursor's `model: fast`, oh-my-pi's `output`).
 // What is mapped leaves the field set; what is left is reported by the parser as "not supported here", once.
 // docs/agents.md "Agent files of other harnesses" has the table.
+import { stringList } from "../string-list.ts";
 import type { Fields } from "./front-matter.ts";
 import { mapHarnessTools, OPENCODE_TOOLS, type Harness } from "./harnesses.ts";
 
@@ -49,13 +50,7 @@ function positiveNumber(v: unknown): number | undefined {
 
 /** A written tool list (YAML list or comma string) mapped for a harness whose names differ from Claude Code's. */
 function mapToolList(harness: Harness, fm: Fields, out: Adapted): void {
-  const v = fm.tools;
-  const written =
-    typeof v === "string"
-      ? v.split(",")
-      : Array.isArray(v) && v.every((x) => typeof x === "string")
-        ? (v as string[])
-        : null;
+  const written = stringList(fm.tools);
   if (!written) return; // the parser reports a malformed value
   const mapped = mapHarnessTools(harness, written);
   out.unavailable.push(...mapped.unavailable);
@@ -68,13 +63,7 @@ function mapToolList(harness: Harness, fm: Fields, out: Adapted): void {
 /** A deny list in a harness's names: mapped; names with no equivalent here need no denying. */
 function mapDenyList(harness: Harness, fm: Fields): void {
   for (const key of ["disallowedTools", "excludeTools"]) {
-    const v = fm[key];
-    const written =
-      typeof v === "string"
-        ? v.split(",")
-        : Array.isArray(v) && v.every((x) => typeof x === "string")
-          ? (v as string[])
-          : null;
+    const written = stringList(fm[key]);
     if (written) fm[key] = mapHarnessTools(harness, written).tools;
   }
 }

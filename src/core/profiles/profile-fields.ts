@@ -186,9 +186,14 @@ const HANDLED_FIELDS = new Set([
   "keepProcesses",
   "taskStart",
   "taskEnd",
+  "setup",
   ...QUIET_FIELDS,
   ...ENGINE_FIELDS,
 ]);
+
+/** Every key an agent file may have: the ones read here, the ones other tools' files carry (said or quietly
+ *  ignored), and other harnesses' own (harness-fields.ts). */
+export const AGENT_FILE_KEYS = [...HANDLED_FIELDS, ...UNSUPPORTED_FIELDS, "mcpServers", "allowed-tools"];
 
 export function unsupportedFields(fm: Fields): string | null {
   const keys = Object.keys(fm).filter((k) => !HANDLED_FIELDS.has(k));
@@ -237,10 +242,10 @@ export function nameField(fm: Fields, filePath: string, warnings: string[]): str
 }
 
 /** `gate` (a shell command), `gateTimeout` (seconds), `gateRetries` (corrections before GATE_FAILED); the hooks
- * `taskStart` / `taskEnd` (shell commands). */
+ * `taskStart` / `taskEnd` and an isolated task's `setup` (shell commands). */
 export function gateFields(fm: Fields): Partial<Profile> {
   const out: Partial<Profile> = {};
-  for (const key of ["taskStart", "taskEnd"] as const) {
+  for (const key of ["taskStart", "taskEnd", "setup"] as const) {
     if (!present(fm, key)) continue;
     const v = fm[key];
     if (typeof v !== "string" || !v.trim())

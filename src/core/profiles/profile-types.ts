@@ -54,6 +54,9 @@ export type Profile = {
   gate?: string;
   gateTimeout?: number;
   gateRetries?: number;
+  /** Shell command run in an isolated task's new worktree before its child starts (core/run/task-setup.ts), after the
+   *  settings' own. */
+  setup?: string;
   /** Shell commands run when a task on this agent starts / ends (core/run/task-hooks.ts), after the settings' own. */
   taskStart?: string;
   taskEnd?: string;

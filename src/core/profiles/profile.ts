@@ -11,15 +11,7 @@ import { engineFields } from "./runner-fields.ts";
 import { adaptFields, type Adapted } from "./harness-fields.ts";
 import { AgentFileError, readCodexToml } from "./agent-file-formats.ts";
 import type { FileKind, Harness } from "./harnesses.ts";
-import {
-  MEMORY_SCOPES,
-  THINKING_LEVELS,
-  READONLY_TOOLS,
-  type MemoryScope,
-  type Profile,
-  type ProfileSource,
-  type Thinking,
-} from "./profile-types.ts";
+import type { Profile, ProfileSource } from "./profile-types.ts";
 import {
   argList,
   baseName,
@@ -41,15 +33,8 @@ import {
   unsupportedFields,
 } from "./profile-fields.ts";
 
-export {
-  MEMORY_SCOPES,
-  THINKING_LEVELS,
-  READONLY_TOOLS,
-  type MemoryScope,
-  type Profile,
-  type ProfileSource,
-  type Thinking,
-};
+export { MEMORY_SCOPES, THINKING_LEVELS, READONLY_TOOLS } from "./profile-types.ts";
+export type { MemoryScope, Profile, ProfileSource, Thinking } from "./profile-types.ts";
 export { extraArgsProblem, findProfile, nameSlug } from "./profile-fields.ts";
 
 /** A file its own harness would not run (disabled, a remote agent): skipped like a document, not an error. */

@@ -4,9 +4,9 @@
 // children run, how many wait, and the dollars spent so far.
 import type { CapSettings } from "../cap-settings.ts";
 import { callRefusal, startRefusal, type CapRefusal, type CapsUsed } from "../session-caps.ts";
-import type { TaskHooks, TaskInput, TaskOutcome } from "./task-shared.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 
-type Run = (input: TaskInput, hooks: TaskHooks) => Promise<TaskOutcome>;
+type Run = (input: PreparedTask, hooks: TaskWiring) => Promise<TaskOutcome>;
 
 export type GuardStatus = { running: number; queued: number; cost: number };
 
@@ -57,10 +57,17 @@ export class CapGuard {
     return null;
   }
 
+  /** Undoes an admission whose call did not start after all (its tasks could not be recorded). */
+  withdraw(call: { tasks: number }): void {
+    this.pending -= call.tasks;
+    this.queued -= call.tasks;
+    this.onChange?.();
+  }
+
   /** Runs each admitted task through `run`, refusing to start it once the cost cap is reached. */
   runner(caps: CapSettings, run: Run): Run {
     return async (input, hooks) => {
-      const key = input.sessionId ?? input.name;
+      const key = input.sessionId;
       let counted = false;
       const count = () => {
         if (counted) return;

@@ -39,7 +39,7 @@ export class DagQueue {
   private readonly texts = new Map<string, string>();
   private wake: (() => void)[] = [];
 
-  constructor(private readonly tasks: DagTask[]) {
+  constructor(private readonly tasks: readonly DagTask[]) {
     for (const [i, t] of tasks.entries()) if (!this.byName.has(t.name)) this.byName.set(t.name, i);
     this.taken = tasks.map(() => false);
     this.ended = tasks.map(() => null);

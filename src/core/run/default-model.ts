@@ -3,7 +3,7 @@
 // the owner cannot always tell (the CLI): then nothing is expected rather than a false "wrong model".
 import type { Host } from "../host.ts";
 import { readUserModels } from "../profiles/model-resolve.ts";
-import type { Engine } from "./task-shared.ts";
+import type { Engine } from "./engine.ts";
 
 function projectSetsModel(host: Host, cwd: string): boolean {
   const text = host.readText(`${cwd}/.pi/settings.json`);

@@ -8,7 +8,8 @@
 
 import type { Host } from "../host.ts";
 import { findProfile, type Profile } from "../profiles/profile.ts";
-import type { ForkEntry, ParentPrompt, TaskInput } from "./task-shared.ts";
+import type { ForkEntry, TaskInput } from "./task-types.ts";
+import type { ParentPrompt } from "./launch/parent-prompt.ts";
 
 export type { ForkEntry };
 import type { TaskContext } from "./task-context.ts";
@@ -147,25 +148,30 @@ export function writeFork(
 }
 
 /**
- * Gives every task that asks for a forked context (its `context`, else its profile's) the parent's cleaned
- * branch. Returns why it cannot (naming the task) when one asks and there is no conversation to copy.
+ * The conversation each task starts from: the parent's cleaned branch for a task that asks for a forked context
+ * (its `context`, else its profile's), none for the others. Returns why not (naming the task) when one asks and
+ * there is no conversation to copy.
  */
-export function attachFork(
+export function forkEntries(
   profiles: Map<string, Profile>,
   tasks: { context?: "fork" | "fresh" }[],
-  inputs: TaskInput[],
+  inputs: Pick<TaskInput, "name" | "profile" | "resume">[],
   branch: () => ForkEntry[] | undefined,
   noSession = FORK_NEEDS_SESSION,
-): string | null {
+): (ForkEntry[] | undefined)[] | string {
   let cleaned: ForkEntry[] | undefined;
+  const forks: (ForkEntry[] | undefined)[] = [];
   for (const [i, input] of inputs.entries()) {
     const profile = input.profile ? findProfile(profiles, input.profile) : undefined;
-    if ((tasks[i]?.context ?? profile?.context) !== "fork" || input.resume) continue;
+    if ((tasks[i]?.context ?? profile?.context) !== "fork" || input.resume) {
+      forks.push(undefined);
+      continue;
+    }
     cleaned ??= forkBranch(branch() ?? []);
     if (!cleaned.length) return `task "${input.name}": ${noSession}`;
-    input.fork = cleaned;
+    forks.push(cleaned);
   }
-  return null;
+  return forks;
 }
 
 /** Stage "fork" (after place, which decides the folder the copy names): the forked conversation becomes the child's session. */

@@ -3,10 +3,10 @@
 // pi's first prompt wait (`direct` exposure) are probed once per call, so a hung one costs one wait per call, not
 // pi's 10 s in every child.
 import type { Profile } from "../profiles/profile.ts";
-import type { Engine } from "./task-shared.ts";
+import type { Engine } from "./engine.ts";
 import { childPiCaps, mcpNamespace, profileReachesMcp, type McpChoice } from "./launch/child-tools.ts";
 import { configuredMcpServers, type McpServer } from "./launch/mcp-config.ts";
-import { trustFor } from "./task-shared.ts";
+import { trustFor } from "./engine.ts";
 
 export type ChildMcp = { mcp: McpChoice; mcpServers?: string[]; deadMcpServers?: string[] };
 

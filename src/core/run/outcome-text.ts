@@ -1,5 +1,5 @@
 // Spec 000's texts about finished tasks, shared by the pi tool and the CLI.
-import type { TaskOutcome } from "./task-shared.ts";
+import type { TaskOutcome } from "./task-types.ts";
 import { truncateHeadTail } from "../truncate.ts";
 import { isolationLines } from "./launch/isolation.ts";
 

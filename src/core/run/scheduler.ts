@@ -3,29 +3,25 @@
 // An abort stops every running child through the signal each task gets; queued tasks still go through the
 // runner with an aborted signal, which records them as cancelled without starting a child.
 import type { RunState } from "./process/run-state.ts";
-import { failedResult, type TaskInput, type TaskOutcome } from "./task-shared.ts";
+import { failedResult } from "./task-error.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import type { ChildEvent } from "../types.ts";
 import { CallSpend } from "../budget.ts";
 import { realClock } from "../host.ts";
 import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./process/rate-gate.ts";
 import { DagQueue } from "./dag.ts";
-import { ChildPool, type PoolTicket } from "./process/pool.ts";
-import { callTeam, type TeamMember } from "../team.ts";
+import { ChildPool } from "./process/pool.ts";
+import { callTeam } from "../team.ts";
 
+/** Runs one task of the call (its index among the call's tasks) with what the scheduler wires into it: the call's
+ *  signal, spend and rate gate, its team member and its ticket to the kept children (given when some task must
+ *  wait: more tasks than run at once, or `after`), and `notRun` when a task it waits for did not complete. */
 export type TaskRunner = (
-  input: TaskInput,
-  hooks: {
+  task: PreparedTask,
+  wiring: Pick<TaskWiring, "signal" | "onEvent" | "onStart" | "callSpend" | "rateGate" | "pool" | "team" | "notRun"> & {
     signal: AbortSignal;
-    onEvent: (state: RunState, ev: ChildEvent) => void;
-    onStart?: (info: { warnings: string[] }) => void;
-    callSpend?: CallSpend;
-    rateGate?: RateGate;
-    /** The task's ticket to the call's kept children (pool.ts): given when some task must wait (more tasks than
-     *  run at once, or `after`). */
-    pool?: PoolTicket;
-    /** The task's place in the call's team (core/team.ts): given when the call has more than one task. */
-    team?: TeamMember;
   },
+  index: number,
 ) => Promise<TaskOutcome>;
 
 export type SchedulerHooks = {
@@ -45,7 +41,7 @@ export type SchedulerHooks = {
 };
 
 export async function runScheduled(
-  tasks: TaskInput[],
+  tasks: readonly PreparedTask[],
   concurrency: number,
   run: TaskRunner,
   hooks: SchedulerHooks = {},
@@ -92,27 +88,33 @@ export async function runScheduled(
       const ticket = pool?.ticket();
       // An aborted call cancels what has not started; only a live call skips the dependents of a failed task.
       const skipped = controllers[i].signal.aborted ? undefined : pick.skipBecause;
-      const task = { ...tasks[i], prompt: queue.prompt(i), ...(skipped ? { skipped } : {}) };
+      // A task's prompt gets the outputs of the tasks it waits for (`{{name}}`): a copy; the prepared task stays.
+      const task = { ...tasks[i], prompt: queue.prompt(i) };
       await gate.acquire(controllers[i].signal);
       if (!skipped) hooks.onTaskStart?.(i);
       if (!skipped && !controllers[i].signal.aborted) team?.start(i);
       let outcome: TaskOutcome;
       try {
-        outcome = await run(task, {
-          callSpend,
-          rateGate: gate,
-          pool: ticket,
-          team: team?.member(i),
-          signal: controllers[i].signal,
-          onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev),
-          onStart: (info) => {
-            if (info.warnings.length) hooks.onTaskWarnings?.(i, info.warnings);
+        outcome = await run(
+          task,
+          {
+            ...(skipped ? { notRun: { code: "SKIPPED" as const, message: skipped } } : {}),
+            callSpend,
+            rateGate: gate,
+            pool: ticket,
+            team: team?.member(i),
+            signal: controllers[i].signal,
+            onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev),
+            onStart: (info) => {
+              if (info.warnings.length) hooks.onTaskWarnings?.(i, info.warnings);
+            },
           },
-        });
+          i,
+        );
       } catch (err) {
         // A task runner must not throw, but if it does the other tasks still finish and this one is recorded.
         outcome = {
-          sessionId: task.sessionId ?? "",
+          sessionId: task.sessionId,
           name: task.name,
           agent: task.profile ?? "default",
           result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED"),

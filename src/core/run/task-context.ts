@@ -5,14 +5,15 @@ import type { Store } from "../store/store.ts";
 import type { RunResult } from "../types.ts";
 import type { FinalizeMode } from "./process/finalize-contract.ts";
 import type { IsolationMode, LiveIsolation } from "./launch/isolation.ts";
-import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task-shared.ts";
+import type { Engine } from "./engine.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import type { Where } from "./runners/choose.ts";
 import type { RuntimeChoice } from "./runtimes/choose.ts";
 
 export type TaskContext = {
   engine: Engine;
-  input: TaskInput;
-  hooks: TaskHooks;
+  input: PreparedTask;
+  wiring: TaskWiring;
   // prepare
   id: string;
   agent: string;

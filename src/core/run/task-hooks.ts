@@ -8,10 +8,9 @@ import type { HookCommand, HookEvent } from "../hook-settings.ts";
 import type { Profile } from "../profiles/profile.ts";
 import type { SessionStore } from "../store/store-types.ts";
 import { sanitize } from "../sanitize.ts";
-import { endLeftovers, endProcesses } from "./process/leftovers.ts";
-import { liveMarks, MARK_ENV, newMark } from "./process/marks.ts";
-import { waitFor } from "./process/kill.ts";
-import type { Engine, TaskHooks } from "./task-shared.ts";
+import { runShell } from "./process/shell-command.ts";
+import type { Engine } from "./engine.ts";
+import type { TaskWiring } from "./task-types.ts";
 import type { TaskEventPayload } from "./hooks/payload.ts";
 
 /** What a hook's failure shows of its standard error. */
@@ -33,7 +32,7 @@ export function hooksFor(
       run.push(h);
       continue;
     }
-    const why = projectHookRefusal(engine);
+    const why = projectHookRefusal(engine, "hooks");
     if (why) refused.push(`${event} hook \`${short(h.command)}\` from ${h.file} not run: ${why}`);
     else run.push(h);
   }
@@ -42,16 +41,20 @@ export function hooksFor(
   return { run, refused };
 }
 
-/** Why a project's hooks may not run in this call, or null: the front's answer, else the user's projectAgents. */
-export function projectHookRefusal(engine: Engine): string | null {
+/**
+ * Why a project's commands (its hooks, its setup command) may not run in this call, or null: the front's answer,
+ * else the user's projectAgents.
+ */
+export function projectHookRefusal(engine: Engine, what: "hooks" | "setup command"): string | null {
   const decided = engine.call.projectHooks;
   if (decided === "allowed") return null;
   if (decided) return decided;
   const consent = engine.settings.hooks.projectConsent;
+  const verb = what === "hooks" ? "are" : "is";
   if (consent === "allow") return null;
   if (consent === "deny")
-    return "a project's hooks are not allowed: your settings' subagents.projectAgents is \"deny\"";
-  return 'a project\'s hooks need consent: set subagents.projectAgents to "allow" in your own settings (pi asks when it has a UI)';
+    return `a project's ${what} ${verb} not allowed: your settings' subagents.projectAgents is "deny"`;
+  return `a project's ${what} ${what === "hooks" ? "need" : "needs"} consent: set subagents.projectAgents to "allow" in your own settings (pi asks when it has a UI)`;
 }
 
 const short = (command: string) => (command.length > 80 ? `${command.slice(0, 77)}…` : command);
@@ -62,7 +65,7 @@ const short = (command: string) => (command.length > 80 ? `${command.slice(0, 77
  */
 export function fireTaskEvent(
   engine: Engine,
-  hooks: TaskHooks,
+  hooks: TaskWiring,
   profile: Profile | null,
   runId: number | null,
   payload: TaskEventPayload,
@@ -102,48 +105,22 @@ function recordWarning(store: SessionStore, runId: number | null, warning: strin
 
 /** One hook from spawn to exit (or its timeout); a warning when it did not end well, else null. */
 async function runHook(engine: Engine, hook: HookCommand, payload: TaskEventPayload): Promise<string | null> {
-  const { host, clock } = engine;
-  const mark = newMark(host.env[MARK_ENV], host.pid, payload.sessionId);
-  const cwd = host.stat(payload.cwd)?.isDirectory ? payload.cwd : host.homedir();
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(host.env)) if (v !== undefined) env[k] = v;
-  Object.assign(env, {
-    [MARK_ENV]: mark,
-    SUBAGENTS_HOOK_EVENT: payload.event,
-    SUBAGENTS_SESSION_ID: payload.sessionId,
+  const { host } = engine;
+  const ran = await runShell(engine, {
+    argv: ["/bin/sh", "-c", hook.command],
+    cwd: host.stat(payload.cwd)?.isDirectory ? payload.cwd : host.homedir(),
+    env: { SUBAGENTS_HOOK_EVENT: payload.event, SUBAGENTS_SESSION_ID: payload.sessionId },
+    stdin: `${JSON.stringify(payload)}\n`,
+    timeoutMs: engine.settings.hooks.timeout * 1000,
+    sessionId: payload.sessionId,
+    keep: "stderr",
+    maxChars: STDERR_TAIL * 4,
+    graceMs: HOOK_GRACE_MS,
   });
-  liveMarks.add(mark);
-  try {
-    const proc = host.spawn({
-      cmd: ["/bin/sh", "-c", hook.command],
-      cwd,
-      env,
-      stdin: `${JSON.stringify(payload)}\n`,
-      fd3: false,
-      ownGroup: true,
-    });
-    let stderr = "";
-    const decoder = new TextDecoder();
-    const drain = async (stream: AsyncIterable<Uint8Array>, keep: boolean) => {
-      for await (const chunk of stream)
-        if (keep) stderr = (stderr + decoder.decode(chunk, { stream: true })).slice(-STDERR_TAIL * 4);
-    };
-    const drained = Promise.all([drain(proc.stdout, false), drain(proc.stderr, true)]).catch(() => {});
-    const timeoutMs = engine.settings.hooks.timeout * 1000;
-    const exit = await waitFor(clock, proc.exited, timeoutMs);
-    const what = `${hook.event} hook \`${short(hook.command)}\` (${hook.source === "agent" ? `agent file ${hook.file}` : hook.file})`;
-    if (exit === "timeout") {
-      await endProcesses(host, clock, [{ pid: proc.pid, mark, command: hook.command }], HOOK_GRACE_MS);
-      await endLeftovers(host, clock, mark, { graceMs: HOOK_GRACE_MS });
-      return `${what} did not end within ${engine.settings.hooks.timeout} s (subagents.hooks.timeout): ended; the task went on`;
-    }
-    // What the hook left running in the background ends with it.
-    await endLeftovers(host, clock, mark, { graceMs: HOOK_GRACE_MS });
-    await waitFor(clock, drained, 1000);
-    if (exit.code === 0) return null;
-    const tail = stderr.trim().split("\n").slice(-3).join(" / ").slice(-STDERR_TAIL);
-    return `${what} failed (${exit.code === null ? `signal ${exit.signal}` : `exit ${exit.code}`})${tail ? `: ${tail}` : ""}; the task went on`;
-  } finally {
-    liveMarks.delete(mark);
-  }
+  const what = `${hook.event} hook \`${short(hook.command)}\` (${hook.source === "agent" ? `agent file ${hook.file}` : hook.file})`;
+  if (ran.end === "timeout" || ran.end === "aborted")
+    return `${what} did not end within ${engine.settings.hooks.timeout} s (subagents.hooks.timeout): ended; the task went on`;
+  if (ran.end.code === 0) return null;
+  const tail = ran.output.trim().split("\n").slice(-3).join(" / ").slice(-STDERR_TAIL);
+  return `${what} failed (${ran.end.code === null ? `signal ${ran.end.signal}` : `exit ${ran.end.code}`})${tail ? `: ${tail}` : ""}; the task went on`;
 }

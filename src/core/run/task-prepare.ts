@@ -2,22 +2,15 @@
 // profile, whether it can be isolated, the child's prompt (files, resume transcript), the run record, the model,
 // the finalize contract and the project trust. Ends that come before a run record are returned as outcomes.
 import { renderFiles } from "../files.ts";
-import type { Profile } from "../profiles/profile.ts";
-import { formatResumePrompt } from "../store/transcript.ts";
-import { resolveFinalizeMode } from "./process/finalize-contract.ts";
+import { findProfile, type Profile } from "../profiles/profile.ts";
+import type { SessionStore } from "../store/store-types.ts";
+import { formatResumePrompt, resumeNotFound } from "../store/transcript.ts";
 import { isolationProblem } from "./launch/isolation.ts";
-import {
-  chooseModel,
-  childSessionFile,
-  failedResult,
-  resolveTask,
-  TaskError,
-  trustFor,
-  type Engine,
-  type TaskHooks,
-  type TaskInput,
-  type TaskOutcome,
-} from "./task-shared.ts";
+import { chooseModel } from "./model-choice.ts";
+import { childSessionFile, sessionOf } from "./session-file.ts";
+import { failedResult, profileRefusal, TaskError } from "./task-error.ts";
+import { trustFor, type Engine } from "./engine.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { chooseWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
@@ -27,16 +20,16 @@ import { endPayload, startPayload } from "./hooks/payload.ts";
 
 export async function prepareTask(
   engine: Engine,
-  input: TaskInput,
-  hooks: TaskHooks,
+  input: PreparedTask,
+  wiring: TaskWiring,
 ): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
   let resolved: ReturnType<typeof resolveTask>;
   try {
-    resolved = resolveTask(engine, input);
+    resolved = resolveTask(engine, input, wiring.notRun);
   } catch (err) {
     if (!(err instanceof TaskError)) throw err;
-    return { outcome: refuse(engine, input, err, hooks) };
+    return { outcome: refuse(engine, input, err, wiring) };
   }
   const { id, profile, agent, resumeOf } = resolved;
   // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
@@ -58,22 +51,9 @@ export async function prepareTask(
   }
   // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
   if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
-  else if (!resumeOf)
-    store.createSession({
-      id,
-      name: input.name,
-      agent,
-      cwd: input.cwd,
-      parentSession: engine.call.parentSession,
-      sessionFile,
-      schedule: engine.call.schedule,
-    });
-  // A structured result (outputSchema) only comes through the finalize call: the contract is required then.
-  const finalize =
-    (input.outputSchema ?? profile?.outputSchema)
-      ? "required"
-      : resolveFinalizeMode(profile?.finalize, settings.finalize, input.finalize ?? "optional");
-  const runtime = chooseRuntime(input, profile, finalize, {
+  else if (!resumeOf) store.createSession(sessionOf(engine, input, agent, sessionFile));
+  // The contract was decided with the call (core/call/prepare.ts); a runtime that cannot honour it drops it.
+  const runtime = chooseRuntime(input, profile, input.finalize, {
     gate: !!resolveGate(input, profile),
     outputSchema: !!(input.outputSchema ?? profile?.outputSchema),
   });
@@ -105,10 +85,10 @@ export async function prepareTask(
   const warnings = runWarnings(profile, model.warning);
   warnings.push(...where.notes);
   warnings.push(...runtime.notes);
-  hooks.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
+  wiring.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
   fireTaskEvent(
     engine,
-    hooks,
+    wiring,
     profile,
     runId,
     startPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }),
@@ -117,7 +97,7 @@ export async function prepareTask(
     task: {
       engine,
       input,
-      hooks,
+      wiring,
       id,
       agent,
       profile,
@@ -128,7 +108,7 @@ export async function prepareTask(
       runId,
       model,
       warnings,
-      finalize: runtime.finalize ?? finalize,
+      finalize: runtime.finalize ?? input.finalize,
       runtime,
       trust: trustFor(engine.call.projectTrust, input.cwd),
       where,
@@ -142,28 +122,20 @@ export async function prepareTask(
 }
 
 /** A task refused before it has a session of its own; recorded as a failed run when the refusal asks for it. */
-function refuse(engine: Engine, input: TaskInput, err: TaskError, hooks: TaskHooks): TaskOutcome {
+function refuse(engine: Engine, input: PreparedTask, err: TaskError, wiring: TaskWiring): TaskOutcome {
   const { host, store } = engine;
-  const id = input.sessionId ?? store.newSessionId();
+  const id = input.sessionId;
   const agent = input.profile ?? "default";
   const result = failedResult(err.message, err.code);
   if (err.recordSession) {
     try {
-      if (!store.getSession(id))
-        store.createSession({
-          id,
-          name: input.name,
-          agent,
-          cwd: input.cwd,
-          parentSession: engine.call.parentSession,
-          schedule: engine.call.schedule,
-        });
+      if (!store.getSession(id)) store.createSession(sessionOf(engine, input, agent));
       const runId = store.startRun(id, { prompt: input.prompt, ownerPid: host.pid, name: input.name });
       store.finishRun(runId, result);
       // Whoever pages on failures hears of a task that never started too (an unknown agent in a nightly schedule).
       fireTaskEvent(
         engine,
-        hooks,
+        wiring,
         null,
         runId,
         endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),
@@ -181,4 +153,24 @@ function runWarnings(profile: Profile | null, modelWarning: string | undefined):
   if (modelWarning) out.push(modelWarning);
   if (profile?.unavailableTools?.length) out.push(`tools not available here: ${profile.unavailableTools.join(", ")}`);
   return out;
+}
+
+/**
+ * Who the task is, from what the call decided: its agent (a refused or unknown one ends it), and the session it
+ * resumes (gone since the call was prepared: it ends too). A task the call does not run ends here. Throws TaskError.
+ */
+export function resolveTask(
+  engine: Engine,
+  input: Pick<PreparedTask, "sessionId" | "profile" | "resume">,
+  notRun?: TaskWiring["notRun"],
+): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<SessionStore["getSession"]> } {
+  if (notRun) throw new TaskError(notRun.message, notRun.code, true);
+  const recorded = input.resume ? engine.store.getSession(input.resume) : null;
+  // Its own run, queued when the call accepted it, is not part of what it resumes.
+  const prior = recorded && { ...recorded, runs: recorded.runs.filter((r) => r.status !== "queued") };
+  if (input.resume && (!prior || prior.runs.length === 0))
+    throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
+  const profile = input.profile ? (findProfile(engine.profiles, input.profile) ?? null) : null;
+  if (input.profile && !profile) throw profileRefusal(engine, input.profile);
+  return { id: input.sessionId, profile, agent: profile?.name ?? "default", resumeOf: prior };
 }

@@ -1,16 +1,16 @@
 // Stage "record": every task that got a run record ends with a terminal status on it.
 import type { RunResult } from "../types.ts";
-import type { TaskOutcome } from "./task-shared.ts";
+import type { TaskOutcome } from "./task-types.ts";
 import { ranResult, taskOutcome, type TaskContext } from "./task-context.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
 import { endPayload } from "./hooks/payload.ts";
 
 /** The task's end hooks and listeners, once its end is recorded. */
 function told(task: TaskContext, result: RunResult): void {
-  const { engine, hooks, profile, runId, id, agent, input } = task;
+  const { engine, wiring, profile, runId, id, agent, input } = task;
   fireTaskEvent(
     engine,
-    hooks,
+    wiring,
     profile,
     runId,
     endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),
@@ -28,8 +28,10 @@ export async function recordTask(task: TaskContext): Promise<TaskOutcome> {
   return taskOutcome(task, result);
 }
 
-/** A stage ended the task before (or instead of) its child: that result is the run's end. */
-export function recordEnd(task: TaskContext, result: RunResult): TaskOutcome {
+/** A stage ended the task before (or instead of) its child: that result is the run's end (its worktree, when it got
+ *  one, finished as after a run: a failed setup leaves no worktree behind). */
+export async function recordEnd(task: TaskContext, result: RunResult): Promise<TaskOutcome> {
+  if (task.iso) result.isolation = await task.iso.finish();
   task.engine.store.finishRun(task.runId, result);
   told(task, result);
   return taskOutcome(task, result);

@@ -1,7 +1,7 @@
 // Stage "skills": the skills a task's profile names, found once per engine and passed to the child.
 import { discoverSkills, resolveProfileSkills } from "../profiles/skills.ts";
 import type { RunResult } from "../types.ts";
-import { failedResult } from "./task-shared.ts";
+import { failedResult } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
 
 export function loadSkills(task: TaskContext): RunResult | void {

@@ -1,30 +1,39 @@
 // One task end to end: resolve its session (new or resumed), build the child's prompt and command, record the
 // run before the child starts, run it, and always record a terminal status. Shared by the CLI and pi fronts.
-// The task's life is a list of stages (runTask below); the types and checks they and the fronts share are in
-// task-shared.ts (re-exported here), so no stage imports this file.
+// The task's life is a list of stages (runTask below); what they share is in files of its own (engine.ts,
+// task-types.ts, task-error.ts, task-context.ts), so no stage imports this file.
 import type { TaskStage } from "./task-context.ts";
 import { prepareTask } from "./task-prepare.ts";
 import { admitTask } from "./task-admit.ts";
 import { loadSkills } from "./task-skills.ts";
 import { loadMemory } from "./task-memory.ts";
 import { isolateTask } from "./task-isolate.ts";
+import { setupTask } from "./task-setup.ts";
 import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
 import { forkTask } from "./fork.ts";
-import type { Engine, TaskHooks, TaskInput, TaskOutcome } from "./task-shared.ts";
-
-export * from "./task-shared.ts";
+import type { Engine } from "./engine.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 
 /** A task's life after prepare, in order (each stage in its own file: task-<stage>.ts). */
-const STAGES: TaskStage[] = [admitTask, loadSkills, loadMemory, isolateTask, forkTask, runTaskChild, acceptResult];
+const STAGES: TaskStage[] = [
+  admitTask,
+  loadSkills,
+  loadMemory,
+  isolateTask,
+  setupTask,
+  forkTask,
+  runTaskChild,
+  acceptResult,
+];
 
 /**
  * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then
  * each stage runs in turn, and a stage that returns a result ends the task there; record ends the run.
  */
-export async function runTask(engine: Engine, input: TaskInput, hooks: TaskHooks = {}): Promise<TaskOutcome> {
-  const prepared = await prepareTask(engine, input, hooks);
+export async function runTask(engine: Engine, input: PreparedTask, wiring: TaskWiring = {}): Promise<TaskOutcome> {
+  const prepared = await prepareTask(engine, input, wiring);
   if ("outcome" in prepared) return prepared.outcome;
   const task = prepared.task;
   for (const stage of STAGES) {

@@ -1,18 +1,24 @@
 // The in-memory store: used where no SQLite exists (Node < 22.5 running pi). Same contract as the SQLite
 // store; the parent pi session's appendEntry mirror is what makes its sessions survive a restart.
 import {
-  INTERRUPTED_MESSAGE,
+  busyRun,
   capMessage,
+  INTERRUPTED_MESSAGE,
+  NEVER_STARTED_MESSAGE,
   newSessionId,
   resumeRunningMessage,
-  type ImportedRun,
-  type NewRun,
-  type NewSession,
-  type RunRecord,
-  type SessionRecord,
-  type SessionStore,
-  type SessionSummary,
   startedChild,
+} from "./store-types.ts";
+import type {
+  ImportedRun,
+  NewRun,
+  NewSession,
+  QueuedRun,
+  RunRecord,
+  RunStatus,
+  SessionRecord,
+  SessionStore,
+  SessionSummary,
 } from "./store-types.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
 
@@ -29,14 +35,14 @@ export class MemoryStore implements SessionStore {
     return newSessionId();
   }
 
-  createSession(s: NewSession): void {
+  createSession(s: NewSession, status: RunStatus = "running"): void {
     const now = Date.now();
     this.sessions.set(s.id, {
       id: s.id,
       name: s.name,
       agent: s.agent,
       cwd: s.cwd,
-      status: "running",
+      status,
       sessionFile: s.sessionFile,
       parentSession: s.parentSession,
       ...(s.schedule ? { schedule: s.schedule } : {}),
@@ -48,35 +54,69 @@ export class MemoryStore implements SessionStore {
       this.byParent.set(s.parentSession, (this.byParent.get(s.parentSession) ?? new Set()).add(s.id));
   }
 
+  queueRun(session: NewSession, run: QueuedRun): number {
+    if (!this.sessions.has(session.id)) this.createSession(session, "queued");
+    return this.addRun(session.id, { ...run, status: "queued" });
+  }
+
   startRun(sessionId: string, run: NewRun): number {
     const s = this.sessions.get(sessionId);
     if (!s) throw new Error(`Session "${sessionId}" not found`);
-    const last = s.runs[s.runs.length - 1];
-    if (last?.status === "running" && (last.ownerPid === null || this.opts.isAlive(last.ownerPid)))
+    // Its call recorded it when it accepted the task (this owner's queued run): this is its start.
+    const own = [...s.runs].reverse().find((r) => r.status === "queued" && r.ownerPid === run.ownerPid);
+    if (s.runs.some((r) => r !== own && busyRun(r, this.opts.isAlive)))
       throw new Error(resumeRunningMessage(sessionId));
+    if (own) {
+      Object.assign(own, { status: "running", prompt: run.prompt, startedAt: Date.now(), pi: run.pi });
+      if (run.sandbox !== undefined) own.sandbox = run.sandbox;
+      if (run.runner) own.runner = run.runner;
+      this.follow(s, "running", run.name);
+      return own.id;
+    }
+    return this.addRun(sessionId, { ...run, status: "running" });
+  }
+
+  private follow(s: SessionRecord, status: RunStatus, name?: string): void {
+    if (name) s.name = name;
+    s.status = status;
+    s.updatedAt = Date.now();
+  }
+
+  private addRun(sessionId: string, run: NewRun & { status: RunStatus }): number {
+    const s = this.sessions.get(sessionId)!;
+    const id = this.push(s, { prompt: run.prompt, status: run.status, ownerPid: run.ownerPid, pi: run.pi });
+    const record = s.runs.at(-1)!;
+    if (run.sandbox !== undefined) record.sandbox = run.sandbox;
+    if (run.runner) record.runner = run.runner;
+    this.follow(s, run.status, run.name);
+    return id;
+  }
+
+  /** A run at the end of its session: the given fields over one that has not done anything yet. */
+  private push(
+    s: SessionRecord,
+    fields: Partial<RunRecord> & Pick<RunRecord, "prompt" | "status" | "ownerPid">,
+    messages: StoredMessage[] = [],
+  ): number {
     const id = this.nextRun++;
     const record: RunRecord = {
       id,
       seq: s.runs.length + 1,
-      prompt: run.prompt,
-      status: "running",
       exitCode: null,
       usage: emptyUsage(),
       output: "",
       toolCount: 0,
       startedAt: Date.now(),
-      ownerPid: run.ownerPid,
-      messageCount: 0,
-      pi: run.pi,
+      messageCount: messages.length,
+      ...fields,
     };
-    if (run.sandbox !== undefined) record.sandbox = run.sandbox;
-    if (run.runner) record.runner = run.runner;
     s.runs.push(record);
-    if (run.name) s.name = run.name;
-    s.status = "running";
-    s.updatedAt = Date.now();
-    this.runs.set(id, { sessionId, run: record, messages: [] });
+    this.runs.set(id, { sessionId: s.id, run: record, messages });
     return id;
+  }
+
+  finishQueued(runId: number, r: RunResult): void {
+    if (this.runs.get(runId)?.run.status === "queued") this.finishRun(runId, r);
   }
 
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void {
@@ -162,10 +202,11 @@ export class MemoryStore implements SessionStore {
     let n = 0;
     for (const s of this.sessions.values()) {
       for (const r of s.runs) {
-        if (r.status !== "running" || (r.ownerPid !== null && isAlive(r.ownerPid))) continue;
+        if (!busyRun(r, () => true) || (r.ownerPid !== null && isAlive(r.ownerPid))) continue;
         Object.assign(r, {
           status: "error",
-          error: INTERRUPTED_MESSAGE,
+          // A queued task never started and nobody will start it: said as such, not as an interrupted run.
+          error: r.status === "queued" ? NEVER_STARTED_MESSAGE : INTERRUPTED_MESSAGE,
           errorCode: "SUBAGENT_FAILED",
           endedAt: Date.now(),
         });
@@ -187,29 +228,25 @@ export class MemoryStore implements SessionStore {
       sessionFile: first.sessionFile,
     });
     const s = this.sessions.get(first.sessionId)!;
-    for (const r of runs) {
-      const id = this.nextRun++;
-      const record: RunRecord = {
-        id,
-        seq: s.runs.length + 1,
-        prompt: r.prompt,
-        status: r.status,
-        exitCode: r.exitCode ?? null,
-        model: r.model,
-        usage: r.usage ?? emptyUsage(),
-        error: r.error,
-        errorCode: r.errorCode as ErrorCode | undefined,
-        finalized: r.finalized,
-        output: r.output ?? "",
-        toolCount: 0,
-        startedAt: r.at,
-        endedAt: r.at,
-        ownerPid: null,
-        messageCount: r.messages?.length ?? 0,
-      };
-      s.runs.push(record);
-      this.runs.set(id, { sessionId: s.id, run: record, messages: (r.messages ?? []).map(capMessage) });
-    }
+    for (const r of runs)
+      this.push(
+        s,
+        {
+          prompt: r.prompt,
+          status: r.status,
+          exitCode: r.exitCode ?? null,
+          model: r.model,
+          usage: r.usage ?? emptyUsage(),
+          error: r.error,
+          errorCode: r.errorCode as ErrorCode | undefined,
+          finalized: r.finalized,
+          output: r.output ?? "",
+          startedAt: r.at,
+          endedAt: r.at,
+          ownerPid: null,
+        },
+        (r.messages ?? []).map(capMessage),
+      );
     s.status = runs[runs.length - 1].status;
     s.createdAt = first.at;
     s.updatedAt = runs[runs.length - 1].at;

@@ -34,6 +34,9 @@ export const MIGRATIONS = [
    ALTER TABLE runs ADD COLUMN runner TEXT;`,
   // The schedule (`subagents schedule`) that started a session, so a morning's list says which runs were whose.
   `ALTER TABLE sessions ADD COLUMN schedule TEXT;`,
+  // Tasks are recorded when their call accepts them (status 'queued'): every store that opens looks for queued runs
+  // whose owner is gone (recoverStale), as it does for running ones. Older builds read 'queued' as a status too.
+  `CREATE INDEX runs_queued ON runs(status) WHERE status = 'queued';`,
 ];
 
 /** The schema this build writes (PRAGMA user_version after migrating): `doctor` reports it. */

@@ -3,7 +3,9 @@ import type { ErrorCode, FinalizePayload, RunResult, StoredMessage, Usage } from
 import type { IsolationResult } from "../isolation-types.ts";
 import type { RunnerName } from "../runner-settings.ts";
 
-export type RunStatus = "running" | "completed" | "error";
+/** `queued`: accepted by its call and listed, no child yet (the call runner records it before the front says
+ *  "started"); `running` from the moment its child is about to start. */
+export type RunStatus = "queued" | "running" | "completed" | "error";
 
 export type RunRecord = {
   id: number;
@@ -118,10 +120,20 @@ export type ImportedRun = {
   at: number;
 };
 
+/** A task accepted by its call, not started yet. */
+export type QueuedRun = { prompt: string; ownerPid: number; name: string };
+
 export interface SessionStore {
   newSessionId(): string;
   createSession(s: NewSession): void;
+  /** Records a task its call accepted: a run with status queued, owned by `ownerPid`, in its session (created when
+   *  new). The owner's startRun on that session starts this run instead of adding one. */
+  queueRun(session: NewSession, run: QueuedRun): number;
+  /** Starts a run: the session's queued run of this owner, else a new one. Refuses a session whose latest run is
+   *  running or queued under a live owner. */
   startRun(sessionId: string, run: NewRun): number;
+  /** Ends a run only while it is still queued (its task ended before it started: refused, skipped, not prepared). */
+  finishQueued(runId: number, result: RunResult): void;
   /** Stores messages from index `from` on of a run still going, so its transcript shows what happened so far. */
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void;
   finishRun(runId: number, result: RunResult): void;
@@ -142,12 +154,14 @@ export interface SessionStore {
 export const NOT_STARTED_CODES = [
   "INVALID_INPUT",
   "ISOLATION_FAILED",
+  "SETUP_FAILED",
   "BUDGET_EXCEEDED",
   "SPAWN_LIMIT",
   "SUBAGENT_CANCELLED",
 ];
 
-export function startedChild(r: Pick<RunRecord, "status" | "exitCode" | "errorCode" | "usage">): boolean {
+export function startedChild(r: Pick<RunRecord, "status" | "exitCode" | "errorCode" | "usage" | "error">): boolean {
+  if (r.status === "queued" || r.error === NEVER_STARTED_MESSAGE) return false;
   return !(
     r.status === "error" &&
     r.exitCode === null &&
@@ -156,7 +170,14 @@ export function startedChild(r: Pick<RunRecord, "status" | "exitCode" | "errorCo
   );
 }
 
+/** A run its session's next run must wait for: running, or queued, under an owner that is alive. */
+export const busyRun = (r: Pick<RunRecord, "status" | "ownerPid"> | undefined, isAlive: (pid: number) => boolean) =>
+  !!r && (r.status === "running" || r.status === "queued") && (r.ownerPid === null || isAlive(r.ownerPid));
+
 export const INTERRUPTED_MESSAGE = "Session was interrupted (main agent session ended unexpectedly)";
+/** A queued run whose owner is gone: its task never started and nobody will start it (the next store to open says
+ *  so: recoverStale). Not a spawn. */
+export const NEVER_STARTED_MESSAGE = "never started: its owner ended first";
 
 export function newSessionId(): string {
   const bytes = new Uint8Array(8);

@@ -4,13 +4,13 @@ import type { PruneCandidate } from "./store-types.ts";
 
 /**
  * Sessions `subagents prune` may delete, oldest last: all but the newest `keep`, and of those only the ones
- * last updated before `before` (when given). Sessions with a running run are never candidates.
+ * last updated before `before` (when given). Sessions with a running or queued run are never candidates.
  */
 export function prunable(db: Db, opts: { before?: number; keep?: number }): PruneCandidate[] {
   const rows = db.all<PruneCandidate & { running: number }>(
     `SELECT s.id, s.name, s.agent, s.cwd, s.session_file AS sessionFile, s.updated_at AS updatedAt,
             (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS runCount,
-            EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status = 'running') AS running
+            EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'queued')) AS running
        FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC`,
   );
   return rows
@@ -19,10 +19,10 @@ export function prunable(db: Db, opts: { before?: number; keep?: number }): Prun
     .map(({ running: _, ...r }) => ({ ...r, sessionFile: r.sessionFile ?? undefined }));
 }
 
-/** Deletes these sessions with their runs and messages (inside the caller's write); a running one is kept. */
+/** Deletes these sessions with their runs and messages (inside the caller's write); a running or queued one is kept. */
 export function deleteSessions(db: Db, ids: string[]): string[] {
   return ids.filter((id) => {
-    if (db.get("SELECT 1 AS x FROM runs WHERE session_id = ? AND status = 'running'", [id])) return false;
+    if (db.get("SELECT 1 AS x FROM runs WHERE session_id = ? AND status IN ('running', 'queued')", [id])) return false;
     db.run("DELETE FROM messages WHERE run_id IN (SELECT id FROM runs WHERE session_id = ?)", [id]);
     db.run("DELETE FROM runs WHERE session_id = ?", [id]);
     return db.run("DELETE FROM sessions WHERE id = ?", [id]).changes > 0;

@@ -3,6 +3,8 @@
 import type { Db } from "../host.ts";
 import {
   INTERRUPTED_MESSAGE,
+  NEVER_STARTED_MESSAGE,
+  busyRun,
   capMessage,
   newSessionId,
   resumeRunningMessage,
@@ -10,6 +12,8 @@ import {
   type NewRun,
   type NewSession,
   type PruneCandidate,
+  type QueuedRun,
+  type RunRecord,
   type SessionRecord,
   type SessionStore,
   type SessionSummary,
@@ -20,6 +24,7 @@ import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "
 import { toRun, type RunRow, type SessionRow } from "./store-schema.ts";
 import { migrate, writeTx } from "./store-tx.ts";
 import { deleteSessions, prunable, vacuum } from "./store-upkeep.ts";
+import { finishRow, insertMessages, insertRun, insertSession, runWarnings, setSessionStatus } from "./store-rows.ts";
 
 export { MemoryStore } from "./memory-store.ts";
 export { SCHEMA_VERSION } from "./store-schema.ts";
@@ -47,96 +52,63 @@ export class Store implements SessionStore {
   }
 
   createSession(s: NewSession): void {
-    const now = this.now();
-    this.write(() =>
-      this.db.run(
-        "INSERT INTO sessions (id, name, agent, cwd, status, session_file, parent_session, schedule, created_at, updated_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
-        [s.id, s.name, s.agent, s.cwd, s.sessionFile ?? null, s.parentSession ?? null, s.schedule ?? null, now, now],
-      ),
-    );
+    this.write(() => insertSession(this.db, s, "running", this.now()));
+  }
+
+  queueRun(s: NewSession, run: QueuedRun): number {
+    return this.write(() => {
+      if (!this.db.get("SELECT 1 AS x FROM sessions WHERE id = ?", [s.id]))
+        insertSession(this.db, s, "queued", this.now());
+      return insertRun(this.db, s.id, { ...run, status: "queued" }, this.now());
+    });
   }
 
   startRun(sessionId: string, run: NewRun): number {
-    const now = this.now();
     return this.write(() => {
-      const running = this.db.get<{ owner_pid: number | null }>(
-        "SELECT owner_pid FROM runs WHERE session_id = ? AND status = 'running' ORDER BY seq DESC LIMIT 1",
+      const open = this.db.all<{ id: number; status: RunRecord["status"]; owner_pid: number | null }>(
+        "SELECT id, status, owner_pid FROM runs WHERE session_id = ? AND status IN ('running', 'queued') ORDER BY seq DESC",
         [sessionId],
       );
-      if (running && (running.owner_pid === null || this.opts.isAlive(running.owner_pid)))
-        throw new Error(resumeRunningMessage(sessionId));
-      const seq =
-        (this.db.get<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM runs WHERE session_id = ?", [sessionId])
-          ?.n ?? 0) + 1;
-      this.db.run(
-        "INSERT INTO runs (session_id, seq, prompt, status, started_at, owner_pid, pi, sandbox, runner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)",
-        [
-          sessionId,
-          seq,
-          run.prompt,
-          now,
-          run.ownerPid,
-          run.pi ?? null,
-          run.sandbox === undefined ? null : Number(run.sandbox),
-          run.runner ?? null,
-        ],
+      // Its call recorded it when it accepted the task (this owner's queued run): this is its start.
+      const own = open.find((r) => r.status === "queued" && r.owner_pid === run.ownerPid);
+      const other = open.find(
+        (r) => r !== own && busyRun({ status: r.status, ownerPid: r.owner_pid }, this.opts.isAlive),
       );
-      const id = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
-      this.db.run("UPDATE sessions SET status = 'running', name = COALESCE(?, name), updated_at = ? WHERE id = ?", [
-        run.name ?? null,
-        now,
-        sessionId,
-      ]);
-      return id;
+      if (other) throw new Error(resumeRunningMessage(sessionId));
+      if (own) {
+        this.db.run(
+          "UPDATE runs SET status = 'running', prompt = ?, started_at = ?, pi = ?, sandbox = ?, runner = ? WHERE id = ?",
+          [
+            run.prompt,
+            this.now(),
+            run.pi ?? null,
+            run.sandbox === undefined ? null : Number(run.sandbox),
+            run.runner ?? null,
+            own.id,
+          ],
+        );
+        setSessionStatus(this.db, sessionId, "running", this.now(), run.name);
+        return own.id;
+      }
+      return insertRun(this.db, sessionId, { ...run, status: "running" }, this.now());
+    });
+  }
+
+  finishQueued(runId: number, r: RunResult): void {
+    this.write(() => {
+      const row = this.db.get<{ status: string }>("SELECT status FROM runs WHERE id = ?", [runId]);
+      if (row?.status === "queued") finishRow(this.db, runId, r, this.now());
     });
   }
 
   finishRun(runId: number, r: RunResult): void {
-    const now = this.now();
-    const messages = r.messages.map(capMessage);
-    this.write(() => {
-      // Warnings a task hook recorded while the run went on (task-hooks.ts) stay, after the run's own.
-      const earlier = this.runWarnings(runId).filter((w) => !r.warnings?.includes(w));
-      const warnings = [...(r.warnings ?? []), ...earlier];
-      this.db.run(
-        `UPDATE runs SET status = ?, exit_code = ?, model = ?, usage = ?, error = ?, error_code = ?, output = ?, finalize = ?,
-           finalized = ?, tool_count = ?, ended_at = ?, message_count = ?, warnings = ?, isolation = ?, pi = COALESCE(pi || ?, pi) WHERE id = ?`,
-        [
-          r.status,
-          r.exitCode,
-          r.model ?? null,
-          JSON.stringify(r.usage),
-          r.error ?? null,
-          r.errorCode ?? null,
-          r.output,
-          r.finalize ? JSON.stringify(r.finalize) : null,
-          r.finalized === undefined ? null : r.finalized ? 1 : 0,
-          r.toolCount,
-          now,
-          messages.length,
-          warnings.length ? JSON.stringify(warnings) : null,
-          r.isolation ? JSON.stringify(r.isolation) : null,
-          r.keptChild ? ` · kept child (task ${r.keptChild.task} of pid ${r.keptChild.pid})` : null,
-          runId,
-        ],
-      );
-      this.insertMessages(runId, messages);
-      this.db.run(
-        "UPDATE sessions SET status = ?, updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)",
-        [r.status, now, runId],
-      );
-    });
-  }
-
-  private runWarnings(runId: number): string[] {
-    const row = this.db.get<{ warnings: string | null }>("SELECT warnings FROM runs WHERE id = ?", [runId]);
-    return row?.warnings ? (JSON.parse(row.warnings) as string[]) : [];
+    this.write(() => finishRow(this.db, runId, r, this.now()));
   }
 
   addRunWarnings(runId: number, warnings: string[]): void {
     if (!warnings.length) return;
     this.write(() => {
-      const all = [...this.runWarnings(runId), ...warnings];
+      const all = [...runWarnings(this.db, runId), ...warnings];
       this.db.run("UPDATE runs SET warnings = ? WHERE id = ?", [JSON.stringify(all), runId]);
     });
   }
@@ -144,25 +116,11 @@ export class Store implements SessionStore {
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void {
     if (!messages.length) return;
     this.write(() => {
-      this.insertMessages(runId, messages.map(capMessage), from);
+      insertMessages(this.db, runId, messages.map(capMessage), from);
       this.db.run("UPDATE runs SET message_count = ? WHERE id = ? AND status = 'running'", [
         from + messages.length,
         runId,
       ]);
-    });
-  }
-
-  private insertMessages(runId: number, messages: StoredMessage[], from = 0): void {
-    messages.forEach((m, j) => {
-      const i = from + j;
-      const calls = m.role === "assistant" ? JSON.stringify(m.toolCalls) : null;
-      const name = m.role === "toolResult" ? m.name : null;
-      const isError = m.role === "toolResult" ? (m.isError ? 1 : 0) : null;
-      const error = m.role === "assistant" ? (m.error ?? null) : null;
-      this.db.run(
-        "INSERT OR REPLACE INTO messages (run_id, seq, role, text, tool_calls, name, is_error, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [runId, i, m.role, m.text, calls, name, isError, error],
-      );
     });
   }
 
@@ -254,27 +212,34 @@ export class Store implements SessionStore {
 
   parentUsage(parentSession: string): { spawns: number; cost: number } {
     // A run refused before its child started (the same test as startedChild) is not a spawn.
-    const notStarted = `r.status = 'error' AND r.exit_code IS NULL AND COALESCE(json_extract(r.usage, '$.turns'), 0) = 0 AND r.error_code IN (${NOT_STARTED_CODES.map(() => "?").join(", ")})`;
+    // A queued one is not yet (the caps count it as coming), nor one that never started.
+    const notStarted = `r.status = 'queued' OR r.error = ? OR (r.status = 'error' AND r.exit_code IS NULL AND COALESCE(json_extract(r.usage, '$.turns'), 0) = 0 AND r.error_code IN (${NOT_STARTED_CODES.map(() => "?").join(", ")}))`;
     const row = this.db.get<{ spawns: number; cost: number | null }>(
       `SELECT SUM(CASE WHEN ${notStarted} THEN 0 ELSE 1 END) AS spawns, SUM(json_extract(r.usage, '$.cost')) AS cost
          FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.parent_session = ?`,
-      [...NOT_STARTED_CODES, parentSession],
+      [NEVER_STARTED_MESSAGE, ...NOT_STARTED_CODES, parentSession],
     );
     return { spawns: row?.spawns ?? 0, cost: row?.cost ?? 0 };
   }
 
   recoverStale(isAlive: (pid: number) => boolean): number {
-    const running = this.db.all<{ id: number; session_id: string; owner_pid: number | null }>(
-      "SELECT id, session_id, owner_pid FROM runs WHERE status = 'running'",
+    // Two queries, one per partial index (runs_running, runs_queued).
+    const open = ["running", "queued"].flatMap((status) =>
+      this.db.all<{ id: number; session_id: string; owner_pid: number | null; status: string }>(
+        "SELECT id, session_id, owner_pid, status FROM runs WHERE status = ?",
+        [status],
+      ),
     );
-    const dead = running.filter((r) => r.owner_pid === null || !isAlive(r.owner_pid));
+    const dead = open.filter((r) => r.owner_pid === null || !isAlive(r.owner_pid));
     if (!dead.length) return 0;
     const now = this.now();
     this.write(() => {
       for (const r of dead) {
+        // A queued task never started and nobody will start it: said as such, not as an interrupted run.
+        const error = r.status === "queued" ? NEVER_STARTED_MESSAGE : INTERRUPTED_MESSAGE;
         this.db.run(
-          "UPDATE runs SET status = 'error', error = ?, error_code = 'SUBAGENT_FAILED', ended_at = ? WHERE id = ? AND status = 'running'",
-          [INTERRUPTED_MESSAGE, now, r.id],
+          "UPDATE runs SET status = 'error', error = ?, error_code = 'SUBAGENT_FAILED', ended_at = ? WHERE id = ? AND status = ?",
+          [error, now, r.id, r.status],
         );
         this.db.run("UPDATE sessions SET status = 'error', updated_at = ? WHERE id = ?", [now, r.session_id]);
       }
@@ -332,7 +297,7 @@ export class Store implements SessionStore {
           ],
         );
         const runId = this.db.get<{ id: number }>("SELECT last_insert_rowid() AS id")!.id;
-        this.insertMessages(runId, (r.messages ?? []).map(capMessage));
+        insertMessages(this.db, runId, (r.messages ?? []).map(capMessage));
       });
     });
   }

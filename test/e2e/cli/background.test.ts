@@ -1,7 +1,8 @@
 // Background runs and control (issue 13), end to end with real processes: the CLI from source, its detached
 // supervisor, real pi children against the scripted model server. Steer, cancel, wait, SIGKILL of the owner.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { cli, piCmd, piWorld, type PiWorld } from "../../support/pi-env.ts";
 
@@ -27,6 +28,15 @@ function worldProcesses(): number[] {
   }
   return pids;
 }
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z");
+  } catch {
+    return false;
+  }
+};
 
 async function until(what: string, ok: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;
@@ -159,6 +169,38 @@ function sessionOfPrompt(marker: string): string {
   return row.session_id;
 }
 
+test("the supervisor's own caps refuse a call: its word on the ready pipe is the command's refusal; nothing recorded, nothing left", async () => {
+  // A job the front would have refused too; handed to the supervisor directly, its refusal is what comes back.
+  world.setSubagentSettings({ maxSpawnsPerSession: 1 });
+  const saved = { ...process.env };
+  Object.assign(process.env, world.env);
+  try {
+    const stamp = Date.now().toString(16);
+    const tasks = [1, 2].map((i) => ({
+      name: `t${i}`,
+      prompt: `refused ${i}`,
+      cwd: world.workDir,
+      sessionId: `refused${i}${stamp}`,
+      timeoutSec: 600,
+      finalize: "optional" as const,
+    }));
+    const { startSupervisor } = await import("../../../src/cli/background/supervisor.ts");
+    const { pid, word } = await startSupervisor(dirname(world.env.SUBAGENTS_DB), {
+      cwd: world.workDir,
+      call: { tasks, refused: [undefined, undefined] },
+    });
+    expect(word).toMatchObject({ refusal: { code: "SPAWN_LIMIT" } });
+    expect(JSON.stringify(word)).toContain("this background run");
+    await until("the refusing supervisor to exit", () => !alive(pid), 15_000);
+    const listed = await cli(world, ["sessions", "--json"]);
+    expect(listed.json.filter((r) => String(r.id).startsWith("refused"))).toEqual([]);
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+    world.setSubagentSettings({});
+  }
+}, 60_000);
+
 test("steer: a session that is not running, or unknown, exits 1 with the reason", async () => {
   const r = await cli(world, [
     "run",
@@ -227,18 +269,33 @@ test("SIGTERM to the supervisor stops its children and records the run as interr
   expect(task.errorCode).not.toBe("SUBAGENT_CANCELLED");
 }, 120_000);
 
-test("SIGKILL of the supervisor: its children are gone within seconds and wait reports the run as interrupted", async () => {
-  // Two tasks, one at a time: the second is still queued when the supervisor dies.
-  const { id, ids, supervisor } = await startLongBash("kill", ["queued task", "--concurrency", "1"]);
+test("SIGKILL of the supervisor with tasks queued: its children are gone within seconds; every task it was given keeps its record — the running one interrupted, the queued ones never started — without its owner record", async () => {
+  // Three tasks, one at a time: two are still queued when the supervisor dies.
+  const { id, ids, supervisor } = await startLongBash("kill", ["queued one", "queued two", "--concurrency", "1"]);
+  expect(ids).toHaveLength(3);
+  // Recorded when the supervisor accepted them, before the command said "started".
+  const before = await cli(world, ["sessions", "--json"]);
+  const statusOf = (json: Record<string, any>[], sid: string) => json.find((r) => r.id === sid)?.status;
+  expect(ids.map((sid) => statusOf(before.json, sid))).toEqual(["running", "queued", "queued"]);
   expect(worldProcesses().length).toBeGreaterThanOrEqual(3); // supervisor, pi, bash (sleep)
   process.kill(supervisor, "SIGKILL");
   const t0 = performance.now();
   await until("the children to notice and exit", () => worldProcesses().length === 0, 5000);
   console.log(`children gone ${Math.round(performance.now() - t0)} ms after SIGKILL of the supervisor`);
+  // As after a reboot: the owner's record is gone too, so only the store can say what became of the tasks.
+  rmSync(join(dirname(world.env.SUBAGENTS_DB), "control", `${supervisor}.json`), { force: true });
   const w = await cli(world, ["wait", ...ids, "--json"]);
   expect(w.code, w.stderr).toBe(1);
-  const [first, queued] = w.json.at(-1)!.tasks;
+  const [first, ...queued] = w.json.at(-1)!.tasks;
   expect(first.sessionId).toBe(id);
   expect(first.error).toContain("interrupted");
-  expect(queued.error).toBe("never started: its owner ended first");
+  for (const q of queued) expect(q).toMatchObject({ status: "error", error: "never started: its owner ended first" });
+  const after = await cli(world, ["sessions", "--json"]);
+  expect(ids.map((sid) => statusOf(after.json, sid))).toEqual(["error", "error", "error"]);
+  const output = await cli(world, ["output", ids[1]]);
+  expect(output.code).toBe(1);
+  expect(output.stderr).toContain("never started: its owner ended first");
+  const session = await cli(world, ["session", ids[2], "--json"]);
+  expect(session.code).toBe(1);
+  expect(JSON.stringify(session.json)).toContain("never started: its owner ended first");
 }, 120_000);

@@ -6,7 +6,7 @@ import { basename, dirname, join } from "node:path";
 import { spawnSync } from "node:child_process";
 import pkg from "../../../package.json" with { type: "json" };
 import { COMPLETIONS } from "../../../src/cli/commands/completion.ts";
-import { childSessionFile } from "../../../src/core/run/task.ts";
+import { childSessionFile } from "../../../src/core/run/session-file.ts";
 import { Store } from "../../../src/core/store/store.ts";
 import { emptyUsage } from "../../../src/core/types.ts";
 import { bunDbOpener } from "../../../src/host/sqlite-bun.ts";

@@ -276,7 +276,7 @@ test("pi without a UI (the delegate tool, hasUI false): answered at once, and th
   const saved = { ...process.env };
   Object.assign(process.env, world.env);
   try {
-    const r = (await delegateTool(makeToolEnv(createServices, () => {})).execute(
+    const r = (await delegateTool(makeToolEnv({ services: createServices, appendEntry: () => {} })).execute(
       "t",
       { tasks: [{ name: "headless-pi", profile: "gated", prompt: `gate ${script(gatedSteps)}` }] },
       undefined,

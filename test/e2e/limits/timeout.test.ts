@@ -48,7 +48,7 @@ test("delegate_to_subagents windows show the profile's timeout, not the 600 s de
   const { makeToolEnv } = await import("../../../src/pi/tool-env.ts");
   const { createServices } = await import("../../../src/pi/services.ts");
   for (const [k, v] of Object.entries(world.env)) process.env[k] = v;
-  const tool = delegateTool(makeToolEnv(createServices, () => {}));
+  const tool = delegateTool(makeToolEnv({ services: createServices, appendEntry: () => {} }));
   const seen = new Set<number>();
   const result = (await tool.execute(
     "t",

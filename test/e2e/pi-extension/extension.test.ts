@@ -482,7 +482,7 @@ test("onUpdate stays within 10 per second while a real child streams 5,000 delta
   const { makeToolEnv } = await import("../../../src/pi/tool-env.ts");
   const { createServices } = await import("../../../src/pi/services.ts");
   for (const [k, v] of Object.entries(world.env)) process.env[k] = v;
-  const tool = delegateTool(makeToolEnv(createServices, () => {}));
+  const tool = delegateTool(makeToolEnv({ services: createServices, appendEntry: () => {} }));
   const stamps: number[] = [];
   const prompt = `stream ${script([{ text: "z".repeat(20_000), chunks: 5000, chunkDelayMs: 1, finalize: { status: "SUCCESS", result: "streamed" } }])}`;
   const result = (await tool.execute(

@@ -15,7 +15,7 @@ import { piWorld, type PiWorld } from "../../support/pi-env.ts";
 
 let world: PiWorld;
 let ctx: { cwd: string; hasUI: boolean };
-const env = () => makeToolEnv(createServices, () => {});
+const env = () => makeToolEnv({ services: createServices, appendEntry: () => {} });
 type Result = { content: { text: string }[]; details: any };
 
 beforeAll(async () => {

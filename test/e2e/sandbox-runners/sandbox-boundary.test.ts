@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
-import { childSessionFile } from "../../../src/core/run/task-shared.ts";
+import { childSessionFile } from "../../../src/core/run/session-file.ts";
 import { cli, piWorld, requestsOfTask, summaryOf, type PiWorld, taskWhy, until } from "../../support/pi-env.ts";
 import { ensureEngine, untilSleeping } from "../../support/engines.ts";
 import { gitIn, makeRepo } from "../../support/git-repo.ts";

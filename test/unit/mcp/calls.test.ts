@@ -3,7 +3,7 @@
 // early; a client that never comes back has its call stopped; a cancelled request stops it at once.
 import { expect, test } from "bun:test";
 import type { AskAnswer, AskRequest } from "../../../src/core/run/process/ask.ts";
-import type { TaskOutcome } from "../../../src/core/run/task.ts";
+import type { TaskOutcome } from "../../../src/core/run/task-types.ts";
 import type { CallRun } from "../../../src/mcp/call-adapter.ts";
 import { McpCalls } from "../../../src/mcp/calls.ts";
 import type { ToolContext } from "../../../src/mcp/protocol/session.ts";

@@ -6,7 +6,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryStore, Store } from "../../../src/core/store/store.ts";
-import { failedResult } from "../../../src/core/run/task.ts";
+import { failedResult } from "../../../src/core/run/task-error.ts";
 import { bunDbOpener } from "../../../src/host/sqlite-bun.ts";
 import { CallWindows } from "../../../src/ui/call-windows.ts";
 import { plainStyle, renderWindow } from "../../../src/ui/windows.ts";

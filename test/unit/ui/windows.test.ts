@@ -183,7 +183,7 @@ test("clip respects wide characters and ANSI, and child text cannot inject escap
 
 test("composition in windows: a waiting task names what it waits for, a skipped one says why, the header counts it", async () => {
   const { CallWindows } = await import("../../../src/ui/call-windows.ts");
-  const { failedResult } = await import("../../../src/core/run/task.ts");
+  const { failedResult } = await import("../../../src/core/run/task-error.ts");
   const { globalHeader, renderWindow, plainStyle } = await import("../../../src/ui/windows.ts");
   const { fleetRows } = await import("../../../src/ui/fleet.ts");
   const w = new CallWindows(

@@ -3,16 +3,29 @@
 // (src/host/git-worktree.ts) reached through `WorktreeHost`, so the engine stays free of runtime imports.
 
 import type { IsolationResult } from "../../isolation-types.ts";
+import type { ViewRequest, WorktreeView } from "./worktree-view.ts";
 export type { ChangedFile, IsolationMode, IsolationResult } from "../../isolation-types.ts";
 
-/** A live worktree, as the host made it; the engine only reads `cwd`. */
-export type Worktree = { id: string; path: string; cwd: string; base: string; repo: string; name: string };
+/** A live worktree, as the host made it; the engine reads `cwd`, and `view` for how its processes are started. */
+export type Worktree = {
+  id: string;
+  path: string;
+  cwd: string;
+  base: string;
+  repo: string;
+  name: string;
+  /** What the task sees of the repository's ignored files (worktree-view.ts); absent when none was asked for. */
+  view?: WorktreeView;
+};
 
 export interface WorktreeHost {
   /** The repository top folder holding `cwd`, or null when `cwd` is in no git work tree. */
   locate(cwd: string): Promise<string | null>;
-  /** A fresh worktree of cwd's repository at the user's current state (tree and index only read). Throws. */
-  create(opts: { cwd: string; id: string; name: string }): Promise<Worktree>;
+  /** A fresh worktree of cwd's repository at the user's current state (tree and index only read), with the view of
+   *  its ignored files that `view` asks for. Throws. */
+  create(opts: { cwd: string; id: string; name: string; view?: ViewRequest }): Promise<Worktree>;
+  /** Makes what the worktree holds now (a setup command's changes to tracked files) its base; the files committed. */
+  seal(wt: Worktree): Promise<string[]>;
   /** Commits what the task changed on a branch of its own (if anything), then removes the worktree. */
   finish(wt: Worktree): Promise<IsolationResult>;
   /** Finishes worktrees whose owner process is gone (SIGKILL): changes kept on a branch, folder removed. */
@@ -89,6 +102,8 @@ export async function isolationProblem(worktrees: WorktreeHost | undefined, cwd:
 
 export type LiveIsolation = {
   worktree: Worktree;
+  /** After the setup command: its changes to tracked files become the base (the files), so the branch is the child's. */
+  seal(): Promise<string[]>;
   finish(): Promise<IsolationResult>;
   scrubEnv(env: Record<string, string>): void;
 };
@@ -96,7 +111,7 @@ export type LiveIsolation = {
 /** Makes the task's worktree; every end of the run then goes through `finish`. */
 export async function createIsolation(
   worktrees: WorktreeHost,
-  opts: { cwd: string; id: string; name: string },
+  opts: { cwd: string; id: string; name: string; view?: ViewRequest },
 ): Promise<LiveIsolation | { error: string }> {
   let worktree: Worktree;
   try {
@@ -106,6 +121,7 @@ export async function createIsolation(
   }
   return {
     worktree,
+    seal: () => worktrees.seal(worktree),
     // Never throws: the run's terminal status must be recorded whatever git or the file system did.
     finish: async () => {
       try {

@@ -7,14 +7,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prepareCall, type CallFront } from "../../../../src/core/call/prepare.ts";
-import type { CallRequest } from "../../../../src/core/call/request.ts";
+import type { CallRequest, Refusal } from "../../../../src/core/call/request.ts";
 import { parseDelegateParams } from "../../../../src/core/delegate-input.ts";
 import { realClock } from "../../../../src/core/host.ts";
 import { discoverProfiles } from "../../../../src/core/profiles/profile-discovery.ts";
 import { loadSettings } from "../../../../src/core/settings.ts";
 import { Store } from "../../../../src/core/store/store.ts";
 import { CapGuard } from "../../../../src/core/run/cap-guard.ts";
-import { createEngine, type Engine, type TaskInput } from "../../../../src/core/run/task.ts";
+import { createEngine, type Engine } from "../../../../src/core/run/engine.ts";
+import type { PreparedTask } from "../../../../src/core/run/task-types.ts";
 import { createBunHost } from "../../../../src/host/bun.ts";
 import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
 import { parse } from "../../../../src/cli/flags/args.ts";
@@ -63,31 +64,21 @@ function engine(settings: Record<string, unknown> = {}): Engine {
   return e;
 }
 
-/** Tasks the last front's caps admitted (counted as coming). */
-let admitted = 0;
+/** The caps of the last front: a call prepared under them is not admitted yet (the runner admits it). */
+let caps = new CapGuard(undefined, "this call");
 
 /** A front that can give everything the checks may ask for except a conversation to fork. */
-const front = (e: Engine): CallFront => {
-  const caps = new CapGuard(undefined, "this call");
-  admitted = 0;
-  return {
-    caps: {
-      check: (c) => caps.check(e.settings, c),
-      admit: (c) => {
-        const refusal = caps.admit(e.settings, c);
-        if (!refusal) admitted += c.tasks;
-        return refusal;
-      },
-    },
-  };
+const front = (): CallFront => {
+  caps = new CapGuard(undefined, "this call");
+  return { caps };
 };
 
-async function prepared(
-  e: Engine,
-  request: CallRequest,
-): Promise<{ inputs: TaskInput[] } | { refusal: { code: string; message: string } }> {
+type Prepared = { inputs: readonly PreparedTask[]; refused: readonly (string | undefined)[] } | { refusal: Refusal };
+
+async function prepared(e: Engine, request: CallRequest): Promise<Prepared> {
   (e as { reset?: () => void }).reset?.();
-  return prepareCall(e, request, front(e));
+  const p = await prepareCall(e, request, front());
+  return "refusal" in p ? p : { inputs: p.call.tasks, refused: p.call.refused };
 }
 
 const cliDelegate = (argv: string[]) => {
@@ -113,6 +104,7 @@ const EVERY_FIELD = {
       files: ["README.md", { path: "src/a.ts", head: 10 }],
       isolation: "worktree",
       maxTurns: 4,
+      maxTokens: 5000,
       maxCost: 0.5,
       gate: "true",
       gateTimeout: 30,
@@ -128,6 +120,10 @@ const EVERY_FIELD = {
 };
 
 test("a tasks document with every field gives the same TaskInputs through every front, and every field reaches them", async () => {
+  // Every field a task may have is in this document, but `resume` and `context` (their refusals are checked below).
+  const { TASK_FIELDS } = await import("../../../../src/core/task-fields.ts");
+  const used = new Set(EVERY_FIELD.tasks.flatMap((t) => Object.keys(t)));
+  expect([...used, "resume", "context"].sort()).toEqual([...TASK_FIELDS].sort());
   const e = engine();
   const file = join(root, "every.json");
   writeFileSync(file, JSON.stringify(EVERY_FIELD));
@@ -151,8 +147,9 @@ test("a tasks document with every field gives the same TaskInputs through every 
     timeoutSec: 90,
     files: ["README.md", { path: "src/a.ts", head: 10 }],
     sessionId: "session-1",
+    finalize: "required",
     isolation: "worktree",
-    budget: { maxTurns: 4, maxCost: 0.5 },
+    budget: { maxTurns: 4, maxTokens: 5000, maxCost: 0.5 },
     gate: "true",
     gateTimeout: 30,
     gateRetries: 2,
@@ -167,6 +164,8 @@ test("a tasks document with every field gives the same TaskInputs through every 
     prompt: "use {{first}}",
     cwd,
     sessionId: "session-2",
+    timeoutSec: 600,
+    finalize: "optional",
     after: ["first"],
     runtime: "claude-code",
   });
@@ -238,6 +237,7 @@ test("the CLI's flags are the call's defaults: delegate's and run's flags give o
     cwd,
     profile: "scout",
     sessionId: "session-1",
+    timeoutSec: 600,
     finalize: "required",
   });
 });
@@ -285,14 +285,14 @@ for (const [what, doc, code, message] of BAD) {
     const e = engine();
     const file = join(root, "bad.json");
     writeFileSync(file, JSON.stringify(doc));
-    const results = [];
+    const results: Prepared[] = [];
     for (const r of [cliDelegate(["--tasks", file]), cliFlow(doc), piTool(doc)]) {
       results.push(await prepared(e, r));
-      expect(admitted).toBe(0);
+      expect(caps.used().spawns).toBe(0);
     }
     for (const r of results) {
       if (!("refusal" in r)) throw new Error(`not refused: ${JSON.stringify(r.inputs)}`);
-      expect(r.refusal.code).toBe(code);
+      expect(r.refusal.code as string).toBe(code);
       expect(r.refusal.message).toMatch(message);
     }
     expect(results[1]).toEqual(results[0]);
@@ -318,7 +318,7 @@ test("the session caps refuse the same call the same way through every front", a
 
 test("pi's tool schema offers every task field the delegate input accepts (a field the parser knows reaches the model)", async () => {
   const { DELEGATE_SCHEMA } = await import("../../../../src/core/call/schemas.ts");
-  const { TASK_FIELDS } = await import("../../../../src/core/delegate-input.ts");
+  const { TASK_FIELDS } = await import("../../../../src/core/task-fields.ts");
   const offered = Object.keys(
     (DELEGATE_SCHEMA as { properties: { tasks: { items: { properties: Record<string, unknown> } } } }).properties.tasks
       .items.properties,

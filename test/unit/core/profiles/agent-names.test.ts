@@ -3,7 +3,8 @@
 import { expect, test } from "bun:test";
 import { defaultSettings } from "../../../../src/core/settings.ts";
 import { parseProfile, type Profile } from "../../../../src/core/profiles/profile.ts";
-import { resolveTask, type Engine } from "../../../../src/core/run/task.ts";
+import { resolveTask } from "../../../../src/core/run/task-prepare.ts";
+import type { Engine } from "../../../../src/core/run/engine.ts";
 import { MemoryStore } from "../../../../src/core/store/store.ts";
 import { makeToolEnv } from "../../../../src/pi/tool-env.ts";
 import type { PiServices } from "../../../../src/pi/services.ts";
@@ -22,10 +23,10 @@ const engine = {
 
 test("the task finds the agent by its written name and by its usable one", () => {
   expect(helper.name).toBe("repo-helper");
-  expect(resolveTask(engine, { name: "t", prompt: "p", cwd: "/w", profile: "Repo Helper" }).profile?.filePath).toBe(
+  expect(resolveTask(engine, { sessionId: "s1", profile: "Repo Helper" }).profile?.filePath).toBe(
     "/w/.pi/agents/helper.md",
   );
-  expect(resolveTask(engine, { name: "t", prompt: "p", cwd: "/w", profile: "repo-helper" }).profile?.filePath).toBe(
+  expect(resolveTask(engine, { sessionId: "s2", profile: "repo-helper" }).profile?.filePath).toBe(
     "/w/.pi/agents/helper.md",
   );
 });
@@ -36,10 +37,7 @@ test("the consent check sees the same agent: a display name of a project agent s
     profilesFor: () => ({ profiles, diagnostics: [] }),
     engineFor: () => ({ ...engine }),
   } as unknown as PiServices;
-  const call = makeToolEnv(
-    async () => runtime,
-    () => {},
-  ).begin({ cwd: "/w", hasUI: false });
+  const call = makeToolEnv({ services: async () => runtime, appendEntry: () => {} }).begin({ cwd: "/w", hasUI: false });
   const refused = await call.refusedProfiles(["Repo Helper"]);
   expect(refused.get("Repo Helper")).toBe(
     'Project-local profile "repo-helper" (/w/.pi/agents/helper.md) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.',

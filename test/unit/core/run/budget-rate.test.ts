@@ -2,7 +2,7 @@
 // and the call-wide rate gate (one hold and one halving for a burst of 429s, Retry-After honoured, slots held
 // during a hold, concurrency raised again after successes, a bounded total wait).
 import { expect, test } from "bun:test";
-import { budgetHit, budgetLabel, CallSpend, readBudget } from "../../../../src/core/budget.ts";
+import { budgetHit, budgetLabel, budgetValue, CallSpend } from "../../../../src/core/budget.ts";
 import { budgetWatch } from "../../../../src/core/run/process/budget-watch.ts";
 import { RateGate } from "../../../../src/core/run/process/rate-gate.ts";
 import { parseDelegateParams } from "../../../../src/core/delegate-input.ts";
@@ -13,8 +13,11 @@ import { windowHeader, plainStyle, type WindowView } from "../../../../src/ui/wi
 const usage = (o: Partial<Usage>): Usage => ({ ...emptyUsage(), ...o });
 
 test("budget fields: positive numbers, whole for turns and tokens; delegate input names the field", () => {
-  expect(readBudget({ maxTurns: "3", maxCost: 0.5 })).toEqual({ budget: { maxTurns: 3, maxCost: 0.5 } });
-  expect(readBudget({ maxTokens: 2.5 })).toEqual({ problem: "maxTokens must be a positive whole number (got 2.5)" });
+  expect([budgetValue("maxTurns", "3"), budgetValue("maxCost", 0.5)]).toEqual([3, 0.5]);
+  expect(budgetValue("maxTokens", 2.5)).toBe("maxTokens must be a positive whole number (got 2.5)");
+  expect(
+    parseDelegateParams({ tasks: [{ name: "a", prompt: "p", maxTurns: "3", maxCost: 0.5 }] }).tasks[0].budget,
+  ).toEqual({ maxTurns: 3, maxCost: 0.5 });
   expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "p", maxCost: -1 }] })).toThrow(
     "tasks[0].maxCost must be a positive number (got -1)",
   );

@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { defaultSettings, mergeSettings } from "../../../../src/core/settings.ts";
 import { callRefusal, duplicateTasks, startRefusal } from "../../../../src/core/session-caps.ts";
 import { CapGuard } from "../../../../src/core/run/cap-guard.ts";
-import type { TaskInput, TaskOutcome } from "../../../../src/core/run/task.ts";
+import type { TaskInput, TaskOutcome } from "../../../../src/core/run/task-types.ts";
 import { emptyUsage } from "../../../../src/core/types.ts";
 import { Database } from "bun:sqlite";
 import { mkdtempSync } from "node:fs";
@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryStore, Store } from "../../../../src/core/store/store.ts";
 import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
-import { failedResult } from "../../../../src/core/run/task.ts";
+import { failedResult } from "../../../../src/core/run/task-error.ts";
 
 test("caps: a project can lower a cap, never raise it; the user sets it", () => {
   const user = mergeSettings(
@@ -133,7 +133,8 @@ test("guard: once the session's spend reaches maxSessionCost, queued tasks are r
   });
   const names = ["one", "two", "three"];
   const outs = [];
-  for (const name of names) outs.push(await run({ name, prompt: name, cwd: "/", sessionId: name }, {}));
+  for (const name of names)
+    outs.push(await run({ name, prompt: name, cwd: "/", sessionId: name, timeoutSec: 600, finalize: "optional" }, {}));
   expect(started).toEqual(["one", "two"]);
   expect(outs[2].result.error).toContain(
     "subagents.maxSessionCost is $1.00; this invocation's sub-agents have spent $1.20: not started",

@@ -2,11 +2,17 @@
 // completion the test controls, so every interleaving asserted here is deterministic.
 import { expect, test } from "bun:test";
 import { runScheduled, type TaskRunner } from "../../../../src/core/run/scheduler.ts";
-import { failedResult, type TaskInput, type TaskOutcome } from "../../../../src/core/run/task.ts";
+import { failedResult } from "../../../../src/core/run/task-error.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "../../../../src/core/run/task-types.ts";
 import { emptyUsage } from "../../../../src/core/types.ts";
 import { taskWhy } from "../../../support/pi-env.ts";
 
-type Pending = { input: TaskInput; signal: AbortSignal; resolve: (o: TaskOutcome) => void };
+type Pending = {
+  input: PreparedTask;
+  signal: AbortSignal;
+  notRun?: TaskWiring["notRun"];
+  resolve: (o: TaskOutcome) => void;
+};
 
 function controllableRunner() {
   const pending: Pending[] = [];
@@ -21,6 +27,7 @@ function controllableRunner() {
       const entry: Pending = {
         input,
         signal: hooks.signal,
+        notRun: hooks.notRun,
         resolve: (o) => {
           running--;
           resolve(o);
@@ -36,7 +43,7 @@ function controllableRunner() {
   return { run, pending, started, maxRunning: () => maxRunning };
 }
 
-function outcome(input: TaskInput, status: "completed" | "error", output: string): TaskOutcome {
+function outcome(input: PreparedTask, status: "completed" | "error", output: string): TaskOutcome {
   const result =
     status === "completed"
       ? {
@@ -48,11 +55,18 @@ function outcome(input: TaskInput, status: "completed" | "error", output: string
           usage: emptyUsage(),
         }
       : { ...failedResult(output, "SUBAGENT_CANCELLED"), output: "" };
-  return { sessionId: input.sessionId ?? "", name: input.name, agent: "default", result };
+  return { sessionId: input.sessionId, name: input.name, agent: "default", result };
 }
 
-const tasks = (n: number): TaskInput[] =>
-  Array.from({ length: n }, (_, i) => ({ name: `t${i}`, prompt: `p${i}`, cwd: "/", sessionId: `id${i}` }));
+const tasks = (n: number): PreparedTask[] =>
+  Array.from({ length: n }, (_, i) => prepared({ name: `t${i}`, prompt: `p${i}`, sessionId: `id${i}` }));
+/** A task as the call module prepares it (core/call/prepare.ts). */
+const prepared = (t: Pick<PreparedTask, "name" | "prompt" | "sessionId" | "after">): PreparedTask => ({
+  cwd: "/",
+  timeoutSec: 600,
+  finalize: "optional",
+  ...t,
+});
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 test("never runs more than `concurrency` tasks, and returns outcomes in input order", async () => {
@@ -104,10 +118,10 @@ test("a runner that throws does not take the other tasks down", async () => {
 
 test("after: a dependency later in the list runs first even at concurrency 1; independents do not wait", async () => {
   const r = controllableRunner();
-  const input: TaskInput[] = [
-    { name: "b", prompt: "use {{a}}", cwd: "/", sessionId: "ib", after: ["a"] },
-    { name: "a", prompt: "pa", cwd: "/", sessionId: "ia" },
-    { name: "c", prompt: "pc", cwd: "/", sessionId: "ic" },
+  const input: PreparedTask[] = [
+    prepared({ name: "b", prompt: "use {{a}}", sessionId: "ib", after: ["a"] }),
+    prepared({ name: "a", prompt: "pa", sessionId: "ia" }),
+    prepared({ name: "c", prompt: "pc", sessionId: "ic" }),
   ];
   const done = runScheduled(input, 1, r.run);
   await tick();
@@ -123,18 +137,18 @@ test("after: a dependency later in the list runs first even at concurrency 1; in
   expect((await done).map((o) => o.result.output)).toEqual(["B-OUT", "A-OUT", "C-OUT"]);
 });
 
-test("after: a failed dependency skips its dependents (passed to the runner as skipped, not started)", async () => {
+test("after: a failed dependency skips its dependents (passed to the runner as not run, not started)", async () => {
   const r = controllableRunner();
   const started: number[] = [];
-  const input: TaskInput[] = [
-    { name: "a", prompt: "pa", cwd: "/", sessionId: "ia" },
-    { name: "b", prompt: "pb", cwd: "/", sessionId: "ib", after: ["a"] },
+  const input: PreparedTask[] = [
+    prepared({ name: "a", prompt: "pa", sessionId: "ia" }),
+    prepared({ name: "b", prompt: "pb", sessionId: "ib", after: ["a"] }),
   ];
   const done = runScheduled(input, 2, r.run, { onTaskStart: (i) => started.push(i) });
   await tick();
   r.pending.shift()!.resolve(outcome(input[0], "error", "boom"));
   for (let s = 0; s < 20 && r.started.length < 2; s++) await tick();
-  expect(r.pending[0].input.skipped).toBe('skipped: "a" did not complete');
+  expect(r.pending[0].notRun).toEqual({ code: "SKIPPED", message: 'skipped: "a" did not complete' });
   r.pending.shift()!.resolve(outcome(input[1], "error", "skipped"));
   await done;
   expect(started).toEqual([0]);

@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryStore, Store, type SessionStore } from "../../../../src/core/store/store.ts";
-import { INTERRUPTED_MESSAGE } from "../../../../src/core/store/store-types.ts";
+import { INTERRUPTED_MESSAGE, NEVER_STARTED_MESSAGE } from "../../../../src/core/store/store-types.ts";
 import {
   formatResumePrompt,
   formatSessionTranscript,
@@ -148,6 +148,54 @@ test("node:sqlite (the extension under Node): the same index and run record", ()
 });
 
 for (const [kind, make] of stores) {
+  test(`${kind}: a queued task has its row from acceptance; its owner's start takes that run; another waits`, () => {
+    const s = make();
+    const id = s.newSessionId();
+    const session = { id, name: "later", agent: "scout", cwd: "/repo", parentSession: "pi-1" };
+    const queued = s.queueRun(session, { prompt: "do it later", ownerPid: process.pid, name: "later" });
+    expect(s.getSession(id)).toMatchObject({
+      status: "queued",
+      runs: [{ id: queued, status: "queued", ownerPid: process.pid }],
+    });
+    expect(s.listSessions({ limit: 5 })[0]).toMatchObject({ id, status: "queued", runCount: 1 });
+    // Not a spawn yet: the caps count it as coming until it starts.
+    expect(s.parentUsage("pi-1").spawns).toBe(0);
+    // Someone else (another live owner) cannot start the session while it waits here.
+    expect(() => s.startRun(id, { prompt: "mine", ownerPid: 1 })).toThrow("is still running");
+    const started = s.startRun(id, { prompt: "do it now", ownerPid: process.pid, runner: "local" });
+    expect(started).toBe(queued);
+    expect(s.getSession(id)).toMatchObject({
+      status: "running",
+      runs: [{ id: queued, status: "running", prompt: "do it now", runner: "local" }],
+    });
+    expect(s.parentUsage("pi-1").spawns).toBe(1);
+    // finishQueued leaves a started run alone; finishRun ends it.
+    s.finishQueued(started, { ...result(), status: "error", error: "late" });
+    expect(s.getSession(id)!.runs[0].status).toBe("running");
+    s.finishRun(started, result());
+    expect(s.getSession(id)!.runs).toHaveLength(1);
+    expect(s.getSession(id)!.status).toBe("completed");
+  });
+
+  test(`${kind}: a queued run whose owner is gone says it never started, and is no spawn; a resume queues a new run`, () => {
+    const s = make();
+    const id = s.newSessionId();
+    s.createSession({ id, name: "t", agent: "scout", cwd: "/", parentSession: "pi-2" });
+    s.finishRun(s.startRun(id, { prompt: "first", ownerPid: process.pid }), result());
+    const next = s.queueRun(
+      { id, name: "t", agent: "scout", cwd: "/" },
+      { prompt: "go on", ownerPid: dead, name: "t" },
+    );
+    expect(s.getSession(id)!.runs.map((r) => r.status)).toEqual(["completed", "queued"]);
+    expect(s.recoverStale((pid) => pid === process.pid)).toBe(1);
+    const run = s.getSession(id)!.runs.find((r) => r.id === next)!;
+    expect(run).toMatchObject({ status: "error", error: NEVER_STARTED_MESSAGE, errorCode: "SUBAGENT_FAILED" });
+    expect(s.getSession(id)!.status).toBe("error");
+    expect(s.parentUsage("pi-2").spawns).toBe(1);
+  });
+}
+
+for (const [kind, make] of stores) {
   test(`${kind}: a session keeps the schedule that started it; a hook's warning on a run stays after the run's end`, () => {
     const s = make();
     const id = s.newSessionId();
@@ -167,13 +215,13 @@ for (const [kind, make] of stores) {
   });
 }
 
-test("a database of the previous schema gains the index and the sandbox/runner/schedule columns, keeping its rows", () => {
+test("a database of an older schema gains the indexes and the sandbox/runner/schedule columns, keeping its rows", () => {
   const file = dbFile();
   const old = open(file);
   new Store(old, { isAlive: () => true });
   // Back to the schema before this build's last migration, with a session recorded in it.
   old.exec(
-    "DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; ALTER TABLE sessions DROP COLUMN schedule; PRAGMA user_version = 5",
+    "DROP INDEX runs_queued; DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; ALTER TABLE sessions DROP COLUMN schedule; PRAGMA user_version = 5",
   );
   old.run(
     "INSERT INTO sessions (id, name, agent, cwd, status, parent_session, created_at, updated_at) VALUES ('s1', 'old', 'a', '/', 'completed', 'p', 1, 1)",
@@ -184,8 +232,9 @@ test("a database of the previous schema gains the index and the sandbox/runner/s
   old.close();
   const db = open(file);
   const s = new Store(db, { isAlive: () => true });
-  expect(db.get<{ user_version: number }>("PRAGMA user_version")!.user_version).toBe(7);
+  expect(db.get<{ user_version: number }>("PRAGMA user_version")!.user_version).toBe(8);
   expect(db.all<{ name: string }>("PRAGMA index_list(sessions)").map((r) => r.name)).toContain("sessions_parent");
+  expect(db.all<{ name: string }>("PRAGMA index_list(runs)").map((r) => r.name)).toContain("runs_queued");
   const [run] = s.getSession("s1")!.runs;
   expect(run.sandbox).toBeUndefined();
   expect(run.runner).toBeUndefined();

@@ -1,0 +1,82 @@
+// The checks a call passes before anything starts that need no one (the same request gives the same answer
+// wherever it came from): a session to resume that cannot be, an agent's conflicting skill settings, a gate whose
+// folder is missing, a forked context with nothing to copy, a working folder that does not exist, duplicate tasks.
+import { duplicateTasks } from "../session-caps.ts";
+import { findProfile, validateProfileSkills } from "../profiles/profile.ts";
+import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
+import { busyRun } from "../store/store-types.ts";
+import { forkEntries, type ForkEntry } from "../run/fork.ts";
+import type { Engine } from "../run/engine.ts";
+import type { TaskInput } from "../run/task-types.ts";
+import { contextOf, type CallRequest, type Refusal } from "./request.ts";
+
+type ForkFront = { forkBranch?: () => ForkEntry[] | undefined; forkNeeds?: string };
+
+const invalid = (message: string): Refusal => ({ code: "INVALID_INPUT", message });
+
+/** The checks that need no one: the same request gives the same answer wherever it came from. A gate's missing
+ * folder is named before the missing folder itself: the gate is what would have failed at the end. What passes
+ * gets the conversation each task starts from (none unless it asks for a forked context). */
+export function checkCall(
+  engine: Engine,
+  request: CallRequest,
+  inputs: TaskInput[],
+  front: ForkFront,
+): { refusal: Refusal } | { forks: (ForkEntry[] | undefined)[] } {
+  for (const t of inputs) {
+    const problem = t.resume ? checkResumable(engine, t.resume) : null;
+    if (problem) return { refusal: invalid(problem) };
+  }
+  const problem =
+    checkProfileSkills(
+      engine,
+      inputs.map((t) => t.profile),
+    ) ?? gateFolderProblem(engine, inputs);
+  if (problem) return { refusal: invalid(problem) };
+  const forks = forkEntries(
+    engine.profiles,
+    contextOf(request),
+    inputs,
+    front.forkBranch ?? (() => undefined),
+    front.forkNeeds,
+  );
+  if (typeof forks === "string") return { refusal: invalid(forks) };
+  const missing = inputs.find((t) => !engine.host.stat(t.cwd)?.isDirectory);
+  if (missing) return { refusal: invalid(`task "${missing.name}": working directory ${missing.cwd} does not exist.`) };
+  const duplicate = duplicateTasks(inputs);
+  return duplicate ? { refusal: invalid(duplicate) } : { forks };
+}
+
+/** Why a session cannot be resumed now (docs/pi-extension.md "Task fields"), or null. */
+export function checkResumable(engine: Engine, id: string): string | null {
+  const prior = engine.store.getSession(id);
+  if (!prior || prior.runs.length === 0) return resumeNotFound(id);
+  // Running, or queued in a call still under way: its owner will run it.
+  return busyRun(prior.runs.at(-1), (pid) => engine.host.isAlive(pid)) ? resumeRunning(id) : null;
+}
+
+/**
+ * Spec 000: a profile with conflicting skill settings fails the whole call before anything starts.
+ * Returns the first problem among the named profiles, or null.
+ */
+export function checkProfileSkills(engine: Engine, names: (string | undefined)[]): string | null {
+  for (const name of new Set(names)) {
+    const p = name ? findProfile(engine.profiles, name) : undefined;
+    const problem = p ? validateProfileSkills(p) : null;
+    if (problem) return problem;
+  }
+  return null;
+}
+
+/** A gate runs in its task's folder, so that folder must exist: else the task would run to the end only to fail
+ * its check. */
+export function gateFolderProblem(engine: Pick<Engine, "host" | "profiles">, inputs: TaskInput[]): string | null {
+  for (const t of inputs) {
+    const profile = t.profile ? findProfile(engine.profiles, t.profile) : undefined;
+    const gate = t.gate ?? profile?.gate;
+    if (!gate?.trim()) continue;
+    if (!engine.host.stat(t.cwd)?.isDirectory)
+      return `task "${t.name}": its gate \`${gate}\` would run in ${t.cwd}, which is not a directory`;
+  }
+  return null;
+}

@@ -1,0 +1,197 @@
+// The call runner: every front (the CLI's delegate, run and flow, the background supervisor, pi's tools) hands it a
+// prepared call (prepare.ts) and renders what it reports. It does the rest, the same way for all: the caps admit
+// the call, every task is recorded as queued (from then on each has a store row, whatever becomes of its owner),
+// its owner lists its tasks, the scheduler runs them (at most `concurrency` at once, in `after` order, with the
+// call's rate-limit gate, team, kept children and spend), each through the caps' start check and the owner
+// (steer, cancel, watch from elsewhere), and the tasks' shell hooks are waited for at the end.
+import type { CapGuard } from "../run/cap-guard.ts";
+import type { Engine } from "../run/engine.ts";
+import type { TaskEventPayload } from "../run/hooks/payload.ts";
+import type { Asker, AskRequest } from "../run/process/ask.ts";
+import type { RunState } from "../run/process/run-state.ts";
+import { runScheduled } from "../run/scheduler.ts";
+import { runTask } from "../run/task.ts";
+import { failedResult } from "../run/task-error.ts";
+import { sessionOf } from "../run/session-file.ts";
+import { settleHooks } from "../run/task-hooks.ts";
+import type { PreparedTask, TaskOutcome, TaskWiring } from "../run/task-types.ts";
+import type { ChildEvent } from "../types.ts";
+import type { PreparedCall } from "./prepare.ts";
+import type { Refusal } from "./request.ts";
+
+/** One task's run, as the owner wraps it. */
+export type TaskRun = (task: PreparedTask, wiring: TaskWiring) => Promise<TaskOutcome>;
+
+/** Where a call's tasks can be reached from elsewhere (`steer`, `cancel`, `wait`, `attach`): control/owner.ts. */
+export type CallOwner = {
+  /** Lists tasks it will run (queued ones too), so they are found before they start. */
+  adopt(tasks: readonly { sessionId: string; name: string; after?: string[] }[]): void;
+  /** Forgets listed tasks that never started (the call ended first). */
+  release(ids: string[]): void;
+  /** Makes one task steerable, cancellable and watchable while it runs. */
+  wrap(run: TaskRun): TaskRun;
+};
+
+/** What a running call reports, in order, to the front that started it (each names its task by index). */
+export type CallEvent =
+  /** The task is taken from the queue (its window turns running). */
+  | { type: "taskStart"; index: number; task: PreparedTask }
+  /** What the task does differently from its agent file (model substituted, tools missing), once known. */
+  | { type: "taskWarnings"; index: number; warnings: string[] }
+  /** One event of its child, with the task's state after it. */
+  | { type: "taskProgress"; index: number; state: RunState; event: ChildEvent }
+  /** Its end, as recorded. */
+  | { type: "taskEnd"; index: number; outcome: TaskOutcome }
+  /** Its run was recorded as started, or its end was: the object its shell hooks get on stdin (payload.ts). */
+  | { type: "recorded"; index: number; payload: TaskEventPayload }
+  /** Its child asked a question that waits for an answer from elsewhere (`questionsWait`). */
+  | { type: "question"; index: number; question: AskRequest };
+
+export type CallOptions = {
+  /** The caps the call runs under (a pi session's, this invocation's, a supervisor's): they admit the call, and
+   *  no queued task starts once maxSessionCost is spent. */
+  caps: CapGuard;
+  /** Where the tasks can be steered, cancelled and watched from (none: only from here). */
+  owner?: CallOwner;
+  /** Stops the call: running children by the kill protocol, queued tasks recorded as not started. Its reason
+   *  decides cancelled or interrupted (process/abort-reason.ts). */
+  signal?: AbortSignal;
+  /** Who answers a child's question here and now (a terminal, a dialog); none: "no one can answer now". */
+  ask?: Asker;
+  /** Questions also wait (up to subagents.askTimeout) for an answer from elsewhere (`subagents answer`, a steer),
+   *  each reported as a "question" event: a run nobody sits at (background). */
+  questionsWait?: boolean;
+  /** A front's own stop for one task by id (pi's `/subagents kill ID`). */
+  track?: (sessionId: string, signal: AbortSignal) => { signal: AbortSignal; done(): void };
+  /** Every event of the call, in order. */
+  onEvent?: (event: CallEvent) => void;
+};
+
+/** A call under way. */
+export type RunningCall = {
+  readonly tasks: readonly PreparedTask[];
+  /** Every task's outcome, in the call's order, once the last one ended. */
+  readonly outcomes: Promise<TaskOutcome[]>;
+  /** The outcomes once the tasks' shell hooks have ended too (each bounded by subagents.hooks.timeout): a front
+   *  that exits waits for this. */
+  readonly settled: Promise<TaskOutcome[]>;
+};
+
+/**
+ * Starts a prepared call: refused (the caps) before anything starts, or under way with every task recorded as
+ * queued. A store that cannot record them throws here, before a front says "started".
+ */
+export function startCall(engine: Engine, call: PreparedCall, o: CallOptions): { refusal: Refusal } | RunningCall {
+  const admitted = { tasks: call.tasks.length, maxCost: call.maxCost };
+  const refusal = o.caps.admit(engine.settings, admitted);
+  if (refusal) return { refusal };
+  let queued: number[];
+  try {
+    queued = recordQueued(engine, call);
+  } catch (err) {
+    o.caps.withdraw(admitted);
+    throw err;
+  }
+  o.owner?.adopt(call.tasks);
+  const outcomes = schedule(engine, call, queued, o).finally(() =>
+    o.owner?.release(call.tasks.map((t) => t.sessionId)),
+  );
+  const settled = outcomes.then(async (done) => {
+    await settleHooks(engine);
+    return done;
+  });
+  // A front waits for one of the two (a background one perhaps for neither): the other's failure is not unhandled.
+  outcomes.catch(() => {});
+  settled.catch(() => {});
+  return { tasks: call.tasks, outcomes, settled };
+}
+
+/** A prepared call from start to end: its outcomes once its hooks ended, or why it did not start. */
+export async function runCall(
+  engine: Engine,
+  call: PreparedCall,
+  o: CallOptions,
+): Promise<{ refusal: Refusal } | { outcomes: TaskOutcome[] }> {
+  const running = startCall(engine, call, o);
+  return "refusal" in running ? running : { outcomes: await running.settled };
+}
+
+/** Every task gets its record: a queued run (in its session, new or resumed) owned by this process. Should one
+ *  fail (a read-only or full store), the ones already recorded end as not started, as far as the store lets. */
+function recordQueued(engine: Engine, call: PreparedCall): number[] {
+  const { store, host } = engine;
+  const ids: number[] = [];
+  try {
+    for (const t of call.tasks)
+      ids.push(
+        store.queueRun(sessionOf(engine, t, t.profile ?? "default"), {
+          prompt: t.prompt,
+          ownerPid: host.pid,
+          name: t.name,
+        }),
+      );
+    return ids;
+  } catch (err) {
+    const why = failedResult(
+      `not started: the call could not record its tasks (${(err as Error).message})`,
+      "SUBAGENT_FAILED",
+    );
+    for (const id of ids) settleQueued(engine, id, why);
+    throw err;
+  }
+}
+
+/** A task that ended without starting its run (refused before it, or a runner that threw) ends its queued record. */
+function settleQueued(engine: Engine, runId: number, result: TaskOutcome["result"]): void {
+  try {
+    engine.store.finishQueued(runId, result);
+  } catch {
+    // the store is failing: the next store that opens says the task never started (recoverStale)
+  }
+}
+
+function schedule(engine: Engine, call: PreparedCall, queued: number[], o: CallOptions): Promise<TaskOutcome[]> {
+  const emit = (e: CallEvent) => o.onEvent?.(e);
+  const own: TaskRun = (task, wiring) => runTask(engine, task, wiring);
+  const run = o.caps.runner(engine.settings, o.owner ? o.owner.wrap(own) : own);
+  const { settings } = engine;
+  return runScheduled(
+    call.tasks,
+    call.concurrency ?? settings.concurrency,
+    async (task, wiring, index) => {
+      const tracked = o.track?.(task.sessionId, wiring.signal);
+      const refused = call.refused[index];
+      let outcome: TaskOutcome;
+      try {
+        outcome = await run(task, {
+          ...wiring,
+          ...(refused ? { notRun: { code: "SUBAGENTS_DISABLED", message: refused } } : {}),
+          signal: tracked?.signal ?? wiring.signal,
+          ask: o.ask,
+          ...(o.questionsWait
+            ? { remoteAsk: { notify: (question) => emit({ type: "question", index, question }) } }
+            : {}),
+          onTaskEvent: (payload) => emit({ type: "recorded", index, payload }),
+        });
+      } catch (err) {
+        // A task runner must not throw; if it does, the other tasks still finish and this one is recorded.
+        const result = failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
+        outcome = { sessionId: task.sessionId, name: task.name, agent: task.profile ?? "default", result };
+      } finally {
+        tracked?.done();
+      }
+      settleQueued(engine, queued[index], outcome.result);
+      return outcome;
+    },
+    {
+      rateLimitWaitSec: settings.rateLimitWait,
+      maxMessages: settings.maxMessages,
+      maxCost: call.maxCost,
+      signal: o.signal,
+      onTaskStart: (index) => emit({ type: "taskStart", index, task: call.tasks[index] }),
+      onTaskWarnings: (index, warnings) => emit({ type: "taskWarnings", index, warnings }),
+      onTaskEvent: (index, state, event) => emit({ type: "taskProgress", index, state, event }),
+      onTaskEnd: (index, outcome) => emit({ type: "taskEnd", index, outcome }),
+    },
+  );
+}

@@ -1,0 +1,73 @@
+// What a child's run adds to its task's record besides its own result: where the sandbox or the closed network
+// stopped it (guard and proxy reports, said as warnings), the network its proxy lets through, and credentials
+// advice when its model could not be used.
+import { credentialsError } from "../credentials.ts";
+import { readUserModels } from "../profiles/model-resolve.ts";
+import type { RunResult } from "../types.ts";
+import { expectedDefaultModel } from "./default-model.ts";
+import { modelEndpoints, providerOf } from "./model-endpoint.ts";
+import { composeEnv } from "./process/gate.ts";
+import { guardWarnings } from "./runners/guard-report.ts";
+import { refusedWarning } from "./runners/network.ts";
+import type { Placed } from "./runners/types.ts";
+import { foreignEndpoints } from "./runtimes/providers.ts";
+import type { ForeignRuntimeName } from "./runtimes/types.ts";
+import type { TaskContext } from "./task-context.ts";
+
+const note = (task: TaskContext, warning: string | null | undefined) => {
+  if (warning && !task.warnings.includes(warning)) task.warnings.push(warning);
+};
+
+/** After an attempt: writes the sandbox refused to protected paths, protected paths the child created, connections
+ *  the closed network's proxy refused, and what the runner says of its placement — the person sees them. */
+export function notePlacement(task: TaskContext, placed: Placed, ran: RunResult): void {
+  for (const w of guardWarnings(task.engine.host, placed.guard, ran.messages)) note(task, w);
+  const refused = refusedWarning(placed.netRefused?.());
+  if (refused) task.warnings.push(refused);
+  for (const w of placed.warnings?.() ?? []) note(task, w);
+}
+
+/** The provider of the model a pi child runs (its credentials copy holds that provider's only), when known here. */
+export function childProvider(task: TaskContext, childModel: string | null | undefined): string | undefined {
+  const { engine } = task;
+  const model = childModel ?? expectedDefaultModel(engine, task.cwd);
+  if (!model) return undefined;
+  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
+  return providerOf(model, engine.caches.userModels);
+}
+
+/** A failed run whose model had no credentials says how to give it some (credentials.ts). */
+export function withCredentialsAdvice(task: TaskContext, result: RunResult): RunResult {
+  if (result.status !== "error") return result;
+  const model = result.model ?? task.model.model ?? expectedDefaultModel(task.engine, task.cwd);
+  const advice = credentialsError(result.error, model);
+  return advice ? { ...result, error: advice } : result;
+}
+
+/**
+ * What a sandboxed (or container) child's proxy lets through when its network is closed (runners/network.ts): its
+ * model's endpoints, and with "model" the settings' allow list. Unset when the network stays open.
+ */
+export function childNetwork(
+  task: TaskContext,
+  childModel: string | null | undefined,
+): { allow: string[]; forwarder?: string[] } | undefined {
+  const { engine, where } = task;
+  const mode = engine.settings.sandboxNetwork;
+  if (mode === "all" || !(where.sandbox || where.runner.name === "docker")) return undefined;
+  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
+  const foreign =
+    task.runtime.name === "pi"
+      ? null
+      : foreignEndpoints(task.runtime.name as ForeignRuntimeName, {
+          ...engine.host.env,
+          ...composeEnv(task.input, task.profile),
+        });
+  const model = foreign
+    ? { allow: foreign }
+    : modelEndpoints(engine.host, engine.agentDir, childModel, engine.caches.userModels);
+  note(task, model.warning);
+  const allow = [...model.allow, ...(mode === "model" ? engine.settings.sandboxAllowHosts : [])];
+  const forwarder = engine.netForwarder ?? (engine.piEnv.SUBAGENTS_ROLE === "pi" ? engine.piCommand : undefined);
+  return { allow, forwarder };
+}

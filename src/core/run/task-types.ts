@@ -1,0 +1,118 @@
+// What a task is on its way through core/run: its input (as the call module prepared it), what the call wires into
+// it while it runs (TaskWiring), and its outcome.
+import type { TeamMember } from "../team.ts";
+import type { FileSpec } from "../files.ts";
+import type { FinalizeMode } from "./process/finalize-contract.ts";
+import type { Profile } from "../profiles/profile.ts";
+import type { RunState } from "./process/run-state.ts";
+import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
+import type { IsolationMode } from "./launch/isolation.ts";
+import type { RateGate } from "./process/rate-gate.ts";
+import type { PoolTicket } from "./process/pool.ts";
+import type { Budget, CallSpend } from "../budget.ts";
+import type { RunnerName } from "./runners/types.ts";
+import type { RuntimeName } from "../runtime-names.ts";
+import type { Asker, AskRequest } from "./process/ask.ts";
+import type { TaskEventPayload } from "./hooks/payload.ts";
+
+/** One entry of a pi session file (its branch is what a forked child starts from: fork.ts). */
+export type ForkEntry = { type: string; id: string; parentId: string | null; [k: string]: unknown };
+
+/** A task as the call module maps it from a front's request (core/call/request.ts): its own fields, the call's
+ *  defaults where it has none, and its session id (chosen up front: fronts show it before the child starts). */
+export type TaskInput = {
+  name: string;
+  prompt: string;
+  cwd: string;
+  /** Profile name; undefined means pi's defaults. */
+  profile?: string;
+  model?: string;
+  timeoutSec?: number;
+  resume?: string;
+  files?: FileSpec[];
+  /** The resumed session's id, the one the front chose (the `subagent` tool's sticky id), or a new one. */
+  sessionId: string;
+  /** Run in a git worktree of cwd's repository; the task's changes end on a branch of their own. */
+  isolation?: IsolationMode;
+  /** The task's own budgets (each wins over its profile's). */
+  budget?: Budget;
+  /** Names of tasks of the same call this one waits for (dag.ts); `{{name}}` in the prompt is their output. */
+  after?: string[];
+  /** Acceptance gate (gate.ts): a shell command that must exit 0; each wins over the profile's. */
+  gate?: string;
+  gateTimeout?: number;
+  gateRetries?: number;
+  /** JSON Schema of the structured result (output-schema.ts); wins over the profile's. Makes finalize required. */
+  outputSchema?: Record<string, unknown>;
+  /** Keep what the child's commands leave running (recorded with pids; `subagents cancel ID` ends them later). */
+  keepProcesses?: boolean;
+  /** Run in the sandbox (src/core/run/runners/sandbox.ts); the settings' "on" cannot be turned off. */
+  sandbox?: boolean;
+  /** Where the child runs (src/core/run/runners/). */
+  runner?: RunnerName;
+  /** Which CLI runs it (src/core/run/runtimes/); unset: the agent file's, else pi. */
+  runtime?: RuntimeName;
+};
+
+/**
+ * A task ready to run, as the call's preparation (core/call/prepare.ts) decided it, once for every front: its agent
+ * (by its own name; a resumed session's when the task names none), the timeout that really applies, the finalize
+ * contract it asks for, and the conversation a forked task starts from. Nothing changes it afterwards.
+ */
+export type PreparedTask = Omit<TaskInput, "timeoutSec"> & {
+  /** Its own, else its agent's, else the settings' (seconds without a new tool call). */
+  timeoutSec: number;
+  /** Required for a structured result; else the agent's, the settings' or the front's choice. A runtime that cannot
+   *  honour it (another harness's CLI) drops it with a note (runtimes/choose.ts). */
+  finalize: FinalizeMode;
+  /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
+  fork?: ForkEntry[];
+};
+
+export type TaskOutcome = {
+  sessionId: string;
+  name: string;
+  agent: string;
+  result: RunResult;
+};
+
+/**
+ * What the call wires into one task while it runs (not the user's shell hooks, which are task-hooks.ts): its
+ * signal and callbacks, its place in the call's team and kept children, the call's spend and rate-limit gate, the
+ * cap check before its child starts, and who answers its child's questions. The call runner (core/call/) builds it.
+ */
+export type TaskWiring = {
+  signal?: AbortSignal;
+  /** The call decided this task does not run: its project-local agent was refused, or a task it waits for
+   *  (`after`) did not complete. It is recorded (a session of its own, marked as an error) and no child starts. */
+  notRun?: { code: ErrorCode; message: string };
+  onEvent?: (state: RunState, ev: ChildEvent) => void;
+  /** Called once the session id and profile are known, before the child starts. */
+  onStart?: (info: {
+    sessionId: string;
+    agent: string;
+    profile: Profile | null;
+    sessionFile: string;
+    warnings: string[];
+  }) => void;
+  /** Asks for a control pipe to the child (steer); see RunSpec.onControl. */
+  onControl?: (send: ((line: string) => boolean) | null) => void;
+  /** This task's place in its call's team (core/team.ts): siblings it can message; none for a lone task. */
+  team?: TeamMember;
+  /** The delegate call's shared maxCost (scheduler.ts). */
+  callSpend?: CallSpend;
+  /** The call's rate-limit gate (rate-gate.ts). */
+  rateGate?: RateGate;
+  /** This task's ticket to the call's kept children (child/pool.ts). */
+  pool?: PoolTicket;
+  /** Asked just before the child would start: a refusal (the session's cost cap, session-caps.ts) records the task
+   *  as not started. Children already running are not affected. */
+  startRefusal?: () => { code: ErrorCode; message: string } | null;
+  /** Who answers the child's questions (ask.ts); none: "no one can answer now", recorded as a warning. */
+  ask?: Asker;
+  /** A background run's questions also wait for an answer through its owner (control/owner.ts), up to askTimeout;
+   *  notify tells whoever should know that one was asked. */
+  remoteAsk?: { notify?: (q: AskRequest) => void };
+  /** The task started or ended (the object its hooks get on stdin): pi's front puts it on pi.events. */
+  onTaskEvent?: (payload: TaskEventPayload) => void;
+};

@@ -1,0 +1,6 @@
+// A list of names as people write them in front matter and settings: a YAML list of strings, or one
+// comma-separated string. Null when the value is neither (each reader says so in its own words).
+export function stringList(v: unknown): string[] | null {
+  if (typeof v === "string") return v.split(",");
+  return Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null;
+}

@@ -1,0 +1,145 @@
+// The call runner (src/core/call/runner.ts): what every front hands a prepared call to. Its caps admit or refuse the
+// call, every task has its store row (queued) before the runner returns, a store that cannot record them fails
+// the start and gives the admission back, and what it reports comes as events in order. No front runs a task
+// around it (the imports below are checked). Tasks here never start a child: the call is stopped, or refused.
+import { afterAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { prepareCall, type PreparedCall } from "../../../../src/core/call/prepare.ts";
+import { startCall, type CallEvent } from "../../../../src/core/call/runner.ts";
+import { realClock } from "../../../../src/core/host.ts";
+import { CapGuard } from "../../../../src/core/run/cap-guard.ts";
+import { createEngine, type Engine } from "../../../../src/core/run/engine.ts";
+import { defaultSettings } from "../../../../src/core/settings.ts";
+import { Store } from "../../../../src/core/store/store.ts";
+import { createBunHost } from "../../../../src/host/bun.ts";
+import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
+import { REPO } from "../../../support/pi-env.ts";
+
+const root = mkdtempSync(join(tmpdir(), "call-runner-"));
+const cwd = join(root, "work");
+mkdirSync(cwd);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function engine(settings: Partial<ReturnType<typeof defaultSettings>> = {}): Engine & { store: Store } {
+  const host = createBunHost(bunDbOpener(Database));
+  const store = new Store(host.openDb(join(root, `db-${Math.random().toString(16).slice(2)}.sqlite`)), {
+    isAlive: (pid) => host.isAlive(pid),
+  });
+  return createEngine({
+    host,
+    clock: realClock,
+    store,
+    settings: { ...defaultSettings(), ...settings },
+    profiles: new Map(),
+    agentDir: join(root, "agent"),
+    piCommand: ["pi"],
+    piEnv: {},
+    depth: 0,
+  });
+}
+
+async function prepared(e: Engine, caps: CapGuard, prompts: string[]): Promise<PreparedCall> {
+  const tasks = prompts.map((prompt, i) => ({ name: `t${i + 1}`, prompt }));
+  const p = await prepareCall(e, { tasks, defaults: { cwd }, concurrency: 1 }, { caps });
+  if ("refusal" in p) throw new Error(`refused: ${p.refusal.message}`);
+  return p.call;
+}
+
+test("every task has its row, queued, once the call started; a stopped call records each one's end; events come in order", async () => {
+  const e = engine();
+  const caps = new CapGuard(undefined, "this test");
+  const call = await prepared(e, caps, ["first", "second", "third"]);
+  const events: CallEvent[] = [];
+  const stop = new AbortController();
+  stop.abort();
+  const running = startCall(e, call, { caps, signal: stop.signal, onEvent: (ev) => events.push(ev) });
+  if ("refusal" in running) throw new Error(running.refusal.message);
+  // Recorded before startCall returned: what a front then says "started" has a row whatever becomes of its owner.
+  for (const t of call.tasks)
+    expect(e.store.getSession(t.sessionId), t.name).toMatchObject({
+      status: "queued",
+      runs: [{ status: "queued", ownerPid: process.pid }],
+    });
+  expect(caps.status()).toMatchObject({ queued: 3 });
+  const outcomes = await running.settled;
+  expect(outcomes.map((o) => [o.name, o.result.errorCode])).toEqual([
+    ["t1", "SUBAGENT_CANCELLED"],
+    ["t2", "SUBAGENT_CANCELLED"],
+    ["t3", "SUBAGENT_CANCELLED"],
+  ]);
+  for (const t of call.tasks) {
+    const s = e.store.getSession(t.sessionId)!;
+    // The queued run is the one that ended: no second run, nothing left queued.
+    expect(s.runs.map((r) => [r.status, r.error])).toEqual([["error", "Cancelled before it started"]]);
+  }
+  // Per task, in order: taken from the queue, its run recorded as started and then its end (what its hooks get),
+  // its end reported.
+  for (const [i] of call.tasks.entries()) {
+    const own = events
+      .filter((ev) => ev.index === i)
+      .map((ev) => (ev.type === "recorded" ? `recorded ${ev.payload.event}` : ev.type));
+    expect(own, `task ${i}`).toEqual(["taskStart", "recorded taskStart", "recorded taskEnd", "taskEnd"]);
+  }
+  expect(caps.status()).toEqual({ running: 0, queued: 0, cost: 0 });
+});
+
+test("the caps refuse the call in the runner, as in every front: nothing recorded, nothing admitted", async () => {
+  const e = engine({ maxSpawnsPerSession: 2 });
+  // A fresh guard for preparing (a front's check passes), then the runner's own that already counts one child.
+  const call = await prepared(e, new CapGuard(undefined, "the front"), ["one", "two"]);
+  const caps = new CapGuard(undefined, "this background run");
+  expect(caps.admit(e.settings, { tasks: 1 })).toBeNull();
+  const running = startCall(e, call, { caps });
+  expect(running).toMatchObject({ refusal: { code: "SPAWN_LIMIT" } });
+  expect((running as { refusal: { message: string } }).refusal.message).toContain("this background run");
+  for (const t of call.tasks) expect(e.store.getSession(t.sessionId)).toBeNull();
+  expect(caps.used().spawns).toBe(1);
+});
+
+test("a store that cannot record the tasks fails the start: the ones recorded end as not started, the admission is given back", async () => {
+  const e = engine();
+  const caps = new CapGuard(undefined, "this test");
+  const call = await prepared(e, caps, ["one", "two", "three"]);
+  let n = 0;
+  const queueRun = e.store.queueRun.bind(e.store);
+  e.store.queueRun = (s, r) => {
+    if (++n === 2) throw new Error("attempt to write a readonly database");
+    return queueRun(s, r);
+  };
+  expect(() => startCall(e, call, { caps })).toThrow("readonly");
+  const [first, second] = call.tasks.map((t) => e.store.getSession(t.sessionId));
+  expect(first!.runs.map((r) => [r.status, r.error])).toEqual([
+    ["error", "not started: the call could not record its tasks (attempt to write a readonly database)"],
+  ]);
+  expect(second).toBeNull();
+  expect(caps.used().spawns).toBe(0);
+  expect(caps.status().queued).toBe(0);
+});
+
+test("no front runs a task around the runner: none imports runTask, runScheduled, settleHooks or effectiveTimeout", () => {
+  const fronts = ["cli", "pi", "control", "embedded"].map((d) => join(REPO, "src", d));
+  const files = fronts.flatMap((d) =>
+    readdirSync(d, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => join(d, f)),
+  );
+  const bypass = files.flatMap((f) => {
+    const imports = [...readFileSync(f, "utf8").matchAll(/import[^;]*?\{([^}]*)\}[^;]*?from "([^"]+)"/g)];
+    return imports
+      .filter(
+        ([, names, from]) =>
+          from.includes("core/run/") && /\b(runTask|runScheduled|settleHooks|effectiveTimeout)\b/.test(names),
+      )
+      .map(([, names]) => `${relative(REPO, f)}: ${names.trim()}`);
+  });
+  expect(bypass).toEqual([]);
+  // And every front that runs a call starts it through the runner.
+  for (const f of ["src/cli/run-call.ts", "src/cli/background/supervisor.ts", "src/pi/tool-env.ts"])
+    expect(readFileSync(join(REPO, f), "utf8"), f).toMatch(
+      /import \{[^}]*\b(startCall|runCall)\b[^}]*\} from "[^"]*core\/call\/runner\.ts"/,
+    );
+});

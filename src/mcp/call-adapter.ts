@@ -1,25 +1,25 @@
-// The one place the MCP front touches the call path: a request prepared by the call module (every check, in one
-// order, for every front), then its tasks run under this server's owner (so `subagents sessions`, `attach`,
-// `steer` and `cancel` reach them), its caps and the scheduler, with the tasks' hooks settled at the end. Kept in
-// one small file so that moving to a call runner in core/call changes this file and nothing else of the front.
-import type { Owner } from "../control/owner.ts";
-import type { CallFront } from "../core/call/prepare.ts";
-import { prepareCall, type Prepared } from "../core/call/prepare.ts";
-import type { CallRequest, CallTaskInput } from "../core/call/request.ts";
+// The MCP front on the call runner (core/call/runner.ts): a prepared call started under this server's owner (so
+// `subagents sessions`, `attach`, `steer` and `cancel` reach its tasks) and caps, its events drawn into the windows
+// a progress message reads. Everything else — recording the tasks as queued, the scheduler, the kill protocol,
+// the tasks' hooks — is the runner's, as for every front.
+import type { PreparedCall } from "../core/call/prepare.ts";
+import type { Refusal } from "../core/call/request.ts";
+import { startCall, type CallEvent, type CallOwner } from "../core/call/runner.ts";
 import type { CapGuard } from "../core/run/cap-guard.ts";
+import type { Engine } from "../core/run/engine.ts";
 import type { Asker } from "../core/run/process/ask.ts";
-import { runScheduled } from "../core/run/scheduler.ts";
-import { settleHooks } from "../core/run/task-hooks.ts";
-import { effectiveTimeout, runTask, type Engine, type TaskOutcome } from "../core/run/task.ts";
+import type { PreparedTask, TaskOutcome } from "../core/run/task-types.ts";
 import { callWindows, type CallWindows } from "../ui/call-windows.ts";
 
 export type CallRun = {
-  inputs: CallTaskInput[];
+  tasks: readonly PreparedTask[];
   windows: CallWindows;
   /** The task whose window changed last (what a progress message names). */
   lastActive: number;
-  /** Every outcome, once every task ended and its hooks settled. */
+  /** Every outcome, once every task ended. */
   outcomes: Promise<TaskOutcome[]>;
+  /** The outcomes once the tasks' hooks ended too: what the server waits for before it exits. */
+  settled: Promise<TaskOutcome[]>;
   /** Told of every change: a task started, reported an event, ended. */
   listeners: Set<() => void>;
   /** Stops the call's children with the kill protocol; `reason` decides how their ends are recorded. */
@@ -27,77 +27,51 @@ export type CallRun = {
 };
 
 export type RunOptions = {
-  maxCost?: number;
+  caps: CapGuard;
+  owner: CallOwner;
   /** Who answers the children's questions (the MCP client through elicitation); none: the `ask` setting's answer. */
   ask?: Asker;
   /** A background call's questions wait for an answer from elsewhere (`subagents answer`, a steer). */
   waitForAnswers?: boolean;
 };
 
-/** The call's TaskInputs, checked and admitted under the caps, or why it does not start. */
-export function prepare(engine: Engine, request: CallRequest, front: CallFront): Promise<Prepared> {
-  return prepareCall(engine, request, front);
-}
-
-/** Starts a prepared call; nothing it starts outlives `abort` and the kill protocol. */
-export function startRun(
-  engine: Engine,
-  owner: Owner,
-  caps: CapGuard,
-  inputs: CallTaskInput[],
-  o: RunOptions,
-): CallRun {
+/** Starts a prepared call, or says why it did not start (the caps, a store that cannot record its tasks). */
+export function startRun(engine: Engine, call: PreparedCall, o: RunOptions): CallRun | { refusal: Refusal } {
   const control = new AbortController();
-  const windows = callWindows(engine, inputs);
-  owner.adopt(inputs);
-  const run = caps.runner(
-    engine.settings,
-    owner.wrap(
-      (input, hooks) => runTask(engine, input, hooks),
-      (input) => effectiveTimeout(engine, input),
-    ),
-  );
-  const remoteAsk = o.waitForAnswers ? {} : undefined;
-  const call: CallRun = {
-    inputs,
-    windows,
-    lastActive: 0,
-    listeners: new Set(),
-    abort: (reason) => control.abort(reason),
-    outcomes: Promise.resolve([]),
+  const windows = callWindows(engine, call.tasks);
+  const listeners = new Set<() => void>();
+  const run = { lastActive: 0 };
+  const render = (e: CallEvent) => {
+    const now = Date.now();
+    if (e.type === "taskStart") windows.start(e.index, now);
+    else if (e.type === "taskWarnings") windows.warn(e.index, e.warnings);
+    else if (e.type === "taskProgress") windows.event(e.index, e.state);
+    else if (e.type === "taskEnd") windows.end(e.index, e.outcome, now);
+    else return;
+    if (e.type === "taskWarnings") return;
+    run.lastActive = e.index;
+    for (const fn of listeners) fn();
   };
-  const changed = (i: number) => {
-    call.lastActive = i;
-    for (const fn of call.listeners) fn();
-  };
-  call.outcomes = runScheduled(
-    inputs,
-    engine.settings.concurrency,
-    (input, hooks) => run(input, { ...hooks, ask: o.ask, remoteAsk }),
-    {
-      rateLimitWaitSec: engine.settings.rateLimitWait,
-      maxMessages: engine.settings.maxMessages,
+  let running: ReturnType<typeof startCall>;
+  try {
+    running = startCall(engine, call, {
+      caps: o.caps,
+      owner: o.owner,
       signal: control.signal,
-      maxCost: o.maxCost,
-      onTaskStart: (i) => {
-        windows.start(i, Date.now());
-        changed(i);
-      },
-      onTaskWarnings: (i, warnings) => windows.warn(i, warnings),
-      onTaskEvent: (i, state) => {
-        windows.event(i, state);
-        changed(i);
-      },
-      onTaskEnd: (i, outcome) => {
-        windows.end(i, outcome, Date.now());
-        changed(i);
-      },
-    },
-  )
-    .then(async (outcomes) => {
-      await settleHooks(engine);
-      return outcomes;
-    })
-    .finally(() => owner.release(inputs.map((t) => t.sessionId)));
-  return call;
+      ask: o.ask,
+      questionsWait: o.waitForAnswers,
+      onEvent: render,
+    });
+  } catch (err) {
+    return { refusal: { code: "SUBAGENT_FAILED", message: `Nothing was started: ${(err as Error).message}` } };
+  }
+  if ("refusal" in running) return running;
+  return Object.assign(run, {
+    tasks: running.tasks,
+    windows,
+    outcomes: running.outcomes,
+    settled: running.settled,
+    listeners,
+    abort: (reason?: unknown) => control.abort(reason),
+  });
 }

@@ -73,10 +73,10 @@ export class McpCalls {
     return { call, asker };
   }
 
-  /** Tracks a run until it ends (background runs too), for shutdown. */
+  /** Tracks a run until it ends and its tasks' hooks have (background runs too), for shutdown. */
   track(run: CallRun): void {
     this.running.add(run);
-    void run.outcomes.finally(() => this.running.delete(run));
+    void run.settled.finally(() => this.running.delete(run));
   }
 
   /** The call a retried request continues, if its `requestState` names one still known. */
@@ -169,6 +169,6 @@ export class McpCalls {
     for (const call of this.live.values()) call.parked?.();
     const runs = [...this.running];
     for (const run of runs) run.abort(reason);
-    await Promise.race([Promise.allSettled(runs.map((r) => r.outcomes)), new Promise((r) => setTimeout(r, ms))]);
+    await Promise.race([Promise.allSettled(runs.map((r) => r.settled)), new Promise((r) => setTimeout(r, ms))]);
   }
 }

@@ -4,19 +4,20 @@
 // tasks in rounds (calls.ts) until they end.
 import { fanoutRefusal } from "../core/call/confirm-fanout.ts";
 import { projectProfileRefusals } from "../core/call/project-consent.ts";
-import type { CallFront } from "../core/call/prepare.ts";
-import type { CallRequest, CallTaskInput, Refusal } from "../core/call/request.ts";
-import { childrenResultFields, refusedTasks, startedTasks } from "../core/call/results.ts";
+import { prepareCall, type CallFront, type PreparedCall } from "../core/call/prepare.ts";
+import { delegateToolRequest, type CallRequest, type Refusal } from "../core/call/request.ts";
+import { childrenResultFields, refusedCall, startedTasks } from "../core/call/results.ts";
 import { subagentCall, subagentParams } from "../core/call/subagent-call.ts";
 import { withWorkflow } from "../core/call/workflow.ts";
 import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import type { CapGuard } from "../core/run/cap-guard.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
-import type { Engine, TaskOutcome } from "../core/run/task.ts";
+import type { Engine } from "../core/run/engine.ts";
+import type { PreparedTask, TaskOutcome } from "../core/run/task-types.ts";
 import { addUsage, emptyUsage } from "../core/types.ts";
 import { usd } from "../core/session-caps.ts";
 import { subagentResult } from "../ui/subagent-result.ts";
-import { prepare, startRun } from "./call-adapter.ts";
+import { startRun } from "./call-adapter.ts";
 import type { McpCalls } from "./calls.ts";
 import { callCwd, clientRoots, outsideRoots } from "./client.ts";
 import type { ToolContext, ToolOutcome } from "./protocol/session.ts";
@@ -31,13 +32,11 @@ export type RunDeps = {
 
 const FORK_NEEDS = 'context "fork" needs a parent conversation to copy, which an MCP client does not give';
 
-/** A refusal as a tool error with the spec's structured shape (`tasks: []`, `error {code, message}`). */
+/** A refusal as a tool error with the spec's structured shape (`tasks: []`, `error {code, message}`): pi's, less
+ * pi's own `details`. */
 export function refused(r: Refusal): ToolResult {
-  return {
-    content: [{ type: "text", text: r.message }],
-    structuredContent: refusedTasks(r.code, r.message),
-    isError: true,
-  };
+  const { details: _pi, ...result } = refusedCall(r);
+  return result;
 }
 
 /** `Usage: 2 sub-agents · 240 input, 60 output tokens · $0.0012`. */
@@ -56,15 +55,15 @@ function structured(outcomes: TaskOutcome[]) {
 function front(engine: Engine, caps: CapGuard): CallFront {
   return {
     forkNeeds: FORK_NEEDS,
-    caps: { check: (c) => caps.check(engine.settings, c), admit: (c) => caps.admit(engine.settings, c) },
+    caps,
     // No person to ask here: subagents.projectAgents decides alone, as in headless pi.
     refusedProfiles: (names) => projectProfileRefusals(engine.settings, engine.profiles, names, new Set()),
     confirmFanout: (n) => fanoutRefusal({ hasUI: false }, engine.settings, n, process.env, "start subagents mcp"),
   };
 }
 
-type Started = { inputs: CallTaskInput[]; engine: Engine; background?: boolean; maxCost?: number };
-const isStarted = (x: Started | ToolResult): x is Started => (x as Started).inputs !== undefined;
+type Started = { call: PreparedCall; engine: Engine; background?: boolean };
+const isStarted = (x: Started | ToolResult): x is Started => (x as Started).call !== undefined;
 type Plan = (cwd: string, roots: string[] | null) => Promise<Started | ToolResult>;
 
 /** The shared shape of both tools: continue a call, or learn the roots, plan and prepare one, then run it. */
@@ -72,8 +71,8 @@ async function serve(
   d: RunDeps,
   ctx: ToolContext,
   plan: Plan,
-  finish: (outcomes: TaskOutcome[], inputs: CallTaskInput[]) => ToolResult,
-  background: (inputs: CallTaskInput[]) => ToolResult,
+  finish: (outcomes: TaskOutcome[], tasks: readonly PreparedTask[]) => ToolResult,
+  background: (tasks: readonly PreparedTask[]) => ToolResult,
 ): Promise<ToolOutcome> {
   const again = d.calls.resumed(ctx);
   if (again) return d.calls.attend(again, ctx);
@@ -81,15 +80,22 @@ async function serve(
   if ("ask" in roots) return roots.ask;
   const planned = await plan(callCwd(d.services.cwd, roots.roots), roots.roots);
   if (!isStarted(planned)) return planned;
-  const { inputs, engine, maxCost } = planned;
-  const owner = await d.services.owner();
+  const { call: prepared, engine } = planned;
+  const run = { caps: d.caps, owner: await d.services.owner() };
   if (planned.background) {
-    d.calls.track(startRun(engine, owner, d.caps, inputs, { maxCost, waitForAnswers: true }));
-    return background(inputs);
+    const started = startRun(engine, prepared, { ...run, waitForAnswers: true });
+    if ("refusal" in started) return refused(started.refusal);
+    d.calls.track(started);
+    return background(prepared.tasks);
   }
-  const { call, asker } = d.calls.open((outcomes) => finish(outcomes, inputs));
-  call.run = startRun(engine, owner, d.caps, inputs, { maxCost, ask: ctx.caps.elicitation ? asker : undefined });
-  d.calls.track(call.run);
+  const { call, asker } = d.calls.open((outcomes) => finish(outcomes, prepared.tasks));
+  const started = startRun(engine, prepared, { ...run, ask: ctx.caps.elicitation ? asker : undefined });
+  if ("refusal" in started) {
+    d.calls.forget(call);
+    return refused(started.refusal);
+  }
+  call.run = started;
+  d.calls.track(started);
   return d.calls.attend(call, ctx);
 }
 
@@ -108,10 +114,8 @@ async function prepared(
   }
   const outside = outsideRoots(request.tasks, cwd, roots);
   if (outside) return refused(outside);
-  const p = await prepare(engine, request, front(engine, d.caps));
-  return "refusal" in p
-    ? refused(p.refusal)
-    : { inputs: p.inputs, engine, background: request.background, maxCost: request.maxCost };
+  const p = await prepareCall(engine, request, front(engine, d.caps));
+  return "refusal" in p ? refused(p.refusal) : { call: p.call, engine, background: request.background };
 }
 
 export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext): Promise<ToolOutcome> {
@@ -125,13 +129,7 @@ export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext
         err instanceof InputError ? `Invalid delegate_to_subagents call: ${err.message}` : (err as Error).message;
       return refused({ code: "INVALID_INPUT", message });
     }
-    const defaults = { cwd, ...(params.profile ? { profile: params.profile } : {}) };
-    return prepared(d, cwd, roots, {
-      tasks: params.tasks,
-      defaults,
-      maxCost: params.maxCost,
-      background: params.background,
-    });
+    return prepared(d, cwd, roots, delegateToolRequest(params, cwd));
   };
   return serve(
     d,
@@ -141,13 +139,11 @@ export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext
       content: [{ type: "text", text: `${delegateResultText(outcomes)}\n\n${usageLine(outcomes)}` }],
       ...structured(outcomes),
     }),
-    (inputs) => {
-      const lines = inputs.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
+    (tasks) => {
+      const lines = tasks.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
       return {
         content: [{ type: "text", text: `${lines.join("\n")}\n${BACKGROUND_HINT}` }],
-        structuredContent: startedTasks(
-          inputs.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.profile })),
-        ),
+        structuredContent: startedTasks(tasks.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.profile }))),
       };
     },
   );
@@ -171,7 +167,7 @@ export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ToolContext
     const ready = await prepared(d, cwd, roots, checked.request);
     if (!isStarted(ready)) return ready;
     // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.
-    const refusedWhy = ready.inputs[0].refused;
+    const [refusedWhy] = ready.call.refused;
     return refusedWhy ? refused({ code: "SUBAGENTS_DISABLED", message: refusedWhy }) : ready;
   };
   return serve(

@@ -6,7 +6,7 @@ import { realClock } from "../core/host.ts";
 import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
 import type { TaskOutcome } from "../core/run/task-types.ts";
 import { prepareCall } from "../core/call/prepare.ts";
-import type { CallRequest } from "../core/call/request.ts";
+import { delegateToolRequest } from "../core/call/request.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
 import { isolationDetails } from "../core/run/launch/isolation.ts";
 import { callWindows } from "../ui/call-windows.ts";
@@ -21,16 +21,6 @@ import { withWorkflow } from "../core/call/workflow.ts";
 import { childrenResultFields, refusedCall, TASKS_OUTPUT_SCHEMA } from "../core/call/results.ts";
 
 type DelegateArgs = Parameters<typeof renderDelegateCall>[0];
-
-/** The tool's parameters (a saved workflow's already in place) as the call module's request. */
-export function toolRequest(params: DelegateParams, cwd: string): CallRequest {
-  return {
-    tasks: params.tasks,
-    defaults: { cwd, ...(params.profile ? { profile: params.profile } : {}) },
-    maxCost: params.maxCost,
-    background: params.background,
-  };
-}
 
 export function delegateTool(env: ToolEnv) {
   return {
@@ -61,7 +51,7 @@ export function delegateTool(env: ToolEnv) {
         throw err;
       }
       const engine = await call.engine();
-      const prepared = await prepareCall(engine, toolRequest(params, ctx.cwd), await call.front(engine));
+      const prepared = await prepareCall(engine, delegateToolRequest(params, ctx.cwd), await call.front(engine));
       if ("refusal" in prepared) return refusedCall(prepared.refusal);
       if (params.background) return startInBackground(call, engine, prepared.call);
       const windows = callWindows(engine, prepared.call.tasks);

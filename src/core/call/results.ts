@@ -86,7 +86,7 @@ export function refusedTasks(code: string, message: string): StructuredTasks {
  * refusal with isError rejected the script's call with the bare text, and the code was lost. */
 export function refusedCall({ code, message }: { code: ErrorCode; message: string }) {
   return {
-    content: [{ type: "text", text: message }],
+    content: [{ type: "text" as const, text: message }],
     details: { error: { code, message } },
     isError: true,
     structuredContent: refusedTasks(code, message),

@@ -12,12 +12,14 @@ import { CallWindows } from "../../../src/ui/call-windows.ts";
 function standIn() {
   let end: (o: TaskOutcome[]) => void = () => {};
   const aborted: unknown[] = [];
+  const outcomes = new Promise<TaskOutcome[]>((r) => (end = r));
   const run: CallRun = {
-    inputs: [],
+    tasks: [],
     windows: new CallWindows([{ name: "t", sessionId: "s1", timeoutSec: 60 }], 5),
     lastActive: 0,
     listeners: new Set(),
-    outcomes: new Promise((r) => (end = r)),
+    outcomes,
+    settled: outcomes,
     abort: (reason) => {
       aborted.push(reason);
       end([]);

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prepareCall, type CallFront } from "../../../../src/core/call/prepare.ts";
-import type { CallRequest, Refusal } from "../../../../src/core/call/request.ts";
+import { delegateToolRequest, type CallRequest, type Refusal } from "../../../../src/core/call/request.ts";
 import { parseDelegateParams } from "../../../../src/core/delegate-input.ts";
 import { realClock } from "../../../../src/core/host.ts";
 import { discoverProfiles } from "../../../../src/core/profiles/profile-discovery.ts";
@@ -22,7 +22,6 @@ import { parse } from "../../../../src/cli/flags/args.ts";
 import { callDefaults } from "../../../../src/cli/flags/call-flags.ts";
 import { DELEGATE_OPTIONS, delegateRequest } from "../../../../src/cli/commands/delegate.ts";
 import { runRequest } from "../../../../src/cli/commands/run.ts";
-import { toolRequest } from "../../../../src/pi/tool-delegate.ts";
 import { subagentRequest } from "../../../../src/core/call/subagent-call.ts";
 import { withWorkflow } from "../../../../src/core/call/workflow.ts";
 
@@ -89,9 +88,12 @@ const cliFlow = (doc: Record<string, unknown>, argv: string[] = []) => {
   const { values, positionals } = parse("flow", argv, DELEGATE_OPTIONS);
   return delegateRequest({ ...values, cwd }, positionals, () => doc)!.request;
 };
-const piTool = (doc: unknown) => toolRequest(parseDelegateParams(doc), cwd);
+const piTool = (doc: unknown) => delegateToolRequest(parseDelegateParams(doc), cwd);
 const piWorkflow = async (e: Engine, spec: string) =>
-  toolRequest(parseDelegateParams(await withWorkflow({ workflow: spec }, { cwd, hasUI: false }, async () => e)), cwd);
+  delegateToolRequest(
+    parseDelegateParams(await withWorkflow({ workflow: spec }, { cwd, hasUI: false }, async () => e)),
+    cwd,
+  );
 
 const EVERY_FIELD = {
   tasks: [

@@ -369,3 +369,45 @@ test("a terminal reaches the server's runs: a background subagent is listed with
     await c.close();
   }
 }, 120_000);
+
+test("an MCP call's tasks are recorded when it accepts them: a background task waiting for its sibling is listed queued under the server before anything of it runs, then runs", async () => {
+  const c = await connectMcp(world);
+  try {
+    const marker = `queued-${Date.now()}`;
+    const go = join(world.root, `go-${marker}`);
+    const started = await c.client.callTool({
+      name: "delegate_to_subagents",
+      arguments: {
+        background: true,
+        tasks: [
+          { name: `first-${marker}`, prompt: `first ${script([holdUntil(go), { text: `first done ${marker}` }])}` },
+          {
+            name: `second-${marker}`,
+            prompt: `second ${script([{ text: `second done ${marker}` }])}`,
+            after: [`first-${marker}`],
+          },
+        ],
+      },
+    });
+    expect(started.isError ?? false, textOf(started)).toBe(false);
+    const [, second] = (started.structuredContent as Structured).tasks.map((t) => t.sessionId as string);
+    // No wait: the row exists once the tool has answered, before the task it names can start.
+    const rows = (await cli(world, ["sessions", "--running", "--json"])).json;
+    expect(
+      rows.find((r) => r.id === second),
+      JSON.stringify(rows),
+    ).toMatchObject({
+      status: "queued",
+      role: "mcp",
+      ownerPid: c.pid,
+    });
+    mkdirSync(go);
+    const out = await c.client.callTool(
+      { name: "get_subagent_output", arguments: { sessionId: second, wait: true } },
+      { timeout: 120_000 },
+    );
+    expect(textOf(out)).toBe(`second done ${marker}`);
+  } finally {
+    await c.close();
+  }
+}, 120_000);

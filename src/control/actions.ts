@@ -57,14 +57,14 @@ export async function cancelSession(
 
 /** The retrieval tools' `steer` and `wait` (get_subagent_output in every front): lines saying what happened to the
  *  steer and whether the wait was cut short. `awaiting` marks the session as waited for while it waits (pi's notice
- *  would only repeat the result). */
+ *  would only repeat the result); its release is told whether the wait saw the session end. */
 export async function steerAndWaitNotes(
   state: () => SessionState,
   id: string,
   o: { steer?: string; wait?: boolean },
   status: () => string,
   signal?: AbortSignal,
-  awaiting?: () => () => void,
+  awaiting?: () => (ended: boolean) => void,
 ): Promise<string[]> {
   const notes: string[] = [];
   if (o.steer !== undefined) {
@@ -81,11 +81,12 @@ export async function steerAndWaitNotes(
   }
   if (o.wait) {
     const release = awaiting?.();
+    let ended = false;
     try {
-      if (!(await waitUntilEnded(state, signal)))
-        notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
+      ended = await waitUntilEnded(state, signal);
+      if (!ended) notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
     } finally {
-      release?.();
+      release?.(ended);
     }
   }
   return notes;

@@ -41,6 +41,7 @@ export async function launchBackground(
   prepared: PreparedCall,
   onEvent?: (e: CallEvent) => void,
 ): Promise<Refusal | null> {
+  for (const t of prepared.tasks) call.session.backgroundStarted(t.sessionId);
   const running = await call.start(engine, prepared, {
     background: true,
     onEvent: (e) => {
@@ -48,10 +49,12 @@ export async function launchBackground(
       if (e.type === "question" && !call.dialogs) call.notify(questionNotice(e.question));
       if (e.type !== "taskEnd") return;
       call.session.noteBackgroundSpend(e.outcome.sessionId, e.outcome.result.usage);
-      if (!call.session.isAwaited(e.outcome.sessionId)) call.notify(completionNotice(e.outcome));
+      if (call.session.announceEnd(e.outcome.sessionId)) call.notify(completionNotice(e.outcome));
     },
   });
-  return "refusal" in running ? running.refusal : null;
+  if (!("refusal" in running)) return null;
+  for (const t of prepared.tasks) call.session.announceEnd(t.sessionId);
+  return running.refusal;
 }
 
 /** delegate_to_subagents with background: true. */

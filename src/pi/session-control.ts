@@ -30,6 +30,7 @@ export function steerAndWait(
     o,
     () => rt.store.getSession(id)?.status ?? "finished",
     signal,
+    // While the model waits here, the end's notice would only repeat this result.
     () => session.awaiting(id),
   );
 }

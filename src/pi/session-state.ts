@@ -13,21 +13,35 @@ export class PiSession {
   readonly allowedHooks = new Set<string>();
   /** Sessions a get_subagent_output call is waiting for right now (a count per id): their end needs no notice. */
   private readonly awaited = new Map<string, number>();
+  /** Background tasks of this session whose end has not been announced yet. */
+  private readonly pendingEnds = new Set<string>();
+  /** Of those, the ones whose end a wait already returned: the wait sees the record's end, which comes before the
+   *  call's taskEnd event, so the wait may be over by the time the end would be announced. */
+  private readonly endReturned = new Set<string>();
   /** Background children's spend, until the first get_subagent_output that returns their result takes it. */
   private readonly backgroundSpend = new Map<string, Usage>();
 
-  /** Marks `id` as waited for; the returned function ends this wait. */
-  awaiting(id: string): () => void {
+  /** Marks `id` as waited for; the returned function ends this wait, saying whether it saw the session end. */
+  awaiting(id: string): (ended: boolean) => void {
     this.awaited.set(id, (this.awaited.get(id) ?? 0) + 1);
-    return () => {
+    return (ended) => {
       const n = (this.awaited.get(id) ?? 1) - 1;
       if (n > 0) this.awaited.set(id, n);
       else this.awaited.delete(id);
+      if (ended && this.pendingEnds.has(id)) this.endReturned.add(id);
     };
   }
 
-  isAwaited(id: string): boolean {
-    return this.awaited.has(id);
+  /** A background task of this session started: its end is announced unless a wait returns it first. */
+  backgroundStarted(id: string): void {
+    this.pendingEnds.add(id);
+  }
+
+  /** Called once, at a background task's end: whether the model still needs to be told of it. */
+  announceEnd(id: string): boolean {
+    this.pendingEnds.delete(id);
+    const returned = this.endReturned.delete(id);
+    return !returned && !this.awaited.has(id);
   }
 
   noteBackgroundSpend(sessionId: string, usage: Usage | undefined): void {

@@ -7,7 +7,7 @@ import type { CapRefusal } from "../session-caps.ts";
 
 export const ALLOW_FANOUT_ENV = "SUBAGENTS_ALLOW_FANOUT";
 
-/** What asking needs of the tool call's context (pi's ctx). */
+/** What asking needs of a front's context: pi's ctx; `{ hasUI: false }` where no one can be asked (subagents mcp). */
 export type ConfirmContext = { hasUI: boolean; ui?: { confirm(title: string, message: string): Promise<boolean> } };
 
 export async function fanoutRefusal(

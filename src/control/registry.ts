@@ -8,7 +8,7 @@ import { writeFileAtomic } from "../host/atomic-write.ts";
 import { shortPrivateTemp } from "../host/private-files.ts";
 import { pidAlive, recordAlive } from "../host/process-identity.ts";
 
-export type OwnerRole = "cli" | "supervisor" | "pi";
+export type OwnerRole = "cli" | "supervisor" | "pi" | "mcp";
 
 export type OwnerRecord = {
   pid: number;

@@ -84,7 +84,8 @@ export function childPiStatus(cwd: string): { line: string; slow?: SlowPathNote 
   }
 }
 
-export function buildEngine(ctx: CliContext, cwd: string): Engine {
+/** `store`: a long-lived process (`subagents mcp`) keeps one open for every call instead of one per engine. */
+export function buildEngine(ctx: CliContext, cwd: string, store: Store = openStore(ctx, true)): Engine {
   // A run follows: the parent's event loop is the long part (see cli/main.ts for why start-up holds the JIT back).
   setNormalJitPolicy();
   const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
@@ -103,7 +104,7 @@ export function buildEngine(ctx: CliContext, cwd: string): Engine {
     {
       host: ctx.host,
       clock: realClock,
-      store: openStore(ctx, true),
+      store,
       settings: ctx.settings,
       profiles,
       profileProblems: diagnostics,

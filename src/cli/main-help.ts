@@ -27,6 +27,7 @@ Commands:
   prune                  Delete old sessions and their files (--older-than 30d, --keep N), compact the database
   schedule add|list|rm|run  Run delegate/run/flow on a cron schedule (the user's crontab), unattended
   completion SHELL       Print a completion script for bash, zsh or fish
+  mcp                    Serve the delegation tools to an MCP client (Claude Code, Codex, Cursor, …) on stdio
 
 Options:
   -h, --help             Show help (also: subagents help <command>, subagents <command> --help)

@@ -33,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   logs: async () => (await import("./commands/logs.ts")).cmdLogs,
   attach: async () => (await import("./commands/attach.ts")).cmdAttach,
   schedule: async () => (await import("./commands/schedule.ts")).cmdSchedule,
+  mcp: async () => (await import("./commands/mcp.ts")).cmdMcp,
   // Internal, not in --help: compiles the user's pi in the background (src/host/compiled-pi.ts).
   "__compile-pi": async () => (await import("./commands/compile-pi.ts")).cmdCompilePi,
 };

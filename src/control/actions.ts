@@ -54,3 +54,40 @@ export async function cancelSession(
   const reply = await request(state.owner.socket, { op: "cancel", sessionId: id, ...(by ? { by } : {}) }, 5000);
   return reply.ok ? { ok: true } : { ok: false, reason: reply.reason };
 }
+
+/** The retrieval tools' `steer` and `wait` (get_subagent_output in every front): lines saying what happened to the
+ *  steer and whether the wait was cut short. `awaiting` marks the session as waited for while it waits (pi's notice
+ *  would only repeat the result); its release is told whether the wait saw the session end. */
+export async function steerAndWaitNotes(
+  state: () => SessionState,
+  id: string,
+  o: { steer?: string; wait?: boolean },
+  status: () => string,
+  signal?: AbortSignal,
+  awaiting?: () => (ended: boolean) => void,
+): Promise<string[]> {
+  const notes: string[] = [];
+  if (o.steer !== undefined) {
+    const r = o.steer.trim()
+      ? await steerSession(state(), id, o.steer, status)
+      : { ok: false as const, reason: "the message is empty" };
+    notes.push(
+      r.ok
+        ? r.answered
+          ? `Answered the question ${id} was waiting on.`
+          : `Steer delivered to ${id}.`
+        : `Steer not delivered: ${r.reason}.`,
+    );
+  }
+  if (o.wait) {
+    const release = awaiting?.();
+    let ended = false;
+    try {
+      ended = await waitUntilEnded(state, signal);
+      if (!ended) notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
+    } finally {
+      release?.(ended);
+    }
+  }
+  return notes;
+}

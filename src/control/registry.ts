@@ -9,7 +9,7 @@ import { shortPrivateTemp } from "../host/private-files.ts";
 import { pidAlive, procStartTime, recordAlive } from "../host/process-identity.ts";
 import type { RunOwner } from "../core/store/store-types.ts";
 
-export type OwnerRole = "cli" | "supervisor" | "pi";
+export type OwnerRole = "cli" | "supervisor" | "pi" | "mcp";
 
 export type OwnerRecord = {
   pid: number;

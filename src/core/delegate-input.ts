@@ -13,7 +13,7 @@ export type DelegateParams = { tasks: DelegateTask[]; profile?: string; backgrou
 
 export function parseDelegateParams(v: unknown): DelegateParams {
   if (!isObj(v)) throw new InputError('parameters must be an object with "tasks"');
-  // `workflow` is replaced by a saved workflow's tasks before this check (pi/workflow-call.ts); `description` documents a workflow file.
+  // `workflow` is replaced by a saved workflow's tasks before this check (core/call/workflow.ts); `description` documents a workflow file.
   for (const k of Object.keys(v))
     if (!["tasks", "profile", "background", "maxCost", "workflow", "description"].includes(k))
       throw new InputError(`${k} is not a known parameter (known: tasks, profile, background, maxCost, workflow)`);

@@ -12,7 +12,7 @@ import { questionText, type AskRequest } from "../core/run/process/ask.ts";
 import type { TaskOutcome } from "../core/run/task-types.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
-import { refusedCall, startedTasks } from "./tool-results.ts";
+import { refusedCall, startedTasks } from "../core/call/results.ts";
 
 const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;

@@ -1,59 +1,16 @@
-// What a repository may run in a pi session: its project-local agents and its hooks (settings subagents.hooks in the
-// project's .pi/settings.json). The user's subagents.projectAgents decides ("allow", "deny"); "ask" asks once per
-// file (the hooks: per list) and pi session when pi has a UI, and refuses with why when it has none.
-import { findProfile, type Profile } from "../core/profiles/profile.ts";
+// What a repository may run in a pi session besides its project-local agents (whose consent every front shares:
+// core/call/project-consent.ts): its hooks (settings subagents.hooks in the project's .pi/settings.json) and its
+// isolated tasks' setup. hooks.projectConsent "ask" asks once per list and pi session when pi has a UI.
+import type { ConfirmContext } from "../core/call/confirm-fanout.ts";
 import type { Settings } from "../core/settings.ts";
 import type { PiSession } from "./session-state.ts";
-
-/** What asking needs of the tool call's context (pi's ctx). */
-export type ConsentContext = {
-  hasUI: boolean;
-  ui?: { confirm(title: string, message: string): Promise<boolean> };
-};
-
-/** Project-local profiles of a call that may not run, by the name the call used (so a display-style name cannot
- *  slip past the check: the lookup is the task's own), each with why. */
-export async function refusedProfiles(
-  ctx: ConsentContext,
-  settings: Settings,
-  profiles: Map<string, Profile>,
-  session: PiSession,
-  names: (string | undefined)[],
-): Promise<Map<string, string>> {
-  const refused = new Map<string, string>();
-  for (const name of new Set(names)) {
-    const p = name ? findProfile(profiles, name) : undefined;
-    if (!name || !p || p.source !== "project" || !p.filePath || session.allowedProfiles.has(p.filePath)) continue;
-    const policy = settings.projectAgents;
-    if (policy === "allow") continue;
-    if (policy === "deny")
-      refused.set(
-        name,
-        `Project-local profile "${p.name}" (${p.filePath}) is not allowed: settings subagents.projectAgents is "deny".`,
-      );
-    else if (!ctx.hasUI || !ctx.ui) {
-      refused.set(
-        name,
-        `Project-local profile "${p.name}" (${p.filePath}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`,
-      );
-    } else if (
-      await ctx.ui.confirm(
-        "Run a project-local sub-agent?",
-        `Profile "${p.name}" comes from this repository (${p.filePath}) and sets the sub-agent's prompt and tools. Run it?`,
-      )
-    ) {
-      session.allowedProfiles.add(p.filePath);
-    } else refused.set(name, `Project-local profile "${p.name}" was not approved.`);
-  }
-  return refused;
-}
 
 /**
  * Whether this call may run the project's commands (its hooks and its isolated tasks' setup): "allowed", or why not. Unset: the engine's own rule
  * (core/run/task-hooks.ts) decides, which refuses them with why unless projectAgents is "allow".
  */
 export async function projectHooksConsent(
-  ctx: ConsentContext,
+  ctx: ConfirmContext,
   settings: Settings,
   session: PiSession,
 ): Promise<string | undefined> {

@@ -1,7 +1,7 @@
 // get_subagent_output's `steer` and `wait`: the same owner-based control the CLI uses (control/actions.ts), for
 // sessions of this pi session, of other pi sessions and of the CLI alike.
 import * as path from "node:path";
-import { steerSession, waitUntilEnded } from "../control/actions.ts";
+import { steerAndWaitNotes } from "../control/actions.ts";
 import { sessionState, type SessionState } from "../control/client.ts";
 import { liveOwners, ownerAlive } from "../control/registry.ts";
 import type { PiSession } from "./session-state.ts";
@@ -17,36 +17,20 @@ export function stateOf(rt: PiServices, id: string): SessionState {
 }
 
 /** Lines for the tool result: what happened to the steer, and whether the wait was cut short. */
-export async function steerAndWait(
+export function steerAndWait(
   rt: PiServices,
   session: PiSession,
   id: string,
   o: { steer?: string; wait?: boolean },
   signal?: AbortSignal,
 ): Promise<string[]> {
-  const notes: string[] = [];
-  if (o.steer !== undefined) {
-    const r = o.steer.trim()
-      ? await steerSession(stateOf(rt, id), id, o.steer, () => rt.store.getSession(id)?.status ?? "finished")
-      : { ok: false as const, reason: "the message is empty" };
-    notes.push(
-      r.ok
-        ? r.answered
-          ? `Answered the question ${id} was waiting on.`
-          : `Steer delivered to ${id}.`
-        : `Steer not delivered: ${r.reason}.`,
-    );
-  }
-  if (o.wait) {
+  return steerAndWaitNotes(
+    () => stateOf(rt, id),
+    id,
+    o,
+    () => rt.store.getSession(id)?.status ?? "finished",
+    signal,
     // While the model waits here, the end's notice would only repeat this result.
-    const release = session.awaiting(id);
-    let ended = false;
-    try {
-      ended = await waitUntilEnded(() => stateOf(rt, id), signal);
-      if (!ended) notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
-    } finally {
-      release(ended);
-    }
-  }
-  return notes;
+    () => session.awaiting(id),
+  );
 }

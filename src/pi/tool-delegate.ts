@@ -3,48 +3,34 @@
 import { parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import { InputError } from "../core/task-fields.ts";
 import { realClock } from "../core/host.ts";
+import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
 import type { TaskOutcome } from "../core/run/task-types.ts";
 import { prepareCall } from "../core/call/prepare.ts";
-import type { CallRequest } from "../core/call/request.ts";
+import { delegateToolRequest } from "../core/call/request.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
 import { isolationDetails } from "../core/run/launch/isolation.ts";
 import { callWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { renderDelegateCall, renderWindowsResult, type ThemeLike } from "./render.ts";
 import { callLines } from "./render-budget.ts";
-
-type DelegateArgs = Parameters<typeof renderDelegateCall>[0];
-import { DELEGATE_SCHEMA } from "./schemas.ts";
-import { Throttle, UPDATE_INTERVAL_MS } from "./throttle.ts";
+import { DELEGATE_SCHEMA } from "../core/call/schemas.ts";
+import { Throttle, UPDATE_INTERVAL_MS } from "../ui/throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
 import { startInBackground } from "./background.ts";
-import { withWorkflow } from "./workflow-call.ts";
-import { childrenResultFields, refusedCall, TASKS_OUTPUT_SCHEMA } from "./tool-results.ts";
+import { withWorkflow } from "../core/call/workflow.ts";
+import { childrenResultFields, refusedCall, TASKS_OUTPUT_SCHEMA } from "../core/call/results.ts";
 
-/** The tool's parameters (a saved workflow's already in place) as the call module's request. */
-export function toolRequest(params: DelegateParams, cwd: string): CallRequest {
-  return {
-    tasks: params.tasks,
-    defaults: { cwd, ...(params.profile ? { profile: params.profile } : {}) },
-    maxCost: params.maxCost,
-    background: params.background,
-  };
-}
+type DelegateArgs = Parameters<typeof renderDelegateCall>[0];
 
 export function delegateTool(env: ToolEnv) {
   return {
     name: "delegate_to_subagents",
     label: "Delegate to sub-agents",
     // Terse on purpose (all of it is in every request the parent sends): bench/prompt-footprint.ts measures it.
-    description:
-      "Run 1–16 tasks in parallel sub-agents, each a pi process with its own context. " +
-      "Returns their statuses, outputs and session ids (get_subagent_output has more).",
+    description: TOOL_TEXTS.delegate_to_subagents.description,
     // pi ≥ 0.80 lists a custom tool in the system prompt only with a snippet; the guidelines say *when* to use it.
     promptSnippet: "Run independent tasks in parallel sub-agents",
-    promptGuidelines: [
-      "Delegate independent work (surveys, reviews, research); do small or sequential edits yourself.",
-      'Sub-agents see none of this conversation (unless context: "fork"): put paths, goal and expected answer in each prompt.',
-    ],
+    promptGuidelines: [...TOOL_TEXTS.delegate_to_subagents.guidelines],
     parameters: DELEGATE_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(
@@ -65,7 +51,7 @@ export function delegateTool(env: ToolEnv) {
         throw err;
       }
       const engine = await call.engine();
-      const prepared = await prepareCall(engine, toolRequest(params, ctx.cwd), await call.front(engine));
+      const prepared = await prepareCall(engine, delegateToolRequest(params, ctx.cwd), await call.front(engine));
       if ("refusal" in prepared) return refusedCall(prepared.refusal);
       if (params.background) return startInBackground(call, engine, prepared.call);
       const windows = callWindows(engine, prepared.call.tasks);

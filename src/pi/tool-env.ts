@@ -2,6 +2,8 @@
 // preparation (its conversation to fork, consent, caps, the fan-out question), and the call runner started under
 // this pi session — its owner endpoint, its caps, its dialogs — with each task mirrored into the parent session
 // (pi.appendEntry; docs/pi-extension.md "Lifecycle") and told on pi.events.
+import { fanoutRefusal } from "../core/call/confirm-fanout.ts";
+import { projectProfileRefusals } from "../core/call/project-consent.ts";
 import type { CallFront, PreparedCall } from "../core/call/prepare.ts";
 import type { Refusal } from "../core/call/request.ts";
 import { startCall, type CallEvent, type RunningCall } from "../core/call/runner.ts";
@@ -11,8 +13,7 @@ import type { ForkEntry } from "../core/run/fork.ts";
 import type { ParentPrompt } from "../core/run/launch/parent-prompt.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
 import type { ActiveRuns } from "./active-runs.ts";
-import { fanoutRefusal } from "./confirm-fanout.ts";
-import { projectHooksConsent, refusedProfiles } from "./consent.ts";
+import { projectHooksConsent } from "./consent.ts";
 import { dialogAsker, type DialogUI } from "./dialog-ask.ts";
 import { ENTRY_TYPE, startEntry, toEntry } from "./persist.ts";
 import type { PiServices } from "./services.ts";
@@ -184,13 +185,15 @@ export function makeToolEnv(o: ToolEnvOptions): ToolEnv {
         profiles: () => cached?.profiles ?? new Map(),
         async refusedProfiles(names) {
           const { engine, profiles } = await load();
-          return refusedProfiles(ctx, engine.settings, profiles, session, names);
+          const ui = ctx.hasUI ? ctx.ui : undefined;
+          const confirm = ui && ((title: string, message: string) => ui.confirm(title, message));
+          return projectProfileRefusals(engine.settings, profiles, names, session.allowedProfiles, confirm);
         },
         front: async (engine) => ({
           forkBranch: () => ctx.sessionManager?.getBranch?.() as ForkEntry[] | undefined,
           refusedProfiles: (names) => env.refusedProfiles(names),
           caps: await guard(),
-          confirmFanout: (tasks) => fanoutRefusal(ctx, engine.settings, tasks),
+          confirmFanout: (tasks) => fanoutRefusal(ctx, engine.settings, tasks, process.env),
         }),
         notify: (text) => safely(() => o.notify?.(text)),
         async start(engine, prepared, so = {}) {

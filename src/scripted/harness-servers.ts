@@ -192,11 +192,15 @@ function responsesAnswer(res: ServerResponse, step: ScriptStep, model: string): 
     i++;
   }
   for (const t of tools) {
+    // Codex offers an MCP server's tools as one namespace (`mcp__SERVER`) and expects a call to name it apart:
+    // a scripted `mcp__SERVER__TOOL` is sent that way.
+    const ns = /^(mcp__.+?)__(.+)$/.exec(t.name);
     const item = {
       type: "function_call",
       id: `fc_${id}_${i}`,
       call_id: `call_${id}_${i}`,
-      name: t.name,
+      name: ns ? ns[2] : t.name,
+      ...(ns ? { namespace: ns[1] } : {}),
       arguments: JSON.stringify(t.args),
       status: "completed",
     };

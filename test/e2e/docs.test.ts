@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { defaultSettings, mergeSettings } from "../../src/core/settings.ts";
 import { TASK_FIELDS } from "../../src/core/task-fields.ts";
-import { DELEGATE_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA, SUBAGENT_SCHEMA } from "../../src/pi/schemas.ts";
+import { DELEGATE_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA, SUBAGENT_SCHEMA } from "../../src/core/call/schemas.ts";
 import { BUN, cli, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
 
 const DOCS = join(REPO, "docs");
@@ -144,7 +144,7 @@ describe("docs/pi-extension.md", () => {
     );
     expect(
       missing,
-      `parameters in src/pi/schemas.ts that docs/pi-extension.md does not name:\n${missing.join("\n")}`,
+      `parameters in src/core/call/schemas.ts that docs/pi-extension.md does not name:\n${missing.join("\n")}`,
     ).toEqual([]);
   });
 

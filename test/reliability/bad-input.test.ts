@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, parseDelegateParams } from "../../src/core/delegate-input.ts";
-import { firstProblem, SCHEMAS } from "../../src/pi/schemas.ts";
+import { firstProblem, SCHEMAS } from "../../src/core/call/schemas.ts";
 import { script } from "../../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld } from "../support/pi-env.ts";
 

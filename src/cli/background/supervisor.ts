@@ -16,8 +16,8 @@ import { ownerShutdown } from "../../core/run/process/abort-reason.ts";
 import { questionText } from "../../core/run/process/ask.ts";
 import { startOwner, type Owner } from "../../control/owner.ts";
 import { controlDir } from "../../control/registry.ts";
-import { isCompiledBinary } from "../../host/embedded-pi.ts";
 import { buildEngine, cliContext, dataDir } from "../engine.ts";
+import { selfCommand } from "../self-command.ts";
 import { trapSignals, type Interrupt } from "../terminal/signals.ts";
 import { appendEnd, appendEvent, sessionLogPath } from "./session-log.ts";
 
@@ -30,12 +30,6 @@ export type ReadyWord = { started: true } | { refusal: Refusal } | { error: stri
 const READY_FD = 3;
 /** How long a front waits for its supervisor's word: its start-up (the engine, the store) on a busy machine. */
 const READY_TIMEOUT_MS = 60_000;
-
-/** How to start this same program again: the compiled executable, or our CLI entry under Bun from source. */
-function selfCommand(): string[] {
-  if (isCompiledBinary()) return [process.execPath];
-  return [process.execPath, "--no-install", path.resolve(import.meta.dir, "..", "main.ts")];
-}
 
 /** Starts a detached supervisor for the job and waits for its word: started (its tasks are recorded and listed by
  *  its owner record), refused, or why it could not start. */

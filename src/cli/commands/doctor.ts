@@ -21,6 +21,7 @@ import { runtimesCheck } from "../doctor/runtimes.ts";
 import { worktreesCheck } from "../doctor/worktrees.ts";
 import { modelsCheck } from "../doctor/models.ts";
 import { schedulesCheck } from "../doctor/schedules.ts";
+import { mcpCheck } from "../doctor/mcp.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
 export const DOCTOR_HELP = `Usage: subagents doctor [--cwd DIR] [--json]
@@ -41,6 +42,7 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   worktrees   how isolated tasks see a repository's ignored folders (node_modules, .venv): an overlay,
               copy-on-write clones or a copy, and which folders that is here
   schedules   cron for \`subagents schedule\` (the crontab command, a running daemon) and each schedule's line
+  mcp         \`subagents mcp\` starts and answers an MCP client's initialize and tools/list
   terminal    live-window support: terminal, colour, UTF-8
 
 ${optionsBlock(DOCTOR_FLAGS)}
@@ -80,6 +82,7 @@ export async function cmdDoctor(argv: string[]): Promise<number> {
       }),
     ),
     schedulesCheck(ctx),
+    mcpCheck(cwd),
     terminalCheck(process.env, process.stdout),
   ];
   const healthy = !checks.some((c) => c.status === "fail");

@@ -248,6 +248,14 @@ export const SCHEDULE_RUN_FLAGS = [
   { name: "from-cron", hidden: true, help: "How cron calls it: timestamps on its log lines; a skip exits 0" },
 ] as const satisfies Flag[];
 
+export const MCP_FLAGS = [
+  {
+    name: "cwd",
+    value: "DIR",
+    help: "The folder tasks run in unless they say otherwise (default: the current directory)",
+  },
+] as const satisfies Flag[];
+
 /** Every command's flags (and the words completion offers after it: a subcommand, a shell). */
 export const COMMAND_FLAGS: Record<string, { flags: readonly Flag[]; words?: string[] }> = {
   delegate: { flags: DELEGATE_FLAGS },
@@ -274,4 +282,5 @@ export const COMMAND_FLAGS: Record<string, { flags: readonly Flag[]; words?: str
     flags: [...SCHEDULE_ADD_FLAGS, ...SCHEDULE_LIST_FLAGS, ...SCHEDULE_RUN_FLAGS],
     words: ["add", "list", "rm", "run"],
   },
+  mcp: { flags: MCP_FLAGS },
 };

@@ -2,6 +2,7 @@
 // names them, plus the call's defaults: the CLI's flags, the pi tool's call-level fields), and the one shape a
 // refusal takes. The tasks become TaskInputs here and nowhere else, so a field one front honours, all honour.
 import type { Budget } from "../budget.ts";
+import type { DelegateParams } from "../delegate-input.ts";
 import type { DelegateTask } from "../task-fields.ts";
 import type { IsolationMode } from "../isolation-types.ts";
 import type { RunnerName } from "../runner-settings.ts";
@@ -42,6 +43,17 @@ export type CallRequest = {
   background?: boolean;
   concurrency?: number;
 };
+
+/** delegate_to_subagents' parameters (a saved workflow's already in place) as a request: the same in every front
+ *  that serves the tool (pi, MCP). */
+export function delegateToolRequest(params: DelegateParams, cwd: string): CallRequest {
+  return {
+    tasks: params.tasks,
+    defaults: { cwd, ...(params.profile ? { profile: params.profile } : {}) },
+    maxCost: params.maxCost,
+    background: params.background,
+  };
+}
 
 /** Why a call did not start: one shape for every front (each renders it its own way). */
 export type Refusal = { code: ErrorCode; message: string };

@@ -49,6 +49,8 @@ test("doctor: a healthy setup is all ✓/! and exits 0; versions, children, mode
     status: "ok",
     detail: expect.stringContaining("same as this binary"),
   });
+  // An MCP client's first exchange with `subagents mcp`: initialize and tools/list.
+  expect(check(report, "mcp")).toMatchObject({ status: "ok", detail: expect.stringContaining(", 5 tools)") });
   // The human form: one line per check with its mark.
   const text = await cli(world, ["doctor"], { binary: true });
   expect(text.stdout.split("\n").filter((l) => /^[✓!✗] /.test(l)).length).toBe(report.checks.length);
@@ -65,6 +67,8 @@ test("doctor: exits 1 naming the database when SUBAGENTS_DB cannot be written, w
     detail: expect.stringContaining(db),
     fix: expect.stringContaining("SUBAGENTS_DB"),
   });
+  // `subagents mcp` cannot serve without its database either, and says why.
+  expect(check(report, "mcp")).toMatchObject({ status: "fail", detail: expect.stringContaining(db) });
   const text = await cli(world, ["doctor"], { binary: true, env: { SUBAGENTS_DB: db } });
   expect(text.code).toBe(1);
   expect(text.stdout).toMatch(new RegExp(`✗ database +${db.replaceAll("/", "\\/")} cannot be created`));

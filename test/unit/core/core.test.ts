@@ -10,7 +10,7 @@ import { LineSplitter } from "../../../src/core/run/process/line-splitter.ts";
 import type { Profile } from "../../../src/core/profiles/profile.ts";
 import { applyEvent, LIMITS, newRunState, windowLines } from "../../../src/core/run/process/run-state.ts";
 import { JsonModeParser, jsonModeKeep, parseCompactLine } from "../../../src/core/run/process/transport.ts";
-import { Throttle } from "../../../src/pi/throttle.ts";
+import { Throttle } from "../../../src/ui/throttle.ts";
 
 const enc = new TextEncoder();
 
@@ -385,7 +385,8 @@ test("core/ imports no runtime module, no terminal code and nothing from the fro
 test("src/ folders only import lower layers, and no CLI helper imports a command (docs/architecture.md: where things live)", () => {
   const src = join(import.meta.dir, "..", "..", "..", "src");
   // The layering docs/architecture.md states: a folder imports only folders of a lower rank (never one beside it).
-  // extensions/: pi's codemode worker, at the path a compiled pi starts it from (part of the embedded pi).
+  // extensions/: pi's codemode worker, at the path a compiled pi starts it from (part of the embedded pi). pi/ and mcp/
+  // are two fronts side by side: neither imports the other.
   const rank: Record<string, number> = {
     core: 0,
     host: 1,
@@ -394,6 +395,7 @@ test("src/ folders only import lower layers, and no CLI helper imports a command
     "child-extension": 2,
     control: 3,
     pi: 4,
+    mcp: 4,
     embedded: 5,
     extensions: 5,
     cli: 6,

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prepareCall, type CallFront } from "../../../../src/core/call/prepare.ts";
-import type { CallRequest, Refusal } from "../../../../src/core/call/request.ts";
+import { delegateToolRequest, type CallRequest, type Refusal } from "../../../../src/core/call/request.ts";
 import { parseDelegateParams } from "../../../../src/core/delegate-input.ts";
 import { realClock } from "../../../../src/core/host.ts";
 import { discoverProfiles } from "../../../../src/core/profiles/profile-discovery.ts";
@@ -22,9 +22,8 @@ import { parse } from "../../../../src/cli/flags/args.ts";
 import { callDefaults } from "../../../../src/cli/flags/call-flags.ts";
 import { DELEGATE_OPTIONS, delegateRequest } from "../../../../src/cli/commands/delegate.ts";
 import { runRequest } from "../../../../src/cli/commands/run.ts";
-import { toolRequest } from "../../../../src/pi/tool-delegate.ts";
-import { subagentRequest } from "../../../../src/pi/tool-subagent.ts";
-import { withWorkflow } from "../../../../src/pi/workflow-call.ts";
+import { subagentRequest } from "../../../../src/core/call/subagent-call.ts";
+import { withWorkflow } from "../../../../src/core/call/workflow.ts";
 
 const root = mkdtempSync(join(tmpdir(), "call-contract-"));
 const agentDir = join(root, "agent");
@@ -95,9 +94,12 @@ const cliFlow = (doc: Record<string, unknown>, argv: string[] = []) => {
   const { values, positionals } = parse("flow", argv, DELEGATE_OPTIONS);
   return delegateRequest({ ...values, cwd }, positionals, () => doc)!.request;
 };
-const piTool = (doc: unknown) => toolRequest(parseDelegateParams(doc), cwd);
+const piTool = (doc: unknown) => delegateToolRequest(parseDelegateParams(doc), cwd);
 const piWorkflow = async (e: Engine, spec: string) =>
-  toolRequest(parseDelegateParams(await withWorkflow({ workflow: spec }, { cwd, hasUI: false }, async () => e)), cwd);
+  delegateToolRequest(
+    parseDelegateParams(await withWorkflow({ workflow: spec }, { cwd, hasUI: false }, async () => e)),
+    cwd,
+  );
 
 const EVERY_FIELD = {
   tasks: [
@@ -344,7 +346,7 @@ test("the session caps refuse the same call the same way through every front", a
 });
 
 test("pi's tool schema offers every task field the delegate input accepts (a field the parser knows reaches the model)", async () => {
-  const { DELEGATE_SCHEMA } = await import("../../../../src/pi/schemas.ts");
+  const { DELEGATE_SCHEMA } = await import("../../../../src/core/call/schemas.ts");
   const { TASK_FIELDS } = await import("../../../../src/core/task-fields.ts");
   const offered = Object.keys(
     (DELEGATE_SCHEMA as { properties: { tasks: { items: { properties: Record<string, unknown> } } } }).properties.tasks

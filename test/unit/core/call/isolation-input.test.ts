@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { InputError, parseDelegateParams } from "../../../../src/core/delegate-input.ts";
 import { parseProfile, profileSummary } from "../../../../src/core/profiles/profile.ts";
-import { DELEGATE_SCHEMA, firstProblem, SCHEMAS } from "../../../../src/pi/schemas.ts";
+import { DELEGATE_SCHEMA, firstProblem, SCHEMAS } from "../../../../src/core/call/schemas.ts";
 
 test('delegate task field: "worktree" is kept, anything else is refused naming the field', () => {
   const p = parseDelegateParams({

@@ -120,7 +120,7 @@ test("a store that cannot record the tasks fails the start: the ones recorded en
 });
 
 test("no front runs a task around the runner: none imports runTask, runScheduled, settleHooks or effectiveTimeout", () => {
-  const fronts = ["cli", "pi", "control", "embedded"].map((d) => join(REPO, "src", d));
+  const fronts = ["cli", "pi", "mcp", "control", "embedded"].map((d) => join(REPO, "src", d));
   const files = fronts.flatMap((d) =>
     readdirSync(d, { recursive: true })
       .map(String)
@@ -138,7 +138,12 @@ test("no front runs a task around the runner: none imports runTask, runScheduled
   });
   expect(bypass).toEqual([]);
   // And every front that runs a call starts it through the runner.
-  for (const f of ["src/cli/run-call.ts", "src/cli/background/supervisor.ts", "src/pi/tool-env.ts"])
+  for (const f of [
+    "src/cli/run-call.ts",
+    "src/cli/background/supervisor.ts",
+    "src/pi/tool-env.ts",
+    "src/mcp/call-adapter.ts",
+  ])
     expect(readFileSync(join(REPO, f), "utf8"), f).toMatch(
       /import \{[^}]*\b(startCall|runCall)\b[^}]*\} from "[^"]*core\/call\/runner\.ts"/,
     );

@@ -2,15 +2,18 @@
 // (core/profiles/workflows.ts). One string field is the whole surface: every field of a tool schema is in every
 // request the parent makes. A project workflow is repo-controlled, so it needs the same consent as a project
 // agent (subagents.projectAgents, else the user is asked once per file and pi session).
-import { discoverWorkflows, loadWorkflow, WorkflowError } from "../core/profiles/workflows.ts";
-import type { Engine } from "../core/run/engine.ts";
-import type { ToolContext } from "./tool-env.ts";
+import type { ConfirmContext } from "./confirm-fanout.ts";
+import { discoverWorkflows, loadWorkflow, WorkflowError } from "../profiles/workflows.ts";
+import type { Engine } from "../run/engine.ts";
 
-/** The call's parameters with the workflow's tasks in place of `workflow`; other fields of the call win. */
-/** `allowed`: the project workflows the user allowed in this pi session (PiSession.allowedWorkflows). */
+/** What asking for consent needs of a front: its folder, and a person to confirm when there is one. */
+export type ConsentContext = ConfirmContext & { cwd: string };
+
+/** The call's parameters with the workflow's tasks in place of `workflow`; other fields of the call win.
+ * `allowed`: the project workflows the user allowed in this front's session (pi's PiSession.allowedWorkflows). */
 export async function withWorkflow(
   raw: unknown,
-  ctx: ToolContext,
+  ctx: ConsentContext,
   getEngine: () => Promise<Engine>,
   allowed: Set<string> = new Set(),
 ): Promise<unknown> {

@@ -5,9 +5,9 @@
 // - `structuredContent` (declared by `outputSchema`): codemode scripts receive it instead of the text, so a
 //   script reads ids, statuses and outputs without parsing.
 // pi 0.73.1 and 0.87.1 ignore both fields.
-import { truncateHeadTail } from "../core/truncate.ts";
-import type { TaskOutcome } from "../core/run/task-types.ts";
-import { addUsage, emptyUsage, type ErrorCode, type Usage } from "../core/types.ts";
+import { truncateHeadTail } from "../truncate.ts";
+import type { TaskOutcome } from "../run/task-types.ts";
+import { addUsage, emptyUsage, type ErrorCode, type Usage } from "../types.ts";
 
 /** pi's Usage (`@earendil-works/pi-ai`): token counts and cost in USD. Our children report the total cost only. */
 export type PiUsage = {
@@ -89,7 +89,7 @@ export function refusedTasks(code: string, message: string): StructuredTasks {
  * refusal with isError rejected the script's call with the bare text, and the code was lost. */
 export function refusedCall({ code, message }: { code: ErrorCode; message: string }) {
   return {
-    content: [{ type: "text", text: message }],
+    content: [{ type: "text" as const, text: message }],
     details: { error: { code, message } },
     isError: true,
     structuredContent: refusedTasks(code, message),

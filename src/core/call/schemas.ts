@@ -4,8 +4,8 @@
 // fields come from their one definition (core/task-fields.ts).
 import { Type, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { MAX_TASKS } from "../core/delegate-input.ts";
-import { ISOLATION_SCHEMA, TASK_SCHEMA } from "../core/task-fields.ts";
+import { MAX_TASKS } from "../delegate-input.ts";
+import { ISOLATION_SCHEMA, TASK_SCHEMA } from "../task-fields.ts";
 
 /** A JSON round trip drops TypeBox's symbol keys; what is left is ordinary JSON Schema. */
 export const plain = <T extends TSchema>(schema: T): T => JSON.parse(JSON.stringify(schema)) as T;

@@ -1,0 +1,32 @@
+// The tools' names and descriptions, one copy for every front that serves them (the pi extension, `subagents mcp`):
+// what the model reads about each tool. Terse on purpose: every word is in every request the parent makes
+// (bench/prompt-footprint.ts measures it).
+export const TOOL_TEXTS = {
+  delegate_to_subagents: {
+    description:
+      "Run 1–16 tasks in parallel sub-agents, each a pi process with its own context. " +
+      "Returns their statuses, outputs and session ids (get_subagent_output has more).",
+    guidelines: [
+      "Delegate independent work (surveys, reviews, research); do small or sequential edits yourself.",
+      'Sub-agents see none of this conversation (unless context: "fork"): put paths, goal and expected answer in each prompt.',
+    ],
+  },
+  subagent: {
+    description: "Run one task with a named agent; returns its result and a sessionId that continues it.",
+    guidelines: [],
+  },
+  get_subagent_output: {
+    description: "A sub-agent's full output by session id; steer or wait for a running one.",
+    guidelines: [],
+  },
+  get_subagent_session: {
+    description: "A sub-agent session's whole transcript (every run: messages, tool calls and results) by session id.",
+    guidelines: [],
+  },
+  list_subagent_profiles: {
+    description: "List the named agents (profiles) for delegate_to_subagents and subagent.",
+    guidelines: [],
+  },
+} as const;
+
+export type ToolName = keyof typeof TOOL_TEXTS;

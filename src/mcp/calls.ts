@@ -1,0 +1,174 @@
+// The calls this server runs, across the rounds of their tool call. A child's question ends a round: the handler
+// returns an `input_required` result carrying it as an elicitation (the 2026-07-28 revision's multi-round-trip;
+// protocol/session.ts pushes it as `elicitation/create` on older connections), and the client's retry — with the
+// answers and the call's signed `requestState` — comes back to the same running call. Children keep running
+// between rounds. A call whose client does not come back within askTimeout is stopped; a cancelled request, or
+// a client that goes away, stops its call's children with the kill protocol.
+import { randomBytes } from "node:crypto";
+import type { AskAnswer, Asker, AskRequest } from "../core/run/process/ask.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
+import type { CallRun } from "./call-adapter.ts";
+import { reportProgress } from "./progress.ts";
+import { answerOf, elicitation } from "./questions.ts";
+import { RequestStateCodec } from "./protocol/request-state.ts";
+import type { ToolContext, ToolOutcome } from "./protocol/session.ts";
+import { inputRequired, type ToolResult } from "./protocol/wire.ts";
+
+type Open = { q: AskRequest; resolve: (a: AskAnswer) => void; sent: boolean };
+
+export type LiveCall = {
+  id: string;
+  run?: CallRun;
+  /** The result once every task ended. */
+  finish: (outcomes: TaskOutcome[]) => ToolResult;
+  questions: Map<string, Open>;
+  wake: () => void;
+  /** A question the client was asked is no longer open (answered elsewhere, timed out, its run ended). */
+  withdrawn: () => void;
+  progress: { n: number };
+  /** While the client answers a round: stops the call when it never comes back, or cancels the request. */
+  parked?: () => void;
+};
+
+/** How long a parked call waits for its client beyond askTimeout (the question's own timeout goes first). */
+const PARK_GRACE_MS = 30_000;
+
+export class McpCalls {
+  private readonly live = new Map<string, LiveCall>();
+  /** Background calls and calls between rounds alike: what shutdown stops. */
+  private readonly running = new Set<CallRun>();
+  readonly codec = new RequestStateCodec<unknown>(86_400_000);
+
+  /** `parkMs`: how long a parked call waits for its client (askTimeout); `graceMs` beyond it. */
+  constructor(
+    private readonly parkMs: () => number,
+    private readonly graceMs = PARK_GRACE_MS,
+  ) {}
+
+  /** A new call; `asker` (given to the run) sends its children's questions to the client. */
+  open(finish: LiveCall["finish"]): { call: LiveCall; asker: Asker } {
+    const call: LiveCall = {
+      id: randomBytes(12).toString("hex"),
+      finish,
+      questions: new Map(),
+      wake: () => {},
+      withdrawn: () => {},
+      progress: { n: 0 },
+    };
+    this.live.set(call.id, call);
+    const asker: Asker = (q) =>
+      new Promise((resolve) => {
+        call.questions.set(q.id, { q, resolve, sent: false });
+        // Answered elsewhere (`subagents answer`, a steer), timed out or the run ended: no longer the client's.
+        q.signal.addEventListener(
+          "abort",
+          () => {
+            if (call.questions.get(q.id)?.sent) call.withdrawn();
+            call.questions.delete(q.id);
+          },
+          { once: true },
+        );
+        call.wake();
+      });
+    return { call, asker };
+  }
+
+  /** Tracks a run until it ends and its tasks' hooks have (background runs too), for shutdown. */
+  track(run: CallRun): void {
+    this.running.add(run);
+    void run.settled.finally(() => this.running.delete(run));
+  }
+
+  /** The call a retried request continues, if its `requestState` names one still known. */
+  resumed(ctx: ToolContext): LiveCall | undefined {
+    const id = (ctx.requestState as { call?: string } | undefined)?.call;
+    return id ? this.live.get(id) : undefined;
+  }
+
+  forget(call: LiveCall): void {
+    call.parked?.();
+    this.live.delete(call.id);
+  }
+
+  /** Serves one round of a call: delivers this round's answers, reports progress, and returns the result, the next
+   * questions, or (the request cancelled) nothing worth sending once the children are stopped. */
+  async attend(call: LiveCall, ctx: ToolContext): Promise<ToolOutcome> {
+    const run = call.run!;
+    call.parked?.();
+    call.parked = undefined;
+    const responses = ctx.inputResponses;
+    for (const [key, open] of call.questions) {
+      if (!open.sent) continue;
+      // A question sent last round and left out of the answers was dismissed.
+      call.questions.delete(key);
+      open.resolve(key in responses ? answerOf(responses[key]) : { none: "dismissed" });
+    }
+    const stop = reportProgress(ctx, run, call.progress);
+    const signal = ctx.signal;
+    let ended: TaskOutcome[] | undefined;
+    try {
+      void run.outcomes.then((o) => {
+        ended = o;
+        call.wake();
+      });
+      while (!ended && !signal.aborted && ![...call.questions.values()].some((o) => !o.sent))
+        await new Promise<void>((resolve) => {
+          call.wake = resolve;
+          signal.addEventListener("abort", () => resolve(), { once: true });
+        });
+    } finally {
+      stop();
+      call.wake = () => {};
+    }
+    if (ended) {
+      this.forget(call);
+      return call.finish(ended);
+    }
+    if (signal.aborted) {
+      run.abort(signal.reason);
+      this.forget(call);
+      await run.outcomes;
+      const cancelled: ToolResult = { content: [{ type: "text", text: "Cancelled" }], isError: true };
+      return cancelled;
+    }
+    const asked = [...call.questions.entries()].filter(([, o]) => !o.sent);
+    for (const [, o] of asked) o.sent = true;
+    this.park(call, signal);
+    // On a 2025 connection the questions are pushed while the call runs on: the round ends early when one of them
+    // is answered elsewhere or times out, or when the call ends.
+    const until = new Promise<void>((resolve) => {
+      call.withdrawn = resolve;
+      void run.outcomes.finally(resolve);
+    });
+    const requests = Object.fromEntries(asked.map(([key, o]) => [key, elicitation(o.q)]));
+    return { ...inputRequired(requests, this.codec.mint({ call: call.id })), until };
+  }
+
+  /** Between rounds: the client answers and retries, or the call is stopped — when the request is cancelled (a 2025
+   * client's question round happens within its request: protocol/session.ts) or after askTimeout. */
+  private park(call: LiveCall, signal: AbortSignal): void {
+    const run = call.run!;
+    const stop = (reason: unknown) => {
+      this.forget(call);
+      run.abort(reason);
+    };
+    const cancelled = () => stop(signal.reason);
+    const timer = setTimeout(
+      () => stop(new Error("the MCP client did not come back for the call")),
+      this.parkMs() + this.graceMs,
+    );
+    signal.addEventListener("abort", cancelled, { once: true });
+    call.parked = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", cancelled);
+    };
+  }
+
+  /** Stops every call's children (the server is going away) and waits for their ends, at most `ms`. */
+  async stopAll(reason: unknown, ms: number): Promise<void> {
+    for (const call of this.live.values()) call.parked?.();
+    const runs = [...this.running];
+    for (const run of runs) run.abort(reason);
+    await Promise.race([Promise.allSettled(runs.map((r) => r.settled)), new Promise((r) => setTimeout(r, ms))]);
+  }
+}

@@ -78,6 +78,16 @@ const seenBy = (marker: string) => {
 const probe = (marker: string, command: string) =>
   `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result: `done ${marker}` } }])}`;
 
+/**
+ * A shell command that tries connect() on each Unix socket and prints `CONNECTED <path>` (then sends `line`) or
+ * `REFUSED <path> <errno name>`. Perl, from Debian's perl-base, is in every sandbox's /usr: the suite's own bun may
+ * live under /tmp (a clone there), which the sandbox replaces with a private folder.
+ */
+function connectProbe(paths: string[], line = ""): string {
+  const script = `$| = 1; for my $p (@ARGV) { my $s = IO::Socket::UNIX->new(Peer => $p); if ($s) { print "CONNECTED $p\\n"; print $s $ENV{PROBE_LINE} . "\\n"; select(undef, undef, undef, 0.3); close $s; } else { my $c = $!{ENOENT} ? "ENOENT" : $!{ECONNREFUSED} ? "ECONNREFUSED" : 0 + $!; print "REFUSED $p $c\\n"; } }`;
+  return `PROBE_LINE='${line}' perl -MIO::Socket::UNIX -e '${script}' ${paths.join(" ")}`;
+}
+
 test("credentials: the child gets a copy with its own provider's key only (the !command run outside); its rewrite with a !command never reaches the user's auth.json, and the model call works", async () => {
   if (skip) return console.warn(skip);
   const marker = `cred${tag}`;
@@ -178,10 +188,9 @@ test("sockets: an unrelated background run's control socket and sockets under /r
   const targets = [record.socket, sockets.runUser, sockets.run, sockets.tmp, sockets.varTmp, sockets.allowed];
   if (existsSync("/run/docker.sock")) targets.push("/run/docker.sock");
   // Connects to each; where it can, it cancels the victim through its owner (as `subagents cancel` does).
-  const connect = `for (const p of process.argv.slice(1)) await new Promise((done) => { const s = require("net").connect(p); s.on("connect", () => { console.log("CONNECTED " + p); s.end(JSON.stringify({ op: "cancel", sessionId: "${victimId}" }) + "\\n"); setTimeout(done, 300); }); s.on("error", (e) => { console.log("REFUSED " + p + " " + e.code); done(); }); });`;
   world.setSubagentSettings({ sandboxReadable: [sockets.allowed] });
   try {
-    const command = `ls -A "${controlDir}" /run /run/user /tmp /var/tmp 2>&1 | head -50; bun -e '${connect}' ${targets.join(" ")}`;
+    const command = `ls -A "${controlDir}" /run /run/user /tmp /var/tmp 2>&1 | head -50; ${connectProbe(targets, JSON.stringify({ op: "cancel", sessionId: victimId }))}`;
     const r = await run(["run", "default", probe(marker, command), "--sandbox", "--json"]);
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
@@ -246,7 +255,7 @@ test("records kept outside the home (SUBAGENTS_DB in a folder of its own) are co
     const command = [
       `echo DATA: $(ls -A ${data}/control | tr '\\n' ' ')$(ls -A ${data}/logs | tr '\\n' ' ')`,
       `head -c 16 ${data}/subagents.db; echo END-DB`,
-      `bun -e 'require("net").connect("${sock}").on("connect", () => { console.log("CONNECTED"); process.exit(0) }).on("error", (e) => console.log("REFUSED " + e.code))'`,
+      connectProbe([sock]),
     ].join("; ");
     const r = await run(["run", "default", probe(marker, command), "--sandbox", "--json"], { env: denv });
     const [t] = summaryOf(r.json);
@@ -255,7 +264,7 @@ test("records kept outside the home (SUBAGENTS_DB in a folder of its own) are co
     expect(/DATA:(.*)/.exec(seen)?.[1]?.trim(), seen.slice(-1500)).toBe("");
     expect(seen).not.toContain("SQLite format");
     expect(seen).toContain("END-DB");
-    expect(seen).toMatch(/REFUSED (ENOENT|ECONNREFUSED)/);
+    expect(seen).toMatch(new RegExp(`REFUSED ${sock} (ENOENT|ECONNREFUSED)`));
     expect((await run(["wait", bgId, "--json"], { env: denv })).code).toBe(0);
   } finally {
     rmSync(data, { recursive: true, force: true });

@@ -82,8 +82,12 @@ export async function runLive(
       onEvent: render,
       onStop: () => (live ? live.setNote(STOPPING) : process.stderr.write(`${STOPPING}\n`)),
       onForce: () => {
-        if (live) live.stop(finalFrame(forcedViews(), width(), style));
-        else process.stderr.write(`${FORCED}\n`);
+        if (!live) return process.stderr.write(`${FORCED}\n`);
+        // The same last lines as a stop that ran its course: the frame, then the totals (outputs are not waited for).
+        const views = forcedViews();
+        live.stop(finalFrame(views, width(), style));
+        log("");
+        log(totalsLine(views, Date.now() - started, style));
       },
     });
   } finally {

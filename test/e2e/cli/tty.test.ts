@@ -254,9 +254,8 @@ test.skipIf(!hasTmux)(
       // At once: well before the 5 s grace period the first Ctrl-C would have waited out.
       expect(Date.now() - started).toBeLessThan(4_000);
       expect(pane.cursorVisible()).toBe(true);
-      expect(exitCode(screen)).toBe(130);
-      expect(screen).toContain("Sub-agents: 0 running, 1 done, 1 cancelled");
-      expect(headerOf(screen, "hangs")).toStartWith("⊘ hangs");
+      // A forced stop ends with the same frame and totals as one that ran its course.
+      expectInterruptedFrame(screen);
       expect(pidsMatching(`sleep 60${tag}`)).toEqual([]);
     } finally {
       pane.close();

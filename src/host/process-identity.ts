@@ -56,3 +56,11 @@ export function recordAlive(r: { pid: number; startTime: string | null }): boole
   const now = procStartTime(r.pid);
   return now === null || now === r.startTime;
 }
+
+/** This process as part of a file name, `<pid>.<start time>` (0 where the system does not tell): what it leaves
+ *  behind is known as its, and a later process given the same PID is not taken for it. */
+export const ownTag = (): string => `${process.pid}.${procStartTime(process.pid) ?? 0}`;
+
+/** Whether the process a name's tag names (ownTag's two parts) still runs. */
+export const tagAlive = (pid: string, start: string): boolean =>
+  recordAlive({ pid: Number(pid), startTime: start === "0" ? null : start });

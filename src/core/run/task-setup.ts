@@ -8,7 +8,7 @@
 import { sanitize } from "../sanitize.ts";
 import type { ErrorCode, RunResult } from "../types.ts";
 import { GIT_LOCATION_VARS } from "./launch/isolation.ts";
-import { listed } from "./launch/worktree-view.ts";
+import { listed } from "../string-list.ts";
 import { abortStop } from "./process/abort-reason.ts";
 import { exitText, runShell, shortCommand } from "./process/shell-command.ts";
 import { projectHookRefusal } from "./task-hooks.ts";

@@ -4,6 +4,7 @@
 // is its own mount point, so replacing it is EBUSY rather than EROFS), protected paths that were missing at the
 // start and exist now (moved aside: `NAME.quarantined`), and what it planted below the top (nested-report.ts).
 import type { Host } from "../../host.ts";
+import { listed } from "../../string-list.ts";
 import type { StoredMessage } from "../../types.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
 import { nestedWarnings, quarantine } from "./nested-report.ts";
@@ -47,9 +48,8 @@ export function guardWarnings(
   const out: string[] = [];
   const list = [...refused];
   if (list.length) {
-    const more = list.length > MAX ? ` and ${list.length - MAX} more` : "";
     out.push(
-      `sandbox: refused the child's write to ${list.slice(0, MAX).join(", ")}${more} (protected: code there would run later outside the sandbox; subagents.sandboxWritable opens a path on purpose)`,
+      `sandbox: refused the child's write to ${listed(list, MAX)} (protected: code there would run later outside the sandbox; subagents.sandboxWritable opens a path on purpose)`,
     );
   }
   for (const p of guard.missing) {

@@ -13,11 +13,11 @@ import { listed } from "../../string-list.ts";
 import { safeGitConfig } from "./git-config-safe.ts";
 import { resolveFrom, scanFolder } from "./nested-scan.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
+import { under } from "./sandbox.ts";
 
 type ReportHost = Pick<Host, "stat" | "listDir" | "readText" | "readBytes" | "writeFile" | "remove" | "rename">;
 
 const MAX = 5;
-const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
 
 /** What in a git folder the child made would run code, taken out; the names of what was taken. A `commondir` stays
  *  when it leads to a repository that was protected during the run (a linked worktree of the person's own). */

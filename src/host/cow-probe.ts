@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { enterArgv, type NamespaceWay } from "../core/run/launch/worktree-view.ts";
-import { runProgram } from "./git-command.ts";
+import { lastLine, runProgram } from "./git-command.ts";
 import { which } from "./pi-discovery.ts";
 
 const PROBE_MS = 15_000;
@@ -39,8 +39,6 @@ export function removeTree(dir: string): void {
   openUp(dir);
   fs.rmSync(dir, { recursive: true, force: true });
 }
-
-const lastLine = (s: string) => s.trim().split("\n").at(-1) ?? "";
 
 /** Mounts one overlay the way a task would, writes through it and checks the user's side stayed as it was. */
 async function tryOverlay(dataRoot: string, way: NamespaceWay): Promise<string | null> {

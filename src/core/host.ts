@@ -128,7 +128,7 @@ export interface Clock {
 
 /** The longest delay one runtime timer takes (2^31 − 1 ms, about 24.8 days): a longer one would fire at once, with
  *  a TimeoutOverflowWarning, so a `--timeout 3000000` would both warn and stop nothing when due. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A timer for any delay: past MAX_TIMER_MS it waits in steps. The handle is what clearLongTimeout takes. */
 export function longTimeout(fn: () => void, ms: number): { timer?: ReturnType<typeof setTimeout> } {

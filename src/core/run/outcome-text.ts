@@ -7,7 +7,7 @@ import { isolationLines } from "./launch/isolation.ts";
 const TOTAL_OUTPUT_BYTES = 48 * 1024;
 
 /** Spec 000: status, task name, error (if any), session id and profile info (tasks without a profile show none). */
-export function statusLine(o: TaskOutcome): string {
+function statusLine(o: TaskOutcome): string {
   const r = o.result;
   const fellBack = r.failedModels?.length
     ? `, model: ${r.model ?? "default"} after ${r.failedModels.join(", ")} failed`

@@ -37,7 +37,7 @@ export const shortCommand = (command: string) => (command.length > 80 ? `${comma
 export const exitText = (e: ExitInfo) => (e.code === null ? `signal ${e.signal}` : `exit ${e.code}`);
 
 /** Keeps the head and the tail of a stream of text (the start says what ran, the end usually says what failed). */
-export function headTailKeeper(max: number): { take(text: string): void; text(): string } {
+function headTailKeeper(max: number): { take(text: string): void; text(): string } {
   const q = Math.floor(max / 4);
   let head = "";
   let tail = "";

@@ -9,7 +9,7 @@ export type SpawnSpec = {
   /** Written to the child's stdin, which is then closed (unless keepStdin). null: stdin is /dev/null. */
   stdin: string | null;
   /** Keep stdin open after writing `stdin`: the caller writes more with ChildProcess.writeStdin (a pooled pi in
-   *  RPC mode, child/pool.ts). */
+   *  RPC mode, run/process/pool.ts). */
   keepStdin?: boolean;
   /** Open fd 3 as a pipe from the child to us (the compact transport). */
   fd3: boolean;

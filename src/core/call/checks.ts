@@ -89,7 +89,7 @@ function ownerRuns(host: Pick<Host, "isAlive" | "startTimeOf">, owner: RunOwner)
 }
 
 /**
- * Spec 000: a profile with conflicting skill settings fails the whole call before anything starts.
+ * A profile with conflicting skill settings (docs/agents.md) fails the whole call before anything starts.
  * Returns the first problem among the named profiles, or null.
  */
 function checkProfileSkills(engine: Engine, names: (string | undefined)[]): string | null {

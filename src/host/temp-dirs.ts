@@ -53,7 +53,9 @@ export function shortTempDir(): string {
 }
 
 /** Our temporary folders whose process is gone (this user's only). */
-export function staleTempDirs(tmp = os.tmpdir(), now = Date.now()): string[] {
+export function staleTempDirs(): string[] {
+  const tmp = os.tmpdir();
+  const now = Date.now();
   let names: string[];
   try {
     names = fs.readdirSync(tmp);
@@ -78,8 +80,8 @@ export function staleTempDirs(tmp = os.tmpdir(), now = Date.now()): string[] {
 }
 
 /** Removes them; returns what went (or would go, with `dryRun`). */
-export function removeStaleTempDirs(dryRun = false, tmp = os.tmpdir()): string[] {
-  const stale = staleTempDirs(tmp);
+export function removeStaleTempDirs(dryRun = false): string[] {
+  const stale = staleTempDirs();
   if (!dryRun) for (const d of stale) fs.rmSync(d, { recursive: true, force: true });
   return stale;
 }

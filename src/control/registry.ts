@@ -5,8 +5,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeFileAtomic } from "../host/atomic-write.ts";
-import { shortPrivateTemp } from "../host/private-files.ts";
-import { pidAlive, procStartTime, recordAlive } from "../host/process-identity.ts";
+import { pidAlive, recordAlive, tagAlive } from "../host/process-identity.ts";
+import { shortTempDir } from "../host/temp-dirs.ts";
 import type { RunOwner } from "../core/store/store-types.ts";
 
 export type OwnerRole = "cli" | "supervisor" | "pi" | "mcp";
@@ -32,24 +32,16 @@ export const controlDir = (dataDir: string) => path.join(dataDir, "control");
 /** An owner's record file. */
 export const ownerFile = (dataDir: string, pid: number) => path.join(controlDir(dataDir), `${pid}.json`);
 
-let fallbackDir: string | null = null;
-
 /**
  * A socket path short enough for sun_path (~104 bytes): under the data dir when it fits, else in a private folder
- * of this process under the temp dir (a random name, 0700, removed when the process exits) — never a name another
- * user could guess and take first. The record names it, so clients find it either way.
+ * of this process under the temp dir (a random name, 0700, named for this process so what a killed one left is
+ * removed, and removed when the process exits: host/temp-dirs.ts) — never a name another user could guess and
+ * take first. The record names it, so clients find it either way.
  */
 export function socketPath(dataDir: string, pid: number): string {
   const near = path.join(controlDir(dataDir), `${pid}.sock`);
   if (Buffer.byteLength(near) < 100) return near;
-  if (!fallbackDir) {
-    // Named for this process (its PID and start time), so what a killed one left is found and removed
-    // (host/temp-dirs.ts), and a live one's never is.
-    const dir = shortPrivateTemp(`subagents-${process.pid}.${procStartTime(process.pid) ?? 0}-`);
-    fallbackDir = dir;
-    process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-  }
-  return path.join(fallbackDir, `${pid}.sock`);
+  return path.join(shortTempDir(), `${pid}.sock`);
 }
 
 export function writeOwner(dataDir: string, r: OwnerRecord): void {
@@ -79,8 +71,7 @@ export function liveOwners(dataDir: string): OwnerRecord[] {
   // The space a process kept in reserve beside the database (host/open-store.ts), when a SIGKILL left it.
   for (const n of all) {
     const b = /^(\d+)\.(\d+)\.ballast$/.exec(n);
-    if (b && !recordAlive({ pid: Number(b[1]), startTime: b[2] === "0" ? null : b[2] }))
-      fs.rmSync(path.join(controlDir(dataDir), n), { force: true });
+    if (b && !tagAlive(b[1], b[2])) fs.rmSync(path.join(controlDir(dataDir), n), { force: true });
   }
   const names = all.filter((n) => /^\d+\.json$/.test(n));
   const out: OwnerRecord[] = [];

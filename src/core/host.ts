@@ -9,7 +9,7 @@ export type SpawnSpec = {
   /** Written to the child's stdin, which is then closed (unless keepStdin). null: stdin is /dev/null. */
   stdin: string | null;
   /** Keep stdin open after writing `stdin`: the caller writes more with ChildProcess.writeStdin (a pooled pi in
-   *  RPC mode, child/pool.ts). */
+   *  RPC mode, run/process/pool.ts). */
   keepStdin?: boolean;
   /** Open fd 3 as a pipe from the child to us (the compact transport). */
   fd3: boolean;
@@ -128,7 +128,7 @@ export interface Clock {
 
 /** The longest delay one runtime timer takes (2^31 − 1 ms, about 24.8 days): a longer one would fire at once, with
  *  a TimeoutOverflowWarning, so a `--timeout 3000000` would both warn and stop nothing when due. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A timer for any delay: past MAX_TIMER_MS it waits in steps. The handle is what clearLongTimeout takes. */
 export function longTimeout(fn: () => void, ms: number): { timer?: ReturnType<typeof setTimeout> } {

@@ -2,6 +2,8 @@
 // tokens, user paths, overly long stack traces). Every pattern is linear: anchored on a fixed prefix and
 // bounded character classes, so a megabyte of hostile text cannot make a regex backtrack for long.
 
+import { escapeRegExp } from "./regexp.ts";
+
 const R = "[REDACTED]";
 /**
  * Start of a token: not preceded by a word character — or preceded by a JSON/C escape such as `\n`, because
@@ -70,7 +72,7 @@ export function maskHomeDir(dir: string | undefined): void {
     homeRule = null;
     return;
   }
-  const literal = d.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const literal = escapeRegExp(d);
   homeRule = { re: new RegExp(`(?<![\\w.-])${literal}(?=[\\/]|\\b|$)`, "g"), to: "~" };
 }
 
@@ -85,9 +87,7 @@ export function maskLiterals(values: string[]): void {
   for (const v of values) if (v.length >= 8) literals.add(v);
   if (literals.size === before) return;
   // Longest first, so a value that contains another is masked whole.
-  const alternatives = [...literals]
-    .sort((a, b) => b.length - a.length)
-    .map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const alternatives = [...literals].sort((a, b) => b.length - a.length).map(escapeRegExp);
   literalRule = new RegExp(alternatives.join("|"), "g");
 }
 

@@ -16,7 +16,7 @@ export const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof
 const given = (v: unknown) => v !== undefined && v !== null;
 const shown = (v: unknown) => JSON.stringify(v)?.slice(0, 40);
 
-/** Spec 000's cwd rules for tool input: absolute, and no `..` segments. */
+/** The cwd rules for tool input (docs/pi-extension.md "Task fields"): absolute, and no `..` segments. */
 export function checkCwd(cwd: string): string | null {
   if (!cwd.startsWith("/")) return "cwd must be an absolute path";
   if (cwd.split("/").includes("..")) return "cwd must not contain '..' path segments";
@@ -212,7 +212,7 @@ export function readTask(i: number, v: unknown): DelegateTask {
   return out as DelegateTask;
 }
 
-/** The task object of pi's tool schema (src/pi/schemas.ts): every field, none required but name and prompt. */
+/** The task object of the tools' schema (core/call/schemas.ts): every field, none required but name and prompt. */
 export const TASK_SCHEMA = Type.Object(
   Object.fromEntries(
     Object.entries(TASK_FIELD_SPECS).map(([k, s]) => [

@@ -1,4 +1,4 @@
-// Shared data shapes of the engine. Plain types only: no runtime imports (see test/core-imports.test.ts).
+// Shared data shapes of the engine. Plain types only: no runtime imports (see test/unit/core/core.test.ts).
 import type { IsolationResult } from "./isolation-types.ts";
 
 export type Usage = {
@@ -95,7 +95,7 @@ export type ChildEvent =
   | { type: "steered"; id: string; text: string }
   /** Another harness's own totals for the run so far (runtimes/): they replace what its turns reported. */
   | { type: "totals"; usage: Omit<Usage, "turns">; turns?: number }
-  /** An acceptance gate attempt started / ended in the child (child/gate.ts). */
+  /** An acceptance gate attempt started / ended in the child (src/child-extension/gate.ts). */
   | { type: "gate_start"; attempt: number; command: string }
   | { type: "gate"; attempt: number; passed: boolean; exitCode: number | null; timedOut: boolean; output: string }
   /** A question for the owner (ask.ts): ask_parent or one of the child's extensions' dialogs. */

@@ -7,26 +7,18 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { enterArgv, type NamespaceWay } from "../core/run/launch/worktree-view.ts";
-import { runProgram } from "./git-command.ts";
+import { lastLine, runProgram } from "./git-command.ts";
+import { which } from "./pi-discovery.ts";
 
 const PROBE_MS = 15_000;
 /** A probe's folder in the data folder: `.cow-probe-<pid>-…`, so one its process left behind can be removed. */
 export const PROBE_PREFIX = ".cow-probe-";
 
+const SYSTEM_BINS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
+
 /** A program on PATH, else in the system folders (a minimal PATH may lack /usr/sbin). */
-export function findProgram(name: string): string | null {
-  const dirs = [...(process.env.PATH ?? "").split(":"), "/usr/bin", "/bin", "/usr/sbin", "/sbin"];
-  for (const dir of dirs) {
-    if (!dir.startsWith("/")) continue;
-    const p = path.join(dir, name);
-    try {
-      if (fs.statSync(p).isFile()) return p;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
+const findProgram = (name: string) =>
+  which(name, [...(process.env.PATH ?? "").split(":").filter((d) => d.startsWith("/")), ...SYSTEM_BINS].join(":"));
 
 /** Removes a folder overlayfs worked in: its `work/work` is left mode 000, which a plain recursive rm cannot enter. */
 export function removeTree(dir: string): void {
@@ -47,8 +39,6 @@ export function removeTree(dir: string): void {
   openUp(dir);
   fs.rmSync(dir, { recursive: true, force: true });
 }
-
-const lastLine = (s: string) => s.trim().split("\n").at(-1) ?? "";
 
 /** Mounts one overlay the way a task would, writes through it and checks the user's side stayed as it was. */
 async function tryOverlay(dataRoot: string, way: NamespaceWay): Promise<string | null> {

@@ -6,6 +6,9 @@ import { GIT_LOCATION_VARS } from "../core/run/launch/isolation.ts";
 
 export type CommandOut = { code: number; stdout: string; stderr: string };
 
+/** The last line of a program's output: what it says went wrong. */
+export const lastLine = (s: string) => s.trim().split("\n").at(-1) ?? "";
+
 /** Worked out once: an isolated task runs about 15 git commands. */
 let cleanEnv: Record<string, string> | null = null;
 function baseEnv(): Record<string, string> {

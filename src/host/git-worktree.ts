@@ -18,8 +18,6 @@ import { type ViewRequest, viewRecord } from "../core/run/launch/worktree-view.t
 import { makeView } from "./worktree-view.ts";
 import { PROBE_PREFIX, removeTree } from "./cow-probe.ts";
 
-export { git };
-
 type OwnerFile = Worktree & { pid: number; startTime: string | null; createdAt: number };
 
 /** When the user has no git identity (a fresh machine, a CI box), commits are made as "subagents". */

@@ -7,7 +7,7 @@ import type { Db } from "../core/host.ts";
 import { Store, type StoreOptions } from "../core/store/store.ts";
 import { StoreError, storeError } from "../core/store/store-error.ts";
 import { freeBytes } from "./fs-parts.ts";
-import { procStartTime } from "./process-identity.ts";
+import { ownTag } from "./process-identity.ts";
 import { PRIVATE_DIR } from "./private-files.ts";
 
 /** What a process that runs tasks keeps in reserve beside the database: room for the short record of a run whose
@@ -21,7 +21,7 @@ function ballast(dir: string): string | null {
   const known = ballasts.get(dir);
   if (known) return known;
   // Named with this process's start time too: a later process with the same PID is not taken for it (registry.ts).
-  const file = path.join(dir, "control", `${process.pid}.${procStartTime(process.pid) ?? "0"}.ballast`);
+  const file = path.join(dir, "control", `${ownTag()}.ballast`);
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     fs.writeFileSync(file, Buffer.alloc(BALLAST_BYTES), { mode: 0o600 });

@@ -66,11 +66,9 @@ export function packageOfScript(script: string | undefined): PiPackage | null {
 
 /** The version of the pi this process runs as (a pi extension's host): its entry script's package, else the package
  *  folder a compiled pi was pointed at (PI_PACKAGE_DIR); "" when neither says. */
-export function runningPiVersion(
-  script: string | undefined = process.argv[1],
-  env: Record<string, string | undefined> = process.env,
-): string {
-  const pkg = packageOfScript(script) ?? (env.PI_PACKAGE_DIR ? readPiPackage(env.PI_PACKAGE_DIR) : null);
+export function runningPiVersion(): string {
+  const dir = process.env.PI_PACKAGE_DIR;
+  const pkg = packageOfScript(process.argv[1]) ?? (dir ? readPiPackage(dir) : null);
   return pkg?.version ?? "";
 }
 

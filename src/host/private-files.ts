@@ -136,14 +136,3 @@ export function privateRecords(agentDir: string, dataDir: string): void {
   // A worktree's own files are the user's project: only the folder holding them is ours to close.
   for (const d of ["subagent-sessions", "schedules", "subagents-runtime"]) privateTree(path.join(agentDir, d));
 }
-
-/**
- * A private folder under the system temp folder whose path is short (Unix socket paths are limited to ~104 bytes):
- * a random name made by mkdtemp (0700), so another user can neither create it first nor look inside.
- */
-export function shortPrivateTemp(prefix: string): string {
-  const base = Buffer.byteLength(os.tmpdir()) < 40 ? os.tmpdir() : "/tmp";
-  const dir = fs.mkdtempSync(path.join(base, prefix));
-  fs.chmodSync(dir, PRIVATE_DIR);
-  return dir;
-}

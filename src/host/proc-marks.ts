@@ -5,6 +5,7 @@
 import * as fs from "node:fs";
 import type { MarkedProcess } from "../core/host.ts";
 import { MARK_ENV } from "../core/run/process/marks.ts";
+import { procState } from "./process-identity.ts";
 
 const COMMAND_CHARS = 200;
 
@@ -56,15 +57,10 @@ export function processesWithEnv(name: string): { pid: number; value: string; co
   return out;
 }
 
-/** Runnable or in an uninterruptible wait (state R or D, /proc/<pid>/stat field 3): not waiting on anything. */
+/** Runnable or in an uninterruptible wait (state R or D): not waiting on anything. */
 function busy(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
-    const state = stat[stat.lastIndexOf(")") + 2];
-    return state === "R" || state === "D";
-  } catch {
-    return false;
-  }
+  const state = procState(pid);
+  return state === "R" || state === "D";
 }
 
 /** Every live process (but this one) that carries a mark. */

@@ -2,6 +2,7 @@
 // own process group, so killing our child's group would miss them: we walk parent links instead.
 import * as fs from "node:fs";
 import { execFileSync } from "node:child_process";
+import { procStatFields } from "./process-identity.ts";
 
 function parentLinks(): Map<number, number[]> {
   const children = new Map<number, number[]>();
@@ -19,15 +20,8 @@ function parentLinks(): Map<number, number[]> {
   for (const name of entries) {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${name}/stat`, "latin1");
-    } catch {
-      continue;
-    }
-    // Field 2 (comm) may contain spaces and parentheses: parse from the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (rest[0] === "Z") continue;
+    const rest = procStatFields(Number(name));
+    if (!rest || rest[0] === "Z") continue;
     add(Number(name), Number(rest[1]));
   }
   return children;

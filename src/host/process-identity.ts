@@ -2,27 +2,30 @@
 // a PID with its start time, so a PID the kernel handed to another process is not taken for theirs.
 import * as fs from "node:fs";
 
-/** The kernel's start time of a PID (clock ticks since boot), or null where the system does not tell. */
-export function procStartTime(pid: number): string | null {
+/** The fields of /proc/<pid>/stat after the command name (field 3, the state, first), or null where the system does
+ *  not tell. The command name (field 2) may hold spaces and parentheses, so the fields are counted from the last ')'. */
+export function procStatFields(pid: number): string[] | null {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Field 22; the command name (field 2) may hold spaces and parentheses, so count from the last ')'.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return null;
   }
 }
 
+/** The kernel's start time of a PID (clock ticks since boot, field 22), or null where the system does not tell. */
+export function procStartTime(pid: number): string | null {
+  return procStatFields(pid)?.[19] ?? null;
+}
+
+/** The process's state letter (field 3: R running, S sleeping, D uninterruptible, Z zombie, …), or null. */
+export function procState(pid: number): string | null {
+  return procStatFields(pid)?.[0] ?? null;
+}
+
 /** A process that has exited but was not yet reaped by its parent (a detached process's parent may be an init that
  *  reaps late, a container may have no init at all): signal 0 still reaches it, yet it does nothing any more. */
-export function isZombie(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
-  } catch {
-    return false;
-  }
-}
+export const isZombie = (pid: number): boolean => procState(pid) === "Z";
 
 /** Signal 0 reaches the PID (EPERM: it exists, another user's). A zombie still counts: see processRuns. */
 export function pidAlive(pid: number): boolean {
@@ -53,3 +56,11 @@ export function recordAlive(r: { pid: number; startTime: string | null }): boole
   const now = procStartTime(r.pid);
   return now === null || now === r.startTime;
 }
+
+/** This process as part of a file name, `<pid>.<start time>` (0 where the system does not tell): what it leaves
+ *  behind is known as its, and a later process given the same PID is not taken for it. */
+export const ownTag = (): string => `${process.pid}.${procStartTime(process.pid) ?? 0}`;
+
+/** Whether the process a name's tag names (ownTag's two parts) still runs. */
+export const tagAlive = (pid: string, start: string): boolean =>
+  recordAlive({ pid: Number(pid), startTime: start === "0" ? null : start });

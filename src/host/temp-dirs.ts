@@ -6,20 +6,28 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { procStartTime, recordAlive } from "./process-identity.ts";
+import { ownTag, tagAlive } from "./process-identity.ts";
+import { PRIVATE_DIR } from "./private-files.ts";
 
 const OURS = /^subagents-(?:(\d+)\.(\d+)-)?[A-Za-z0-9]{6}$/;
 /** A folder of an older build names no owner: it is taken for abandoned once nothing in it changed for this long. */
 const UNNAMED_AFTER_MS = 24 * 3_600_000;
 
 let tempDir: string | null = null;
+let shortDir: string | null = null;
+
+/** A new folder of this process under `base`, named for it (`subagents-<pid>.<start>-XXXXXX`) and owner-only. */
+function ownedTempDir(base: string): string {
+  const dir = fs.mkdtempSync(path.join(base, `subagents-${ownTag()}-`));
+  fs.chmodSync(dir, PRIVATE_DIR);
+  return dir;
+}
 
 /** This process's folder for temp files, made on first use and removed when the process exits. */
 export function privateTempDir(): string {
   if (tempDir && fs.existsSync(tempDir)) return tempDir;
   const first = tempDir === null;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `subagents-${process.pid}.${procStartTime(process.pid) ?? 0}-`));
-  fs.chmodSync(dir, 0o700);
+  const dir = ownedTempDir(os.tmpdir());
   if (first) {
     process.once("exit", () => {
       if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
@@ -32,8 +40,22 @@ export function privateTempDir(): string {
   return dir;
 }
 
+/**
+ * This process's folder for a Unix socket whose path must stay short (sun_path: ~104 bytes): like privateTempDir's,
+ * under /tmp when the system temp folder's own path is long. Made on first use, removed when the process exits.
+ */
+export function shortTempDir(): string {
+  if (shortDir) return shortDir;
+  const dir = ownedTempDir(Buffer.byteLength(os.tmpdir()) < 40 ? os.tmpdir() : "/tmp");
+  shortDir = dir;
+  process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 /** Our temporary folders whose process is gone (this user's only). */
-export function staleTempDirs(tmp = os.tmpdir(), now = Date.now()): string[] {
+export function staleTempDirs(): string[] {
+  const tmp = os.tmpdir();
+  const now = Date.now();
   let names: string[];
   try {
     names = fs.readdirSync(tmp);
@@ -46,11 +68,11 @@ export function staleTempDirs(tmp = os.tmpdir(), now = Date.now()): string[] {
     const m = OURS.exec(name);
     if (!m) continue;
     const dir = path.join(tmp, name);
-    if (dir === tempDir) continue;
+    if (dir === tempDir || dir === shortDir) continue;
     const st = fs.statSync(dir, { throwIfNoEntry: false });
     if (!st?.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
     if (m[1]) {
-      if (!recordAlive({ pid: Number(m[1]), startTime: m[2] === "0" ? null : m[2] })) out.push(dir);
+      if (!tagAlive(m[1], m[2])) out.push(dir);
     } else if (now - st.mtimeMs > UNNAMED_AFTER_MS && now - newestChange(dir, st.mtimeMs) > UNNAMED_AFTER_MS)
       out.push(dir);
   }
@@ -58,8 +80,8 @@ export function staleTempDirs(tmp = os.tmpdir(), now = Date.now()): string[] {
 }
 
 /** Removes them; returns what went (or would go, with `dryRun`). */
-export function removeStaleTempDirs(dryRun = false, tmp = os.tmpdir()): string[] {
-  const stale = staleTempDirs(tmp);
+export function removeStaleTempDirs(dryRun = false): string[] {
+  const stale = staleTempDirs();
   if (!dryRun) for (const d of stale) fs.rmSync(d, { recursive: true, force: true });
   return stale;
 }

@@ -6,11 +6,10 @@
 // The user's files are only read.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { escapeRegExp } from "../core/regexp.ts";
 
 /** Text files above this are no venv script or path file. */
 const MAX_BYTES = 1024 * 1024;
-
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The venvs in a carried folder: the folder itself, or one level down (`.tox/py311`, `envs/dev`). */
 function venvRoots(dir: string): string[] {
@@ -66,7 +65,7 @@ export function relocateVenvs(
   layer: (folder: string) => string,
 ): number {
   // The repository's path as a whole path: /home/me/proj, not the start of /home/me/proj-old.
-  const named = new RegExp(`${escapeRe(repo)}(?![A-Za-z0-9_.-])`, "g");
+  const named = new RegExp(`${escapeRegExp(repo)}(?![A-Za-z0-9_.-])`, "g");
   let rewritten = 0;
   for (const folder of folders) {
     const base = path.join(repo, folder);

@@ -17,7 +17,7 @@ import {
   type WorktreeView,
 } from "../core/run/launch/worktree-view.ts";
 import { overlayWay, reflinkFlags, reflinkWorks } from "./cow-probe.ts";
-import { git, must, runProgram } from "./git-command.ts";
+import { git, lastLine, must, runProgram } from "./git-command.ts";
 import { relocateVenvs } from "./venv-relocate.ts";
 
 /** Python's byte-code caches: made again as needed, and one mount each would cost more than they save. */
@@ -32,7 +32,7 @@ async function reallyIgnored(repo: string, paths: string[]): Promise<string[]> {
   if (!paths.length) return [];
   const r = await git(["check-ignore", "-z", "--stdin"], repo, {}, `${paths.join("\0")}\0`);
   // Exit 1: none of them is ignored.
-  if (r.code !== 0 && r.code !== 1) throw new Error(`git check-ignore failed: ${r.stderr.trim().split("\n").at(-1)}`);
+  if (r.code !== 0 && r.code !== 1) throw new Error(`git check-ignore failed: ${lastLine(r.stderr)}`);
   return split0(r.stdout);
 }
 
@@ -78,7 +78,7 @@ async function copyEntry(from: string, to: string, flags: string[] = []): Promis
   fs.mkdirSync(path.dirname(to), { recursive: true });
   const isDir = fs.existsSync(to) && fs.statSync(to).isDirectory();
   const r = await runProgram("cp", ["-a", ...flags, isDir ? `${from}/.` : from, to], { cwd: path.dirname(to) });
-  return r.code === 0 ? null : r.stderr.trim().split("\n").at(-1) || `cp exit ${r.code}`;
+  return r.code === 0 ? null : lastLine(r.stderr) || `cp exit ${r.code}`;
 }
 
 /** Bytes of the regular files under dir (what a copy of it costs). */

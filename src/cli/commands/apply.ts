@@ -2,7 +2,7 @@
 // --cherry-pick only the sub-agent's own commits (the branch starts with a snapshot of what was uncommitted
 // when the task started). Conflicts are git's own: the files are listed and the way out is named.
 import * as path from "node:path";
-import { git } from "../../host/git-worktree.ts";
+import { git } from "../../host/git-command.ts";
 import { parse } from "../flags/args.ts";
 import { APPLY_FLAGS } from "../flags/command-flags.ts";
 import { parseOptions } from "../flags/flag.ts";

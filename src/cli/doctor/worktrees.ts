@@ -4,7 +4,7 @@
 // folder, removed at once (the only files doctor writes).
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { listed } from "../../core/run/launch/worktree-view.ts";
+import { listed } from "../../core/string-list.ts";
 import { overlayWay, reflinkWorks } from "../../host/cow-probe.ts";
 import { git } from "../../host/git-command.ts";
 import { ignoredFolders } from "../../host/worktree-view.ts";

@@ -74,7 +74,7 @@ function storeProblem(engine: Engine): Refusal | null {
 }
 
 /** Why a session cannot be resumed now (docs/pi-extension.md "Task fields"), or null. */
-export function checkResumable(engine: Engine, id: string): string | null {
+function checkResumable(engine: Engine, id: string): string | null {
   const prior = engine.store.getSession(id);
   if (!prior || prior.runs.length === 0) return resumeNotFound(id);
   // Running, or queued in a call still under way: its owner will run it.
@@ -82,17 +82,17 @@ export function checkResumable(engine: Engine, id: string): string | null {
 }
 
 /** A run's owner still runs: its PID, and the same process when its start time was recorded (never a bare PID). */
-export function ownerRuns(host: Pick<Host, "isAlive" | "startTimeOf">, owner: RunOwner): boolean {
+function ownerRuns(host: Pick<Host, "isAlive" | "startTimeOf">, owner: RunOwner): boolean {
   if (!host.isAlive(owner.pid)) return false;
   const now = owner.start === null ? null : (host.startTimeOf?.(owner.pid) ?? null);
   return now === null || now === owner.start;
 }
 
 /**
- * Spec 000: a profile with conflicting skill settings fails the whole call before anything starts.
+ * A profile with conflicting skill settings (docs/agents.md) fails the whole call before anything starts.
  * Returns the first problem among the named profiles, or null.
  */
-export function checkProfileSkills(engine: Engine, names: (string | undefined)[]): string | null {
+function checkProfileSkills(engine: Engine, names: (string | undefined)[]): string | null {
   for (const name of new Set(names)) {
     const p = name ? findProfile(engine.profiles, name) : undefined;
     const problem = p ? validateProfileSkills(p) : null;
@@ -103,7 +103,7 @@ export function checkProfileSkills(engine: Engine, names: (string | undefined)[]
 
 /** A gate runs in its task's folder, so that folder must exist: else the task would run to the end only to fail
  * its check. */
-export function gateFolderProblem(engine: Pick<Engine, "host" | "profiles">, inputs: TaskInput[]): string | null {
+function gateFolderProblem(engine: Pick<Engine, "host" | "profiles">, inputs: TaskInput[]): string | null {
   for (const t of inputs) {
     const profile = t.profile ? findProfile(engine.profiles, t.profile) : undefined;
     const gate = t.gate ?? profile?.gate;

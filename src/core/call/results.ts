@@ -1,4 +1,4 @@
-// What pi 1.x takes from a tool result besides text (issue 21, item 4):
+// What pi 1.x takes from a tool result besides text (docs/pi-extension.md "Usage and structured results"):
 // - `usage` in pi's Usage shape: pi persists it on the tool result and adds it to its footer, `/session` and the
 //   RPC `get_session_stats` totals, so sub-agents' spend counts where the user looks. Only children that ran in
 //   this call are counted (a resumed session's earlier runs were counted by the call that ran them).
@@ -46,7 +46,7 @@ export type StructuredTask = {
   agent: string;
   status: "completed" | "error" | "running" | "skipped";
   output: string;
-  /** The task's structured result (outputSchema) and its acceptance gate's outcome (issue 23). */
+  /** The task's structured result (outputSchema) and its acceptance gate's outcome. */
   data?: unknown;
   gate?: { passed: boolean; attempts: number };
   error?: string;

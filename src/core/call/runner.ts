@@ -12,7 +12,7 @@ import type { RunState } from "../run/process/run-state.ts";
 import { runScheduled } from "../run/scheduler.ts";
 import { runTask } from "../run/task.ts";
 import { failedResult } from "../run/task-error.ts";
-import { sessionOf } from "../run/session-file.ts";
+import { runOwner, sessionOf } from "../run/session-file.ts";
 import { settleHooks } from "../run/task-hooks.ts";
 import type { PreparedTask, TaskOutcome, TaskWiring } from "../run/task-types.ts";
 import type { ChildEvent } from "../types.ts";
@@ -126,8 +126,7 @@ function recordQueued(engine: Engine, call: PreparedCall): number[] {
       ids.push(
         store.queueRun(sessionOf(engine, t, t.profile ?? "default"), {
           prompt: t.prompt,
-          ownerPid: host.pid,
-          ownerStart: host.startTimeOf?.(host.pid) ?? null,
+          ...runOwner(host),
           name: t.name,
         }),
       );

@@ -3,6 +3,7 @@
 // request the parent makes. A project workflow is repo-controlled, so it needs the same consent as a project
 // agent (subagents.projectAgents, else the user is asked once per file and pi session).
 import type { ConfirmContext } from "./confirm-fanout.ts";
+import { projectFileRefusal } from "./project-consent.ts";
 import { discoverWorkflows, loadWorkflow, WorkflowError } from "../profiles/workflows.ts";
 import type { Engine } from "../run/engine.ts";
 
@@ -32,24 +33,20 @@ export async function withWorkflow(
     throw err;
   }
   const { workflow, params } = loaded;
-  if (workflow.source === "project" && !allowed.has(workflow.file)) {
-    const policy = engine.settings.projectAgents;
-    if (policy === "deny")
-      throw new Error(
-        `Project workflow "${name}" (${workflow.file}) is not allowed: settings subagents.projectAgents is "deny".`,
-      );
-    if (policy !== "allow") {
-      if (!ctx.hasUI || !ctx.ui)
-        throw new Error(
-          `Project workflow "${name}" (${workflow.file}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`,
-        );
-      const ok = await ctx.ui.confirm(
-        "Run a project workflow?",
-        `Workflow "${name}" comes from this repository (${workflow.file}) and sets the sub-agents' prompts. Run it?`,
-      );
-      if (!ok) throw new Error(`Project workflow "${name}" was not approved.`);
-      allowed.add(workflow.file);
-    }
+  if (workflow.source === "project") {
+    const ui = ctx.hasUI ? ctx.ui : undefined;
+    const why = await projectFileRefusal(
+      engine.settings.projectAgents,
+      workflow.file,
+      `Project workflow "${name}"`,
+      {
+        title: "Run a project workflow?",
+        message: `Workflow "${name}" comes from this repository (${workflow.file}) and sets the sub-agents' prompts. Run it?`,
+      },
+      allowed,
+      ui && ((title, message) => ui.confirm(title, message)),
+    );
+    if (why) throw new Error(why);
   }
   return { ...params, ...call };
 }

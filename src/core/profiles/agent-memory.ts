@@ -12,7 +12,7 @@ export const MEMORY_LINES = 200;
 /** Bytes read at most: a runaway file never floods the prompt or the process. */
 const MEMORY_BYTES = 64 * 1024;
 const WRITE_TOOLS = ["edit", "write"];
-/** pi's tools when no list is given (the child's default; see run/invocation.ts). */
+/** pi's tools when no list is given (the child's default; see run/launch/invocation.ts). */
 const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
 
 /** The project a cwd belongs to: the nearest folder up from it that has `.git` or `.pi`, else cwd itself. */

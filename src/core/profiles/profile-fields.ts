@@ -45,7 +45,7 @@ const CONTRACT_FLAGS = [
   "-v",
 ];
 
-/** Spec 000's guard plus flags that would break the child contract. Returns a reason, or null. */
+/** Flags that would override the agent's tool restrictions or break the child contract (docs/agents.md `extraArgs`). Returns a reason, or null. */
 export function extraArgsProblem(args: string[], restrictsTools: boolean): string | null {
   for (const arg of args) {
     const flag = arg.split("=")[0];

@@ -50,7 +50,7 @@ export type Profile = {
   fallbackModels?: string[];
   /** Claude Code's display colour, as written. */
   color?: string;
-  /** Acceptance gate (run/gate.ts): a shell command that must pass before the task counts as completed. */
+  /** Acceptance gate (run/process/gate.ts): a shell command that must pass before the task counts as completed. */
   gate?: string;
   gateTimeout?: number;
   gateRetries?: number;

@@ -230,7 +230,7 @@ function withYamlNote(text: string, message: string): string {
   }
 }
 
-/** Spec 000's skill conflicts (the whole delegate call fails on them). */
+/** Conflicting skill settings (`noSkills` with a skill list: docs/agents.md); the whole delegate call fails on them. */
 export function validateProfileSkills(p: Profile): string | null {
   if (p.noSkills && p.suggestedSkills?.length) {
     return `Profile "${p.name}" has both "suggestedSkills" and "noSkills" set. These are mutually exclusive — --no-skills would override --skill flags.`;

@@ -2,7 +2,6 @@
 // stopped it (guard and proxy reports, said as warnings), the network its proxy lets through, and credentials
 // advice when its model could not be used.
 import { credentialsError } from "../credentials.ts";
-import { readUserModels } from "../profiles/model-resolve.ts";
 import type { RunResult } from "../types.ts";
 import { expectedDefaultModel } from "./default-model.ts";
 import { modelEndpoints, providerOf } from "./model-endpoint.ts";
@@ -13,6 +12,7 @@ import type { Placed } from "./runners/types.ts";
 import { foreignEndpoints } from "./runtimes/providers.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import type { TaskContext } from "./task-context.ts";
+import { userModels } from "./engine.ts";
 
 const note = (task: TaskContext, warning: string | null | undefined) => {
   if (warning && !task.warnings.includes(warning)) task.warnings.push(warning);
@@ -32,8 +32,7 @@ export function childProvider(task: TaskContext, childModel: string | null | und
   const { engine } = task;
   const model = childModel ?? expectedDefaultModel(engine, task.cwd);
   if (!model) return undefined;
-  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
-  return providerOf(model, engine.caches.userModels);
+  return providerOf(model, userModels(engine));
 }
 
 /** A failed run whose model had no credentials says how to give it some (credentials.ts). */
@@ -55,7 +54,6 @@ export function childNetwork(
   const { engine, where } = task;
   const mode = engine.settings.sandboxNetwork;
   if (mode === "all" || !(where.sandbox || where.runner.name === "docker")) return undefined;
-  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
   const foreign =
     task.runtime.name === "pi"
       ? null
@@ -65,7 +63,7 @@ export function childNetwork(
         });
   const model = foreign
     ? { allow: foreign }
-    : modelEndpoints(engine.host, engine.agentDir, childModel, engine.caches.userModels);
+    : modelEndpoints(engine.host, engine.agentDir, childModel, userModels(engine));
   note(task, model.warning);
   const allow = [...model.allow, ...(mode === "model" ? engine.settings.sandboxAllowHosts : [])];
   const forwarder = engine.netForwarder ?? (engine.piEnv.SUBAGENTS_ROLE === "pi" ? engine.piCommand : undefined);

@@ -2,8 +2,7 @@
 // settings.json. A project's `.pi/settings.json` that sets its own applies only when pi trusts the project, which
 // the owner cannot always tell (the CLI): then nothing is expected rather than a false "wrong model".
 import type { Host } from "../host.ts";
-import { readUserModels } from "../profiles/model-resolve.ts";
-import type { Engine } from "./engine.ts";
+import { type Engine, userModels } from "./engine.ts";
 
 function projectSetsModel(host: Host, cwd: string): boolean {
   const text = host.readText(`${cwd}/.pi/settings.json`);
@@ -18,6 +17,5 @@ function projectSetsModel(host: Host, cwd: string): boolean {
 
 export function expectedDefaultModel(engine: Engine, cwd: string): string | undefined {
   if (projectSetsModel(engine.host, cwd)) return undefined;
-  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
-  return engine.caches.userModels.defaultModel;
+  return userModels(engine).defaultModel;
 }

@@ -4,7 +4,7 @@ import type { Clock, Host } from "../host.ts";
 import type { Profile } from "../profiles/profile.ts";
 import type { Diagnostic } from "../profiles/profile-discovery.ts";
 import type { Skill } from "../profiles/skills.ts";
-import type { UserModels } from "../profiles/model-resolve.ts";
+import { readUserModels, type UserModels } from "../profiles/model-resolve.ts";
 import type { Settings } from "../settings.ts";
 import type { SessionStore } from "../store/store-types.ts";
 import type { RunLimits } from "./process/runner.ts";
@@ -88,6 +88,12 @@ export type CallCaches = {
 /** The one way an engine is made: its parts, and the call it serves. */
 export function createEngine<P extends EngineParts>(parts: P, call: CallContext = {}): P & Engine {
   return { ...parts, call, caches: {} };
+}
+
+/** The user's models and default model (pi's files), read once per call by the first task that needs them. */
+export function userModels(engine: Pick<Engine, "host" | "agentDir" | "caches">): UserModels {
+  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
+  return engine.caches.userModels;
 }
 
 /** The parent's trust decision applies to its own folder and everything under it; elsewhere pi's own rules decide. */

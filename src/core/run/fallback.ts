@@ -12,14 +12,14 @@ import { expectedDefaultModel } from "./default-model.ts";
 import { chooseModel } from "./model-choice.ts";
 import type { TaskContext } from "./task-context.ts";
 
-export const FALLBACK_CONTINUE_TEXT = "The previous model failed; continue the task where it left off.";
+const FALLBACK_CONTINUE_TEXT = "The previous model failed; continue the task where it left off.";
 
 export function fallbackModels(profile: Profile | null, settings: Settings): string[] {
   return profile?.fallbackModels?.length ? profile.fallbackModels : settings.fallbackModels;
 }
 
 /** The run ended because its model call failed (not a stop of ours, a crash or the task's own ERROR). */
-export function modelFailed(r: RunResult): boolean {
+function modelFailed(r: RunResult): boolean {
   return (
     r.status === "error" &&
     r.stopReason === "error" &&
@@ -28,10 +28,10 @@ export function modelFailed(r: RunResult): boolean {
 }
 
 /** The failed run got at least one answer through (errored attempts are not kept in pi's context). */
-export const didWork = (r: RunResult) => r.messages.some((m) => m.role === "assistant" && !m.error);
+const didWork = (r: RunResult) => r.messages.some((m) => m.role === "assistant" && !m.error);
 
 /** The next attempt's result, carrying what the failed ones spent. */
-export function afterFallback(failed: RunResult, failedModel: string, next: RunResult, warning: string): RunResult {
+function afterFallback(failed: RunResult, failedModel: string, next: RunResult, warning: string): RunResult {
   const failedModels = [...(failed.failedModels ?? []), failedModel];
   return {
     ...next,

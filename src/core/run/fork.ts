@@ -108,7 +108,7 @@ export function branchOfFile(text: string): ForkEntry[] {
 
 /**
  * What the parent pi sent with its delegating request, as its extension sees it at call time: its system prompt
- * and its active tools' definitions, in order. A forked child that sends the same (child/fork-prompt.ts) repeats
+ * and its active tools' definitions, in order. A forked child that sends the same (src/child-extension/fork-prompt.ts) repeats
  * the parent's whole request as a prefix — providers bill that as a cache read (tools → system → messages).
  */
 export type { ParentPrompt };

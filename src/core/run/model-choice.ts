@@ -1,8 +1,8 @@
 // The model a task runs on (and each fallback model): as its author meant it, resolved against the parent's model,
 // the settings' aliases and the user's own models.
 import type { Profile } from "../profiles/profile.ts";
-import { readUserModels, resolveProfileModel } from "../profiles/model-resolve.ts";
-import type { Engine } from "./engine.ts";
+import { resolveProfileModel } from "../profiles/model-resolve.ts";
+import { type Engine, userModels } from "./engine.ts";
 
 /**
  * The model a task runs on: the task's or profile's `model` as its author meant it (model-resolve.ts).
@@ -16,11 +16,10 @@ export function chooseModel(
 ): { model?: string | null; warning?: string } {
   const wanted = requested ?? profile?.model;
   if (!wanted) return {};
-  engine.caches.userModels ??= readUserModels(engine.host, engine.agentDir);
   const choice = resolveProfileModel(profile, wanted, {
     parentModel: engine.call.parentModel,
     aliases: engine.settings.modelAliases,
-    user: engine.caches.userModels,
+    user: userModels(engine),
   });
   return { model: choice.model ?? null, warning: choice.warning };
 }

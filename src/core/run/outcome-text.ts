@@ -1,4 +1,4 @@
-// Spec 000's texts about finished tasks, shared by the pi tool and the CLI.
+// The texts about finished tasks (docs/pi-extension.md "Tools"), shared by the pi tool and the CLI.
 import type { TaskOutcome } from "./task-types.ts";
 import { truncateHeadTail } from "../truncate.ts";
 import { isolationLines } from "./launch/isolation.ts";
@@ -6,8 +6,8 @@ import { isolationLines } from "./launch/isolation.ts";
 /** Output budget of the whole tool result, split between tasks; each task keeps its head and tail. */
 const TOTAL_OUTPUT_BYTES = 48 * 1024;
 
-/** Spec 000: status, task name, error (if any), session id and profile info (tasks without a profile show none). */
-export function statusLine(o: TaskOutcome): string {
+/** Status, task name, error (if any), session id and profile info (tasks without a profile show none). */
+function statusLine(o: TaskOutcome): string {
   const r = o.result;
   const fellBack = r.failedModels?.length
     ? `, model: ${r.model ?? "default"} after ${r.failedModels.join(", ")} failed`

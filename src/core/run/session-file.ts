@@ -1,5 +1,6 @@
 // Where a task is recorded: the session record its runs go in, and its child's own pi session file (pi's per-cwd
 // folder convention under the agent dir).
+import type { Host } from "../host.ts";
 import type { NewSession } from "../store/store-types.ts";
 import type { Engine } from "./engine.ts";
 import type { TaskInput } from "./task-types.ts";
@@ -20,6 +21,12 @@ export function sessionOf(
     schedule: engine.call.schedule,
     ...(sessionFile ? { sessionFile } : {}),
   };
+}
+
+/** This process as the owner of the runs it records: its PID, and that process's start time (a PID the kernel later
+ *  gives to another process is not taken for it). */
+export function runOwner(host: Pick<Host, "pid" | "startTimeOf">): { ownerPid: number; ownerStart: string | null } {
+  return { ownerPid: host.pid, ownerStart: host.startTimeOf?.(host.pid) ?? null };
 }
 
 /** pi's own convention for per-cwd folders: `/a/b` → `--a-b--`. */

@@ -10,7 +10,7 @@ export class TaskError extends Error {
   constructor(
     message: string,
     readonly code: ErrorCode,
-    /** Spec 000: a task refused for its profile still gets a session marked as error, to be looked up later. */
+    /** A task refused for its profile still gets a session marked as error, to be looked up later. */
     readonly recordSession = false,
   ) {
     super(message);

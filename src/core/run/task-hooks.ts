@@ -8,7 +8,7 @@ import type { HookCommand, HookEvent } from "../hook-settings.ts";
 import type { Profile } from "../profiles/profile.ts";
 import type { SessionStore } from "../store/store-types.ts";
 import { sanitize } from "../sanitize.ts";
-import { runShell } from "./process/shell-command.ts";
+import { exitText, runShell, shortCommand } from "./process/shell-command.ts";
 import type { Engine } from "./engine.ts";
 import type { TaskWiring } from "./task-types.ts";
 import type { TaskEventPayload } from "./hooks/payload.ts";
@@ -33,7 +33,7 @@ export function hooksFor(
       continue;
     }
     const why = projectHookRefusal(engine, "hooks");
-    if (why) refused.push(`${event} hook \`${short(h.command)}\` from ${h.file} not run: ${why}`);
+    if (why) refused.push(`${event} hook \`${shortCommand(h.command)}\` from ${h.file} not run: ${why}`);
     else run.push(h);
   }
   const own = profile?.[event];
@@ -56,8 +56,6 @@ export function projectHookRefusal(engine: Engine, what: "hooks" | "setup comman
     return `a project's ${what} ${verb} not allowed: your settings' subagents.projectAgents is "deny"`;
   return `a project's ${what} ${what === "hooks" ? "need" : "needs"} consent: set subagents.projectAgents to "allow" in your own settings (pi asks when it has a UI)`;
 }
-
-const short = (command: string) => (command.length > 80 ? `${command.slice(0, 77)}…` : command);
 
 /**
  * Tells everyone who listens that a task started or ended: the front (pi.events) at once, the shell hooks in the
@@ -83,7 +81,7 @@ export function fireTaskEvent(
   for (const h of run) {
     const p = runHook(engine, h, payload)
       .then((w) => w && warn(w))
-      .catch((err) => warn(`${h.event} hook \`${short(h.command)}\` could not run: ${(err as Error).message}`))
+      .catch((err) => warn(`${h.event} hook \`${shortCommand(h.command)}\` could not run: ${(err as Error).message}`))
       .finally(() => pending.delete(p));
     pending.add(p);
   }
@@ -117,10 +115,10 @@ async function runHook(engine: Engine, hook: HookCommand, payload: TaskEventPayl
     maxChars: STDERR_TAIL * 4,
     graceMs: HOOK_GRACE_MS,
   });
-  const what = `${hook.event} hook \`${short(hook.command)}\` (${hook.source === "agent" ? `agent file ${hook.file}` : hook.file})`;
+  const what = `${hook.event} hook \`${shortCommand(hook.command)}\` (${hook.source === "agent" ? `agent file ${hook.file}` : hook.file})`;
   if (ran.end === "timeout" || ran.end === "aborted")
     return `${what} did not end within ${engine.settings.hooks.timeout} s (subagents.hooks.timeout): ended; the task went on`;
   if (ran.end.code === 0) return null;
   const tail = ran.output.trim().split("\n").slice(-3).join(" / ").slice(-STDERR_TAIL);
-  return `${what} failed (${ran.end.code === null ? `signal ${ran.end.signal}` : `exit ${ran.end.code}`})${tail ? `: ${tail}` : ""}; the task went on`;
+  return `${what} failed (${exitText(ran.end)})${tail ? `: ${tail}` : ""}; the task went on`;
 }

@@ -7,7 +7,7 @@ import type { SessionStore } from "../store/store-types.ts";
 import { formatResumePrompt, resumeNotFound } from "../store/transcript.ts";
 import { isolationProblem } from "./launch/isolation.ts";
 import { chooseModel } from "./model-choice.ts";
-import { childSessionFile, sessionOf } from "./session-file.ts";
+import { childSessionFile, runOwner, sessionOf } from "./session-file.ts";
 import { failedResult, profileRefusal, TaskError } from "./task-error.ts";
 import { trustFor, type Engine } from "./engine.ts";
 import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
@@ -79,8 +79,7 @@ export async function prepareTask(
     // The record says what ran the child (which pi, or the other harness's CLI), and where.
     runId = store.startRun(id, {
       prompt: input.prompt,
-      ownerPid: host.pid,
-      ownerStart: host.startTimeOf?.(host.pid) ?? null,
+      ...runOwner(host),
       pi: runtime.name === "pi" ? engine.piDescribe : runtime.name,
       name: input.name,
       sandbox: where.sandbox,
@@ -142,8 +141,7 @@ function refuse(engine: Engine, input: PreparedTask, err: TaskError, wiring: Tas
       if (!store.getSession(id)) store.createSession(sessionOf(engine, input, agent));
       const runId = store.startRun(id, {
         prompt: input.prompt,
-        ownerPid: host.pid,
-        ownerStart: host.startTimeOf?.(host.pid) ?? null,
+        ...runOwner(host),
         name: input.name,
       });
       store.finishRun(runId, result);

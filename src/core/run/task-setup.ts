@@ -8,9 +8,9 @@
 import { sanitize } from "../sanitize.ts";
 import type { ErrorCode, RunResult } from "../types.ts";
 import { GIT_LOCATION_VARS } from "./launch/isolation.ts";
-import { listed } from "./launch/worktree-view.ts";
+import { listed } from "../string-list.ts";
 import { abortStop } from "./process/abort-reason.ts";
-import { runShell } from "./process/shell-command.ts";
+import { exitText, runShell, shortCommand } from "./process/shell-command.ts";
 import { projectHookRefusal } from "./task-hooks.ts";
 import { failedResult } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
@@ -20,7 +20,6 @@ const SETUP_OUTPUT_CHARS = 8000;
 /** Between SIGTERM and SIGKILL for a setup ended at its timeout. */
 const SETUP_GRACE_MS = 2000;
 
-const short = (command: string) => (command.length > 80 ? `${command.slice(0, 77)}…` : command);
 const lastLines = (text: string, n: number) => text.trim().split("\n").slice(-n).join("\n");
 
 /** The setup commands of this task, in order, and a warning for a project's command that may not run. */
@@ -31,7 +30,7 @@ export function setupCommands(task: Pick<TaskContext, "engine" | "profile">): { 
   const own = engine.settings.setup;
   if (own) {
     const why = own.source === "project" ? projectHookRefusal(engine, "setup command") : null;
-    if (why) refused = sanitize(`setup \`${short(own.command)}\` from ${own.file} not run: ${why}`);
+    if (why) refused = sanitize(`setup \`${shortCommand(own.command)}\` from ${own.file} not run: ${why}`);
     else run.push(own.command);
   }
   if (profile?.setup) run.push(profile.setup);
@@ -73,13 +72,13 @@ export async function setupTask(task: TaskContext): Promise<RunResult | void> {
     if (ran.end === "timeout")
       return ended(
         task,
-        `Setup \`${short(command)}\` did not finish within ${timeout} s (subagents.setupTimeout) in the task's worktree; the task did not start${out ? `:\n${out}` : ""}`,
+        `Setup \`${shortCommand(command)}\` did not finish within ${timeout} s (subagents.setupTimeout) in the task's worktree; the task did not start${out ? `:\n${out}` : ""}`,
         "SETUP_FAILED",
       );
     if (ran.end.code !== 0)
       return ended(
         task,
-        `Setup \`${short(command)}\` failed (${ran.end.code === null ? `signal ${ran.end.signal}` : `exit ${ran.end.code}`}) in the task's worktree; the task did not start${out ? `:\n${out}` : ""}`,
+        `Setup \`${shortCommand(command)}\` failed (${exitText(ran.end)}) in the task's worktree; the task did not start${out ? `:\n${out}` : ""}`,
         "SETUP_FAILED",
       );
   }

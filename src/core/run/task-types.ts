@@ -103,7 +103,7 @@ export type TaskWiring = {
   callSpend?: CallSpend;
   /** The call's rate-limit gate (rate-gate.ts). */
   rateGate?: RateGate;
-  /** This task's ticket to the call's kept children (child/pool.ts). */
+  /** This task's ticket to the call's kept children (process/pool.ts). */
   pool?: PoolTicket;
   /** Asked just before the child would start: a refusal (the session's cost cap, session-caps.ts) records the task
    *  as not started. Children already running are not affected. */

@@ -35,7 +35,7 @@ const STAGES: TaskStage[] = [
  * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then
  * each stage runs in turn, and a stage that returns a result ends the task there; record ends the run.
  */
-export async function runTask(engine: Engine, input: PreparedTask, wiring: TaskWiring = {}): Promise<TaskOutcome> {
+export async function runTask(engine: Engine, input: PreparedTask, wiring: TaskWiring): Promise<TaskOutcome> {
   const prepared = await prepareTask(engine, input, wiring);
   if ("outcome" in prepared) return prepared.outcome;
   const task = prepared.task;

@@ -11,7 +11,7 @@ import type { McpChoice } from "../../mcp-choice.ts";
 import { MESSAGE_TOOL } from "../../team.ts";
 export type { McpChoice };
 
-/** Registered in every child by our extension (child/ask.ts). */
+/** Registered in every child by our extension (src/child-extension/ask.ts). */
 export const ASK_TOOL = "ask_parent";
 
 /** What the child's pi understands; an unknown pi (a SUBAGENTS_PI command) is treated as the oldest we support. */

@@ -123,7 +123,7 @@ export function buildInvocation(input: InvocationInput): Invocation {
     finalizeTool: input.finalize !== "off" ? FINALIZE_TOOL : null,
     askTool: canAsk,
     messageTool: team,
-    // A cache-true fork keeps the parent's delegation tools in its tool list (as stand-ins that refuse: child/fork-prompt.ts).
+    // A cache-true fork keeps the parent's delegation tools in its tool list (as stand-ins that refuse: src/child-extension/fork-prompt.ts).
     atMaxDepth: !fork && input.depth >= input.maxDepth,
     delegationTools: DELEGATION_TOOLS,
     parentTools: input.parentTools,

@@ -1,5 +1,5 @@
 /** The parent pi's system prompt and active tools' definitions (in order) at call time: what a cache-true fork
- *  repeats byte for byte (core/run/fork.ts, child/fork-prompt.ts). */
+ *  repeats byte for byte (core/run/fork.ts, src/child-extension/fork-prompt.ts). */
 export type ParentPrompt = {
   cwd: string;
   systemPrompt: string;

@@ -12,6 +12,7 @@
 // Pure: the shapes, the namespace's command and what records and windows say. No runtime imports.
 import type { ViewMechanism, ViewRecord } from "../../isolation-types.ts";
 import type { WorktreeDeps } from "../../worktree-settings.ts";
+import { listed } from "../../string-list.ts";
 
 export type { ViewMechanism, ViewRecord };
 
@@ -125,10 +126,4 @@ export function viewWarning(v: WorktreeView): string | null {
   if (v.mechanism === "copy" && v.folders.length)
     return `the repository's ignored folders (${listed(v.folders)}) were copied into the worktree: ${size} (${v.note})`;
   return v.note ? `ignored folders: ${v.note}${v.bytes ? ` (${size})` : ""}` : null;
-}
-
-/** "node_modules, .venv and 3 more". */
-export function listed(names: string[], max = 3): string {
-  if (names.length <= max) return names.join(", ");
-  return `${names.slice(0, max).join(", ")} and ${names.length - max} more`;
 }

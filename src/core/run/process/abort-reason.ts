@@ -33,4 +33,4 @@ export function abortStop(reason: unknown, started = true): { code: ErrorCode; m
   return { code: "SUBAGENT_CANCELLED", message: started ? stop.message : `${stop.message} (before it started)` };
 }
 
-export const CANCELLED_BEFORE_START = "Cancelled before it started";
+const CANCELLED_BEFORE_START = "Cancelled before it started";

@@ -1,5 +1,5 @@
 // Acceptance gates (docs/composing.md): a shell command that must exit 0 before a task counts as completed. The check
-// is the host's, not the model's claim. It runs inside the child's process (child/gate.ts) when the child says
+// is the host's, not the model's claim. It runs inside the child's process (src/child-extension/gate.ts) when the child says
 // it is done, in the child's folder, so a failure goes back into the SAME conversation as a correction — like a
 // finalize correction — without reloading the session. The parent only reads the attempts (events on fd 3)
 // and decides: no passing attempt → GATE_FAILED.
@@ -28,7 +28,7 @@ export function resolveGate(
   };
 }
 
-/** How the child learns its gate (read by child/gate.ts). */
+/** How the child learns its gate (read by src/child-extension/gate.ts). */
 export function gateEnv(g: GateSpec | undefined): Record<string, string> {
   if (!g) return {};
   return {
@@ -38,7 +38,7 @@ export function gateEnv(g: GateSpec | undefined): Record<string, string> {
   };
 }
 
-/** What the child's extension reads: its gate, and the schema of its structured result (child/finalize-data.ts). */
+/** What the child's extension reads: its gate, and the schema of its structured result (src/child-extension/finalize-data.ts). */
 export function composeEnv(
   input: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> },
   profile: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> } | null,

@@ -1,4 +1,4 @@
-// A call's child pi processes, kept for its next tasks (issue 21: loading pi is most of a short child's cost, and
+// A call's child pi processes, kept for its next tasks (loading pi is most of a short child's cost, and
 // a call with more tasks than its concurrency, or tasks that wait for others, starts the same child over and
 // over). A kept child runs pi in RPC mode; each task is one lease on it: `switch_session` to the task's own
 // session file (pi builds a new session, extensions and MCP connections included, as at start-up), then

@@ -50,7 +50,7 @@ export function classify(
       error: f.error ?? "Sub-agent reported an error",
       code: "SUBAGENT_FAILED",
     };
-  // Spec 000: without the strict contract the result is the last assistant text.
+  // Without the strict contract the result is the last assistant text.
   if (finalize !== "required") return { status: "completed", output: state.lastText };
   return "nudge";
 }

@@ -30,8 +30,14 @@ export type ShellRun = {
 
 export type ShellEnd = { end: ExitInfo | "timeout" | "aborted"; output: string };
 
+/** A command as a message names it: its first 77 characters when it is longer than 80. */
+export const shortCommand = (command: string) => (command.length > 80 ? `${command.slice(0, 77)}…` : command);
+
+/** How a command ended, as a message says it: `exit 2`, `signal SIGKILL`. */
+export const exitText = (e: ExitInfo) => (e.code === null ? `signal ${e.signal}` : `exit ${e.code}`);
+
 /** Keeps the head and the tail of a stream of text (the start says what ran, the end usually says what failed). */
-export function headTailKeeper(max: number): { take(text: string): void; text(): string } {
+function headTailKeeper(max: number): { take(text: string): void; text(): string } {
   const q = Math.floor(max / 4);
   let head = "";
   let tail = "";

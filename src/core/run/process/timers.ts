@@ -17,7 +17,7 @@ export function startTimers(
 ): () => void {
   const timers: unknown[] = [];
   const at = (ms: number, fn: () => void) => timers.push(clock.setTimeout(fn, Math.max(0, ms)));
-  // Spec 000: when `timeout` elapses an idle timer of extendDebounce starts, and only a new tool *call* resets it.
+  // docs/settings.md `extendTimeoutDebounce`: when `timeout` elapses an idle timer of extendDebounce starts, and only a new tool *call* resets it.
   // A tool that is still running (a hung `npm run dev`) does not count as activity: nothing else stops it.
   const timeoutAt = started + spec.timeoutSec * 1000;
   const checkTimeout = () => {

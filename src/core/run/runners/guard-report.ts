@@ -4,12 +4,13 @@
 // is its own mount point, so replacing it is EBUSY rather than EROFS), protected paths that were missing at the
 // start and exist now (moved aside: `NAME.quarantined`), and what it planted below the top (nested-report.ts).
 import type { Host } from "../../host.ts";
+import { escapeRegExp } from "../../regexp.ts";
+import { listed } from "../../string-list.ts";
 import type { StoredMessage } from "../../types.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
 import { nestedWarnings, quarantine } from "./nested-report.ts";
 
 const REFUSED = /read-only file system|resource busy|\bEROFS\b|\bEBUSY\b/i;
-const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const MAX = 5;
 
 /** The protected path a refusal line names, as written there (absolute or relative to the task folder). */
@@ -22,7 +23,9 @@ function named(line: string, guard: SandboxGuard): string | null {
       ...guard.roots.filter((r) => p.startsWith(`${r}/`)).map((r) => p.slice(r.length + 1)),
     ];
     for (const f of forms) {
-      const m = new RegExp(`(?:^|[\\s'"\`‘(=:])(?:\\./)?(${esc(f)}(?:/[^\\s'"\`’:)]*)?)(?=$|[\\s'"\`’:)])`).exec(line);
+      const m = new RegExp(
+        `(?:^|[\\s'"\`‘(=:])(?:\\./)?(${escapeRegExp(f)}(?:/[^\\s'"\`’:)]*)?)(?=$|[\\s'"\`’:)])`,
+      ).exec(line);
       if (m) return m[1];
     }
   }
@@ -47,9 +50,8 @@ export function guardWarnings(
   const out: string[] = [];
   const list = [...refused];
   if (list.length) {
-    const more = list.length > MAX ? ` and ${list.length - MAX} more` : "";
     out.push(
-      `sandbox: refused the child's write to ${list.slice(0, MAX).join(", ")}${more} (protected: code there would run later outside the sandbox; subagents.sandboxWritable opens a path on purpose)`,
+      `sandbox: refused the child's write to ${listed(list, MAX)} (protected: code there would run later outside the sandbox; subagents.sandboxWritable opens a path on purpose)`,
     );
   }
   for (const p of guard.missing) {

@@ -9,15 +9,15 @@
 //    (`NAME.quarantined`), so nothing loads it until the person looks and moves it back.
 // Existing ones could not be changed (they were read-only: sandbox-guard.ts), so only new ones are looked at.
 import type { Host } from "../../host.ts";
+import { listed } from "../../string-list.ts";
 import { safeGitConfig } from "./git-config-safe.ts";
 import { resolveFrom, scanFolder } from "./nested-scan.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
+import { under } from "./sandbox.ts";
 
 type ReportHost = Pick<Host, "stat" | "listDir" | "readText" | "readBytes" | "writeFile" | "remove" | "rename">;
 
 const MAX = 5;
-const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
-const list = (xs: string[]) => `${xs.slice(0, MAX).join(", ")}${xs.length > MAX ? ` and ${xs.length - MAX} more` : ""}`;
 
 /** What in a git folder the child made would run code, taken out; the names of what was taken. A `commondir` stays
  *  when it leads to a repository that was protected during the run (a linked worktree of the person's own). */
@@ -86,17 +86,16 @@ export function nestedWarnings(host: ReportHost, guard: SandboxGuard, opened: (p
     }
     if (disarmed.length)
       out.push(
-        `sandbox: the child made git repositories below its folder with code git would run; taken out: ${list(disarmed)}`,
+        `sandbox: the child made git repositories below its folder with code git would run; taken out: ${listed(disarmed, MAX)}`,
       );
     if (clean.length)
-      out.push(`sandbox: the child made git repositories at ${list(clean)} (nothing in them runs code)`);
+      out.push(`sandbox: the child made git repositories at ${listed(clean, MAX)} (nothing in them runs code)`);
     const elsewhere = after.gitFiles.filter(
       (f) => !before.gitFiles.some((b) => b.path === f.path && b.target === f.target) && !inside(f.target),
     );
-    if (elsewhere.length)
-      out.push(
-        `sandbox: the child pointed ${list(elsewhere.map((f) => `${rel(f.path)} at ${f.target}`))}: git run there uses that repository`,
-      );
+    const pointed = elsewhere.map((f) => `${rel(f.path)} at ${f.target}`);
+    if (pointed.length)
+      out.push(`sandbox: the child pointed ${listed(pointed, MAX)}: git run there uses that repository`);
     // Gitlinks it added: git status enters them.
     if (before.gitlinks && after.gitlinks) {
       const added = after.gitlinks.filter((l) => !before.gitlinks!.includes(l));
@@ -106,7 +105,7 @@ export function nestedWarnings(host: ReportHost, guard: SandboxGuard, opened: (p
       }
       if (added.length)
         out.push(
-          `sandbox: the child added ${list(added.map(rel))} to the repository as submodules (gitlinks): \`git status\` enters them; their git config keeps only data`,
+          `sandbox: the child added ${listed(added.map(rel), MAX)} to the repository as submodules (gitlinks): \`git status\` enters them; their git config keeps only data`,
         );
     }
     // Project config in subfolders.
@@ -117,7 +116,7 @@ export function nestedWarnings(host: ReportHost, guard: SandboxGuard, opened: (p
     });
     if (moved.length)
       out.push(
-        `sandbox: the child created project config that tools load when started there; moved aside: ${list(moved)} (look at it before you move it back)`,
+        `sandbox: the child created project config that tools load when started there; moved aside: ${listed(moved, MAX)} (look at it before you move it back)`,
       );
   }
   return out;

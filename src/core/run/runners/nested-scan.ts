@@ -8,11 +8,11 @@
 import type { DirEntry, Host } from "../../host.ts";
 
 export const SCAN_DEPTH = 4;
-export const SCAN_DIRS = 4000;
+const SCAN_DIRS = 4000;
 const SKIP = new Set(["node_modules", ".git"]);
 
 /** Names whose contents a tool started in their folder runs or loads (pi, the other harnesses, editors, direnv). */
-export const NESTED_NAMES = new Set([
+const NESTED_NAMES = new Set([
   ".pi",
   ".agents",
   ".claude",

@@ -12,6 +12,7 @@
 // `net-forward` role of our executable starts the child.
 import type { NetProxy } from "../../host.ts";
 import type { PlaceRequest } from "./types.ts";
+import { listed } from "../../string-list.ts";
 
 /** "https://host:port/path" → "host:port" (the scheme's port when none is written); null when not a URL. */
 export function endpointOf(url: string): string | null {
@@ -116,10 +117,9 @@ export function refusedWarning(refused: Map<string, number> | undefined): string
   if (!refused?.size) return null;
   const list = [...refused].sort((a, b) => b[1] - a[1]);
   const total = list.reduce((n, [, c]) => n + c, 0);
-  const shown = list
-    .slice(0, 8)
-    .map(([h, c]) => `${h} (${c}×)`)
-    .join(", ");
-  const more = list.length > 8 ? ` and ${list.length - 8} more` : "";
-  return `sandbox network: refused ${total} connection${total === 1 ? "" : "s"} to ${shown}${more} — not the child's model nor in subagents.sandboxAllowHosts`;
+  const shown = listed(
+    list.map(([h, c]) => `${h} (${c}×)`),
+    8,
+  );
+  return `sandbox network: refused ${total} connection${total === 1 ? "" : "s"} to ${shown} — not the child's model nor in subagents.sandboxAllowHosts`;
 }

@@ -29,17 +29,32 @@ export function hiddenPlaces(host: Pick<Host, "stat" | "listDir" | "readLink" | 
   return out;
 }
 
-/** Where our records are: beside the store (SUBAGENTS_DB, else pi's agent dir). */
+/** The session database: SUBAGENTS_DB, else in pi's agent dir. */
+const storeFileOf = (env: Record<string, string | undefined>, agentDir: string) =>
+  env.SUBAGENTS_DB || `${agentDir}/subagents.db`;
+
+/** Where our records are: beside the store. */
 export function dataDirOf(env: Record<string, string | undefined>, agentDir: string): string {
-  const db = env.SUBAGENTS_DB || `${agentDir}/subagents.db`;
+  const db = storeFileOf(env, agentDir);
   return db.slice(0, Math.max(1, db.lastIndexOf("/")));
+}
+
+/** Our records beside the store: other tasks' worktrees, the owner records and control sockets and the logs, and the
+ *  database with the files SQLite keeps beside it. */
+function ourRecords(env: Record<string, string | undefined>, agentDir: string) {
+  const data = dataDirOf(env, agentDir);
+  const db = storeFileOf(env, agentDir);
+  return {
+    worktrees: `${data}/worktrees`,
+    dirs: [`${data}/control`, `${data}/logs`],
+    files: [db, `${db}-wal`, `${db}-shm`, `${db}-journal`],
+  };
 }
 
 /** Every record of ours beside the store, whether it exists or not (sandbox-exec denies them by path). */
 export function recordPaths(env: Record<string, string | undefined>, agentDir: string): string[] {
-  const data = dataDirOf(env, agentDir);
-  const db = env.SUBAGENTS_DB || `${agentDir}/subagents.db`;
-  return [`${data}/control`, `${data}/logs`, `${data}/worktrees`, db, `${db}-wal`, `${db}-shm`, `${db}-journal`];
+  const r = ourRecords(env, agentDir);
+  return [...r.dirs, r.worktrees, ...r.files];
 }
 
 /**
@@ -50,18 +65,15 @@ export function recordMasks(
   host: Pick<Host, "stat">,
   o: { env: Record<string, string | undefined>; agentDir: string; hidden: string[]; bound: string[] },
 ): RecordMasks {
-  const data = dataDirOf(o.env, o.agentDir);
-  const db = o.env.SUBAGENTS_DB || `${o.agentDir}/subagents.db`;
+  const records = ourRecords(o.env, o.agentDir);
   const shown = (p: string) => !o.hidden.some((h) => under(p, h)) || o.bound.some((b) => under(p, b));
   // A mask never covers a folder bound for the child (its task folder inside the data dir, say).
   const maskable = (p: string) => !!host.stat(p) && shown(p) && !o.bound.some((b) => under(b, p));
   return {
-    before: [`${data}/worktrees`].filter((p) => host.stat(p)?.isDirectory && shown(p)),
+    before: [records.worktrees].filter((p) => host.stat(p)?.isDirectory && shown(p)),
     after: [
-      ...[`${data}/control`, `${data}/logs`].filter(maskable).map((path) => ({ path, dir: true })),
-      ...[db, `${db}-wal`, `${db}-shm`, `${db}-journal`]
-        .filter((p) => maskable(p) && host.stat(p)?.isFile)
-        .map((path) => ({ path, dir: false })),
+      ...records.dirs.filter(maskable).map((path) => ({ path, dir: true })),
+      ...records.files.filter((p) => maskable(p) && host.stat(p)?.isFile).map((path) => ({ path, dir: false })),
     ],
   };
 }

@@ -76,6 +76,7 @@ export function agentDirHidden(agentDir: string, entries: string[]): string[] {
   return entries.filter((n) => AGENT_HIDDEN.test(n) && !/^auth\.json/.test(n)).map((n) => `${agentDir}/${n}`);
 }
 
+/** `p` is `root` or lies inside it. */
 export const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
 
 /** Paths in argv (the runtime, pi's entry, the child extension) that a hidden place would take away. */

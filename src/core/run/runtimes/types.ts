@@ -1,4 +1,4 @@
-// Which CLI runs a child (issue 27): pi (ours: steering, finalize, resume) or another harness's headless CLI.
+// Which CLI runs a child (docs/agents.md "Other harnesses as children"): pi (ours: steering, finalize, resume) or another harness's headless CLI.
 // The runner decides WHERE a child runs (runners/), the runtime WHAT runs there: the two are chosen separately.
 // A foreign runtime is one small module here: its argv/env and a parser of its JSONL stream into ChildEvents.
 import type { ChildEvent } from "../../types.ts";

@@ -5,10 +5,10 @@ import { expect, test } from "bun:test";
 import {
   chooseMechanism,
   enterArgv,
-  listed,
   overlaySafePath,
   viewWarning,
 } from "../../../../src/core/run/launch/worktree-view.ts";
+import { listed } from "../../../../src/core/string-list.ts";
 import { defaultSettings, mergeSettings } from "../../../../src/core/settings.ts";
 import { setupCommands } from "../../../../src/core/run/task-setup.ts";
 import type { Engine } from "../../../../src/core/run/engine.ts";

@@ -3,7 +3,6 @@
 import * as path from "node:path";
 import { steerAndWaitNotes } from "../control/actions.ts";
 import { sessionState, type SessionState } from "../control/client.ts";
-import { liveOwners, ownerAlive } from "../control/registry.ts";
 import type { PiSession } from "./session-state.ts";
 import type { PiServices } from "./services.ts";
 
@@ -12,8 +11,7 @@ export const dataDir = (rt: PiServices) =>
   path.dirname(rt.host.env.SUBAGENTS_DB || path.join(rt.agentDir, "subagents.db"));
 
 export function stateOf(rt: PiServices, id: string): SessionState {
-  const data = dataDir(rt);
-  return sessionState(rt.store, liveOwners(data), id, (o) => ownerAlive(data, o));
+  return sessionState({ store: rt.store, dataDir: dataDir(rt) }, id);
 }
 
 /** Lines for the tool result: what happened to the steer, and whether the wait was cut short. */
@@ -25,10 +23,9 @@ export function steerAndWait(
   signal?: AbortSignal,
 ): Promise<string[]> {
   return steerAndWaitNotes(
-    () => stateOf(rt, id),
+    { store: rt.store, dataDir: dataDir(rt) },
     id,
     o,
-    () => rt.store.getSession(id)?.status ?? "finished",
     signal,
     // While the model waits here, the end's notice would only repeat this result.
     () => session.awaiting(id),

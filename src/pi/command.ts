@@ -6,7 +6,7 @@ import { cancelSession, steerSession } from "../control/actions.ts";
 import { cancelledBy } from "../core/run/process/abort-reason.ts";
 import { runningSessions } from "../control/running.ts";
 import { formatSessionTranscript, sessionNotFound } from "../core/store/transcript.ts";
-import { fleetRows, renderFleet } from "../ui/fleet.ts";
+import { fleetRows, isLive, renderFleet } from "../ui/fleet.ts";
 import { sessionRow } from "../ui/format.ts";
 import { plainStyle } from "../ui/windows.ts";
 import type { ActiveRuns } from "./active-runs.ts";
@@ -87,7 +87,7 @@ async function fleet(rt: PiServices, ui: Ui, caps: () => string): Promise<void> 
 }
 
 async function act(rt: PiServices, ui: Ui, a: FleetAction): Promise<void> {
-  if (a.status !== "running" && a.status !== "queued") {
+  if (!isLive(a.status)) {
     ui.notify(`${a.name} (${a.id}) is not running (${a.status}).`, "warning");
     return;
   }
@@ -125,7 +125,7 @@ async function fleetByDialogs(rt: PiServices, ui: Ui, caps: () => string = () =>
   const picked = await ui.select!(caps() ? `Sub-agents · ${caps()}` : "Sub-agents", lines);
   const row = rows[lines.indexOf(picked ?? "")];
   if (!row) return;
-  const running = row.status === "running" || row.status === "queued";
+  const running = isLive(row.status);
   const choice = await ui.select!(
     `${row.name} (${row.id})`,
     running ? ["Show transcript", "Steer", "Stop"] : ["Show transcript"],

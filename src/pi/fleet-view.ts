@@ -5,9 +5,9 @@
 import { watch } from "../control/client.ts";
 import { runningSessions } from "../control/running.ts";
 import type { WatchMessage } from "../control/watch.ts";
-import { fleetRows, renderFleet, type FleetRow } from "../ui/fleet.ts";
+import { fleetRows, isLive, renderFleet, titleLines, type FleetRow } from "../ui/fleet.ts";
 import { endedViews, outcomeOf } from "../ui/recorded.ts";
-import { clip, sanitizeLine, visibleWidth } from "../ui/text-width.ts";
+import { clip, sanitizeLine } from "../ui/text-width.ts";
 import { isFinished, renderWindow, type WindowView } from "../ui/windows.ts";
 import { themeStyle, type ThemeLike } from "./render.ts";
 import { dataDir, stateOf } from "./session-control.ts";
@@ -134,15 +134,9 @@ export class FleetView {
     const row = this.rows.find((r) => r.id === this.detail!.id);
     const v = this.detail.view;
     // Steer and stop only while it runs or waits: an ended session has nothing to take them.
-    const live =
-      !this.detail.ended && (v ? !isFinished(v.status) : row?.status === "running" || row?.status === "queued");
+    const live = !this.detail.ended && (v ? !isFinished(v.status) : isLive(row?.status));
     const name = `${style.bold("Sub-agents")} › ${style.bold(sanitizeLine(row?.name ?? this.detail.id))}`;
-    const keys = style.dim(live ? "s steer · x stop · Esc back" : "Esc back");
-    // Narrow: the keys get a line of their own rather than being cut.
-    const title =
-      visibleWidth(`${name} · ${keys}`) <= width
-        ? [`${name} ${style.dim("·")} ${keys}`]
-        : [clip(name, width), clip(keys, width)];
+    const title = titleLines(name, live ? "s steer · x stop · Esc back" : "Esc back", width, style);
     if (!v) return [...title, style.dim(`  ${this.detail.ended ? "no record of this session" : "starting…"}`)];
     const body = renderWindow(v, { width, maxLines: WINDOW_LINES, expanded: isFinished(v.status), style });
     return [

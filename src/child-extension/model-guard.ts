@@ -1,4 +1,4 @@
-// A child never silently runs another model than the one it was asked for (issue 21, item 5). pi resolves the
+// A child never silently runs another model than the one it was asked for. pi resolves the
 // model at start-up and, when the default model in its settings is unknown to it (a model newer than that pi),
 // quietly takes another. Before the first model call this compares what pi resolved with what the owner asked
 // for (PI_SUBAGENT_EXPECT_MODEL: the --model it passed, else the default model in pi's settings) and, on a

@@ -1,6 +1,5 @@
 // What steer, cancel and wait share: the store, the data dir's live owners, and where a session stands.
 import { sessionState, type SessionState } from "../control/client.ts";
-import { liveOwners, ownerAlive } from "../control/registry.ts";
 import type { Store } from "../core/store/store.ts";
 import { cliContext, dataDir, openStore, type CliContext } from "./engine.ts";
 
@@ -10,5 +9,5 @@ export function controlContext(): ControlContext {
   const ctx = cliContext(process.cwd());
   const store = openStore(ctx);
   const data = dataDir(ctx);
-  return { ctx, store, data, state: (id) => sessionState(store, liveOwners(data), id, (o) => ownerAlive(data, o)) };
+  return { ctx, store, data, state: (id) => sessionState({ store, dataDir: data }, id) };
 }

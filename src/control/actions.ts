@@ -1,6 +1,6 @@
 // Steer and wait as the CLI and the pi extension both do them: from where a session stands (client.ts
 // sessionState) to a delivered message or an ended run, with the reason when not.
-import { request, type SessionState } from "./client.ts";
+import { sessionState, request, type SessionRecords, type SessionState } from "./client.ts";
 
 /** answered: the child was waiting on a question, and the message became its answer (ask.ts). */
 export type SteerResult = { ok: true; answered?: boolean } | { ok: false; reason: string };
@@ -59,13 +59,14 @@ export async function cancelSession(
  *  steer and whether the wait was cut short. `awaiting` marks the session as waited for while it waits (pi's notice
  *  would only repeat the result); its release is told whether the wait saw the session end. */
 export async function steerAndWaitNotes(
-  state: () => SessionState,
+  records: SessionRecords,
   id: string,
   o: { steer?: string; wait?: boolean },
-  status: () => string,
   signal?: AbortSignal,
   awaiting?: () => (ended: boolean) => void,
 ): Promise<string[]> {
+  const state = () => sessionState(records, id);
+  const status = () => records.store.getSession(id)?.status ?? "finished";
   const notes: string[] = [];
   if (o.steer !== undefined) {
     const r = o.steer.trim()

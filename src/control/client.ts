@@ -2,7 +2,7 @@
 import * as net from "node:net";
 import { ownerOf as runOwnerOf, type OwnerAlive, type SessionStore } from "../core/store/store-types.ts";
 import type { ControlReply, ControlRequest } from "./protocol.ts";
-import type { OwnerRecord } from "./registry.ts";
+import { liveOwners, ownerAlive, type OwnerRecord } from "./registry.ts";
 import type { WatchMessage } from "./watch.ts";
 
 export function request(socket: string, req: ControlRequest, timeoutMs?: number): Promise<ControlReply> {
@@ -49,17 +49,17 @@ export function ownerOf(owners: OwnerRecord[], sessionId: string): OwnerRecord |
 
 export type SessionState = { kind: "unknown" } | { kind: "active"; owner: OwnerRecord | null } | { kind: "done" };
 
+/** Where sessions are looked up: the store, and the folder beside it where their owners keep their records. */
+export type SessionRecords = { store: SessionStore; dataDir: string };
+
 /**
  * Where a session stands for wait/steer/cancel: still in the hands of a live owner (queued or running), done
  * (its last run has a terminal status), or unknown. A run recorded as running or queued whose owner is gone is
  * done: the store marks it interrupted, or never started, when opened (recoverStale).
  */
-export function sessionState(
-  store: SessionStore,
-  owners: OwnerRecord[],
-  id: string,
-  ownerAlive: OwnerAlive,
-): SessionState {
+export function sessionState({ store, dataDir }: SessionRecords, id: string): SessionState {
+  const owners = liveOwners(dataDir);
+  const alive: OwnerAlive = (o) => ownerAlive(dataDir, o);
   const owner = ownerOf(owners, id);
   if (owner) return { kind: "active", owner };
   const s = store.getSession(id);
@@ -67,9 +67,9 @@ export function sessionState(
   if (!last) return { kind: "unknown" };
   if (last.status !== "running" && last.status !== "queued") return { kind: "done" };
   const runOwner = runOwnerOf(last);
-  if (runOwner !== null && ownerAlive(runOwner))
+  if (runOwner !== null && alive(runOwner))
     return { kind: "active", owner: owners.find((o) => o.pid === last.ownerPid) ?? null };
-  store.recoverStale(ownerAlive);
+  store.recoverStale(alive);
   return { kind: "done" };
 }
 

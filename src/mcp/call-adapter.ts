@@ -42,13 +42,7 @@ export function startRun(engine: Engine, call: PreparedCall, o: RunOptions): Cal
   const listeners = new Set<() => void>();
   const run = { lastActive: 0 };
   const render = (e: CallEvent) => {
-    const now = Date.now();
-    if (e.type === "taskStart") windows.start(e.index, now);
-    else if (e.type === "taskWarnings") windows.warn(e.index, e.warnings);
-    else if (e.type === "taskProgress") windows.event(e.index, e.state);
-    else if (e.type === "taskEnd") windows.end(e.index, e.outcome, now);
-    else return;
-    if (e.type === "taskWarnings") return;
+    if (!windows.apply(e, Date.now())) return;
     run.lastActive = e.index;
     for (const fn of listeners) fn();
   };

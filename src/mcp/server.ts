@@ -14,6 +14,7 @@ import {
 import { TOOL_TEXTS, type ToolName } from "../core/call/tool-texts.ts";
 import { CapGuard } from "../core/run/cap-guard.ts";
 import { ownerShutdown } from "../core/run/process/abort-reason.ts";
+import { LineSplitter } from "../core/run/process/line-splitter.ts";
 import { McpCalls } from "./calls.ts";
 import { McpSession, type ToolContext, type ToolOutcome } from "./protocol/session.ts";
 import type { Message } from "./protocol/wire.ts";
@@ -40,17 +41,11 @@ const TOOLS: { name: ToolName; input: unknown; output?: unknown; handle: Handler
 /** What a tool's description says over MCP: pi's description and its guidelines (MCP has no field for them). */
 const describe = (name: ToolName) => [TOOL_TEXTS[name].description, ...TOOL_TEXTS[name].guidelines].join(" ");
 
-/** Newline-delimited messages from `input`, one line at a time (a message may be megabytes: a task's prompt). */
+/** Newline-delimited messages from `input`, one line at a time. A message may be megabytes (a task's prompt): the
+ * splitter keeps a line's chunks apart until its end instead of searching one growing string again per chunk. */
 function readLines(input: NodeJS.ReadableStream, line: (text: string) => void): void {
-  let buf = "";
-  input.setEncoding("utf8");
-  input.on("data", (chunk: string) => {
-    buf += chunk;
-    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
-      line(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-    }
-  });
+  const splitter = new LineSplitter(line, Number.POSITIVE_INFINITY);
+  input.on("data", (chunk: Buffer) => splitter.push(chunk));
 }
 
 /** Serves until the client closes stdin or a signal arrives; resolves with the exit code once every child ended. */

@@ -2,8 +2,6 @@
 // (ui/retrieval.ts). A session of any owner is reached — this server's, a pi session's, the CLI's — through the
 // owner registry, as `subagents steer` and `wait` do.
 import { steerAndWaitNotes } from "../control/actions.ts";
-import { sessionState } from "../control/client.ts";
-import { liveOwners, ownerAlive } from "../control/registry.ts";
 import { firstProblem, SCHEMAS } from "../core/call/schemas.ts";
 import { workflowLines } from "../core/call/workflow.ts";
 import { outputResult, profilesResult, recordedSession, sessionResult } from "../ui/retrieval.ts";
@@ -35,11 +33,8 @@ export function outputHandler(d: RunDeps, raw: unknown, ctx: ToolContext): Promi
   return answer(async () => {
     checked(SCHEMAS.output, raw);
     const p = raw as { sessionId: string; steer?: string; wait?: boolean };
-    const { store, dataDir } = d.services;
-    const state = () => sessionState(store, liveOwners(dataDir), p.sessionId, (pid) => ownerAlive(dataDir, pid));
-    const status = () => store.getSession(p.sessionId)?.status ?? "finished";
-    const notes = await steerAndWaitNotes(state, p.sessionId, p, status, ctx.signal);
-    return outputResult(recordedSession(store, p.sessionId), notes).text;
+    const notes = await steerAndWaitNotes(d.services, p.sessionId, p, ctx.signal);
+    return outputResult(recordedSession(d.services.store, p.sessionId), notes).text;
   });
 }
 

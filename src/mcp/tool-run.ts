@@ -99,19 +99,25 @@ async function serve(
   return d.calls.attend(call, ctx);
 }
 
-/** The request prepared for the call's folder, or the refusal as a result. */
+/** The call's engine (made once per call: it reads the folder's settings and agent files and resolves which pi the
+ * children run), or why none can run them as a result. */
+function engineOf(make: () => Engine): Engine | ToolResult {
+  try {
+    return make();
+  } catch (err) {
+    return refused({ code: "SUBAGENT_FAILED", message: `Cannot start a sub-agent: ${(err as Error).message}` });
+  }
+}
+const isResult = (x: Engine | ToolResult): x is ToolResult => "content" in x;
+
+/** The request prepared on the call's engine, or the refusal as a result. */
 async function prepared(
   d: RunDeps,
+  engine: Engine,
   cwd: string,
   roots: string[] | null,
   request: CallRequest,
 ): Promise<Started | ToolResult> {
-  let engine: Engine;
-  try {
-    engine = d.services.engineFor(cwd);
-  } catch (err) {
-    return refused({ code: "SUBAGENT_FAILED", message: `Cannot start a sub-agent: ${(err as Error).message}` });
-  }
   const outside = outsideRoots(request.tasks, cwd, roots);
   if (outside) return refused(outside);
   const p = await prepareCall(engine, request, front(engine, d.caps));
@@ -121,15 +127,19 @@ async function prepared(
 export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext): Promise<ToolOutcome> {
   let params: DelegateParams;
   const plan: Plan = async (cwd, roots) => {
+    // A saved workflow is read with the engine the call then runs on.
+    let made: Engine | undefined;
+    const make = () => (made ??= d.services.engineFor(cwd));
     try {
       const consent = { cwd, hasUI: false };
-      params = parseDelegateParams(await withWorkflow(raw, consent, async () => d.services.engineFor(cwd)));
+      params = parseDelegateParams(await withWorkflow(raw, consent, async () => make()));
     } catch (err) {
       const message =
         err instanceof InputError ? `Invalid delegate_to_subagents call: ${err.message}` : (err as Error).message;
       return refused({ code: "INVALID_INPUT", message });
     }
-    return prepared(d, cwd, roots, delegateToolRequest(params, cwd));
+    const engine = engineOf(make);
+    return isResult(engine) ? engine : prepared(d, engine, cwd, roots, delegateToolRequest(params, cwd));
   };
   return serve(
     d,
@@ -156,15 +166,11 @@ export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ToolContext
   const p = subagentParams(raw);
   if ("code" in p) return refused(p);
   const plan: Plan = async (cwd, roots) => {
-    let engine: Engine;
-    try {
-      engine = d.services.engineFor(cwd);
-    } catch (err) {
-      return refused({ code: "SUBAGENT_FAILED", message: `Cannot start a sub-agent: ${(err as Error).message}` });
-    }
+    const engine = engineOf(() => d.services.engineFor(cwd));
+    if (isResult(engine)) return engine;
     const checked = subagentCall(engine, engine.profiles, p, cwd);
     if ("refusal" in checked) return refused(checked.refusal);
-    const ready = await prepared(d, cwd, roots, checked.request);
+    const ready = await prepared(d, engine, cwd, roots, checked.request);
     if (!isStarted(ready)) return ready;
     // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.
     const [refusedWhy] = ready.call.refused;

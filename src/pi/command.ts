@@ -3,17 +3,17 @@
 // Without any UI: recent sessions as text. Also `/subagents show ID` and `/subagents kill ID | kill all` (stops
 // sub-agents of this pi session; a single call's children share one abort).
 import { cancelSession, steerSession } from "../control/actions.ts";
+import { sessionState } from "../control/client.ts";
 import { cancelledBy } from "../core/run/process/abort-reason.ts";
 import { runningSessions } from "../control/running.ts";
 import { formatSessionTranscript, sessionNotFound } from "../core/store/transcript.ts";
-import { fleetRows, renderFleet } from "../ui/fleet.ts";
+import { fleetRows, isLive, renderFleet } from "../ui/fleet.ts";
 import { sessionRow } from "../ui/format.ts";
 import { plainStyle } from "../ui/windows.ts";
 import type { ActiveRuns } from "./active-runs.ts";
 import { FleetView, type FleetAction } from "./fleet-view.ts";
 import type { ThemeLike } from "./render.ts";
 import type { PiServices } from "./services.ts";
-import { dataDir, stateOf } from "./session-control.ts";
 
 type Notify = (m: string, t?: "info" | "warning" | "error") => void;
 type Ui = {
@@ -87,7 +87,7 @@ async function fleet(rt: PiServices, ui: Ui, caps: () => string): Promise<void> 
 }
 
 async function act(rt: PiServices, ui: Ui, a: FleetAction): Promise<void> {
-  if (a.status !== "running" && a.status !== "queued") {
+  if (!isLive(a.status)) {
     ui.notify(`${a.name} (${a.id}) is not running (${a.status}).`, "warning");
     return;
   }
@@ -96,7 +96,7 @@ async function act(rt: PiServices, ui: Ui, a: FleetAction): Promise<void> {
     const text = await ui.input?.(`Steer ${a.name}`, "a message for the sub-agent, delivered at its next turn");
     if (!text?.trim()) return;
     // Delivery waits for the child's next turn boundary: the UI does not wait with it.
-    void steerSession(stateOf(rt, a.id), a.id, text, status).then((r) =>
+    void steerSession(sessionState(rt, a.id), a.id, text, status).then((r) =>
       ui.notify(
         r.ok
           ? r.answered
@@ -113,19 +113,19 @@ async function act(rt: PiServices, ui: Ui, a: FleetAction): Promise<void> {
     !(await ui.confirm(`Stop ${a.name}?`, `Session ${a.id} is stopped (kill protocol) and recorded as cancelled.`))
   )
     return;
-  const r = await cancelSession(stateOf(rt, a.id), a.id, status, "/subagents");
+  const r = await cancelSession(sessionState(rt, a.id), a.id, status, "/subagents");
   ui.notify(r.ok ? `Stopping ${a.name} (${a.id}).` : `Cannot stop ${a.name}: ${r.reason}.`, r.ok ? "info" : "warning");
 }
 
 /** The fleet through plain dialogs: pick a session, then what to do with it. */
 async function fleetByDialogs(rt: PiServices, ui: Ui, caps: () => string = () => ""): Promise<void> {
-  const rows = fleetRows(runningSessions(rt.store, dataDir(rt)), rt.store.listSessions({ limit: 30 }), process.pid);
+  const rows = fleetRows(runningSessions(rt.store, rt.dataDir), rt.store.listSessions({ limit: 30 }), process.pid);
   if (!rows.length) return ui.notify("No sub-agent sessions yet.", "info");
   const lines = renderFleet(rows, -1, { width: 200, style: plainStyle, now: Date.now() }).slice(1);
   const picked = await ui.select!(caps() ? `Sub-agents · ${caps()}` : "Sub-agents", lines);
   const row = rows[lines.indexOf(picked ?? "")];
   if (!row) return;
-  const running = row.status === "running" || row.status === "queued";
+  const running = isLive(row.status);
   const choice = await ui.select!(
     `${row.name} (${row.id})`,
     running ? ["Show transcript", "Steer", "Stop"] : ["Show transcript"],

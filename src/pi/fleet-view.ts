@@ -2,15 +2,14 @@
 // sessions', CLI runs' and background supervisors' alike (the owner registry and the store are shared) — and,
 // for the picked one, its live window followed through its owner (the same `watch` stream `subagents attach`
 // reads). Steering and stopping leave the view (pi's input and confirm dialogs) and come back to it.
-import { watch } from "../control/client.ts";
+import { sessionState, watch } from "../control/client.ts";
 import { runningSessions } from "../control/running.ts";
 import type { WatchMessage } from "../control/watch.ts";
-import { fleetRows, renderFleet, type FleetRow } from "../ui/fleet.ts";
+import { fleetRows, isLive, renderFleet, titleLines, type FleetRow } from "../ui/fleet.ts";
 import { endedViews, outcomeOf } from "../ui/recorded.ts";
-import { clip, sanitizeLine, visibleWidth } from "../ui/text-width.ts";
+import { clip, sanitizeLine } from "../ui/text-width.ts";
 import { isFinished, renderWindow, type WindowView } from "../ui/windows.ts";
 import { themeStyle, type ThemeLike } from "./render.ts";
-import { dataDir, stateOf } from "./session-control.ts";
 import type { PiServices } from "./services.ts";
 
 export type FleetAction = { kind: "steer" | "stop"; id: string; name: string; status: string };
@@ -64,8 +63,11 @@ export class FleetView {
 
   private refresh(): void {
     const keep = this.rows[this.selected]?.id;
-    const data = dataDir(this.rt);
-    this.rows = fleetRows(runningSessions(this.rt.store, data), this.rt.store.listSessions({ limit: 30 }), process.pid);
+    this.rows = fleetRows(
+      runningSessions(this.rt.store, this.rt.dataDir),
+      this.rt.store.listSessions({ limit: 30 }),
+      process.pid,
+    );
     const at = keep ? this.rows.findIndex((r) => r.id === keep) : -1;
     this.selected = at >= 0 ? at : Math.min(this.selected, Math.max(0, this.rows.length - 1));
     // A window whose owner was still starting (no socket yet) is followed as soon as it can be.
@@ -81,7 +83,7 @@ export class FleetView {
   private follow(id: string): void {
     const d = this.detail;
     if (!d) return;
-    const state = stateOf(this.rt, id);
+    const state = sessionState(this.rt, id);
     if (state.kind !== "active") return this.showEnd(id);
     if (!state.owner?.socket) return;
     const stream = watch(state.owner.socket, id, (m: WatchMessage) => {
@@ -93,7 +95,7 @@ export class FleetView {
     void stream.done.then((r) => {
       if (this.detail !== d) return;
       d.stream = null;
-      if (r.ended || stateOf(this.rt, id).kind !== "active") this.showEnd(id);
+      if (r.ended || sessionState(this.rt, id).kind !== "active") this.showEnd(id);
       this.tui.requestRender();
     });
   }
@@ -134,15 +136,9 @@ export class FleetView {
     const row = this.rows.find((r) => r.id === this.detail!.id);
     const v = this.detail.view;
     // Steer and stop only while it runs or waits: an ended session has nothing to take them.
-    const live =
-      !this.detail.ended && (v ? !isFinished(v.status) : row?.status === "running" || row?.status === "queued");
+    const live = !this.detail.ended && (v ? !isFinished(v.status) : isLive(row?.status));
     const name = `${style.bold("Sub-agents")} › ${style.bold(sanitizeLine(row?.name ?? this.detail.id))}`;
-    const keys = style.dim(live ? "s steer · x stop · Esc back" : "Esc back");
-    // Narrow: the keys get a line of their own rather than being cut.
-    const title =
-      visibleWidth(`${name} · ${keys}`) <= width
-        ? [`${name} ${style.dim("·")} ${keys}`]
-        : [clip(name, width), clip(keys, width)];
+    const title = titleLines(name, live ? "s steer · x stop · Esc back" : "Esc back", width, style);
     if (!v) return [...title, style.dim(`  ${this.detail.ended ? "no record of this session" : "starting…"}`)];
     const body = renderWindow(v, { width, maxLines: WINDOW_LINES, expanded: isFinished(v.status), style });
     return [

@@ -25,6 +25,8 @@ export type PiServices = {
   host: Host;
   agentDir: string;
   store: SessionStore;
+  /** Where owner records live (next to the store): steer, cancel and wait find a session's owner there. */
+  dataDir: string;
   /** Set when sessions are only kept in memory (Node without node:sqlite). */
   memoryNotice: string | null;
   settingsFor(cwd: string): { settings: Settings; warnings: string[] };
@@ -85,12 +87,13 @@ export async function createServices(): Promise<PiServices> {
   let store: SessionStore;
   let memoryNotice: string | null = null;
   const file = host.env.SUBAGENTS_DB || path.join(agentDir, "subagents.db");
+  const dataDir = path.dirname(file);
   // A run's owner is alive only while it is the same process (its recorded start time), never by its PID alone.
-  const isAlive = (o: RunOwner) => ownerAlive(path.dirname(file), o);
+  const isAlive = (o: RunOwner) => ownerAlive(dataDir, o);
   try {
     if (!open) throw new Error(`Node ${process.versions.node} has no node:sqlite`);
     // Ours alone (0600 files, 0700 folders), also what an older version left open.
-    privateRecords(agentDir, path.dirname(file));
+    privateRecords(agentDir, dataDir);
     const s = openStoreFile(open, file, { isAlive, runsTasks: true });
     // A database this user cannot write (read-only, another user's, a full disk): this pi session's sub-agents are
     // kept in memory and in its session file, said once, rather than each call failing.
@@ -109,9 +112,10 @@ export async function createServices(): Promise<PiServices> {
     host,
     agentDir,
     store,
+    dataDir,
     memoryNotice,
     depth,
-    owner: () => (owner ??= startOwner(path.dirname(file), "pi", [])),
+    owner: () => (owner ??= startOwner(dataDir, "pi", [])),
     closeOwner: () => {
       void owner?.then((o) => o.close());
       owner = null;
@@ -151,7 +155,7 @@ export async function createServices(): Promise<PiServices> {
         mcpProbe: (mcpProbe ??= createMcpProbe(host.env)),
         childExtension: piCommand.builtinChild ? undefined : (childExt ?? undefined),
         depth,
-        worktrees: createWorktreeHost(path.dirname(file)),
+        worktrees: createWorktreeHost(dataDir),
       };
       return createEngine(parts, call);
     },

@@ -64,12 +64,7 @@ export function delegateTool(env: ToolEnv) {
         const running = await call.start(engine, prepared.call, {
           signal,
           onEvent: (e) => {
-            if (e.type === "taskStart") windows.start(e.index, Date.now());
-            else if (e.type === "taskWarnings") windows.warn(e.index, e.warnings);
-            else if (e.type === "taskProgress") windows.event(e.index, e.state);
-            else if (e.type === "taskEnd") windows.end(e.index, e.outcome, Date.now());
-            else return;
-            if (e.type !== "taskWarnings") throttle.push(windows.snapshot(Date.now()));
+            if (windows.apply(e, Date.now())) throttle.push(windows.snapshot(Date.now()));
           },
         });
         if ("refusal" in running) return refusedCall(running.refusal);

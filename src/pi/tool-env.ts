@@ -106,7 +106,7 @@ function parentPrompt(ctx: ToolContext, toolDefs: ToolDefs | undefined): ParentP
   }
 }
 
-/** Spec 000: persistence is best effort and never breaks delegation. */
+/** What the extension tells pi (session entries, notices, events) is best effort: it never breaks a delegation. */
 function safely(fn: () => void): void {
   try {
     fn();

@@ -1,7 +1,7 @@
 // get_subagent_output, get_subagent_session, list_subagent_profiles (docs/pi-extension.md).
 import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
 import { firstProblem, SCHEMAS, EMPTY_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA } from "../core/call/schemas.ts";
-import { steerAndWait } from "./session-control.ts";
+import { steerAndWaitNotes } from "../control/actions.ts";
 import { workflowLines } from "../core/call/workflow.ts";
 import { renderSimpleCall, renderTruncating, lines, type ThemeLike } from "./render.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
@@ -37,7 +37,11 @@ export function outputTool(env: ToolEnv) {
       if (problem) throw new Error(`Invalid parameters: ${problem}`);
       const p = params as { sessionId: string; steer?: string; wait?: boolean };
       const session = env.sessions.for(ctx.sessionManager?.getSessionId?.());
-      const notes = await steerAndWait(await env.services(), session, p.sessionId, p, signal);
+      // The same owner-based steer and wait as the CLI's, for sessions of any pi session or the CLI. While the model
+      // waits here, the end's notice would only repeat this result.
+      const notes = await steerAndWaitNotes(await env.services(), p.sessionId, p, signal, () =>
+        session.awaiting(p.sessionId),
+      );
       const { sessionId, record, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
       const r = outputResult(record, notes);
       // A background child's spend reaches pi's totals with the first result that returns its output.

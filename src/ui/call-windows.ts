@@ -1,6 +1,7 @@
 // Live window state for one batch of tasks (a tool call or a CLI delegate), and a bounded snapshot of it:
 // the pi tool's `details` is stored in the parent session on every call, so it carries only visible lines.
 import { windowLines, type RunState } from "../core/run/process/run-state.ts";
+import type { CallEvent } from "../core/call/runner.ts";
 import type { Engine } from "../core/run/engine.ts";
 import type { PreparedTask, TaskOutcome } from "../core/run/task-types.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
@@ -98,6 +99,17 @@ export class CallWindows {
     const s = this.states[i];
     if (s) v.lines = windowLines(s, DETAIL_LINES);
     this.states[i] = null;
+  }
+
+  /** What the call runner reports (core/call/runner.ts), drawn in: whether a window changed in a way worth drawing
+   *  again (a start, an event, an end; warnings show with the next of those, and other events change no window). */
+  apply(e: CallEvent, now: number): boolean {
+    if (e.type === "taskStart") this.start(e.index, now);
+    else if (e.type === "taskWarnings") this.warn(e.index, e.warnings);
+    else if (e.type === "taskProgress") this.event(e.index, e.state);
+    else if (e.type === "taskEnd") this.end(e.index, e.outcome, now);
+    else return false;
+    return e.type !== "taskWarnings";
   }
 
   snapshot(now: number, lineCount = DETAIL_LINES): WindowedDetails {

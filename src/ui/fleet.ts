@@ -17,10 +17,20 @@ export type FleetRow = {
   after?: string[];
 };
 
+/** A session that runs or waits: the one kind steer and stop can reach. */
+export const isLive = (status: string | undefined) => status === "running" || status === "queued";
+
 /** The list's keys; steer and stop only while the picked session runs or waits. */
 export function fleetKeys(row: FleetRow | undefined): string {
-  const live = row && (row.status === "running" || row.status === "queued");
-  return `↑↓ select · Enter open${live ? " · s steer · x stop" : ""} · Esc close`;
+  return `↑↓ select · Enter open${isLive(row?.status) ? " · s steer · x stop" : ""} · Esc close`;
+}
+
+/** A view's title and its keys on one line; narrow, the keys get a line of their own rather than being cut. */
+export function titleLines(title: string, keys: string, width: number, style: Style): string[] {
+  const dimKeys = style.dim(keys);
+  return visibleWidth(`${title} · ${dimKeys}`) <= width
+    ? [`${title} ${style.dim("·")} ${dimKeys}`]
+    : [clip(title, width), clip(dimKeys, width)];
 }
 
 /** Running first (in the registry's order), then the most recent others; `ownPid` names this pi's own tasks. */
@@ -76,13 +86,9 @@ export function renderFleet(
   o: { width: number; style: Style; now: number },
 ): string[] {
   const { style, width } = o;
-  const running = rows.filter((r) => r.status === "running" || r.status === "queued").length;
+  const running = rows.filter((r) => isLive(r.status)).length;
   const title = `${style.bold("Sub-agents")} ${style.dim(`· ${running} running`)}`;
-  const keys = style.dim(fleetKeys(rows[selected]));
-  const head =
-    visibleWidth(`${title} · ${keys}`) <= width
-      ? [`${title} ${style.dim("·")} ${keys}`]
-      : [clip(title, width), clip(keys, width)];
+  const head = titleLines(title, fleetKeys(rows[selected]), width, style);
   if (!rows.length) return [...head, style.dim("  No sub-agent sessions yet.")];
   const table = rows.map((r) => cells(r, o.now, style));
   const colWidth = (c: Column) => Math.max(0, ...table.map((t) => visibleWidth(t[c])));

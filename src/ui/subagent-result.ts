@@ -7,6 +7,7 @@ import { truncateHeadTail } from "../core/truncate.ts";
 import type { ErrorCode, FinalizePayload, RunResult, Usage } from "../core/types.ts";
 import { emptyUsage } from "../core/types.ts";
 import { isolationLines, type IsolationResult } from "../core/run/launch/isolation.ts";
+import { parseToolArgs } from "../core/run/process/activity.ts";
 import type { WindowedDetails } from "./windows.ts";
 
 const OUTPUT_BYTES = 48 * 1024;
@@ -42,21 +43,12 @@ export type SubagentDetails = {
   window?: WindowedDetails;
 };
 
-function parseJsonArgs(args: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(args) as unknown;
-    return v && typeof v === "object" ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
 function displayItems(r: RunResult): DisplayItem[] {
   const items: DisplayItem[] = [];
   for (const m of r.messages) {
     if (m.role !== "assistant") continue;
     if (m.text.trim()) items.push({ type: "text", text: m.text });
-    for (const c of m.toolCalls) items.push({ type: "toolCall", name: c.name, args: parseJsonArgs(c.args) });
+    for (const c of m.toolCalls) items.push({ type: "toolCall", name: c.name, args: parseToolArgs(c.args) });
   }
   return items.slice(-50);
 }

@@ -148,7 +148,7 @@ export function windowHeaderParts(v: WindowView, style: Style, o: { session?: bo
   if (v.model) parts.push({ text: `(${v.model}${v.thinking ? ` ${v.thinking}` : ""})`, drop: 5, glue: true });
   if (v.starting) parts.push({ text: style.dim("starting"), drop: 0 });
   else parts.push({ text: `${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`, drop: 2 });
-  // Spec 000: the todo segment only while the list is active and incomplete.
+  // The todo segment only while the list is active and incomplete.
   if (v.todos && v.todos.completed < v.todos.total)
     parts.push({ text: `[${v.todos.completed}/${v.todos.total}]`, drop: 2 });
   parts.push({

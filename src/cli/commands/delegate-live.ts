@@ -52,20 +52,17 @@ export async function runLive(
       .windows.map((v) => (isFinished(v.status) ? v : { ...v, status: "cancelled" as const }));
   const plain = !tty && !json && !values.quiet;
   const render = (e: CallEvent) => {
+    windows.apply(e, Date.now());
     if (e.type === "taskStart") {
       const t = tasks[e.index];
-      windows.start(e.index, Date.now());
       if (json) writeJson({ type: "task_start", task: t.name, sessionId: t.sessionId, agent: t.profile ?? "default" });
       else if (plain) log(startLine(t.name, t.profile, t.sessionId, style));
     } else if (e.type === "taskWarnings") {
-      windows.warn(e.index, e.warnings);
       if (plain) for (const w of e.warnings) log(`  ⚠ ${tasks[e.index].name}: ${w}`);
     } else if (e.type === "taskProgress") {
-      windows.event(e.index, e.state);
       const line = json ? jsonEvent(tasks[e.index].name, tasks[e.index].sessionId, e.event) : null;
       if (line) writeJson(line);
     } else if (e.type === "taskEnd") {
-      windows.end(e.index, e.outcome, Date.now());
       if (json) writeJson(taskEndEvent(e.outcome));
       else if (plain) for (const l of endLines(windows.views[e.index], width(), style, true)) log(l);
     }

@@ -87,19 +87,17 @@ export async function cmdRun(argv: string[]): Promise<number> {
     onStop: () => say(style.yellow(STOPPING)),
     onForce: () => say(style.yellow(FORCED)),
     onEvent: (e) => {
+      windows.apply(e, Date.now());
       if (e.type === "taskStart") {
-        windows.start(0, Date.now());
         if (json) writeJson({ type: "task_start", task: name, sessionId: input.sessionId, agent: agentOf() });
         else if (progress) say(startLine(name, agentOf(), input.sessionId, style));
       } else if (e.type === "taskWarnings") {
-        windows.warn(0, e.warnings);
         if (progress) for (const w of e.warnings) say(style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width)));
       } else if (e.type === "taskProgress") {
-        windows.event(0, e.state);
         const line = json ? jsonEvent(name, input.sessionId, e.event) : null;
         if (line) writeJson(line);
         else if (progress) for (const l of activityLines(e.event)) say(style.dim(clip(`  ${l}`, width)));
-      } else if (e.type === "taskEnd") windows.end(0, e.outcome, Date.now());
+      }
     },
   });
   const [outcome] = outcomes;

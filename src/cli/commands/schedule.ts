@@ -16,7 +16,7 @@ import {
 import { argsProblem, scheduleEnv, SCHEDULE_VERSION, type ScheduleDefinition } from "../../core/schedule/definition.ts";
 import { scheduleNameProblem } from "../../core/schedule/names.ts";
 import type { Store } from "../../core/store/store.ts";
-import { isCompiledBinary } from "../../host/embedded-pi.ts";
+import { selfCommand } from "../self-command.ts";
 import { cliContext, dbPath, openStore, type CliContext } from "../engine.ts";
 import { ConfigError, EXIT, UsageError } from "../errors.ts";
 import { parse } from "../flags/args.ts";
@@ -46,12 +46,6 @@ function checkName(command: string, name: string | undefined): string {
   const problem = scheduleNameProblem(name);
   if (problem) throw new UsageError(`schedule ${command}: ${problem}.`);
   return name;
-}
-
-/** This executable as cron must call it: by absolute path (cron's PATH is /usr/bin:/bin). */
-function selfCommand(): string[] {
-  if (isCompiledBinary()) return [process.execPath];
-  return [process.execPath, "--no-install", path.resolve(import.meta.dir, "..", "main.ts")];
 }
 
 function scheduleAdd(argv: string[]): number {
@@ -94,6 +88,7 @@ function scheduleAdd(argv: string[]): number {
     cron: normalCron(values.cron),
     args,
     cwd,
+    // This executable as cron must call it: by absolute path (cron's PATH is /usr/bin:/bin).
     command: selfCommand(),
     env: { ...kept.env, ...where },
     createdAt: Date.now(),

@@ -1,4 +1,4 @@
-// `doctor`'s check of other harnesses' CLIs (issue 27): for each runtime other than pi that a discovered agent
+// `doctor`'s check of other harnesses' CLIs: for each runtime other than pi that a discovered agent
 // names, is its program on PATH (the same lookup a child's start does)? Only looked up, never run: no network.
 import { discoverProfiles } from "../../core/profiles/profile-discovery.ts";
 import { FOREIGN_RUNTIMES } from "../../core/run/runtimes/index.ts";

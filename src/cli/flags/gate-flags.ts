@@ -1,6 +1,5 @@
-// `--gate CMD`, `--gate-timeout S` and `--gate-retries N` (an acceptance check for the tasks) and `--fork SESSION`
-// (start them from a copy of a pi session's conversation) for `delegate` and `run`: read here so both commands
-// take them, and word their errors, alike.
+// `--gate CMD`, `--gate-timeout S` and `--gate-retries N` (an acceptance check for the tasks) for `delegate` and
+// `run`: read here so both commands take them, and word their errors, alike.
 import { positiveNumber } from "./args.ts";
 import { UsageError } from "../errors.ts";
 

@@ -77,7 +77,7 @@ test("/subagents where pi cannot show custom components (RPC): pick a session an
     durationMs: 1,
   });
   const data = mkdtempSync(join(tmpdir(), "subagents-cmd-"));
-  const rt = { store, agentDir: data, host: { env: { SUBAGENTS_DB: join(data, "s.db") } } } as unknown as PiServices;
+  const rt = { store, agentDir: data, dataDir: data } as unknown as PiServices;
   const asked: [string, string[]][] = [];
   const answers = [(o: string[]) => o[0], () => "Show transcript"];
   const ui = {

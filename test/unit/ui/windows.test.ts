@@ -304,3 +304,24 @@ test("a started task reads `starting` until its child's first event", async () =
   w.event(0, newRunState(0));
   expect(w.snapshot(2_000).windows[0].starting).toBeUndefined();
 });
+
+test("the call runner's events drive the windows; warnings and recorded events ask for no redraw of their own", async () => {
+  const { CallWindows } = await import("../../../src/ui/call-windows.ts");
+  const { newRunState } = await import("../../../src/core/run/process/run-state.ts");
+  const { failedResult } = await import("../../../src/core/run/task-error.ts");
+  type Event = Parameters<InstanceType<typeof CallWindows>["apply"]>[0];
+  const w = new CallWindows([{ name: "scout", sessionId: "a", timeoutSec: 600 }], 5);
+  const task = { name: "scout", sessionId: "a" } as Extract<Event, { type: "taskStart" }>["task"];
+  expect(w.apply({ type: "taskStart", index: 0, task }, 0)).toBe(true);
+  expect(w.snapshot(1_000).windows[0]).toMatchObject({ status: "running", starting: true, elapsedMs: 1_000 });
+  expect(w.apply({ type: "taskWarnings", index: 0, warnings: ["model substituted"] }, 0)).toBe(false);
+  expect(w.views[0].warnings).toEqual(["model substituted"]);
+  const state = { ...newRunState(0), toolCount: 3 };
+  expect(w.apply({ type: "taskProgress", index: 0, state, event: { type: "turn_start" } }, 0)).toBe(true);
+  expect(w.views[0].toolCount).toBe(3);
+  const payload = {} as Extract<Event, { type: "recorded" }>["payload"];
+  expect(w.apply({ type: "recorded", index: 0, payload }, 0)).toBe(false);
+  const outcome = { sessionId: "a", name: "scout", agent: "default", result: failedResult("boom", "SUBAGENT_FAILED") };
+  expect(w.apply({ type: "taskEnd", index: 0, outcome }, 2_000)).toBe(true);
+  expect(w.views[0]).toMatchObject({ status: "error", error: "boom", elapsedMs: 2_000 });
+});

@@ -1,7 +1,8 @@
 // One-line descriptions of what a child is doing, for the rolling windows (docs/cli.md "What it looks like").
 // Tool calls are condensed: `ls → src/`, `find → *.ts in src/`, `bash → npm test`; ls/find results become counts.
 
-function parseArgs(args: string): Record<string, unknown> {
+/** A tool call's JSON arguments as an object ({} when they are not one). */
+export function parseToolArgs(args: string): Record<string, unknown> {
   try {
     const v = JSON.parse(args) as unknown;
     return v && typeof v === "object" ? (v as Record<string, unknown>) : {};
@@ -16,7 +17,7 @@ const oneLine = (s: string, max = 160) => {
 };
 
 export function toolCallLine(name: string, args: string): string {
-  const a = parseArgs(args);
+  const a = parseToolArgs(args);
   const str = (k: string) => (typeof a[k] === "string" ? (a[k] as string) : "");
   switch (name) {
     case "ls":

@@ -5,9 +5,8 @@
 import { duplicateTasks } from "../session-caps.ts";
 import { findProfile, validateProfileSkills } from "../profiles/profile.ts";
 import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
-import { busyRun, type RunOwner } from "../store/store-types.ts";
+import { busyRun } from "../store/store-types.ts";
 import { StoreError } from "../store/store-error.ts";
-import type { Host } from "../host.ts";
 import { forkEntries, type ForkEntry } from "../run/fork.ts";
 import type { Engine } from "../run/engine.ts";
 import type { TaskInput } from "../run/task-types.ts";
@@ -78,14 +77,8 @@ function checkResumable(engine: Engine, id: string): string | null {
   const prior = engine.store.getSession(id);
   if (!prior || prior.runs.length === 0) return resumeNotFound(id);
   // Running, or queued in a call still under way: its owner will run it.
-  return busyRun(prior.runs.at(-1), (o) => ownerRuns(engine.host, o)) ? resumeRunning(id) : null;
-}
-
-/** A run's owner still runs: its PID, and the same process when its start time was recorded (never a bare PID). */
-function ownerRuns(host: Pick<Host, "isAlive" | "startTimeOf">, owner: RunOwner): boolean {
-  if (!host.isAlive(owner.pid)) return false;
-  const now = owner.start === null ? null : (host.startTimeOf?.(owner.pid) ?? null);
-  return now === null || now === owner.start;
+  // The store's own judgement of owners: the one its startRun will refuse the session by.
+  return busyRun(prior.runs.at(-1), (o) => engine.store.ownerAlive(o)) ? resumeRunning(id) : null;
 }
 
 /**

@@ -15,6 +15,7 @@ import type {
   NewRun,
   NewSession,
   OwnerAlive,
+  RunOwner,
   QueuedRun,
   RunRecord,
   RunStatus,
@@ -210,6 +211,10 @@ export class MemoryStore implements SessionStore {
     const ids = [...(this.byParent.get(parentSession) ?? [])];
     const runs = ids.flatMap((id) => this.sessions.get(id)?.runs ?? []);
     return { spawns: runs.filter(startedChild).length, cost: runs.reduce((n, r) => n + r.usage.cost, 0) };
+  }
+
+  ownerAlive(owner: RunOwner): boolean {
+    return this.opts.isAlive(owner);
   }
 
   recoverStale(isAlive: OwnerAlive): number {

@@ -157,6 +157,9 @@ export interface SessionStore {
   getMessages(runId: number): StoredMessage[];
   listSessions(opts: { limit: number; offset?: number }): SessionSummary[];
   recoverStale(isAlive: OwnerAlive): number;
+  /** Whether a run's owner is still that process: the one judgement this store's startRun refuses a busy session
+   *  by, so a resume check made before it never disagrees with it. */
+  ownerAlive(owner: RunOwner): boolean;
   /** Throws a StoreError when a call's records could not be written (read-only, no space): checked before a call
    *  starts anything. */
   checkWritable?(): void;

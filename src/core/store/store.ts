@@ -19,6 +19,7 @@ import {
   type SessionSummary,
   ownerOf,
   type OwnerAlive,
+  type RunOwner,
 } from "./store-types.ts";
 import { emptyUsage, type RunResult, type StoredMessage } from "../types.ts";
 import { guardedDb, MIN_FREE_BYTES, tooFull } from "./store-error.ts";
@@ -207,6 +208,10 @@ export class Store implements SessionStore {
 
   parentUsage(parentSession: string): { spawns: number; cost: number } {
     return parentUsage(this.db, parentSession);
+  }
+
+  ownerAlive(owner: RunOwner): boolean {
+    return this.opts.isAlive(owner);
   }
 
   recoverStale(isAlive: OwnerAlive): number {

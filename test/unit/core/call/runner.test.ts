@@ -23,10 +23,13 @@ const cwd = join(root, "work");
 mkdirSync(cwd);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function engine(settings: Partial<ReturnType<typeof defaultSettings>> = {}): Engine & { store: Store } {
+function engine(
+  settings: Partial<ReturnType<typeof defaultSettings>> = {},
+  isAlive?: (o: { pid: number; start: string | null }) => boolean,
+): Engine & { store: Store } {
   const host = createBunHost(bunDbOpener(Database));
   const store = new Store(host.openDb(join(root, `db-${Math.random().toString(16).slice(2)}.sqlite`)), {
-    isAlive: (o) => host.isAlive(o.pid),
+    isAlive: isAlive ?? ((o) => host.isAlive(o.pid)),
   });
   return createEngine({
     host,
@@ -117,6 +120,27 @@ test("a store that cannot record the tasks fails the start: the ones recorded en
   expect(second).toBeNull();
   expect(caps.used().spawns).toBe(0);
   expect(caps.status().queued).toBe(0);
+});
+
+test("a resume is refused as running exactly when the store's own judgement of the owner would refuse its start", async () => {
+  // The owner's PID runs (this process) but the store judges it another process (a reused PID): the check before
+  // the call must agree with the store, or a resume is refused that the store would start (or the reverse).
+  for (const alive of [false, true]) {
+    const e = engine({}, () => alive);
+    const id = e.store.newSessionId();
+    e.store.createSession({ id, name: "old", agent: "default", cwd });
+    e.store.startRun(id, { prompt: "earlier", ownerPid: process.pid, ownerStart: "not this process" });
+    const p = await prepareCall(
+      e,
+      { tasks: [{ name: "again", prompt: "go on", resume: id }], defaults: { cwd }, concurrency: 1 },
+      { caps: new CapGuard(undefined, "this test") },
+    );
+    const refused = "refusal" in p ? p.refusal.message : null;
+    expect(refused, `owner judged ${alive ? "alive" : "gone"}`).toBe(
+      alive ? `Cannot resume: session "${id}" is still running. Wait for it to complete before resuming.` : null,
+    );
+    if (!alive) expect(() => e.store.startRun(id, { prompt: "go on", ownerPid: process.pid + 1 })).not.toThrow();
+  }
 });
 
 test("no front runs a task around the runner: none imports runTask, runScheduled, settleHooks or effectiveTimeout", () => {

@@ -3,6 +3,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseDefinition, type ScheduleDefinition } from "../../core/schedule/definition.ts";
+import { writeFileAtomic } from "../../host/atomic-write.ts";
 import { ConfigError } from "../errors.ts";
 
 export const schedulesDir = (agentDir: string) => path.join(agentDir, "schedules");
@@ -24,13 +25,9 @@ export function readDefinition(agentDir: string, name: string): ScheduleDefiniti
   return d;
 }
 
+/** Written whole or not at all: a full disk leaves the old definition (and no temporary file) behind. */
 export function writeDefinition(agentDir: string, d: ScheduleDefinition): void {
-  const dir = schedulesDir(agentDir);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = definitionFile(agentDir, d.name);
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `${JSON.stringify(d, null, 2)}\n`, { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  writeFileAtomic(definitionFile(agentDir, d.name), `${JSON.stringify(d, null, 2)}\n`);
 }
 
 /** Every schedule with a definition file (broken ones named with why). */

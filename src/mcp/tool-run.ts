@@ -6,7 +6,7 @@ import { fanoutRefusal } from "../core/call/confirm-fanout.ts";
 import { projectProfileRefusals } from "../core/call/project-consent.ts";
 import { prepareCall, type CallFront, type PreparedCall } from "../core/call/prepare.ts";
 import { delegateToolRequest, type CallRequest, type Refusal } from "../core/call/request.ts";
-import { childrenResultFields, refusedCall, startedTasks } from "../core/call/results.ts";
+import { childrenResultFields, refusedCall, startedLine, startedTasks } from "../core/call/results.ts";
 import { subagentCall, subagentParams } from "../core/call/subagent-call.ts";
 import { withWorkflow } from "../core/call/workflow.ts";
 import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
@@ -150,7 +150,7 @@ export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext
       ...structured(outcomes),
     }),
     (tasks) => {
-      const lines = tasks.map((t) => `● ${t.name}: started in the background (session: ${t.sessionId})`);
+      const lines = tasks.map(startedLine);
       return {
         content: [{ type: "text", text: `${lines.join("\n")}\n${BACKGROUND_HINT}` }],
         structuredContent: startedTasks(tasks.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.profile }))),

@@ -1,5 +1,6 @@
 // The front half of `--background`: hand a prepared call to a detached supervisor, wait for its word, and say how to
 // follow the tasks — only once the supervisor has taken them on; its refusal is this command's refusal.
+import { startedLine } from "../../core/call/results.ts";
 import { startSupervisor, type Job } from "./supervisor.ts";
 import { dataDir, type CliContext } from "../engine.ts";
 import { ConfigError, EXIT } from "../errors.ts";
@@ -22,7 +23,7 @@ export async function startBackground(ctx: CliContext, command: string, job: Job
     });
     return EXIT.ok;
   }
-  for (const t of tasks) console.log(`● ${t.name}: started in the background (session: ${t.sessionId})`);
+  for (const t of tasks) console.log(startedLine(t));
   process.stderr.write(
     `Collect with: subagents wait ${tasks.map((t) => t.sessionId).join(" ")}   (steer: subagents steer ID "…", stop: subagents cancel ID)\n`,
   );

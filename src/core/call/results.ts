@@ -64,6 +64,10 @@ export type StructuredTasks = {
 
 const NO_USAGE = { input: 0, output: 0, cost: 0, turns: 0 };
 
+/** What every front says of a task it started in the background (its id is what collects it). */
+export const startedLine = (t: { name: string; sessionId: string }) =>
+  `● ${t.name}: started in the background (session: ${t.sessionId})`;
+
 /** Tasks started in the background: their results come later (get_subagent_output). */
 export function startedTasks(started: { name: string; sessionId: string; agent?: string }[]): StructuredTasks {
   return {

@@ -7,7 +7,7 @@ import { projectProfileRefusals } from "../core/call/project-consent.ts";
 import { prepareCall, type CallFront, type PreparedCall } from "../core/call/prepare.ts";
 import { delegateToolRequest, type CallRequest, type Refusal } from "../core/call/request.ts";
 import { childrenResultFields, refusedCall, startedLine, startedTasks } from "../core/call/results.ts";
-import { subagentCall, subagentParams } from "../core/call/subagent-call.ts";
+import { subagentCall, subagentConsentRefusal, subagentParams } from "../core/call/subagent-call.ts";
 import { withWorkflow } from "../core/call/workflow.ts";
 import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import type { CapGuard } from "../core/run/cap-guard.ts";
@@ -172,9 +172,8 @@ export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ToolContext
     if ("refusal" in checked) return refused(checked.refusal);
     const ready = await prepared(d, engine, cwd, roots, checked.request);
     if (!isStarted(ready)) return ready;
-    // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.
-    const [refusedWhy] = ready.call.refused;
-    return refusedWhy ? refused({ code: "SUBAGENTS_DISABLED", message: refusedWhy }) : ready;
+    const consent = subagentConsentRefusal(ready.call);
+    return consent ? refused(consent) : ready;
   };
   return serve(
     d,

@@ -4,7 +4,7 @@
 import { realClock } from "../core/host.ts";
 import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
 import { prepareCall } from "../core/call/prepare.ts";
-import { subagentCall, subagentParams } from "../core/call/subagent-call.ts";
+import { subagentCall, subagentConsentRefusal, subagentParams } from "../core/call/subagent-call.ts";
 import type { ErrorCode } from "../core/types.ts";
 import { callWindows } from "../ui/call-windows.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
@@ -67,9 +67,8 @@ export function subagentTool(env: ToolEnv) {
       if ("refusal" in checked) return failure(checked.refusal.code, checked.refusal.message, checked.refusal.mode);
       const prepared = await prepareCall(engine, checked.request, await call.front(engine));
       if ("refusal" in prepared) return failure(prepared.refusal.code, prepared.refusal.message);
-      // A project-local agent without consent: this tool's one task cannot run, so the call itself fails.
-      const [refused] = prepared.call.refused;
-      if (refused) return failure("SUBAGENTS_DISABLED", refused);
+      const consent = subagentConsentRefusal(prepared.call);
+      if (consent) return failure(consent.code, consent.message);
       const [input] = prepared.call.tasks;
       const id = input.sessionId;
       const runId = id.slice(0, 8);

@@ -5,6 +5,7 @@
 import type { Engine } from "../run/engine.ts";
 import { profileRefusal } from "../run/task-error.ts";
 import type { Profile } from "../profiles/profile.ts";
+import type { PreparedCall } from "./prepare.ts";
 import type { CallRequest, Refusal } from "./request.ts";
 import { firstProblem, SCHEMAS } from "./schemas.ts";
 
@@ -81,4 +82,11 @@ export function subagentCall(
     };
   const resume = known && known.runs.length > 0 ? p.sessionId : undefined;
   return { request: subagentRequest(p, resume, cwd) };
+}
+
+/** The tool runs one task: when its project-local agent may not run here (no consent), the call itself fails
+ * (delegate_to_subagents fails that task alone). */
+export function subagentConsentRefusal(call: Pick<PreparedCall, "refused">): SubagentRefusal | null {
+  const [why] = call.refused;
+  return why ? { code: "SUBAGENTS_DISABLED", message: why } : null;
 }

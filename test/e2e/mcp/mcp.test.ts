@@ -3,7 +3,7 @@
 // cancellation and a client that goes away (no process left), children's questions answered through
 // elicitation, the client's roots, and a terminal reaching the server's runs (sessions, steer).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TASKS_OUTPUT_SCHEMA } from "../../../src/core/call/results.ts";
 import { DELEGATE_SCHEMA, OUTPUT_SCHEMA, SUBAGENT_SCHEMA } from "../../../src/core/call/schemas.ts";
@@ -407,6 +407,42 @@ test("an MCP call's tasks are recorded when it accepts them: a background task w
       { timeout: 120_000 },
     );
     expect(textOf(out)).toBe(`second done ${marker}`);
+  } finally {
+    await c.close();
+  }
+}, 120_000);
+
+test("a project-local agent needs consent, and an MCP client cannot give it: subagent fails as a call, delegate fails that task alone", async () => {
+  const project = join(world.root, "consent-project");
+  mkdirSync(join(project, ".pi", "agents"), { recursive: true });
+  const agentFile = join(project, ".pi", "agents", "repo-helper.md");
+  writeFileSync(agentFile, "---\ndescription: from the repository\n---\nYou help.\n");
+  const c = await connectMcp(world, { cwd: project });
+  try {
+    const why = `Project-local profile "repo-helper" (${agentFile}) needs consent; there is no UI to ask. Set subagents.projectAgents to "allow" to run it.`;
+    const one = await c.client.callTool({ name: "subagent", arguments: { agent: "repo-helper", task: "x" } });
+    expect(one.isError).toBe(true);
+    expect((one.structuredContent as Structured).error).toEqual({ code: "SUBAGENTS_DISABLED", message: why });
+    const marker = `consent-${Date.now()}`;
+    const both = await c.client.callTool(
+      {
+        name: "delegate_to_subagents",
+        arguments: {
+          tasks: [
+            { name: "helper", prompt: "x", profile: "repo-helper" },
+            { name: "plain", prompt: `say ${script([{ text: marker }])}` },
+          ],
+        },
+      },
+      { timeout: 120_000 },
+    );
+    const tasks = (both.structuredContent as Structured).tasks;
+    expect(tasks.map((t) => [t.name, t.status, t.errorCode ?? null, t.error ?? null])).toEqual([
+      // A task's error names files under the home folder with "~" (as every task result does).
+      ["helper", "error", "SUBAGENTS_DISABLED", why.replace(world.root, "~")],
+      ["plain", "completed", null, null],
+    ]);
+    expect(tasks[1].output).toBe(marker);
   } finally {
     await c.close();
   }

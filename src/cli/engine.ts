@@ -5,6 +5,7 @@ import { realClock, type Host } from "../core/host.ts";
 import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import type { Store } from "../core/store/store.ts";
+import { storeFileOf } from "../core/store/store-types.ts";
 import { openStoreFile } from "../host/open-store.ts";
 import { createEngine, type Engine } from "../core/run/engine.ts";
 import { createBunHost } from "../host/bun.ts";
@@ -36,7 +37,7 @@ export function cliContext(cwd: string): CliContext {
 }
 
 export function dbPath(ctx: CliContext): string {
-  return ctx.host.env.SUBAGENTS_DB || path.join(ctx.agentDir, "subagents.db");
+  return storeFileOf(ctx.host.env, ctx.agentDir);
 }
 
 /** Where the database lives; owner records, control sockets and background logs sit next to it. */

@@ -6,7 +6,7 @@ import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/
 import type { Profile } from "../core/profiles/profile.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import { MemoryStore, type SessionStore } from "../core/store/store.ts";
-import type { RunOwner } from "../core/store/store-types.ts";
+import { storeFileOf, type RunOwner } from "../core/store/store-types.ts";
 import { openStoreFile } from "../host/open-store.ts";
 import { ownerAlive } from "../control/registry.ts";
 import { createEngine, type CallContext, type Engine, type EngineParts } from "../core/run/engine.ts";
@@ -86,7 +86,7 @@ export async function createServices(): Promise<PiServices> {
   const agentDir = resolveAgentDir(host.env, host.homedir());
   let store: SessionStore;
   let memoryNotice: string | null = null;
-  const file = host.env.SUBAGENTS_DB || path.join(agentDir, "subagents.db");
+  const file = storeFileOf(host.env, agentDir);
   const dataDir = path.dirname(file);
   // A run's owner is alive only while it is the same process (its recorded start time), never by its PID alone.
   const isAlive = (o: RunOwner) => ownerAlive(dataDir, o);

@@ -14,6 +14,7 @@ import { procStartTime } from "../../host/process-identity.ts";
 import { failedResult } from "../../core/run/task-error.ts";
 import type { ErrorCode } from "../../core/types.ts";
 import { bunDbOpener } from "../../host/sqlite-bun.ts";
+import { storeFileOf } from "../../core/store/store-types.ts";
 import { lockFile } from "./files.ts";
 import { takeLock } from "./lock.ts";
 
@@ -21,7 +22,7 @@ import { takeLock } from "./lock.ts";
 const BASE_ENV = ["HOME", "USER", "LOGNAME", "SHELL"];
 
 export function scheduleDb(def: ScheduleDefinition, agentDir: string): string {
-  return def.env.SUBAGENTS_DB || path.join(def.env.PI_CODING_AGENT_DIR || agentDir, "subagents.db");
+  return storeFileOf(def.env, def.env.PI_CODING_AGENT_DIR || agentDir);
 }
 
 /** The agent a schedule's command line runs, for the record of a run that never started. */

@@ -127,6 +127,10 @@ export type ImportedRun = {
 
 /** A task accepted by its call, not started yet. */
 export type QueuedRun = { prompt: string; ownerPid: number; ownerStart?: string | null; name: string };
+/** The session database's file: SUBAGENTS_DB, else subagents.db in pi's agent dir (every front opens this one). */
+export const storeFileOf = (env: Record<string, string | undefined>, agentDir: string): string =>
+  env.SUBAGENTS_DB || `${agentDir.replace(/\/+$/, "")}/subagents.db`;
+
 /** A run's owner: its PID and that process's start time (null: not known). */
 export type RunOwner = { pid: number; start: string | null };
 /** Whether a run's owner is still that process (not merely a process with its PID). */

@@ -8,6 +8,7 @@
 //  - our records when they are kept outside those places (SUBAGENTS_DB in a folder of its own): the owner records
 //    and control sockets (`control/`), logs, other tasks' worktrees and the store itself.
 import type { Host } from "../../host.ts";
+import { storeFileOf } from "../../store/store-types.ts";
 import { type HiddenPlaces, type RecordMasks, under } from "./sandbox.ts";
 
 const SOCKET_PLACES = ["/run", "/var/run", "/var/tmp"];
@@ -28,10 +29,6 @@ export function hiddenPlaces(host: Pick<Host, "stat" | "listDir" | "readLink" | 
   if (resolv && out.dirs.some((d) => under(resolv, d)) && host.stat(resolv)?.isFile) out.files.push(resolv);
   return out;
 }
-
-/** The session database: SUBAGENTS_DB, else in pi's agent dir. */
-const storeFileOf = (env: Record<string, string | undefined>, agentDir: string) =>
-  env.SUBAGENTS_DB || `${agentDir}/subagents.db`;
 
 /** Where our records are: beside the store. */
 export function dataDirOf(env: Record<string, string | undefined>, agentDir: string): string {

@@ -9,6 +9,7 @@ import { fleetRows, isLive, renderFleet, titleLines, type FleetRow } from "../ui
 import { endedViews, outcomeOf } from "../ui/recorded.ts";
 import { clip, sanitizeLine } from "../ui/text-width.ts";
 import { isFinished, renderWindow, type WindowView } from "../ui/windows.ts";
+import { terminalRows } from "./render-budget.ts";
 import { themeStyle, type ThemeLike } from "./render.ts";
 import type { PiServices } from "./services.ts";
 
@@ -20,6 +21,10 @@ const REFRESH_MS = 1000;
 /** Lines of a window's work shown while it runs; an ended one shows its output, up to this many lines in all. */
 const WINDOW_LINES = 20;
 const DETAIL_MAX = 40;
+/** pi's lines under a custom view in place of its editor (measured in pi 1.6.0): the footer's two lines, plus the
+ * status line and one spare. A taller view pushes its own top (the title, the picked row) off the screen. */
+const FLEET_CHROME_ROWS = 4;
+const fleetBudget = () => Math.max(6, terminalRows() - FLEET_CHROME_ROWS);
 
 /** Keys as terminals send them (legacy and kitty forms); the view needs only a handful. */
 function keyOf(data: string): "up" | "down" | "enter" | "back" | "s" | "x" | null {
@@ -129,8 +134,9 @@ export class FleetView {
   render(width: number): string[] {
     const style = themeStyle(this.theme);
     if (!this.detail) {
-      const list = renderFleet(this.rows, this.selected, { width, style, now: Date.now() });
       const caps = this.caps?.();
+      const maxLines = fleetBudget() - (caps ? 1 : 0);
+      const list = renderFleet(this.rows, this.selected, { width, style, now: Date.now(), maxLines });
       return caps ? [...list, clip(style.dim(caps), width)] : list;
     }
     const row = this.rows.find((r) => r.id === this.detail!.id);
@@ -141,10 +147,11 @@ export class FleetView {
     const title = titleLines(name, live ? "s steer · x stop · Esc back" : "Esc back", width, style);
     if (!v) return [...title, style.dim(`  ${this.detail.ended ? "no record of this session" : "starting…"}`)];
     const body = renderWindow(v, { width, maxLines: WINDOW_LINES, expanded: isFinished(v.status), style });
+    const room = Math.min(DETAIL_MAX, fleetBudget() - title.length);
     return [
       ...title,
-      ...(body.length > DETAIL_MAX
-        ? [...body.slice(0, DETAIL_MAX - 1), style.dim(`  … (subagents session ${v.sessionId} has it all)`)]
+      ...(body.length > room
+        ? [...body.slice(0, Math.max(1, room - 1)), style.dim(`  … (subagents session ${v.sessionId} has it all)`)]
         : body),
     ];
   }

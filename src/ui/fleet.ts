@@ -83,7 +83,7 @@ function cells(r: FleetRow, now: number, style: Style): Record<Column, string> {
 export function renderFleet(
   rows: FleetRow[],
   selected: number,
-  o: { width: number; style: Style; now: number },
+  o: { width: number; style: Style; now: number; maxLines?: number },
 ): string[] {
   const { style, width } = o;
   const running = rows.filter((r) => isLive(r.status)).length;
@@ -110,7 +110,10 @@ export function renderFleet(
     return c === "when" ? text.padStart(w) : text.padEnd(w);
   };
   const out = [...head];
+  const [from, to] = visibleRows(rows.length, selected, (o.maxLines ?? Number.POSITIVE_INFINITY) - head.length);
+  if (from > 0) out.push(style.dim(`  ↑ ${from} more`));
   rows.forEach((r, i) => {
+    if (i < from || i >= to) return;
     const parts = [
       i === selected ? style.cyan("▸") : " ",
       statusIcon(r.status, style),
@@ -120,5 +123,23 @@ export function renderFleet(
     ];
     out.push(clip(parts.join(" "), width));
   });
+  if (to < rows.length) out.push(style.dim(`  ↓ ${rows.length - to} more`));
   return out;
+}
+
+/**
+ * The rows [from, to) a list of `count` shows in `lines` lines, the picked one among them: all when they fit, else
+ * a slice around it, each cut side taking one of the lines for its `↑ N more` / `↓ N more`.
+ */
+export function visibleRows(count: number, selected: number, lines: number): [number, number] {
+  if (count <= lines) return [0, count];
+  const room = Math.max(1, lines - 2);
+  const pick = Math.min(Math.max(selected, 0), count - 1);
+  // The picked row a third of the way down: the next ones (where the cursor usually goes) stay in sight.
+  let from = Math.max(0, Math.min(pick - Math.floor(room / 3), count - room));
+  let to = from + room;
+  // A side that is not cut gives its line back to the rows.
+  if (from === 0) to = Math.min(count, to + 1);
+  if (to === count) from = Math.max(0, from - (from === 0 ? 0 : 1));
+  return [from, to];
 }

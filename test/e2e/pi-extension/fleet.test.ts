@@ -103,3 +103,45 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
     240_000,
   );
 }
+
+test.skipIf(!hasTmux)(
+  "/subagents in a short terminal: the list fits the screen, its title stays in sight, and the cursor scrolls it",
+  async () => {
+    const marker = `short-${Date.now()}`;
+    const names = Array.from({ length: 14 }, (_, i) => `row${String(i + 1).padStart(2, "0")}-${marker}`);
+    const r = await cli(world, ["delegate", ...names.flatMap((n) => ["--name", n]), ...names.map((n) => `say ${n}`)]);
+    expect(r.code, r.stderr).toBe(0);
+    const pane = openPane([...piCmd("current", "node"), "-e", join(REPO, "dist", "extension.js")], {
+      cols: 100,
+      rows: 16,
+      cwd: world.workDir,
+      env: { ...world.env, PI_OFFLINE: "1" },
+    });
+    try {
+      await pane.waitFor((s) => s.includes("fake-model"), 60_000);
+      pane.keys("/subagents");
+      await pane.waitFor((s) => s.includes("/subagents"), 10_000);
+      for (let i = 0; i < 30 && !pane.screen().includes("Sub-agents ·"); i++) {
+        pane.keys("Enter");
+        await pane.waitFor((s) => s.includes("Sub-agents ·"), 2000).catch(() => {});
+      }
+      // The picked row (the first) and the title in sight; the rows that do not fit are counted, not pushed off.
+      const first = await pane.waitFor((s) => s.includes("Sub-agents ·") && /↓ \d+ more/.test(s), 10_000);
+      expect(first, first).toMatch(/▸ ✓ row\d\d-/);
+      expect(first).toContain("fake-model"); // pi's footer is still on the screen under the view
+      expect(first).not.toMatch(/↑ \d+ more/);
+      // To the end of the list (the cursor stops at the last row): the list scrolled with it, the title stayed.
+      for (let i = 0; i < 20; i++) pane.keys("Down");
+      const last = await pane.waitFor((s) => !/↓ \d+ more/.test(s) && /↑ \d+ more/.test(s), 10_000);
+      const lines = last.split("\n");
+      const cursor = lines.findIndex((l) => l.startsWith("▸ "));
+      expect(lines[cursor + 1], last).toStartWith("This pi session:");
+      expect(last).toContain("Sub-agents ·");
+      expect(last).toContain("fake-model");
+      pane.keys("Escape");
+    } finally {
+      pane.close();
+    }
+  },
+  180_000,
+);

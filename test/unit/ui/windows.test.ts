@@ -294,6 +294,33 @@ test("/subagents at 60 columns: the keys whole on a line of their own, every id 
   expect(ended[0]).toBe("Sub-agents · 2 running · ↑↓ select · Enter open · Esc close");
 });
 
+test("the fleet list in a few lines: exactly that many, the picked row always among them, cut sides counted", async () => {
+  const { renderFleet, visibleRows } = await import("../../../src/ui/fleet.ts");
+  const rows = Array.from({ length: 30 }, (_, i) => ({
+    id: `${String(i).padStart(2, "0")}00000000000000`,
+    name: `task-${i}`,
+    agent: "default",
+    status: "completed" as const,
+    owner: "",
+    since: 0,
+    cost: 0,
+  }));
+  for (const lines of [3, 5, 12, 29])
+    for (const selected of [0, 1, 10, 28, 29]) {
+      const [from, to] = visibleRows(rows.length, selected, lines);
+      const at = `${lines} lines, row ${selected}`;
+      expect(selected >= from && selected < to, at).toBe(true);
+      expect(to - from + (from > 0 ? 1 : 0) + (to < rows.length ? 1 : 0), at).toBe(lines);
+      const out = renderFleet(rows, selected, { width: 100, style: plainStyle, now: 0, maxLines: lines + 1 });
+      expect(out.length, at).toBe(lines + 1);
+      expect(out.some((l) => l.startsWith("▸ ") && l.includes(`task-${selected} `)), at).toBe(true);
+      if (from > 0) expect(out[1], at).toBe(`  ↑ ${from} more`);
+      if (to < rows.length) expect(out.at(-1), at).toBe(`  ↓ ${rows.length - to} more`);
+    }
+  expect(visibleRows(30, 7, 30)).toEqual([0, 30]);
+  expect(renderFleet(rows, 0, { width: 100, style: plainStyle, now: 0 }).length).toBe(31);
+});
+
 test("a started task reads `starting` until its child's first event", async () => {
   const { CallWindows } = await import("../../../src/ui/call-windows.ts");
   const { newRunState } = await import("../../../src/core/run/process/run-state.ts");

@@ -313,7 +313,10 @@ test("the fleet list in a few lines: exactly that many, the picked row always am
       expect(to - from + (from > 0 ? 1 : 0) + (to < rows.length ? 1 : 0), at).toBe(lines);
       const out = renderFleet(rows, selected, { width: 100, style: plainStyle, now: 0, maxLines: lines + 1 });
       expect(out.length, at).toBe(lines + 1);
-      expect(out.some((l) => l.startsWith("▸ ") && l.includes(`task-${selected} `)), at).toBe(true);
+      expect(
+        out.some((l) => l.startsWith("▸ ") && l.includes(`task-${selected} `)),
+        at,
+      ).toBe(true);
       if (from > 0) expect(out[1], at).toBe(`  ↑ ${from} more`);
       if (to < rows.length) expect(out.at(-1), at).toBe(`  ↓ ${rows.length - to} more`);
     }

@@ -29,6 +29,31 @@ async function selectRow(pane: Pane, name: string): Promise<void> {
   await pane.waitFor((s) => s.split("\n").some((l) => l.startsWith(`▸ `) && l.slice(4).startsWith(`${name} `)), 5000);
 }
 
+/** A parent pi (this runtime, our extension) in a tmux pane of `rows` rows, with /subagents open. */
+async function openFleet(runtime: "node" | "bun", rows: number): Promise<Pane> {
+  const pane = openPane([...piCmd("current", runtime), "-e", join(REPO, "dist", "extension.js")], {
+    cols: rows > 20 ? 120 : 100,
+    rows,
+    cwd: world.workDir,
+    env: { ...world.env, PI_OFFLINE: "1" },
+  });
+  try {
+    await pane.waitFor((s) => s.includes("fake-model"), 60_000);
+    pane.keys("/subagents");
+    await pane.waitFor((s) => s.includes("/subagents"), 10_000);
+    // pi draws its footer before its start-up has finished, and refuses a command until then ("Startup is
+    // still in progress", the text stays in the editor): submit until the view opens.
+    for (let i = 0; i < 30 && !pane.screen().includes("Sub-agents ·"); i++) {
+      pane.keys("Enter");
+      await pane.waitFor((s) => s.includes("Sub-agents ·"), 2000).catch(() => {});
+    }
+    return pane;
+  } catch (err) {
+    pane.close();
+    throw err;
+  }
+}
+
 for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "bun"]) as ("node" | "bun")[]) {
   test.skipIf(!hasTmux)(
     `/subagents under ${runtime} pi: live fleet of CLI background runs; open one's window, steer it, stop another`,
@@ -47,22 +72,8 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
         `stop target ${marker} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`,
       ]);
       const [steerId, stopId] = r.json.filter((e) => e.type === "task_background").map((e) => e.sessionId as string);
-      const pane = openPane([...piCmd("current", runtime), "-e", join(REPO, "dist", "extension.js")], {
-        cols: 120,
-        rows: 40,
-        cwd: world.workDir,
-        env: { ...world.env, PI_OFFLINE: "1" },
-      });
+      const pane = await openFleet(runtime, 40);
       try {
-        await pane.waitFor((s) => s.includes("fake-model"), 60_000);
-        pane.keys("/subagents");
-        await pane.waitFor((s) => s.includes("/subagents"), 10_000);
-        // pi draws its footer before its start-up has finished, and refuses a command until then ("Startup is
-        // still in progress", the text stays in the editor): submit until the view opens.
-        for (let i = 0; i < 30 && !pane.screen().includes("Sub-agents ·"); i++) {
-          pane.keys("Enter");
-          await pane.waitFor((s) => s.includes("Sub-agents ·"), 2000).catch(() => {});
-        }
         // Both live, with their owner: the CLI's background supervisor.
         const list = await pane.waitFor(
           (s) => /● steerme .*running .*supervisor \d+/.test(s) && /● stopme .*running .*supervisor \d+/.test(s),
@@ -111,20 +122,8 @@ test.skipIf(!hasTmux)(
     const names = Array.from({ length: 14 }, (_, i) => `row${String(i + 1).padStart(2, "0")}-${marker}`);
     const r = await cli(world, ["delegate", ...names.flatMap((n) => ["--name", n]), ...names.map((n) => `say ${n}`)]);
     expect(r.code, r.stderr).toBe(0);
-    const pane = openPane([...piCmd("current", "node"), "-e", join(REPO, "dist", "extension.js")], {
-      cols: 100,
-      rows: 16,
-      cwd: world.workDir,
-      env: { ...world.env, PI_OFFLINE: "1" },
-    });
+    const pane = await openFleet("node", 16);
     try {
-      await pane.waitFor((s) => s.includes("fake-model"), 60_000);
-      pane.keys("/subagents");
-      await pane.waitFor((s) => s.includes("/subagents"), 10_000);
-      for (let i = 0; i < 30 && !pane.screen().includes("Sub-agents ·"); i++) {
-        pane.keys("Enter");
-        await pane.waitFor((s) => s.includes("Sub-agents ·"), 2000).catch(() => {});
-      }
       // The picked row (the first) and the title in sight; the rows that do not fit are counted, not pushed off.
       const first = await pane.waitFor((s) => s.includes("Sub-agents ·") && /↓ \d+ more/.test(s), 10_000);
       expect(first, first).toMatch(/▸ ✓ row\d\d-/);

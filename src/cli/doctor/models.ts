@@ -28,6 +28,8 @@ export function listed(name: string, models: string[]): boolean {
   );
 }
 
+const LIST_TIMEOUT_MS = 30_000;
+
 export function modelsCheck(ctx: CliContext, cwd: string): Check {
   let pi: ReturnType<typeof cliPiCommand>;
   try {
@@ -35,19 +37,25 @@ export function modelsCheck(ctx: CliContext, cwd: string): Check {
   } catch {
     return { name: "models", status: "warn", detail: "no pi for sub-agents: cannot check models (see children)" };
   }
-  const out = spawnSync(pi.argv[0], [...pi.argv.slice(1), "--list-models"], {
-    env: { ...process.env, ...pi.env },
-    cwd,
-    encoding: "utf8",
-    timeout: 30_000,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  if (out.status !== 0)
-    return {
-      name: "models",
-      status: "warn",
-      detail: `${pi.describe} --list-models failed (${(out.stderr ?? "").trim().split("\n")[0] || `exit ${out.status}`})`,
-    };
+  const list = () =>
+    spawnSync(pi.argv[0], [...pi.argv.slice(1), "--list-models"], {
+      env: { ...process.env, ...pi.env },
+      cwd,
+      encoding: "utf8",
+      timeout: LIST_TIMEOUT_MS,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  // It answers in well under a second (pi bounds its own model lookup at 15 s); a pi that did not answer at all
+  // is asked once more before the check gives up on it, so one stuck start does not cost the verdict.
+  let out = list();
+  if (out.error && (out.error as NodeJS.ErrnoException).code === "ETIMEDOUT") out = list();
+  if (out.status !== 0) {
+    const timedOut = out.error && (out.error as NodeJS.ErrnoException).code === "ETIMEDOUT";
+    const why = timedOut
+      ? `no answer in ${LIST_TIMEOUT_MS / 1000} s, twice`
+      : (out.stderr ?? "").trim().split("\n")[0] || `exit ${out.status}`;
+    return { name: "models", status: "warn", detail: `${pi.describe} --list-models failed (${why})` };
+  }
   // pi lists no model at all (and says so) when it finds no credentials for any provider.
   if (/No models available/.test(`${out.stdout}${out.stderr}`))
     return {

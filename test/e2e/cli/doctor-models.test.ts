@@ -51,7 +51,7 @@ for (const [label, settings, binary, version] of [
     mkdirSync(agents, { recursive: true });
     world.setSubagentSettings({ ...settings, fallbackModels: ["fake/spare-model"] });
     const good = await modelsCheck(binary);
-    expect(good.check.status).toBe("ok");
+    expect(good.check.status, good.check.detail).toBe("ok");
     expect(good.check.detail).toMatch(version);
     writeFileSync(
       join(agents, "ghostly.md"),
@@ -63,8 +63,8 @@ for (const [label, settings, binary, version] of [
     );
     try {
       const bad = await modelsCheck(binary);
+      expect(bad.check.status, bad.check.detail).toBe("fail");
       expect(bad.code).toBe(1);
-      expect(bad.check.status).toBe("fail");
       expect(bad.check.detail).toMatch(version);
       expect(bad.check.detail).toContain("fake/ghost-model (pi's default model)");
       expect(bad.check.detail).toContain("fake/phantom-model (agent ghostly)");

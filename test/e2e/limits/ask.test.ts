@@ -378,7 +378,7 @@ test("select and input are forwarded too: a background child's choice answered b
   expect(readFileSync(log, "utf8")).toBe("select:prod\ninput:v2.1\n");
 }, 90_000);
 
-test("a child waiting on a question is not idle: past its --timeout while it waits, it is not stopped, and its answer still arrives", async () => {
+test("a child waiting on a question is not idle: past its --timeout while it waits, it is not stopped, and its answer still arrives and is acted on", async () => {
   const settings = join(world.workDir, ".pi", "settings.json");
   mkdirSync(join(world.workDir, ".pi"), { recursive: true });
   // askTimeout is far beyond the test's pace (a busy machine may take a minute to show the question).

@@ -8,7 +8,7 @@ import {
   type AskRequest,
   type Question,
 } from "../../../../src/core/run/process/ask.ts";
-import type { Clock } from "../../../../src/core/host.ts";
+import { manualClock } from "../../../support/manual-clock.ts";
 
 const confirm: Question = { id: "q1", kind: "confirm", title: "Allow bash?", message: "rm -rf build" };
 const select: Question = { id: "q2", kind: "select", title: "Which?", options: ["Alpha", "Beta"] };
@@ -20,28 +20,6 @@ test("answers become the child's values: confirm yes/no, a select's option (case
   expect(JSON.parse(answerLine(select, { value: "Gamma" })).value).toBeUndefined();
   expect(JSON.parse(answerLine(select, { none: "nobody" })).note).toContain("no one can answer now");
 });
-
-function manualClock() {
-  let now = 0;
-  const timers: { at: number; fn: () => void; id: number }[] = [];
-  let seq = 0;
-  const clock: Clock = {
-    now: () => now,
-    setTimeout: (fn, ms) => (timers.push({ at: now + ms, fn, id: ++seq }), seq),
-    clearTimeout: (id) => {
-      const i = timers.findIndex((t) => t.id === id);
-      if (i >= 0) timers.splice(i, 1);
-    },
-  };
-  const advance = (ms: number) => {
-    now += ms;
-    for (const t of timers.filter((t) => t.at <= now)) {
-      timers.splice(timers.indexOf(t), 1);
-      t.fn();
-    }
-  };
-  return { clock, advance };
-}
 
 test("broker: deny and nobody answer at once; a person's answer goes back; askTimeout ends a wait; abort closes the dialog", async () => {
   const { clock, advance } = manualClock();

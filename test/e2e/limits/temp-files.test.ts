@@ -3,7 +3,7 @@
 // when it ends); the owner's own temp folder goes when it exits, and one an owner killed with SIGKILL left is removed
 // by the next owner and by `subagents prune`. The real executable and its embedded pi against the scripted model.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
@@ -26,7 +26,7 @@ async function tmpOf(sessionId: string): Promise<string> {
   return m[1];
 }
 /** Our temp folders of one process (`subagents-<pid>.<start>-XXXXXX`). */
-const foldersOf = (pid: number) => readdirSync(tmpdir()).filter((n) => n.startsWith(`subagents-${pid}.`));
+const foldersOf = (pid: number, dir = tmpdir()) => readdirSync(dir).filter((n) => n.startsWith(`subagents-${pid}.`));
 
 test("a run's TMPDIR holds pi's bash log while it runs and is gone with the run; the owner's folder is gone when it exits", async () => {
   const steps = [bash("echo tmp:$TMPDIR"), bash("seq 1 300000"), bash("ls $TMPDIR"), { text: "done" }];
@@ -60,36 +60,45 @@ test("tasks in a kept child share its process's TMPDIR, removed when the process
 }, 120_000);
 
 test("an owner killed with SIGKILL leaves its temp folder: the next owner removes it, and so does `prune`", async () => {
+  // A temp folder of its own: every owner sweeps what dead owners left in its TMPDIR, and the suite's other files
+  // run owners in the shared /tmp at the same time (one of them would sweep this test's folder before its prune).
+  // Short, as a socket path in it must be.
+  const tmp = mkdtempSync("/tmp/satf-");
+  const env = { TMPDIR: tmp };
   const leave = async () => {
     const proc = Bun.spawn({
       cmd: [join(REPO, "dist", "subagents"), "run", "default", `hold ${script([bash("sleep 30")])}`],
       cwd: world.workDir,
-      env: world.env,
+      env: { ...world.env, ...env },
       stdin: "ignore",
       stdout: "ignore",
       stderr: "ignore",
     });
     // Its folder exists once its child started (the prompt file is written there).
     const [folder] = await until(`the owner ${proc.pid}'s temp folder`, () => {
-      const f = foldersOf(proc.pid);
+      const f = foldersOf(proc.pid, tmp);
       return f.length ? f : null;
     });
     proc.kill("SIGKILL");
     await proc.exited;
-    const dir = join(tmpdir(), folder);
+    const dir = join(tmp, folder);
     expect(existsSync(dir)).toBe(true);
     return dir;
   };
-  const first = await leave();
-  const dry = await cli(world, ["prune", "--dry-run", "--json"], { binary: true });
-  expect(dry.json[0].tempDirs).toContain(first);
-  expect(existsSync(first)).toBe(true);
-  const pruned = await cli(world, ["prune", "--json"], { binary: true });
-  expect(pruned.json[0].tempDirs).toContain(first);
-  expect(existsSync(first)).toBe(false);
-  // The next owner that makes its own folder removes what a killed one left.
-  const second = await leave();
-  const r = await cli(world, ["run", "default", `next ${script([{ text: "ok" }])}`], { binary: true });
-  expect(r.code, r.stderr).toBe(0);
-  expect(existsSync(second)).toBe(false);
+  try {
+    const first = await leave();
+    const dry = await cli(world, ["prune", "--dry-run", "--json"], { binary: true, env });
+    expect(dry.json[0].tempDirs).toContain(first);
+    expect(existsSync(first)).toBe(true);
+    const pruned = await cli(world, ["prune", "--json"], { binary: true, env });
+    expect(pruned.json[0].tempDirs).toContain(first);
+    expect(existsSync(first)).toBe(false);
+    // The next owner that makes its own folder removes what a killed one left.
+    const second = await leave();
+    const r = await cli(world, ["run", "default", `next ${script([{ text: "ok" }])}`], { binary: true, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(second)).toBe(false);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }, 120_000);

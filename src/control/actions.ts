@@ -68,27 +68,29 @@ export async function steerAndWaitNotes(
   const state = () => sessionState(records, id);
   const status = () => records.store.getSession(id)?.status ?? "finished";
   const notes: string[] = [];
-  if (o.steer !== undefined) {
-    const r = o.steer.trim()
-      ? await steerSession(state(), id, o.steer, status)
-      : { ok: false as const, reason: "the message is empty" };
-    notes.push(
-      r.ok
-        ? r.answered
-          ? `Answered the question ${id} was waiting on.`
-          : `Steer delivered to ${id}.`
-        : `Steer not delivered: ${r.reason}.`,
-    );
-  }
-  if (o.wait) {
-    const release = awaiting?.();
-    let ended = false;
-    try {
+  // Waited for from before the steer: a steered child may end before the steer's delivery is confirmed, and an end
+  // that nobody was waiting for yet would be announced besides this call's own result.
+  const release = o.wait ? awaiting?.() : undefined;
+  let ended = false;
+  try {
+    if (o.steer !== undefined) {
+      const r = o.steer.trim()
+        ? await steerSession(state(), id, o.steer, status)
+        : { ok: false as const, reason: "the message is empty" };
+      notes.push(
+        r.ok
+          ? r.answered
+            ? `Answered the question ${id} was waiting on.`
+            : `Steer delivered to ${id}.`
+          : `Steer not delivered: ${r.reason}.`,
+      );
+    }
+    if (o.wait) {
       ended = await waitUntilEnded(state, signal);
       if (!ended) notes.push("Stopped waiting: the call was aborted; the sub-agent keeps running.");
-    } finally {
-      release?.(ended);
     }
+  } finally {
+    release?.(ended);
   }
   return notes;
 }

@@ -91,9 +91,12 @@ test.skipIf(!hasTmux)(
     try {
       await pane.waitFor((s) => s.includes("fake-model"), 60_000);
       pane.keys("-l", prompt);
-      for (let i = 0; i < 30 && !/slowpoke/.test(pane.screen()); i++) {
+      // pi refuses input until its start-up has finished: submit until the call's widget shows (not a name: the
+      // typed prompt names the tasks too, and would pass for a started call before Enter was ever pressed).
+      const started = (s: string) => /Sub-agents: \d+ running/.test(s) || /✓ quick/.test(s);
+      for (let i = 0; i < 30 && !started(pane.screen()); i++) {
         pane.keys("Enter");
-        await pane.waitFor((s) => /slowpoke/.test(s), 2000).catch(() => {});
+        await pane.waitFor(started, 2000).catch(() => {});
       }
       // While the slow child runs: the quick one is done, the slow one running, each on its own line.
       const live = await pane.waitFor((s) => /✓ quick/.test(s) && /slowpoke/.test(s), 30_000);

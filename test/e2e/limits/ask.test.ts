@@ -189,7 +189,13 @@ test.skipIf(!hasTmux)(
     try {
       await pane.waitFor((s) => s.includes("fake-model"), 60_000);
       pane.keys("-l", `delegate ${script(parent)}`);
-      pane.keys("Enter");
+      // pi refuses input until its start-up has finished (the text stays in the editor): submit until the call
+      // shows, never once the question is up (Enter would answer it).
+      const started = (s: string) => s.includes("Sub-agents:") || /Allow bash\?/.test(s);
+      for (let i = 0; i < 30 && !started(pane.screen()); i++) {
+        pane.keys("Enter");
+        await pane.waitFor(started, 2000).catch(() => {});
+      }
       // One dialog at a time: the first question is on screen, the other one is not.
       const first = await pane.waitFor((s) => /\[reviewer-[23]\] Allow bash\? echo rm-(one|two)/.test(s), 60_000);
       const firstName = /\[(reviewer-[23])\]/.exec(first)![1];

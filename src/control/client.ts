@@ -2,7 +2,7 @@
 import * as net from "node:net";
 import { ownerOf as runOwnerOf, type OwnerAlive, type SessionStore } from "../core/store/store-types.ts";
 import type { ControlReply, ControlRequest } from "./protocol.ts";
-import { liveOwners, ownerAlive, type OwnerRecord } from "./registry.ts";
+import { liveOwners, type OwnerRecord } from "./registry.ts";
 import type { WatchMessage } from "./watch.ts";
 
 export function request(socket: string, req: ControlRequest, timeoutMs?: number): Promise<ControlReply> {
@@ -59,7 +59,8 @@ export type SessionRecords = { store: SessionStore; dataDir: string };
  */
 export function sessionState({ store, dataDir }: SessionRecords, id: string): SessionState {
   const owners = liveOwners(dataDir);
-  const alive: OwnerAlive = (o) => ownerAlive(dataDir, o);
+  // The store's own judgement of owners (the one its startRun and recoverStale use).
+  const alive: OwnerAlive = (o) => store.ownerAlive(o);
   const owner = ownerOf(owners, id);
   if (owner) return { kind: "active", owner };
   const s = store.getSession(id);

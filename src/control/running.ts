@@ -1,6 +1,6 @@
 // `sessions --running`: what is still in flight, and who owns it — the registry's live owners (which also
 // know queued tasks that have no run yet) joined with the store's running sessions.
-import { liveOwners, ownerAlive } from "./registry.ts";
+import { liveOwners } from "./registry.ts";
 import { ownerOf as runOwnerOf, type RunningRow, type SessionStore } from "../core/store/store-types.ts";
 
 export type { RunningRow };
@@ -44,7 +44,7 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
     if (s.status !== "running" || seen.has(s.id)) continue;
     const last = store.getSession(s.id)?.runs.at(-1);
     const owner = last ? runOwnerOf(last) : null;
-    if (last?.status !== "running" || (owner !== null && !ownerAlive(data, owner))) continue;
+    if (last?.status !== "running" || (owner !== null && !store.ownerAlive(owner))) continue;
     rows.push({
       id: s.id,
       name: s.name,

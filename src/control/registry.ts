@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeFileAtomic } from "../host/atomic-write.ts";
-import { pidAlive, recordAlive, tagAlive } from "../host/process-identity.ts";
+import { pidAlive, recordAlive } from "../host/process-identity.ts";
 import { shortTempDir } from "../host/temp-dirs.ts";
 import type { RunOwner } from "../core/store/store-types.ts";
 
@@ -67,11 +67,6 @@ export function liveOwners(dataDir: string): OwnerRecord[] {
     all = fs.readdirSync(controlDir(dataDir));
   } catch {
     return [];
-  }
-  // The space a process kept in reserve beside the database (host/open-store.ts), when a SIGKILL left it.
-  for (const n of all) {
-    const b = /^(\d+)\.(\d+)\.ballast$/.exec(n);
-    if (b && !tagAlive(b[1], b[2])) fs.rmSync(path.join(controlDir(dataDir), n), { force: true });
   }
   const names = all.filter((n) => /^\d+\.json$/.test(n));
   const out: OwnerRecord[] = [];

@@ -7,7 +7,7 @@ import type { Db } from "../core/host.ts";
 import { Store, type StoreOptions } from "../core/store/store.ts";
 import { StoreError, storeError } from "../core/store/store-error.ts";
 import { freeBytes } from "./fs-parts.ts";
-import { ownTag } from "./process-identity.ts";
+import { ownTag, tagAlive } from "./process-identity.ts";
 import { PRIVATE_DIR } from "./private-files.ts";
 
 /** What a process that runs tasks keeps in reserve beside the database: room for the short record of a run whose
@@ -31,7 +31,24 @@ function ballast(dir: string): string | null {
   }
   if (!ballasts.size) process.once("exit", () => releaseBallasts());
   ballasts.set(dir, file);
+  // Once per process and data dir, as it makes its own: the reserves of processes a SIGKILL ended go.
+  removeStaleBallasts(dir);
   return file;
+}
+
+/** Removes the reserves (`<pid>.<start>.ballast`) of processes that no longer run; `prune` calls it too. */
+export function removeStaleBallasts(dataDir: string): void {
+  const dir = path.join(dataDir, "control");
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const b = /^(\d+)\.(\d+)\.ballast$/.exec(n);
+    if (b && !tagAlive(b[1], b[2])) fs.rmSync(path.join(dir, n), { force: true });
+  }
 }
 
 function releaseBallasts(): void {

@@ -14,6 +14,7 @@ import { pruneCompiledPis } from "../prune/compiled-pi.ts";
 import { runtimeDir } from "../../host/child-extension-path.ts";
 import { createWorktreeHost } from "../../host/git-worktree.ts";
 import { removeStaleTempDirs } from "../../host/temp-dirs.ts";
+import { removeStaleBallasts } from "../../host/open-store.ts";
 import { EXIT, UsageError } from "../errors.ts";
 
 export const PRUNE_HELP = `Usage: subagents prune [--older-than AGE] [--keep N] [--dry-run] [--json]
@@ -110,6 +111,8 @@ export async function cmdPrune(argv: string[]): Promise<number> {
     for (const f of logs) fs.rmSync(f, { force: true });
     store.vacuum();
   }
+  // The reserve a process SIGKILLed left beside the database (it is no record: a dry run removes it too).
+  removeStaleBallasts(dataDir(ctx));
   // Worktrees of isolated tasks whose owner died (SIGKILL): changes kept on their branch, the folder removed.
   const worktrees = dryRun ? 0 : await createWorktreeHost(dataDir(ctx)).cleanStale();
   const { removed: compiledPis, kept: keptCompiledPis } = pruneCompiledPis({

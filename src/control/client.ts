@@ -1,6 +1,6 @@
 // Talking to an owner: find which live owner holds a session, and send it one control request.
 import * as net from "node:net";
-import { ownerOf as runOwnerOf, type OwnerAlive, type SessionStore } from "../core/store/store-types.ts";
+import { ownerOf as runOwnerOf, type SessionStore } from "../core/store/store-types.ts";
 import type { ControlReply, ControlRequest } from "./protocol.ts";
 import { liveOwners, type OwnerRecord } from "./registry.ts";
 import type { WatchMessage } from "./watch.ts";
@@ -59,8 +59,6 @@ export type SessionRecords = { store: SessionStore; dataDir: string };
  */
 export function sessionState({ store, dataDir }: SessionRecords, id: string): SessionState {
   const owners = liveOwners(dataDir);
-  // The store's own judgement of owners (the one its startRun and recoverStale use).
-  const alive: OwnerAlive = (o) => store.ownerAlive(o);
   const owner = ownerOf(owners, id);
   if (owner) return { kind: "active", owner };
   const s = store.getSession(id);
@@ -68,9 +66,10 @@ export function sessionState({ store, dataDir }: SessionRecords, id: string): Se
   if (!last) return { kind: "unknown" };
   if (last.status !== "running" && last.status !== "queued") return { kind: "done" };
   const runOwner = runOwnerOf(last);
-  if (runOwner !== null && alive(runOwner))
+  // The store's own judgement of owners (the one its startRun and recoverStale go by).
+  if (runOwner !== null && store.ownerAlive(runOwner))
     return { kind: "active", owner: owners.find((o) => o.pid === last.ownerPid) ?? null };
-  store.recoverStale(alive);
+  store.recoverStale();
   return { kind: "done" };
 }
 

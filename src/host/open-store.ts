@@ -78,7 +78,7 @@ export function openStoreFile(
   // Marking the runs of owners that are gone as interrupted is a write: a database this user may only read is
   // still listed and shown (its writes fail later, each with its one line).
   try {
-    store.recoverStale(opts.isAlive);
+    store.recoverStale();
   } catch (err) {
     if (!(err instanceof StoreError)) throw err;
   }

@@ -217,7 +217,8 @@ export class MemoryStore implements SessionStore {
     return this.opts.isAlive(owner);
   }
 
-  recoverStale(isAlive: OwnerAlive): number {
+  recoverStale(): number {
+    const isAlive = this.opts.isAlive;
     let n = 0;
     for (const s of this.sessions.values()) {
       for (const r of s.runs) {

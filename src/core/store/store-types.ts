@@ -160,9 +160,10 @@ export interface SessionStore {
   getSession(id: string): SessionRecord | null;
   getMessages(runId: number): StoredMessage[];
   listSessions(opts: { limit: number; offset?: number }): SessionSummary[];
-  recoverStale(isAlive: OwnerAlive): number;
-  /** Whether a run's owner is still that process: the one judgement this store's startRun refuses a busy session
-   *  by, so a resume check made before it never disagrees with it. */
+  /** Ends the runs recorded running or queued whose owner is gone (interrupted; never started). */
+  recoverStale(): number;
+  /** Whether a run's owner is still that process: the one judgement this store's startRun and recoverStale go by,
+   *  so a resume check made before them never disagrees with them. */
   ownerAlive(owner: RunOwner): boolean;
   /** Throws a StoreError when a call's records could not be written (read-only, no space): checked before a call
    *  starts anything. */

@@ -214,7 +214,8 @@ export class Store implements SessionStore {
     return this.opts.isAlive(owner);
   }
 
-  recoverStale(isAlive: OwnerAlive): number {
+  recoverStale(): number {
+    const isAlive = this.opts.isAlive;
     // Two queries, one per partial index (runs_running, runs_queued).
     const open = ["running", "queued"].flatMap((status) =>
       this.db.all<{

@@ -104,7 +104,7 @@ for (const [kind, make] of stores) {
     const id = s.newSessionId();
     s.createSession({ id, name: "orphan", agent: "default", cwd: "/" });
     s.startRun(id, { prompt: "x", ownerPid: dead });
-    expect(s.recoverStale((o) => o.pid === process.pid)).toBe(1);
+    expect(s.recoverStale()).toBe(1);
     const rec = s.getSession(id)!;
     expect(rec.runs[0].status).toBe("error");
     expect(rec.runs[0].error).toBe(INTERRUPTED_MESSAGE);
@@ -187,7 +187,7 @@ for (const [kind, make] of stores) {
       { prompt: "go on", ownerPid: dead, name: "t" },
     );
     expect(s.getSession(id)!.runs.map((r) => r.status)).toEqual(["completed", "queued"]);
-    expect(s.recoverStale((o) => o.pid === process.pid)).toBe(1);
+    expect(s.recoverStale()).toBe(1);
     const run = s.getSession(id)!.runs.find((r) => r.id === next)!;
     expect(run).toMatchObject({ status: "error", error: NEVER_STARTED_MESSAGE, errorCode: "SUBAGENT_FAILED" });
     expect(s.getSession(id)!.status).toBe("error");

@@ -79,8 +79,6 @@ export interface Host {
   /** The kernel's start time of a PID (/proc/<pid>/stat field 22), or null where the system does not tell: with the
    *  PID it names one process, where a PID alone may since name another. */
   startTimeOf?(pid: number): string | null;
-  /** Free bytes on the filesystem holding `path`, or null where the system does not tell. */
-  freeBytes?(path: string): number | null;
   /** Why `path` cannot be a task's working folder (missing, not a folder, not readable), or null. */
   folderProblem?(path: string): string | null;
   /** Every live process of ours (but this one) carrying a run's mark; absent or empty where that cannot be read. */

@@ -108,7 +108,6 @@ export function fsParts() {
     signal: signalPid,
     isAlive: processRuns,
     startTimeOf: procStartTime,
-    freeBytes,
     folderProblem,
   };
 }

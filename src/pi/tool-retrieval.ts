@@ -19,7 +19,7 @@ async function lookup(env: ToolEnv, params: unknown, ctx: ToolContext) {
   const rt = await env.services();
   const record = recordedSession(rt.store, sessionId);
   const maxLines = rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow;
-  return { sessionId, rt, record, last: record.runs[record.runs.length - 1], maxLines };
+  return { sessionId, rt, record, maxLines };
 }
 
 const truncatingResult = (result: Result, opts: { expanded: boolean }, theme: ThemeLike) =>

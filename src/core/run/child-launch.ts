@@ -18,7 +18,7 @@ import type { Placed } from "./runners/types.ts";
 import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import { expectedDefaultModel } from "./default-model.ts";
-import { childNetwork, childProvider, notePlacement } from "./child-notes.ts";
+import { childNetwork, childProvider, confined, notePlacement } from "./child-notes.ts";
 import { cwdSlug } from "./session-file.ts";
 import { failedResult, TaskError } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
@@ -72,7 +72,8 @@ export function childLauncher(task: TaskContext, plan: LaunchPlan): Launch {
         settings: engine.settings,
         ownConfig: foreign?.ownConfig,
         network: childNetwork(task, childModel),
-        piAuth: foreign ? undefined : { provider: childProvider(task, childModel) },
+        // Only a confined child reads it (runners/child-files.ts): the others are spared reading the settings again.
+        piAuth: foreign || !confined(task.where) ? undefined : { provider: childProvider(task, childModel) },
       });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       const ran = await runChild(host, engine.clock, runSpec(task, plan, { inv, foreign, placed, stdin, spentBefore }));

@@ -27,6 +27,9 @@ export function notePlacement(task: TaskContext, placed: Placed, ran: RunResult)
   for (const w of placed.warnings?.() ?? []) note(task, w);
 }
 
+/** A child in the sandbox or a container: the ones with a credentials copy and a network of their own. */
+export const confined = (where: TaskContext["where"]): boolean => where.sandbox || where.runner.name === "docker";
+
 /** The provider of the model a pi child runs (its credentials copy holds that provider's only), when known here. */
 export function childProvider(task: TaskContext, childModel: string | null | undefined): string | undefined {
   const { engine } = task;
@@ -53,7 +56,7 @@ export function childNetwork(
 ): { allow: string[]; forwarder?: string[] } | undefined {
   const { engine, where } = task;
   const mode = engine.settings.sandboxNetwork;
-  if (mode === "all" || !(where.sandbox || where.runner.name === "docker")) return undefined;
+  if (mode === "all" || !confined(where)) return undefined;
   const foreign =
     task.runtime.name === "pi"
       ? null

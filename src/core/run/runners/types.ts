@@ -27,8 +27,8 @@ export type PlaceRequest = {
   ownConfig?: string[];
   /** The folder git keeps this worktree's index in (isolated tasks), writable inside the sandbox. */
   gitDir?: string;
-  /** Set when the child is a pi, which reads pi's auth.json: the provider of the model it runs, when known. A
-   *  sandboxed or container child gets a copy with that provider's credentials only (child-auth.ts). */
+  /** Set when the child is a sandboxed or container pi, which reads pi's auth.json: the provider of the model it
+   *  runs, when known. It gets a copy with that provider's credentials only (child-auth.ts). */
   piAuth?: { provider?: string };
   settings: EngineSettings;
   /** A sandboxed child's way out when its network is closed (network.ts): the destinations its proxy lets through

@@ -109,7 +109,9 @@ export function indexGitlinks(host: Pick<Host, "readBytes" | "stat" | "readText"
   const buf = host.readBytes(file, Math.min(size, 256 * 1024 * 1024));
   if (!buf || buf.length < 12) return null;
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  if (new TextDecoder().decode(buf.subarray(0, 4)) !== "DIRC") return null;
+  // One decoder for the whole index (it is read before and after every sandboxed run, 100k entries in a big repo).
+  const text = new TextDecoder();
+  if (text.decode(buf.subarray(0, 4)) !== "DIRC") return null;
   const version = view.getUint32(4);
   if (version < 2 || version > 4) return null;
   const sha256 = /objectformat\s*=\s*sha256/i.test(host.readText(`${gitDir}/config`) ?? "");
@@ -117,14 +119,15 @@ export function indexGitlinks(host: Pick<Host, "readBytes" | "stat" | "readText"
   const count = view.getUint32(8);
   const links: string[] = [];
   let at = 12;
-  let prev = "";
+  // Version 4 names each path from the previous one's bytes: kept as bytes, since the strip count is in bytes.
+  let prev: Uint8Array = new Uint8Array(0);
   for (let i = 0; i < count; i++) {
     if (at + 40 + hash + 2 > buf.length) return null;
     const mode = view.getUint32(at + 24);
     const flags = view.getUint16(at + 40 + hash);
     let nameAt = at + 40 + hash + 2;
     if (version >= 3 && flags & 0x4000) nameAt += 2;
-    let path: string;
+    let path: Uint8Array;
     if (version === 4) {
       // The path is the previous one less N bytes, then a NUL-terminated suffix (no padding).
       let b = buf[nameAt++];
@@ -135,20 +138,24 @@ export function indexGitlinks(host: Pick<Host, "readBytes" | "stat" | "readText"
       }
       const end = buf.indexOf(0, nameAt);
       if (end < 0) return null;
-      path = prev.slice(0, prev.length - strip) + new TextDecoder().decode(buf.subarray(nameAt, end));
+      const keep = prev.subarray(0, Math.max(0, prev.length - strip));
+      path = new Uint8Array(keep.length + end - nameAt);
+      path.set(keep);
+      path.set(buf.subarray(nameAt, end), keep.length);
+      prev = path;
       at = end + 1;
     } else {
       const end = buf.indexOf(0, nameAt);
       if (end < 0) return null;
-      path = new TextDecoder().decode(buf.subarray(nameAt, end));
+      path = buf.subarray(nameAt, end);
       // Padded with 1–8 NULs to a multiple of 8 from the entry's start.
       const start = at;
       at = start + ((nameAt - start + (end - nameAt) + 8) & ~7);
     }
-    prev = path;
-    if ((mode & 0o170000) === GITLINK) links.push(path);
+    // Only a gitlink's path is decoded: the other entries are only stepped over.
+    if ((mode & 0o170000) === GITLINK) links.push(text.decode(path));
   }
   // A split index keeps most entries in another file: not read here.
-  if (new TextDecoder().decode(buf.subarray(at, at + 4)) === "link") return null;
+  if (text.decode(buf.subarray(at, at + 4)) === "link") return null;
   return links;
 }

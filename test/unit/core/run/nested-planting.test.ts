@@ -149,20 +149,18 @@ test("the index's gitlinks: versions 2, 3 and 4, SHA-256; a split index is not g
     ["v4", (r: string) => git(r, "update-index", "--index-version", "4")],
   ] as const) {
     const top = repo(join(root, `idx-${name}`));
-    for (const sub of ["a/b/sub1", "a/b/sub2", "zz/long/path/to/sub3"]) repo(join(top, sub));
-    git(top, "add", "a/b/sub1", "a/b/sub2", "zz/long/path/to/sub3");
+    // x/ä and x/ö share a first byte: v4 names the second by stripping bytes inside a character of the first.
+    const subs = ["a/b/sub1", "a/b/sub2", "x/ä/sub4", "x/ö/sub5", "zz/long/path/to/sub3"];
+    for (const sub of subs) repo(join(top, sub));
+    git(top, "add", ...subs);
     writeFileSync(join(top, "a", "b", "file"), "x");
     git(top, "add", "a/b/file");
     prep(top);
     // v3's extended flags: an intent-to-add entry.
     writeFileSync(join(top, "ita"), "x");
     git(top, "add", "-N", "ita");
-    expect(indexGitlinks(host, join(top, ".git")), name).toEqual(["a/b/sub1", "a/b/sub2", "zz/long/path/to/sub3"]);
-    expect(scanFolder(host, top, { top, gitDir: join(top, ".git") }).gitlinks).toEqual([
-      join(top, "a/b/sub1"),
-      join(top, "a/b/sub2"),
-      join(top, "zz/long/path/to/sub3"),
-    ]);
+    expect(indexGitlinks(host, join(top, ".git")), name).toEqual(subs);
+    expect(scanFolder(host, top, { top, gitDir: join(top, ".git") }).gitlinks).toEqual(subs.map((p) => join(top, p)));
   }
   const sha256 = repo(join(root, "idx-sha256"), "--object-format=sha256");
   repo(join(sha256, "s"), "--object-format=sha256");

@@ -8,6 +8,7 @@ import type { Store } from "../core/store/store.ts";
 import { storeFileOf } from "../core/store/store-types.ts";
 import { openStoreFile } from "../host/open-store.ts";
 import { createEngine, type Engine } from "../core/run/engine.ts";
+import type { WorktreeHost } from "../core/run/launch/isolation.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
@@ -86,7 +87,23 @@ export function childPiStatus(cwd: string): { line: string; slow?: SlowPathNote 
 }
 
 /** `store`: a long-lived process (`subagents mcp`) keeps one open for every call instead of one per engine. */
-export function buildEngine(ctx: CliContext, cwd: string, store: Store = openStore(ctx, true)): Engine {
+/** What a long-lived front (`subagents mcp`) builds once and hands every call's engine: the MCP probe keeps which
+ *  servers answered, and stale worktrees are finished once, when it starts. */
+export type EngineShared = { mcpProbe: NonNullable<Engine["mcpProbe"]>; worktrees: WorktreeHost };
+
+export function sharedEngineParts(ctx: CliContext): EngineShared {
+  const worktrees = createWorktreeHost(dataDir(ctx));
+  // Worktrees a SIGKILLed owner left behind are finished while this run starts (a directory listing when none).
+  void worktrees.cleanStale();
+  return { mcpProbe: createMcpProbe(ctx.host.env), worktrees };
+}
+
+export function buildEngine(
+  ctx: CliContext,
+  cwd: string,
+  store: Store = openStore(ctx, true),
+  shared: EngineShared = sharedEngineParts(ctx),
+): Engine {
   // A run follows: the parent's event loop is the long part (see cli/main.ts for why start-up holds the JIT back).
   setNormalJitPolicy();
   const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
@@ -98,9 +115,6 @@ export function buildEngine(ctx: CliContext, cwd: string, store: Store = openSto
     throw err;
   }
   const depth = Number(ctx.host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
-  const worktrees = createWorktreeHost(dataDir(ctx));
-  // Worktrees a SIGKILLed owner left behind are finished while this run starts (a directory listing when none).
-  void worktrees.cleanStale();
   return createEngine(
     {
       host: ctx.host,
@@ -116,10 +130,10 @@ export function buildEngine(ctx: CliContext, cwd: string, store: Store = openSto
       piDescribe: pi.describe,
       piSettles: pi.settles,
       piVersion: pi.pi.version,
-      mcpProbe: createMcpProbe(ctx.host.env),
+      mcpProbe: shared.mcpProbe,
       childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
       depth,
-      worktrees,
+      worktrees: shared.worktrees,
     },
     { schedule: scheduleOf(ctx.host.env) },
   );

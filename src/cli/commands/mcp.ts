@@ -7,7 +7,7 @@ import { discoverProfiles } from "../../core/profiles/profile-discovery.ts";
 import { loadSettings } from "../../core/settings.ts";
 import { serveMcp } from "../../mcp/server.ts";
 import type { McpServices } from "../../mcp/services.ts";
-import { buildEngine, cliContext, dataDir, openStore } from "../engine.ts";
+import { buildEngine, cliContext, dataDir, openStore, sharedEngineParts } from "../engine.ts";
 import { folderProblem } from "../../host/fs-parts.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { parse } from "../flags/args.ts";
@@ -45,6 +45,7 @@ export async function cmdMcp(argv: string[]): Promise<number> {
   const ctx = cliContext(cwd);
   for (const w of ctx.warnings) process.stderr.write(`subagents mcp: warning: ${w}\n`);
   const store = openStore(ctx, true);
+  const shared = sharedEngineParts(ctx);
   let owner: Promise<Owner> | undefined;
   const services: McpServices = {
     host: ctx.host,
@@ -55,7 +56,8 @@ export async function cmdMcp(argv: string[]): Promise<number> {
     version: pkg.version,
     settingsFor: (dir) => loadSettings(ctx.host, { agentDir: ctx.agentDir, cwd: dir }).settings,
     profilesFor: (dir) => discoverProfiles(ctx.host, { cwd: dir, agentDir: ctx.agentDir }),
-    engineFor: (dir) => buildEngine(cliContext(dir), dir, store),
+    // One probe (it remembers which MCP servers answered) and one sweep of stale worktrees for the server's life.
+    engineFor: (dir) => buildEngine(cliContext(dir), dir, store, shared),
     owner: () => (owner ??= startOwner(dataDir(ctx), "mcp", [])),
   };
   return serveMcp(services);

@@ -20,7 +20,6 @@ import { slowPathNote, type SlowPathNote } from "./doctor/slow-path.ts";
 import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
-import { privateRecords } from "../host/private-files.ts";
 import { SCHEDULE_ENV, validScheduleName } from "../core/schedule/names.ts";
 
 export type CliContext = {
@@ -49,12 +48,11 @@ export function dataDir(ctx: CliContext): string {
 /** The session store; `runsTasks`: this command runs tasks (it keeps room for a run's short record: open-store.ts). */
 export function openStore(ctx: CliContext, runsTasks = false): Store {
   const file = dbPath(ctx);
-  // Ours alone (0600 files, 0700 folders), also what an older version left open.
-  privateRecords(ctx.agentDir, path.dirname(file));
   // A run's owner counts as alive only while it is the same process (its recorded start time).
   return openStoreFile((f) => ctx.host.openDb(f), file, {
     isAlive: (o) => ownerAlive(path.dirname(file), o),
     runsTasks,
+    agentDir: ctx.agentDir,
   });
 }
 

@@ -8,7 +8,7 @@ import { Store, type StoreOptions } from "../core/store/store.ts";
 import { StoreError, storeError } from "../core/store/store-error.ts";
 import { freeBytes } from "./fs-parts.ts";
 import { ownTag, tagAlive } from "./process-identity.ts";
-import { PRIVATE_DIR } from "./private-files.ts";
+import { PRIVATE_DIR, privateRecords } from "./private-files.ts";
 
 /** What a process that runs tasks keeps in reserve beside the database: room for the short record of a run whose
  *  full end did not fit (Store.failRun), so a full disk is recorded as such instead of "interrupted". */
@@ -59,9 +59,15 @@ function releaseBallasts(): void {
 export function openStoreFile(
   openDb: (file: string) => Db,
   file: string,
-  opts: Omit<StoreOptions, "file" | "freeBytes" | "release"> & { runsTasks?: boolean },
+  opts: Omit<StoreOptions, "file" | "freeBytes" | "release"> & {
+    runsTasks?: boolean;
+    /** pi's agent dir: our records there and beside the store are made ours alone (0600 files, 0700 folders), also
+     *  what an older version left open. */
+    agentDir?: string;
+  },
 ): Store {
   const dir = path.dirname(file);
+  if (opts.agentDir) privateRecords(opts.agentDir, dir);
   let store: Store;
   try {
     fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });

@@ -19,7 +19,6 @@ import { resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
-import { privateRecords } from "../host/private-files.ts";
 
 export type PiServices = {
   host: Host;
@@ -92,9 +91,7 @@ export async function createServices(): Promise<PiServices> {
   const isAlive = (o: RunOwner) => ownerAlive(dataDir, o);
   try {
     if (!open) throw new Error(`Node ${process.versions.node} has no node:sqlite`);
-    // Ours alone (0600 files, 0700 folders), also what an older version left open.
-    privateRecords(agentDir, dataDir);
-    const s = openStoreFile(open, file, { isAlive, runsTasks: true });
+    const s = openStoreFile(open, file, { isAlive, runsTasks: true, agentDir });
     // A database this user cannot write (read-only, another user's, a full disk): this pi session's sub-agents are
     // kept in memory and in its session file, said once, rather than each call failing.
     s.checkWritable();

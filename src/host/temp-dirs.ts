@@ -2,7 +2,7 @@
 // 0700: another local user can neither make it first nor read it) holding the children's prompt files, proxy
 // sockets and each run's own TMPDIR. It goes when its process exits; one whose process was killed (SIGKILL, a power
 // cut) is found by the owner in its name — its PID and that process's start time, so a reused PID does not keep
-// it — and removed by the next process that makes its own, and by `subagents prune`.
+// it — and removed by the next process that makes its own, and by `subagents prune` (in both places they are made).
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -46,15 +46,24 @@ export function privateTempDir(): string {
  */
 export function shortTempDir(): string {
   if (shortDir) return shortDir;
-  const dir = ownedTempDir(Buffer.byteLength(os.tmpdir()) < 40 ? os.tmpdir() : "/tmp");
+  const dir = ownedTempDir(tempBases().at(-1) as string);
   shortDir = dir;
   process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
+/** The folders ours are made in: the system temp folder, and /tmp where shortTempDir falls back to it. */
+const tempBases = (): string[] => {
+  const tmp = os.tmpdir();
+  return Buffer.byteLength(tmp) < 40 || path.resolve(tmp) === "/tmp" ? [tmp] : [tmp, "/tmp"];
+};
+
 /** Our temporary folders whose process is gone (this user's only). */
 export function staleTempDirs(): string[] {
-  const tmp = os.tmpdir();
+  return tempBases().flatMap(staleIn);
+}
+
+function staleIn(tmp: string): string[] {
   const now = Date.now();
   let names: string[];
   try {

@@ -26,6 +26,8 @@ export type LiveCall = {
   /** A question the client was asked is no longer open (answered elsewhere, timed out, its run ended). */
   withdrawn: () => void;
   progress: { n: number };
+  /** How long the call waits for its client between rounds (its askTimeout), before graceMs. */
+  parkMs: number;
   /** While the client answers a round: stops the call when it never comes back, or cancels the request. */
   parked?: () => void;
 };
@@ -39,17 +41,16 @@ export class McpCalls {
   private readonly running = new Set<CallRun>();
   readonly codec = new RequestStateCodec<unknown>(86_400_000);
 
-  /** `parkMs`: how long a parked call waits for its client (askTimeout); `graceMs` beyond it. */
-  constructor(
-    private readonly parkMs: () => number,
-    private readonly graceMs = PARK_GRACE_MS,
-  ) {}
+  /** `graceMs`: how long a parked call waits for its client beyond its own askTimeout. */
+  constructor(private readonly graceMs = PARK_GRACE_MS) {}
 
-  /** A new call; `asker` (given to the run) sends its children's questions to the client. */
-  open(finish: LiveCall["finish"]): { call: LiveCall; asker: Asker } {
+  /** A new call; `asker` (given to the run) sends its children's questions to the client. `parkMs`: the call's
+   *  askTimeout (its engine's settings: the folder its tasks run in), how long it waits for its client. */
+  open(finish: LiveCall["finish"], parkMs: number): { call: LiveCall; asker: Asker } {
     const call: LiveCall = {
       id: randomBytes(12).toString("hex"),
       finish,
+      parkMs,
       questions: new Map(),
       wake: () => {},
       withdrawn: () => {},
@@ -155,7 +156,7 @@ export class McpCalls {
     const cancelled = () => stop(signal.reason);
     const timer = setTimeout(
       () => stop(new Error("the MCP client did not come back for the call")),
-      this.parkMs() + this.graceMs,
+      call.parkMs + this.graceMs,
     );
     signal.addEventListener("abort", cancelled, { once: true });
     call.parked = () => {

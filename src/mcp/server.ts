@@ -51,7 +51,7 @@ function readLines(input: NodeJS.ReadableStream, line: (text: string) => void): 
 /** Serves until the client closes stdin or a signal arrives; resolves with the exit code once every child ended. */
 export function serveMcp(services: McpServices): Promise<number> {
   const settings = services.settingsFor(services.cwd);
-  const calls = new McpCalls(() => services.settingsFor(services.cwd).askTimeout * 1000);
+  const calls = new McpCalls();
   const deps: RunDeps = { services, calls, caps: new CapGuard(undefined, "this MCP server") };
   const write = (m: Message) => {
     if (!process.stdout.writable) return;

@@ -88,7 +88,10 @@ async function serve(
     d.calls.track(started);
     return background(prepared.tasks);
   }
-  const { call, asker } = d.calls.open((outcomes) => finish(outcomes, prepared.tasks));
+  const { call, asker } = d.calls.open(
+    (outcomes) => finish(outcomes, prepared.tasks),
+    engine.settings.askTimeout * 1000,
+  );
   const started = startRun(engine, prepared, { ...run, ask: ctx.caps.elicitation ? asker : undefined });
   if ("refusal" in started) {
     d.calls.forget(call);

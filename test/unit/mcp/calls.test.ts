@@ -47,9 +47,9 @@ const question = (id: string, signal = new AbortController().signal): AskRequest
 });
 
 test("a question ends the round as an elicitation; the retry's answer reaches the child and the call goes on to its result", async () => {
-  const calls = new McpCalls(() => 60_000);
+  const calls = new McpCalls();
   const { run, end } = standIn();
-  const { call, asker } = calls.open(() => ({ content: [{ type: "text", text: "done" }] }));
+  const { call, asker } = calls.open(() => ({ content: [{ type: "text", text: "done" }] }), 60_000);
   call.run = run;
   const answered = asker(question("q1"));
   const round = (await calls.attend(call, ctx())) as Record<string, any>;
@@ -67,9 +67,9 @@ test("a question ends the round as an elicitation; the retry's answer reaches th
 });
 
 test("a declined elicitation, or a retry without the answer, is 'dismissed' for the child", async () => {
-  const calls = new McpCalls(() => 60_000);
+  const calls = new McpCalls();
   const { run, end } = standIn();
-  const { call, asker } = calls.open(() => ({ content: [] }));
+  const { call, asker } = calls.open(() => ({ content: [] }), 60_000);
   call.run = run;
   const a1 = asker(question("q1"));
   const a2 = asker(question("q2"));
@@ -83,9 +83,9 @@ test("a declined elicitation, or a retry without the answer, is 'dismissed' for 
 });
 
 test("a question answered elsewhere while the client is asked ends a 2025 push round (`until`)", async () => {
-  const calls = new McpCalls(() => 60_000);
+  const calls = new McpCalls();
   const { run, end } = standIn();
-  const { call, asker } = calls.open(() => ({ content: [] }));
+  const { call, asker } = calls.open(() => ({ content: [] }), 60_000);
   call.run = run;
   const closed = new AbortController();
   void asker(question("q1", closed.signal));
@@ -99,9 +99,9 @@ test("a question answered elsewhere while the client is asked ends a 2025 push r
 });
 
 test("a client that never comes back: the parked call is stopped after askTimeout and the grace", async () => {
-  const calls = new McpCalls(() => 20, 10);
+  const calls = new McpCalls(10);
   const { run, aborted } = standIn();
-  const { call, asker } = calls.open(() => ({ content: [] }));
+  const { call, asker } = calls.open(() => ({ content: [] }), 20);
   call.run = run;
   void asker(question("q1"));
   await calls.attend(call, ctx());
@@ -110,9 +110,9 @@ test("a client that never comes back: the parked call is stopped after askTimeou
 });
 
 test("a request cancelled while its question is out (a 2025 push round) stops the call", async () => {
-  const calls = new McpCalls(() => 60_000);
+  const calls = new McpCalls();
   const { run, aborted } = standIn();
-  const { call, asker } = calls.open(() => ({ content: [] }));
+  const { call, asker } = calls.open(() => ({ content: [] }), 60_000);
   call.run = run;
   void asker(question("q1"));
   const request = new AbortController();

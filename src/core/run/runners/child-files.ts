@@ -5,6 +5,7 @@
 // when the child wrote no conversation into it, so a resume replays the transcript as it would without the sandbox.
 import type { Host } from "../../host.ts";
 import { childAuth } from "./child-auth.ts";
+import { dirOf } from "./sandbox.ts";
 import type { PlaceRequest } from "./types.ts";
 
 export type ChildFiles = {
@@ -15,8 +16,6 @@ export type ChildFiles = {
   /** Runs after the child ended, on every end path. Never throws. */
   close(): Promise<void>;
 };
-
-const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
 
 /** Whether pi wrote a conversation into the session file (more than its header line). */
 function hasConversation(host: Pick<Host, "stat" | "readBytes">, file: string): boolean {

@@ -9,6 +9,7 @@ import { listed } from "../../string-list.ts";
 import type { StoredMessage } from "../../types.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
 import { nestedWarnings, quarantine } from "./nested-report.ts";
+import { under } from "./sandbox.ts";
 
 const REFUSED = /read-only file system|resource busy|\bEROFS\b|\bEBUSY\b/i;
 const MAX = 5;
@@ -70,6 +71,6 @@ export function guardWarnings(
     );
   }
   // Paths opened with subagents.sandboxWritable are the person's choice: left as they are.
-  const opened = (p: string) => (guard.open ?? []).some((o) => p === o || p.startsWith(`${o}/`));
+  const opened = (p: string) => (guard.open ?? []).some((o) => under(p, o));
   return [...out, ...nestedWarnings(host, guard, opened)];
 }

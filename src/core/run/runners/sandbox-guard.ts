@@ -10,7 +10,7 @@
 // The bubblewrap, docker and sandbox-exec wrappers share this list; docs/sandbox-runners.md "Protected paths" says why each is here.
 import type { Host } from "../../host.ts";
 import { type FolderScan, scanFolder } from "./nested-scan.ts";
-import { under } from "./sandbox.ts";
+import { dirOf, under } from "./sandbox.ts";
 
 /** One mount over a writable folder: read-only, writable again inside a read-only one, or an empty placeholder. */
 export type GuardBind = { path: string; how: "ro" | "rw" | "empty" };
@@ -59,7 +59,6 @@ const TOP_LEVEL = [
   ".zprofile",
   ".zlogin",
 ];
-const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
 
 /** `hooksPath = …` of a git config file (any section spelling; git's own key is core.hooksPath). */
 function hooksPaths(text: string | null): string[] {

@@ -9,7 +9,7 @@
 //    and control sockets (`control/`), logs, other tasks' worktrees and the store itself.
 import type { Host } from "../../host.ts";
 import { storeFileOf } from "../../store/store-types.ts";
-import { type HiddenPlaces, type RecordMasks, under } from "./sandbox.ts";
+import { dirOf, type HiddenPlaces, type RecordMasks, under } from "./sandbox.ts";
 
 const SOCKET_PLACES = ["/run", "/var/run", "/var/tmp"];
 
@@ -32,8 +32,7 @@ export function hiddenPlaces(host: Pick<Host, "stat" | "listDir" | "readLink" | 
 
 /** Where our records are: beside the store. */
 export function dataDirOf(env: Record<string, string | undefined>, agentDir: string): string {
-  const db = storeFileOf(env, agentDir);
-  return db.slice(0, Math.max(1, db.lastIndexOf("/")));
+  return dirOf(storeFileOf(env, agentDir));
 }
 
 /** Our records beside the store: other tasks' worktrees, the owner records and control sockets and the logs, and the

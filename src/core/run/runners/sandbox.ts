@@ -79,6 +79,9 @@ export function agentDirHidden(agentDir: string, entries: string[]): string[] {
 /** `p` is `root` or lies inside it. */
 export const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
 
+/** The folder holding an absolute path ("/" for a top-level one). */
+export const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
+
 /** Paths in argv (the runtime, pi's entry, the child extension) that a hidden place would take away. */
 export function hiddenArgvPaths(argv: string[], hiddenRoots: string[]): string[] {
   const out: string[] = [];

@@ -3,6 +3,7 @@
 import type { Host } from "../../host.ts";
 import { dockerRunner } from "./docker.ts";
 import { localRunner } from "./local.ts";
+import { gitdirOf } from "./nested-scan.ts";
 import { slurmRunner } from "./slurm.ts";
 import type { EngineSettings } from "../../runner-settings.ts";
 import type { ChildRunner, Placed, PlaceRequest, RunnerName } from "./types.ts";
@@ -27,8 +28,7 @@ export function worktreeGitDir(host: Host, cwd: string): string | undefined {
     const st = host.stat(`${dir}/.git`);
     if (!st) continue;
     if (!st.isFile) return undefined;
-    const m = /^gitdir:\s*(.+)$/m.exec(host.readText(`${dir}/.git`) ?? "");
-    return m ? m[1].trim() : undefined;
+    return gitdirOf(host, `${dir}/.git`);
   }
   return undefined;
 }

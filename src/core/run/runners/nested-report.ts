@@ -11,7 +11,7 @@
 import type { Host } from "../../host.ts";
 import { listed } from "../../string-list.ts";
 import { safeGitConfig } from "./git-config-safe.ts";
-import { resolveFrom, scanFolder } from "./nested-scan.ts";
+import { gitdirOf, resolveFrom, scanFolder } from "./nested-scan.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
 import { under } from "./sandbox.ts";
 
@@ -123,6 +123,6 @@ export function nestedWarnings(host: ReportHost, guard: SandboxGuard, opened: (p
 }
 
 function resolveGitFile(host: ReportHost, top: string): string | undefined {
-  const m = /^gitdir:\s*(.+)$/m.exec(host.readText(`${top}/.git`) ?? "");
-  return m ? resolveFrom(top, m[1].trim()) : undefined;
+  const target = gitdirOf(host, `${top}/.git`);
+  return target ? resolveFrom(top, target) : undefined;
 }

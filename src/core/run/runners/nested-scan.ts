@@ -55,6 +55,11 @@ export function resolveFrom(base: string, p: string): string {
   return `/${out.join("/")}`;
 }
 
+/** Where a `.git` file points (its `gitdir:` line, as written), or undefined when it names nothing. */
+export function gitdirOf(host: Pick<Host, "readText">, dotGitFile: string): string | undefined {
+  return /^gitdir:\s*(.+)$/m.exec(host.readText(dotGitFile) ?? "")?.[1]?.trim() || undefined;
+}
+
 /** A folder that git would take for a repository of its own when run inside it (a bare one). */
 function isBare(entries: DirEntry[]): boolean {
   const has = (n: string, dir: boolean) => entries.some((e) => e.name === n && (dir ? e.isDirectory : e.isFile));
@@ -82,7 +87,7 @@ export function scanFolder(host: ScanHost, top: string, repo?: { top: string; gi
         out.repos.push(dir);
         if (e.isDirectory && !e.isSymlink) out.gitDirs.push(p);
         else if (e.isFile) {
-          const target = /^gitdir:\s*(.+)$/m.exec(host.readText(p) ?? "")?.[1]?.trim() ?? "";
+          const target = gitdirOf(host, p) ?? "";
           out.gitFiles.push({ path: p, target });
           if (target) out.gitDirs.push(resolveFrom(dir, target));
         }

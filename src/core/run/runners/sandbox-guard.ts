@@ -9,7 +9,7 @@
 // submodules at any depth: what exists is protected the same way; what the child makes is dealt with after the run.
 // The bubblewrap, docker and sandbox-exec wrappers share this list; docs/sandbox-runners.md "Protected paths" says why each is here.
 import type { Host } from "../../host.ts";
-import { type FolderScan, scanFolder } from "./nested-scan.ts";
+import { type FolderScan, gitdirOf, resolveFrom, scanFolder } from "./nested-scan.ts";
 import { dirOf, under } from "./sandbox.ts";
 
 /** One mount over a writable folder: read-only, writable again inside a read-only one, or an empty placeholder. */
@@ -69,13 +69,7 @@ function hooksPaths(text: string | null): string[] {
 function resolve(p: string, base: string, home: string): string {
   if (p.startsWith("~/")) return `${home}${p.slice(1)}`;
   if (p.startsWith("/")) return p;
-  const parts = `${base}/${p}`.split("/");
-  const out: string[] = [];
-  for (const s of parts) {
-    if (s === "..") out.pop();
-    else if (s && s !== ".") out.push(s);
-  }
-  return `/${out.join("/")}`;
+  return resolveFrom(base, p);
 }
 
 /** The protected paths of the task's folders `roots`, and of git folders among the other `writable` ones (a
@@ -136,9 +130,9 @@ export function sandboxGuard(
     let gd = dotgit;
     if (st.isFile) {
       if (inRoot(dotgit)) bind(dotgit, "ro");
-      const m = /^gitdir:\s*(.+)$/m.exec(host.readText(dotgit) ?? "");
-      if (!m) return;
-      gd = resolve(m[1].trim(), top, o.home);
+      const target = gitdirOf(host, dotgit);
+      if (!target) return;
+      gd = resolve(target, top, o.home);
     }
     const common = resolve((host.readText(`${gd}/commondir`) ?? ".").trim() || ".", gd, o.home);
     if (common !== gd && !inRoot(common)) {

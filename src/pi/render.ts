@@ -5,9 +5,11 @@
 import { collapsedLine, fitFrame } from "../ui/frame.ts";
 import { clip, sanitizeLine } from "../ui/text-width.ts";
 import {
+  firstOutputLine,
   globalHeader,
   renderWindows,
   sessionLines,
+  warningLine,
   type Style,
   type WindowedDetails,
   type WindowView,
@@ -101,10 +103,10 @@ export function renderWindowsResult(
 function endedBlock(views: WindowView[], width: number, rows: number, style: Style): string[] {
   const sessions = sessionLines(views, width, style);
   const under = views.map((v) => {
-    const first = v.status === "completed" ? v.output?.split("\n").find((l) => l.trim()) : undefined;
+    const first = v.status === "completed" && v.output?.split("\n").some((l) => l.trim());
     return [
-      ...(v.warnings ?? []).map((w) => style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width))),
-      ...(first ? [style.cyan(clip(`  → ${sanitizeLine(first)}`, width))] : []),
+      ...(v.warnings ?? []).map((w) => warningLine(w, width, style)),
+      ...(first ? [firstOutputLine(v.output as string, width, style)] : []),
     ];
   });
   const room = 1 + views.length + under.flat().length + sessions.length <= rows;

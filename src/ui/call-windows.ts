@@ -31,6 +31,9 @@ export class CallWindows {
   readonly views: WindowView[];
   private readonly states: (RunState | null)[];
   private readonly started: (number | null)[];
+  /** By task: the warnings known as it started (a plain run printed them then: summary.ts endLines). Kept here, not
+   *  in the views, which pi stores with every tool update. */
+  readonly startWarnings: readonly string[][];
   /** Which pi the children run, for the expanded view (the engine's piDescribe). */
   pi?: string;
 
@@ -52,6 +55,7 @@ export class CallWindows {
     }));
     this.states = tasks.map(() => null);
     this.started = tasks.map(() => null);
+    this.startWarnings = tasks.map(() => []);
   }
 
   start(i: number, now: number): void {
@@ -63,7 +67,7 @@ export class CallWindows {
   warn(i: number, warnings: string[]): void {
     if (!warnings.length) return;
     this.views[i].warnings = [...warnings];
-    this.views[i].startWarnings = [...warnings];
+    this.startWarnings[i].splice(0, Infinity, ...warnings);
   }
 
   event(i: number, state: RunState): void {

@@ -2,18 +2,26 @@
 // (icon, name, profile, model, tools, time, cost, session) with why it did not complete under it, each output
 // under its own rule, and a totals line last.
 import { clip, sanitizeLine } from "./text-width.ts";
-import { endNote, globalHeader, statusIcon, windowHeader, type Style, type WindowView } from "./windows.ts";
+import {
+  endNote,
+  globalHeader,
+  statusIcon,
+  warningLine,
+  windowHeader,
+  type Style,
+  type WindowView,
+} from "./windows.ts";
 
 /** A task's end: its header with the session id, what did not go as asked (its warnings: a model substituted, an
- *  agent file read leniently, an output cut; those already printed as it started are left out when `plain` says the
- *  start was printed), and the reason on its own line when it did not complete. */
-export function endLines(v: WindowView, width: number, style: Style, plain = false): string[] {
+ *  agent file read leniently, an output cut; those in `printed`, already shown as it started, are left out), and the
+ *  reason on its own line when it did not complete. */
+export function endLines(v: WindowView, width: number, style: Style, printed: readonly string[] = []): string[] {
   const note = endNote(v, width, style);
-  const shown = plain ? new Set(v.startWarnings ?? []) : new Set<string>();
+  const shown = new Set(printed);
   const warnings = (v.warnings ?? []).filter((w) => !shown.has(w));
   return [
     windowHeader(v, style, width, { session: true }),
-    ...warnings.map((w) => style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width))),
+    ...warnings.map((w) => warningLine(w, width, style)),
     ...(note ? [note] : []),
   ];
 }

@@ -33,8 +33,6 @@ export type WindowView = {
   rateWaitSec?: number;
   /** What does not run as the agent file says (model substituted, tools missing): one line each under the header. */
   warnings?: string[];
-  /** The warnings known as the task started (a plain run printed them then: summary.ts endLines). */
-  startWarnings?: string[];
   /** Tasks this one waits for (`after`): a queued window says so. */
   after?: string[];
   /** The acceptance gate's outcome once the task ended. */
@@ -248,10 +246,18 @@ export function endNote(v: WindowView, width: number, style: Style): string | nu
 
 export type RenderOptions = { width: number; maxLines: number; expanded: boolean; style: Style; showFooter?: boolean };
 
+/** A task's warning under its header (a model substituted, tools missing, an output cut), the same on every front. */
+export const warningLine = (w: string, width: number, style: Style): string =>
+  style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width));
+
+/** A finished task's first line of output, collapsed. */
+export const firstOutputLine = (output: string, width: number, style: Style): string =>
+  style.cyan(clip(`  → ${sanitizeLine(output.split("\n").find((l) => l.trim()) ?? "")}`, width));
+
 /** One window: header, its last lines (all of them when expanded), its output (pi), and why it failed. */
 export function renderWindow(v: WindowView, o: RenderOptions): string[] {
   const out = [windowHeader(v, o.style, o.width)];
-  for (const w of v.warnings ?? []) out.push(o.style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, o.width)));
+  for (const w of v.warnings ?? []) out.push(warningLine(w, o.width, o.style));
   const all = displayLines(v.lines);
   const body = o.expanded ? all : o.maxLines > 0 ? all.slice(-o.maxLines) : [];
   const hidden = all.length - body.length;
@@ -265,8 +271,8 @@ export function renderWindow(v: WindowView, o: RenderOptions): string[] {
 
 /** Expanded: the output (already bounded head/tail) under a rule; collapsed: its first line only. */
 function outputLines(output: string, o: RenderOptions): string[] {
+  if (!o.expanded) return [firstOutputLine(output, o.width, o.style)];
   const lines = output.replace(/\n+$/, "").split("\n");
-  if (!o.expanded) return [o.style.cyan(clip(`  → ${sanitizeLine(lines.find((l) => l.trim()) ?? "")}`, o.width))];
   return [o.style.dim(clip("  ── output ──", o.width)), ...lines.map((l) => clip(`  ${sanitizeLine(l)}`, o.width))];
 }
 

@@ -64,7 +64,8 @@ export async function runLive(
       if (line) writeJson(line);
     } else if (e.type === "taskEnd") {
       if (json) writeJson(taskEndEvent(e.outcome));
-      else if (plain) for (const l of endLines(windows.views[e.index], width(), style, true)) log(l);
+      else if (plain)
+        for (const l of endLines(windows.views[e.index], width(), style, windows.startWarnings[e.index])) log(l);
     }
   };
   live?.start();

@@ -11,7 +11,7 @@ import type { ChildEvent } from "../../core/types.ts";
 import { callWindows } from "../../ui/call-windows.ts";
 import { endLines, startLine } from "../../ui/summary.ts";
 import { clip, sanitizeLine } from "../../ui/text-width.ts";
-import { displayLines } from "../../ui/windows.ts";
+import { displayLines, warningLine } from "../../ui/windows.ts";
 import { parse, requireProfile } from "../flags/args.ts";
 import { buildEngine, cliContext } from "../engine.ts";
 import { runForeground } from "../run-call.ts";
@@ -92,7 +92,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
         if (json) writeJson({ type: "task_start", task: name, sessionId: input.sessionId, agent: agentOf() });
         else if (progress) say(startLine(name, agentOf(), input.sessionId, style));
       } else if (e.type === "taskWarnings") {
-        if (progress) for (const w of e.warnings) say(style.yellow(clip(`  ⚠ ${sanitizeLine(w)}`, width)));
+        if (progress) for (const w of e.warnings) say(warningLine(w, width, style));
       } else if (e.type === "taskProgress") {
         const line = json ? jsonEvent(name, input.sessionId, e.event) : null;
         if (line) writeJson(line);
@@ -109,7 +109,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     if (r.output) process.stdout.write(r.output.endsWith("\n") ? r.output : `${r.output}\n`);
     // Warnings printed as it started are not printed again; those of its end (an output cut, a model that fell
     // back) are.
-    for (const line of endLines(windows.views[0], width, style, progress)) say(line);
+    for (const line of endLines(windows.views[0], width, style, progress ? windows.startWarnings[0] : [])) say(line);
     for (const line of isolationLines([outcome])) say(line);
   }
   // --json keeps stdout for JSON: a result that is not in the store is still said on screen.

@@ -4,6 +4,7 @@ import { sanitize } from "../core/sanitize.ts";
 import { profileSummary, type Profile } from "../core/profiles/profile.ts";
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";
 import type { SessionRecord, SessionStore } from "../core/store/store-types.ts";
+import { isLive } from "./fleet.ts";
 
 export const NO_PROFILES =
   "No subagent profiles found. Add .md files to ~/.pi/agent/agent-profiles/ or .pi/agent-profiles/.";
@@ -21,7 +22,7 @@ const lastRun = (record: SessionRecord) => record.runs[record.runs.length - 1];
  *  `ongoing`). */
 export function outputResult(record: SessionRecord, notes: string[]) {
   const last = lastRun(record);
-  const ongoing = last.status === "running" || last.status === "queued";
+  const ongoing = isLive(last.status);
   const output = ongoing
     ? `Sub-agent ${record.id} is still ${last.status} (wait: true waits for its end).`
     : latestOutput(record);

@@ -10,7 +10,7 @@ import type { McpServices } from "../../mcp/services.ts";
 import { buildEngine, cliContext, dataDir, openStore, sharedEngineParts } from "../engine.ts";
 import { folderProblem } from "../../host/fs-parts.ts";
 import { EXIT, UsageError } from "../errors.ts";
-import { parse } from "../flags/args.ts";
+import { noPositionals, parse } from "../flags/args.ts";
 import { MCP_FLAGS } from "../flags/command-flags.ts";
 import { optionsBlock, parseOptions } from "../flags/flag.ts";
 
@@ -35,8 +35,7 @@ export async function cmdMcp(argv: string[]): Promise<number> {
     console.log(MCP_HELP);
     return EXIT.ok;
   }
-  if (positionals.length)
-    throw new UsageError(`mcp: unexpected argument "${positionals[0]}". See 'subagents mcp --help'.`);
+  noPositionals("mcp", positionals);
   const cwd = path.resolve(values.cwd ?? process.cwd());
   const folder = folderProblem(cwd);
   if (folder) throw new UsageError(`mcp: the working folder ${folder}.`);

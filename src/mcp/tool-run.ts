@@ -156,7 +156,7 @@ export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext
       const lines = tasks.map(startedLine);
       return {
         content: [{ type: "text", text: `${lines.join("\n")}\n${BACKGROUND_HINT}` }],
-        structuredContent: startedTasks(tasks.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.profile }))),
+        structuredContent: startedTasks(tasks),
       };
     },
   );
@@ -197,7 +197,7 @@ export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ToolContext
           text: `**Status:** RUNNING\n**Session ID:** \`${input.sessionId}\`\n\n---\n\nStarted in the background. ${BACKGROUND_HINT}`,
         },
       ],
-      structuredContent: startedTasks([{ name: p.agent, sessionId: input.sessionId, agent: p.agent }]),
+      structuredContent: startedTasks([{ name: p.agent, sessionId: input.sessionId, profile: p.agent }]),
     }),
   );
 }

@@ -67,6 +67,6 @@ export async function startInBackground(call: CallEnv, engine: Engine, prepared:
   return {
     content: [{ type: "text", text }],
     details: { background: true, sessions: tasks.map((t) => ({ name: t.name, sessionId: t.sessionId })) },
-    structuredContent: startedTasks(tasks.map((t) => ({ name: t.name, sessionId: t.sessionId, agent: t.profile }))),
+    structuredContent: startedTasks(tasks),
   };
 }

@@ -68,13 +68,16 @@ const NO_USAGE = { input: 0, output: 0, cost: 0, turns: 0 };
 export const startedLine = (t: { name: string; sessionId: string }) =>
   `● ${t.name}: started in the background (session: ${t.sessionId})`;
 
-/** Tasks started in the background: their results come later (get_subagent_output). */
-export function startedTasks(started: { name: string; sessionId: string; agent?: string }[]): StructuredTasks {
+/** Tasks started in the background (prepared tasks, or their name, id and agent profile): their results come later
+ *  (get_subagent_output). */
+export function startedTasks(
+  started: readonly { name: string; sessionId: string; profile?: string }[],
+): StructuredTasks {
   return {
     tasks: started.map((t) => ({
       name: t.name,
       sessionId: t.sessionId,
-      agent: t.agent ?? "default",
+      agent: t.profile ?? "default",
       status: "running",
       output: "",
       usage: NO_USAGE,

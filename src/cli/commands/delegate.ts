@@ -1,7 +1,6 @@
 // `subagents delegate "task" ["task" …]`: several sub-agents in parallel, with live windows on a terminal,
 // one plain line per state change otherwise, or JSONL with --json; each task's output is printed at the end.
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { prepareCall } from "../../core/call/prepare.ts";
 import type { CallRequest } from "../../core/call/request.ts";
@@ -9,14 +8,13 @@ import { MAX_TASKS, parseDelegateParams, type DelegateParams } from "../../core/
 import { InputError } from "../../core/task-fields.ts";
 import type { FileSpec } from "../../core/files.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
-import { parse, positiveNumber, requireProfile } from "../flags/args.ts";
+import { parse, positiveNumber, requireProfile, workingFolder } from "../flags/args.ts";
 import { DELEGATE_FLAGS } from "../flags/command-flags.ts";
 import { parseOptions } from "../flags/flag.ts";
 import { startBackground } from "../background/start.ts";
 import { totalCostFlag } from "../flags/budget-flags.ts";
 import { callDefaults, cliFront, refusalError } from "../flags/call-flags.ts";
 import { buildEngine, cliContext, type CliContext } from "../engine.ts";
-import { folderProblem } from "../../host/fs-parts.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { DELEGATE_HELP } from "../help.ts";
 import { runLive } from "./delegate-live.ts";
@@ -56,9 +54,7 @@ export function delegateRequest(
   positionals: string[],
   flow?: FlowSource,
 ): { request: CallRequest; profileFlag?: string } | null {
-  const shellCwd = path.resolve(values.cwd ?? process.cwd());
-  const folder = folderProblem(shellCwd);
-  if (folder) throw new UsageError(`delegate: the working folder ${folder}.`);
+  const shellCwd = workingFolder("delegate", values.cwd);
   const defaults = callDefaults("delegate", shellCwd, values);
   const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
   if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {

@@ -1,6 +1,5 @@
 // `subagents mcp`: serves the delegation tools to any MCP client on stdio (src/mcp/, docs/mcp.md). This command
 // only gathers what the front runs on — the executable's host, store, pi and owner endpoint — and hands it over.
-import * as path from "node:path";
 import pkg from "../../../package.json" with { type: "json" };
 import { startOwner, type Owner } from "../../control/owner.ts";
 import { discoverProfiles } from "../../core/profiles/profile-discovery.ts";
@@ -8,9 +7,8 @@ import { loadSettings } from "../../core/settings.ts";
 import { serveMcp } from "../../mcp/server.ts";
 import type { McpServices } from "../../mcp/services.ts";
 import { buildEngine, cliContext, dataDir, openStore, sharedEngineParts } from "../engine.ts";
-import { folderProblem } from "../../host/fs-parts.ts";
-import { EXIT, UsageError } from "../errors.ts";
-import { noPositionals, parse } from "../flags/args.ts";
+import { EXIT } from "../errors.ts";
+import { noPositionals, parse, workingFolder } from "../flags/args.ts";
 import { MCP_FLAGS } from "../flags/command-flags.ts";
 import { optionsBlock, parseOptions } from "../flags/flag.ts";
 
@@ -36,9 +34,7 @@ export async function cmdMcp(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   noPositionals("mcp", positionals);
-  const cwd = path.resolve(values.cwd ?? process.cwd());
-  const folder = folderProblem(cwd);
-  if (folder) throw new UsageError(`mcp: the working folder ${folder}.`);
+  const cwd = workingFolder("mcp", values.cwd);
   // stdout is the protocol channel: a stray console.log anywhere below goes to stderr instead.
   console.log = console.error;
   const ctx = cliContext(cwd);

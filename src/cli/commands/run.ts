@@ -1,6 +1,5 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { rateLimitLine, toolCallLine } from "../../core/run/process/activity.ts";
 import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
@@ -12,12 +11,11 @@ import { callWindows } from "../../ui/call-windows.ts";
 import { endLines, startLine } from "../../ui/summary.ts";
 import { clip, sanitizeLine } from "../../ui/text-width.ts";
 import { displayLines, warningLine } from "../../ui/windows.ts";
-import { parse, requireProfile } from "../flags/args.ts";
+import { parse, requireProfile, workingFolder } from "../flags/args.ts";
 import { buildEngine, cliContext } from "../engine.ts";
 import { runForeground } from "../run-call.ts";
 import { startBackground } from "../background/start.ts";
 import { EXIT, exitForOutcomes, UsageError, unrecordedLines } from "../errors.ts";
-import { folderProblem } from "../../host/fs-parts.ts";
 import { RUN_HELP } from "../help.ts";
 import { RUN_FLAGS } from "../flags/command-flags.ts";
 import { parseOptions } from "../flags/flag.ts";
@@ -48,9 +46,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
       `run: expected AGENT and "task" (got ${positionals.length} argument${positionals.length === 1 ? "" : "s"}). See 'subagents help run'.`,
     );
   const [agent, rawTask] = positionals;
-  const cwd = path.resolve(values.cwd ?? process.cwd());
-  const folder = folderProblem(cwd);
-  if (folder) throw new UsageError(`run: the working folder ${folder}.`);
+  const cwd = workingFolder("run", values.cwd);
   const defaults = callDefaults("run", cwd, values);
 
   const ctx = cliContext(cwd);

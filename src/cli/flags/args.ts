@@ -1,8 +1,10 @@
 // Thin wrapper over node:util parseArgs that turns its exceptions into UsageErrors with our wording: every
 // argument error names the command, suggests the closest known word, and points at `subagents help CMD`.
+import * as path from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { profileRefusal } from "../../core/run/task-error.ts";
 import type { Engine } from "../../core/run/engine.ts";
+import { folderProblem } from "../../host/fs-parts.ts";
 import { UsageError } from "../errors.ts";
 import { InputError, isolationValue } from "../../core/task-fields.ts";
 import { didYouMean } from "./suggest.ts";
@@ -58,6 +60,14 @@ export function isolationFlag(command: string, raw: string | undefined): "worktr
     if (err instanceof InputError) throw new UsageError(`${command}: ${err.message}.`);
     throw err;
   }
+}
+
+/** The command's working folder (--cwd, else the shell's), resolved; a usage error when it cannot be one. */
+export function workingFolder(command: string, cwd: string | undefined): string {
+  const dir = path.resolve(cwd ?? process.cwd());
+  const problem = folderProblem(dir);
+  if (problem) throw new UsageError(`${command}: the working folder ${problem}.`);
+  return dir;
 }
 
 /** Fails when a command that takes no arguments got some. */

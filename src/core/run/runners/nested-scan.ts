@@ -124,8 +124,10 @@ export function indexGitlinks(host: Pick<Host, "readBytes" | "stat" | "readText"
   const count = view.getUint32(8);
   const links: string[] = [];
   let at = 12;
-  // Version 4 names each path from the previous one's bytes: kept as bytes, since the strip count is in bytes.
-  let prev: Uint8Array = new Uint8Array(0);
+  // Version 4 names each path from the previous one's bytes: kept as bytes (the strip count is in bytes), in one
+  // buffer that grows as needed rather than a new array per entry.
+  let prev = new Uint8Array(4096);
+  let prevLen = 0;
   for (let i = 0; i < count; i++) {
     if (at + 40 + hash + 2 > buf.length) return null;
     const mode = view.getUint32(at + 24);
@@ -143,11 +145,15 @@ export function indexGitlinks(host: Pick<Host, "readBytes" | "stat" | "readText"
       }
       const end = buf.indexOf(0, nameAt);
       if (end < 0) return null;
-      const keep = prev.subarray(0, Math.max(0, prev.length - strip));
-      path = new Uint8Array(keep.length + end - nameAt);
-      path.set(keep);
-      path.set(buf.subarray(nameAt, end), keep.length);
-      prev = path;
+      const keep = Math.max(0, prevLen - strip);
+      if (keep + end - nameAt > prev.length) {
+        const grown = new Uint8Array(2 * (keep + end - nameAt));
+        grown.set(prev.subarray(0, keep));
+        prev = grown;
+      }
+      prev.set(buf.subarray(nameAt, end), keep);
+      prevLen = keep + end - nameAt;
+      path = prev.subarray(0, prevLen);
       at = end + 1;
     } else {
       const end = buf.indexOf(0, nameAt);

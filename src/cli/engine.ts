@@ -84,7 +84,6 @@ export function childPiStatus(cwd: string): { line: string; slow?: SlowPathNote 
   }
 }
 
-/** `store`: a long-lived process (`subagents mcp`) keeps one open for every call instead of one per engine. */
 /** What a long-lived front (`subagents mcp`) builds once and hands every call's engine: the MCP probe keeps which
  *  servers answered, and stale worktrees are finished once, when it starts. */
 export type EngineShared = { mcpProbe: NonNullable<Engine["mcpProbe"]>; worktrees: WorktreeHost };
@@ -96,6 +95,7 @@ export function sharedEngineParts(ctx: CliContext): EngineShared {
   return { mcpProbe: createMcpProbe(ctx.host.env), worktrees };
 }
 
+/** `store` and `shared`: a long-lived process (`subagents mcp`) keeps them for every call instead of one per engine. */
 export function buildEngine(
   ctx: CliContext,
   cwd: string,

@@ -103,10 +103,10 @@ export function renderWindowsResult(
 function endedBlock(views: WindowView[], width: number, rows: number, style: Style): string[] {
   const sessions = sessionLines(views, width, style);
   const under = views.map((v) => {
-    const first = v.status === "completed" && v.output?.split("\n").some((l) => l.trim());
+    const output = v.status === "completed" && v.output?.trim() ? v.output : undefined;
     return [
       ...(v.warnings ?? []).map((w) => warningLine(w, width, style)),
-      ...(first ? [firstOutputLine(v.output as string, width, style)] : []),
+      ...(output ? [firstOutputLine(output, width, style)] : []),
     ];
   });
   const room = 1 + views.length + under.flat().length + sessions.length <= rows;

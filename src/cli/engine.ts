@@ -21,6 +21,7 @@ import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
 import { SCHEDULE_ENV, validScheduleName } from "../core/schedule/names.ts";
+import { processTracing } from "../host/otlp-exporter.ts";
 
 export type CliContext = {
   host: Host;
@@ -132,6 +133,7 @@ export function buildEngine(
       childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
       depth,
       worktrees: shared.worktrees,
+      tracing: processTracing(ctx.host.env),
     },
     { schedule: scheduleOf(ctx.host.env) },
   );

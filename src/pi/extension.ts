@@ -13,6 +13,7 @@ import { cancelledBy, ownerShutdown } from "../core/run/process/abort-reason.ts"
 import { capsLine } from "./session-guard.ts";
 import { NestedCalls } from "./nested-progress.ts";
 import { defersTools, exposed, reachability } from "./tool-exposure.ts";
+import { processTracing } from "../host/otlp-exporter.ts";
 
 /** The kill protocol's own bound (SIGTERM, 5 s, SIGKILL) plus a moment to record the ends. */
 const SHUTDOWN_GRACE_MS = 7000;
@@ -151,6 +152,8 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
     if (!noticeShown && ctx?.hasUI) {
       noticeShown = true;
       if (rt.memoryNotice) ctx.ui.notify(rt.memoryNotice, "warning");
+      // A trace exporter that fails says so once, in pi's notifications rather than across its screen.
+      processTracing(process.env)?.warnTo((line) => ctx.ui.notify(`subagents: ${line}`, "warning"));
       // A settings value we ignored (bad type, a project raising a cap) is said once, as doctor says it.
       if (settingsWarnings.length) ctx.ui.notify(`subagents settings: ${settingsWarnings.join("; ")}`, "warning");
     }

@@ -19,6 +19,7 @@ import { resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
+import { processTracing } from "../host/otlp-exporter.ts";
 
 export type PiServices = {
   host: Host;
@@ -153,6 +154,7 @@ export async function createServices(): Promise<PiServices> {
         childExtension: piCommand.builtinChild ? undefined : (childExt ?? undefined),
         depth,
         worktrees: createWorktreeHost(dataDir),
+        tracing: processTracing(host.env),
       };
       return createEngine(parts, call);
     },

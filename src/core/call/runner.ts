@@ -16,6 +16,8 @@ import { runOwner, sessionOf } from "../run/session-file.ts";
 import { settleHooks } from "../run/task-hooks.ts";
 import type { PreparedTask, TaskOutcome, TaskWiring } from "../run/task-types.ts";
 import type { ChildEvent } from "../types.ts";
+import { traceEnv } from "../trace/context.ts";
+import { CallTrace, type CallTraceOptions } from "./call-trace.ts";
 import type { PreparedCall } from "./prepare.ts";
 import type { Refusal } from "./request.ts";
 
@@ -65,6 +67,9 @@ export type CallOptions = {
   track?: (sessionId: string, signal: AbortSignal) => { signal: AbortSignal; done(): void };
   /** Every event of the call, in order. */
   onEvent?: (event: CallEvent) => void;
+  /** Where the call's trace hangs (when this process traces: engine.tracing), if the front knows better than the
+   *  process's TRACEPARENT: an MCP request's `_meta.traceparent`, the parent agent's tool call. */
+  trace?: CallTraceOptions;
 };
 
 /** A call under way. */
@@ -93,11 +98,19 @@ export function startCall(engine: Engine, call: PreparedCall, o: CallOptions): {
     throw err;
   }
   o.owner?.adopt(call.tasks);
-  const outcomes = schedule(engine, call, queued, o).finally(() =>
+  // Traced (the OTEL_* switches): spans are built here from the events every front gets, so every front has them.
+  const trace = engine.tracing ? new CallTrace(engine.tracing, call.tasks, o.trace) : undefined;
+  const outcomes = schedule(engine, call, queued, o, trace).finally(() =>
     o.owner?.release(call.tasks.map((t) => t.sessionId)),
+  );
+  outcomes.then(
+    (done) => trace?.end(done),
+    (err) => trace?.end(null, err),
   );
   const settled = outcomes.then(async (done) => {
     await settleHooks(engine);
+    // The spans leave before a front that exits does (at most 2 s however the exporter fares).
+    await engine.tracing?.flush();
     return done;
   });
   // A front waits for one of the two (a background one perhaps for neither): the other's failure is not unhandled.
@@ -150,8 +163,17 @@ function settleQueued(engine: Engine, runId: number, result: TaskOutcome["result
   }
 }
 
-function schedule(engine: Engine, call: PreparedCall, queued: number[], o: CallOptions): Promise<TaskOutcome[]> {
-  const emit = (e: CallEvent) => o.onEvent?.(e);
+function schedule(
+  engine: Engine,
+  call: PreparedCall,
+  queued: number[],
+  o: CallOptions,
+  trace?: CallTrace,
+): Promise<TaskOutcome[]> {
+  const emit = (e: CallEvent) => {
+    trace?.event(e);
+    o.onEvent?.(e);
+  };
   const own: TaskRun = (task, wiring) => runTask(engine, task, wiring);
   const run = o.caps.runner(engine.settings, o.owner ? o.owner.wrap(own) : own);
   const { settings } = engine;
@@ -172,6 +194,16 @@ function schedule(engine: Engine, call: PreparedCall, queued: number[], o: CallO
             ? { remoteAsk: { notify: (question) => emit({ type: "question", index, question }) } }
             : {}),
           onTaskEvent: (payload) => emit({ type: "recorded", index, payload }),
+          ...(trace
+            ? {
+                traceEnv: traceEnv(trace.childContext(index)),
+                onStage: trace.stageTimer(index),
+                onStart: (info) => {
+                  wiring.onStart?.(info);
+                  trace.placed(index, info.placement);
+                },
+              }
+            : {}),
         });
       } catch (err) {
         // A task runner must not throw; if it does, the other tasks still finish and this one is recorded.

@@ -48,6 +48,12 @@ export function childLauncher(task: TaskContext, plan: LaunchPlan): Launch {
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
     if (iso) iso.scrubEnv(inv.env);
     Object.assign(inv.env, composeEnv(input, profile));
+    // A traced call: the child (and what it starts: a nested subagents, a test run, another harness) continues the
+    // trace under this task's span; untraced, it inherits whatever trace our own environment carries.
+    if (task.wiring.traceEnv) {
+      delete inv.env.TRACESTATE;
+      Object.assign(inv.env, task.wiring.traceEnv);
+    }
     // pi's own temp files (a long bash output's full log, pi-bash-*.log) and what the child's commands put in
     // $TMPDIR go to a folder of this run, removed with it; a sandbox or a container has a private /tmp already.
     const runTmp = runTempDir(task);

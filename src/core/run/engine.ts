@@ -11,6 +11,7 @@ import type { RunLimits } from "./process/runner.ts";
 import type { WorktreeHost } from "./launch/isolation.ts";
 import type { McpServer } from "./launch/mcp-config.ts";
 import type { ParentPrompt } from "./launch/parent-prompt.ts";
+import type { Tracing } from "../trace/span.ts";
 
 /**
  * What a call runs on: the host, store, settings and profiles, which pi its children run, and this call's context
@@ -54,6 +55,8 @@ export type EngineParts = {
   worktrees?: WorktreeHost;
   /** Names of the given MCP servers that do not answer (src/host/mcp-probe.ts); unset: nothing is probed. */
   mcpProbe?: (servers: McpServer[], cwd: string) => Promise<string[]>;
+  /** This process's tracing when the OTEL_* switches turn it on (src/host/otlp-exporter.ts); unset: off. */
+  tracing?: Tracing;
 };
 
 export type CallContext = {

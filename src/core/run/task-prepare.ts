@@ -94,7 +94,14 @@ export async function prepareTask(
   const warnings = runWarnings(profile, model.warning);
   warnings.push(...where.notes);
   warnings.push(...runtime.notes);
-  wiring.onStart?.({ sessionId: id, agent, profile, sessionFile, warnings });
+  wiring.onStart?.({
+    sessionId: id,
+    agent,
+    profile,
+    sessionFile,
+    warnings,
+    placement: { runner: where.runner.name, sandbox: where.sandbox, runtime: runtime.name, isolation },
+  });
   fireTaskEvent(
     engine,
     wiring,

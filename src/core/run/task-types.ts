@@ -94,6 +94,8 @@ export type TaskWiring = {
     profile: Profile | null;
     sessionFile: string;
     warnings: string[];
+    /** Where and how its child runs: the runner, the sandbox, the CLI that runs it, its isolation. */
+    placement: TaskPlacement;
   }) => void;
   /** Asks for a control pipe to the child (steer); see RunSpec.onControl. */
   onControl?: (send: ((line: string) => boolean) | null) => void;
@@ -115,4 +117,11 @@ export type TaskWiring = {
   remoteAsk?: { notify?: (q: AskRequest) => void };
   /** The task started or ended (the object its hooks get on stdin): pi's front puts it on pi.events. */
   onTaskEvent?: (payload: TaskEventPayload) => void;
+  /** The trace its child continues (TRACEPARENT, TRACESTATE in its environment), when the call is traced. */
+  traceEnv?: Record<string, string>;
+  /** Told when a stage of the task starts; what it returns, when the stage ends (a traced call times them). */
+  onStage?: (stage: string) => () => void;
 };
+
+/** Where and how a task's child runs, as its preparation decided. */
+export type TaskPlacement = { runner: string; sandbox: boolean; runtime: string; isolation?: IsolationMode };

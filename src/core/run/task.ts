@@ -19,16 +19,17 @@ import { failedResult } from "./task-error.ts";
 import type { RunResult } from "../types.ts";
 import { isDiskFull } from "../store/store-error.ts";
 
-/** A task's life after prepare, in order (each stage in its own file: task-<stage>.ts). */
-const STAGES: TaskStage[] = [
-  admitTask,
-  loadSkills,
-  loadMemory,
-  isolateTask,
-  setupTask,
-  forkTask,
-  runTaskChild,
-  acceptResult,
+/** A task's life after prepare, in order (each stage in its own file: task-<stage>.ts), by name (a traced call's
+ *  spans name them). */
+const STAGES: [string, TaskStage][] = [
+  ["admit", admitTask],
+  ["skills", loadSkills],
+  ["memory", loadMemory],
+  ["isolate", isolateTask],
+  ["setup", setupTask],
+  ["fork", forkTask],
+  ["child", runTaskChild],
+  ["accept", acceptResult],
 ];
 
 /**
@@ -39,14 +40,17 @@ export async function runTask(engine: Engine, input: PreparedTask, wiring: TaskW
   const prepared = await prepareTask(engine, input, wiring);
   if ("outcome" in prepared) return prepared.outcome;
   const task = prepared.task;
-  for (const stage of STAGES) {
+  for (const [name, stage] of STAGES) {
     let ended: RunResult | void;
+    const done = task.wiring.onStage?.(name);
     try {
       ended = await stage(task);
     } catch (err) {
       // A stage that throws (a file it could not write, say on a full disk) ends its task, recorded with why: the
       // call's other tasks go on, and no run stays "running".
       ended = failedResult(stageFailure(err), isDiskFull(err) ? "DISK_FULL" : "SUBAGENT_FAILED");
+    } finally {
+      done?.();
     }
     if (ended) return recordEnd(task, ended);
   }

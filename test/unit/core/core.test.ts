@@ -347,6 +347,7 @@ test("core/ imports no runtime module, no terminal code and nothing from the fro
     "run/launch": 3,
     "run/runners": 3,
     "run/hooks": 3,
+    trace: 1,
     "run/runtimes": 4,
     run: 5,
     call: 6,

@@ -25,7 +25,7 @@ import type { ChildRunner, PlaceRequest } from "./types.ts";
 
 /** Environment that crosses into the container: pi's, ours, locale, proxies and model-provider credentials. */
 const ENV_CROSSES =
-  /^(PI_|SUBAGENTS_|LANG$|LC_|TZ$|TERM$|NO_COLOR$|HOME$|USER$|(HTTPS?|NO|ALL)_PROXY$|(https?|no|all)_proxy$|[A-Z][A-Z0-9_]*_API_KEY$|ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|AZURE_|AWS_|MISTRAL_|GROQ_|OPENROUTER_|XAI_|DEEPSEEK_|CEREBRAS_|COPILOT_|GH_TOKEN$)/;
+  /^(PI_|SUBAGENTS_|LANG$|LC_|TZ$|TERM$|NO_COLOR$|HOME$|USER$|(HTTPS?|NO|ALL)_PROXY$|(https?|no|all)_proxy$|[A-Z][A-Z0-9_]*_API_KEY$|ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|AZURE_|AWS_|MISTRAL_|GROQ_|OPENROUTER_|XAI_|DEEPSEEK_|CEREBRAS_|COPILOT_|GH_TOKEN$|TRACEPARENT$|TRACESTATE$)/;
 
 function ids(host: Host): string | null {
   const status = host.readText("/proc/self/status") ?? "";

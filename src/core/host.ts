@@ -59,6 +59,35 @@ export type NetProxy = {
 /** A symlink's entry says where it leads (isFile/isDirectory) and that it is one. */
 export type DirEntry = { name: string; isFile: boolean; isDirectory: boolean; isSymlink?: boolean };
 
+/** What is at a path, as the path itself is (a symlink is a link, never what it points at). */
+export type NodeInfo = {
+  kind: "file" | "dir" | "link" | "other";
+  /** Owned by this process's user. */
+  ours: boolean;
+  size: number;
+  links: number;
+  mtimeMs: number;
+};
+
+/**
+ * File work in a folder someone else can write (a sandboxed child's task folder): every path is absolute and below
+ * the folder it was made for, walked from it one folder at a time without following a link; a step that is a link,
+ * not a folder, or not this user's refuses the whole operation. Files are read or rewritten only when they are plain
+ * files of this user with one link. Never throws: a refusal is null, [] or false.
+ */
+export interface FolderFs {
+  info(path: string): NodeInfo | null;
+  readText(path: string, limit?: number): string | null;
+  /** Rewrites an existing plain file of ours. */
+  writeText(path: string, text: string): boolean;
+  /** The entries as they are (`isSymlink` set, `isFile`/`isDirectory` false for a link). */
+  list(path: string): DirEntry[];
+  /** Removes a file or a link (never what it points at), or a folder with everything in it (nothing followed). */
+  remove(path: string): boolean;
+  /** Renames within one folder; false when `to` exists or either name is refused. */
+  rename(from: string, to: string): boolean;
+}
+
 /** Minimal synchronous SQLite surface shared by bun:sqlite and node:sqlite. */
 export interface Db {
   exec(sql: string): void;
@@ -103,6 +132,8 @@ export interface Host {
   realpath(path: string): string | null;
   /** What a symlink holds, as written; null when it is not one. */
   readLink(path: string): string | null;
+  /** The no-follow file work of a folder tree someone else can write (`root`: the owner's own real path). */
+  within(root: string): FolderFs;
   /** A private folder (0700, random name) for this process's temp files; removed when the process exits. */
   privateTempDir(): string;
 

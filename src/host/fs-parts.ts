@@ -9,6 +9,7 @@ import { startNetProxy } from "./net-proxy.ts";
 import { processRuns, procStartTime, signalPid } from "./process-identity.ts";
 import { makePrivate } from "./private-files.ts";
 import { privateTempDir } from "./temp-dirs.ts";
+import { within } from "./no-follow.ts";
 
 export function fsParts() {
   return {
@@ -100,6 +101,7 @@ export function fsParts() {
         return null;
       }
     },
+    within,
     privateTempDir,
     homedir: () => os.homedir(),
     cwd: () => process.cwd(),

@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ownTag, tagAlive } from "./process-identity.ts";
+import { within } from "./no-follow.ts";
 import { PRIVATE_DIR } from "./private-files.ts";
 
 const OURS = /^subagents-(?:(\d+)\.(\d+)-)?[A-Za-z0-9]{6}$/;
@@ -30,7 +31,7 @@ export function privateTempDir(): string {
   const dir = ownedTempDir(os.tmpdir());
   if (first) {
     process.once("exit", () => {
-      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+      if (tempDir) removeOwn(tempDir);
     });
     // Those of processes that are gone (a killed owner could not remove its own): after this turn of the event loop,
     // while the child this folder is for starts, not before it (a /tmp of thousands of entries takes milliseconds).
@@ -48,8 +49,18 @@ export function shortTempDir(): string {
   if (shortDir) return shortDir;
   const dir = ownedTempDir(tempBases().at(-1) as string);
   shortDir = dir;
-  process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  process.once("exit", () => removeOwn(dir));
   return dir;
+}
+
+/** Our own folder, at exit: what cannot be removed stays for the next sweep (an exception here would be the last
+ *  thing the user sees). */
+function removeOwn(dir: string): void {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // left for the next process's sweep
+  }
 }
 
 /** The folders ours are made in: the system temp folder, and /tmp where shortTempDir falls back to it. */
@@ -58,11 +69,21 @@ const tempBases = (): string[] => {
   return Buffer.byteLength(tmp) < 40 || path.resolve(tmp) === "/tmp" ? [tmp] : [tmp, "/tmp"];
 };
 
-/** Our temporary folders whose process is gone (this user's only). */
+/** Our temporary folders whose process is gone (this user's only). Never throws. */
 export function staleTempDirs(): string[] {
   return tempBases().flatMap(staleIn);
 }
 
+function lstat(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/** Another user can put anything under our names in a shared temp folder (a symlink into a folder we may not even
+ *  look into, a file, a folder of theirs): only a real folder of this user is taken, looked at without following. */
 function staleIn(tmp: string): string[] {
   const now = Date.now();
   let names: string[];
@@ -78,7 +99,7 @@ function staleIn(tmp: string): string[] {
     if (!m) continue;
     const dir = path.join(tmp, name);
     if (dir === tempDir || dir === shortDir) continue;
-    const st = fs.statSync(dir, { throwIfNoEntry: false });
+    const st = lstat(dir);
     if (!st?.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
     if (m[1]) {
       if (!tagAlive(m[1], m[2])) out.push(dir);
@@ -88,17 +109,20 @@ function staleIn(tmp: string): string[] {
   return out;
 }
 
-/** Removes them; returns what went (or would go, with `dryRun`). */
+/** Removes them (nothing in them followed; what cannot go stays, said by its absence from the list); returns what
+ *  went (or would go, with `dryRun`). Never throws: a sweep is housekeeping, never a reason for a run to fail. */
 export function removeStaleTempDirs(dryRun = false): string[] {
-  const stale = staleTempDirs();
-  if (!dryRun) for (const d of stale) fs.rmSync(d, { recursive: true, force: true });
-  return stale;
+  const out: string[] = [];
+  for (const d of staleTempDirs()) {
+    if (dryRun || within(path.dirname(d)).remove(d)) out.push(d);
+  }
+  return out;
 }
 
 function newestChange(dir: string, own: number): number {
   let newest = own;
   try {
-    for (const e of fs.readdirSync(dir)) newest = Math.max(newest, fs.statSync(path.join(dir, e)).mtimeMs);
+    for (const e of fs.readdirSync(dir)) newest = Math.max(newest, lstat(path.join(dir, e))?.mtimeMs ?? 0);
   } catch {
     // gone meanwhile
   }

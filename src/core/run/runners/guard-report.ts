@@ -8,7 +8,7 @@ import { escapeRegExp } from "../../regexp.ts";
 import { listed } from "../../string-list.ts";
 import type { StoredMessage } from "../../types.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
-import { nestedWarnings, quarantine } from "./nested-report.ts";
+import { folderFs, nestedWarnings, quarantine } from "./nested-report.ts";
 import { under } from "./sandbox.ts";
 
 const REFUSED = /read-only file system|resource busy|\bEROFS\b|\bEBUSY\b/i;
@@ -34,7 +34,7 @@ function named(line: string, guard: SandboxGuard): string | null {
 }
 
 export function guardWarnings(
-  host: Pick<Host, "stat" | "listDir" | "readText" | "readBytes" | "writeFile" | "remove" | "rename">,
+  host: Pick<Host, "stat" | "listDir" | "readText" | "readBytes" | "within">,
   guard: SandboxGuard | undefined,
   messages: StoredMessage[],
 ): string[] {
@@ -56,14 +56,19 @@ export function guardWarnings(
     );
   }
   for (const p of guard.missing) {
-    if (!host.stat(p)) continue;
+    // Looked at as the path itself: a link the child made there counts as made (a dangling one too), and is moved
+    // as the link it is, never followed.
+    const fs = folderFs(host, guard.writable ?? guard.roots, p);
+    if (!fs?.info(p)) continue;
     // A main repository's git folder never has one: it points git at another folder's config and hooks.
     if (p.endsWith("/.git/commondir")) {
-      host.remove(p);
-      out.push(`sandbox: the child created ${p}, which would point git at another config and hooks: removed`);
+      const gone = fs.remove(p);
+      out.push(
+        `sandbox: the child created ${p}, which would point git at another config and hooks: ${gone ? "removed" : "could not be removed, remove it yourself"}`,
+      );
       continue;
     }
-    const to = quarantine(host, p);
+    const to = quarantine(fs, p);
     out.push(
       to
         ? `sandbox: the child created ${p} (a protected path: tools run what is there): moved aside to ${to}; look at it before you move it back`

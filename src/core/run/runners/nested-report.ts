@@ -8,57 +8,70 @@
 //  - pi's or another harness's project config, an editor's or direnv's file in a subfolder: moved aside
 //    (`NAME.quarantined`), so nothing loads it until the person looks and moves it back.
 // Existing ones could not be changed (they were read-only: sandbox-guard.ts), so only new ones are looked at.
-import type { Host } from "../../host.ts";
+import type { FolderFs, Host } from "../../host.ts";
 import { listed } from "../../string-list.ts";
 import { safeGitConfig } from "./git-config-safe.ts";
 import { gitdirOf, resolveFrom, scanFolder } from "./nested-scan.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
 import { under } from "./sandbox.ts";
 
-type ReportHost = Pick<Host, "stat" | "listDir" | "readText" | "readBytes" | "writeFile" | "remove" | "rename">;
+type ReportHost = Pick<Host, "stat" | "listDir" | "readText" | "readBytes" | "within">;
 
 const MAX = 5;
 
+/** The no-follow file work of the writable folder holding `p` (the child wrote there: nothing in it is followed),
+ *  or null when `p` lies in none of them (then the owner does not touch it). */
+export function folderFs(host: Pick<Host, "within">, writable: string[], p: string): FolderFs | null {
+  const root = writable.find((r) => under(p, r) && p !== r);
+  return root ? host.within(root) : null;
+}
+
 /** What in a git folder the child made would run code, taken out; the names of what was taken. A `commondir` stays
- *  when it leads to a repository that was protected during the run (a linked worktree of the person's own). */
-export function disarmGitDir(
-  host: ReportHost,
-  gd: string,
-  trusted: (gitDir: string) => boolean = () => false,
-): string[] {
+ *  when it leads to a repository that was protected during the run (a linked worktree of the person's own). Every
+ *  step is taken without following a link the child made (`hooks` or `config` pointing at a file of the person's is
+ *  removed as the link it is, never followed). */
+export function disarmGitDir(fs: FolderFs, gd: string, trusted: (gitDir: string) => boolean = () => false): string[] {
+  // Not a folder of ours reached without a link: nothing in it is touched, and the person is told to look.
+  if (fs.info(gd)?.kind !== "dir") return ["not a plain folder of yours: left as it is, check it"];
   const removed: string[] = [];
-  const config = host.readText(`${gd}/config`);
-  if (config !== null) {
-    const safe = safeGitConfig(config);
-    if (safe.removed.length) {
-      host.writeFile(`${gd}/config`, safe.text);
-      removed.push(...safe.removed);
+  const config = fs.info(`${gd}/config`);
+  if (config?.kind === "file") {
+    const text = fs.readText(`${gd}/config`);
+    const safe = text === null ? null : safeGitConfig(text);
+    if (safe && !safe.removed.length) {
+      // only data in it
+    } else if (safe && fs.writeText(`${gd}/config`, safe.text)) removed.push(...safe.removed);
+    // Unreadable or not rewritable as a plain file of ours (a hard link, another user's): the name goes, whole.
+    else if (fs.remove(`${gd}/config`)) removed.push("config");
+  } else if (config && fs.remove(`${gd}/config`))
+    removed.push(`config (a ${config.kind === "link" ? "link" : "special file"})`);
+  const hooks = fs.info(`${gd}/hooks`);
+  if (hooks && hooks.kind !== "dir") {
+    if (fs.remove(`${gd}/hooks`)) removed.push(`hooks (a ${hooks.kind === "link" ? "link" : "file"})`);
+  } else
+    for (const e of fs.list(`${gd}/hooks`)) {
+      // git runs a hook that is a file (or a link to one); its own samples stay.
+      if ((e.name.endsWith(".sample") && e.isFile) || e.isDirectory) continue;
+      if (fs.remove(`${gd}/hooks/${e.name}`)) removed.push(`hooks/${e.name}`);
     }
-  }
-  for (const e of host.listDir(`${gd}/hooks`)) {
-    if (e.name.endsWith(".sample") || e.isDirectory) continue;
-    host.remove(`${gd}/hooks/${e.name}`);
-    removed.push(`hooks/${e.name}`);
-  }
   // Read with extensions.worktreeConfig, and pointing git at another folder's config and hooks.
-  if (host.stat(`${gd}/config.worktree`)) {
-    host.remove(`${gd}/config.worktree`);
-    removed.push("config.worktree");
-  }
-  const common = host.readText(`${gd}/commondir`);
-  if (common !== null && !trusted(resolveFrom(gd, common.trim()))) {
-    host.remove(`${gd}/commondir`);
-    removed.push("commondir");
+  if (fs.info(`${gd}/config.worktree`) && fs.remove(`${gd}/config.worktree`)) removed.push("config.worktree");
+  const commondir = fs.info(`${gd}/commondir`);
+  if (commondir) {
+    const common = commondir.kind === "file" ? fs.readText(`${gd}/commondir`) : null;
+    if ((common === null || !trusted(resolveFrom(gd, common.trim()))) && fs.remove(`${gd}/commondir`))
+      removed.push("commondir");
   }
   return removed;
 }
 
-/** Moves a planted path aside (`NAME.quarantined`, then `-2`, `-3` …); the new name, or null when it could not. */
-export function quarantine(host: ReportHost, p: string): string | null {
+/** Moves a planted path aside (`NAME.quarantined`, then `-2`, `-3` …) — the path itself, a link as a link; the new
+ *  name, or null when it could not. */
+export function quarantine(fs: FolderFs, p: string): string | null {
   for (let i = 1; i < 100; i++) {
     const to = `${p}.quarantined${i === 1 ? "" : `-${i}`}`;
-    if (host.stat(to)) continue;
-    return host.rename(p, to) ? to : null;
+    if (fs.info(to)) continue;
+    return fs.rename(p, to) ? to : null;
   }
   return null;
 }
@@ -71,6 +84,7 @@ export function nestedWarnings(host: ReportHost, guard: SandboxGuard, opened: (p
   };
   const protectedConfig = new Set(guard.binds.filter((b) => b.how === "ro").map((b) => b.path));
   const trusted = (gd: string) => protectedConfig.has(`${gd}/config`);
+  const writable = guard.writable ?? guard.roots;
   for (const { root, repo, scan: before } of guard.scans ?? []) {
     const after = scanFolder(host, root, repo);
     const inside = (p: string) => guard.roots.some((r) => under(p, r));
@@ -79,7 +93,8 @@ export function nestedWarnings(host: ReportHost, guard: SandboxGuard, opened: (p
     const disarmed: string[] = [];
     const clean: string[] = [];
     for (const gd of made) {
-      const removed = disarmGitDir(host, gd, trusted);
+      const fs = folderFs(host, writable, gd);
+      const removed = fs ? disarmGitDir(fs, gd, trusted) : [];
       const where = rel(gd.endsWith("/.git") ? gd.slice(0, -5) : gd);
       if (removed.length) disarmed.push(`${where} (${removed.join(", ")})`);
       else clean.push(where);
@@ -101,7 +116,8 @@ export function nestedWarnings(host: ReportHost, guard: SandboxGuard, opened: (p
       const added = after.gitlinks.filter((l) => !before.gitlinks!.includes(l));
       for (const l of added) {
         const gd = host.stat(`${l}/.git`)?.isDirectory ? `${l}/.git` : resolveGitFile(host, l);
-        if (gd && !trusted(gd) && !made.includes(gd)) disarmGitDir(host, gd, trusted);
+        const fs = gd && folderFs(host, writable, gd);
+        if (gd && fs && !trusted(gd) && !made.includes(gd)) disarmGitDir(fs, gd, trusted);
       }
       if (added.length)
         out.push(
@@ -111,7 +127,8 @@ export function nestedWarnings(host: ReportHost, guard: SandboxGuard, opened: (p
     // Project config in subfolders.
     const planted = after.names.filter((p) => !before.names.includes(p) && !opened(p));
     const moved = planted.map((p) => {
-      const to = quarantine(host, p);
+      const fs = folderFs(host, writable, p);
+      const to = fs && quarantine(fs, p);
       return to ? `${rel(p)} → ${rel(to)}` : `${rel(p)} (could not be moved: check it)`;
     });
     if (moved.length)

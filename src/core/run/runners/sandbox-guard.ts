@@ -23,6 +23,9 @@ export type SandboxGuard = {
   missing: string[];
   /** The task's folders, to name protected paths relative to them. */
   roots: string[];
+  /** Every folder the child could write (its task folder, its worktree's git folder): the owner's work after the run
+   *  there follows no link (Host.within). */
+  writable?: string[];
   home: string;
   /** What the person opened with subagents.sandboxWritable, as absolute paths. */
   open?: string[];
@@ -30,7 +33,7 @@ export type SandboxGuard = {
   scans?: { root: string; repo?: { top: string; gitDir: string }; scan: FolderScan }[];
 };
 
-type GuardHost = Pick<Host, "stat" | "readText" | "listDir" | "readBytes">;
+type GuardHost = Pick<Host, "stat" | "readText" | "listDir" | "readBytes" | "realpath" | "readLink">;
 
 /** pi's project folder: extensions, settings, MCP servers, skills, prompts, agents and workflows all load from it. */
 const PI_DIR = ".pi";
@@ -82,14 +85,41 @@ export function sandboxGuard(
   const missing = new Set<string>();
   const watched = new Set<string>();
   const inRoot = (p: string) => o.writable.some((r) => under(p, r));
+  /** Where a mount over `path` goes. A mount is made at a real path only: bubblewrap follows links, so a protected
+   *  name that is a link (a tracked `pkg/.vscode` pointing nowhere, a `.git/hooks` a run left pointing at the home)
+   *  would fail the whole sandbox, or show the child what the link points at. A link that stays inside the writable
+   *  folders has its target protected instead; one that leads out of them needs nothing (the rest is read-only or
+   *  hidden); one that leads nowhere yet has its target looked at after the run; a link on the way there means the
+   *  real place is elsewhere (found under its own name when it is inside). */
+  const placeOf = (path: string): string | null => {
+    const parent = dirOf(path);
+    // The nearest folder on the way that exists (a placeholder's missing parents are made inside it) must be real.
+    let there = parent;
+    while (there !== "/" && !host.stat(there) && host.readLink(there) === null) there = dirOf(there);
+    if (host.realpath(there) !== there) return null;
+    const link = host.readLink(path);
+    if (link === null) return path;
+    const real = host.realpath(path);
+    if (real) return inRoot(real) ? real : null;
+    const target = resolveFrom(parent, link);
+    if (inRoot(target)) {
+      watched.add(target);
+      missing.add(target);
+    }
+    return null;
+  };
   const bind = (path: string, how: GuardBind["how"]) => {
     if (how !== "rw" && !inRoot(path)) return;
-    if (!binds.has(path)) binds.set(path, how);
     if (how !== "rw") watched.add(path);
+    const at = placeOf(path);
+    if (at === null || (at !== path && how === "empty")) return;
+    if (!binds.has(at)) binds.set(at, how);
+    if (how !== "rw") watched.add(at);
   };
   const roIfThere = (path: string) => {
     if (!inRoot(path)) return;
-    if (host.stat(path)) bind(path, "ro");
+    // A link is there too, even one that leads nowhere (bind decides what of it to protect).
+    if (host.stat(path) || host.readLink(path) !== null) bind(path, "ro");
     else {
       watched.add(path);
       missing.add(path);
@@ -199,6 +229,7 @@ export function sandboxGuard(
       watched: [...watched],
       missing: [...missing],
       roots: o.roots,
+      writable: o.writable,
       home: o.home,
       scans,
     },

@@ -5,7 +5,16 @@
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBunHost } from "../../../../src/host/bun.ts";
@@ -179,7 +188,7 @@ test("disarming a planted git folder: its config keeps data only, hooks and poin
   writeFileSync(join(r, ".git", "hooks", "pre-commit"), "#!/bin/sh\ntouch /x\n");
   writeFileSync(join(r, ".git", "config.worktree"), "[core]\n\tpager = x\n");
   writeFileSync(join(r, ".git", "commondir"), "../../elsewhere\n");
-  const removed = disarmGitDir(host, join(r, ".git"));
+  const removed = disarmGitDir(host.within(root), join(r, ".git"));
   expect(removed).toEqual(["core.fsmonitor", "hooks/pre-commit", "config.worktree", "commondir"]);
   expect(git(r, "config", "--get", "remote.origin.url").trim()).toBe("https://example.com/x.git");
   expect(() => git(r, "config", "--get", "core.fsmonitor")).toThrow();
@@ -189,13 +198,13 @@ test("disarming a planted git folder: its config keeps data only, hooks and poin
   const main = repo(join(root, "main-wt"));
   git(main, "worktree", "add", "-q", join(root, "linked"));
   const wtDir = join(main, ".git", "worktrees", "linked");
-  expect(disarmGitDir(host, wtDir, (gd) => gd === join(main, ".git"))).toEqual([]);
+  expect(disarmGitDir(host.within(root), wtDir, (gd) => gd === join(main, ".git"))).toEqual([]);
   expect(existsSync(join(wtDir, "commondir"))).toBe(true);
   const p = join(root, "q", ".envrc");
   mkdirSync(join(root, "q"));
   writeFileSync(p, "x");
   writeFileSync(`${p}.quarantined`, "older");
-  expect(quarantine(host, p)).toBe(`${p}.quarantined-2`);
+  expect(quarantine(host.within(root), p)).toBe(`${p}.quarantined-2`);
   expect(existsSync(p)).toBe(false);
 });
 
@@ -224,3 +233,58 @@ test("before and after a run: existing nested repositories and config are protec
   expect(existsSync(join(top, "app", ".vscode"))).toBe(true);
   expect(() => git(join(top, "made"), "config", "--get", "core.pager")).toThrow();
 });
+
+test("the clean-up never follows the child's links: a planted repository whose hooks and config point at the person's files, a gitlink to another project, a link in the middle of a path — the links go, the person's files stay", () => {
+  // The person's files outside the task folder.
+  const home = join(root, "victim-home");
+  mkdirSync(join(home, "somefolder"), { recursive: true });
+  writeFileSync(join(home, "somefolder", "authorized_keys"), "ssh-ed25519 KEEP\n");
+  writeFileSync(join(home, "somefile"), "[core]\n\tpager = less\n[alias]\n\tco = checkout\n");
+  const other = repo(join(home, "other-project"));
+  git(other, "config", "core.hooksPath", "hooks-of-mine");
+  writeFileSync(join(other, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n");
+  const top = repo(join(root, "links"));
+  mkdirSync(join(top, "pkg"));
+  const g = sandboxGuard(host, { roots: [top], writable: [top], home, cwd: top });
+  // What the child did: a repository of its own with hooks and config linked to the person's files …
+  const made = join(top, "made");
+  mkdirSync(join(made, ".git", "objects"), { recursive: true });
+  mkdirSync(join(made, ".git", "refs"));
+  writeFileSync(join(made, ".git", "HEAD"), "ref: refs/heads/main\n");
+  symlinkSync(join(home, "somefolder"), join(made, ".git", "hooks"));
+  symlinkSync(join(home, "somefile"), join(made, ".git", "config"));
+  // … one whose hooks folder is real but whose hooks are links, one reached through a link in the middle …
+  const made2 = repo(join(top, "made2"));
+  symlinkSync(join(home, "somefolder", "authorized_keys"), join(made2, ".git", "hooks", "post-checkout"));
+  symlinkSync(home, join(top, "pkg", "via"));
+  // … a gitlink whose git folder is the person's other project, and a dangling .envrc link in a subfolder.
+  mkdirSync(join(top, "sub"));
+  writeFileSync(join(top, "sub", ".git"), `gitdir: ${join(other, ".git")}\n`);
+  git(top, "add", "sub");
+  symlinkSync(join(home, "not-yet"), join(top, "pkg", ".envrc"));
+  const warned = guardWarnings(host, g, []).join("\n");
+  // The person's files: as they were.
+  expect(readFileSync(join(home, "somefolder", "authorized_keys"), "utf8")).toBe("ssh-ed25519 KEEP\n");
+  expect(readFileSync(join(home, "somefile"), "utf8")).toContain("pager = less");
+  expect(git(other, "config", "--get", "core.hooksPath").trim()).toBe("hooks-of-mine");
+  expect(existsSync(join(other, ".git", "hooks", "pre-commit"))).toBe(true);
+  expect(existsSync(join(home, "not-yet"))).toBe(false);
+  // The links themselves are gone or moved aside, and named.
+  expect(existsSync(join(made, ".git", "hooks")) || lstatExists(join(made, ".git", "hooks"))).toBe(false);
+  expect(lstatExists(join(made, ".git", "config"))).toBe(false);
+  expect(lstatExists(join(made2, ".git", "hooks", "post-checkout"))).toBe(false);
+  expect(warned).toContain("made (config (a link), hooks (a link))");
+  expect(warned).toContain("hooks/post-checkout");
+  expect(lstatExists(join(top, "pkg", ".envrc.quarantined"))).toBe(true);
+  expect(warned).toContain("pkg/.envrc → pkg/.envrc.quarantined");
+  expect(warned).toContain("the child added sub to the repository as submodules");
+});
+
+const lstatExists = (p: string) => {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};

@@ -3,7 +3,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBunHost } from "../../../../src/host/bun.ts";
@@ -146,4 +146,37 @@ test("settings: sandboxWritable is the person's alone; a project cannot open its
   expect(mergeSettings(defaultSettings(), { sandboxWritable: "x" }).warnings[0]).toContain(
     "sandboxWritable must be a list of paths",
   );
+});
+
+test("protected names that are links: a dangling one (tracked pkg/.vscode) gets no mount (bubblewrap would fail the run on it) and its target is looked at after the run; one leading inside protects its target; one leading out or through a link on the way is not mounted", () => {
+  const r = repo("links");
+  const outside = mkdtempSync(join(root, "outside-"));
+  mkdirSync(join(r, "pkg"));
+  mkdirSync(join(r, "real-vscode"));
+  symlinkSync("../no-such-folder", join(r, "pkg", ".vscode"));
+  symlinkSync("real-vscode", join(r, ".vscode"));
+  symlinkSync(outside, join(r, ".idea"));
+  symlinkSync(outside, join(r, "via"));
+  mkdirSync(join(outside, ".claude"));
+  symlinkSync("no-such-pi", join(r, ".pi"));
+  const g = guardOf(r);
+  const paths = g.binds.map((b) => b.path);
+  // Nothing mounted at a link, through a link, or out of the folder.
+  for (const p of paths) expect(host.realpath(p) ?? p, p).toBe(p);
+  expect(paths).not.toContain(`${r}/pkg/.vscode`);
+  expect(paths).not.toContain(`${r}/.idea`);
+  expect(paths).not.toContain(`${r}/.pi`);
+  expect(paths.some((p) => p.startsWith(outside))).toBe(false);
+  // The link inside: its target is read-only.
+  expect(how(g, `${r}/real-vscode`)).toBe("ro");
+  // Dangling: where it leads is checked after the run (the child could make it there).
+  expect(g.missing).toContain(`${r}/no-such-folder`);
+  expect(g.missing).toContain(`${r}/no-such-pi`);
+  // The links themselves are the person's, tracked: not moved aside after a run that did not touch them.
+  expect(guardWarnings(host, g, [])).toEqual([]);
+  expect(lstatSync(join(r, "pkg", ".vscode")).isSymbolicLink()).toBe(true);
+  // The child made the dangling one's target: moved aside and named.
+  mkdirSync(join(r, "no-such-folder"));
+  expect(guardWarnings(host, g, []).join("\n")).toContain(`${r}/no-such-folder`);
+  expect(existsSync(join(r, "no-such-folder.quarantined"))).toBe(true);
 });

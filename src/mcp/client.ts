@@ -2,7 +2,6 @@
 // run (docs/mcp.md "Where tasks run"). Asked for with an `input_required` round when the client declares roots.
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Refusal } from "../core/call/request.ts";
 import type { ToolContext } from "./protocol/session.ts";
 import { type InputRequired, inputRequired, listRoots } from "./protocol/wire.ts";
 
@@ -36,22 +35,4 @@ const inside = (dir: string, root: string) => {
 export function callCwd(serverCwd: string, roots: string[] | null): string {
   if (!roots || roots.some((r) => inside(serverCwd, r))) return serverCwd;
   return roots[0];
-}
-
-/** A task whose folder is outside every root the client gave is refused before anything starts. */
-export function outsideRoots(
-  tasks: { name: string; cwd?: string }[],
-  cwd: string,
-  roots: string[] | null,
-): Refusal | null {
-  if (!roots) return null;
-  for (const t of tasks) {
-    const dir = path.resolve(t.cwd ?? cwd);
-    if (!roots.some((r) => inside(dir, r)))
-      return {
-        code: "INVALID_INPUT",
-        message: `task "${t.name}": cwd ${dir} is outside the MCP client's roots (${roots.join(", ")}); use a folder inside one of them.`,
-      };
-  }
-  return null;
 }

@@ -19,7 +19,7 @@ import { usd } from "../core/session-caps.ts";
 import { subagentResult } from "../ui/subagent-result.ts";
 import { startRun } from "./call-adapter.ts";
 import type { McpCalls } from "./calls.ts";
-import { callCwd, clientRoots, outsideRoots } from "./client.ts";
+import { callCwd, clientRoots } from "./client.ts";
 import type { ToolContext, ToolOutcome } from "./protocol/session.ts";
 import type { ToolResult } from "./protocol/wire.ts";
 import type { McpServices } from "./services.ts";
@@ -117,13 +117,11 @@ const isResult = (x: Engine | ToolResult): x is ToolResult => "content" in x;
 async function prepared(
   d: RunDeps,
   engine: Engine,
-  cwd: string,
   roots: string[] | null,
   request: CallRequest,
 ): Promise<Started | ToolResult> {
-  const outside = outsideRoots(request.tasks, cwd, roots);
-  if (outside) return refused(outside);
-  const p = await prepareCall(engine, request, front(engine, d.caps));
+  // The roots are checked with every task's folder, by real paths, where every front's folders are (core/call).
+  const p = await prepareCall(engine, roots ? { ...request, roots } : request, front(engine, d.caps));
   return "refusal" in p ? refused(p.refusal) : { call: p.call, engine, background: request.background };
 }
 
@@ -142,7 +140,7 @@ export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext
       return refused({ code: "INVALID_INPUT", message });
     }
     const engine = engineOf(make);
-    return isResult(engine) ? engine : prepared(d, engine, cwd, roots, delegateToolRequest(params, cwd));
+    return isResult(engine) ? engine : prepared(d, engine, roots, delegateToolRequest(params, cwd));
   };
   return serve(
     d,
@@ -173,7 +171,7 @@ export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ToolContext
     if (isResult(engine)) return engine;
     const checked = subagentCall(engine, engine.profiles, p, cwd);
     if ("refusal" in checked) return refused(checked.refusal);
-    const ready = await prepared(d, engine, cwd, roots, checked.request);
+    const ready = await prepared(d, engine, roots, checked.request);
     if (!isStarted(ready)) return ready;
     const consent = subagentConsentRefusal(ready.call);
     return consent ? refused(consent) : ready;

@@ -1,5 +1,6 @@
 // Thin wrapper over node:util parseArgs that turns its exceptions into UsageErrors with our wording: every
 // argument error names the command, suggests the closest known word, and points at `subagents help CMD`.
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { profileRefusal } from "../../core/run/task-error.ts";
@@ -67,7 +68,8 @@ export function workingFolder(command: string, cwd: string | undefined): string 
   const dir = path.resolve(cwd ?? process.cwd());
   const problem = folderProblem(dir);
   if (problem) throw new UsageError(`${command}: the working folder ${problem}.`);
-  return dir;
+  // By its real path (core/call/folders.ts): the folder a link leads to is the one whose settings apply.
+  return fs.realpathSync(dir);
 }
 
 /** Fails when a command that takes no arguments got some. */

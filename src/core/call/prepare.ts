@@ -10,6 +10,8 @@ import { resolveFinalizeMode, type FinalizeMode } from "../run/process/finalize-
 import type { PreparedTask, TaskInput } from "../run/task-types.ts";
 import { findProfile } from "../profiles/profile.ts";
 import { checkCall } from "./checks.ts";
+import { confinedFolderRefusal, outsideRoots, realFolder } from "./folders.ts";
+import { confined, taskWhere } from "../run/runners/choose.ts";
 import { toTaskInputs, type CallRequest, type Refusal } from "./request.ts";
 
 export type CallFront = {
@@ -42,10 +44,19 @@ export async function prepareCall(
   request: CallRequest,
   front: CallFront,
 ): Promise<{ call: PreparedCall } | { refusal: Refusal }> {
-  const inputs = toTaskInputs(request, () => engine.store.newSessionId());
+  const asked = toTaskInputs(request, () => engine.store.newSessionId());
+  // Every folder by its real path from here on: what is checked is what the child will be given (folders.ts).
+  const inputs = asked.map((t) => ({ ...t, cwd: realFolder(engine, t.cwd) }));
+  const named = (t: TaskInput, i: number) => ({ ...t, asked: asked[i].cwd });
+  const outside = outsideRoots(engine, inputs.map(named), request.roots);
+  if (outside) return { refusal: outside };
   const checked = checkCall(engine, request, inputs, front);
   if ("refusal" in checked) return checked;
   const tasks = inputs.map((t, i) => decideTask(engine, t, checked.forks[i], request.defaults.finalize));
+  for (const [i, t] of tasks.entries()) {
+    const refusal = confinedFolderRefusal(engine, named(t, i));
+    if (refusal) return { refusal };
+  }
   const consent = front.refusedProfiles ? await front.refusedProfiles(inputs.map((t) => t.profile)) : new Map();
   const refused = inputs.map((t) => (t.profile ? consent.get(t.profile) : undefined));
   const call = { tasks: tasks.length, maxCost: request.maxCost };
@@ -76,8 +87,10 @@ function decideTask(
   const named = t.profile ?? (prior && prior.agent !== "default" ? prior.agent : undefined);
   const profile = named ? findProfile(engine.profiles, named) : undefined;
   const outputSchema = t.outputSchema ?? profile?.outputSchema;
+  const where = taskWhere(engine.settings, t, profile ?? null, prior?.runs);
   return {
     ...t,
+    ...(confined(where) ? { confined: true } : {}),
     ...(named ? { profile: profile?.name ?? named } : {}),
     timeoutSec: t.timeoutSec ?? profile?.timeout ?? engine.settings.timeout,
     finalize: outputSchema

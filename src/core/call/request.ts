@@ -42,6 +42,8 @@ export type CallRequest = {
   maxCost?: number;
   background?: boolean;
   concurrency?: number;
+  /** The folders an MCP client gave as its roots: every task's folder must lie in one (by real paths: folders.ts). */
+  roots?: string[];
 };
 
 /** delegate_to_subagents' parameters (a saved workflow's already in place) as a request: the same in every front

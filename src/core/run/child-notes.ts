@@ -8,6 +8,7 @@ import { modelEndpoints, providerOf } from "./model-endpoint.ts";
 import { composeEnv } from "./process/gate.ts";
 import { guardWarnings } from "./runners/guard-report.ts";
 import { refusedWarning } from "./runners/network.ts";
+import { confined } from "./runners/choose.ts";
 import type { Placed } from "./runners/types.ts";
 import { foreignEndpoints } from "./runtimes/providers.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
@@ -26,9 +27,6 @@ export function notePlacement(task: TaskContext, placed: Placed, ran: RunResult)
   if (refused) task.warnings.push(refused);
   for (const w of placed.warnings?.() ?? []) note(task, w);
 }
-
-/** A child in the sandbox or a container: the ones with a credentials copy and a network of their own. */
-export const confined = (where: TaskContext["where"]): boolean => where.sandbox || where.runner.name === "docker";
 
 /** The provider of the model a pi child runs (its credentials copy holds that provider's only), when known here. */
 export function childProvider(task: TaskContext, childModel: string | null | undefined): string | undefined {

@@ -12,7 +12,7 @@ import { failedResult, profileRefusal, TaskError } from "./task-error.ts";
 import { trustFor, type Engine } from "./engine.ts";
 import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
-import { chooseWhere } from "./runners/choose.ts";
+import { taskWhere } from "./runners/choose.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
 import { resolveGate } from "./process/gate.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
@@ -65,15 +65,7 @@ export async function prepareTask(
     gate: !!resolveGate(input, profile),
     outputSchema: !!(input.outputSchema ?? profile?.outputSchema),
   });
-  // A resumed session runs where and how its last run did (a per-task --sandbox or runner is not lost), unless
-  // this task or its agent file says otherwise; the sandbox still only adds up. A run refused before it got that
-  // far recorded neither, so the latest run that did is the one followed.
-  const last = resumeOf?.runs.filter((r) => r.runner !== undefined).at(-1);
-  const where = chooseWhere(
-    settings,
-    { sandbox: input.sandbox || last?.sandbox, runner: input.runner ?? profile?.runner ?? last?.runner },
-    profile,
-  );
+  const where = taskWhere(settings, input, profile, resumeOf?.runs);
   let runId: number;
   try {
     // The record says what ran the child (which pi, or the other harness's CLI), and where.

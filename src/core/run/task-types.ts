@@ -67,6 +67,9 @@ export type PreparedTask = Omit<TaskInput, "timeoutSec"> & {
   finalize: FinalizeMode;
   /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
   fork?: ForkEntry[];
+  /** Its child runs in the sandbox or a container (runners/choose.ts taskWhere): what it writes stays in its folder,
+   *  and what it says reaches no task that is not confined (team.ts). */
+  confined?: boolean;
 };
 
 export type TaskOutcome = {

@@ -20,7 +20,7 @@ import { agentDirMounts } from "./sandbox.ts";
 import { closeNetwork } from "./network.ts";
 import { childFiles, type ChildFiles } from "./child-files.ts";
 import { onPath, runCommand } from "./commands.ts";
-import { assetCaches, guardOf } from "./sandbox-wrap.ts";
+import { assetCaches, folderNotConfinable, guardOf } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest } from "./types.ts";
 
 /** Environment that crosses into the container: pi's, ours, locale, proxies and model-provider credentials. */
@@ -157,6 +157,8 @@ export const dockerRunner: ChildRunner = {
     if (req.env.SUBAGENTS_ROLE !== "pi" || script || !req.host.stat(req.argv[0])?.isFile) {
       return "The docker runner runs the pi built into the subagents executable, but children here would run another pi. Run the subagents executable (not from source), and leave subagents.childPi at auto or embedded. Nothing was run.";
     }
+    const unsafe = folderNotConfinable(req, req.host.homedir());
+    if (unsafe) return unsafe;
     await reapOrphans(req.host, docker);
     const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
     // The container is the sandbox: its task folder is protected the same way, sandboxed or not.

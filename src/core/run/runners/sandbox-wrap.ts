@@ -1,7 +1,7 @@
 // Wraps a child's command in the sandbox of this platform: bubblewrap on Linux (sandbox.ts), sandbox-exec on
 // macOS (a profile written to the same effect; untested here: no macOS machine). Shared by the local and slurm
 // runners; the docker runner builds its own confinement from docker's flags.
-import { agentDirHidden, bwrapArgv, hiddenArgvPaths } from "./sandbox.ts";
+import { agentDirHidden, bwrapArgv, hiddenArgvPaths, unconfinable } from "./sandbox.ts";
 import { sandboxGuard, type SandboxGuard } from "./sandbox-guard.ts";
 import { onPath } from "./commands.ts";
 import { closeNetwork } from "./network.ts";
@@ -35,6 +35,16 @@ export function guardOf(req: PlaceRequest, home: string): SandboxGuard {
   });
 }
 
+/** The call refuses such a folder before anything starts (core/call/folders.ts); the boundary holds by itself too,
+ *  by real paths, for the sandbox and the docker runner. */
+export function folderNotConfinable(req: Pick<PlaceRequest, "host" | "cwd" | "agentDir">, home: string): string | null {
+  const real = (p: string) => req.host.realpath(p) ?? p;
+  const unsafe = unconfinable(real(req.cwd), real(home), real(req.agentDir));
+  return unsafe
+    ? `A confined child cannot run in ${req.cwd}: it is ${unsafe}, which the child could write as a whole. Nothing was run.`
+    : null;
+}
+
 const expandHome = (p: string, home: string) => (p.startsWith("~/") ? `${home}${p.slice(1)}` : p);
 
 /** The command, sandboxed, with what it protects; a string is why it cannot be. */
@@ -43,6 +53,8 @@ export function sandboxed(
   opts: { checkInstalled?: boolean; netSocket?: string; files?: Pick<ChildFiles, "sessionFile" | "authFile"> } = {},
 ): { argv: string[]; guard: SandboxGuard } | string {
   const home = req.env.HOME ?? req.host.homedir();
+  const unsafe = folderNotConfinable(req, home);
+  if (unsafe) return unsafe;
   const writable = [req.cwd, ...(req.gitDir ? [req.gitDir] : [])];
   const sessionFile = opts.files?.sessionFile ?? req.sessionFile;
   const extra = req.settings.sandboxReadable.map((p) => expandHome(p, home));

@@ -79,6 +79,15 @@ export function agentDirHidden(agentDir: string, entries: string[]): string[] {
 /** `p` is `root` or lies inside it. */
 export const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
 
+/** Why a folder (a real path) cannot be a confined child's folder, which it may write as a whole: the home folder
+ *  (real path), a folder above it, or one holding pi's agent dir (credentials, the store, other runs' sockets). */
+export function unconfinable(cwd: string, home: string, agentDir: string): string | null {
+  if (cwd === home) return "your home folder";
+  if (under(home, cwd)) return "a folder holding your home folder";
+  if (under(agentDir, cwd)) return "a folder holding pi's agent dir (your credentials and sessions)";
+  return null;
+}
+
 /** The folder holding an absolute path ("/" for a top-level one). */
 export const dirOf = (p: string) => p.slice(0, Math.max(1, p.lastIndexOf("/")));
 

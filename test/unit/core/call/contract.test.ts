@@ -3,8 +3,8 @@
 // pi's subagent — becomes the same TaskInputs, and the same bad call gets the same refusal {code, message}.
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { prepareCall, type CallFront } from "../../../../src/core/call/prepare.ts";
 import { delegateToolRequest, type CallRequest, type Refusal } from "../../../../src/core/call/request.ts";
@@ -35,6 +35,11 @@ writeFileSync(
   "---\nname: scout\ndescription: looks around\n---\nYou look around.\n",
 );
 afterAll(() => rmSync(root, { recursive: true, force: true }));
+// Links a task's folder may be written through: to the home, to `/`, and out of the work folder to a sibling.
+symlinkSync(homedir(), join(root, "home-link"));
+symlinkSync("/", join(root, "slash"));
+symlinkSync(other, join(cwd, "out"));
+symlinkSync(cwd, join(root, "work-link"));
 
 function engine(settings: Record<string, unknown> = {}, db: { readOnly?: boolean; freeBytes?: number } = {}): Engine {
   writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ subagents: settings }));
@@ -164,6 +169,7 @@ test("a tasks document with every field gives the same TaskInputs through every 
     outputSchema: EVERY_FIELD.tasks[0].outputSchema,
     keepProcesses: true,
     sandbox: true,
+    confined: true,
     runner: "local",
     runtime: "codex",
   });
@@ -281,6 +287,30 @@ const BAD: [string, Record<string, unknown>, string, RegExp][] = [
     /^task "a": its gate `true` would run in/,
   ],
   [
+    "a sandboxed task whose folder is a link to the home",
+    { tasks: [{ name: "a", prompt: "x", cwd: join(root, "home-link"), sandbox: true }] },
+    "INVALID_INPUT",
+    /^task "a": its folder \/\S+\/home-link \(really \/\S*\) is your home folder; a sandboxed or container task may write its whole folder/,
+  ],
+  [
+    "a sandboxed task whose folder is the home through a link in the middle of its path",
+    { tasks: [{ name: "a", prompt: "x", cwd: join(root, "slash", homedir().slice(1)), sandbox: true }] },
+    "INVALID_INPUT",
+    /^task "a": its folder \S+\/slash\/\S+ \(really \S+\) is your home folder/,
+  ],
+  [
+    "a sandboxed task whose folder is `/` through a link",
+    { tasks: [{ name: "a", prompt: "x", cwd: join(root, "slash"), sandbox: true }] },
+    "INVALID_INPUT",
+    /^task "a": its folder \S+\/slash \(really \/\) is a folder holding your home folder/,
+  ],
+  [
+    "a sandboxed task whose folder holds pi's agent dir",
+    { tasks: [{ name: "a", prompt: "x", cwd: root, sandbox: true }] },
+    "INVALID_INPUT",
+    /^task "a": its folder \S+ is a folder holding pi's agent dir/,
+  ],
+  [
     "a forked context with no conversation",
     { tasks: [{ name: "a", prompt: "x", context: "fork" }] },
     "INVALID_INPUT",
@@ -307,6 +337,30 @@ for (const [what, doc, code, message] of BAD) {
     expect(results[2]).toEqual(results[0]);
   });
 }
+
+test("an MCP client's roots, by real paths: a task whose folder links out of them is refused; one written through a link to a root is not", async () => {
+  const e = engine();
+  const out = await prepared(e, {
+    ...piTool({ tasks: [{ name: "a", prompt: "x", cwd: join(cwd, "out") }] }),
+    roots: [cwd],
+  });
+  expect(out).toMatchObject({ refusal: { code: "INVALID_INPUT" } });
+  expect((out as { refusal: Refusal }).refusal.message).toBe(
+    `task "a": cwd ${join(cwd, "out")} (really ${other}) is outside the MCP client's roots (${cwd}); use a folder inside one of them.`,
+  );
+  expect(caps.used().spawns).toBe(0);
+  // A root given through a link, a task inside it: runs, in its real folder.
+  const inside = await prepared(e, {
+    ...piTool({ tasks: [{ name: "a", prompt: "x", cwd }] }),
+    roots: [join(root, "work-link")],
+  });
+  if (!("inputs" in inside)) throw new Error(inside.refusal.message);
+  expect(inside.inputs[0].cwd).toBe(cwd);
+  // A task folder written through a link is its real path from the start: what is checked is what runs.
+  const linked = await prepared(e, piTool({ tasks: [{ name: "a", prompt: "x", cwd: join(root, "work-link") }] }));
+  if (!("inputs" in linked)) throw new Error(linked.refusal.message);
+  expect(linked.inputs[0].cwd).toBe(cwd);
+});
 
 test.each([
   ["cannot be written (read-only)", { readOnly: true }, "STORE_FAILED", /cannot be written by this user/],

@@ -196,16 +196,14 @@ export function within(root: string): FolderFs {
       const dir = steps && holdDir(root, steps);
       if (!dir) return [];
       try {
-        return fs
-          .readdirSync(listing(dir), { withFileTypes: true })
-          .map(
-            (d): DirEntry => ({
-              name: d.name,
-              isFile: d.isFile(),
-              isDirectory: d.isDirectory(),
-              isSymlink: d.isSymbolicLink(),
-            }),
-          );
+        return fs.readdirSync(listing(dir), { withFileTypes: true }).map(
+          (d): DirEntry => ({
+            name: d.name,
+            isFile: d.isFile(),
+            isDirectory: d.isDirectory(),
+            isSymlink: d.isSymbolicLink(),
+          }),
+        );
       } catch {
         return [];
       } finally {

@@ -2,6 +2,11 @@
 import { optionsBlock } from "./flags/flag.ts";
 import {
   APPLY_FLAGS,
+  BATCH_EXPORT_FLAGS,
+  BATCH_FLAGS,
+  BATCH_MERGE_FLAGS,
+  BATCH_STATUS_FLAGS,
+  BATCH_SUBMIT_FLAGS,
   DELEGATE_FLAGS,
   INSTALL_FLAGS,
   OUTPUT_FLAGS,
@@ -175,3 +180,61 @@ Runs the schedule now, once, as cron would: in its folder, with the environment 
 SHELL and nothing else of this shell), recorded under its name. A run of it still going makes this one skip
 (recorded as skipped; exit 1). Its exit code is the command's. cron calls it with --from-cron (timestamps on its
 log lines; a skip exits 0).`;
+
+export const BATCH_HELP = `Usage: subagents batch ITEMS --prompt TEMPLATE [options]
+       subagents batch status [JOB] | export JOB | submit ITEMS … --slurm N | merge FILE… --out FILE
+
+Runs one prompt over every item of ITEMS, a .jsonl file (one JSON object a line) or a .csv file (a header row):
+{{column}} in the template takes the item's value. Each item is one sub-agent task. The job is recorded before
+anything starts, and its id printed; the same command run again resumes it: items done with the same prompt,
+agent, model and schema are kept, items in flight when the run died and failures worth retrying run again (up to
+--max-attempts), an item whose prompt changed runs again. On a terminal one live summary shows the progress.
+
+  subagents batch issues.jsonl --prompt "Label issue {{id}}: {{title}}" --out labels.jsonl --concurrency 16
+
+Subcommands: status (counts, rate, ETA, spend), export (the results, also while it runs), submit (a Slurm array
+job of N shards), merge (shard result files into one). See docs/batch.md.
+
+${optionsBlock(BATCH_FLAGS)}
+
+Exit codes: 0 every item completed, 1 an item failed or some did not run (budget, stop), 2 usage error,
+130/143 interrupted (run the same command again to go on).`;
+
+export const BATCH_STATUS_HELP = `Usage: subagents batch status [JOB] [--json]
+
+Shows a batch job (the latest one without JOB): whether it runs and where, its items by status, the rate, the time
+left at that rate, what it spent and its last failures.
+
+${optionsBlock(BATCH_STATUS_FLAGS)}
+
+Exit codes: 0 shown, 2 no such job.`;
+
+export const BATCH_EXPORT_HELP = `Usage: subagents batch export JOB [--csv] [--all]
+
+Writes the job's results to standard output, in the order of its items file: one JSON line per finished item (the
+lines --out gets: id, status, result, data, error, attempts, sessionId, usage, cost). Works while the job runs.
+
+${optionsBlock(BATCH_EXPORT_FLAGS)}
+
+Exit codes: 0 written, 2 no such job.`;
+
+export const BATCH_SUBMIT_HELP = `Usage: subagents batch submit ITEMS --prompt TEMPLATE --slurm N --out RESULTS.jsonl [options]
+
+Writes and submits a Slurm array job of N tasks: task I runs 'subagents batch ITEMS … --shard I/N' on its node,
+with its own records (RESULTS.jsonl.I.db) and results (RESULTS.jsonl.I) beside --out. Submitting again resumes
+every shard. Gather the results with 'subagents batch merge --job JOB --out MERGED.jsonl --wait'.
+
+${optionsBlock(BATCH_SUBMIT_FLAGS)}
+
+Exit codes: 0 submitted, 2 usage error or sbatch refused.`;
+
+export const BATCH_MERGE_HELP = `Usage: subagents batch merge FILE... --out MERGED.jsonl
+       subagents batch merge --job JOB --out MERGED.jsonl [--wait]
+
+Gathers result files (shards' RESULTS.jsonl.I, or any --out files) into one: one line per id, a finished line over
+one that is not, a completed one over a failed one. With --job, the files of a submitted job; --wait waits for its
+Slurm job to end first.
+
+${optionsBlock(BATCH_MERGE_FLAGS)}
+
+Exit codes: 0 merged (every line finished), 1 merged with items missing or failed, 2 usage error.`;

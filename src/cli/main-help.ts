@@ -10,6 +10,7 @@ Commands:
   delegate "task" ...    Run up to 16 sub-agents in parallel with live progress windows
   run AGENT "task"       Run one sub-agent with a profile and print its result
   flow [NAME "input"]    Run a saved workflow (.pi/workflows/NAME.yaml); without NAME, list them
+  batch ITEMS --prompt T One prompt over every item of a .jsonl/.csv file, resumable (status, export, submit, merge)
   output ID              Print the final output of a session's latest run
   session ID             Print a session's full transcript (all runs)
   sessions               List recent sessions (--running: only those still running, with their owner)

@@ -34,6 +34,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   attach: async () => (await import("./commands/attach.ts")).cmdAttach,
   schedule: async () => (await import("./commands/schedule.ts")).cmdSchedule,
   mcp: async () => (await import("./commands/mcp.ts")).cmdMcp,
+  batch: async () => (await import("./commands/batch.ts")).cmdBatch,
   // Internal, not in --help: compiles the user's pi in the background (src/host/compiled-pi.ts).
   "__compile-pi": async () => (await import("./commands/compile-pi.ts")).cmdCompilePi,
 };

@@ -85,14 +85,24 @@ export function mergeBudgets(...layers: (Budget | undefined)[]): Budget {
 /** The dollars spent by every task of one delegate call, against its maxCost. Shared by the call's tasks. */
 export class CallSpend {
   private readonly byTask = new Map<string, number>();
-  constructor(readonly maxCost: number) {}
+  /** `ended`: what tasks no longer listed spent (a batch job's earlier runs, its ended items). */
+  constructor(
+    readonly maxCost: number,
+    private ended = 0,
+  ) {}
 
   set(task: string, cost: number): void {
     this.byTask.set(task, cost);
   }
 
+  /** A task ended: its spend stays counted, the task is no longer kept (a stream of tasks stays small). */
+  settle(task: string): void {
+    this.ended += this.byTask.get(task) ?? 0;
+    this.byTask.delete(task);
+  }
+
   get spent(): number {
-    let sum = 0;
+    let sum = this.ended;
     for (const c of this.byTask.values()) sum += c;
     return sum;
   }

@@ -256,6 +256,98 @@ export const MCP_FLAGS = [
   },
 ] as const satisfies Flag[];
 
+/** `batch ITEMS`: what every item runs with, the job's own limits, and where the results go. */
+export const BATCH_FLAGS = [
+  { name: "prompt", value: "TEXT", help: "The prompt template: {{column}} takes the item's value ({{id}}: its id)" },
+  { name: "prompt-file", value: "FILE", help: "Read the template from FILE (instead of --prompt)" },
+  { name: "agent", value: "NAME", help: "The agent every item runs as (default: pi's defaults)" },
+  {
+    name: "out",
+    value: "FILE",
+    help: "One JSON line per finished item as it finishes (id, status, result, data, error, attempts, sessionId, usage, cost); after a resumed run it holds exactly one line per finished item",
+  },
+  { name: "id", value: "KEY", help: "The field (column) that names an item (default id; else its line number)" },
+  {
+    name: "job",
+    value: "NAME",
+    help: "The job's name (default: derived from the items file and the prompt); the same name resumes it",
+  },
+  { name: "concurrency", value: "N", help: "Items at once, 1–64 (default 4, setting subagents.concurrency)" },
+  {
+    name: "max-attempts",
+    value: "N",
+    help: "Attempts per item for failures worth retrying: provider errors, rate limits, timeouts (default 3)",
+  },
+  {
+    name: "max-cost",
+    value: "USD",
+    help: "Budget for the whole job, its earlier runs included: no item starts once it is spent (running ones wrap up)",
+  },
+  { name: "shard", value: "I/N", help: "Only the items whose id hashes to shard I of N (a job of its own)" },
+  { name: "retry-failed", help: "Run the failed items again too, with fresh attempts" },
+  { name: "cwd", value: "DIR", help: "Working directory for every item (default: current directory)" },
+  { name: "model", value: "M", help: 'Model for every item, "provider/id" or "provider/id:thinking"' },
+  {
+    name: "timeout",
+    value: "S",
+    help: "Seconds after which an item is stopped once it makes no new tool call (default 600)",
+  },
+  {
+    name: "output-schema",
+    value: "FILE",
+    help: "JSON Schema of each item's structured result (a file, or the JSON itself): the item's data",
+  },
+  { name: "max-turns", value: "N", help: "Budget per item: model turns" },
+  { name: "max-tokens", value: "N", help: "Budget per item: tokens read and written, cache included" },
+  { name: "max-item-cost", value: "USD", help: "Budget per item: dollars" },
+  {
+    name: "gate",
+    value: "CMD",
+    help: "Acceptance check for every item: a shell command that must exit 0 in the item's folder",
+  },
+  GATE_RETRIES,
+  GATE_TIMEOUT,
+  { name: "isolation", value: "worktree", help: "Each item in its own git worktree (docs/composing.md)" },
+  { name: "sandbox", help: "Each item in the sandbox (bubblewrap)" },
+  { name: "runner", value: "R", help: "Where the items run: local (default), docker, slurm" },
+  { name: "runtime", value: "R", help: "Which CLI runs them: pi (default), claude-code, codex, gemini, opencode" },
+  {
+    name: "background",
+    help: "Start the job in a detached process and return once it is recorded, with its id (follow it with 'subagents batch status JOB')",
+  },
+  {
+    name: "json",
+    help: 'JSON lines on stdout: {"type":"job",...} when it starts, {"type":"summary","job",...} at the end',
+  },
+  { name: "quiet", short: "q", help: "No progress, only the final line" },
+  NO_COLOR,
+] as const satisfies Flag[];
+
+export const BATCH_STATUS_FLAGS = [
+  {
+    name: "json",
+    help: 'One JSON object: {"job","status","counts":{pending,running,completed,failed,total},"cost","rate","etaSec",...}',
+  },
+] as const satisfies Flag[];
+
+export const BATCH_EXPORT_FLAGS = [
+  { name: "csv", help: "CSV with a header row instead of JSON lines" },
+  { name: "all", help: "Every item, pending and running ones too (default: the finished ones)" },
+] as const satisfies Flag[];
+
+export const BATCH_SUBMIT_FLAGS = [
+  { name: "slurm", value: "N", help: "Submit a Slurm array job of N shards (required)" },
+  { name: "partition", value: "P", help: "The Slurm partition (default: the cluster's default)" },
+  ...BATCH_FLAGS.filter((f) => !["background", "shard", "json", "quiet", "no-color"].includes(f.name)),
+  { name: "json", help: 'One JSON object: {"job","slurmJob","shards","out","script"}' },
+] as const satisfies Flag[];
+
+export const BATCH_MERGE_FLAGS = [
+  { name: "out", value: "FILE", help: "Where the merged lines go (required)" },
+  { name: "job", value: "NAME", help: "Merge the result files of this submitted job (instead of FILE…)" },
+  { name: "wait", help: "With --job: wait until its Slurm job has ended" },
+] as const satisfies Flag[];
+
 /** Every command's flags (and the words completion offers after it: a subcommand, a shell). */
 export const COMMAND_FLAGS: Record<string, { flags: readonly Flag[]; words?: string[] }> = {
   delegate: { flags: DELEGATE_FLAGS },
@@ -283,4 +375,8 @@ export const COMMAND_FLAGS: Record<string, { flags: readonly Flag[]; words?: str
     words: ["add", "list", "rm", "run"],
   },
   mcp: { flags: MCP_FLAGS },
+  batch: {
+    flags: [...BATCH_FLAGS, ...BATCH_STATUS_FLAGS, ...BATCH_EXPORT_FLAGS, ...BATCH_SUBMIT_FLAGS, ...BATCH_MERGE_FLAGS],
+    words: ["status", "export", "submit", "merge"],
+  },
 };

@@ -53,11 +53,11 @@ export class LiveDisplay {
     }
   }
 
-  private get cols(): number {
+  protected get cols(): number {
     return this.size[0];
   }
 
-  private get rows(): number {
+  protected get rows(): number {
     return this.size[1];
   }
 
@@ -76,7 +76,7 @@ export class LiveDisplay {
   }
 
   /** The live frame: one column and one row kept free, so nothing ever wraps or scrolls the frame's top away. */
-  private frame(): string[] {
+  protected frame(): string[] {
     const width = Math.max(20, this.cols - 1);
     const note = this.note ? [this.opts.style.yellow(this.note)] : [];
     const rows = Math.max(3, this.rows - 1 - note.length);

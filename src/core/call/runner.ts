@@ -4,6 +4,7 @@
 // its owner lists its tasks, the scheduler runs them (at most `concurrency` at once, in `after` order, with the
 // call's rate-limit gate, team, kept children and spend), each through the caps' start check and the owner
 // (steer, cancel, watch from elsewhere), and the tasks' shell hooks are waited for at the end.
+import type { CapSettings } from "../cap-settings.ts";
 import type { CapGuard } from "../run/cap-guard.ts";
 import type { Engine } from "../run/engine.ts";
 import type { TaskEventPayload } from "../run/hooks/payload.ts";
@@ -129,20 +130,20 @@ export async function runCall(
   return "refusal" in running ? running : { outcomes: await running.settled };
 }
 
+/** One task's record: a queued run (in its session, new or resumed) owned by this process. */
+export const queueTask = (engine: Engine, t: PreparedTask): number =>
+  engine.store.queueRun(sessionOf(engine, t, t.profile ?? "default"), {
+    prompt: t.prompt,
+    ...runOwner(engine.host),
+    name: t.name,
+  });
+
 /** Every task gets its record: a queued run (in its session, new or resumed) owned by this process. Should one
  *  fail (a read-only or full store), the ones already recorded end as not started, as far as the store lets. */
 function recordQueued(engine: Engine, call: PreparedCall): number[] {
-  const { store, host } = engine;
   const ids: number[] = [];
   try {
-    for (const t of call.tasks)
-      ids.push(
-        store.queueRun(sessionOf(engine, t, t.profile ?? "default"), {
-          prompt: t.prompt,
-          ...runOwner(host),
-          name: t.name,
-        }),
-      );
+    for (const t of call.tasks) ids.push(queueTask(engine, t));
     return ids;
   } catch (err) {
     const why = failedResult(
@@ -155,7 +156,7 @@ function recordQueued(engine: Engine, call: PreparedCall): number[] {
 }
 
 /** A task that ended without starting its run (refused before it, or a runner that threw) ends its queued record. */
-function settleQueued(engine: Engine, runId: number, result: TaskOutcome["result"]): void {
+export function settleQueued(engine: Engine, runId: number, result: TaskOutcome["result"]): void {
   try {
     engine.store.finishQueued(runId, result);
   } catch {
@@ -174,56 +175,94 @@ function schedule(
     trace?.event(e);
     o.onEvent?.(e);
   };
-  const own: TaskRun = (task, wiring) => runTask(engine, task, wiring);
-  const run = o.caps.runner(engine.settings, o.owner ? o.owner.wrap(own) : own);
   const { settings } = engine;
   return runScheduled(
     call.tasks,
     call.concurrency ?? settings.concurrency,
-    async (task, wiring, index) => {
-      const tracked = o.track?.(task.sessionId, wiring.signal);
-      const refused = call.refused[index];
-      let outcome: TaskOutcome;
-      try {
-        outcome = await run(task, {
-          ...wiring,
-          ...(refused ? { notRun: { code: "SUBAGENTS_DISABLED", message: refused } } : {}),
-          signal: tracked?.signal ?? wiring.signal,
-          ask: o.ask,
-          ...(o.questionsWait
-            ? { remoteAsk: { notify: (question) => emit({ type: "question", index, question }) } }
-            : {}),
-          onTaskEvent: (payload) => emit({ type: "recorded", index, payload }),
-          ...(trace
-            ? {
-                traceEnv: traceEnv(trace.childContext(index)),
-                onStage: trace.stageTimer(index),
-                onStart: (info) => {
-                  wiring.onStart?.(info);
-                  trace.placed(index, info.placement);
-                },
-              }
-            : {}),
-        });
-      } catch (err) {
-        // A task runner must not throw; if it does, the other tasks still finish and this one is recorded.
-        const result = failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
-        outcome = { sessionId: task.sessionId, name: task.name, agent: task.profile ?? "default", result };
-      } finally {
-        tracked?.done();
-      }
-      settleQueued(engine, queued[index], outcome.result);
-      return outcome;
-    },
+    callTaskRunner(
+      engine,
+      o,
+      { refused: (index) => call.refused[index], queued: (_task, index) => queued[index] },
+      emit,
+      trace,
+    ),
     {
       rateLimitWaitSec: settings.rateLimitWait,
       maxMessages: settings.maxMessages,
       maxCost: call.maxCost,
       signal: o.signal,
-      onTaskStart: (index) => emit({ type: "taskStart", index, task: call.tasks[index] }),
-      onTaskWarnings: (index, warnings) => emit({ type: "taskWarnings", index, warnings }),
-      onTaskEvent: (index, state, event) => emit({ type: "taskProgress", index, state, event }),
-      onTaskEnd: (index, outcome) => emit({ type: "taskEnd", index, outcome }),
+      ...schedulerEvents(call.tasks, emit),
     },
   );
+}
+
+/** The scheduler's hooks that report a call's events (the task of an index from `taskOf`). */
+export function schedulerEvents(
+  taskOf: { readonly [index: number]: PreparedTask } | ((index: number) => PreparedTask),
+  emit: (e: CallEvent) => void,
+) {
+  const task = (index: number) => (typeof taskOf === "function" ? taskOf(index) : taskOf[index]);
+  return {
+    onTaskStart: (index: number) => emit({ type: "taskStart", index, task: task(index) }),
+    onTaskWarnings: (index: number, warnings: string[]) => emit({ type: "taskWarnings", index, warnings }),
+    onTaskEvent: (index: number, state: RunState, event: ChildEvent) =>
+      emit({ type: "taskProgress", index, state, event }),
+    onTaskEnd: (index: number, outcome: TaskOutcome) => emit({ type: "taskEnd", index, outcome }),
+  };
+}
+
+/**
+ * How the call runs each task the scheduler hands it: through the caps' start check and the owner (steer, cancel,
+ * watch), with the front's own stop, its answers to questions and its events; a task that ended without starting
+ * ends its queued record. `refused`: why the task's agent may not run here; `queued`: its queued run's id. With a
+ * trace, each task hands its child its span's context and reports its stages and placement.
+ */
+export function callTaskRunner(
+  engine: Engine,
+  o: CallOptions & { capSettings?: CapSettings },
+  of: { refused?: (index: number) => string | undefined; queued: (task: PreparedTask, index: number) => number },
+  emit: (e: CallEvent) => void = (e) => o.onEvent?.(e),
+  trace?: CallTrace,
+): (
+  task: PreparedTask,
+  wiring: Parameters<TaskRun>[1] & { signal: AbortSignal },
+  index: number,
+) => Promise<TaskOutcome> {
+  const own: TaskRun = (task, wiring) => runTask(engine, task, wiring);
+  const run = o.caps.runner(o.capSettings ?? engine.settings, o.owner ? o.owner.wrap(own) : own);
+  return async (task, wiring, index) => {
+    const tracked = o.track?.(task.sessionId, wiring.signal);
+    const refused = of.refused?.(index);
+    let outcome: TaskOutcome;
+    try {
+      outcome = await run(task, {
+        ...wiring,
+        ...(refused ? { notRun: { code: "SUBAGENTS_DISABLED", message: refused } } : {}),
+        signal: tracked?.signal ?? wiring.signal,
+        ask: o.ask,
+        ...(o.questionsWait
+          ? { remoteAsk: { notify: (question) => emit({ type: "question", index, question }) } }
+          : {}),
+        onTaskEvent: (payload) => emit({ type: "recorded", index, payload }),
+        ...(trace
+          ? {
+              traceEnv: traceEnv(trace.childContext(index)),
+              onStage: trace.stageTimer(index),
+              onStart: (info) => {
+                wiring.onStart?.(info);
+                trace.placed(index, info.placement);
+              },
+            }
+          : {}),
+      });
+    } catch (err) {
+      // A task runner must not throw; if it does, the other tasks still finish and this one is recorded.
+      const result = failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
+      outcome = { sessionId: task.sessionId, name: task.name, agent: task.profile ?? "default", result };
+    } finally {
+      tracked?.done();
+    }
+    settleQueued(engine, of.queued(task, index), outcome.result);
+    return outcome;
+  };
 }

@@ -83,46 +83,18 @@ export async function runScheduled(
         continue;
       }
       const i = pick.index;
-      // Taken at once (before any wait): a worker that finds nothing left to start must not end the kept children
-      // this task may still lease.
-      const ticket = pool?.ticket();
       // An aborted call cancels what has not started; only a live call skips the dependents of a failed task.
       const skipped = controllers[i].signal.aborted ? undefined : pick.skipBecause;
       // A task's prompt gets the outputs of the tasks it waits for (`{{name}}`): a copy; the prepared task stays.
       const task = { ...tasks[i], prompt: queue.prompt(i) };
-      await gate.acquire(controllers[i].signal);
-      if (!skipped) hooks.onTaskStart?.(i);
-      if (!skipped && !controllers[i].signal.aborted) team?.start(i);
-      let outcome: TaskOutcome;
-      try {
-        outcome = await run(
-          task,
-          {
-            ...(skipped ? { notRun: { code: "SKIPPED" as const, message: skipped } } : {}),
-            callSpend,
-            rateGate: gate,
-            pool: ticket,
-            team: team?.member(i),
-            signal: controllers[i].signal,
-            onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev),
-            onStart: (info) => {
-              if (info.warnings.length) hooks.onTaskWarnings?.(i, info.warnings);
-            },
-          },
-          i,
-        );
-      } catch (err) {
-        // A task runner must not throw, but if it does the other tasks still finish and this one is recorded.
-        outcome = {
-          sessionId: task.sessionId,
-          name: task.name,
-          agent: task.profile ?? "default",
-          result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED"),
-        };
-      } finally {
-        gate.release();
-        ticket?.done();
-      }
+      const outcome = await startOne(
+        task,
+        i,
+        controllers[i].signal,
+        { callSpend, gate, pool, team, skipped },
+        run,
+        hooks,
+      );
       finish(i, outcome);
     }
     // Nothing is left to start: kept children are not needed any more.
@@ -132,4 +104,95 @@ export async function runScheduled(
   await pool?.close();
   hooks.signal?.removeEventListener("abort", abortAll);
   return outcomes;
+}
+
+type Shared = {
+  callSpend?: CallSpend;
+  gate: RateGate;
+  pool?: ChildPool;
+  team?: ReturnType<typeof callTeam>;
+  skipped?: string;
+};
+
+/** One task from the moment a worker takes it: the rate gate, its wiring, its run (which must not throw; if it does,
+ *  the task is recorded failed and the others go on). */
+async function startOne(
+  task: PreparedTask,
+  i: number,
+  signal: AbortSignal,
+  s: Shared,
+  run: TaskRunner,
+  hooks: SchedulerHooks,
+): Promise<TaskOutcome> {
+  // Taken at once (before any wait): a worker that finds nothing left to start must not end the kept children
+  // this task may still lease.
+  const ticket = s.pool?.ticket();
+  await s.gate.acquire(signal);
+  if (!s.skipped) hooks.onTaskStart?.(i);
+  if (!s.skipped && !signal.aborted) s.team?.start(i);
+  try {
+    return await run(
+      task,
+      {
+        ...(s.skipped ? { notRun: { code: "SKIPPED" as const, message: s.skipped } } : {}),
+        callSpend: s.callSpend,
+        rateGate: s.gate,
+        pool: ticket,
+        team: s.team?.member(i),
+        signal,
+        onEvent: (state, ev) => hooks.onTaskEvent?.(i, state, ev),
+        onStart: (info) => {
+          if (info.warnings.length) hooks.onTaskWarnings?.(i, info.warnings);
+        },
+      },
+      i,
+    );
+  } catch (err) {
+    return {
+      sessionId: task.sessionId,
+      name: task.name,
+      agent: task.profile ?? "default",
+      result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED"),
+    };
+  } finally {
+    s.gate.release();
+    ticket?.done();
+  }
+}
+
+/**
+ * Runs tasks as a source hands them out (a batch job's items: core/call/stream.ts), at most `concurrency` at once,
+ * with one rate gate, one spend and one set of kept children for all of them. Nothing is kept per task once it
+ * ended: its outcome goes to onTaskEnd, numbered in the order the tasks were taken. `next` returns null when
+ * nothing is left; it may wait (for a running task that could be retried) before it says so.
+ */
+export async function runStreamed(
+  next: () => Promise<PreparedTask | null>,
+  concurrency: number,
+  run: TaskRunner,
+  hooks: SchedulerHooks & { spentBefore?: number; onTaken?: (index: number, task: PreparedTask) => void },
+): Promise<void> {
+  const limit = Math.max(1, Math.floor(concurrency));
+  const gate =
+    hooks.rateGate ?? rateGateFor(limit, realClock, hooks.rateLimitWaitSec ?? DEFAULT_RATE_POLICY.maxWaitMs / 1000);
+  const callSpend = hooks.maxCost !== undefined ? new CallSpend(hooks.maxCost, hooks.spentBefore) : undefined;
+  const pool = new ChildPool(realClock);
+  let taken = 0;
+  const worker = async () => {
+    for (let task = await next(); task; task = await next()) {
+      const i = taken++;
+      hooks.onTaken?.(i, task);
+      const controller = new AbortController();
+      const abort = () => controller.abort(hooks.signal?.reason);
+      if (hooks.signal?.aborted) abort();
+      else hooks.signal?.addEventListener("abort", abort, { once: true });
+      const outcome = await startOne(task, i, controller.signal, { callSpend, gate, pool }, run, hooks);
+      hooks.signal?.removeEventListener("abort", abort);
+      callSpend?.settle(task.sessionId);
+      hooks.onTaskEnd?.(i, outcome);
+    }
+    pool.drain();
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+  await pool.close();
 }

@@ -39,6 +39,20 @@ export const MIGRATIONS = [
   `CREATE INDEX runs_queued ON runs(status) WHERE status = 'queued';`,
   // The owner's start time beside its PID: a PID the kernel handed to another process is not the owner.
   `ALTER TABLE runs ADD COLUMN owner_start TEXT;`,
+  // Batch jobs (`subagents batch`): a job and one row per item, recorded before any item starts, so the same command
+  // run again resumes it (core/store/batch-records.ts). `key` stands for what the item's result depends on (its
+  // prompt, agent, model and schema); `pass` is the job's run that last read the item from its file.
+  `CREATE TABLE batch_jobs (
+     id TEXT PRIMARY KEY, items TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL, pass INTEGER NOT NULL DEFAULT 0,
+     owner_pid INTEGER, owner_start TEXT, slurm TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+     started_at INTEGER);
+   CREATE TABLE batch_items (
+     job_id TEXT NOT NULL REFERENCES batch_jobs(id) ON DELETE CASCADE, item_id TEXT NOT NULL, seq INTEGER NOT NULL,
+     key TEXT NOT NULL, prompt TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+     pass INTEGER NOT NULL, session_id TEXT, result TEXT, data TEXT, error TEXT, error_code TEXT, usage TEXT,
+     cost REAL NOT NULL DEFAULT 0, started_at INTEGER, ended_at INTEGER, PRIMARY KEY (job_id, item_id));
+   CREATE INDEX batch_items_todo ON batch_items(job_id, status, seq);
+   CREATE INDEX batch_items_order ON batch_items(job_id, seq);`,
 ];
 
 /** The schema this build writes (PRAGMA user_version after migrating): `doctor` reports it. */

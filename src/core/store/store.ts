@@ -27,6 +27,7 @@ import { migrate, writeTx } from "./store-tx.ts";
 import { deleteSessions, prunable, vacuum } from "./store-upkeep.ts";
 import { finishRow, insertMessages, insertRun, insertSession, runWarnings, setSessionStatus } from "./store-rows.ts";
 import { getMessages, getSession, lastOfSchedule, listSessions, parentUsage } from "./store-read.ts";
+import { BatchRecords } from "./batch-records.ts";
 
 export { MemoryStore } from "./memory-store.ts";
 export { StoreError } from "./store-error.ts";
@@ -51,6 +52,8 @@ export type StoreOptions = {
 export class Store implements SessionStore {
   private readonly db: Db;
   private readonly file: string;
+  /** Batch jobs and their items (`subagents batch`). */
+  readonly batches: BatchRecords;
 
   constructor(
     db: Db,
@@ -60,6 +63,7 @@ export class Store implements SessionStore {
     // Every failure below is a StoreError naming the file: the fronts only render it.
     this.db = guardedDb(db, this.file);
     migrate(this.db, this.file);
+    this.batches = new BatchRecords(this.db, () => this.now(), opts.isAlive);
   }
 
   checkWritable(): void {

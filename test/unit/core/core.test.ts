@@ -336,8 +336,8 @@ test("core/ imports no runtime module, no terminal code and nothing from the fro
   const root = join(import.meta.dir, "..", "..", "..", "src", "core");
   // core/ (shared base) <- profiles/, store/ <- run/process/ (one child process) <- run/launch/, run/runners/ (what
   // a child starts with, where it runs) <- run/runtimes/ (what runs: pi or another harness's CLI) <- run/ (a task's
-  // stages, the scheduler) <- call/ (a front's request, its tasks mapped and checked once for every front): a lower
-  // layer never imports a higher one.
+  // stages, the scheduler) <- call/ (a front's request, its tasks mapped and checked once for every front) <- batch/
+  // (a job of many items on the call runner): a lower layer never imports a higher one.
   const rank: Record<string, number> = {
     "": 0,
     profiles: 1,
@@ -351,6 +351,7 @@ test("core/ imports no runtime module, no terminal code and nothing from the fro
     "run/runtimes": 4,
     run: 5,
     call: 6,
+    batch: 7,
   };
   const layerOf = (path: string) => {
     const parts = path.split("/");

@@ -221,7 +221,7 @@ test("a database of an older schema gains the indexes and the sandbox/runner/sch
   new Store(old, { isAlive: () => true });
   // Back to the schema before this build's last migration, with a session recorded in it.
   old.exec(
-    "DROP INDEX runs_queued; DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; ALTER TABLE sessions DROP COLUMN schedule; ALTER TABLE runs DROP COLUMN owner_start; PRAGMA user_version = 5",
+    "DROP TABLE batch_items; DROP TABLE batch_jobs; DROP INDEX runs_queued; DROP INDEX sessions_parent; ALTER TABLE runs DROP COLUMN sandbox; ALTER TABLE runs DROP COLUMN runner; ALTER TABLE sessions DROP COLUMN schedule; ALTER TABLE runs DROP COLUMN owner_start; PRAGMA user_version = 5",
   );
   old.run(
     "INSERT INTO sessions (id, name, agent, cwd, status, parent_session, created_at, updated_at) VALUES ('s1', 'old', 'a', '/', 'completed', 'p', 1, 1)",

@@ -1,0 +1,53 @@
+// `--out`: one JSON line per finished item. A run starts the file over from the job's records (every item finished
+// before, in file order, minus those that run again), then appends each item as it finishes: after a resumed run
+// the file holds exactly one line per finished item, whatever the run before it left (a cut last line included).
+import * as fs from "node:fs";
+import type { ItemLine } from "../../core/batch/lines.ts";
+import { itemLine } from "../../core/batch/lines.ts";
+import type { BatchRecords } from "../../core/store/batch-records.ts";
+
+const PAGE = 500;
+
+/** Every finished item of a job, a page at a time, in file order. */
+export function* finishedLines(records: BatchRecords, job: string, all = false): Generator<ItemLine> {
+  for (let after = 0; ; ) {
+    const page = records.page(job, after, PAGE, all ? undefined : ["completed", "failed"]);
+    for (const item of page) yield itemLine(item);
+    if (page.length < PAGE) return;
+    after = page[page.length - 1].seq;
+  }
+}
+
+export class OutFile {
+  private constructor(private fd: number | null) {}
+
+  static rewrite(file: string, records: BatchRecords, job: string): OutFile {
+    const tmp = `${file}.${process.pid}.tmp`;
+    const fd = fs.openSync(tmp, "w", 0o644);
+    try {
+      let chunk = "";
+      for (const line of finishedLines(records, job)) {
+        chunk += `${JSON.stringify(line)}\n`;
+        if (chunk.length > 1 << 16) {
+          fs.writeSync(fd, chunk);
+          chunk = "";
+        }
+      }
+      fs.writeSync(fd, chunk);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+    return new OutFile(fs.openSync(file, "a"));
+  }
+
+  /** One line, written whole in one write (an append of a line never interleaves with another). */
+  append(line: ItemLine): void {
+    if (this.fd !== null) fs.writeSync(this.fd, `${JSON.stringify(line)}\n`);
+  }
+
+  close(): void {
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
+  }
+}

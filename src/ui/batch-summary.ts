@@ -1,0 +1,65 @@
+// A batch job in a few lines (docs/batch.md): one summary — bar, counts, rate, ETA, spend, the items under way, the
+// last failures — for the CLI's live view, `batch status` and the pi/MCP tool. Never a window per item.
+import type { JobProgress } from "../core/batch/run-job.ts";
+import type { JobCounts } from "../core/store/batch-records.ts";
+import { age } from "./format.ts";
+import { clip, sanitizeLine } from "./text-width.ts";
+import type { Style } from "./windows.ts";
+
+const BAR = 24;
+
+/** Items ended per second since the run started, and the seconds left at that rate (null: not known yet). */
+export function rateOf(c: JobCounts, elapsedMs: number): { rate: number; etaSec: number | null } {
+  const rate = elapsedMs > 0 ? c.endedThisRun / (elapsedMs / 1000) : 0;
+  const left = c.pending + c.running;
+  return { rate, etaSec: rate > 0 ? Math.round(left / rate) : left ? null : 0 };
+}
+
+const dollars = (n: number) => `$${n.toFixed(n < 1 ? 4 : 2)}`;
+
+/** `[████░░░░] 612/1000 61%  ✓ 600  ✗ 12  ● 16  · 372  12.3/s  ETA 31s  $0.4200` */
+export function countsLine(c: JobCounts, elapsedMs: number, style: Style, spent = c.cost): string {
+  const done = c.completed + c.failed;
+  const filled = c.total ? Math.round((done / c.total) * BAR) : BAR;
+  const bar = `[${"█".repeat(filled)}${"░".repeat(BAR - filled)}]`;
+  const pct = c.total ? Math.floor((done / c.total) * 100) : 100;
+  const { rate, etaSec } = rateOf(c, elapsedMs);
+  return [
+    bar,
+    `${done}/${c.total} ${pct}%`,
+    style.green(`✓ ${c.completed}`),
+    c.failed ? style.red(`✗ ${c.failed}`) : `✗ 0`,
+    `● ${c.running}`,
+    `· ${c.pending}`,
+    `${rate.toFixed(1)}/s`,
+    ...(etaSec !== null && (c.pending || c.running) ? [`ETA ${age(etaSec * 1000)}`] : []),
+    dollars(spent),
+  ].join("  ");
+}
+
+/** The live view: the counts, the items under way (as many as fit `rows`), the last failures. */
+export function progressLines(p: JobProgress, now: number, width: number, rows: number, style: Style): string[] {
+  let live = 0;
+  for (const c of p.live.values()) live += c;
+  const lines = [
+    clip(
+      `${style.bold(`batch ${p.job}`)}  ${countsLine(p.counts, now - p.startedAt, style, p.counts.cost + live)}`,
+      width,
+    ),
+  ];
+  const failures = p.failures.map((f) =>
+    clip(style.red(`  ✗ ${f.id}: ${sanitizeLine(f.error)}${f.final ? "" : " (to retry)"}`), width),
+  );
+  const room = Math.max(1, rows - 1 - failures.length - (p.stoppedBy ? 1 : 0));
+  const running = [...p.running.values()];
+  const shown = running.length > room ? running.slice(0, room - 1) : running;
+  for (const r of shown) {
+    const attempt = r.attempt > 1 ? ` (attempt ${r.attempt})` : "";
+    const activity = r.activity ? `  ${style.dim(sanitizeLine(r.activity))}` : "";
+    lines.push(clip(`  ● ${r.id}${attempt}  ${age(now - r.startedAt)}${activity}`, width));
+  }
+  if (running.length > shown.length) lines.push(style.dim(`  … ${running.length - shown.length} more running`));
+  lines.push(...failures);
+  if (p.stoppedBy) lines.push(style.yellow(`  no more items start: ${p.stoppedBy}`));
+  return lines;
+}

@@ -9,6 +9,7 @@ import type { CapGuard } from "../core/run/cap-guard.ts";
 import type { Engine } from "../core/run/engine.ts";
 import type { Asker } from "../core/run/process/ask.ts";
 import type { PreparedTask, TaskOutcome } from "../core/run/task-types.ts";
+import type { CallTraceOptions } from "../core/call/call-trace.ts";
 import { callWindows, type CallWindows } from "../ui/call-windows.ts";
 
 export type CallRun = {
@@ -33,6 +34,8 @@ export type RunOptions = {
   ask?: Asker;
   /** A background call's questions wait for an answer from elsewhere (`subagents answer`, a steer). */
   waitForAnswers?: boolean;
+  /** Where the call's trace hangs: the client's `_meta.traceparent`, else this server's environment. */
+  trace?: CallTraceOptions;
 };
 
 /** Starts a prepared call, or says why it did not start (the caps, a store that cannot record its tasks). */
@@ -55,6 +58,7 @@ export function startRun(engine: Engine, call: PreparedCall, o: RunOptions): Cal
       ask: o.ask,
       questionsWait: o.waitForAnswers,
       onEvent: render,
+      trace: o.trace,
     });
   } catch (err) {
     return { refusal: { code: "SUBAGENT_FAILED", message: `Nothing was started: ${(err as Error).message}` } };

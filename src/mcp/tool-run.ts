@@ -9,6 +9,7 @@ import { delegateToolRequest, type CallRequest, type Refusal } from "../core/cal
 import { childrenResultFields, refusedCall, startedLine, startedTasks } from "../core/call/results.ts";
 import { subagentCall, subagentConsentRefusal, subagentParams } from "../core/call/subagent-call.ts";
 import { withWorkflow } from "../core/call/workflow.ts";
+import { parseTraceparent } from "../core/trace/context.ts";
 import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import type { CapGuard } from "../core/run/cap-guard.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
@@ -81,7 +82,8 @@ async function serve(
   const planned = await plan(callCwd(d.services.cwd, roots.roots), roots.roots);
   if (!isStarted(planned)) return planned;
   const { call: prepared, engine } = planned;
-  const run = { caps: d.caps, owner: await d.services.owner() };
+  const parent = parseTraceparent(ctx.trace?.traceparent, ctx.trace?.tracestate);
+  const run = { caps: d.caps, owner: await d.services.owner(), ...(parent ? { trace: { parent } } : {}) };
   if (planned.background) {
     const started = startRun(engine, prepared, { ...run, waitForAnswers: true });
     if ("refusal" in started) return refused(started.refusal);

@@ -34,13 +34,13 @@ export function delegateTool(env: ToolEnv) {
     parameters: DELEGATE_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(
-      _id: string,
+      id: string,
       rawParams: unknown,
       signal: AbortSignal | undefined,
       onUpdate: ((r: unknown) => void) | undefined,
       ctx: ToolContext,
     ) {
-      const call = env.begin(ctx);
+      const call = env.begin(ctx, { name: "delegate_to_subagents", id });
       let params: DelegateParams;
       try {
         params = parseDelegateParams(

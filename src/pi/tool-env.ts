@@ -69,7 +69,8 @@ export type CallEnv = {
 };
 
 export type ToolEnv = {
-  begin(ctx: ToolContext): CallEnv;
+  /** `toolCall`: the parent's tool call the call runs in (a traced call's spans hang under it). */
+  begin(ctx: ToolContext, toolCall?: { name: string; id: string }): CallEnv;
   services(): Promise<PiServices>;
   guards: SessionGuards;
   sessions: PiSessions;
@@ -133,7 +134,7 @@ export function makeToolEnv(o: ToolEnvOptions): ToolEnv {
     async settleCalls() {
       await Promise.allSettled([...calls]);
     },
-    begin(ctx) {
+    begin(ctx, toolCall) {
       const session = sessions.for(ctx.sessionManager?.getSessionId?.());
       const guard = async () => {
         store = (await o.services()).store;
@@ -208,6 +209,7 @@ export function makeToolEnv(o: ToolEnvOptions): ToolEnv {
             ask: dialogs ? dialogAsker(ctx.ui as DialogUI) : undefined,
             questionsWait: so.background,
             track: o.active && ((id, signal) => o.active!.task(id, signal)),
+            ...(toolCall ? { trace: { tool: { name: toolCall.name, callId: toolCall.id } } } : {}),
             onEvent: (e) => {
               mirror(prepared, e);
               so.onEvent?.(e);

@@ -46,7 +46,7 @@ export function subagentTool(env: ToolEnv) {
     parameters: SUBAGENT_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(
-      _id: string,
+      toolCallId: string,
       params: unknown,
       signal: AbortSignal | undefined,
       onUpdate: ((r: unknown) => void) | undefined,
@@ -55,7 +55,7 @@ export function subagentTool(env: ToolEnv) {
       const p = subagentParams(params);
       if ("code" in p) return failure(p.code, p.message);
       const { agent, task, background } = p;
-      const call = env.begin(ctx);
+      const call = env.begin(ctx, { name: "subagent", id: toolCallId });
       let engine: Awaited<ReturnType<typeof call.engine>>;
       try {
         engine = await call.engine();

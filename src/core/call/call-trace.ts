@@ -5,7 +5,7 @@
 //   invoke_workflow [name]                 the call (its parent: the front's, else TRACEPARENT of this process)
 //     invoke_agent {agent}                 one per task, from its queueing to its end; its child's TRACEPARENT
 //       queue                              the wait for a free slot or an `after` task (when it waited)
-//       isolate · setup · …                stages of the owner's that took time
+//       isolate · setup · fork             an isolated task's worktree and setup, a forked task's copy
 //       chat {model}                       one per model request (turn start → the assistant message)
 //       execute_tool {tool}                one per tool call (its start → its end)
 //       gate                               one per acceptance-gate attempt
@@ -112,10 +112,15 @@ export class CallTrace {
     else if (e.type === "taskEnd") this.taskEnd(e.index, e.outcome);
   }
 
-  /** Times a stage of the task's owner (TaskWiring.onStage); the child's own run is told by its events. */
+  /** Times the stages of the task's owner that do work of their own (TaskWiring.onStage): an isolated task's
+   *  worktree and setup command, a forked task's copy of the conversation. The child's run is told by its events;
+   *  the rest take no time worth a span. */
   stageTimer(index: number): (stage: string) => () => void {
     return (stage) => {
-      if (stage === "child") return () => {};
+      const task = this.prepared[index];
+      const isolated = !!(this.tasks[index].placement?.isolation ?? task.isolation);
+      const timed = stage === "fork" ? !!task.fork : (stage === "isolate" || stage === "setup") && isolated;
+      if (!timed) return () => {};
       const start = this.tracing.now();
       return () => this.stage(index, stage, start, this.tracing.now());
     };
@@ -134,9 +139,8 @@ export class CallTrace {
     this.tasks[index].placement = placement;
   }
 
-  /** A stage of the task's owner (isolate, setup…) that took time. */
+  /** A stage of the task's owner (isolate, setup, fork). */
   stage(index: number, name: string, startMs: number, endMs: number): void {
-    if (endMs - startMs < 1) return;
     this.emit(this.span(this.tasks[index].spanId, name, "internal", startMs, endMs, { "subagents.stage": name }));
   }
 

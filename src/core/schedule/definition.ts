@@ -21,8 +21,8 @@ export type ScheduleDefinition = {
   createdAt: number;
 };
 
-/** Variable names that look like a secret: never written into a schedule. */
-const SECRET = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID/i;
+/** Variable names that look like a secret: never written into a schedule. OTLP headers carry a backend's API key. */
+const SECRET = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID|^OTEL_EXPORTER_OTLP_(TRACES_)?HEADERS$/i;
 /** A child's own variables (set for each child) and the schedule's own: not a setting. */
 const NOT_SETTINGS =
   /^(PI_SUBAGENT|SUBAGENTS_MARK$|SUBAGENTS_SCHEDULE$|SUBAGENTS_ROLE$|SUBAGENTS_HOOK_EVENT$|SUBAGENTS_SESSION_ID$)/;
@@ -36,7 +36,9 @@ export function scheduleEnv(env: Record<string, string | undefined>): {
   const secret: string[] = [];
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) continue;
-    const wanted = k === "PATH" || k === "NO_COLOR" || k.startsWith("SUBAGENTS_") || k.startsWith("PI_");
+    // OTEL_*: a scheduled run is traced as the shell that added it would be (each run a trace of its own).
+    const wanted =
+      k === "PATH" || k === "NO_COLOR" || k.startsWith("SUBAGENTS_") || k.startsWith("PI_") || k.startsWith("OTEL_");
     if (!wanted || NOT_SETTINGS.test(k)) continue;
     if (SECRET.test(k)) secret.push(k);
     else out[k] = v;

@@ -31,6 +31,8 @@ export type ToolContext = {
   requestState?: unknown;
   signal: AbortSignal;
   notify(method: string, params: Record<string, unknown>): void;
+  /** The client's trace context (`_meta.traceparent`, `_meta.tracestate`): where the call's trace hangs. */
+  trace?: { traceparent?: string; tracestate?: string };
 };
 
 /** `until`: on a 2025 connection, resolving it stops waiting for the pushed requests and runs the tool again. */
@@ -211,6 +213,10 @@ export class McpSession {
       inputResponses: (params.inputResponses ?? {}) as Record<string, unknown>,
       requestState,
       signal,
+      trace: {
+        ...(typeof meta.traceparent === "string" ? { traceparent: meta.traceparent } : {}),
+        ...(typeof meta.tracestate === "string" ? { tracestate: meta.tracestate } : {}),
+      },
       notify: (method, p) => {
         if (!signal.aborted) this.o.write({ jsonrpc: "2.0", method, params: p });
       },

@@ -132,3 +132,25 @@ test("off by default: nothing is exported, and a child inherits our TRACEPARENT 
   expect(receiver.requests.length).toBe(before);
   expect(r.stderr).not.toContain("traces");
 }, 90_000);
+
+test("over MCP: a call's trace hangs under the client's _meta.traceparent, spans flushed after the call", async () => {
+  const { connectMcp } = await import("../../support/mcp-client.ts");
+  const c = await connectMcp(world, { env: { ...traceEnv(receiver.url), TRACEPARENT: "" } });
+  try {
+    const mcpTrace = "5bf92f3577b34da6a3ce929d0e0e4736";
+    const marker = `mcp-${Date.now()}`;
+    const r = await c.client.callTool({
+      name: "delegate_to_subagents",
+      arguments: { tasks: [{ name: "printer", prompt: tasks(marker)[0] }] },
+      _meta: { traceparent: `00-${mcpTrace}-00f067aa0ba902b7-01` },
+    });
+    expect(r.isError, JSON.stringify(r)).toBeFalsy();
+    const root = await receiver.waitFor((s) => s.traceId === mcpTrace && s.name === "invoke_workflow");
+    expect(root.parentSpanId).toBe("00f067aa0ba902b7");
+    const agent = await receiver.waitFor((s) => s.traceId === mcpTrace && s.name === "invoke_agent default");
+    expect(agent.parentSpanId).toBe(root.spanId);
+    expect(printed(marker)).toContain(`00-${mcpTrace}-${agent.spanId}-01`);
+  } finally {
+    await c.close();
+  }
+}, 90_000);

@@ -116,7 +116,7 @@ test("crontab: a line break, carriage return or NUL in any value never reaches a
   );
 });
 
-test("a schedule keeps PATH and subagents'/pi's variables, never one that looks secret; it runs run, flow or delegate", () => {
+test("a schedule keeps PATH and subagents'/pi's/OpenTelemetry's variables, never one that looks secret; it runs run, flow or delegate", () => {
   const { env, secret } = scheduleEnv({
     PATH: "/bin",
     HOME: "/h",
@@ -127,9 +127,18 @@ test("a schedule keeps PATH and subagents'/pi's variables, never one that looks 
     PI_AUTH_TOKEN: "t",
     SUBAGENTS_MARK: "m",
     PI_SUBAGENT_DEPTH: "1",
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+    OTEL_EXPORTER_OTLP_HEADERS: "x-honeycomb-team=secret",
+    TRACEPARENT: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
   });
-  expect(env).toEqual({ PATH: "/bin", PI_CODING_AGENT_DIR: "/a", SUBAGENTS_DB: "/d", SUBAGENTS_PI: "/p" });
-  expect(secret).toEqual(["PI_AUTH_TOKEN"]);
+  expect(env).toEqual({
+    PATH: "/bin",
+    PI_CODING_AGENT_DIR: "/a",
+    SUBAGENTS_DB: "/d",
+    SUBAGENTS_PI: "/p",
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+  });
+  expect(secret).toEqual(["PI_AUTH_TOKEN", "OTEL_EXPORTER_OTLP_HEADERS"]);
   expect(argsProblem(["run", "a", "t"])).toBeNull();
   expect(argsProblem([])).toMatch(/nothing to run/);
   expect(argsProblem(["prune"])).toMatch(/runs run, flow, delegate/);

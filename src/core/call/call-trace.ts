@@ -42,7 +42,7 @@ import { sanitize } from "../sanitize.ts";
 import { newSpanId, newTraceId, type TraceContext } from "../trace/context.ts";
 import { providerName } from "../trace/provider-name.ts";
 import type { Attrs, Span, SpanEvent, SpanKind, Tracing } from "../trace/span.ts";
-import type { ChildEvent, RunResult, Usage } from "../types.ts";
+import { addUsage, emptyUsage, type ChildEvent, type RunResult, type Usage } from "../types.ts";
 import type { PreparedTask, TaskOutcome, TaskPlacement } from "../run/task-types.ts";
 import type { CallEvent } from "./runner.ts";
 
@@ -82,14 +82,22 @@ export class CallTrace {
   private readonly startMs: number;
   private readonly flags: number;
   private readonly state?: string;
-  private readonly tasks: TaskTrace[];
-  private anyEnded = false;
+  /** The tasks not ended yet, by index (a streamed call's ten thousand items keep only the running ones). */
+  private readonly tasks = new Map<number, TaskTrace>();
+  /** What the ended tasks add up to. */
+  private readonly ended = { count: 0, failed: 0, usage: emptyUsage() };
+  private readonly taskOf: (index: number) => PreparedTask | undefined;
+  /** The call's tasks were all queued at its start (a streamed call's each when taken). */
+  private readonly listed: boolean;
 
+  /** `tasks`: the call's tasks, or how to find one by index (a streamed call's, while it runs). */
   constructor(
     private readonly tracing: Tracing,
-    private readonly prepared: readonly PreparedTask[],
+    tasks: readonly PreparedTask[] | ((index: number) => PreparedTask | undefined),
     private readonly o: CallTraceOptions = {},
   ) {
+    this.listed = typeof tasks !== "function";
+    this.taskOf = typeof tasks === "function" ? tasks : (i) => tasks[i];
     const parent = o.parent ?? tracing.parent;
     this.traceId = parent?.traceId ?? newTraceId();
     this.flags = parent ? parent.flags : 1;
@@ -97,12 +105,26 @@ export class CallTrace {
     this.startMs = tracing.now();
     this.callSpan = newSpanId();
     if (o.tool) this.toolSpan = newSpanId();
-    this.tasks = prepared.map(() => ({ spanId: newSpanId(), queuedMs: this.startMs, tools: new Map(), events: [] }));
+  }
+
+  /** A task's trace, made when it is first met: a listed task was queued when the call started. */
+  private task(index: number): TaskTrace {
+    let t = this.tasks.get(index);
+    if (!t) {
+      t = {
+        spanId: newSpanId(),
+        queuedMs: this.listed ? this.startMs : this.tracing.now(),
+        tools: new Map(),
+        events: [],
+      };
+      this.tasks.set(index, t);
+    }
+    return t;
   }
 
   /** The context a task's child continues the trace from: its invoke_agent span (TRACEPARENT in its environment). */
   childContext(index: number): TraceContext {
-    return { traceId: this.traceId, spanId: this.tasks[index].spanId, flags: this.flags, state: this.state };
+    return { traceId: this.traceId, spanId: this.task(index).spanId, flags: this.flags, state: this.state };
   }
 
   /** What the call runner reports, as it reports it. */
@@ -117,9 +139,9 @@ export class CallTrace {
    *  the rest take no time worth a span. */
   stageTimer(index: number): (stage: string) => () => void {
     return (stage) => {
-      const task = this.prepared[index];
-      const isolated = !!(this.tasks[index].placement?.isolation ?? task.isolation);
-      const timed = stage === "fork" ? !!task.fork : (stage === "isolate" || stage === "setup") && isolated;
+      const task = this.taskOf(index);
+      const isolated = !!(this.task(index).placement?.isolation ?? task?.isolation);
+      const timed = stage === "fork" ? !!task?.fork : (stage === "isolate" || stage === "setup") && isolated;
       if (!timed) return () => {};
       const start = this.tracing.now();
       return () => this.stage(index, stage, start, this.tracing.now());
@@ -127,25 +149,25 @@ export class CallTrace {
   }
 
   taskStart(index: number): void {
-    const t = this.tasks[index];
+    const t = this.task(index);
     t.startedMs = this.tracing.now();
     t.boundaryMs = t.startedMs;
     // It waited for a free slot (or a task it comes after) when another task ended before it could start.
-    if (this.anyEnded)
+    if (this.listed && this.ended.count > 0)
       this.emit(this.span(t.spanId, "queue", "internal", t.queuedMs, t.startedMs, { "subagents.stage": "queue" }));
   }
 
   placed(index: number, placement: TaskPlacement): void {
-    this.tasks[index].placement = placement;
+    this.task(index).placement = placement;
   }
 
   /** A stage of the task's owner (isolate, setup, fork). */
   stage(index: number, name: string, startMs: number, endMs: number): void {
-    this.emit(this.span(this.tasks[index].spanId, name, "internal", startMs, endMs, { "subagents.stage": name }));
+    this.emit(this.span(this.task(index).spanId, name, "internal", startMs, endMs, { "subagents.stage": name }));
   }
 
   childEvent(index: number, ev: ChildEvent): void {
-    const t = this.tasks[index];
+    const t = this.task(index);
     const now = this.tracing.now();
     switch (ev.type) {
       case "session":
@@ -203,22 +225,25 @@ export class CallTrace {
   }
 
   taskEnd(index: number, outcome: TaskOutcome): void {
-    const t = this.tasks[index];
-    const task = this.prepared[index];
+    const t = this.task(index);
+    const task = this.taskOf(index);
+    this.tasks.delete(index);
     const now = this.tracing.now();
     const { result } = outcome;
+    this.ended.count++;
+    if (result.status === "error") this.ended.failed++;
+    this.ended.usage = addUsage(this.ended.usage, result.usage);
     // What the child left open (killed, timed out) ends with the task, as failed.
     if (t.chat) this.emit(this.closeChat(t, now));
     for (const id of [...t.tools.keys()]) this.toolEnd(t, id, now, true, "");
     if (t.gate) this.gateEnd(t, { attempt: t.gate.attempt, passed: false, exitCode: null, timedOut: false }, now);
-    this.anyEnded = true;
     const p = t.placement;
     const attrs: Attrs = {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
       [ATTR_GEN_AI_AGENT_NAME]: outcome.agent,
       [ATTR_GEN_AI_CONVERSATION_ID]: outcome.sessionId,
       [ATTR_GEN_AI_PROVIDER_NAME]: providerName(t.provider),
-      [ATTR_GEN_AI_REQUEST_MODEL]: modelId(task.model, t.provider) ?? t.model ?? modelId(result.model, t.provider),
+      [ATTR_GEN_AI_REQUEST_MODEL]: modelId(task?.model, t.provider) ?? t.model ?? modelId(result.model, t.provider),
       [ATTR_GEN_AI_RESPONSE_MODEL]: t.model ?? modelId(result.model, t.provider),
       ...usageAttrs(result.usage),
       "subagents.usage.cost": result.usage.cost,
@@ -229,7 +254,7 @@ export class CallTrace {
       "subagents.runner": p?.runner,
       "subagents.sandbox": p?.sandbox,
       "subagents.runtime": p?.runtime,
-      "subagents.isolation": p?.isolation ?? task.isolation,
+      "subagents.isolation": p?.isolation ?? task?.isolation,
       "subagents.isolation.branch": result.isolation?.branch,
       "subagents.gate.passed": result.gate?.passed,
       "subagents.gate.attempts": result.gate?.attempts,
@@ -237,7 +262,7 @@ export class CallTrace {
       ...(result.status === "error" ? { [ATTR_ERROR_TYPE]: result.errorCode ?? "_OTHER" } : {}),
       ...(this.tracing.content
         ? {
-            [ATTR_GEN_AI_INPUT_MESSAGES]: messages("user", task.prompt),
+            [ATTR_GEN_AI_INPUT_MESSAGES]: messages("user", task?.prompt ?? ""),
             [ATTR_GEN_AI_OUTPUT_MESSAGES]: messages("assistant", result.output, result.stopReason),
           }
         : {}),
@@ -256,26 +281,25 @@ export class CallTrace {
     this.emit(span);
   }
 
-  /** The call ended: its span (and the parent tool call's, when a front named one). */
-  end(outcomes: readonly TaskOutcome[] | null, error?: unknown): void {
+  /** The call ended (`error`: its runner failed): its span, and the parent tool call's when a front named one. */
+  end(error?: unknown): void {
     const now = this.tracing.now();
-    const failed = outcomes?.filter((o) => o.result.status === "error").length ?? 0;
-    const total = (k: keyof Usage) => outcomes?.reduce((n, o) => n + o.result.usage[k], 0) ?? 0;
+    const { count, failed, usage: u } = this.ended;
     const name = this.o.workflow ? `invoke_workflow ${this.o.workflow}` : "invoke_workflow";
     const span = this.span(this.toolSpan, name, "internal", this.startMs, now, {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_WORKFLOW,
       [ATTR_GEN_AI_AGENT_NAME]: this.o.workflow,
-      "subagents.tasks": this.prepared.length,
+      "subagents.tasks": count,
       "subagents.tasks.failed": failed,
-      "subagents.usage.input_tokens": total("input") + total("cacheRead") + total("cacheWrite"),
-      "subagents.usage.output_tokens": total("output"),
-      "subagents.usage.cache_read.input_tokens": total("cacheRead"),
-      "subagents.usage.cost": total("cost"),
+      "subagents.usage.input_tokens": u.input + u.cacheRead + u.cacheWrite,
+      "subagents.usage.output_tokens": u.output,
+      "subagents.usage.cache_read.input_tokens": u.cacheRead,
+      "subagents.usage.cost": u.cost,
       ...(failed || error ? { [ATTR_ERROR_TYPE]: error ? "_OTHER" : "SUBAGENT_FAILED" } : {}),
     });
     span.spanId = this.callSpan;
     if (error) span.status = { code: "error", message: oneLine((error as Error).message) };
-    else if (failed) span.status = { code: "error", message: `${failed} of ${this.prepared.length} tasks failed` };
+    else if (failed) span.status = { code: "error", message: `${failed} of ${count} tasks failed` };
     const spans = [span];
     if (this.o.tool) {
       const tool = this.span(undefined, `execute_tool ${this.o.tool.name}`, "internal", this.startMs, now, {

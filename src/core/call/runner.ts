@@ -105,8 +105,8 @@ export function startCall(engine: Engine, call: PreparedCall, o: CallOptions): {
     o.owner?.release(call.tasks.map((t) => t.sessionId)),
   );
   outcomes.then(
-    (done) => trace?.end(done),
-    (err) => trace?.end(null, err),
+    () => trace?.end(),
+    (err) => trace?.end(err),
   );
   const settled = outcomes.then(async (done) => {
     await settleHooks(engine);

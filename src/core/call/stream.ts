@@ -8,6 +8,7 @@ import { runStreamed } from "../run/scheduler.ts";
 import { settleHooks } from "../run/task-hooks.ts";
 import type { PreparedTask } from "../run/task-types.ts";
 import type { Refusal } from "./request.ts";
+import { CallTrace } from "./call-trace.ts";
 import { callTaskRunner, type CallEvent, type CallOptions, queueTask, schedulerEvents } from "./runner.ts";
 
 export type StreamOptions = CallOptions & {
@@ -32,11 +33,16 @@ export async function runStream(
   next: () => Promise<PreparedTask | null>,
   o: StreamOptions,
 ): Promise<void> {
-  const emit = (e: CallEvent) => o.onEvent?.(e);
+  const running = new Map<number, PreparedTask>();
+  // Traced: one trace for the whole source, each task's spans leaving as it ends (nothing kept per ended task).
+  const trace = engine.tracing ? new CallTrace(engine.tracing, (index) => running.get(index), o.trace) : undefined;
+  const emit = (e: CallEvent) => {
+    trace?.event(e);
+    o.onEvent?.(e);
+  };
   const caps = o.capSettings ?? engine.settings;
   /** Queued run ids and the tasks of those under way, by session id and index: only the running ones. */
   const queued = new Map<string, number>();
-  const running = new Map<number, PreparedTask>();
   let refused = false;
   let failure: unknown;
   const admitted = async (): Promise<PreparedTask | null> => {
@@ -60,31 +66,39 @@ export async function runStream(
     return task;
   };
   const events = schedulerEvents((index) => running.get(index)!, emit);
-  const run = callTaskRunner(engine, o, { queued: (task) => queued.get(task.sessionId)! });
-  await runStreamed(
-    admitted,
-    o.concurrency,
-    async (task, wiring, index) => {
-      try {
-        return await run(task, wiring, index);
-      } finally {
-        queued.delete(task.sessionId);
-        o.owner?.release([task.sessionId]);
-      }
-    },
-    {
-      rateLimitWaitSec: engine.settings.rateLimitWait,
-      maxCost: o.maxCost,
-      spentBefore: o.spentBefore,
-      signal: o.signal,
-      onTaken: (index, task) => running.set(index, task),
-      ...events,
-      onTaskEnd: (index, outcome) => {
-        events.onTaskEnd(index, outcome);
-        running.delete(index);
+  const run = callTaskRunner(engine, o, { queued: (task) => queued.get(task.sessionId)! }, emit, trace);
+  try {
+    await runStreamed(
+      admitted,
+      o.concurrency,
+      async (task, wiring, index) => {
+        try {
+          return await run(task, wiring, index);
+        } finally {
+          queued.delete(task.sessionId);
+          o.owner?.release([task.sessionId]);
+        }
       },
-    },
-  );
+      {
+        rateLimitWaitSec: engine.settings.rateLimitWait,
+        maxCost: o.maxCost,
+        spentBefore: o.spentBefore,
+        signal: o.signal,
+        onTaken: (index, task) => running.set(index, task),
+        ...events,
+        onTaskEnd: (index, outcome) => {
+          events.onTaskEnd(index, outcome);
+          running.delete(index);
+        },
+      },
+    );
+  } catch (err) {
+    failure ??= err;
+    throw err;
+  } finally {
+    trace?.end(failure);
+  }
   await settleHooks(engine);
+  await engine.tracing?.flush();
   if (failure !== undefined) throw failure;
 }

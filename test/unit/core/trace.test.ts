@@ -184,6 +184,7 @@ test("a call's spans: workflow → agents → queue, stages, chats, tools, gate;
   const ev = (e: CallEvent) => trace.event(e);
   const usage = { input: 100, output: 20, cacheRead: 50, cacheWrite: 5, cost: 0.01 };
   ev({ type: "taskStart", index: 0, task: tasks[0] });
+  const child0 = trace.childContext(0);
   trace.placed(0, { runner: "local", sandbox: true, runtime: "pi", isolation: "worktree" });
   const setupDone = trace.stageTimer(0)("setup");
   tick(30);
@@ -250,7 +251,7 @@ test("a call's spans: workflow → agents → queue, stages, chats, tools, gate;
     result: runResult({ status: "error", error: "scripted refusal", errorCode: "SUBAGENT_FAILED" }),
   };
   ev({ type: "taskEnd", index: 1, outcome: bad });
-  trace.end([good, bad]);
+  trace.end();
 
   const got = asReceived(spans);
   expect(new Set(got.map((s) => s.traceId))).toEqual(new Set([TRACE]));
@@ -274,7 +275,7 @@ test("a call's spans: workflow → agents → queue, stages, chats, tools, gate;
     ].join("\n"),
   );
   const agent = got.find((s) => s.name === "invoke_agent scout")!;
-  expect(trace.childContext(0)).toEqual({ traceId: TRACE, spanId: agent.spanId, flags: 1, state: "v=1" });
+  expect(child0).toEqual({ traceId: TRACE, spanId: agent.spanId, flags: 1, state: "v=1" });
   expect(agent.attributes).toMatchObject({
     "gen_ai.operation.name": "invoke_agent",
     "gen_ai.agent.name": "scout",
@@ -341,7 +342,7 @@ test("content capture: prompt, output and tool arguments go on spans, masked, on
     result: runResult({ status: "completed", output: "the answer" }),
   };
   trace.event({ type: "taskEnd", index: 0, outcome });
-  trace.end([outcome]);
+  trace.end();
   const got = asReceived(spans);
   // A trace of our own, under the parent agent's tool call.
   const tool = got.find((s) => s.name === "execute_tool delegate_to_subagents")!;
@@ -355,4 +356,34 @@ test("content capture: prompt, output and tool arguments go on spans, masked, on
   const bash = got.find((s) => s.name === "execute_tool bash")!;
   expect(bash.attributes["gen_ai.tool.call.arguments"]).toBe('{"command":"echo gh_[REDACTED]"}');
   expect(bash.attributes["gen_ai.tool.call.result"]).toBe("ok");
+});
+
+test("a streamed call (a batch's items): one trace, each task's span from when it was taken, totals at the end", () => {
+  const { tracing, spans, tick } = keep();
+  const running = new Map<number, PreparedTask>();
+  const trace = new CallTrace(tracing, (i) => running.get(i));
+  for (const i of [0, 1]) {
+    running.set(i, task(`item-${i}`));
+    tick(100);
+    trace.event({ type: "taskStart", index: i, task: running.get(i) as PreparedTask });
+    tick(10);
+    const result = runResult({
+      status: i ? "error" : "completed",
+      usage: { input: 10, output: 2, cacheRead: 0, cacheWrite: 0, cost: 0.5, turns: 1 },
+    });
+    trace.event({ type: "taskEnd", index: i, outcome: { sessionId: `s${i}`, name: `item-${i}`, agent: "a", result } });
+    running.delete(i);
+  }
+  trace.end();
+  const got = asReceived(spans);
+  const root = got.find((s) => s.name === "invoke_workflow")!;
+  expect(root.parentSpanId).toBeUndefined();
+  expect(spanTree(got, root)).toBe(["invoke_workflow", "  invoke_agent a", "  invoke_agent a"].join("\n"));
+  expect(root.attributes).toMatchObject({
+    "subagents.tasks": 2,
+    "subagents.tasks.failed": 1,
+    "subagents.usage.cost": 1,
+  });
+  // No queue span: a streamed task is taken when a slot is free; its span starts then.
+  for (const a of got.filter((s) => s.name === "invoke_agent a")) expect(Number(a.endNs - a.startNs) / 1e6).toBe(10);
 });

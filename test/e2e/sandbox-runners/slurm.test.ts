@@ -2,7 +2,7 @@
 // test/support/engines.sh): each child one job step running the executable's embedded pi, against the scripted
 // model server. Cancel ends the step and nothing is left in squeue.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../../../src/scripted/model-server.ts";
@@ -110,3 +110,44 @@ test("a partition on other machines needs the task folder on a shared filesystem
   expect(t.error).toContain("needs ~/work on a filesystem the compute nodes share"); // home shown as ~
   expect(ours()).toBe("");
 }, 60_000);
+
+test("batch submit: a Slurm array job of two shards, each with its own records and results; merge --wait gathers them", async () => {
+  if (skip) return console.warn(skip);
+  const items = join(world.root, "array-items.jsonl");
+  writeFileSync(items, Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: `a${i}` })).join("\n"));
+  const out = join(world.root, "array-out.jsonl");
+  const submit = await cli(
+    world,
+    [
+      "batch",
+      "submit",
+      items,
+      "--prompt",
+      "array item {{id}} on $SLURM_JOB_ID",
+      "--slurm",
+      "2",
+      "--out",
+      out,
+      "--json",
+    ],
+    { binary: true },
+  );
+  expect(submit.code, submit.stderr).toBe(0);
+  const { job, slurmJob } = submit.json[0];
+  expect(slurmJob).toMatch(/^\d+$/);
+  const merged = join(world.root, "array-merged.jsonl");
+  const merge = await cli(world, ["batch", "merge", "--job", job, "--out", merged, "--wait"], { binary: true });
+  const logs = [1, 2]
+    .map((i) => `${out}.${i}.log`)
+    .map((f) => (existsSync(f) ? readFileSync(f, "utf8") : `${f}: none`));
+  expect(merge.code, `${merge.stderr}\n${logs.join("\n")}`).toBe(0);
+  const got = readFileSync(merged, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+  expect(got.map((l) => l.id).sort()).toEqual(["a0", "a1", "a2", "a3", "a4", "a5"]);
+  expect(got.every((l) => l.status === "completed")).toBe(true);
+  // Each shard ran as one array task, with its own records beside its results.
+  for (const i of [1, 2]) expect(existsSync(`${out}.${i}.db`)).toBe(true);
+  expect(ours()).toBe("");
+}, 180_000);

@@ -4,6 +4,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { didYouMean } from "./flags/suggest.ts";
 import { ConfigError, EXIT, fileSystemLine, UsageError } from "./errors.ts";
 import { StoreError } from "../core/store/store-error.ts";
+import { printable } from "../core/sanitize.ts";
 import { MAIN_HELP } from "./main-help.ts";
 import { setStartupJitPolicy } from "../host/jit-policy.ts";
 // Static, unlike the commands: a dynamic import costs --version ~8 ms of CPU in the compiled binary.
@@ -73,7 +74,8 @@ export async function main(argv: string[]): Promise<number> {
     return await command(rest);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError || err instanceof StoreError) {
-      process.stderr.write(`subagents: ${err.message}\n`);
+      // Names and texts from files and children can be in it: nothing of them acts on the terminal.
+      process.stderr.write(`subagents: ${printable(err.message)}\n`);
       return EXIT.usage;
     }
     const fsLine = fileSystemLine(err);
@@ -81,7 +83,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`subagents: ${fsLine}\n`);
       return EXIT.usage;
     }
-    process.stderr.write(`subagents: internal error: ${(err as Error).stack ?? err}\n`);
+    process.stderr.write(`subagents: internal error: ${printable(String((err as Error).stack ?? err))}\n`);
     return EXIT.taskFailed;
   }
 }

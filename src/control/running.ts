@@ -1,5 +1,6 @@
 // `sessions --running`: what is still in flight, and who owns it — the registry's live owners (which also
 // know queued tasks that have no run yet) joined with the store's running sessions.
+import { printable } from "../core/sanitize.ts";
 import { liveOwners } from "./registry.ts";
 import { ownerOf as runOwnerOf, type RunningRow, type SessionStore } from "../core/store/store-types.ts";
 
@@ -60,5 +61,5 @@ export function runningSessions(store: SessionStore, data: string): RunningRow[]
 
 export function runningLine(r: RunningRow, now: number): string {
   const age = r.startedAt === null ? "-" : `${Math.round((now - r.startedAt) / 1000)}s`;
-  return `${r.id}  ${r.status.padEnd(8)} ${r.agent.padEnd(10)} ${age.padStart(6)}  ${`${r.role} ${r.ownerPid ?? "?"}`.padEnd(17)} ${r.name}${r.after ? ` (after ${r.after.join(", ")})` : ""}`;
+  return `${r.id}  ${r.status.padEnd(8)} ${printable(r.agent).padEnd(10)} ${age.padStart(6)}  ${`${r.role} ${r.ownerPid ?? "?"}`.padEnd(17)} ${r.name}${r.after ? ` (after ${r.after.join(", ")})` : ""}`;
 }

@@ -4,7 +4,9 @@
 
 import { escapeRegExp } from "./regexp.ts";
 
-const R = "[REDACTED]";
+/** What a masked secret reads as, everywhere. */
+export const REDACTED = "[REDACTED]";
+const R = REDACTED;
 /**
  * Start of a token: not preceded by a word character — or preceded by a JSON/C escape such as `\n`, because
  * text we sanitize is often JSON (tool arguments), where a secret on a new line follows a literal "\n".
@@ -127,3 +129,26 @@ export function sanitize(text: string): string {
   if (homeRule) out = out.replace(homeRule.re, "~");
   return shortenStacks(out);
 }
+
+/**
+ * Text a child wrote, made safe to print to a terminal: escape sequences (CSI: colours, cursor moves, clearing; OSC:
+ * the window title, an OSC 52 clipboard write, hyperlinks; DCS, APC, PM, SOS strings; two-byte escapes such as a
+ * reset) are dropped, in their 7-bit and 8-bit forms, and every other control character but newline and tab is shown
+ * as its picture (`␛`, `␇`, a lone carriage return as `␍`, a C1 control as `␛` and its 7-bit letter), so nothing a
+ * child writes can act on the terminal or hide what is around it. Linear: no pattern backtracks.
+ */
+export function printable(text: string): string {
+  if (!text || !CONTROL.test(text)) return text;
+  return text
+    .replace(ESCAPES, "")
+    .replace(/\r\n/g, "\n")
+    .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => String.fromCharCode(c === "\x7f" ? 0x2421 : 0x2400 + c.charCodeAt(0)))
+    .replace(/[\x80-\x9f]/g, (c) => `␛${String.fromCharCode(c.charCodeAt(0) - 0x40)}`);
+}
+
+/** Any control character but newline and tab: the common text has none and is returned as it is. */
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+/** CSI (ESC [ or 0x9b) with its parameters; OSC, DCS, SOS, PM, APC strings up to their terminator (BEL, ST) or the
+ *  next escape; any other escape and the bytes it takes. */
+const ESCAPES =
+  /(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?/g;

@@ -32,6 +32,8 @@ export function messageLine(from: string, to: string, text: string): string {
   return `✉ ${from} → ${to}: ${text.split("\n")[0]}`;
 }
 
+const CONFINED_NOTE = "you run in the sandbox and they do not; a sandboxed task cannot message a task outside it";
+
 /** What the sender's tool call gets back: said to its model as the result (an error when not sent). */
 export type TeamReply = { ok: boolean; text: string };
 
@@ -40,6 +42,8 @@ type MemberState = "queued" | "running" | "ended";
 
 type Member = {
   name: string;
+  /** Runs in the sandbox or a container: what it writes reaches no task that does not (see send below). */
+  confined: boolean;
   task: string;
   state: MemberState;
   /** The control pipe to its child now (null before it starts, between attempts and after). */
@@ -96,7 +100,7 @@ function teamNames(names: string[]): string[] {
 
 /** A call's team, or undefined for a lone task (it has no one to message). */
 export function callTeam(
-  tasks: readonly { name?: string; prompt: string }[],
+  tasks: readonly { name?: string; prompt: string; confined?: boolean }[],
   opts: { maxMessages?: number } = {},
 ): CallTeam | undefined {
   if (tasks.length < 2) return undefined;
@@ -104,6 +108,7 @@ export function callTeam(
   const names = teamNames(tasks.map((t, i) => t.name?.trim() || `task-${i + 1}`));
   const members: Member[] = tasks.map((t, i) => ({
     name: names[i],
+    confined: !!t.confined,
     task: firstLine(t.prompt),
     state: "queued",
     send: null,
@@ -167,15 +172,33 @@ export function callTeam(
         text: `Not sent: the message has ${text.length} characters, more than ${MAX_MESSAGE_CHARS}. Put long content in a file and send its path.`,
       };
     let targets: Member[];
+    // A confined task's words would arrive as a user turn in an unconfined one, whose tools run with the person's
+    // rights: a way out of the sandbox through the other model. Refused, not delivered marked — a mark is only a
+    // request to that model, which text can talk it out of.
+    const outOfReach = (m: Member) => from.confined && !m.confined;
+    let skipped: string[] = [];
     if (to === "*") {
       // Everyone who has not ended: running siblings now, queued ones when they start.
-      targets = members.filter((m) => m !== from && m.state !== "ended");
-      if (!targets.length) return { ok: false, text: `Not sent: no sibling is running or waiting to start.` };
+      const open = members.filter((m) => m !== from && m.state !== "ended");
+      targets = open.filter((m) => !outOfReach(m));
+      skipped = open.filter(outOfReach).map((m) => m.name);
+      if (skipped.length) from.warnings.push(`a message to ${skipped.join(", ")} was refused: ${CONFINED_NOTE}`);
+      if (!targets.length)
+        return {
+          ok: false,
+          text: skipped.length
+            ? `Not sent: ${CONFINED_NOTE} (${skipped.join(", ")}).`
+            : `Not sent: no sibling is running or waiting to start.`,
+        };
     } else {
       const m = members.find((x) => x.name === to);
       if (m === from) return { ok: false, text: `Not sent: "${to}" is you. ${whoRuns(from)}` };
       if (!m) return { ok: false, text: `Not sent: no sibling is named "${to}". ${whoRuns(from)}` };
       if (m.state === "ended") return { ok: false, text: `Not sent: ${to} has finished. ${whoRuns(from)}` };
+      if (outOfReach(m)) {
+        from.warnings.push(`a message to ${m.name} was refused: ${CONFINED_NOTE}`);
+        return { ok: false, text: `Not sent: ${CONFINED_NOTE} (${m.name}).` };
+      }
       targets = [m];
     }
     if (sent >= budget) {
@@ -201,6 +224,7 @@ export function callTeam(
       later.length
         ? `Held for ${later.join(", ")}, not started yet: delivered when ${later.length === 1 ? "it starts" : "they start"}.`
         : "",
+      skipped.length ? `Not sent to ${skipped.join(", ")}: ${CONFINED_NOTE}.` : "",
     ];
     return { ok: true, text: parts.filter(Boolean).join(" ") };
   };

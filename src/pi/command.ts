@@ -2,6 +2,7 @@
 // steer it or stop it. Without one (older UIs, RPC clients): the same through select/input/confirm dialogs.
 // Without any UI: recent sessions as text. Also `/subagents show ID` and `/subagents kill ID | kill all` (stops
 // sub-agents of this pi session; a single call's children share one abort).
+import { printable } from "../core/sanitize.ts";
 import { cancelSession, steerSession } from "../control/actions.ts";
 import { sessionState } from "../control/client.ts";
 import { cancelledBy } from "../core/run/process/abort-reason.ts";
@@ -44,8 +45,10 @@ export function subagentsCommand(services: () => Promise<PiServices>, active: Ac
     handler: async (args: string, ctx: CommandContext) => {
       const rt = await services();
       const [verb, id] = (args ?? "").trim().split(/\s+/);
-      if (verb === "kill") return kill(active, id, ctx.ui.notify);
-      if (verb === "show") return show(rt, id, ctx.ui.notify);
+      // Names, transcripts and errors children wrote: nothing of them acts on pi's view.
+      const notify: Notify = (text, type) => ctx.ui.notify(printable(text), type);
+      if (verb === "kill") return kill(active, id, notify);
+      if (verb === "show") return show(rt, id, notify);
       const caps = () => capsLine?.(ctx) ?? "";
       if (ctx.hasUI && (ctx.mode === undefined || ctx.mode === "tui") && typeof ctx.ui.custom === "function")
         return fleet(rt, ctx.ui, caps);
@@ -53,7 +56,7 @@ export function subagentsCommand(services: () => Promise<PiServices>, active: Ac
       const rows = rt.store.listSessions({ limit: 20 });
       const now = Date.now();
       const text = rows.length ? rows.map((r) => sessionRow(r, now)).join("\n") : "No sub-agent sessions yet.";
-      ctx.ui.notify(caps() ? `${caps()}\n${text}` : text, "info");
+      notify(caps() ? `${caps()}\n${text}` : text, "info");
     },
   };
 }

@@ -1,6 +1,7 @@
 // The pi extension: registers delegate_to_subagents, get_subagent_output, get_subagent_session,
 // list_subagent_profiles and subagent (as settings allow), the /subagents command, and the lifecycle hooks.
 // Never writes to stdout (under Bun pi that would corrupt JSON/RPC output).
+import { printable } from "../core/sanitize.ts";
 import { readEntries } from "./persist.ts";
 import { childAtMaxDepth, createServices, type PiServices } from "./services.ts";
 import { profilesTool, outputTool, sessionTool } from "./tool-retrieval.ts";
@@ -93,7 +94,8 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
   // turn boundary (steer) when it is busy.
   const notify = (text: string) =>
     pi.sendMessage(
-      { customType: "subagents-done", content: text, display: true },
+      // Shown in pi's view too: a child's text in it acts on nothing there.
+      { customType: "subagents-done", content: printable(text), display: true },
       { triggerTurn: true, deliverAs: "steer" },
     );
   const toolDefs = () => {

@@ -50,8 +50,8 @@ export function renderDelegateCall(
       ? `workflow ${sanitizeLine(args.workflow)}`
       : `${tasks.length} sub-agent${tasks.length === 1 ? "" : "s"}`;
   let text = `${theme.fg("toolTitle", theme.bold("delegate_to_subagents"))} ${what}`;
-  if (args?.profile) text += theme.fg("muted", ` (default profile: ${args.profile})`);
-  if (perTask.length) text += theme.fg("muted", ` profiles: [${perTask.join(", ")}]`);
+  if (args?.profile) text += theme.fg("muted", ` (default profile: ${sanitizeLine(args.profile)})`);
+  if (perTask.length) text += theme.fg("muted", ` profiles: [${sanitizeLine(perTask.join(", "))}]`);
   const name = (t: CallTask, i: number) => sanitizeLine(typeof t?.name === "string" ? t.name : `task ${i + 1}`);
   return lines((w) => {
     if (callLines(tasks.length, expanded) === 1)
@@ -78,7 +78,7 @@ export function renderWindowsResult(
   fallback: string,
   callRows: () => number = () => 1,
 ): Component {
-  if (!details?.windows) return lines((w) => fallback.split("\n").map((l) => clip(l, w)));
+  if (!details?.windows) return textLines(fallback);
   const style = themeStyle(theme);
   return lines((width) => {
     if (expanded) {
@@ -119,7 +119,7 @@ function endedBlock(views: WindowView[], width: number, rows: number, style: Sty
 
 /** get_subagent_output / get_subagent_session: up to maxLines lines, then `... (N more lines)`. */
 export function renderTruncating(text: string, maxLines: number, expanded: boolean, theme: ThemeLike): Component {
-  const all = text.split("\n");
+  const all = text.split("\n").map(sanitizeLine);
   return lines((w) => {
     if (expanded || all.length <= maxLines) return all.map((l) => clip(l, w));
     return [
@@ -129,7 +129,11 @@ export function renderTruncating(text: string, maxLines: number, expanded: boole
   });
 }
 
+/** A tool's text (a child's output, agents' descriptions) as lines for pi's view: nothing in it acts on the terminal. */
+export const textLines = (text: string): Component =>
+  lines((w) => text.split("\n").map((l) => clip(sanitizeLine(l), w)));
+
 export function renderSimpleCall(name: string, detail: string, theme: ThemeLike): Component {
-  const text = `${theme.fg("toolTitle", theme.bold(name))}${detail ? ` ${theme.fg("muted", detail)}` : ""}`;
+  const text = `${theme.fg("toolTitle", theme.bold(name))}${detail ? ` ${theme.fg("muted", sanitizeLine(detail))}` : ""}`;
   return lines((w) => [clip(text, w)]);
 }

@@ -3,9 +3,8 @@ import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
 import { firstProblem, SCHEMAS, EMPTY_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA } from "../core/call/schemas.ts";
 import { steerAndWaitNotes } from "../control/actions.ts";
 import { workflowLines } from "../core/call/workflow.ts";
-import { renderSimpleCall, renderTruncating, lines, type ThemeLike } from "./render.ts";
+import { renderSimpleCall, renderTruncating, textLines, type ThemeLike } from "./render.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
-import { clip } from "../ui/text-width.ts";
 import { outputResult, profilesResult, recordedSession, sessionResult } from "../ui/retrieval.ts";
 import { backgroundUsage } from "../core/call/results.ts";
 
@@ -106,9 +105,6 @@ export function profilesTool(env: ToolEnv) {
       return { content: [{ type: "text", text: r.text }], details: r.details };
     },
     renderCall: (_args: unknown, theme: ThemeLike) => renderSimpleCall("list_subagent_profiles", "", theme),
-    renderResult: (result: Result) => {
-      const text = result.content?.[0]?.text ?? "";
-      return lines((w) => text.split("\n").map((l) => clip(l, w)));
-    },
+    renderResult: (result: Result) => textLines(result.content?.[0]?.text ?? ""),
   };
 }

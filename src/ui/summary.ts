@@ -53,5 +53,5 @@ export function outputRule(name: string, sessionId: string, width: number, style
 
 /** A task starting, in plain (line-by-line) output: `● name • profile • session`. */
 export function startLine(name: string, profile: string | undefined, sessionId: string, style: Style): string {
-  return `${statusIcon("running", style)} ${style.bold(name)} • ${profile ?? "default"} • ${style.dim(sessionId)}`;
+  return `${statusIcon("running", style)} ${style.bold(sanitizeLine(name))} • ${sanitizeLine(profile ?? "default")} • ${style.dim(sessionId)}`;
 }

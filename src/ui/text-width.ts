@@ -1,5 +1,6 @@
 // Display width of terminal text (ANSI escapes take no room, wide CJK/emoji take two) and clipping to a width.
 import { eastAsianWidth } from "get-east-asian-width";
+import { printable } from "../core/sanitize.ts";
 
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)/y;
 
@@ -54,12 +55,10 @@ export function clip(s: string, width: number): string {
   return `${out}…${sawAnsi ? "\x1b[0m" : ""}`;
 }
 
-/** Drops escape sequences and control characters, so a child's text cannot move our cursor or break a frame. */
+/** One line of a child's text, safe in a frame: its escape sequences and controls made harmless (printable), a tab
+ *  two spaces, line breaks gone — so it can neither move our cursor nor break the frame. */
 export function sanitizeLine(s: string): string {
-  return s
-    .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)/g, "")
-    .replace(/\t/g, "  ")
-    .replace(/[\x00-\x1f\x7f]/g, "");
+  return printable(s).replace(/\t/g, "  ").replace(/\n/g, "");
 }
 
 /** Splits text into lines of at most `width` columns at spaces (long words are cut), indenting continuations. */

@@ -135,15 +135,16 @@ const count = (n: number) =>
  * never the elapsed/timeout.
  */
 export function windowHeaderParts(v: WindowView, style: Style, o: { session?: boolean } = {}): Part[] {
-  const parts: Part[] = [{ text: `${statusIcon(v.status, style)} ${style.bold(v.name)}`, drop: 0 }];
-  parts.push({ text: v.profile ?? "default", drop: 3 });
+  const parts: Part[] = [{ text: `${statusIcon(v.status, style)} ${style.bold(sanitizeLine(v.name))}`, drop: 0 }];
+  parts.push({ text: sanitizeLine(v.profile ?? "default"), drop: 3 });
   if (v.status === "queued")
     return [
       ...parts,
-      { text: style.dim(v.after?.length ? `waiting: after ${v.after.join(", ")}` : "queued"), drop: 0 },
+      { text: style.dim(v.after?.length ? `waiting: after ${sanitizeLine(v.after.join(", "))}` : "queued"), drop: 0 },
     ];
   if (v.status === "skipped") return [...parts, { text: style.dim("skipped"), drop: 0 }];
-  if (v.model) parts.push({ text: `(${v.model}${v.thinking ? ` ${v.thinking}` : ""})`, drop: 5, glue: true });
+  if (v.model)
+    parts.push({ text: sanitizeLine(`(${v.model}${v.thinking ? ` ${v.thinking}` : ""})`), drop: 5, glue: true });
   if (v.starting) parts.push({ text: style.dim("starting"), drop: 0 });
   else parts.push({ text: `${v.toolCount} tool${v.toolCount === 1 ? "" : "s"}`, drop: 2 });
   // The todo segment only while the list is active and incomplete.

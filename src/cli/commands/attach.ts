@@ -4,6 +4,7 @@
 import { watch } from "../../control/client.ts";
 import type { WatchMessage } from "../../control/watch.ts";
 import { finalFrame, startLine } from "../../ui/summary.ts";
+import { sanitizeLine } from "../../ui/text-width.ts";
 import type { WindowView } from "../../ui/windows.ts";
 import { parse } from "../flags/args.ts";
 import { ATTACH_FLAGS } from "../flags/command-flags.ts";
@@ -119,9 +120,9 @@ export async function cmdAttach(argv: string[]): Promise<number> {
           : startLine(view.name, view.profile, id, style),
       );
       // What it did before we came: its window's lines (the events from here on follow one per line).
-      for (const l of view.lines) console.log(`  ${l}`);
+      for (const l of view.lines) console.log(`  ${sanitizeLine(l)}`);
     }
-    if (m.type === "line") console.log(`  ${m.text}`);
+    if (m.type === "line") console.log(`  ${sanitizeLine(m.text)}`);
   };
 
   const detach = detachSignal();

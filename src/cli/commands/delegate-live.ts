@@ -8,6 +8,7 @@ import { isolationLines } from "../../core/run/launch/isolation.ts";
 import type { TaskOutcome } from "../../core/run/task-types.ts";
 import { callWindows } from "../../ui/call-windows.ts";
 import { endLines, finalFrame, startLine, totalsLine } from "../../ui/summary.ts";
+import { sanitizeLine } from "../../ui/text-width.ts";
 import { isFinished } from "../../ui/windows.ts";
 import type { CliContext } from "../engine.ts";
 import { exitForOutcomes, unrecordedLines } from "../errors.ts";
@@ -58,7 +59,7 @@ export async function runLive(
       if (json) writeJson({ type: "task_start", task: t.name, sessionId: t.sessionId, agent: t.profile ?? "default" });
       else if (plain) log(startLine(t.name, t.profile, t.sessionId, style));
     } else if (e.type === "taskWarnings") {
-      if (plain) for (const w of e.warnings) log(`  ⚠ ${tasks[e.index].name}: ${w}`);
+      if (plain) for (const w of e.warnings) log(`  ⚠ ${sanitizeLine(`${tasks[e.index].name}: ${w}`)}`);
     } else if (e.type === "taskProgress") {
       const line = json ? jsonEvent(tasks[e.index].name, tasks[e.index].sessionId, e.event) : null;
       if (line) writeJson(line);

@@ -1,5 +1,7 @@
 // `subagents logs ID [-f]`: a background session's events as readable lines; -f follows them until the run
 // ends. Sessions run in the foreground have no event log: their transcript is shown instead.
+import { StringDecoder } from "node:string_decoder";
+import { printable } from "../../core/sanitize.ts";
 import { LOGS_FLAGS } from "../flags/command-flags.ts";
 import * as fs from "node:fs";
 import { formatSessionTranscript } from "../../core/store/transcript.ts";
@@ -33,6 +35,9 @@ export async function cmdLogs(argv: string[]): Promise<number> {
   }
   const file = sessionLogPath(c.data, id);
   let offset = 0;
+  // What the children wrote is in the log as they wrote it: printed, nothing of it acts on the terminal; a character
+  // split between two reads is kept for the next.
+  const utf8 = new StringDecoder("utf8");
   const flush = () => {
     const size = fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
     if (size <= offset) return;
@@ -41,12 +46,12 @@ export async function cmdLogs(argv: string[]): Promise<number> {
     fs.readSync(fd, buf, 0, buf.length, offset);
     fs.closeSync(fd);
     offset = size;
-    process.stdout.write(buf);
+    process.stdout.write(printable(utf8.write(buf)));
   };
   if (!fs.existsSync(file) && c.state(id).kind === "done") {
     const record = c.store.getSession(id)!;
     const text = formatSessionTranscript(record, new Map(record.runs.map((r) => [r.id, c.store.getMessages(r.id)])));
-    process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+    process.stdout.write(printable(text.endsWith("\n") ? text : `${text}\n`));
     return EXIT.ok;
   }
   flush();

@@ -21,7 +21,7 @@ import { RUN_FLAGS } from "../flags/command-flags.ts";
 import { parseOptions } from "../flags/flag.ts";
 import { jsonEvent, summaryEvent, taskEndEvent, writeJson } from "../terminal/report.ts";
 import { FORCED, STOPPING } from "../terminal/signals.ts";
-import { colorStyle, streamWidth } from "../terminal/style.ts";
+import { colorStyle, resultText, streamWidth } from "../terminal/style.ts";
 import { terminalAsker } from "../terminal/ask.ts";
 
 function readTask(raw: string): string {
@@ -102,7 +102,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
     writeJson(taskEndEvent(outcome));
     writeJson(summaryEvent([outcome]));
   } else {
-    if (r.output) process.stdout.write(r.output.endsWith("\n") ? r.output : `${r.output}\n`);
+    if (r.output) process.stdout.write(resultText(process.stdout, r.output));
     // Warnings printed as it started are not printed again; those of its end (an output cut, a model that fell
     // back) are.
     for (const line of endLines(windows.views[0], width, style, progress ? windows.startWarnings[0] : [])) say(line);

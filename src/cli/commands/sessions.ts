@@ -13,7 +13,7 @@ import { cliContext, dataDir, openStore } from "../engine.ts";
 import { runningLine, runningSessions } from "../../control/running.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { OUTPUT_HELP, SESSION_HELP, SESSIONS_HELP } from "../help.ts";
-import { colorStyle, streamWidth } from "../terminal/style.ts";
+import { colorStyle, resultText, streamWidth } from "../terminal/style.ts";
 
 /** The common start of `output ID` and `session ID`: flags, the one id, the stored session (or an exit code). */
 function sessionArg(command: "output" | "session", argv: string[], helpText: string) {
@@ -60,7 +60,7 @@ export function cmdOutput(argv: string[]): number {
   }
   // The header goes to stderr: `subagents output ID > result.md` keeps only the output.
   process.stderr.write(`${sessionHeader(record, colorStyle(process.stderr, values["no-color"])).join("\n")}\n\n`);
-  process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  process.stdout.write(resultText(process.stdout, text));
   return exitFor(record);
 }
 

@@ -64,7 +64,7 @@ function askOne(q: AskRequest, out: NodeJS.WriteStream, frame: Pausable | null):
           ? a.none === "ended"
             ? "(closed: answered elsewhere, timed out or stopped)"
             : "(no answer)"
-          : `→ ${typeof a.value === "boolean" ? (a.value ? "yes" : "no") : a.value}`;
+          : `→ ${typeof a.value === "boolean" ? (a.value ? "yes" : "no") : sanitizeLine(a.value)}`;
       out.write(`${shown}\n`);
       frame?.resume();
       resolve(a);

@@ -1,5 +1,6 @@
 // How a finished batch is printed: the end of a plain `delegate`, and what `wait` and `attach` print once tasks end.
 import type { TaskOutcome } from "../../core/run/task-types.ts";
+import { printable } from "../../core/sanitize.ts";
 import { truncateHeadTail } from "../../core/truncate.ts";
 import { endedViews } from "../../ui/recorded.ts";
 import { endLines, outputRule, totalsLine } from "../../ui/summary.ts";
@@ -35,6 +36,7 @@ export function printOutputs(outcomes: TaskOutcome[], width: number, style: Styl
       maxLines: OUTPUT_LINES,
       hint: `full output: subagents output ${o.sessionId}`,
     });
-    log(t.text.replace(/\n+$/, ""));
+    // A child's text, shown to a person: nothing in it acts on the terminal (--json keeps the bytes).
+    log(printable(t.text.replace(/\n+$/, "")));
   }
 }

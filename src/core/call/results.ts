@@ -5,6 +5,7 @@
 // - `structuredContent` (declared by `outputSchema`): codemode scripts receive it instead of the text, so a
 //   script reads ids, statuses and outputs without parsing.
 // pi 0.73.1 and 0.87.1 ignore both fields.
+import { printable } from "../sanitize.ts";
 import { truncateHeadTail } from "../truncate.ts";
 import type { TaskOutcome } from "../run/task-types.ts";
 import { addUsage, emptyUsage, type ErrorCode, type Usage } from "../types.ts";
@@ -66,7 +67,7 @@ const NO_USAGE = { input: 0, output: 0, cost: 0, turns: 0 };
 
 /** What every front says of a task it started in the background (its id is what collects it). */
 export const startedLine = (t: { name: string; sessionId: string }) =>
-  `● ${t.name}: started in the background (session: ${t.sessionId})`;
+  `● ${printable(t.name).replace(/\n/g, " ")}: started in the background (session: ${t.sessionId})`;
 
 /** Tasks started in the background (prepared tasks, or their name, id and agent profile): their results come later
  *  (get_subagent_output). */

@@ -10,6 +10,7 @@ import { cacheTrueFork } from "./fork.ts";
 import { childMcp } from "./mcp-select.ts";
 import { runCheckpoints } from "./process/checkpoint.ts";
 import { rateGateFor } from "./process/rate-gate.ts";
+import { maskTranscript } from "./session-file.ts";
 import type { TaskContext } from "./task-context.ts";
 import { failedResult, TaskError } from "./task-error.ts";
 
@@ -27,6 +28,11 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
   } finally {
     checkpoints.stop();
   }
+  // The child's own transcript, like everything else shown of the run, without its included secrets.
+  if (task.secrets?.length && !maskTranscript(engine.host, task.sessionFile, task.secrets))
+    task.warnings.push(
+      `its session file could not be rewritten without the .worktreeinclude secrets: ${task.sessionFile} may hold them`,
+    );
   task.result = withCredentialsAdvice(task, result);
 }
 

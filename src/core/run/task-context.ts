@@ -44,6 +44,8 @@ export type TaskContext = {
   iso: LiveIsolation | null;
   /** Where the child runs: the task's cwd, or its worktree. */
   cwd: string;
+  /** The values of the secrets its `.worktreeinclude` brought in: masked in its own transcript too (task-child.ts). */
+  secrets?: string[];
   // run
   result: RunResult | null;
 };

@@ -30,7 +30,10 @@ export async function isolateTask(task: TaskContext): Promise<RunResult | void> 
   for (const entry of view.included) {
     const file = `${iso.worktree.path}/${entry}`;
     const st = engine.host.stat(file);
-    if (st?.isFile && st.size <= MAX_SECRET_FILE) maskLiterals(secretValues(engine.host.readText(file) ?? ""));
+    if (!st?.isFile || st.size > MAX_SECRET_FILE) continue;
+    const values = secretValues(engine.host.readText(file) ?? "");
+    maskLiterals(values);
+    task.secrets = [...(task.secrets ?? []), ...values];
   }
   const said = viewWarning(view);
   const warning = said && sanitize(said);

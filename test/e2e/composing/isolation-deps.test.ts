@@ -149,6 +149,14 @@ test("a dependency the child patches and installs stays in its task; .env is the
   const session = await cli(world, ["session", p.sessionId], { binary: true });
   for (const shown of [r.stdout, r.stderr, session.stdout]) expect(shown).not.toContain(SECRET);
   expect(session.stdout).toContain("[REDACTED]");
+  // Nor the child's own transcript (its pi session file, which a resume and `pi --resume` read).
+  const own = readdirSync(join(world.agentDir, "subagent-sessions"), { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith(`_${p.sessionId}.jsonl`));
+  expect(own.length).toBe(1);
+  const transcript = readFileSync(join(world.agentDir, "subagent-sessions", own[0]), "utf8");
+  expect(transcript).toContain("[REDACTED]");
+  expect(transcript).not.toContain(SECRET);
   // apply merges the child's work and nothing else.
   const applied = await cli(world, ["apply", p.sessionId], { binary: true, cwd: repo });
   expect(applied.code, applied.stderr).toBe(0);

@@ -1,6 +1,6 @@
 // Secret masking (15+ formats, no false positives, linear time) and head+tail truncation.
 import { expect, test } from "bun:test";
-import { maskHomeDir, sanitize } from "../../../src/core/sanitize.ts";
+import { maskHomeDir, printable, sanitize } from "../../../src/core/sanitize.ts";
 import { TailBuffer, truncateHeadTail, utf8Length } from "../../../src/core/truncate.ts";
 
 // Built at run time so this file itself holds no literal secrets.
@@ -158,4 +158,32 @@ test("TailBuffer keeps only the last bytes", () => {
   const s = b.toString();
   expect(s.length).toBeLessThanOrEqual(101);
   expect(s).toEndWith("chunk 9999\n");
+});
+
+test("printable: a child's escape sequences act on nothing (window title, OSC 52 clipboard, clear screen, reset, 8-bit CSI, hyperlinks, DCS); other controls are shown; text, newlines and tabs stay", () => {
+  const cases: [string, string][] = [
+    ["plain ✓ ünï\n\tindented", "plain ✓ ünï\n\tindented"],
+    ["\x1b]0;pwned\x07after", "after"],
+    ["\x1b]52;c;cm0gLXJmIH4=\x07copied?", "copied?"],
+    ["\x1b]52;c;cm0gLXJmIH4=\x1b\\st", "st"],
+    ["a\x1b[2J\x1b[Hb", "ab"],
+    ["\x1bcreset", "reset"],
+    ["\u009b31mred\u009b0m", "red"],
+    ["\u009d0;t\u009cx", "x"],
+    ["\x1b]8;;http://e.x\x1b\\link\x1b]8;;\x1b\\", "link"],
+    ["\x1bP+q544e\x1b\\dcs", "dcs"],
+    ["hide\rshow", "hide␍show"],
+    ["crlf\r\nline", "crlf\nline"],
+    ["bell\x07 nul\x00 bs\x08 del\x7f", "bell␇ nul␀ bs␈ del␡"],
+    ["\u0085next", "␛Enext"],
+    ["cut \x1b", "cut "],
+  ];
+  for (const [given, shown] of cases) expect(printable(given), JSON.stringify(given)).toBe(shown);
+  // Nothing that acts on a terminal is left in any of them.
+  for (const [given] of cases) expect(printable(given)).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+  // Linear on hostile input.
+  const t0 = performance.now();
+  printable(`\x1b]${"x".repeat(1_000_000)}`);
+  printable("\x1b[".repeat(300_000));
+  expect(performance.now() - t0).toBeLessThan(2000);
 });

@@ -123,13 +123,15 @@ export function installAsk(pi: Api, asker: ChildAsker, emit: (ev: ChildEvent) =>
       required: ["question"],
       additionalProperties: false,
     },
-    async execute(_id: string, params: { question?: unknown; options?: unknown }) {
+    // pi aborts a running tool before it exits (SIGTERM: the kill protocol's first step): the question is then given
+    // up at once, so a child that was asking ends as promptly as any other.
+    async execute(_id: string, params: { question?: unknown; options?: unknown }, signal?: AbortSignal) {
       const question = typeof params?.question === "string" ? params.question.trim() : "";
       if (!question) throw new Error("ask_parent needs a non-empty `question`.");
       const options = Array.isArray(params.options)
         ? params.options.filter((o): o is string => typeof o === "string" && !!o.trim())
         : undefined;
-      const a = await asker.ask({ kind: "ask_parent", title: question, options });
+      const a = await asker.ask({ kind: "ask_parent", title: question, options }, { signal });
       const text =
         a.value !== undefined
           ? `Answer: ${typeof a.value === "boolean" ? (a.value ? "yes" : "no") : a.value}`

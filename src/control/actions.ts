@@ -1,5 +1,6 @@
 // Steer and wait as the CLI and the pi extension both do them: from where a session stands (client.ts
 // sessionState) to a delivered message or an ended run, with the reason when not.
+import { shownId } from "../core/store/transcript.ts";
 import { sessionState, request, type SessionRecords, type SessionState } from "./client.ts";
 
 /** answered: the child was waiting on a question, and the message became its answer (ask.ts). */
@@ -14,7 +15,7 @@ export async function steerSession(
   status: () => string,
   op: "steer" | "answer" = "steer",
 ): Promise<SteerResult> {
-  if (state.kind === "unknown") return { ok: false, reason: `no session "${id}"` };
+  if (state.kind === "unknown") return { ok: false, reason: `no session "${shownId(id)}"` };
   if (state.kind === "done") return { ok: false, reason: `session ${id} is not running (${status()})` };
   if (!state.owner?.socket)
     return { ok: false, reason: `session ${id} is starting or its owner cannot be reached; try again in a moment` };
@@ -47,7 +48,7 @@ export async function cancelSession(
   status: () => string,
   by?: string,
 ): Promise<SteerResult> {
-  if (state.kind === "unknown") return { ok: false, reason: `no session "${id}"` };
+  if (state.kind === "unknown") return { ok: false, reason: `no session "${shownId(id)}"` };
   if (state.kind === "done") return { ok: false, reason: `session ${id} is not running (${status()})` };
   if (!state.owner?.socket)
     return { ok: false, reason: `session ${id}: its owner cannot be reached yet; try again in a moment` };

@@ -73,6 +73,20 @@ export function truncateHeadTail(text: string, opts: { maxBytes: number; maxLine
   return { text: `${head}\n${marker}\n${tail}`, truncated: true, omittedLines, omittedBytes };
 }
 
+/** Splits `total` bytes between texts of the given sizes: each gets what it needs up to an even share of what is
+ *  left, so the short ones' room goes to the long ones; none gets less than `min` (a head and a tail to read). */
+export function shareBytes(sizes: number[], total: number, min = 0): number[] {
+  const shares = sizes.map(() => 0);
+  let left = Math.max(0, total);
+  const order = sizes.map((size, i) => ({ size, i })).sort((a, b) => a.size - b.size);
+  order.forEach(({ size, i }, k) => {
+    const even = Math.floor(left / (order.length - k));
+    shares[i] = Math.min(size, Math.max(min, even));
+    left = Math.max(0, left - shares[i]);
+  });
+  return shares;
+}
+
 /** Keeps only the last `max` bytes of what was appended (for stderr tails), in amortized O(1) per append. */
 export class TailBuffer {
   private parts: string[] = [];

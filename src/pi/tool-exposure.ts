@@ -4,32 +4,9 @@
 // can call them. A pi whose model has neither loader active (tool_search is off by default) would never reach
 // them, so then they are declared as they become useful: the profile list from the start, output and transcript
 // once a call of ours has started a sub-agent in this session. Older pis get them as before.
-// `annotations` (MCP's hints, read by permission extensions): the retrieval tools only read our own records; a
-// delegation runs processes that may change anything, and reach models over the network.
+// `annotations` (MCP's hints, read by permission extensions): core/call/tool-texts.ts, the same for `subagents mcp`.
+import { ANNOTATIONS } from "../core/call/tool-texts.ts";
 import { compareVersions, runningPiVersion } from "../host/pi-discovery.ts";
-
-type Annotations = {
-  readOnlyHint: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint: boolean;
-};
-
-const DELEGATION: Annotations = {
-  readOnlyHint: false,
-  destructiveHint: true,
-  idempotentHint: false,
-  openWorldHint: true,
-};
-
-export const ANNOTATIONS: Record<string, Annotations> = {
-  delegate_to_subagents: DELEGATION,
-  subagent: DELEGATION,
-  // `steer` and `wait` reach a running sub-agent of ours: it reads more than once, but changes nothing of the user's.
-  get_subagent_output: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
-  get_subagent_session: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  list_subagent_profiles: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-};
 
 /** Declared from the start when no loader is active; the others once a sub-agent of this session exists. */
 const FROM_START = ["list_subagent_profiles"];
@@ -49,7 +26,7 @@ export function defersTools(version = runningPiVersion()): boolean {
 export function exposed<T extends { name: string }>(tool: T, defer: boolean): T {
   return {
     ...tool,
-    ...(ANNOTATIONS[tool.name] ? { annotations: ANNOTATIONS[tool.name] } : {}),
+    ...(tool.name in ANNOTATIONS ? { annotations: ANNOTATIONS[tool.name as keyof typeof ANNOTATIONS] } : {}),
     ...(defer && DEFERRED.has(tool.name) ? { exposure: "deferred" } : {}),
   };
 }

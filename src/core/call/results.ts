@@ -3,10 +3,13 @@
 //   RPC `get_session_stats` totals, so sub-agents' spend counts where the user looks. Only children that ran in
 //   this call are counted (a resumed session's earlier runs were counted by the call that ran them).
 // - `structuredContent` (declared by `outputSchema`): codemode scripts receive it instead of the text, so a
-//   script reads ids, statuses and outputs without parsing.
+//   script reads ids, statuses and outputs without parsing. MCP clients (Claude Code, Codex) hand it to their model
+//   instead of the text, and cut what is long: it is bounded like the text (STRUCTURED_BYTES in all), and every
+//   task's status, error and session id come first (`summary`, then each task's fields before its output).
 // pi 0.73.1 and 0.87.1 ignore both fields.
 import { printable } from "../sanitize.ts";
-import { truncateHeadTail } from "../truncate.ts";
+import { shareBytes, truncateHeadTail, utf8Length } from "../truncate.ts";
+import { boundedOutput, MIN_OUTPUT_BYTES, statusLines } from "../run/outcome-text.ts";
 import type { TaskOutcome } from "../run/task-types.ts";
 import { addUsage, emptyUsage, type ErrorCode, type Usage } from "../types.ts";
 
@@ -38,15 +41,17 @@ export function callUsage(outcomes: TaskOutcome[]): PiUsage | undefined {
   return toPiUsage(total);
 }
 
-/** A script's copy of each output is bounded like the text the model gets; the full text stays retrievable. */
-const STRUCTURED_OUTPUT_BYTES = 50 * 1024;
+/** The whole structured result, like the text the model gets: the full outputs stay retrievable. */
+export const STRUCTURED_BYTES = 50 * 1024;
+/** What one task's error, finalized result and each warning keep at most (their head and tail). */
+const FIELD_BYTES = { error: 2048, finalized: 2048, warning: 512, summaryLine: 400 } as const;
+const MAX_WARNINGS = 10;
 
 export type StructuredTask = {
   name: string;
   sessionId: string;
   agent: string;
   status: "completed" | "error" | "running" | "skipped";
-  output: string;
   /** The task's structured result (outputSchema) and its acceptance gate's outcome. */
   data?: unknown;
   gate?: { passed: boolean; attempts: number };
@@ -56,8 +61,12 @@ export type StructuredTask = {
   warnings?: string[];
   finalized?: { status: string; result?: string };
   usage: { input: number; output: number; cost: number; turns: number };
+  /** Last: a client that cuts a long result keeps every task's fields above. */
+  output: string;
 };
 export type StructuredTasks = {
+  /** One status line per task (what the text starts with): status, error, session id. */
+  summary?: string;
   tasks: StructuredTask[];
   usage: { input: number; output: number; cost: number };
   error?: { code: string; message: string };
@@ -80,8 +89,8 @@ export function startedTasks(
       sessionId: t.sessionId,
       agent: t.profile ?? "default",
       status: "running",
-      output: "",
       usage: NO_USAGE,
+      output: "",
     })),
     usage: { input: 0, output: 0, cost: 0 },
   };
@@ -104,48 +113,86 @@ export function refusedCall({ code, message }: { code: ErrorCode; message: strin
   };
 }
 
-export function structuredTasks(outcomes: TaskOutcome[]): StructuredTasks {
-  const tasks = outcomes.map((o): StructuredTask => {
-    const r = o.result;
-    const u = r.usage ?? emptyUsage();
-    const output = truncateHeadTail(r.output ?? "", {
-      maxBytes: STRUCTURED_OUTPUT_BYTES,
-      maxLines: 2000,
-      hint: `get_subagent_output with sessionId "${o.sessionId}" returns the full text`,
-    }).text;
-    return {
-      name: o.name,
-      sessionId: o.sessionId,
-      agent: o.agent,
-      status: r.status === "completed" ? "completed" : r.errorCode === "SKIPPED" ? "skipped" : "error",
-      output,
-      ...(r.structured !== undefined ? { data: r.structured } : {}),
-      ...(r.gate ? { gate: r.gate } : {}),
-      ...(r.error ? { error: r.error } : {}),
-      ...(r.errorCode ? { errorCode: r.errorCode } : {}),
-      ...(r.warnings?.length ? { warnings: r.warnings } : {}),
-      ...(r.finalize
-        ? {
-            finalized: {
-              status: r.finalize.status,
-              ...(r.finalize.result !== undefined ? { result: String(r.finalize.result) } : {}),
-            },
-          }
-        : {}),
-      usage: { input: u.input, output: u.output, cost: u.cost, turns: u.turns },
-    };
-  });
+const clipped = (text: string, maxBytes: number, o: TaskOutcome) =>
+  truncateHeadTail(text, {
+    maxBytes,
+    maxLines: 200,
+    hint: `get_subagent_output with sessionId "${o.sessionId}" has it whole`,
+  }).text;
+
+/** A task's fields, its output left empty (bounded with the others': structuredTasks). */
+function taskFields(o: TaskOutcome): StructuredTask {
+  const r = o.result;
+  const u = r.usage ?? emptyUsage();
+  const warnings = r.warnings?.slice(0, MAX_WARNINGS).map((w) => clipped(w, FIELD_BYTES.warning, o));
+  return {
+    name: o.name,
+    sessionId: o.sessionId,
+    agent: o.agent,
+    status: r.status === "completed" ? "completed" : r.errorCode === "SKIPPED" ? "skipped" : "error",
+    ...(r.error ? { error: clipped(r.error, FIELD_BYTES.error, o) } : {}),
+    ...(r.errorCode ? { errorCode: r.errorCode } : {}),
+    ...(warnings?.length ? { warnings } : {}),
+    ...(r.structured !== undefined ? { data: r.structured } : {}),
+    ...(r.gate ? { gate: r.gate } : {}),
+    ...(r.finalize
+      ? {
+          finalized: {
+            status: r.finalize.status,
+            ...(r.finalize.result !== undefined
+              ? { result: clipped(String(r.finalize.result), FIELD_BYTES.finalized, o) }
+              : {}),
+          },
+        }
+      : {}),
+    usage: { input: u.input, output: u.output, cost: u.cost, turns: u.turns },
+    output: "",
+  };
+}
+
+const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v));
+
+/**
+ * Every task's outcome for a script or an MCP client, within `maxBytes` of JSON in all: the status lines first, then
+ * each task's fields, its output last and cut to its share of what is left (head and tail, with where the rest is).
+ * A task's `data` (its structured result) too big to leave room for the outputs is left out, saying so.
+ */
+export function structuredTasks(outcomes: TaskOutcome[], maxBytes = STRUCTURED_BYTES): StructuredTasks {
+  const summary = outcomes.map((o) => clipped(statusLines(o), FIELD_BYTES.summaryLine, o)).join("\n");
+  const tasks = outcomes.map(taskFields);
   const usage = tasks.reduce(
     (s, t) => ({ input: s.input + t.usage.input, output: s.output + t.usage.output, cost: s.cost + t.usage.cost }),
     { input: 0, output: 0, cost: 0 },
   );
-  return { tasks, usage };
+  const result: StructuredTasks = { ...(outcomes.length ? { summary } : {}), tasks, usage };
+  const floor = MIN_OUTPUT_BYTES * outcomes.filter((o) => o.result.output).length;
+  // The biggest data first, until the fields leave each output its least.
+  for (const t of [...tasks].sort((a, b) => jsonBytes(b.data ?? null) - jsonBytes(a.data ?? null))) {
+    if (t.data === undefined || jsonBytes(result) + floor <= maxBytes) break;
+    const size = jsonBytes(t.data);
+    delete t.data;
+    t.warnings = [...(t.warnings ?? []), `data (${Math.round(size / 1024)} KB) left out of this result: too big`];
+  }
+  const sizes = outcomes.map((o) => utf8Length(o.result.output ?? ""));
+  // JSON escapes (newlines, quotes) make an output longer than its text: shrink the room until the whole fits.
+  let room = maxBytes - jsonBytes(result);
+  for (let tries = 0; tries < 4; tries++) {
+    const shares = shareBytes(sizes, room, Math.min(MIN_OUTPUT_BYTES, Math.floor(room / Math.max(1, outcomes.length))));
+    outcomes.forEach((o, i) => {
+      tasks[i].output = o.result.output ? boundedOutput(o, Math.max(1, shares[i]), 2000) : "";
+    });
+    const over = jsonBytes(result) - maxBytes;
+    if (over <= 0) break;
+    room -= over + 256 * outcomes.length;
+  }
+  return result;
 }
 
 /** JSON Schema of `structuredContent` (pi hands it to codemode as the call's return type). Kept short: it is prompt. */
 export const TASKS_OUTPUT_SCHEMA = {
   type: "object",
   properties: {
+    summary: { type: "string" },
     tasks: {
       type: "array",
       items: {

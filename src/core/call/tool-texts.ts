@@ -30,3 +30,37 @@ export const TOOL_TEXTS = {
 } as const;
 
 export type ToolName = keyof typeof TOOL_TEXTS;
+
+/** What a client shows for each tool (MCP's `title`). */
+export const TOOL_TITLES: Record<ToolName, string> = {
+  delegate_to_subagents: "Delegate to sub-agents",
+  subagent: "Run a sub-agent",
+  get_subagent_output: "Sub-agent output",
+  get_subagent_session: "Sub-agent transcript",
+  list_subagent_profiles: "List sub-agent profiles",
+};
+
+/** MCP's hints about each tool (read by permission extensions and clients): the retrieval tools only read our own
+ *  records; a delegation runs processes that may change anything, and reach models over the network. */
+export type ToolAnnotations = {
+  readOnlyHint: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint: boolean;
+};
+
+const DELEGATION: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+export const ANNOTATIONS: Record<ToolName, ToolAnnotations> = {
+  delegate_to_subagents: DELEGATION,
+  subagent: DELEGATION,
+  // `steer` and `wait` reach a running sub-agent of ours: it reads more than once, but changes nothing of the user's.
+  get_subagent_output: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
+  get_subagent_session: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  list_subagent_profiles: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+};

@@ -4,10 +4,13 @@ import type { RunRecord, SessionRecord } from "./store-types.ts";
 import { resumeRunningMessage } from "./store-types.ts";
 import type { StoredMessage } from "../types.ts";
 
+/** A session id as a message quotes it: whole when it could be one, else its start and its length (a tool call's
+ *  50 MB "session id" is not sent back whole). */
+export const shownId = (id: string) => (id.length <= 64 ? id : `${id.slice(0, 32)}… (${id.length} characters)`);
 export const sessionNotFound = (id: string) =>
-  `Session "${id}" not found. The session may have expired or the ID is incorrect.`;
+  `Session "${shownId(id)}" not found. The session may have expired or the ID is incorrect.`;
 export const resumeNotFound = (id: string) =>
-  `Cannot resume: session "${id}" not found. The session may have expired or the ID is incorrect.`;
+  `Cannot resume: session "${shownId(id)}" not found. The session may have expired or the ID is incorrect.`;
 export const resumeRunning = resumeRunningMessage;
 export const NO_TEXT_OUTPUT = "(no text output from sub-agent)";
 

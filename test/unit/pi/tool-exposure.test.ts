@@ -1,12 +1,13 @@
 // What pi learns about our tools besides their schemas (pi/tool-exposure.ts): annotations on all five, deferred
 // retrieval tools from pi 1.6 on, and the declarations that keep them reachable when no loader is active.
 import { expect, test } from "bun:test";
-import { ANNOTATIONS, defersTools, exposed, reachability } from "../../../src/pi/tool-exposure.ts";
+import { ANNOTATIONS } from "../../../src/core/call/tool-texts.ts";
+import { defersTools, exposed, reachability } from "../../../src/pi/tool-exposure.ts";
 
 test("every tool has annotations; the retrieval tools are read-only, the delegation tools may change anything", () => {
-  for (const name of ["get_subagent_output", "get_subagent_session", "list_subagent_profiles"])
+  for (const name of ["get_subagent_output", "get_subagent_session", "list_subagent_profiles"] as const)
     expect(ANNOTATIONS[name]).toMatchObject({ readOnlyHint: true, openWorldHint: false });
-  for (const name of ["delegate_to_subagents", "subagent"])
+  for (const name of ["delegate_to_subagents", "subagent"] as const)
     expect(ANNOTATIONS[name]).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: true });
 });
 

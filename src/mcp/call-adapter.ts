@@ -15,6 +15,8 @@ import { callWindows, type CallWindows } from "../ui/call-windows.ts";
 export type CallRun = {
   tasks: readonly PreparedTask[];
   windows: CallWindows;
+  /** When the call started (the progress line's elapsed time). */
+  startedAt: number;
   /** The task whose window changed last (what a progress message names). */
   lastActive: number;
   /** Every outcome, once every task ended. */
@@ -43,7 +45,7 @@ export function startRun(engine: Engine, call: PreparedCall, o: RunOptions): Cal
   const control = new AbortController();
   const windows = callWindows(engine, call.tasks);
   const listeners = new Set<() => void>();
-  const run = { lastActive: 0 };
+  const run = { lastActive: 0, startedAt: Date.now() };
   const render = (e: CallEvent) => {
     if (!windows.apply(e, Date.now())) return;
     run.lastActive = e.index;

@@ -4,6 +4,8 @@
 // answers and the call's signed `requestState` — comes back to the same running call. Children keep running
 // between rounds. A call whose client does not come back within askTimeout is stopped; a cancelled request, or
 // a client that goes away, stops its call's children with the kill protocol.
+// Every `requestState` names its call: a retry the client sends again (or one that arrives after the call ended) is
+// answered by that call — attended while it runs, from its tasks' records once it ended — and never starts another.
 import { randomBytes } from "node:crypto";
 import type { AskAnswer, Asker, AskRequest } from "../core/run/process/ask.ts";
 import type { TaskOutcome } from "../core/run/task-types.ts";
@@ -22,7 +24,8 @@ export type LiveCall = {
   /** The result once every task ended. */
   finish: (outcomes: TaskOutcome[]) => ToolResult;
   questions: Map<string, Open>;
-  wake: () => void;
+  /** Who waits for the call to change: the requests attending it (a retry sent twice attends it twice). */
+  waiters: Set<() => void>;
   /** A question the client was asked is no longer open (answered elsewhere, timed out, its run ended). */
   withdrawn: () => void;
   progress: { n: number };
@@ -32,27 +35,49 @@ export type LiveCall = {
   parked?: () => void;
 };
 
+/** What the server keeps of a call that ended (or left the request: background, a task), for a retry that comes
+ *  after: which sessions it was, and how it was answered. */
+export type EndedCall = { sessions: string[]; background?: boolean; task?: string };
+
+/** The `requestState` of a round: the call it belongs to, and whether the client was asked for its roots. */
+export type RoundState = { call?: string; roots?: boolean };
+
 /** How long a parked call waits for its client beyond askTimeout (the question's own timeout goes first). */
 const PARK_GRACE_MS = 30_000;
+/** How many ended calls are remembered for late retries (a state outlives them by no more than its day). */
+const ENDED_KEPT = 512;
+const STATE_TTL_MS = 86_400_000;
 
 export class McpCalls {
   private readonly live = new Map<string, LiveCall>();
-  /** Background calls and calls between rounds alike: what shutdown stops. */
+  private readonly ended = new Map<string, EndedCall>();
+  /** Background calls, tasks and calls between rounds alike: what shutdown stops. */
   private readonly running = new Set<CallRun>();
-  readonly codec = new RequestStateCodec<unknown>(86_400_000);
+  readonly codec = new RequestStateCodec<RoundState>(STATE_TTL_MS);
 
   /** `graceMs`: how long a parked call waits for its client beyond its own askTimeout. */
   constructor(private readonly graceMs = PARK_GRACE_MS) {}
 
+  /** A new call id (a round before the call starts — the client's roots — already names it). */
+  newId(): string {
+    return randomBytes(12).toString("hex");
+  }
+
+  /** The round state a retry carries (verified by the session), or an empty one. */
+  stateOf(ctx: ToolContext): RoundState {
+    const s = ctx.requestState as RoundState | undefined;
+    return s && typeof s === "object" ? s : {};
+  }
+
   /** A new call; `asker` (given to the run) sends its children's questions to the client. `parkMs`: the call's
    *  askTimeout (its engine's settings: the folder its tasks run in), how long it waits for its client. */
-  open(finish: LiveCall["finish"], parkMs: number): { call: LiveCall; asker: Asker } {
+  open(finish: LiveCall["finish"], parkMs: number, id = this.newId()): { call: LiveCall; asker: Asker } {
     const call: LiveCall = {
-      id: randomBytes(12).toString("hex"),
+      id,
       finish,
       parkMs,
       questions: new Map(),
-      wake: () => {},
+      waiters: new Set(),
       withdrawn: () => {},
       progress: { n: 0 },
     };
@@ -69,26 +94,41 @@ export class McpCalls {
           },
           { once: true },
         );
-        call.wake();
+        wake(call);
       });
     return { call, asker };
   }
 
-  /** Tracks a run until it ends and its tasks' hooks have (background runs too), for shutdown. */
-  track(run: CallRun): void {
+  /** Tracks a run until it ends and its tasks' hooks have (background runs and tasks too), for shutdown; `ended`
+   *  remembers which sessions its call was, for a retry that comes after. */
+  track(run: CallRun, answered?: { id: string } & Omit<EndedCall, "sessions">): void {
     this.running.add(run);
     void run.settled.finally(() => this.running.delete(run));
+    if (answered) {
+      const { id, ...how } = answered;
+      this.remember(id, { sessions: run.tasks.map((t) => t.sessionId), ...how });
+    }
   }
 
-  /** The call a retried request continues, if its `requestState` names one still known. */
-  resumed(ctx: ToolContext): LiveCall | undefined {
-    const id = (ctx.requestState as { call?: string } | undefined)?.call;
-    return id ? this.live.get(id) : undefined;
+  /** The running call a retry continues. */
+  resumed(state: RoundState): LiveCall | undefined {
+    return state.call ? this.live.get(state.call) : undefined;
+  }
+
+  /** A call of this server that ended (or started in the background): a retry is answered from its records. */
+  endedCall(state: RoundState): EndedCall | undefined {
+    return state.call ? this.ended.get(state.call) : undefined;
+  }
+
+  private remember(id: string, call: EndedCall): void {
+    this.ended.set(id, call);
+    if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.keys().next().value as string);
   }
 
   forget(call: LiveCall): void {
     call.parked?.();
     this.live.delete(call.id);
+    if (call.run) this.remember(call.id, { sessions: call.run.tasks.map((t) => t.sessionId) });
   }
 
   /** Serves one round of a call: delivers this round's answers, reports progress, and returns the result, the next
@@ -107,22 +147,29 @@ export class McpCalls {
     const stop = reportProgress(ctx, run, call.progress);
     const signal = ctx.signal;
     let ended: TaskOutcome[] | undefined;
+    let waiter = () => {};
     try {
       void run.outcomes.then((o) => {
         ended = o;
-        call.wake();
+        wake(call);
       });
-      while (!ended && !signal.aborted && ![...call.questions.values()].some((o) => !o.sent))
+      while (!ended && !signal.aborted && ![...call.questions.values()].some((o) => !o.sent) && this.live.has(call.id))
         await new Promise<void>((resolve) => {
-          call.wake = resolve;
-          signal.addEventListener("abort", () => resolve(), { once: true });
+          waiter = () => {
+            call.waiters.delete(waiter);
+            signal.removeEventListener("abort", waiter);
+            resolve();
+          };
+          call.waiters.add(waiter);
+          signal.addEventListener("abort", waiter, { once: true });
         });
     } finally {
       stop();
-      call.wake = () => {};
+      call.waiters.delete(waiter);
     }
     if (ended) {
       this.forget(call);
+      wake(call);
       return call.finish(ended);
     }
     if (signal.aborted) {
@@ -132,6 +179,8 @@ export class McpCalls {
       const cancelled: ToolResult = { content: [{ type: "text", text: "Cancelled" }], isError: true };
       return cancelled;
     }
+    // The call ended under another request attending it (a retry sent twice): its answer is this one's too.
+    if (!this.live.has(call.id)) return call.finish(await run.outcomes);
     const asked = [...call.questions.entries()].filter(([, o]) => !o.sent);
     for (const [, o] of asked) o.sent = true;
     this.park(call, signal);
@@ -141,7 +190,9 @@ export class McpCalls {
       call.withdrawn = resolve;
       void run.outcomes.finally(resolve);
     });
-    const requests = Object.fromEntries(asked.map(([key, o]) => [key, elicitation(o.q)]));
+    const requests = Object.fromEntries(
+      asked.map(([key, o]) => [key, { ...elicitation(o.q), timeoutMs: call.parkMs }]),
+    );
     return { ...inputRequired(requests, this.codec.mint({ call: call.id })), until };
   }
 
@@ -170,6 +221,17 @@ export class McpCalls {
     for (const call of this.live.values()) call.parked?.();
     const runs = [...this.running];
     for (const run of runs) run.abort(reason);
-    await Promise.race([Promise.allSettled(runs.map((r) => r.settled)), new Promise((r) => setTimeout(r, ms))]);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled(runs.map((r) => r.settled)),
+      new Promise((r) => {
+        timer = setTimeout(r, ms);
+      }),
+    ]);
+    clearTimeout(timer);
   }
+}
+
+function wake(call: LiveCall): void {
+  for (const w of [...call.waiters]) w();
 }

@@ -1,20 +1,35 @@
 // The folders an MCP client gives as roots: with the client's working directory they decide where a call's tasks
-// run (docs/mcp.md "Where tasks run"). Asked for with an `input_required` round when the client declares roots.
+// run (docs/mcp.md "Where tasks run"). Asked for with an `input_required` round when the client declares roots,
+// once per call: a client that declares roots and cannot give them (an error, no answer in time, a retry without
+// them) falls back to the server's folder, and is not asked again on this connection.
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ToolContext } from "./protocol/session.ts";
-import { type InputRequired, inputRequired, listRoots } from "./protocol/wire.ts";
+import { ROOTS_TIMEOUT_MS } from "./protocol/session.ts";
+import { type InputRequest, listRoots } from "./protocol/wire.ts";
 
-const ROOTS_KEY = "roots";
+export const ROOTS_KEY = "roots";
 
-/** The client's root folders, or an `input_required` result asking for them first when it declares roots and has
- * not answered yet. `null`: the client gave none (no roots capability, or an empty or unreadable list). */
-export function clientRoots(ctx: ToolContext): { roots: string[] | null } | { ask: InputRequired } {
+/** The client's root folders, or the request asking for them first when it declares roots and has not been asked
+ *  in this call (`asked`: the call's earlier round did ask). `null`: the client gave none (no roots capability, an
+ *  empty list, or none it could give). */
+export function clientRoots(
+  ctx: ToolContext,
+  asked: boolean,
+): { roots: string[] | null } | { ask: Record<string, InputRequest> } {
   if (!ctx.caps.roots) return { roots: null };
-  const response = ctx.inputResponses[ROOTS_KEY] as { roots?: { uri?: unknown }[] } | undefined;
-  if (!response) return { ask: inputRequired({ [ROOTS_KEY]: listRoots() }) };
+  const response = ctx.inputResponses[ROOTS_KEY] as { roots?: unknown } | undefined;
+  if (!response) {
+    if (!asked) return { ask: { [ROOTS_KEY]: listRoots(ROOTS_TIMEOUT_MS) } };
+    ctx.rootsUnreadable("the client did not answer roots/list");
+    return { roots: null };
+  }
+  if (!Array.isArray(response.roots)) {
+    ctx.rootsUnreadable("its answer to roots/list has no list of roots");
+    return { roots: null };
+  }
   const dirs: string[] = [];
-  for (const r of response.roots ?? []) {
+  for (const r of response.roots as { uri?: unknown }[]) {
     if (typeof r?.uri !== "string" || !r.uri.startsWith("file://")) continue;
     try {
       dirs.push(path.resolve(fileURLToPath(r.uri)));

@@ -7,7 +7,7 @@ import { workflowLines } from "../core/call/workflow.ts";
 import { outputResult, profilesResult, recordedSession, sessionResult } from "../ui/retrieval.ts";
 import { callCwd, clientRoots } from "./client.ts";
 import type { ToolContext, ToolOutcome } from "./protocol/session.ts";
-import type { ToolResult } from "./protocol/wire.ts";
+import { inputRequired, type ToolResult } from "./protocol/wire.ts";
 import type { RunDeps } from "./tool-run.ts";
 
 const text = (t: string, isError = false): ToolResult => ({
@@ -48,8 +48,8 @@ export function sessionHandler(d: RunDeps, raw: unknown): Promise<ToolResult> {
 
 /** The profiles of the folder a call would run in (the client's roots decide it, as for a call). */
 export async function profilesHandler(d: RunDeps, ctx: ToolContext): Promise<ToolOutcome> {
-  const roots = clientRoots(ctx);
-  if ("ask" in roots) return roots.ask;
+  const roots = clientRoots(ctx, d.calls.stateOf(ctx).roots === true);
+  if ("ask" in roots) return inputRequired(roots.ask, d.calls.codec.mint({ roots: true }));
   const cwd = callCwd(d.services.cwd, roots.roots);
   return answer(() => {
     const { profiles, diagnostics } = d.services.profilesFor(cwd);

@@ -1,57 +1,36 @@
 // `delegate_to_subagents` and `subagent` over MCP (docs/mcp.md): the same parameters, checks, refusals and
 // results as inside pi (docs/pi-extension.md), with the children's usage and cost in the text too (an MCP host
 // counts only its own model's spend). Each call first learns the client's roots (when it has any), then runs its
-// tasks in rounds (calls.ts) until they end.
+// tasks: in rounds (calls.ts) until they end, as a task the client follows (tasks.ts) when it declares the Tasks
+// extension, or in the background when asked. A retry of a round already served is answered by its call.
 import { fanoutRefusal } from "../core/call/confirm-fanout.ts";
 import { projectProfileRefusals } from "../core/call/project-consent.ts";
 import { prepareCall, type CallFront, type PreparedCall } from "../core/call/prepare.ts";
-import { delegateToolRequest, type CallRequest, type Refusal } from "../core/call/request.ts";
-import { childrenResultFields, refusedCall, startedLine, startedTasks } from "../core/call/results.ts";
+import { delegateToolRequest, type CallRequest } from "../core/call/request.ts";
 import { subagentCall, subagentConsentRefusal, subagentParams } from "../core/call/subagent-call.ts";
 import { withWorkflow } from "../core/call/workflow.ts";
-import { parseTraceparent } from "../core/trace/context.ts";
 import { InputError, parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
 import type { CapGuard } from "../core/run/cap-guard.ts";
-import { delegateResultText } from "../core/run/outcome-text.ts";
 import type { Engine } from "../core/run/engine.ts";
-import type { PreparedTask, TaskOutcome } from "../core/run/task-types.ts";
-import { addUsage, emptyUsage } from "../core/types.ts";
-import { usd } from "../core/session-caps.ts";
-import { subagentResult } from "../ui/subagent-result.ts";
+import { parseTraceparent } from "../core/trace/context.ts";
 import { startRun } from "./call-adapter.ts";
-import type { McpCalls } from "./calls.ts";
+import type { EndedCall, McpCalls, RoundState } from "./calls.ts";
 import { callCwd, clientRoots } from "./client.ts";
 import type { ToolContext, ToolOutcome } from "./protocol/session.ts";
-import type { ToolResult } from "./protocol/wire.ts";
+import { inputRequired, type ToolResult } from "./protocol/wire.ts";
+import { recordedOutcomes, refused, RESULTS, STARTED } from "./results.ts";
 import type { McpServices } from "./services.ts";
+import type { TaskKind } from "./task-index.ts";
+import type { McpTasks } from "./tasks.ts";
 
 export type RunDeps = {
   services: McpServices;
   calls: McpCalls;
+  tasks: McpTasks;
   caps: CapGuard;
 };
 
 const FORK_NEEDS = 'context "fork" needs a parent conversation to copy, which an MCP client does not give';
-
-/** A refusal as a tool error with the spec's structured shape (`tasks: []`, `error {code, message}`): pi's, less
- * pi's own `details`. */
-export function refused(r: Refusal): ToolResult {
-  const { details: _pi, ...result } = refusedCall(r);
-  return result;
-}
-
-/** `Usage: 2 sub-agents · 240 input, 60 output tokens · $0.0012`. */
-function usageLine(outcomes: TaskOutcome[]): string {
-  const u = outcomes.reduce((sum, o) => addUsage(sum, o.result.usage ?? emptyUsage()), emptyUsage());
-  return `Usage: ${outcomes.length} sub-agent${outcomes.length === 1 ? "" : "s"} · ${u.input} input, ${u.output} output tokens · ${usd(u.cost)}`;
-}
-
-/** What pi's tools return beside their text, less pi's own usage field: the structured result, and `isError` when
- * no task completed. */
-function structured(outcomes: TaskOutcome[]) {
-  const { structuredContent, isError } = childrenResultFields(outcomes);
-  return { structuredContent, ...(isError ? { isError } : {}) };
-}
 
 function front(engine: Engine, caps: CapGuard): CallFront {
   return {
@@ -67,18 +46,24 @@ type Started = { call: PreparedCall; engine: Engine; background?: boolean };
 const isStarted = (x: Started | ToolResult): x is Started => (x as Started).call !== undefined;
 type Plan = (cwd: string, roots: string[] | null) => Promise<Started | ToolResult>;
 
+/** A retry of a round of a call that ended (or one started in the background, or as a task): its answer again. */
+function answered(d: RunDeps, kind: TaskKind, ctx: ToolContext, ended: EndedCall): ToolOutcome {
+  if (ended.task && ctx.caps.tasks) return { resultType: "task", task: d.tasks.get(ended.task) };
+  const outcomes = recordedOutcomes(d.services.store, ended.sessions);
+  if (ended.background) return STARTED[kind](outcomes.map((o) => ({ ...o, profile: o.agent })));
+  return RESULTS[kind](outcomes);
+}
+
 /** The shared shape of both tools: continue a call, or learn the roots, plan and prepare one, then run it. */
-async function serve(
-  d: RunDeps,
-  ctx: ToolContext,
-  plan: Plan,
-  finish: (outcomes: TaskOutcome[], tasks: readonly PreparedTask[]) => ToolResult,
-  background: (tasks: readonly PreparedTask[]) => ToolResult,
-): Promise<ToolOutcome> {
-  const again = d.calls.resumed(ctx);
+async function serve(d: RunDeps, ctx: ToolContext, kind: TaskKind, plan: Plan): Promise<ToolOutcome> {
+  const state: RoundState = d.calls.stateOf(ctx);
+  const again = d.calls.resumed(state);
   if (again) return d.calls.attend(again, ctx);
-  const roots = clientRoots(ctx);
-  if ("ask" in roots) return roots.ask;
+  const ended = d.calls.endedCall(state);
+  if (ended) return answered(d, kind, ctx, ended);
+  const id = state.call ?? d.calls.newId();
+  const roots = clientRoots(ctx, state.roots === true);
+  if ("ask" in roots) return inputRequired(roots.ask, d.calls.codec.mint({ call: id, roots: true }));
   const planned = await plan(callCwd(d.services.cwd, roots.roots), roots.roots);
   if (!isStarted(planned)) return planned;
   const { call: prepared, engine } = planned;
@@ -87,13 +72,27 @@ async function serve(
   if (planned.background) {
     const started = startRun(engine, prepared, { ...run, waitForAnswers: true });
     if ("refusal" in started) return refused(started.refusal);
-    d.calls.track(started);
-    return background(prepared.tasks);
+    d.calls.track(started, { id, background: true });
+    return STARTED[kind](prepared.tasks);
   }
-  const { call, asker } = d.calls.open(
-    (outcomes) => finish(outcomes, prepared.tasks),
-    engine.settings.askTimeout * 1000,
-  );
+  if (ctx.caps.tasks) {
+    const { task, asker } = d.tasks.open(
+      kind,
+      prepared.tasks.map((t) => t.sessionId),
+    );
+    const started = startRun(engine, prepared, { ...run, ask: ctx.caps.elicitation ? asker : undefined });
+    if ("refusal" in started) return refused(started.refusal);
+    d.calls.track(started, { id, task: task.id });
+    try {
+      return { resultType: "task", task: d.tasks.start(task, started) };
+    } catch (err) {
+      // Not recorded as a task: nobody could follow it, so nothing of it runs.
+      started.abort();
+      await started.outcomes;
+      return refused({ code: "SUBAGENT_FAILED", message: `Cannot start an MCP task: ${(err as Error).message}` });
+    }
+  }
+  const { call, asker } = d.calls.open(RESULTS[kind], engine.settings.askTimeout * 1000, id);
   const started = startRun(engine, prepared, { ...run, ask: ctx.caps.elicitation ? asker : undefined });
   if ("refusal" in started) {
     d.calls.forget(call);
@@ -144,26 +143,8 @@ export async function delegateHandler(d: RunDeps, raw: unknown, ctx: ToolContext
     const engine = engineOf(make);
     return isResult(engine) ? engine : prepared(d, engine, roots, delegateToolRequest(params, cwd));
   };
-  return serve(
-    d,
-    ctx,
-    plan,
-    (outcomes) => ({
-      content: [{ type: "text", text: `${delegateResultText(outcomes)}\n\n${usageLine(outcomes)}` }],
-      ...structured(outcomes),
-    }),
-    (tasks) => {
-      const lines = tasks.map(startedLine);
-      return {
-        content: [{ type: "text", text: `${lines.join("\n")}\n${BACKGROUND_HINT}` }],
-        structuredContent: startedTasks(tasks),
-      };
-    },
-  );
+  return serve(d, ctx, "delegate", plan);
 }
-
-const BACKGROUND_HINT =
-  "get_subagent_output returns an output by session id (wait: true blocks until it ends); they stop when this MCP server does.";
 
 export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ToolContext): Promise<ToolOutcome> {
   const p = subagentParams(raw);
@@ -178,26 +159,5 @@ export async function subagentHandler(d: RunDeps, raw: unknown, ctx: ToolContext
     const consent = subagentConsentRefusal(ready.call);
     return consent ? refused(consent) : ready;
   };
-  return serve(
-    d,
-    ctx,
-    plan,
-    ([o], [input]) => {
-      const r = subagentResult(o, p.task, input.sessionId.slice(0, 8));
-      const text = r.content[0].text;
-      return {
-        content: [{ type: "text", text: `${text}\n\n${usageLine([o])}` }],
-        ...structured([o]),
-      };
-    },
-    ([input]) => ({
-      content: [
-        {
-          type: "text",
-          text: `**Status:** RUNNING\n**Session ID:** \`${input.sessionId}\`\n\n---\n\nStarted in the background. ${BACKGROUND_HINT}`,
-        },
-      ],
-      structuredContent: startedTasks([{ name: p.agent, sessionId: input.sessionId, profile: p.agent }]),
-    }),
-  );
+  return serve(d, ctx, "subagent", plan);
 }

@@ -54,11 +54,25 @@ for (const era of ERAS)
         "list_subagent_profiles",
         "subagent",
       ]);
-      expect(byName.get("delegate_to_subagents")!.inputSchema).toEqual(DELEGATE_SCHEMA as never);
-      expect(byName.get("subagent")!.inputSchema).toEqual(SUBAGENT_SCHEMA as never);
+      // pi's schemas, less what MCP does not do: no forked context, no background notices.
+      const delegate = byName.get("delegate_to_subagents")!;
+      const taskFields = (delegate.inputSchema as any).properties.tasks.items.properties;
+      expect(Object.keys(taskFields).sort()).toEqual(
+        Object.keys((DELEGATE_SCHEMA as any).properties.tasks.items.properties)
+          .filter((k) => k !== "context")
+          .sort(),
+      );
       expect(byName.get("get_subagent_output")!.inputSchema).toEqual(OUTPUT_SCHEMA as never);
-      expect(byName.get("delegate_to_subagents")!.outputSchema).toEqual(TASKS_OUTPUT_SCHEMA as never);
-      expect(byName.get("delegate_to_subagents")!.description).toContain("Sub-agents see none of this conversation");
+      expect(Object.keys((byName.get("subagent")!.inputSchema as any).properties)).toEqual(
+        Object.keys(SUBAGENT_SCHEMA.properties),
+      );
+      expect(JSON.stringify(tools)).not.toMatch(/fork|notices? follow/);
+      expect(delegate.outputSchema).toEqual(TASKS_OUTPUT_SCHEMA as never);
+      expect(delegate.description).toContain("Sub-agents see none of this conversation: put paths");
+      // Titles, and the annotations pi's tools have.
+      expect(delegate.title).toBe("Delegate to sub-agents");
+      expect(delegate.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: true });
+      expect(byName.get("get_subagent_session")!.annotations).toMatchObject({ readOnlyHint: true });
       const profiles = await c.client.callTool({ name: "list_subagent_profiles", arguments: {} });
       expect(textOf(profiles)).toContain("scout");
       // The MCP front lives in the executable only: the pi extension bundle has none of it.

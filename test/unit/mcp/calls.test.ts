@@ -17,6 +17,7 @@ function standIn() {
     tasks: [],
     windows: new CallWindows([{ name: "t", sessionId: "s1", timeoutSec: 60 }], 5),
     lastActive: 0,
+    startedAt: Date.now(),
     listeners: new Set(),
     outcomes,
     settled: outcomes,
@@ -29,10 +30,12 @@ function standIn() {
 }
 
 const ctx = (o: Partial<ToolContext> = {}): ToolContext => ({
-  caps: { elicitation: true, roots: false },
+  caps: { elicitation: true, roots: false, tasks: false },
   inputResponses: {},
+  meta: {},
   signal: new AbortController().signal,
   notify: () => {},
+  rootsUnreadable: () => {},
   ...o,
 });
 
@@ -58,12 +61,12 @@ test("a question ends the round as an elicitation; the retry's answer reaches th
   expect(round.inputRequests.q1.params.requestedSchema.properties.answer.enum).toEqual(["a", "b"]);
   const state = calls.codec.verify(round.requestState);
   const retry = ctx({ inputResponses: { q1: { action: "accept", content: { answer: "b" } } }, requestState: state });
-  expect(calls.resumed(retry)).toBe(call);
+  expect(calls.resumed(calls.stateOf(retry))).toBe(call);
   const result = calls.attend(call, retry);
   expect(await answered).toEqual({ value: "b" } satisfies AskAnswer);
   end();
   expect(await result).toEqual({ content: [{ type: "text", text: "done" }] });
-  expect(calls.resumed(retry)).toBeUndefined();
+  expect(calls.resumed(calls.stateOf(retry))).toBeUndefined();
 });
 
 test("a declined elicitation, or a retry without the answer, is 'dismissed' for the child", async () => {

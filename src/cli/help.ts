@@ -16,6 +16,7 @@ import {
   SCHEDULE_LIST_FLAGS,
   SESSIONS_FLAGS,
   SESSION_FLAGS,
+  USAGE_FLAGS,
 } from "./flags/command-flags.ts";
 
 export const RUN_HELP = `Usage: subagents run AGENT "task" [options]
@@ -54,6 +55,17 @@ Lists recent sessions, newest first, as a table that fits the terminal: ID, STAT
 (narrow terminals shorten names and leave out COST, then UPDATED).
 
 ${optionsBlock(SESSIONS_FLAGS)}
+
+Exit codes: 0 success, 2 usage or configuration error.`;
+
+export const USAGE_HELP = `Usage: subagents usage [--since AGE] [--by agent|day|folder] [options]
+
+What sub-agents spent in the runs started in the last AGE (default 7d), from the session store: one row per agent
+(default), day or working folder, the costliest first (days newest first), then the total — RUNS, FAILED, INPUT
+tokens (without those read from the cache), OUTPUT tokens, CACHE READ tokens, COST in USD and TIME (the runs' wall
+time added up). Every front records its runs here: the CLI, pi's tools, subagents mcp, background runs, schedules.
+
+${optionsBlock(USAGE_FLAGS)}
 
 Exit codes: 0 success, 2 usage or configuration error.`;
 

@@ -14,6 +14,7 @@ Commands:
   output ID              Print the final output of a session's latest run
   session ID             Print a session's full transcript (all runs)
   sessions               List recent sessions (--running: only those still running, with their owner)
+  usage                  What sub-agents spent: tokens, cache reads, cost, time by agent, day or folder (--since 7d)
   wait ID ...            Wait for sessions' runs to end and print their outputs like delegate
   steer ID "message"     Send a message to a running sub-agent (delivered at its next turn boundary)
   answer ID "text"       Answer the question a running sub-agent is waiting on

@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   output: async () => (await import("./commands/sessions.ts")).cmdOutput,
   session: async () => (await import("./commands/sessions.ts")).cmdSession,
   sessions: async () => (await import("./commands/sessions.ts")).cmdSessions,
+  usage: async () => (await import("./commands/usage.ts")).cmdUsage,
   profiles: async () => (await import("./commands/profiles.ts")).cmdProfiles,
   demo: async () => (await import("./commands/demo.ts")).cmdDemo,
   install: async () => (await import("./commands/install.ts")).cmdInstall,

@@ -2,7 +2,6 @@
 // and sent over OTLP/HTTP in batches (at 512 spans, or 5 s after the first one waiting), and flushed when a call
 // ends, never for longer than EXPORT_BOUND_MS. An exporter that is down, slow or refuses costs a run at most that
 // and one warning line for the life of the process; nothing here throws into a run.
-import { gzipSync } from "node:zlib";
 import { encodeJson, encodeProtobuf, type OtlpSource } from "../core/trace/otlp.ts";
 import { EXPORT_BOUND_MS, readTraceConfig, type TraceConfig } from "../core/trace/otel-env.ts";
 import type { Span, Tracing } from "../core/trace/span.ts";
@@ -65,22 +64,19 @@ export function createTracing(config: TraceConfig, version: string, deps: Tracin
     const otlp = config.otlp;
     if (!otlp || !spans.length) return;
     const json = otlp.protocol === "http/json";
-    let body: Uint8Array | string = json ? encodeJson(spans, src) : encodeProtobuf(spans, src);
+    const body: Uint8Array | string = json ? encodeJson(spans, src) : encodeProtobuf(spans, src);
     const headers: Record<string, string> = {
       ...otlp.headers,
       "Content-Type": json ? "application/json" : "application/x-protobuf",
+      ...(otlp.gzip ? { "Content-Encoding": "gzip" } : {}),
     };
-    if (otlp.gzip) {
-      body = gzipSync(body);
-      headers["Content-Encoding"] = "gzip";
-    }
     const abort = new AbortController();
     const giveUp = setTimeout(() => abort.abort(new Error(`no answer in ${otlp.timeoutMs} ms`)), otlp.timeoutMs);
     giveUp.unref?.();
     const entry = {
       abort,
-      done: deps
-        .fetch(otlp.url, { method: "POST", headers, body, signal: abort.signal })
+      done: (otlp.gzip ? gzip(body) : Promise.resolve(body))
+        .then((payload) => deps.fetch(otlp.url, { method: "POST", headers, body: payload, signal: abort.signal }))
         .then(async (res) => {
           // The body is read (and dropped) so the connection is free again.
           await res.arrayBuffer().catch(() => {});
@@ -135,6 +131,12 @@ export function createTracing(config: TraceConfig, version: string, deps: Tracin
       warn = fn;
     },
   };
+}
+
+/** gzip by the runtime's CompressionStream (Bun and Node alike): no module to load while traces are off. */
+async function gzip(body: Uint8Array | string): Promise<Uint8Array> {
+  const stream = new Blob([body]).stream().pipeThrough(new CompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
 /** Waits for `p`, but no longer than `ms` (a timer that keeps no process alive). */

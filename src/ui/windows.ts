@@ -1,5 +1,6 @@
 // The rolling progress windows (docs/cli.md "What it looks like"), as plain lines. Shared by the CLI (ANSI via picocolors) and the
 // pi extension (pi's theme): each passes its own Style, so the layout lives in one place.
+import { count } from "./format.ts";
 import { clip, sanitizeLine, visibleWidth } from "./text-width.ts";
 
 export type WindowStatus = "queued" | "running" | "completed" | "error" | "cancelled" | "skipped";
@@ -123,10 +124,6 @@ export function fitParts(parts: Part[], width: number, sep = " • "): string {
 }
 
 const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`);
-
-/** 1234 → "1.2k", 1_234_567 → "1.2M". */
-const count = (n: number) =>
-  n < 1000 ? `${n}` : n < 1_000_000 ? `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k` : `${(n / 1e6).toFixed(1)}M`;
 
 /**
  * Header of one window: icon and name, profile (model), tools, time, cost. Its shape does not change while a

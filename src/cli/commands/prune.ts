@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { childSessionFile } from "../../core/run/session-file.ts";
 import type { PruneCandidate } from "../../core/store/store-types.ts";
-import { parse } from "../flags/args.ts";
+import { AGE_UNITS, parse, parseAge } from "../flags/args.ts";
 import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import { formatBytes } from "../doctor/checks.ts";
 import { cliContext, dataDir, dbPath, openStore } from "../engine.ts";
@@ -33,16 +33,6 @@ Examples:
   subagents prune                       sessions older than 30 days
   subagents prune --keep 100            all but the newest 100
   subagents prune --older-than 7d --keep 20 --dry-run`;
-
-const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
-
-/** "30d" → milliseconds. */
-export function parseAge(raw: string): number {
-  const m = /^(\d+(?:\.\d+)?)([mhdw])$/.exec(raw.trim());
-  if (!m || Number(m[1]) <= 0)
-    throw new UsageError(`prune: --older-than must look like 30d, 12h, 90m or 2w (got "${raw}").`);
-  return Number(m[1]) * UNITS[m[2]];
-}
 
 function parseKeep(raw: string): number {
   const n = Number(raw);
@@ -72,7 +62,11 @@ export async function cmdPrune(argv: string[]): Promise<number> {
     throw new UsageError(`prune: unexpected argument "${positionals[0]}". See 'subagents prune --help'.`);
   const keep = values.keep === undefined ? undefined : parseKeep(values.keep);
   const age =
-    values["older-than"] !== undefined ? parseAge(values["older-than"]) : keep === undefined ? UNITS.d * 30 : undefined;
+    values["older-than"] !== undefined
+      ? parseAge("prune", "older-than", values["older-than"])
+      : keep === undefined
+        ? AGE_UNITS.d * 30
+        : undefined;
   const ctx = cliContext(process.cwd());
   const store = openStore(ctx);
   const file = dbPath(ctx);

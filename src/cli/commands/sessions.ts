@@ -1,8 +1,9 @@
 // `subagents output ID`, `session ID`, `sessions`: read-only views of the session store. Exit codes say how the
 // session ended: 0 completed (or still running), 1 failed or not found.
 import type { SessionRecord, SessionSummary } from "../../core/store/store-types.ts";
+import { addUsage, emptyUsage } from "../../core/types.ts";
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../../core/store/transcript.ts";
-import { age } from "../../ui/format.ts";
+import { age, count, duration } from "../../ui/format.ts";
 import { sessionHeader, transcriptView } from "../../ui/session-view.ts";
 import { renderTable, type Column } from "../../ui/table.ts";
 import type { Style } from "../../ui/windows.ts";
@@ -83,6 +84,9 @@ export function cmdSession(argv: string[]): number {
         model: last.model,
         pi: last.pi,
         runCount: record.runs.length,
+        // What all its runs spent, and their wall time (the figures a trace's invoke_agent spans carry).
+        usage: record.runs.reduce((sum, r) => addUsage(sum, r.usage), emptyUsage()),
+        durationMs: record.runs.reduce((n, r) => n + (r.endedAt === undefined ? 0 : r.endedAt - r.startedAt), 0),
         ...(record.schedule ? { schedule: record.schedule } : {}),
         ...(last.warnings?.length ? { warnings: last.warnings } : {}),
         transcript,
@@ -110,6 +114,12 @@ function sessionColumns(style: Style, rows: SessionSummary[], wide: boolean): Co
     { header: "AGENT", flex: true, min: 7, drop: 1 },
     ...(wide ? [{ header: "RUNS", right: true }] : []),
     { header: "COST", right: true, drop: 3 },
+    ...(wide
+      ? [
+          { header: "TOKENS IN/OUT/CACHE", right: true },
+          { header: "TIME", right: true },
+        ]
+      : []),
     { header: "UPDATED", right: true, drop: 2 },
     { header: "NAME", flex: true, min: 8 },
     ...(wide ? [{ header: "CWD" }] : []),
@@ -144,6 +154,9 @@ export function cmdSessions(argv: string[]): number {
     r.agent,
     ...(wide ? [String(r.runCount)] : []),
     r.cost ? `$${r.cost.toFixed(4)}` : "-",
+    ...(wide
+      ? [`${count(r.tokens.input)}/${count(r.tokens.output)}/${count(r.tokens.cacheRead)}`, duration(r.durationMs)]
+      : []),
     `${age(now - r.updatedAt)} ago`,
     r.name,
     ...(wide ? [r.cwd] : []),

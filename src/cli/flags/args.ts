@@ -45,6 +45,16 @@ function argumentProblem(raw: string, options: Options): string {
   return `${raw.replace(/\. To specify a positional argument starting with a '-'.*$/s, "")}.`;
 }
 
+export const AGE_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** "30d" → milliseconds (`--older-than`, `--since`). */
+export function parseAge(command: string, flag: string, raw: string): number {
+  const m = /^(\d+(?:\.\d+)?)([mhdw])$/.exec(raw.trim());
+  if (!m || Number(m[1]) <= 0)
+    throw new UsageError(`${command}: --${flag} must look like 30d, 12h, 90m or 2w (got "${raw}").`);
+  return Number(m[1]) * AGE_UNITS[m[2]];
+}
+
 export function positiveNumber(command: string, flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const n = Number(raw);

@@ -158,7 +158,7 @@ export const SESSION_FLAGS = RECORD_FLAGS("One JSON object with the transcript a
 export const SESSIONS_FLAGS = [
   { name: "limit", value: "N", help: "How many (default 20)" },
   { name: "running", help: "Only sessions still running or queued, with the process that owns them (pid, role)" },
-  { name: "wide", short: "w", help: "Every column (adds RUNS and CWD), never shortened" },
+  { name: "wide", short: "w", help: "Every column (adds RUNS, TOKENS IN/OUT/CACHE, TIME and CWD), never shortened" },
   { name: "json", help: "One JSON object per line" },
   NO_COLOR,
 ] as const satisfies Flag[];
@@ -193,6 +193,16 @@ export const INSTALL_FLAGS = [
 export const DOCTOR_FLAGS = [
   { name: "cwd", value: "DIR", help: "Check as if run from DIR (project profiles and settings)" },
   { name: "json", help: 'One JSON object: {"ok":bool,"checks":[{"name","status":"ok|warn|fail","detail","fix"?}]}' },
+] as const satisfies Flag[];
+
+export const USAGE_FLAGS = [
+  { name: "since", value: "AGE", help: "Runs started in the last AGE: 7d (default), 12h, 90m, 2w" },
+  { name: "by", value: "agent|day|folder", help: "One row per agent (default), day or working folder" },
+  {
+    name: "json",
+    help: 'One JSON object per row: {"type":"usage","by","key","sessions","runs","failed","input","output","cacheRead","cacheWrite","cost","durationMs"}',
+  },
+  NO_COLOR,
 ] as const satisfies Flag[];
 
 export const PRUNE_FLAGS = [
@@ -362,6 +372,7 @@ export const COMMAND_FLAGS: Record<string, { flags: readonly Flag[]; words?: str
   install: { flags: INSTALL_FLAGS },
   doctor: { flags: DOCTOR_FLAGS },
   prune: { flags: PRUNE_FLAGS },
+  usage: { flags: USAGE_FLAGS },
   apply: { flags: APPLY_FLAGS },
   completion: { flags: [], words: ["bash", "zsh", "fish"] },
   wait: { flags: WAIT_FLAGS },

@@ -6,6 +6,7 @@
 //     invoke_agent {agent}                 one per task, from its queueing to its end; its child's TRACEPARENT
 //       queue                              the wait for a free slot or an `after` task (when it waited)
 //       isolate · setup · fork             an isolated task's worktree and setup, a forked task's copy
+//       start                              the child's launch until it reports its session (pi's start-up)
 //       chat {model}                       one per model request (turn start → the assistant message)
 //       execute_tool {tool}                one per tool call (its start → its end)
 //       gate                               one per acceptance-gate attempt
@@ -63,6 +64,8 @@ type TaskTrace = {
   spanId: string;
   queuedMs: number;
   startedMs?: number;
+  /** When its child was launched (the run stage began), until the child reports its session. */
+  launchedMs?: number;
   /** When the last thing before the next model request ended (the child's start, a tool's end). */
   boundaryMs?: number;
   chat?: Open;
@@ -141,6 +144,8 @@ export class CallTrace {
     return (stage) => {
       const task = this.taskOf(index);
       const isolated = !!(this.task(index).placement?.isolation ?? task?.isolation);
+      // The child's own stage: its process starts now; the span "start" ends when it reports its session.
+      if (stage === "child") this.task(index).launchedMs = this.tracing.now();
       const timed = stage === "fork" ? !!task?.fork : (stage === "isolate" || stage === "setup") && isolated;
       if (!timed) return () => {};
       const start = this.tracing.now();
@@ -172,6 +177,10 @@ export class CallTrace {
     switch (ev.type) {
       case "session":
         t.boundaryMs = now;
+        // The child's start: process, runtime, pi and its extensions up to its first session (once per launch).
+        if (t.launchedMs !== undefined)
+          this.emit(this.span(t.spanId, "start", "internal", t.launchedMs, now, { "subagents.stage": "start" }));
+        t.launchedMs = undefined;
         return;
       case "turn_start":
         t.chat = { spanId: newSpanId(), startMs: now };

@@ -60,7 +60,8 @@ export type StructuredTask = {
   /** What did not go as asked: a model substituted, an agent file read leniently, an output cut. */
   warnings?: string[];
   finalized?: { status: string; result?: string };
-  usage: { input: number; output: number; cost: number; turns: number };
+  /** What it spent (input excludes cacheRead, the tokens read from the provider's cache) and its wall time. */
+  usage: { input: number; output: number; cacheRead: number; cost: number; turns: number; durationMs: number };
   /** Last: a client that cuts a long result keeps every task's fields above. */
   output: string;
 };
@@ -68,11 +69,12 @@ export type StructuredTasks = {
   /** One status line per task (what the text starts with): status, error, session id. */
   summary?: string;
   tasks: StructuredTask[];
-  usage: { input: number; output: number; cost: number };
+  usage: { input: number; output: number; cacheRead: number; cost: number };
   error?: { code: string; message: string };
 };
 
-const NO_USAGE = { input: 0, output: 0, cost: 0, turns: 0 };
+const NO_USAGE = { input: 0, output: 0, cacheRead: 0, cost: 0, turns: 0, durationMs: 0 };
+const NO_TOTAL = { input: 0, output: 0, cacheRead: 0, cost: 0 };
 
 /** What every front says of a task it started in the background (its id is what collects it). */
 export const startedLine = (t: { name: string; sessionId: string }) =>
@@ -92,13 +94,13 @@ export function startedTasks(
       usage: NO_USAGE,
       output: "",
     })),
-    usage: { input: 0, output: 0, cost: 0 },
+    usage: NO_TOTAL,
   };
 }
 
 /** A call refused before any child ran. */
 export function refusedTasks(code: string, message: string): StructuredTasks {
-  return { tasks: [], usage: { input: 0, output: 0, cost: 0 }, error: { code, message } };
+  return { tasks: [], usage: NO_TOTAL, error: { code, message } };
 }
 
 /** A call refused before anything started, with the spec's error shape in details (and pi's error flag). The tools
@@ -145,7 +147,14 @@ function taskFields(o: TaskOutcome): StructuredTask {
           },
         }
       : {}),
-    usage: { input: u.input, output: u.output, cost: u.cost, turns: u.turns },
+    usage: {
+      input: u.input,
+      output: u.output,
+      cacheRead: u.cacheRead,
+      cost: u.cost,
+      turns: u.turns,
+      durationMs: r.durationMs,
+    },
     output: "",
   };
 }
@@ -161,8 +170,13 @@ export function structuredTasks(outcomes: TaskOutcome[], maxBytes = STRUCTURED_B
   const summary = outcomes.map((o) => clipped(statusLines(o), FIELD_BYTES.summaryLine, o)).join("\n");
   const tasks = outcomes.map(taskFields);
   const usage = tasks.reduce(
-    (s, t) => ({ input: s.input + t.usage.input, output: s.output + t.usage.output, cost: s.cost + t.usage.cost }),
-    { input: 0, output: 0, cost: 0 },
+    (s, t) => ({
+      input: s.input + t.usage.input,
+      output: s.output + t.usage.output,
+      cacheRead: s.cacheRead + t.usage.cacheRead,
+      cost: s.cost + t.usage.cost,
+    }),
+    NO_TOTAL,
   );
   const result: StructuredTasks = { ...(outcomes.length ? { summary } : {}), tasks, usage };
   const floor = MIN_OUTPUT_BYTES * outcomes.filter((o) => o.result.output).length;
@@ -214,8 +228,10 @@ export const TASKS_OUTPUT_SCHEMA = {
             properties: {
               input: { type: "number" },
               output: { type: "number" },
+              cacheRead: { type: "number" },
               cost: { type: "number" },
               turns: { type: "number" },
+              durationMs: { type: "number" },
             },
           },
         },
@@ -224,7 +240,12 @@ export const TASKS_OUTPUT_SCHEMA = {
     },
     usage: {
       type: "object",
-      properties: { input: { type: "number" }, output: { type: "number" }, cost: { type: "number" } },
+      properties: {
+        input: { type: "number" },
+        output: { type: "number" },
+        cacheRead: { type: "number" },
+        cost: { type: "number" },
+      },
     },
     error: { type: "object", properties: { code: { type: "string" }, message: { type: "string" } } },
   },

@@ -199,6 +199,12 @@ export class MemoryStore implements SessionStore {
       cwd: s.cwd,
       status: s.status,
       cost: s.runs.reduce((n, r) => n + r.usage.cost, 0),
+      tokens: {
+        input: s.runs.reduce((n, r) => n + r.usage.input, 0),
+        output: s.runs.reduce((n, r) => n + r.usage.output, 0),
+        cacheRead: s.runs.reduce((n, r) => n + r.usage.cacheRead, 0),
+      },
+      durationMs: s.runs.reduce((n, r) => n + (r.endedAt === undefined ? 0 : r.endedAt - r.startedAt), 0),
       runCount: s.runs.length,
       ...(s.schedule ? { schedule: s.schedule } : {}),
       ...(s.runs.at(-1)?.errorCode ? { lastErrorCode: s.runs.at(-1)!.errorCode } : {}),

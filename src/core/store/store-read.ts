@@ -3,7 +3,14 @@
 import type { Db } from "../host.ts";
 import type { ErrorCode, StoredMessage } from "../types.ts";
 import { toRun, type RunRow, type SessionRow } from "./store-schema.ts";
-import { NEVER_STARTED_MESSAGE, NOT_STARTED_CODES, type SessionRecord, type SessionSummary } from "./store-types.ts";
+import {
+  NEVER_STARTED_MESSAGE,
+  NOT_STARTED_CODES,
+  type SessionRecord,
+  type SessionSummary,
+  type UsageBy,
+  type UsageRow,
+} from "./store-types.ts";
 
 export function getSession(db: Db, id: string): SessionRecord | null {
   const s = db.get<SessionRow>("SELECT * FROM sessions WHERE id = ?", [id]);
@@ -48,11 +55,24 @@ export function getMessages(db: Db, runId: number): StoredMessage[] {
 }
 
 export function listSessions(db: Db, opts: { limit: number; offset?: number }): SessionSummary[] {
-  const rows = db.all<SessionRow & { cost: number | null; run_count: number; last_error_code: string | null }>(
-    `SELECT s.*, (SELECT SUM(json_extract(usage, '$.cost')) FROM runs r WHERE r.session_id = s.id) AS cost,
-            (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS run_count,
-            (SELECT error_code FROM runs r WHERE r.session_id = s.id ORDER BY r.id DESC LIMIT 1) AS last_error_code
-       FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ? OFFSET ?`,
+  type Row = SessionRow & {
+    cost: number | null;
+    input: number | null;
+    output: number | null;
+    cache_read: number | null;
+    duration: number | null;
+    run_count: number;
+    last_error_code: string | null;
+  };
+  // The page of sessions first, then its runs' sums: one pass over the page's runs, whatever the table holds.
+  const rows = db.all<Row>(
+    `WITH page AS (SELECT rowid AS rid, * FROM sessions ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?)
+     SELECT page.*, SUM(json_extract(r.usage, '$.cost')) AS cost, SUM(json_extract(r.usage, '$.input')) AS input,
+            SUM(json_extract(r.usage, '$.output')) AS output, SUM(json_extract(r.usage, '$.cacheRead')) AS cache_read,
+            SUM(r.ended_at - r.started_at) AS duration, COUNT(r.id) AS run_count,
+            (SELECT error_code FROM runs l WHERE l.session_id = page.id ORDER BY l.id DESC LIMIT 1) AS last_error_code
+       FROM page LEFT JOIN runs r ON r.session_id = page.id
+      GROUP BY page.rid ORDER BY page.updated_at DESC, page.rid DESC`,
     [opts.limit, opts.offset ?? 0],
   );
   return rows.map((s) => ({
@@ -62,12 +82,35 @@ export function listSessions(db: Db, opts: { limit: number; offset?: number }): 
     cwd: s.cwd,
     status: s.status as SessionSummary["status"],
     cost: s.cost ?? 0,
+    tokens: { input: s.input ?? 0, output: s.output ?? 0, cacheRead: s.cache_read ?? 0 },
+    durationMs: s.duration ?? 0,
     runCount: s.run_count,
     ...(s.last_error_code ? { lastErrorCode: s.last_error_code as ErrorCode } : {}),
     ...(s.schedule ? { schedule: s.schedule } : {}),
     createdAt: s.created_at,
     updatedAt: s.updated_at,
   }));
+}
+
+const USAGE_KEY: Record<UsageBy, string> = {
+  agent: "s.agent",
+  folder: "s.cwd",
+  day: "date(r.started_at / 1000, 'unixepoch', 'localtime')",
+};
+
+/** What runs started since `since` (epoch ms) spent, by agent, day or folder, the costliest first (days in order). */
+export function usageSummary(db: Db, opts: { since: number; by: UsageBy }): UsageRow[] {
+  const sum = (field: string) => `COALESCE(SUM(json_extract(r.usage, '$.${field}')), 0)`;
+  return db.all<UsageRow>(
+    `SELECT ${USAGE_KEY[opts.by]} AS key, COUNT(DISTINCT s.id) AS sessions, COUNT(r.id) AS runs,
+            SUM(r.status = 'error') AS failed, ${sum("input")} AS input, ${sum("output")} AS output,
+            ${sum("cacheRead")} AS cacheRead, ${sum("cacheWrite")} AS cacheWrite, ${sum("cost")} AS cost,
+            COALESCE(SUM(r.ended_at - r.started_at), 0) AS durationMs
+       FROM runs r JOIN sessions s ON s.id = r.session_id
+      WHERE r.started_at >= ? AND r.status != 'queued'
+      GROUP BY key ORDER BY ${opts.by === "day" ? "key DESC" : "cost DESC, runs DESC, key"}`,
+    [opts.since],
+  );
 }
 
 /** The latest session a schedule started (`subagents schedule list`). */

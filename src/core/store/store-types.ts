@@ -63,6 +63,10 @@ export type SessionSummary = {
   cwd: string;
   status: RunStatus;
   cost: number;
+  /** Tokens of all its runs: input (without cache reads), output, read from the provider's cache. */
+  tokens: { input: number; output: number; cacheRead: number };
+  /** Wall time of its ended runs, added up. */
+  durationMs: number;
   runCount: number;
   /** Why the latest run did not complete (a skipped or cancelled one shows as such in lists). */
   lastErrorCode?: ErrorCode;
@@ -71,6 +75,23 @@ export type SessionSummary = {
   createdAt: number;
   updatedAt: number;
 };
+
+/** What the runs of one agent, day or folder spent (`subagents usage`). */
+export type UsageRow = {
+  key: string;
+  sessions: number;
+  runs: number;
+  failed: number;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cost: number;
+  /** Wall time of the ended runs, added up. */
+  durationMs: number;
+};
+
+export type UsageBy = "agent" | "day" | "folder";
 
 /** A session `prune` would delete. */
 export type PruneCandidate = {

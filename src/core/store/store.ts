@@ -17,6 +17,8 @@ import {
   type SessionRecord,
   type SessionStore,
   type SessionSummary,
+  type UsageBy,
+  type UsageRow,
   ownerOf,
   type OwnerAlive,
   type RunOwner,
@@ -26,7 +28,7 @@ import { guardedDb, MIN_FREE_BYTES, tooFull } from "./store-error.ts";
 import { migrate, writeTx } from "./store-tx.ts";
 import { deleteSessions, prunable, vacuum } from "./store-upkeep.ts";
 import { finishRow, insertMessages, insertRun, insertSession, runWarnings, setSessionStatus } from "./store-rows.ts";
-import { getMessages, getSession, lastOfSchedule, listSessions, parentUsage } from "./store-read.ts";
+import { getMessages, getSession, lastOfSchedule, listSessions, parentUsage, usageSummary } from "./store-read.ts";
 import { BatchRecords } from "./batch-records.ts";
 
 export { MemoryStore } from "./memory-store.ts";
@@ -203,6 +205,11 @@ export class Store implements SessionStore {
 
   listSessions(opts: { limit: number; offset?: number }): SessionSummary[] {
     return listSessions(this.db, opts);
+  }
+
+  /** What runs started since `since` spent, by agent, day or folder (`subagents usage`). */
+  usage(opts: { since: number; by: UsageBy }): UsageRow[] {
+    return usageSummary(this.db, opts);
   }
 
   /** The latest session a schedule started (`subagents schedule list`). */

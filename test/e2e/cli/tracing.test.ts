@@ -69,6 +69,7 @@ test("a delegation's trace: workflow → one agent per task → chats and tools;
   expect(spanTree(spans, okSpan)).toBe(
     [
       "invoke_agent default",
+      "  start",
       "  chat fake-model",
       "  execute_tool bash",
       "  chat fake-model",
@@ -154,3 +155,26 @@ test("over MCP: a call's trace hangs under the client's _meta.traceparent, spans
     await c.close();
   }
 }, 90_000);
+
+test("the figures the spans carry, from the store: sessions --json, session --json and subagents usage", async () => {
+  const [sessions, usage] = await Promise.all([
+    cli(world, ["sessions", "--json", "--limit", "50"]),
+    cli(world, ["usage", "--json", "--since", "1h"]),
+  ]);
+  const rows = sessions.json.filter((r) => r.type === "session");
+  const spent = rows.find((r) => r.tokens.input > 0) as Record<string, any>;
+  expect(spent, sessions.stdout).toBeDefined();
+  expect(spent.durationMs).toBeGreaterThan(0);
+  const one = await cli(world, ["session", spent.id, "--json"]);
+  expect(one.json[0].usage).toMatchObject({ input: spent.tokens.input, output: spent.tokens.output });
+  expect(one.json[0].durationMs).toBe(spent.durationMs);
+  expect(usage.code, usage.stderr).toBe(0);
+  const byAgent = usage.json.find((r) => r.type === "usage" && r.key === "default") as Record<string, any>;
+  expect(byAgent).toMatchObject({ by: "agent" });
+  expect(byAgent.runs).toBe(rows.filter((r) => r.agent === "default").length);
+  expect(byAgent.failed).toBeGreaterThan(0);
+  expect(byAgent.input).toBe(rows.reduce((n, r) => n + r.tokens.input, 0));
+  const table = await cli(world, ["usage", "--by", "day"]);
+  expect(table.stdout).toMatch(/^DAY\s+RUNS\s+FAILED\s+INPUT\s+OUTPUT\s+CACHE READ\s+COST\s+TIME/m);
+  expect(table.stdout).toMatch(/^total\s/m);
+}, 60_000);

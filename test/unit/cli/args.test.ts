@@ -127,5 +127,7 @@ test("sessions piped: a header row and full cells", async () => {
     lines.some((l) => l.startsWith(ok) && l.endsWith("a-rather-long-session-name-that-will-not-fit-in-sixty-columns")),
   ).toBe(true);
   const wide = await cli(world, ["sessions", "--wide"]);
-  expect(wide.stdout.split("\n")[0]).toMatch(/^ID +STATUS +AGENT +RUNS +COST +UPDATED +NAME +CWD$/);
+  expect(wide.stdout.split("\n")[0]).toMatch(
+    /^ID +STATUS +AGENT +RUNS +COST +TOKENS IN\/OUT\/CACHE +TIME +UPDATED +NAME +CWD$/,
+  );
 });

@@ -189,7 +189,7 @@ test("a call's spans: workflow → agents → queue, stages, chats, tools, gate;
   const setupDone = trace.stageTimer(0)("setup");
   tick(30);
   setupDone();
-  trace.stageTimer(0)("child")(); // the child is told by its events, not as a stage
+  trace.stageTimer(0)("child")(); // the child is told by its events: its start, until it reports its session
   const progress = (index: number, event: Extract<CallEvent, { type: "taskProgress" }>["event"]) =>
     ev({ type: "taskProgress", index, state: undefined as never, event });
   progress(0, { type: "session", id: "s" });
@@ -264,6 +264,7 @@ test("a call's spans: workflow → agents → queue, stages, chats, tools, gate;
       "invoke_workflow review",
       "  invoke_agent scout",
       "    setup",
+      "    start",
       "    chat fake-model",
       "    execute_tool bash",
       "    chat fake-model",

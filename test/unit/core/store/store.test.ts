@@ -324,3 +324,69 @@ test("150 fresh databases, each opened by four processes at once: the WAL switch
   }
   expect(busy).toEqual([]);
 }, 120_000);
+
+test("sqlite: what runs spent, per session and by agent, day or folder (subagents usage, sessions --json)", () => {
+  let now = Date.UTC(2030, 0, 10, 12);
+  const s = new Store(open(dbFile()), { isAlive: (o) => o.pid === process.pid, now: () => now });
+  const spend = (input: number, cacheRead: number, cost: number) => ({
+    ...emptyUsage(),
+    input,
+    output: 10,
+    cacheRead,
+    cost,
+    turns: 1,
+  });
+  const run = (agent: string, cwd: string, usage: RunResult["usage"], status: "completed" | "error", ms: number) => {
+    const id = s.newSessionId();
+    s.createSession({ id, name: `${agent}-task`, agent, cwd });
+    const r = s.startRun(id, { prompt: "p", ownerPid: process.pid });
+    now += ms;
+    s.finishRun(r, result({ usage, status }));
+    return id;
+  };
+  const old = run("scout", "/a", spend(999, 0, 9), "completed", 1000);
+  now += 8 * 86_400_000;
+  const since = now - 7 * 86_400_000;
+  const first = run("scout", "/a", spend(100, 50, 0.5), "completed", 2000);
+  run("scout", "/b", spend(200, 0, 0.25), "error", 3000);
+  run("worker", "/a", spend(300, 10, 1), "completed", 4000);
+  expect(s.listSessions({ limit: 10 }).find((x) => x.id === first)).toMatchObject({
+    cost: 0.5,
+    tokens: { input: 100, output: 10, cacheRead: 50 },
+    durationMs: 2000,
+  });
+  expect(s.listSessions({ limit: 10 }).find((x) => x.id === old)?.durationMs).toBe(1000);
+  expect(s.usage({ since, by: "agent" })).toEqual([
+    {
+      key: "worker",
+      sessions: 1,
+      runs: 1,
+      failed: 0,
+      input: 300,
+      output: 10,
+      cacheRead: 10,
+      cacheWrite: 0,
+      cost: 1,
+      durationMs: 4000,
+    },
+    {
+      key: "scout",
+      sessions: 2,
+      runs: 2,
+      failed: 1,
+      input: 300,
+      output: 20,
+      cacheRead: 50,
+      cacheWrite: 0,
+      cost: 0.75,
+      durationMs: 5000,
+    },
+  ]);
+  expect(s.usage({ since, by: "folder" }).map((r) => [r.key, r.cost])).toEqual([
+    ["/a", 1.5],
+    ["/b", 0.25],
+  ]);
+  const days = s.usage({ since: 0, by: "day" });
+  expect(days.map((d) => d.runs)).toEqual([3, 1]);
+  expect(days[0].key > days[1].key).toBe(true);
+});

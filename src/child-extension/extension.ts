@@ -19,7 +19,7 @@ import {
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
-import { gateFromEnv, gatePlainEndings } from "./gate.ts";
+import { endGates, gateFromEnv, gatePlainEndings } from "./gate.ts";
 import { finalizeParameters, withData } from "./finalize-data.ts";
 import { createAsker, installAsk } from "./ask.ts";
 import { guardModel } from "./model-guard.ts";
@@ -107,17 +107,27 @@ class Fd3Writer {
   }
 }
 
+/** How long a child whose owner is gone waits for pi's own SIGTERM handling before it exits anyway. */
+const OWNER_GONE_EXIT_MS = 5000;
+
 export default function childExtension(pi: Api): void {
   if (process.env.PI_SUBAGENT_CHILD !== "1") return;
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    // SIGTERM to ourselves: pi's handler kills the bash process groups it started, then exits.
+    // SIGTERM to ourselves: pi's handler kills the bash process groups it started, then exits — and if something
+    // holds it past the kill protocol's grace, this process ends anyway (its exit handlers end what is left).
     process.kill(process.pid, "SIGTERM");
+    setTimeout(() => process.exit(1), OWNER_GONE_EXIT_MS).unref?.();
   };
-  // A broken fd 3 also means the owner is gone (killed while the child was reporting): the same way out.
-  const ownerGone = ownerGoneThen(stop);
+  // A broken fd 3 also means the owner is gone (killed while the child was reporting): the same way out. A gate
+  // running then is ended first, and no other starts (its end would count as a failed attempt).
+  const ownerGoneNow = ownerGoneThen(stop);
+  const ownerGone = () => {
+    endGates();
+    ownerGoneNow();
+  };
   watchParent(ownerGone);
   // A kept child runs one task per session: that task's commands carry a mark of their own, so what one task leaves
   // is found (and ended) before the next task starts in this process (core/run/process/pool.ts).

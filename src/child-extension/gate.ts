@@ -16,6 +16,9 @@ type GateRun = { exitCode: number | null; timedOut: boolean; output: string };
 
 const running = new Set<number>();
 let exitHooked = false;
+/** Set once the owner is gone: no gate starts any more (a killed gate would count as a failed attempt and start the
+ *  next), and the running ones are ended. */
+let ownerGone = false;
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
@@ -30,6 +33,16 @@ function bounded(text: string): string {
   if (text.length <= GATE_OUTPUT_CHARS) return text;
   const head = Math.floor(GATE_OUTPUT_CHARS / 4);
   return `${text.slice(0, head)}\n…(${text.length - GATE_OUTPUT_CHARS} characters cut)…\n${text.slice(-(GATE_OUTPUT_CHARS - head))}`;
+}
+
+/** The owner is gone (owner-gone.ts): running gates end now (SIGTERM to their groups, SIGKILL a second later), and
+ *  none starts after. */
+export function endGates(): void {
+  ownerGone = true;
+  for (const pid of running) {
+    killGroup(pid, "SIGTERM");
+    setTimeout(() => killGroup(pid, "SIGKILL"), 1000).unref?.();
+  }
 }
 
 export function runGateCommand(command: string, cwd: string, timeoutSec: number): Promise<GateRun> {
@@ -91,10 +104,11 @@ export function gateFromEnv(emit: (ev: ChildEvent) => void): Gate | null {
   let passed = false;
   return {
     async check(viaFinalize) {
-      if (passed || attempts > retries) return null;
+      if (passed || attempts > retries || ownerGone) return null;
       attempts++;
       emit({ type: "gate_start", attempt: attempts, command });
       const r = await runGateCommand(command, process.cwd(), timeoutSec);
+      if (ownerGone) return null;
       passed = r.exitCode === 0 && !r.timedOut;
       emit({ type: "gate", attempt: attempts, passed, exitCode: r.exitCode, timedOut: r.timedOut, output: r.output });
       if (passed || attempts > retries) return null;

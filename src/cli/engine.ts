@@ -89,8 +89,11 @@ export function childPiStatus(cwd: string): { line: string; slow?: SlowPathNote 
  *  servers answered, and stale worktrees are finished once, when it starts. */
 export type EngineShared = { mcpProbe: NonNullable<Engine["mcpProbe"]>; worktrees: WorktreeHost };
 
-export function sharedEngineParts(ctx: CliContext): EngineShared {
-  const worktrees = createWorktreeHost(dataDir(ctx));
+/** Isolated tasks' worktrees, their runs' records told of each change (`store`). */
+export const worktreeHost = (ctx: CliContext, store: Store): WorktreeHost => createWorktreeHost(dataDir(ctx), store);
+
+export function sharedEngineParts(ctx: CliContext, store: Store): EngineShared {
+  const worktrees = worktreeHost(ctx, store);
   // Worktrees a SIGKILLed owner left behind are finished while this run starts (a directory listing when none).
   void worktrees.cleanStale();
   return { mcpProbe: createMcpProbe(ctx.host.env), worktrees };
@@ -101,7 +104,7 @@ export function buildEngine(
   ctx: CliContext,
   cwd: string,
   store: Store = openStore(ctx, true),
-  shared: EngineShared = sharedEngineParts(ctx),
+  shared: EngineShared = sharedEngineParts(ctx, store),
 ): Engine {
   // A run follows: the parent's event loop is the long part (see cli/main.ts for why start-up holds the JIT back).
   setNormalJitPolicy();

@@ -125,6 +125,7 @@ ${optionsBlock(INSTALL_FLAGS)}
 Exit codes: 0 success, 2 usage or configuration error.`;
 
 export const APPLY_HELP = `Usage: subagents apply ID [--cherry-pick] [--cwd DIR]
+       subagents apply --abort [--cwd DIR]
 
 Brings the changes of an isolated task (run with --isolation worktree or "isolation": "worktree") into the
 current tree of the repository in the current directory: merges its branch subagents/<name>-<id>, or with
@@ -134,6 +135,11 @@ the way; commit or stash them first.
 
 On a conflict git leaves the conflicted files marked in your tree: they are listed, and the command says how
 to finish (git add + git commit / git cherry-pick --continue) or undo (git merge --abort / git cherry-pick --abort).
+
+An apply stopped midway (killed, its terminal closed) is found by the next apply and by doctor, which say what it
+left (files half-written, git's merge or cherry-pick in progress) and how to finish or undo it. --abort undoes it;
+applying the same session again undoes a half-written tree first. A session whose owner died before its worktree
+was finished is finished first (as prune does), then its branch applied.
 
 ${optionsBlock(APPLY_FLAGS)}
 

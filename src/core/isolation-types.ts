@@ -30,4 +30,7 @@ export type IsolationResult = {
   error?: string;
   /** What the task saw of the repository's ignored files besides what git tracks. */
   view?: ViewRecord;
+  /** The task's worktree while it exists and what it holds is not kept yet (recorded when it is made: the task runs,
+   *  or its owner ended before finishing it — the next run or `prune` finishes it and records the rest). */
+  worktree?: string;
 };

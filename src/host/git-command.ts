@@ -3,11 +3,16 @@
 // always works on the repository of its folder.
 import { execFile } from "node:child_process";
 import { GIT_LOCATION_VARS } from "../core/run/launch/isolation.ts";
+import { ownTag } from "./process-identity.ts";
 
 export type CommandOut = { code: number; stdout: string; stderr: string };
 
 /** The last line of a program's output: what it says went wrong. */
 export const lastLine = (s: string) => s.trim().split("\n").at(-1) ?? "";
+
+/** Every program run here carries its owner (`<pid>.<start time>`, process-identity.ts ownTag): one an owner killed with SIGKILL left running (a `git worktree
+ *  add` checking out) is found and ended before the clean-up removes what it writes in (orphans.ts). */
+export const RUN_BY_ENV = "SUBAGENTS_RUN_BY";
 
 /** Worked out once: an isolated task runs about 15 git commands. */
 let cleanEnv: Record<string, string> | null = null;
@@ -15,14 +20,21 @@ function baseEnv(): Record<string, string> {
   if (cleanEnv) return cleanEnv;
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !GIT_LOCATION_VARS.includes(k)) env[k] = v;
-  return (cleanEnv = { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" });
+  return (cleanEnv = { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", [RUN_BY_ENV]: ownTag() });
 }
 
 /** Runs a program to its end (killed after timeoutMs when given); exit 127 when it could not be started. */
 export function runProgram(
   file: string,
   args: string[],
-  opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number; input?: string },
+  opts: {
+    cwd: string;
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    input?: string;
+    /** Told the program's pid once it started (a caller that records who is changing the user's tree). */
+    started?: (pid: number) => void;
+  },
 ): Promise<CommandOut> {
   return new Promise((resolve) => {
     const child = execFile(
@@ -47,6 +59,7 @@ export function runProgram(
         resolve({ code, stdout, stderr: stderr || (err && (code === 127 || code === 137) ? err.message : "") });
       },
     );
+    if (child.pid) opts.started?.(child.pid);
     if (opts.input !== undefined) child.stdin?.end(opts.input);
   });
 }

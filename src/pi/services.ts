@@ -153,7 +153,7 @@ export async function createServices(): Promise<PiServices> {
         mcpProbe: (mcpProbe ??= createMcpProbe(host.env)),
         childExtension: piCommand.builtinChild ? undefined : (childExt ?? undefined),
         depth,
-        worktrees: createWorktreeHost(dataDir),
+        worktrees: createWorktreeHost(dataDir, store),
         tracing: processTracing(host.env),
       };
       return createEngine(parts, call);

@@ -46,7 +46,9 @@ export function sessionHeader(record: SessionRecord, style: Style): string[] {
       "Branch",
       iso.branch
         ? `${iso.branch} · ${iso.diffstat} (subagents apply ${record.id})`
-        : "none (isolated, changed nothing)",
+        : iso.worktree
+          ? `none yet: its worktree ${iso.worktree} is not finished (the run goes on, or prune finishes it)`
+          : "none (isolated, changed nothing)",
     ]);
   return rows.map(([k, v]) => `${style.dim(k.padEnd(8))}${v}`);
 }

@@ -123,7 +123,8 @@ function userBin(root: string): string {
 /** Every process started with a world's env carries this (children and what their bash starts inherit it). */
 const WORLD_MARK = "SUBAGENTS_TEST_WORLD";
 
-const markedPids = (root: string): number[] =>
+/** Every live process started with the world's env (the CLI, its children, what their commands started). */
+export const markedPids = (root: string): number[] =>
   processesWithEnv(WORLD_MARK)
     .filter((p) => p.value === root)
     .map((p) => p.pid);

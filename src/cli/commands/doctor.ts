@@ -19,6 +19,7 @@ import { cliContext } from "../engine.ts";
 import { runnerCheck, sandboxCheck } from "../doctor/engines.ts";
 import { runtimesCheck } from "../doctor/runtimes.ts";
 import { worktreesCheck } from "../doctor/worktrees.ts";
+import { applyCheck } from "../doctor/apply.ts";
 import { modelsCheck } from "../doctor/models.ts";
 import { schedulesCheck } from "../doctor/schedules.ts";
 import { mcpCheck } from "../doctor/mcp.ts";
@@ -41,6 +42,7 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   runner      where children run (subagents.runner) and whether docker or Slurm answers
   worktrees   how isolated tasks see a repository's ignored folders (node_modules, .venv): an overlay,
               copy-on-write clones or a copy, and which folders that is here
+  apply       a \`subagents apply\` stopped midway in this repository: what it left, how to finish or undo it
   schedules   cron for \`subagents schedule\` (the crontab command, a running daemon) and each schedule's line
   mcp         \`subagents mcp\` starts and answers an MCP client's initialize and tools/list
   terminal    live-window support: terminal, colour, UTF-8
@@ -81,6 +83,7 @@ export async function cmdDoctor(argv: string[]): Promise<number> {
         detail: `cannot try how isolated tasks see ignored folders here: ${(err as Error).message}`,
       }),
     ),
+    await applyCheck(cwd),
     schedulesCheck(ctx),
     mcpCheck(cwd),
     terminalCheck(process.env, process.stdout),

@@ -40,7 +40,7 @@ export async function cmdMcp(argv: string[]): Promise<number> {
   const ctx = cliContext(cwd);
   for (const w of ctx.warnings) process.stderr.write(`subagents mcp: warning: ${w}\n`);
   const store = openStore(ctx, true);
-  const shared = sharedEngineParts(ctx);
+  const shared = sharedEngineParts(ctx, store);
   let owner: Promise<Owner> | undefined;
   const services: McpServices = {
     host: ctx.host,

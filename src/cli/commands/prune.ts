@@ -8,11 +8,12 @@ import type { PruneCandidate } from "../../core/store/store-types.ts";
 import { AGE_UNITS, parse, parseAge } from "../flags/args.ts";
 import { optionsBlock, parseOptions } from "../flags/flag.ts";
 import { formatBytes } from "../doctor/checks.ts";
-import { cliContext, dataDir, dbPath, openStore } from "../engine.ts";
+import { cliContext, dataDir, dbPath, openStore, worktreeHost } from "../engine.ts";
+import { liveOwners } from "../../control/registry.ts";
+import type { StaleWorktree } from "../../core/run/launch/isolation.ts";
 import { sessionLogs, staleSupervisorLogs } from "../prune/logs.ts";
 import { pruneCompiledPis } from "../prune/compiled-pi.ts";
 import { runtimeDir } from "../../host/child-extension-path.ts";
-import { createWorktreeHost } from "../../host/git-worktree.ts";
 import { removeStaleTempDirs } from "../../host/temp-dirs.ts";
 import { removeStaleBallasts } from "../../host/open-store.ts";
 import { EXIT, UsageError } from "../errors.ts";
@@ -21,8 +22,11 @@ export const PRUNE_HELP = `Usage: subagents prune [--older-than AGE] [--keep N] 
 
 Deletes sessions from the session database together with their child pi session files and background
 event logs, then compacts the database (VACUUM). Running sessions are never deleted. Logs of background
-supervisors that ended before the cut-off go too, and worktrees of isolated tasks whose owner process died
-(what they changed is committed on their branch first). Compiled copies of the user's pi
+supervisors that ended before the cut-off go too, and worktrees of isolated tasks whose owner process died:
+what the task's child changed is committed on the task's branch first (each is listed with its branch, also in
+the session's record); one whose owner died while it was being made or while its setup command ran holds
+nothing of the task's and is removed with nothing kept. What such an owner left running in it is ended first.
+--dry-run lists exactly these. Compiled copies of the user's pi
 (~/.cache/subagents/compiled-pi/) that no installed pi needs any more go as well, with half-written ones;
 the ones kept are listed with why. So do the temporary folders (/tmp/subagents-…) of processes that are gone
 (an owner killed with SIGKILL could not remove its own).
@@ -47,6 +51,16 @@ function sessionFileOf(agentDir: string, c: PruneCandidate): string | undefined 
   return path.basename(file).includes(c.id) && fs.statSync(file, { throwIfNoEntry: false })?.isFile()
     ? file
     : undefined;
+}
+
+/** One line per abandoned worktree: what becomes (or would become) of it. */
+function worktreeLine(w: StaleWorktree, dryRun: boolean): string {
+  const where = `${w.path}  (session ${w.id}, ${w.repo})`;
+  if (w.action === "discard")
+    return `${dryRun ? "would remove" : "removed"}  ${where}: its owner ended before the task's child started (the worktree was being made or set up); nothing in it is the task's work, nothing kept`;
+  if (dryRun) return `would finish  ${where}: what the task changed goes on a branch, then the worktree goes`;
+  if (w.error) return `kept  ${where}: ${w.error}`;
+  return `finished  ${where}: ${w.branch ? `changes kept on branch ${w.branch} — subagents apply ${w.id}` : "no changes, no branch"}`;
 }
 
 const dbBytes = (file: string) =>
@@ -107,8 +121,12 @@ export async function cmdPrune(argv: string[]): Promise<number> {
   }
   // The reserve a process SIGKILLed left beside the database (it is no record: a dry run removes it too).
   removeStaleBallasts(dataDir(ctx));
+  // Control records of owners that are gone (a SIGKILL leaves its own): reading them removes those.
+  if (!dryRun) liveOwners(dataDir(ctx));
   // Worktrees of isolated tasks whose owner died (SIGKILL): changes kept on their branch, the folder removed.
-  const worktrees = dryRun ? 0 : await createWorktreeHost(dataDir(ctx)).cleanStale();
+  const wts = worktreeHost(ctx, store);
+  const stale = dryRun ? wts.staleWorktrees() : await wts.cleanStale();
+  const worktrees = stale.worktrees;
   const { removed: compiledPis, kept: keptCompiledPis } = pruneCompiledPis({
     env: ctx.host.env,
     cwd: process.cwd(),
@@ -125,6 +143,7 @@ export async function cmdPrune(argv: string[]): Promise<number> {
         files: removedFiles,
         logs,
         worktrees,
+        worktreeLeftovers: stale.leftovers,
         compiledPis,
         keptCompiledPis,
         tempDirs,
@@ -146,8 +165,15 @@ export async function cmdPrune(argv: string[]): Promise<number> {
   console.log(
     `${verb} ${deleted.length} session(s) and ${removedFiles.length} session file(s)${logNote}; ${size} (${file}).`,
   );
-  if (worktrees)
-    console.log(`Removed ${worktrees} abandoned worktree(s) of isolated tasks (their changes are on their branches).`);
+  for (const w of worktrees) console.log(worktreeLine(w, dryRun));
+  if (worktrees.length)
+    console.log(
+      `${dryRun ? "Would finish" : "Finished"} ${worktrees.length} abandoned worktree(s) of isolated tasks (their owner process is gone).`,
+    );
+  if (stale.leftovers.length)
+    console.log(
+      `${dryRun ? "Would remove" : "Removed"} ${stale.leftovers.length} file(s) such owners left beside them: ${stale.leftovers.join(", ")}`,
+    );
   if (compiledPis.length) {
     for (const c of compiledPis)
       console.log(`${dryRun ? "would remove" : "removed"}  ${c.dir}  (${formatBytes(c.bytes)})`);

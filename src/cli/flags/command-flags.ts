@@ -215,13 +215,17 @@ export const PRUNE_FLAGS = [
   { name: "dry-run", help: "List what would be deleted; change nothing" },
   {
     name: "json",
-    help: 'One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees","compiledPis":[{"dir","bytes"}],"keptCompiledPis":[{"dir","why"}],"tempDirs","bytesBefore","bytesAfter"}',
+    help: 'One JSON object: {"dryRun","sessions":[{"id","name",...}],"files","logs","worktrees":[{"id","path","repo","action":"keep" or "discard","branch","error"}],"worktreeLeftovers","compiledPis":[{"dir","bytes"}],"keptCompiledPis":[{"dir","why"}],"tempDirs","bytesBefore","bytesAfter"}',
   },
 ] as const satisfies Flag[];
 
 export const APPLY_FLAGS = [
   { name: "cherry-pick", help: "Cherry-pick the sub-agent's commits instead of merging the branch" },
   { name: "cwd", value: "DIR", help: "The repository to apply to (default: current directory)" },
+  {
+    name: "abort",
+    help: "Undo an apply that was stopped midway (killed, its terminal closed): its files back as HEAD had them, or git's merge/cherry-pick aborted",
+  },
 ] as const satisfies Flag[];
 
 export const WAIT_FLAGS = [

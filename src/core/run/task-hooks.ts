@@ -105,7 +105,7 @@ function recordWarning(store: SessionStore, runId: number | null, warning: strin
 async function runHook(engine: Engine, hook: HookCommand, payload: TaskEventPayload): Promise<string | null> {
   const { host } = engine;
   const ran = await runShell(engine, {
-    argv: ["/bin/sh", "-c", hook.command],
+    command: hook.command,
     cwd: host.stat(payload.cwd)?.isDirectory ? payload.cwd : host.homedir(),
     env: { SUBAGENTS_HOOK_EVENT: payload.event, SUBAGENTS_SESSION_ID: payload.sessionId },
     stdin: `${JSON.stringify(payload)}\n`,

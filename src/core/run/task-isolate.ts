@@ -19,6 +19,7 @@ export async function isolateTask(task: TaskContext): Promise<RunResult | void> 
     cwd: task.input.cwd,
     id: task.id,
     name: task.input.name,
+    runId: task.runId,
     // Only a child that is a process of this machine can be started inside an overlay's namespace.
     view: { deps: engine.settings.worktreeDeps, local: task.where.runner.name === "local" },
   });

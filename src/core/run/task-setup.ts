@@ -50,10 +50,13 @@ export async function setupTask(task: TaskContext): Promise<RunResult | void> {
   if (refused) task.warnings.push(refused);
   if (!run.length) return;
   const timeout = engine.settings.setupTimeout;
+  // Until sealed, what the worktree holds is the setup's: an owner killed meanwhile leaves nothing to keep.
+  iso.settingUp();
   for (const command of run) {
     const ran = await runShell(engine, {
       // In the worktree's view: what it installs into node_modules lands in the task's own layer, as the child's does.
-      argv: [...(iso.worktree.view?.enter ?? []), "/bin/sh", "-c", command],
+      command,
+      prefix: iso.worktree.view?.enter,
       cwd: iso.worktree.cwd,
       without: GIT_LOCATION_VARS,
       env: { SUBAGENTS_SESSION_ID: task.id, SUBAGENTS_WORKTREE: iso.worktree.path, SUBAGENTS_REPO: iso.worktree.repo },

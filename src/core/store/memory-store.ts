@@ -24,6 +24,7 @@ import type {
   SessionSummary,
 } from "./store-types.ts";
 import { emptyUsage, type ErrorCode, type RunResult, type StoredMessage } from "../types.ts";
+import type { IsolationResult } from "../isolation-types.ts";
 
 export class MemoryStore implements SessionStore {
   private readonly sessions = new Map<string, SessionRecord>();
@@ -139,6 +140,11 @@ export class MemoryStore implements SessionStore {
     if (entry?.run.status !== "running") return;
     entry.messages.splice(from, entry.messages.length - from, ...messages.map(capMessage));
     entry.run.messageCount = entry.messages.length;
+  }
+
+  setRunIsolation(runId: number, isolation: IsolationResult): void {
+    const entry = this.runs.get(runId);
+    if (entry) entry.run.isolation = isolation;
   }
 
   addRunWarnings(runId: number, warnings: string[]): void {

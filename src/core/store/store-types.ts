@@ -175,6 +175,9 @@ export interface SessionStore {
   /** Stores messages from index `from` on of a run still going, so its transcript shows what happened so far. */
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void;
   finishRun(runId: number, result: RunResult): void;
+  /** What a run's isolated worktree is now (made; its changes kept on a branch): told as it changes, so a run whose
+   *  owner was killed still names its worktree, then the branch the clean-up made of it. */
+  setRunIsolation(runId: number, isolation: IsolationResult): void;
   /** Adds warnings to a run, running or ended (a task hook's trouble arrives when it does); finishRun keeps them. */
   addRunWarnings(runId: number, warnings: string[]): void;
   setSessionFile(sessionId: string, file: string): void;

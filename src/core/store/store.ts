@@ -24,6 +24,7 @@ import {
   type RunOwner,
 } from "./store-types.ts";
 import { emptyUsage, type RunResult, type StoredMessage } from "../types.ts";
+import type { IsolationResult } from "../isolation-types.ts";
 import { guardedDb, MIN_FREE_BYTES, tooFull } from "./store-error.ts";
 import { migrate, writeTx } from "./store-tx.ts";
 import { deleteSessions, prunable, vacuum } from "./store-upkeep.ts";
@@ -170,6 +171,10 @@ export class Store implements SessionStore {
 
   finishRun(runId: number, r: RunResult): void {
     this.write(() => finishRow(this.db, runId, r, this.now()));
+  }
+
+  setRunIsolation(runId: number, isolation: IsolationResult): void {
+    this.write(() => this.db.run("UPDATE runs SET isolation = ? WHERE id = ?", [JSON.stringify(isolation), runId]));
   }
 
   addRunWarnings(runId: number, warnings: string[]): void {

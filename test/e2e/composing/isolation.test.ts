@@ -174,7 +174,9 @@ test("the owner SIGKILLed mid-run: `subagents prune` keeps the child's work on a
   process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
   const pruned = await cli(world, ["prune", "--json"], { cwd: repo });
   expect(pruned.code).toBe(0);
-  expect(pruned.json[0].worktrees).toBe(1);
+  expect(pruned.json[0].worktrees).toMatchObject([
+    { action: "keep", branch: expect.stringMatching(/^subagents\/default-/) },
+  ]);
   expect(worktreeList(world.root, repo)).toHaveLength(1);
   expect(ourWorktrees()).toEqual([]);
   const [branch] = subagentBranches(world.root, repo);

@@ -109,7 +109,7 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
   expect(worktrees(repo)).toHaveLength(2);
   // A process that looked for stale worktrees while the owner was alive, and later resumes the same session.
   const early = createWorktreeHost(data);
-  expect(await early.cleanStale()).toBe(0);
+  expect((await early.cleanStale()).worktrees).toEqual([]);
   owner.kill("SIGKILL");
   await owner.exited;
   const resumed = await early.create({ cwd: repo, id: "deadbeefdeadbeef", name: "killed task" });
@@ -121,9 +121,9 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
   expect(branches(repo)).toEqual(["subagents/killed-task-deadbeef"]);
   expect(gitIn(repo, "show", "subagents/killed-task-deadbeef:work.txt")).toBe("half done\n");
   // Nothing left to clean, and a live owner's worktree is never touched.
-  expect(await host.cleanStale()).toBe(0);
+  expect((await host.cleanStale()).worktrees).toEqual([]);
   const mine = await host.create({ cwd: repo, id: "1111222233334444", name: "alive" });
-  expect(await createWorktreeHost(data).cleanStale()).toBe(0);
+  expect((await createWorktreeHost(data).cleanStale()).worktrees).toEqual([]);
   expect(existsSync(mine.path)).toBe(true);
   await host.finish(mine);
 }, 30_000);

@@ -14,8 +14,26 @@ export type Worktree = {
   base: string;
   repo: string;
   name: string;
+  /** The run this worktree is for: its record is told the isolation as it changes (made, finished). */
+  runId?: number;
   /** What the task sees of the repository's ignored files (worktree-view.ts); absent when none was asked for. */
   view?: WorktreeView;
+};
+
+/** Where a run's record learns its isolation as it changes (the store): from the moment its worktree exists, so an
+ *  owner killed at any point leaves a record that names the worktree, then the branch it became. */
+export type IsolationRecords = { setRunIsolation(runId: number, isolation: IsolationResult): void };
+
+/** A worktree whose owner is gone, as the next clean-up finishes it: `keep` — its task's child had started, what it
+ *  changed goes on a branch; `discard` — it was still being made or its setup command had not ended: nothing in it
+ *  is the task's work, it is removed and nothing is kept. After the clean-up: the branch made, or why it failed. */
+export type StaleWorktree = {
+  id: string;
+  path: string;
+  repo: string;
+  action: "keep" | "discard";
+  branch?: string;
+  error?: string;
 };
 
 export interface WorktreeHost {
@@ -23,13 +41,19 @@ export interface WorktreeHost {
   locate(cwd: string): Promise<string | null>;
   /** A fresh worktree of cwd's repository at the user's current state (tree and index only read), with the view of
    *  its ignored files that `view` asks for. Throws. */
-  create(opts: { cwd: string; id: string; name: string; view?: ViewRequest }): Promise<Worktree>;
+  create(opts: { cwd: string; id: string; name: string; runId?: number; view?: ViewRequest }): Promise<Worktree>;
+  /** A setup command is about to change the worktree: until `seal`, what it holds is nobody's work. */
+  settingUp(wt: Worktree): void;
   /** Makes what the worktree holds now (a setup command's changes to tracked files) its base; the files committed. */
   seal(wt: Worktree): Promise<string[]>;
-  /** Commits what the task changed on a branch of its own (if anything), then removes the worktree. */
+  /** Commits what the task changed on a branch of its own (if anything), then removes the worktree; one whose setup
+   *  had not ended is removed with nothing kept. */
   finish(wt: Worktree): Promise<IsolationResult>;
-  /** Finishes worktrees whose owner process is gone (SIGKILL): changes kept on a branch, folder removed. */
-  cleanStale(): Promise<number>;
+  /** Finishes worktrees whose owner process is gone (SIGKILL) — what the task's child changed kept on a branch, a
+   *  half-made one removed — and removes what such an owner left beside them. */
+  cleanStale(): Promise<{ worktrees: StaleWorktree[]; leftovers: string[] }>;
+  /** What cleanStale would do now, doing nothing (`prune --dry-run`). */
+  staleWorktrees(): { worktrees: StaleWorktree[]; leftovers: string[] };
 }
 
 export const ISOLATION_NOT_A_REPO = (cwd: string) =>
@@ -73,7 +97,9 @@ export function isolationLines(outcomes: (Isolated & { sessionId: string })[]): 
     if (!iso) continue;
     const what = iso.branch
       ? `branch ${iso.branch}: ${iso.diffstat} (${iso.files.map((f) => f.path).join(", ")}) — subagents apply ${o.sessionId}`
-      : "no changes, no branch";
+      : iso.worktree && !iso.error
+        ? `worktree ${iso.worktree} not finished yet`
+        : "no changes, no branch";
     lines.push(`${o.name}: ${what}${iso.error ? ` [${iso.error}]` : ""}`);
   }
   for (const o of overlaps(outcomes)) lines.push(`overlap: ${o.path} changed by ${o.tasks.join(", ")}`);
@@ -102,6 +128,8 @@ export async function isolationProblem(worktrees: WorktreeHost | undefined, cwd:
 
 export type LiveIsolation = {
   worktree: Worktree;
+  /** Before a setup command runs: its changes are not the task's work until sealed. */
+  settingUp(): void;
   /** After the setup command: its changes to tracked files become the base (the files), so the branch is the child's. */
   seal(): Promise<string[]>;
   finish(): Promise<IsolationResult>;
@@ -111,7 +139,7 @@ export type LiveIsolation = {
 /** Makes the task's worktree; every end of the run then goes through `finish`. */
 export async function createIsolation(
   worktrees: WorktreeHost,
-  opts: { cwd: string; id: string; name: string; view?: ViewRequest },
+  opts: { cwd: string; id: string; name: string; runId?: number; view?: ViewRequest },
 ): Promise<LiveIsolation | { error: string }> {
   let worktree: Worktree;
   try {
@@ -121,6 +149,7 @@ export async function createIsolation(
   }
   return {
     worktree,
+    settingUp: () => worktrees.settingUp(worktree),
     seal: () => worktrees.seal(worktree),
     // Never throws: the run's terminal status must be recorded whatever git or the file system did.
     finish: async () => {

@@ -47,5 +47,9 @@ export const keeps = (mark: string) => segments(mark).some((s) => s.endsWith(".k
 /** The marks of this process's runs under way: a forced stop (a second Ctrl-C) ends what carries them at once. */
 export const liveMarks = new Set<string>();
 
+/** Whether the mark is a run of this session started by this owner process. */
+export const ofOwnerSession = (mark: string, owner: number, sessionId: string) =>
+  segments(mark).some((s) => s.startsWith(`${owner}.${sessionId}.`));
+
 /** Whether the mark is a run of this session (any owner). */
 export const ofSession = (mark: string, sessionId: string) => segments(mark).some((s) => s.split(".")[1] === sessionId);

@@ -1,15 +1,19 @@
 // One shell command of ours on this machine from spawn to exit, bounded: a task hook (task-hooks.ts) or an isolated
 // task's setup command (task-setup.ts). It runs in a process group of its own under a run mark of its own, so at its
 // end, its timeout or a stop, whatever it started is ended with it (and a forced stop of the front ends it with the
-// runs); what it prints is kept within bounds, head and tail.
+// runs); what it prints is kept within bounds, head and tail. Like a child pi, it watches its owner: an owner killed
+// with SIGKILL cannot end it, so the shell that runs it ends its own process group within about a second of the
+// owner's death (SIGTERM, 2 s, SIGKILL) — a setup never runs on in a worktree the next clean-up removes.
 import type { Clock, ExitInfo, Host } from "../../host.ts";
 import { endLeftovers, endProcesses } from "./leftovers.ts";
 import { liveMarks, MARK_ENV, newMark } from "./marks.ts";
 import { waitFor } from "./kill.ts";
 
 export type ShellRun = {
-  /** The command to run, e.g. ["/bin/sh", "-c", "…"] behind a prefix that enters a worktree's view. */
-  argv: string[];
+  /** The shell command to run. */
+  command: string;
+  /** What it runs behind: a prefix that enters a worktree's view (each step execs the next). */
+  prefix?: string[];
   cwd: string;
   /** Added to this process's environment. */
   env?: Record<string, string>;
@@ -29,6 +33,48 @@ export type ShellRun = {
 };
 
 export type ShellEnd = { end: ExitInfo | "timeout" | "aborted"; output: string };
+
+/**
+ * The shell our commands run in: the command (its stdin kept), and beside it a watch on the owner — this shell's
+ * parent ($1) — once a second: its parent link in /proc, which changes the moment the owner dies, even while the
+ * dead owner is not yet reaped (`kill -0` where there is no /proc). The owner gone, the whole group is told to end
+ * and, once the command is gone or 2 s later, killed. The command's status is this shell's (its signal too), and
+ * the watch ends with it. (Fields are read from stat lines by position: this shell's name there is `sh`; a command
+ * whose name holds a space is merely waited for the 2 s.)
+ */
+export const OWNER_WATCH = [
+  "o=$1 c=$2 me=$$",
+  'runs() { if [ -r /proc/$1/stat ]; then read -r _ _ s _ < /proc/$1/stat; [ "$s" != Z ]',
+  '  else [ ! -d /proc/self ] && kill -0 "$1" 2>/dev/null; fi; }',
+  'owned() { if [ -r /proc/$me/stat ]; then read -r _ _ _ p _ < /proc/$me/stat; [ "$p" = "$o" ]',
+  '  else kill -0 "$o" 2>/dev/null; fi; }',
+  "exec 3<&0",
+  '/bin/sh -c "$c" 0<&3 3<&- &',
+  "cp=$!",
+  "( trap 'kill $t 2>/dev/null; exit 0' TERM",
+  "  while owned; do sleep 1 & t=$!; wait $t; done",
+  "  trap '' TERM; kill -TERM 0; n=0",
+  '  while runs "$cp" && [ "$n" -lt 20 ]; do sleep 0.1; n=$((n + 1)); done',
+  "  kill -KILL 0 ) 3<&- &",
+  "w=$!",
+  "exec 3<&-",
+  'wait "$cp"',
+  "st=$?",
+  'kill "$w" 2>/dev/null',
+  'if [ "$st" -gt 128 ]; then trap - TERM INT HUP; kill -s "$(kill -l "$st")" "$me"; fi',
+  'exit "$st"',
+].join("\n");
+
+/** The argv that runs `command` watched by this process (OWNER_WATCH), behind `prefix`. */
+export const watchedShell = (command: string, owner: number, prefix: string[] = []) => [
+  ...prefix,
+  "/bin/sh",
+  "-c",
+  OWNER_WATCH,
+  "subagents-shell",
+  String(owner),
+  command,
+];
 
 /** A command as a message names it: its first 77 characters when it is longer than 80. */
 export const shortCommand = (command: string) => (command.length > 80 ? `${command.slice(0, 77)}…` : command);
@@ -63,8 +109,9 @@ export async function runShell(engine: { host: Host; clock: Clock }, run: ShellR
   Object.assign(env, run.env, { [MARK_ENV]: mark });
   liveMarks.add(mark);
   try {
+    const argv = watchedShell(run.command, host.pid, run.prefix);
     const proc = host.spawn({
-      cmd: run.argv,
+      cmd: argv,
       cwd: run.cwd,
       env,
       stdin: run.stdin ?? null,
@@ -83,7 +130,7 @@ export async function runShell(engine: { host: Host; clock: Clock }, run: ShellR
     });
     const end = await Promise.race([waitFor(clock, proc.exited, run.timeoutMs), stopped]);
     if (end === "timeout" || end === "aborted")
-      await endProcesses(host, clock, [{ pid: proc.pid, mark, command: run.argv.join(" ") }], run.graceMs);
+      await endProcesses(host, clock, [{ pid: proc.pid, mark, command: run.command }], run.graceMs);
     // What it left running in the background ends with it.
     await endLeftovers(host, clock, mark, { graceMs: run.graceMs });
     await waitFor(clock, drained, 1000);

@@ -15,6 +15,9 @@ export type SpawnSpec = {
   fd3: boolean;
   /** Open fd 4 as a pipe from us to the child (control lines such as a steer; see src/control/). */
   control?: boolean;
+  /** Open fd 5 as a pipe from us to the child, write this into it and close it: data that must not be a file on disk
+   *  (a sandboxed child's auth.json, which bubblewrap reads from it: core/run/runners/sandbox.ts). */
+  fd5?: string;
   /** A session and process group of its own (a task hook: run/task-hooks.ts). The Bun host always does this. */
   ownGroup?: boolean;
 };

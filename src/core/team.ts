@@ -194,11 +194,11 @@ export function callTeam(
       const m = members.find((x) => x.name === to);
       if (m === from) return { ok: false, text: `Not sent: "${to}" is you. ${whoRuns(from)}` };
       if (!m) return { ok: false, text: `Not sent: no sibling is named "${to}". ${whoRuns(from)}` };
-      if (m.state === "ended") return { ok: false, text: `Not sent: ${to} has finished. ${whoRuns(from)}` };
       if (outOfReach(m)) {
         from.warnings.push(`a message to ${m.name} was refused: ${CONFINED_NOTE}`);
         return { ok: false, text: `Not sent: ${CONFINED_NOTE} (${m.name}).` };
       }
+      if (m.state === "ended") return { ok: false, text: `Not sent: ${to} has finished. ${whoRuns(from)}` };
       targets = [m];
     }
     if (sent >= budget) {

@@ -14,13 +14,14 @@ function spawn(spec: SpawnSpec): ChildProcess {
     stdout: "pipe",
     stderr: "pipe",
     stdio:
-      spec.fd3 || spec.control
+      spec.fd3 || spec.control || spec.fd5 !== undefined
         ? [
             spec.stdin === null ? "ignore" : "pipe",
             "pipe",
             "pipe",
             spec.fd3 ? "pipe" : "ignore",
-            ...(spec.control ? ["pipe"] : []),
+            ...(spec.control || spec.fd5 !== undefined ? [spec.control ? "pipe" : "ignore"] : []),
+            ...(spec.fd5 !== undefined ? ["pipe"] : []),
           ]
         : undefined,
     // A session of its own: Ctrl-C on the terminal signals the whole foreground process group, and a child that
@@ -50,6 +51,7 @@ function spawn(spec: SpawnSpec): ChildProcess {
   const fd3 = spec.fd3 ? (stdio[3] as unknown) : null;
   const control = spec.control && typeof stdio[4] === "number" ? fdLineWriter(stdio[4] as number) : undefined;
   if (control) void proc.exited.then(control.close);
+  if (spec.fd5 !== undefined && typeof stdio[5] === "number") writeAndClose(stdio[5] as number, spec.fd5);
   return {
     pid: proc.pid,
     stdout: proc.stdout as unknown as AsyncIterable<Uint8Array>,
@@ -69,6 +71,13 @@ function spawn(spec: SpawnSpec): ChildProcess {
       }
     },
   };
+}
+
+/** fd 5's data, all of it, then the pipe closed (the reader waits for its end). */
+function writeAndClose(fd: number, data: string): void {
+  const w = fdLineWriter(fd);
+  w.writeRaw(data);
+  w.close();
 }
 
 /** Bun hands extra pipes out as a ReadableStream or a numeric fd depending on version: accept both. */

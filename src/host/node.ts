@@ -14,7 +14,8 @@ function spawn(spec: SpawnSpec): ChildProcess {
       "pipe",
       "pipe",
       spec.fd3 ? "pipe" : "ignore",
-      ...(spec.control ? (["pipe"] as const) : []),
+      ...(spec.control || spec.fd5 !== undefined ? ([spec.control ? "pipe" : "ignore"] as const) : []),
+      ...(spec.fd5 !== undefined ? (["pipe"] as const) : []),
     ],
     windowsHide: true,
     ...(spec.ownGroup ? { detached: true } : {}),
@@ -48,6 +49,13 @@ function spawn(spec: SpawnSpec): ChildProcess {
     ? (proc.stdio[4] as (NodeJS.WritableStream & { destroyed?: boolean; on(e: string, f: () => void): void }) | null)
     : null;
   control?.on("error", () => {});
+  if (spec.fd5 !== undefined) {
+    const data = (proc.stdio as unknown[])[5] as
+      | (NodeJS.WritableStream & { on(e: string, f: () => void): void })
+      | null;
+    data?.on("error", () => {});
+    data?.end(spec.fd5);
+  }
   return {
     pid: proc.pid,
     ...(spec.keepStdin ? { writeStdin } : {}),

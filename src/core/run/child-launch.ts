@@ -18,7 +18,7 @@ import type { Placed } from "./runners/types.ts";
 import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import { expectedDefaultModel } from "./default-model.ts";
-import { childNetwork, childProvider, notePlacement } from "./child-notes.ts";
+import { childAuthFor, childNetwork, notePlacement } from "./child-notes.ts";
 import { confined } from "./runners/choose.ts";
 import { cwdSlug } from "./session-file.ts";
 import { failedResult, TaskError } from "./task-error.ts";
@@ -80,7 +80,7 @@ export function childLauncher(task: TaskContext, plan: LaunchPlan): Launch {
         ownConfig: foreign?.ownConfig,
         network: childNetwork(task, childModel),
         // Only a confined child reads it (runners/child-files.ts): the others are spared reading the settings again.
-        piAuth: foreign || !confined(task.where) ? undefined : { provider: childProvider(task, childModel) },
+        piAuth: foreign || !confined(task.where) ? undefined : childAuthFor(task, childModel),
       });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       const ran = await runChild(host, engine.clock, runSpec(task, plan, { inv, foreign, placed, stdin, spentBefore }));
@@ -122,7 +122,7 @@ function piInvocation(task: TaskContext, plan: LaunchPlan, model: string | null 
     projectTrust: task.trust,
     baseEnv: { ...host.env, ...engine.piEnv },
     piVersion: engine.piVersion,
-    defaultModel: expectedDefaultModel(engine, task.cwd),
+    defaultModel: expectedDefaultModel(engine, task.cwd, task.trust),
     canAsk: settings.ask !== "deny" && !!wiring.ask,
     team: !!wiring.team,
     forkPrompt: plan.forkPrompt,
@@ -154,6 +154,7 @@ function runSpec(task: TaskContext, plan: LaunchPlan, a: Attempt): RunSpec {
   return {
     argv: [...enter, ...placed.argv],
     env: placed.env,
+    ...(placed.fd5 !== undefined ? { fd5: placed.fd5 } : {}),
     sessionFile,
     cwd: task.cwd,
     // A cache-true fork's own instructions follow its task (its system prompt is the parent's).

@@ -9,7 +9,8 @@ import { composeEnv } from "./process/gate.ts";
 import { guardWarnings } from "./runners/guard-report.ts";
 import { refusedWarning } from "./runners/network.ts";
 import { confined } from "./runners/choose.ts";
-import type { Placed } from "./runners/types.ts";
+import type { Placed, PlaceRequest } from "./runners/types.ts";
+import { childPiCaps } from "./launch/child-tools.ts";
 import { foreignEndpoints } from "./runtimes/providers.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import type { TaskContext } from "./task-context.ts";
@@ -28,18 +29,40 @@ export function notePlacement(task: TaskContext, placed: Placed, ran: RunResult)
   for (const w of placed.warnings?.() ?? []) note(task, w);
 }
 
-/** The provider of the model a pi child runs (its credentials copy holds that provider's only), when known here. */
+/**
+ * The provider of the model a pi child runs, when known here (its auth.json holds that provider's entry only): the
+ * model it is started with, else its agent's provider (`--provider`), else the default model in its folder — the
+ * user's, or a project's only where pi trusts that project (the child is told the same decision, and its model guard
+ * stops it before any model call should its pi pick another model: src/child-extension/model-guard.ts).
+ */
 export function childProvider(task: TaskContext, childModel: string | null | undefined): string | undefined {
+  const { engine, profile } = task;
+  const agentProvider = childModel === undefined && !profile?.model ? profile?.provider : undefined;
+  if (agentProvider) return agentProvider;
+  const model = childModel ?? expectedDefaultModel(engine, task.cwd, task.trust);
+  return model ? providerOf(model, { ...userModels(engine), defaultModel: undefined }) : undefined;
+}
+
+/** What a confined pi child's auth.json is made from: its provider, and the user's pi to refresh a sign-in token
+ *  first (child-auth.ts). */
+export function childAuthFor(task: TaskContext, childModel: string | null | undefined): PlaceRequest["piAuth"] {
   const { engine } = task;
-  const model = childModel ?? expectedDefaultModel(engine, task.cwd);
-  if (!model) return undefined;
-  return providerOf(model, userModels(engine));
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...engine.host.env, ...engine.piEnv })) if (v !== undefined) env[k] = v;
+  return {
+    provider: childProvider(task, childModel),
+    refresher: {
+      piCommand: engine.piCommand,
+      env,
+      available: childPiCaps(engine.piVersion).authRefresh,
+    },
+  };
 }
 
 /** A failed run whose model had no credentials says how to give it some (credentials.ts). */
 export function withCredentialsAdvice(task: TaskContext, result: RunResult): RunResult {
   if (result.status !== "error") return result;
-  const model = result.model ?? task.model.model ?? expectedDefaultModel(task.engine, task.cwd);
+  const model = result.model ?? task.model.model ?? expectedDefaultModel(task.engine, task.cwd, task.trust);
   const advice = credentialsError(result.error, model);
   return advice ? { ...result, error: advice } : result;
 }

@@ -48,7 +48,10 @@ export async function runWithFallbacks(task: TaskContext, launch: Launch): Promi
   // Another harness's CLI takes the model as written: pi's aliases and model list are not its.
   let result = await launch(task.runtime.name === "pi" ? model.model : (input.model ?? foreignModel(profile?.model)));
   // With no --model, pi's default model was asked for: the child's pi may not know it (src/child-extension/model-guard.ts).
-  let refused = refusedModel(result, model.model ?? expectedDefaultModel(engine, task.cwd) ?? "pi's default model");
+  let refused = refusedModel(
+    result,
+    model.model ?? expectedDefaultModel(engine, task.cwd, task.trust) ?? "pi's default model",
+  );
   let failedModel = result.model ?? model.model ?? "the default model";
   for (const next of fallbackModels(profile, settings)) {
     if (wiring.signal?.aborted || !(refused || modelFailed(result))) break;

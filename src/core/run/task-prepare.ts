@@ -12,7 +12,8 @@ import { failedResult, profileRefusal, TaskError } from "./task-error.ts";
 import { trustFor, type Engine } from "./engine.ts";
 import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
-import { taskWhere } from "./runners/choose.ts";
+import { confined, taskWhere } from "./runners/choose.ts";
+import { savedProjectTrust } from "./default-model.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
 import { resolveGate } from "./process/gate.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
@@ -118,7 +119,11 @@ export async function prepareTask(
       warnings,
       finalize: runtime.finalize ?? input.finalize,
       runtime,
-      trust: trustFor(engine.call.projectTrust, input.cwd),
+      // A confined pi child is told pi's own decision even where the call does not know one (the CLI): the provider
+      // whose credentials it gets is decided with that decision (child-notes.ts childProvider).
+      trust:
+        trustFor(engine.call.projectTrust, input.cwd) ??
+        (confined(where) && runtime.name === "pi" ? savedProjectTrust(engine, input.cwd) : undefined),
       where,
       transport: where.runner.transport ?? settings.transport,
       skills: { skillPaths: [], appendPrompt: "" },

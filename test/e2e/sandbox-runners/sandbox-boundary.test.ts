@@ -88,7 +88,7 @@ function connectProbe(paths: string[], line = ""): string {
   return `PROBE_LINE='${line}' perl -MIO::Socket::UNIX -e '${script}' ${paths.join(" ")}`;
 }
 
-test("credentials: the child gets a copy with its own provider's key only (the !command run outside); its rewrite with a !command never reaches the user's auth.json, and the model call works", async () => {
+test("credentials: the child gets its own provider's key only (the !command run outside), through a pipe (no file of it on disk); its rewrite with a !command never reaches the user's auth.json, and the model call works", async () => {
   if (skip) return console.warn(skip);
   const marker = `cred${tag}`;
   const pwned = join(world.root, `PWNED-${marker}`);
@@ -97,8 +97,30 @@ test("credentials: the child gets a copy with its own provider's key only (the !
   const command = [
     `cat "$PI_CODING_AGENT_DIR/auth.json"`,
     `printf '%s' '${planted}' > "$PI_CODING_AGENT_DIR/auth.json" && echo WROTE-OWN-COPY`,
+    "sleep 1",
   ].join("; ");
+  // While it runs, no file in any of our temp folders holds the key (it went through a pipe).
+  let running = true;
+  const onDisk = new Set<string>();
+  const look = (async () => {
+    while (running) {
+      // Owners' private temp folders (`subagents-<pid>.<start>-XXXXXX`), where a copy used to be written.
+      for (const d of readdirSync("/tmp").filter((n) => /^subagents-\d+\.\d+-/.test(n)))
+        for (const f of (() => {
+          try {
+            return readdirSync(join("/tmp", d));
+          } catch {
+            return [];
+          }
+        })())
+          if (/^auth/.test(f)) onDisk.add(join("/tmp", d, f));
+      await Bun.sleep(20);
+    }
+  })();
   const r = await run(["run", "default", probe(marker, command), "--sandbox", "--json"]);
+  running = false;
+  await look;
+  expect([...onDisk]).toEqual([]);
   const [t] = summaryOf(r.json);
   expect(t.status, taskWhy(t, r)).toBe("completed");
   const seen = seenBy(marker);
@@ -111,11 +133,8 @@ test("credentials: the child gets a copy with its own provider's key only (the !
   // The model call was made with that key, through the proxy.
   const keys = requestsOfTask(world, `probe ${marker}`).map((q) => q.authorization);
   expect(keys[0]).toBe(`Bearer ${keyOut}`);
-  // The user's file is as it was; the change is named and not kept.
+  // The user's file is as it was: nothing the child wrote into its own comes back.
   expect(readFileSync(join(world.agentDir, "auth.json"), "utf8")).toBe(before);
-  expect((t.warnings ?? []).join("\n"), taskWhy(t, r)).toContain(
-    "sandbox: the child changed fake in its copy of auth.json: not kept",
-  );
   // The user's next pi, unsandboxed, reads the user's own file: nothing of the child's runs.
   const next = await run(["run", "default", `${marker}-next ${script([{ text: "plain" }])}`, "--json"]);
   expect(summaryOf(next.json)[0].status, taskWhy(summaryOf(next.json)[0], next)).toBe("completed");

@@ -15,7 +15,14 @@ export type { McpChoice };
 export const ASK_TOOL = "ask_parent";
 
 /** What the child's pi understands; an unknown pi (a SUBAGENTS_PI command) is treated as the oldest we support. */
-export type ChildPiCaps = { excludeTools: boolean; mcp: boolean };
+export type ChildPiCaps = {
+  excludeTools: boolean;
+  mcp: boolean;
+  /** Project trust gates a folder's `.pi` settings (0.79). */
+  projectTrust: boolean;
+  /** `pi auth print-bearer-token --min-expiry` refreshes a sign-in token ahead of time (0.83). */
+  authRefresh: boolean;
+};
 
 function atLeast(version: string, min: [number, number]): boolean {
   const m = /^(\d+)\.(\d+)/.exec(version);
@@ -26,7 +33,13 @@ function atLeast(version: string, min: [number, number]): boolean {
 
 export function childPiCaps(version: string | undefined): ChildPiCaps {
   // --exclude-tools: present in 0.87.1, absent in 0.73.1 (an unknown flag makes pi exit 1); built-in MCP: 1.0.
-  return { excludeTools: atLeast(version ?? "", [0, 87]), mcp: atLeast(version ?? "", [1, 0]) };
+  const v = version ?? "";
+  return {
+    excludeTools: atLeast(v, [0, 87]),
+    mcp: atLeast(v, [1, 0]),
+    projectTrust: atLeast(v, [0, 79]),
+    authRefresh: atLeast(v, [0, 83]),
+  };
 }
 
 /** pi's MCP namespace of a server name: every character other than letters, digits and `_` becomes `_`. */

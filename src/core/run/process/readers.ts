@@ -23,7 +23,15 @@ export function spawnChild(host: Host, spec: RunSpec, stdin: string, mark: strin
     ...(control ? { PI_SUBAGENT_CONTROL_FD: "4" } : {}),
     ...(mark ? { [MARK_ENV]: mark } : {}),
   };
-  const start = { cmd: spec.argv, cwd: spec.cwd, env, stdin, fd3: spec.transport === "compact", control };
+  const start = {
+    cmd: spec.argv,
+    cwd: spec.cwd,
+    env,
+    stdin,
+    fd3: spec.transport === "compact",
+    control,
+    ...(spec.fd5 !== undefined ? { fd5: spec.fd5 } : {}),
+  };
   return spec.reuse ? spec.reuse.pool.lease(host, start, spec.sessionFile, spec.reuse.files) : host.spawn(start);
 }
 

@@ -34,6 +34,8 @@ export const JSON_MODE_EVENT_BYTES = 1024 * 1024 * 1024;
 export type RunSpec = {
   argv: string[];
   env: Record<string, string>;
+  /** Handed to the child's fd 5 through a pipe, then closed (the sandbox reads its auth.json from it). */
+  fd5?: string;
   /** The child's pi session file (--session): what a corrective message continues. */
   sessionFile: string;
   cwd: string;

@@ -1,25 +1,23 @@
 // The credentials a sandboxed or container child gets (docs/sandbox-runners.md "Credentials"). pi reads
 // `<agentDir>/auth.json` and runs an API key written `!command` as a shell command; a child that could write the
-// user's file could plant one for the user's next unsandboxed pi. So the child never sees that file: it gets a copy,
-// 0600 in the owner's private temp folder, holding only its own provider's entry (every entry when the provider
-// cannot be told), where a `!command` key is run here, once, as pi would run it, and written as the literal value
-// it printed. pi refreshes a sign-in (OAuth) token in place and providers rotate refresh tokens, so while the child
-// runs the owner watches both files: a refreshed token of the child's provider comes back into the user's file
-// (under pi's lock, only a well-formed token over one the file already has, never an API key or anything else),
-// and a token the user's file got meanwhile goes into the copy. The copy goes when the child ends.
+// user's file could plant one for the user's next unsandboxed pi. So the child never sees that file, and nothing it
+// writes ever comes back: it gets its own auth.json holding exactly the entry of the provider its model runs on (none
+// when that provider cannot be told here), where a `!command` key is run here, once, as pi would run it, and written
+// as the literal value it printed. A sign-in (OAuth) token goes without its refresh token — the child can neither
+// refresh it (a provider that rotates refresh tokens would sign the user out) nor take away a long-lived credential —
+// and a token that would expire within REFRESH_AHEAD_MS is refreshed first, here, by the user's own pi
+// (`pi auth print-bearer-token --min-expiry`, which refreshes and stores it under pi's lock). The entry is handed to
+// the sandbox through a pipe where the runner can (bubblewrap copies it into the sandbox: no file on disk), else as a
+// 0600 file in the owner's private temp folder, removed when the child ends and never read back.
 import type { Host } from "../../host.ts";
 import { runCommand } from "./commands.ts";
 
 type Entry = Record<string, unknown>;
 type Entries = Record<string, Entry>;
 
-/** How often the owner looks at the copy and the user's file while the child runs. */
-const SYNC_MS = 1000;
-/** pi refreshes a token that expires within 5 minutes: one this close is refreshed by the first child. */
-const REFRESH_AHEAD_MS = 10 * 60_000;
-/** How long a child waits for a sibling's refresh before it starts with the token as it is. */
-const GATE_MS = 30_000;
-const LOCK_STALE_MS = 30_000;
+/** A token that expires sooner than this is refreshed before the child starts: the child has at least this long. */
+export const REFRESH_AHEAD_MS = 30 * 60_000;
+const REFRESH_TIMEOUT_MS = 30_000;
 
 const isObject = (v: unknown): v is Entry => typeof v === "object" && v !== null && !Array.isArray(v);
 const TOKEN = /^[\x21-\x7e]{1,16384}$/;
@@ -40,45 +38,28 @@ export function literalKey(value: string): string {
   return escaped.startsWith("!") ? `$${escaped}` : escaped;
 }
 
-/** A refreshed sign-in token as pi writes one: printable tokens (never a `!command`), a finite expiry. */
-export function isRefreshedToken(e: unknown): e is Entry & { access: string; refresh: string; expires: number } {
+/** A sign-in token as pi writes one: printable tokens (never a `!command`), a finite expiry. */
+export function isSignInToken(e: unknown): e is Entry & { access: string; refresh: string; expires: number } {
   if (!isObject(e) || e.type !== "oauth") return false;
   const { access, refresh, expires } = e;
   return (
     typeof access === "string" &&
     typeof refresh === "string" &&
     TOKEN.test(access) &&
-    TOKEN.test(refresh) &&
     !access.startsWith("!") &&
-    !refresh.startsWith("!") &&
     typeof expires === "number" &&
     Number.isFinite(expires)
   );
 }
 
-/**
- * The user's entry with the child's refreshed token in it, or null when it does not come back: the user's entry
- * must be a sign-in token already (an API key is never replaced), the child's well-formed, and newer. Only the
- * token's three fields are taken; the rest of the entry stays the user's.
- */
-export function broughtBack(user: unknown, child: unknown): Entry | null {
-  if (!isRefreshedToken(child) || !isObject(user) || user.type !== "oauth") return null;
-  if (typeof user.expires === "number" && child.expires <= user.expires) return null;
-  if (child.access === user.access && child.refresh === user.refresh) return null;
-  return { ...user, access: child.access, refresh: child.refresh, expires: child.expires };
-}
-
-/** The entries the child's copy holds: its provider's (all when not known); `!command` keys still to be run. */
+/** The entry the child's copy holds for its provider, `!command` keys still to be run; none for another provider or
+ *  when the provider is not known. A sign-in token without its refresh token. */
 export function pickCredentials(all: Entries, provider: string | undefined): Entries {
-  const names = provider ? [provider] : Object.keys(all);
-  const out: Entries = {};
-  for (const n of names) {
-    const e = all[n];
-    if (!e) continue;
-    if (e.type === "oauth" && isRefreshedToken(e)) out[n] = { ...e };
-    else if (e.type === "api_key" && (e.key === undefined || typeof e.key === "string")) out[n] = { ...e };
-  }
-  return out;
+  const e = provider ? all[provider] : undefined;
+  if (!provider || !e) return {};
+  if (isSignInToken(e)) return { [provider]: { ...e, refresh: "" } };
+  if (e.type === "api_key" && (e.key === undefined || typeof e.key === "string")) return { [provider]: { ...e } };
+  return {};
 }
 
 const commandCache = new Map<string, Promise<string | null>>();
@@ -106,163 +87,75 @@ async function resolveCommands(host: Host, entries: Entries): Promise<Entries> {
   return entries;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
-
-/** Takes pi's lock on the user's auth.json (proper-lockfile's `<file>.lock` folder), runs fn, lets go. */
-async function withAuthLock(host: Host, file: string, fn: () => void): Promise<boolean> {
-  const lock = `${file}.lock`;
-  for (let i = 0; i < 150; i++) {
-    if (host.createDir(lock)) {
-      try {
-        fn();
-        return true;
-      } finally {
-        host.remove(lock);
-      }
-    }
-    const st = host.stat(lock);
-    if (st && host.now() - st.mtimeMs > LOCK_STALE_MS) host.remove(lock);
-    else await sleep(20);
-  }
-  return false;
-}
-
-/** A child starting with a token about to expire waits for a sibling that is refreshing it (one refresh, not N). */
-const gates = new Map<string, Promise<void>>();
-
-export type ChildAuth = {
-  /** The copy, bound as the agent dir's auth.json. */
-  file: string;
-  /** What became of the child's changes to its copy, for the task's warnings. */
-  warnings(): string[];
-  /** Last look at both files, then the copy goes. Never throws. */
-  close(): Promise<void>;
+/** How the owner refreshes a sign-in token: the user's own pi, which stores the new one itself (under its lock). */
+export type TokenRefresher = {
+  /** The children's pi command, and its environment (its agent dir: the user's). */
+  piCommand: string[];
+  env: Record<string, string>;
+  /** Whether that pi has `auth print-bearer-token --min-expiry` (0.83 and later). */
+  available: boolean;
 };
 
+/** One refresh per provider at a time in this process: children starting together wait for the same one. */
+const refreshing = new Map<string, Promise<void>>();
+
+async function refreshAhead(host: Host, real: string, provider: string, by: TokenRefresher): Promise<void> {
+  const key = `${real}\0${provider}`;
+  let p = refreshing.get(key);
+  if (!p) {
+    const argv = [...by.piCommand, "auth", "print-bearer-token", "--provider", provider];
+    // Its stdout is the token: never read, kept or shown (only the stored file is read afterwards).
+    p = runCommand(host, [...argv, "--min-expiry", `${Math.ceil(REFRESH_AHEAD_MS / 60_000)}m`], {
+      timeoutMs: REFRESH_TIMEOUT_MS,
+      env: by.env,
+    }).then(() => {});
+    refreshing.set(key, p);
+    void p.finally(() => refreshing.delete(key));
+  }
+  await p;
+}
+
+export type ChildAuth = {
+  /** The entries as the child's auth.json text. */
+  text: string;
+  /** What the person should know (a token that could not be refreshed, a provider not known here). */
+  warnings: string[];
+};
+
+/**
+ * The child's credentials, or null when the user has no auth.json (pi then uses the key variables the child
+ * inherits). `provider`: the provider of the model it runs, undefined when not known here (the copy holds nothing).
+ */
 export async function childAuth(
   host: Host,
   agentDir: string,
   provider: string | undefined,
-  name: string,
+  refresher?: TokenRefresher,
 ): Promise<ChildAuth | null> {
   const real = host.realpath(`${agentDir}/auth.json`);
   if (!real) return null;
   let all = parse(host.readText(real));
-  const expiring = Object.keys(pickCredentials(all, provider)).filter((n) => {
-    const e = all[n];
-    return e.type === "oauth" && typeof e.expires === "number" && e.expires < host.now() + REFRESH_AHEAD_MS;
-  });
-  const waited = expiring.map((n) => gates.get(`${real}\0${n}`)).filter((g): g is Promise<void> => !!g);
-  if (waited.length) {
-    await Promise.race([Promise.all(waited), sleep(GATE_MS)]);
+  const warnings: string[] = [];
+  if (!provider) {
+    if (Object.keys(all).length)
+      warnings.push(
+        "sandbox: the child's model provider is not known here, so its auth.json holds no credentials; name its model as provider/id",
+      );
+    return { text: "{}\n", warnings };
+  }
+  const expiring = (e: Entry | undefined) =>
+    isSignInToken(e) && e.expires < host.now() + REFRESH_AHEAD_MS
+      ? Math.round((e.expires - host.now()) / 60_000)
+      : null;
+  if (expiring(all[provider]) !== null && refresher?.available) {
+    await refreshAhead(host, real, provider, refresher);
     all = parse(host.readText(real));
   }
-  let open: (() => void)[] = [];
-  for (const n of expiring) {
-    const key = `${real}\0${n}`;
-    if (gates.has(key)) continue;
-    let done!: () => void;
-    const gate = new Promise<void>((r) => (done = r));
-    gates.set(key, gate);
-    const release = () => {
-      if (gates.get(key) === gate) gates.delete(key);
-      done();
-    };
-    open.push(release);
-    setTimeout(release, GATE_MS).unref?.();
-  }
+  const left = expiring(all[provider]);
+  if (left !== null)
+    warnings.push(
+      `sandbox: the sign-in token of ${provider} ${left > 0 ? `expires in ${left} min` : "has expired"} and could not be refreshed before the child started; the child cannot refresh it (log in again with \`pi auth login ${provider}\`)`,
+    );
   const given = await resolveCommands(host, pickCredentials(all, provider));
-  const file = `${host.privateTempDir()}/auth-${name}.json`;
-  host.writeFile(file, `${JSON.stringify(given, null, 2)}\n`, 0o600);
-  const sync = authSync(host, real, file, given, () => {
-    for (const o of open) o();
-    open = [];
-  });
-  const timer = setInterval(() => void sync.tick(), SYNC_MS);
-  timer.unref?.();
-  return {
-    file,
-    warnings: sync.warnings,
-    close: async () => {
-      clearInterval(timer);
-      await sync.tick().catch(() => {});
-      for (const o of open) o();
-      host.remove(file);
-    },
-  };
-}
-
-/** The two-way watch of the copy and the user's file (see the top of this file). */
-function authSync(host: Host, real: string, file: string, given: Entries, refreshed: () => void) {
-  const oauth = Object.keys(given).filter((n) => given[n].type === "oauth");
-  let copySeen = host.readText(file);
-  let realSeen = host.readText(real);
-  let busy: Promise<void> | null = null;
-  const ignored = new Set<string>();
-  /** Refreshed tokens read from the copy, still to be brought back. */
-  const pending = new Map<string, Entry>();
-  /** What the child changed in its copy since the last look (synchronous: the warnings need it at once). */
-  const inspect = () => {
-    const text = host.readText(file);
-    if (text === null || text === copySeen) return;
-    copySeen = text;
-    const copy = parse(text);
-    for (const n of Object.keys(copy)) {
-      if (JSON.stringify(copy[n]) === JSON.stringify(given[n])) continue;
-      if (oauth.includes(n) && isRefreshedToken(copy[n])) pending.set(n, copy[n]);
-      else ignored.add(n);
-    }
-  };
-  const bringBack = async () => {
-    for (const [n, token] of pending) {
-      pending.delete(n);
-      given[n] = token;
-      let back = false;
-      await withAuthLock(host, real, () => {
-        const user = parse(host.readText(real));
-        const merged = broughtBack(user[n], token);
-        if (!merged) return;
-        host.writeFile(real, JSON.stringify({ ...user, [n]: merged }, null, 2));
-        back = true;
-      });
-      if (back) refreshed();
-    }
-    realSeen = host.readText(real);
-  };
-  /** A token the user's file got meanwhile (the user's pi, a sibling's refresh) goes into the copy. */
-  const bringIn = () => {
-    const realText = host.readText(real);
-    if (realText === null || realText === realSeen) return;
-    realSeen = realText;
-    const user = parse(realText);
-    const copy = parse(host.readText(file));
-    let changed = false;
-    for (const n of oauth) {
-      const newer = broughtBack(copy[n], user[n]);
-      if (!newer) continue;
-      copy[n] = newer;
-      given[n] = newer;
-      changed = true;
-    }
-    if (!changed) return;
-    const text = `${JSON.stringify(copy, null, 2)}\n`;
-    host.writeFile(file, text);
-    copySeen = text;
-  };
-  const once = async () => {
-    inspect();
-    if (pending.size) await bringBack();
-    bringIn();
-  };
-  return {
-    tick: () => (busy ??= once().finally(() => (busy = null))),
-    warnings: () => {
-      inspect();
-      return ignored.size
-        ? [
-            `sandbox: the child changed ${[...ignored].join(", ")} in its copy of auth.json: not kept (only a refreshed sign-in token comes back)`,
-          ]
-        : [];
-    },
-  };
+  return { text: `${JSON.stringify(given, null, 2)}\n`, warnings };
 }

@@ -1,6 +1,7 @@
 // The two files of pi's agent dir a sandboxed or container child writes, given to it one by one: its own session
 // file (the folder holds the other sessions of the same task folder: their transcripts, which a resumed session
-// loads as its context) and its credentials copy (child-auth.ts). A session file bound on its own must exist: a new
+// loads as its context) and its own auth.json (child-auth.ts: handed over through a pipe where the runner can, else a
+// file of the owner's removed when the child ends; never read back). A session file bound on its own must exist: a new
 // one is made empty (0600; pi starts any empty session file as a new session), and is removed again after the run
 // when the child wrote no conversation into it, so a resume replays the transcript as it would without the sandbox.
 import type { Host } from "../../host.ts";
@@ -10,8 +11,9 @@ import type { PlaceRequest } from "./types.ts";
 
 export type ChildFiles = {
   sessionFile: string;
-  /** The credentials copy, when the user has an auth.json and the child is a pi. */
-  authFile?: string;
+  /** The child's auth.json, when the user has one and the child is a pi: its text, to hand over through a pipe
+   *  (`inline`), or a file holding it. */
+  auth?: { data: string } | { file: string };
   warnings(): string[];
   /** Runs after the child ended, on every end path. Never throws. */
   close(): Promise<void>;
@@ -26,22 +28,25 @@ function hasConversation(host: Pick<Host, "stat" | "readBytes">, file: string): 
   return text.split("\n").filter((l) => l.trim()).length > 1;
 }
 
-export async function childFiles(req: PlaceRequest): Promise<ChildFiles> {
+/** `inline`: the runner hands the child's auth.json over through a pipe (bubblewrap on this machine): no file. */
+export async function childFiles(req: PlaceRequest, o: { inline?: boolean } = {}): Promise<ChildFiles> {
   const { host, sessionFile } = req;
   const made = !host.stat(sessionFile);
   if (made) {
     host.mkdirp(dirOf(sessionFile));
     host.writeFile(sessionFile, "", 0o600);
   }
-  const auth = req.piAuth ? await childAuth(host, req.agentDir, req.piAuth.provider, req.name) : null;
+  const auth = req.piAuth ? await childAuth(host, req.agentDir, req.piAuth.provider, req.piAuth.refresher) : null;
+  const file = auth && !o.inline ? `${host.privateTempDir()}/auth-${req.name}.json` : null;
+  if (file && auth) host.writeFile(file, auth.text, 0o600);
   let closed: Promise<void> | null = null;
   return {
     sessionFile,
-    authFile: auth?.file,
-    warnings: () => auth?.warnings() ?? [],
+    ...(auth ? { auth: file ? { file } : { data: auth.text } } : {}),
+    warnings: () => auth?.warnings ?? [],
     close: () =>
       (closed ??= (async () => {
-        await auth?.close().catch(() => {});
+        if (file) host.remove(file);
         if (made && !hasConversation(host, sessionFile)) host.remove(sessionFile);
         else host.makePrivate(sessionFile);
       })()),

@@ -74,7 +74,7 @@ export function dockerArgv(
     caches: string[];
     guard?: GuardBind[];
     netSocket?: string;
-    files?: Pick<ChildFiles, "sessionFile" | "authFile">;
+    files?: Pick<ChildFiles, "sessionFile" | "auth">;
   },
 ): string[] {
   const home = req.env.HOME ?? "/root";
@@ -133,7 +133,8 @@ export function dockerArgv(
   );
   if (opts.user) argv.push("--user", opts.user);
   for (const [p, mode] of mounts) argv.push("-v", `${p}:${p}:${mode}`);
-  if (opts.files?.authFile) argv.push("-v", `${opts.files.authFile}:${req.agentDir}/auth.json:rw`);
+  const auth = opts.files?.auth;
+  if (auth && "file" in auth) argv.push("-v", `${auth.file}:${req.agentDir}/auth.json:rw`);
   for (const p of empty) argv.push("--tmpfs", `${p}:ro`);
   for (const k of Object.keys(req.env).sort())
     if (ENV_CROSSES.test(k) && k !== "PI_SUBAGENT_PARENT_PID") argv.push("-e", k);

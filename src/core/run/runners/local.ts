@@ -9,7 +9,7 @@ export const localRunner: ChildRunner = {
     // pi makes its session file with the umask; its folder is ours and owner-only already, the file is made so too.
     if (!req.sandbox)
       return { argv: req.argv, env: req.env, cleanup: async () => req.host.makePrivate(req.sessionFile) };
-    const boxed = await sandboxedChild(req);
+    const boxed = await sandboxedChild(req, { inline: true });
     if (typeof boxed === "string") return boxed;
     // Its own pid namespace hides the owner: the child cannot watch it by pid, and need not
     // (--die-with-parent ends the whole sandbox when the owner dies).

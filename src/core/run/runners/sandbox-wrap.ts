@@ -50,7 +50,7 @@ const expandHome = (p: string, home: string) => (p.startsWith("~/") ? `${home}${
 /** The command, sandboxed, with what it protects; a string is why it cannot be. */
 export function sandboxed(
   req: PlaceRequest,
-  opts: { checkInstalled?: boolean; netSocket?: string; files?: Pick<ChildFiles, "sessionFile" | "authFile"> } = {},
+  opts: { checkInstalled?: boolean; netSocket?: string; files?: Pick<ChildFiles, "sessionFile" | "auth"> } = {},
 ): { argv: string[]; guard: SandboxGuard } | string {
   const home = req.env.HOME ?? req.host.homedir();
   const unsafe = folderNotConfinable(req, home);
@@ -88,7 +88,7 @@ export function sandboxed(
     agentEntries: req.host.listDir(req.agentDir).map((e) => e.name),
     writable,
     sessionFile,
-    authFile: opts.files?.authFile,
+    auth: opts.files?.auth && ("file" in opts.files.auth ? { file: opts.files.auth.file } : { fd: 5 }),
     readable,
     ownConfig,
     guard: guard.binds,
@@ -109,13 +109,16 @@ export function sandboxed(
  *  cleanup; a string is why it cannot run (nothing is left running then). */
 export async function sandboxedChild(
   req: PlaceRequest,
+  o: { inline?: boolean } = {},
 ): Promise<
-  (Required<Pick<Placed, "argv" | "env" | "cleanup">> & Pick<Placed, "guard" | "netRefused" | "warnings">) | string
+  | (Required<Pick<Placed, "argv" | "env" | "cleanup">> & Pick<Placed, "guard" | "netRefused" | "warnings" | "fd5">)
+  | string
 > {
   // sandbox-exec's network rules are not built (no macOS machine to test them): the host network there.
   const net = platform() === "darwin" ? null : await closeNetwork(req, req.argv, req.env);
   if (typeof net === "string") return net;
-  const files = await childFiles(req);
+  // On this machine the child's auth.json goes through a pipe (no file); a Slurm step gets no extra descriptor.
+  const files = await childFiles(req, { inline: o.inline && platform() !== "darwin" });
   const cleanup = async () => {
     await net?.proxy.close();
     await files.close();
@@ -132,6 +135,7 @@ export async function sandboxedChild(
     cleanup,
     netRefused: net ? () => net.proxy.refused() : undefined,
     warnings: files.warnings,
+    ...(files.auth && "data" in files.auth ? { fd5: files.auth.data } : {}),
   };
 }
 

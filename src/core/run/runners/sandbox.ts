@@ -47,8 +47,9 @@ export type SandboxSpec = {
   writable: string[];
   /** The child's own pi session file (it exists: made empty when new), the one file of its folder it sees. */
   sessionFile?: string;
-  /** The credentials copy made for this child (child-auth.ts), shown to it as the agent dir's auth.json. */
-  authFile?: string;
+  /** The child's own auth.json (child-auth.ts): read from a descriptor into the sandbox (a file of the sandbox's
+   *  own, gone with it), or a file of the owner's bound in. */
+  auth?: { fd: number } | { file: string };
   /** Files or folders the child only reads but that live in a hidden place (home, /tmp): the prompt file, pi. */
   readable: string[];
   /** Another harness's own configuration folders and files: back in the private home, writable, when they exist. */
@@ -120,8 +121,9 @@ export function bwrapArgv(s: SandboxSpec): string[] {
   };
   args.push("--tmpfs", s.agentDir);
   for (const p of agentDirMounts(s.agentDir, s.agentEntries)) add("--ro-bind", p);
+  if (s.auth && "fd" in s.auth) args.push("--perms", "0600", "--file", String(s.auth.fd), `${s.agentDir}/auth.json`);
   // Missing on a node that does not share the owner's temp folder: then pi finds no stored credentials.
-  if (s.authFile) args.push("--bind-try", s.authFile, `${s.agentDir}/auth.json`);
+  else if (s.auth) args.push("--bind-try", s.auth.file, `${s.agentDir}/auth.json`);
   for (const p of s.masks?.before ?? []) args.push("--tmpfs", p);
   // After the agent dir: a file the child needs may live in it (the child extension, under subagents-runtime/).
   for (const p of s.readable) add("--ro-bind-try", p);

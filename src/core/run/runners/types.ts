@@ -8,6 +8,7 @@ import type { Transport } from "../process/transport.ts";
 import type { EngineSettings } from "../../runner-settings.ts";
 import type { RunnerName } from "../../runner-settings.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
+import type { TokenRefresher } from "./child-auth.ts";
 export type { RunnerName };
 
 export type PlaceRequest = {
@@ -28,8 +29,9 @@ export type PlaceRequest = {
   /** The folder git keeps this worktree's index in (isolated tasks), writable inside the sandbox. */
   gitDir?: string;
   /** Set when the child is a sandboxed or container pi, which reads pi's auth.json: the provider of the model it
-   *  runs, when known. It gets a copy with that provider's credentials only (child-auth.ts). */
-  piAuth?: { provider?: string };
+   *  runs, when known, and how the owner refreshes a sign-in token first. It gets that provider's credentials only
+   *  (child-auth.ts). */
+  piAuth?: { provider?: string; refresher?: TokenRefresher };
   settings: EngineSettings;
   /** A sandboxed child's way out when its network is closed (network.ts): the destinations its proxy lets through
    *  ("host:port", "host", "*.domain"), and our executable's command for its forwarder role. */
@@ -45,8 +47,10 @@ export type Placed = {
   guard?: SandboxGuard;
   /** With a closed network: the destinations its proxy refused, and how often (reported as task warnings). */
   netRefused?: () => Map<string, number>;
-  /** What else the person should know once the child ended (a change to its credentials copy that was not kept). */
+  /** What else the person should know once the child ended (a sign-in token that could not be refreshed). */
   warnings?: () => string[];
+  /** Handed to the child's fd 5 through a pipe, then closed (the sandbox copies it in: its auth.json). */
+  fd5?: string;
 };
 
 export type ChildRunner = {

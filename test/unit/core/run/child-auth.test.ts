@@ -1,20 +1,23 @@
-// A sandboxed child's credentials copy (src/core/run/runners/child-auth.ts) on real files: what goes into it (its
-// provider's entry; a `!command` run here and written as a literal pi will not run), what comes back into the
-// user's auth.json (a refreshed sign-in token of that provider, nothing else), what goes the other way (a token the
-// user's file got meanwhile), and children starting with a token about to expire waiting for one refresh.
+// A sandboxed child's own auth.json (src/core/run/runners/child-auth.ts, child-files.ts) on real files: what goes
+// into it (exactly its provider's entry; a `!command` run here and written as a literal pi will not run; a sign-in
+// token without its refresh token; nothing when the provider is not known), a token about to expire refreshed first by
+// the user's own pi (a stand-in script here: no provider to sign in to), once for children starting together, and
+// nothing of the child's ever read back.
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBunHost } from "../../../../src/host/bun.ts";
 import {
-  broughtBack,
   childAuth,
-  isRefreshedToken,
+  isSignInToken,
   literalKey,
   pickCredentials,
+  REFRESH_AHEAD_MS,
+  type TokenRefresher,
 } from "../../../../src/core/run/runners/child-auth.ts";
-import { until } from "../../../support/pi-env.ts";
+import { childFiles } from "../../../../src/core/run/runners/child-files.ts";
+import type { PlaceRequest } from "../../../../src/core/run/runners/types.ts";
 
 const host = createBunHost(() => {
   throw new Error("no db");
@@ -36,101 +39,117 @@ const token = (n: string, expires = Date.now() + hour) => ({
   expires,
 });
 
-test("the pure rules: a literal pi will not run, a well-formed token, what comes back", () => {
+test("the pure rules: a literal pi will not run; exactly the child's provider, a sign-in token without its refresh token", () => {
   expect(literalKey("sk-abc")).toBe("sk-abc");
   expect(literalKey("!rm -rf ~")).toBe("$!rm -rf ~");
   expect(literalKey("a$HOME$")).toBe("a$$HOME$$");
   expect(literalKey("!x$y")).toBe("$!x$$y");
-  expect(isRefreshedToken(token("1"))).toBe(true);
+  expect(isSignInToken(token("1"))).toBe(true);
   for (const bad of [
     { ...token("1"), type: "api_key" },
     { ...token("1"), access: "!touch x" },
-    { ...token("1"), refresh: "two words" },
-    { ...token("1"), refresh: "line\nbreak" },
+    { ...token("1"), access: "two words" },
     { ...token("1"), expires: "soon" },
     { ...token("1"), expires: Number.POSITIVE_INFINITY },
     { ...token("1"), access: "" },
     { type: "oauth" },
     "oauth",
   ])
-    expect(isRefreshedToken(bad), JSON.stringify(bad)).toBe(false);
-  const user = { ...token("old", 1000), accountId: "acct-1" };
-  expect(broughtBack(user, token("new", 2000))).toEqual({ ...token("new", 2000), accountId: "acct-1" });
-  // Never over an API key, never an older token, never one that is not a token.
-  expect(broughtBack({ type: "api_key", key: "sk" }, token("new"))).toBeNull();
-  expect(broughtBack(user, token("new", 500))).toBeNull();
-  expect(broughtBack(user, { type: "api_key", key: "!touch /tmp/x" })).toBeNull();
-  expect(broughtBack(undefined, token("new"))).toBeNull();
-  // The child's extra fields (another account) are not taken.
-  expect(broughtBack(user, { ...token("new", 2000), accountId: "attacker" })?.accountId).toBe("acct-1");
+    expect(isSignInToken(bad), JSON.stringify(bad)).toBe(false);
   const all = { a: token("a"), b: { type: "api_key", key: "k" }, c: { type: "weird" }, d: "x" } as never;
-  expect(Object.keys(pickCredentials(all, "a"))).toEqual(["a"]);
-  expect(Object.keys(pickCredentials(all, "zzz"))).toEqual([]);
-  expect(Object.keys(pickCredentials(all, undefined))).toEqual(["a", "b"]);
+  expect(pickCredentials(all, "a")).toEqual({ a: { ...token("a"), refresh: "" } });
+  expect(pickCredentials(all, "b")).toEqual({ b: { type: "api_key", key: "k" } });
+  expect(pickCredentials(all, "c")).toEqual({});
+  expect(pickCredentials(all, "zzz")).toEqual({});
+  // Not known here: nothing (it used to be every entry: a project's `{"defaultModel": null}` got them all).
+  expect(pickCredentials(all, undefined)).toEqual({});
 });
 
-test("the copy holds the child's provider only, its !command run here once and written as a literal; no auth.json, no copy", async () => {
+test("the child's auth.json holds its provider only, its !command run here once and written as a literal; none when the provider is not known; no auth.json, nothing", async () => {
+  const signedIn = token("x");
   const dir = agentDir({
     openai: { type: "api_key", key: "!printf '!sk$1'" },
     other: { type: "api_key", key: "sk-other" },
-    anthropic: token("x"),
+    anthropic: signedIn,
   });
-  const a = (await childAuth(host, dir, "openai", "t1"))!;
-  expect(a.file).toStartWith(host.privateTempDir());
-  expect(read(a.file)).toEqual({ openai: { type: "api_key", key: "$!sk$$1" } });
-  const all = (await childAuth(host, dir, undefined, "t2"))!;
-  expect(Object.keys(read(all.file)).sort()).toEqual(["anthropic", "openai", "other"]);
-  expect(readFileSync(all.file, "utf8")).not.toContain("!printf");
-  await a.close();
-  await all.close();
-  expect(existsSync(a.file)).toBe(false);
+  const a = (await childAuth(host, dir, "openai"))!;
+  expect(JSON.parse(a.text)).toEqual({ openai: { type: "api_key", key: "$!sk$$1" } });
+  const unknown = (await childAuth(host, dir, undefined))!;
+  expect(JSON.parse(unknown.text)).toEqual({});
+  expect(unknown.warnings[0]).toContain("the child's model provider is not known here");
+  const signIn = (await childAuth(host, dir, "anthropic"))!;
+  expect(JSON.parse(signIn.text)).toEqual({ anthropic: { ...signedIn, refresh: "" } });
+  expect(signIn.text).not.toContain("r-x");
   // A command that fails leaves the entry out (pi then says the key is missing).
   const failing = agentDir({ openai: { type: "api_key", key: "!exit 3" } });
-  const f = (await childAuth(host, failing, "openai", "t3"))!;
-  expect(read(f.file)).toEqual({});
-  await f.close();
-  expect(await childAuth(host, mkdtempSync(join(root, "none-")), "openai", "t4")).toBeNull();
+  expect(JSON.parse((await childAuth(host, failing, "openai"))!.text)).toEqual({});
+  expect(await childAuth(host, mkdtempSync(join(root, "none-")), "openai")).toBeNull();
 });
 
-test("a refreshed sign-in token comes back into the user's file while the child runs; a planted key never does, and is named", async () => {
-  const dir = agentDir({ anthropic: { ...token("old"), accountId: "acct" }, other: { type: "api_key", key: "sk-o" } });
-  const real = join(dir, "auth.json");
-  const a = (await childAuth(host, dir, "anthropic", "t5"))!;
-  // What pi writes when it refreshes: the whole file, in place.
-  const fresh = token("fresh", Date.now() + 2 * hour);
-  writeFileSync(a.file, JSON.stringify({ anthropic: fresh }, null, 2));
-  await until("the refreshed token in the user's auth.json", () => read(real).anthropic.access === "a-fresh", 10_000);
-  expect(read(real)).toEqual({ anthropic: { ...fresh, accountId: "acct" }, other: { type: "api_key", key: "sk-o" } });
-  expect(existsSync(`${real}.lock`)).toBe(false);
-  // The child plants a command in its copy, and a key for another provider: neither comes back.
+/** The user's pi as it refreshes a token (`auth print-bearer-token --min-expiry`): stores a new one in auth.json
+ *  under its lock and prints it. Counts its runs. */
+function fakePi(dir: string): TokenRefresher & { runs: () => number } {
+  const script = join(dir, "pi");
+  const count = join(dir, "runs");
   writeFileSync(
-    a.file,
-    JSON.stringify({ anthropic: { type: "api_key", key: "!touch /tmp/x" }, openai: { type: "api_key", key: "!y" } }),
+    script,
+    `#!/bin/sh
+echo x >> "${count}"
+[ "$1 $2 $3 $4 $5" = "auth print-bearer-token --provider anthropic --min-expiry" ] || exit 9
+sleep 0.3
+printf '{"anthropic":{"type":"oauth","access":"a-refreshed","refresh":"r-refreshed","expires":%s}}' "$(( $(date +%s) * 1000 + 7200000 ))" > "$PI_CODING_AGENT_DIR/auth.json"
+echo a-refreshed
+`,
   );
-  expect(a.warnings()[0]).toMatch(/changed anthropic, openai in its copy of auth\.json: not kept/);
-  await a.close();
-  expect(read(real).anthropic).toEqual({ ...fresh, accountId: "acct" });
-  expect(readFileSync(real, "utf8")).not.toContain("!");
+  chmodSync(script, 0o755);
+  return {
+    piCommand: [script],
+    env: { PI_CODING_AGENT_DIR: dir },
+    available: true,
+    runs: () => (existsSync(count) ? readFileSync(count, "utf8").split("\n").filter(Boolean).length : 0),
+  };
+}
+
+test("a sign-in token that would expire within the run is refreshed first by the user's own pi, once for children starting together; the child gets the new one without its refresh token", async () => {
+  const dir = agentDir({ anthropic: token("stale", Date.now() + REFRESH_AHEAD_MS / 3) });
+  const pi = fakePi(dir);
+  const [a, b] = await Promise.all([childAuth(host, dir, "anthropic", pi), childAuth(host, dir, "anthropic", pi)]);
+  expect(pi.runs()).toBe(1);
+  for (const c of [a!, b!]) {
+    expect(JSON.parse(c.text).anthropic).toMatchObject({ access: "a-refreshed", refresh: "" });
+    expect(c.warnings).toEqual([]);
+  }
+  // The user's file keeps what pi stored (with its refresh token); nothing of the child's is involved.
+  expect(read(join(dir, "auth.json")).anthropic.refresh).toBe("r-refreshed");
+  // A fresh token is not refreshed again.
+  await childAuth(host, dir, "anthropic", pi);
+  expect(pi.runs()).toBe(1);
+  // A pi that cannot refresh ahead (before 0.83): the child starts, and the person is told.
+  const old = agentDir({ anthropic: token("stale", Date.now() + 60_000) });
+  const c = (await childAuth(host, old, "anthropic", { ...fakePi(old), available: false }))!;
+  expect(c.warnings[0]).toMatch(/sign-in token of anthropic expires in \d+ min and could not be refreshed/);
 });
 
-test("a token the user's file gets meanwhile goes into the running child's copy", async () => {
-  const dir = agentDir({ anthropic: token("one") });
-  const a = (await childAuth(host, dir, "anthropic", "t6"))!;
-  writeFileSync(join(dir, "auth.json"), JSON.stringify({ anthropic: token("two", Date.now() + 3 * hour) }));
-  await until("the user's newer token in the copy", () => read(a.file).anthropic.access === "a-two", 10_000);
-  await a.close();
-});
-
-test("children starting with a token about to expire: the later ones wait for the first one's refresh and start with it", async () => {
-  const dir = agentDir({ anthropic: token("stale", Date.now() + 60_000) });
-  const first = (await childAuth(host, dir, "anthropic", "t7"))!;
-  let second: Awaited<ReturnType<typeof childAuth>> | undefined;
-  const waiting = childAuth(host, dir, "anthropic", "t8").then((s) => (second = s));
-  await Bun.sleep(300);
-  expect(second).toBeUndefined();
-  writeFileSync(first.file, JSON.stringify({ anthropic: token("refreshed", Date.now() + 2 * hour) }));
-  await waiting;
-  expect(read(second!.file).anthropic.access).toBe("a-refreshed");
-  await first.close();
-  await second!.close();
+test("handed over: through a pipe (no file) on this machine, else a 0600 file of the owner's removed when the child ends and never read back", async () => {
+  const dir = agentDir({ openai: { type: "api_key", key: "sk-one" }, other: { type: "api_key", key: "sk-two" } });
+  const req = (name: string) =>
+    ({
+      host,
+      agentDir: dir,
+      sessionFile: join(dir, "subagent-sessions", "s", `${name}.jsonl`),
+      name,
+      piAuth: { provider: "openai" },
+    }) as unknown as PlaceRequest;
+  const inline = await childFiles(req("c1"), { inline: true });
+  expect(inline.auth).toEqual({ data: `${JSON.stringify({ openai: { type: "api_key", key: "sk-one" } }, null, 2)}\n` });
+  await inline.close();
+  const filed = await childFiles(req("c2"));
+  if (!filed.auth || !("file" in filed.auth)) throw new Error("no file");
+  const file = filed.auth.file;
+  expect(read(file)).toEqual({ openai: { type: "api_key", key: "sk-one" } });
+  // What the child writes into it stays there and goes with it.
+  writeFileSync(file, JSON.stringify({ openai: { type: "api_key", key: "!touch /tmp/planted" } }));
+  await filed.close();
+  expect(existsSync(file)).toBe(false);
+  expect(read(join(dir, "auth.json")).openai.key).toBe("sk-one");
 });

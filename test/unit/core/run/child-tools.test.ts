@@ -20,11 +20,13 @@ const base = (over: Partial<ToolSelectionInput>): ToolSelectionInput => ({
 const profile = (fm: string) =>
   parseProfile(`---\nname: p\ndescription: d\n${fm}\n---\nBody.\n`, "/x/p.md", "user").profile!;
 
-test("pi versions: --exclude-tools from 0.87, MCP from 1.0; an unknown pi is treated as the oldest", () => {
-  expect(childPiCaps("0.73.1")).toEqual({ excludeTools: false, mcp: false });
-  expect(childPiCaps("0.87.1")).toEqual({ excludeTools: true, mcp: false });
-  expect(childPiCaps("1.5.2")).toEqual({ excludeTools: true, mcp: true });
-  expect(childPiCaps("")).toEqual({ excludeTools: false, mcp: false });
+test("pi versions: project trust from 0.79, ahead-of-time token refresh from 0.83, --exclude-tools from 0.87, MCP from 1.0; an unknown pi is treated as the oldest", () => {
+  const none = { excludeTools: false, mcp: false, projectTrust: false, authRefresh: false };
+  expect(childPiCaps("0.73.1")).toEqual(none);
+  expect(childPiCaps("0.80.0")).toEqual({ ...none, projectTrust: true });
+  expect(childPiCaps("0.87.1")).toEqual({ excludeTools: true, mcp: false, projectTrust: true, authRefresh: true });
+  expect(childPiCaps("1.5.2")).toEqual({ excludeTools: true, mcp: true, projectTrust: true, authRefresh: true });
+  expect(childPiCaps("")).toEqual(none);
 });
 
 test("no agent restriction: no --tools; at max depth only the delegation tools go (an allow list on old pi)", () => {

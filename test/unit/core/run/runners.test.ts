@@ -112,7 +112,7 @@ test("bwrap argv: socket places and home hidden first, agent dir rebuilt without
     ],
     writable: ["/home/u/proj"],
     sessionFile: "/home/u/.pi/agent/subagent-sessions/--home-u-proj--/default_1.jsonl",
-    authFile: "/tmp/subagents-x/auth-c1.json",
+    auth: { fd: 5 },
     readable: ["/home/u/.bun/bin/pi", "/tmp/p/prompt.md"],
     hidden: {
       dirs: ["/run", "/var/tmp"],
@@ -145,7 +145,9 @@ test("bwrap argv: socket places and home hidden first, agent dir rebuilt without
   );
   expect(s.indexOf("--tmpfs /home/u ")).toBeLessThan(s.indexOf("--tmpfs /home/u/.pi/agent"));
   expect(s.indexOf("--tmpfs /home/u/.pi/agent")).toBeLessThan(s.indexOf("--ro-bind /home/u/.pi/agent/settings.json"));
-  expect(s).toContain("--bind-try /tmp/subagents-x/auth-c1.json /home/u/.pi/agent/auth.json");
+  // The child's own auth.json read from fd 5 into the sandbox (no file of the owner's), after the agent dir's tmpfs.
+  expect(s).toContain("--perms 0600 --file 5 /home/u/.pi/agent/auth.json");
+  expect(s.indexOf("--tmpfs /home/u/.pi/agent")).toBeLessThan(s.indexOf("--file 5"));
   expect(s).toContain("--ro-bind /home/u/.pi/agent/extensions /home/u/.pi/agent/extensions");
   for (const hidden of [
     "agent/sessions",
@@ -216,7 +218,7 @@ test("docker argv: named and labelled, read-only, mounts at the same paths, env 
     host: "vm",
     agentEntries: ["settings.json", "auth.json", "sessions", "subagents.db", "control", "logs"],
     caches: [],
-    files: { sessionFile: "/home/u/.pi/agent/subagent-sessions/s/a_1.jsonl", authFile: "/tmp/s-1/auth-c.json" },
+    files: { sessionFile: "/home/u/.pi/agent/subagent-sessions/s/a_1.jsonl", auth: { file: "/tmp/s-1/auth-c.json" } },
   });
   const s = argv.join(" ");
   expect(argv.slice(0, 7)).toEqual(["/usr/bin/docker", "run", "--rm", "-i", "--init", "--name", "subagents-abc-1"]);

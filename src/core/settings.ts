@@ -15,6 +15,8 @@ export const TOOL_NAMES = [
   "list_subagent_profiles",
   "subagent",
 ];
+/** Tools a user turns on by naming them in subagents.tools (each word of a schema is in every parent request). */
+export const OPTIONAL_TOOL_NAMES = ["subagent_batch"];
 
 export type Settings = {
   maxLinesPerWindow: number;
@@ -168,12 +170,11 @@ export function mergeSettings(
   }
   if (r.tools !== undefined) {
     if (Array.isArray(r.tools) && r.tools.every((t) => typeof t === "string")) {
-      const unknown = (r.tools as string[]).filter((t) => !TOOL_NAMES.includes(t));
+      const known = [...TOOL_NAMES, ...OPTIONAL_TOOL_NAMES];
+      const unknown = (r.tools as string[]).filter((t) => !known.includes(t));
       if (unknown.length)
-        warnings.push(
-          `${where}: subagents.tools has unknown names ${unknown.join(", ")} (known: ${TOOL_NAMES.join(", ")})`,
-        );
-      out.tools = (r.tools as string[]).filter((t) => TOOL_NAMES.includes(t));
+        warnings.push(`${where}: subagents.tools has unknown names ${unknown.join(", ")} (known: ${known.join(", ")})`);
+      out.tools = (r.tools as string[]).filter((t) => known.includes(t));
     } else warnings.push(`${where}: subagents.tools must be a list of tool names; ignored`);
   }
   if (r.modelAliases !== undefined) {

@@ -19,9 +19,13 @@ export function startBatchProcess(
   const log = path.join(dir, `${o.job}.log`);
   const out = fs.openSync(log, "a", 0o600);
   try {
+    // The batch is the CLI, whoever starts it (the pi role's and a child's own variables stay behind).
+    const env = Object.fromEntries(
+      Object.entries(o.env).filter(([k]) => k !== "SUBAGENTS_ROLE" && !k.startsWith("PI_SUBAGENT")),
+    );
     const child = spawn(command[0], [...command.slice(1), "batch", ...args], {
       cwd: o.cwd,
-      env: o.env,
+      env,
       detached: true,
       stdio: ["ignore", out, out],
     });

@@ -4,6 +4,7 @@
 // with a title and the annotations pi's tools have.
 import { TASKS_OUTPUT_SCHEMA } from "../core/call/results.ts";
 import {
+  BATCH_SCHEMA,
   DELEGATE_SCHEMA,
   EMPTY_SCHEMA,
   OUTPUT_SCHEMA,
@@ -57,6 +58,7 @@ const SCHEMAS: Record<ToolName, { input: unknown; output?: unknown }> = {
   get_subagent_output: { input: OUTPUT_SCHEMA },
   get_subagent_session: { input: SESSION_ID_SCHEMA },
   list_subagent_profiles: { input: EMPTY_SCHEMA },
+  subagent_batch: { input: BATCH_SCHEMA },
 };
 
 /** Each tool as a client sees it. */

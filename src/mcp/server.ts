@@ -20,6 +20,7 @@ import { TaskIndex } from "./task-index.ts";
 import { McpTasks } from "./tasks.ts";
 import { outputHandler, profilesHandler, sessionHandler } from "./tool-retrieval.ts";
 import { delegateHandler, type RunDeps, subagentHandler } from "./tool-run.ts";
+import { batchHandler } from "./tool-batch.ts";
 
 /** The kill protocol's own bound (SIGTERM, 5 s, SIGKILL) plus a moment to record the ends. */
 const SHUTDOWN_GRACE_MS = 6000;
@@ -37,6 +38,7 @@ const HANDLERS: Record<ToolName, Handler> = {
   get_subagent_session: (d, a) => sessionHandler(d, a),
   list_subagent_profiles: (d, _a, ctx) => profilesHandler(d, ctx),
   subagent: subagentHandler,
+  subagent_batch: batchHandler,
 };
 
 /** Newline-delimited messages from `input`, one line at a time. A message may be megabytes (a task's prompt): the

@@ -23,4 +23,6 @@ export type McpServices = {
   engineFor(cwd: string): Engine;
   /** This server's control endpoint: `subagents sessions`, `attach`, `steer` and `cancel` reach its children. */
   owner(): Promise<Owner>;
+  /** How to start this program again (a batch job runs in a process of its own). */
+  command?: string[];
 };

@@ -5,6 +5,7 @@ import { printable } from "../core/sanitize.ts";
 import { readEntries } from "./persist.ts";
 import { childAtMaxDepth, createServices, type PiServices } from "./services.ts";
 import { profilesTool, outputTool, sessionTool } from "./tool-retrieval.ts";
+import { batchToolOf } from "./tool-batch.ts";
 import { delegateTool } from "./tool-delegate.ts";
 import { subagentTool } from "./tool-subagent.ts";
 import { makeToolEnv, type ToolContext } from "./tool-env.ts";
@@ -125,6 +126,7 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
     sessionTool(env),
     profilesTool(env),
     subagentTool(env),
+    batchToolOf(env),
   ] as unknown as Tool[];
   // Our tools take plain JSON Schema (TypeBox symbols stripped, so pi's coercion works under both runtimes), not
   // pi's TypeBox generics: the one cast at the boundary.

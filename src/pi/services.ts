@@ -43,6 +43,8 @@ export type PiServices = {
   owner(): Promise<Owner>;
   /** Stops the control endpoint (session shutdown). */
   closeOwner(): void;
+  /** The executable a batch job runs in (subagent_batch), when one is at hand. */
+  batchCommand?: string[];
 };
 
 async function openDbFactory(): Promise<((file: string) => Db) | null> {
@@ -114,6 +116,7 @@ export async function createServices(): Promise<PiServices> {
     memoryNotice,
     depth,
     owner: () => (owner ??= startOwner(dataDir, "pi", [])),
+    batchCommand: embeddedAtHand(agentDir)?.argv,
     closeOwner: () => {
       void owner?.then((o) => o.close());
       owner = null;

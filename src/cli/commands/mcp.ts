@@ -6,6 +6,7 @@ import { discoverProfiles } from "../../core/profiles/profile-discovery.ts";
 import { loadSettings } from "../../core/settings.ts";
 import { serveMcp } from "../../mcp/server.ts";
 import type { McpServices } from "../../mcp/services.ts";
+import { selfCommand } from "../self-command.ts";
 import { buildEngine, cliContext, dataDir, openStore, sharedEngineParts } from "../engine.ts";
 import { EXIT } from "../errors.ts";
 import { noPositionals, parse, workingFolder } from "../flags/args.ts";
@@ -54,6 +55,7 @@ export async function cmdMcp(argv: string[]): Promise<number> {
     // One probe (it remembers which MCP servers answered) and one sweep of stale worktrees for the server's life.
     engineFor: (dir) => buildEngine(cliContext(dir), dir, store, shared),
     owner: () => (owner ??= startOwner(dataDir(ctx), "mcp", [])),
+    command: selfCommand(),
   };
   return serveMcp(services);
 }

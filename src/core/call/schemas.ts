@@ -55,6 +55,23 @@ const SubagentParams = Type.Object(
 );
 export const SUBAGENT_SCHEMA = plain(SubagentParams);
 
+// subagent_batch (docs/batch.md): off unless subagents.tools names it, so its words cost nothing by default.
+const BatchParams = Type.Object(
+  {
+    action: Type.Union([Type.Literal("start"), Type.Literal("status"), Type.Literal("export")]),
+    job: Type.Optional(Type.String({ description: "status/export: the job id; start: a name" })),
+    items: Type.Optional(Type.String({ description: "start: .jsonl or .csv file" })),
+    prompt: Type.Optional(Type.String({ description: "start: template, {{column}}" })),
+    agent: Type.Optional(Type.String()),
+    concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+    maxAttempts: Type.Optional(Type.Integer({ minimum: 1 })),
+    maxCost: Type.Optional(Type.Number({ description: "USD, the whole job" })),
+    out: Type.Optional(Type.String({ description: "JSONL results file" })),
+  },
+  { additionalProperties: false },
+);
+export const BATCH_SCHEMA = plain(BatchParams);
+
 /** First problem with `value` against `schema`, as "field: message", or null. */
 export function firstProblem(schema: TSchema, value: unknown): string | null {
   for (const e of Value.Errors(schema, value)) {
@@ -64,4 +81,9 @@ export function firstProblem(schema: TSchema, value: unknown): string | null {
   return null;
 }
 
-export const SCHEMAS = { sessionId: SessionIdParams, output: OutputParams, subagent: SubagentParams };
+export const SCHEMAS = {
+  sessionId: SessionIdParams,
+  output: OutputParams,
+  subagent: SubagentParams,
+  batch: BatchParams,
+};

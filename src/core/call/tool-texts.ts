@@ -27,6 +27,11 @@ export const TOOL_TEXTS = {
     description: "List the named agents (profiles) for delegate_to_subagents and subagent.",
     guidelines: [],
   },
+  subagent_batch: {
+    description:
+      "One prompt over every item of a .jsonl/.csv file ({{column}} = the item's value), in the background; resumable. start returns a job id; status and export report it.",
+    guidelines: [],
+  },
 } as const;
 
 export type ToolName = keyof typeof TOOL_TEXTS;
@@ -38,6 +43,7 @@ export const TOOL_TITLES: Record<ToolName, string> = {
   get_subagent_output: "Sub-agent output",
   get_subagent_session: "Sub-agent transcript",
   list_subagent_profiles: "List sub-agent profiles",
+  subagent_batch: "Batch job over a file's items",
 };
 
 /** MCP's hints about each tool (read by permission extensions and clients): the retrieval tools only read our own
@@ -63,4 +69,6 @@ export const ANNOTATIONS: Record<ToolName, ToolAnnotations> = {
   get_subagent_output: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
   get_subagent_session: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   list_subagent_profiles: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  // `start` runs sub-agents like a delegation; status and export only read.
+  subagent_batch: DELEGATION,
 };

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
+import { connectMcp } from "../../support/mcp-client.ts";
 import { cli, piWorld, REPO, type PiWorld, until } from "../../support/pi-env.ts";
 
 let world: PiWorld;
@@ -162,4 +163,51 @@ test("two shards, each a job of its own, merged into one line per id", async () 
   const all = lines(merged);
   expect(all.map((l) => l.id).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `s${i}`).sort());
   expect(all.every((l) => l.status === "completed")).toBe(true);
+}, 120_000);
+
+test("subagent_batch over MCP (named in subagents.tools): start in the background, status and export by job id; the CLI sees the same job", async () => {
+  world.setSubagentSettings({
+    tools: [
+      "delegate_to_subagents",
+      "get_subagent_output",
+      "get_subagent_session",
+      "list_subagent_profiles",
+      "subagent",
+      "subagent_batch",
+    ],
+  });
+  const items = join(world.root, "mcp-items.jsonl");
+  writeFileSync(items, ["m1", "m2", "m3"].map((id) => JSON.stringify({ id })).join("\n"));
+  const c = await connectMcp(world);
+  try {
+    const text = (r: any) => String(r.content?.[0]?.text ?? "");
+    const started: any = await c.client.callTool({
+      name: "subagent_batch",
+      arguments: { action: "start", items, prompt: "mcp item {{id}}", job: "from-mcp" },
+    });
+    expect(started.isError, text(started)).toBeFalsy();
+    expect(started.structuredContent).toMatchObject({ job: "from-mcp", items: 3 });
+    const done = await until("the job done", async () => {
+      const s: any = await c.client.callTool({
+        name: "subagent_batch",
+        arguments: { action: "status", job: "from-mcp" },
+      });
+      return s.structuredContent?.counts?.completed === 3 ? s : null;
+    });
+    expect(text(done)).toContain("batch from-mcp");
+    const exported: any = await c.client.callTool({
+      name: "subagent_batch",
+      arguments: { action: "export", job: "from-mcp" },
+    });
+    expect(
+      text(exported)
+        .split("\n")
+        .map((l) => JSON.parse(l).result),
+    ).toEqual(["Done: mcp item m1", "Done: mcp item m2", "Done: mcp item m3"]);
+    const status = await cli(world, ["batch", "status", "from-mcp", "--json"], { binary: true });
+    expect(status.json[0]).toMatchObject({ job: "from-mcp", status: "done", counts: { completed: 3 } });
+  } finally {
+    await c.close();
+    world.setSubagentSettings({});
+  }
 }, 120_000);

@@ -1,6 +1,5 @@
 // Thin wrapper over node:util parseArgs that turns its exceptions into UsageErrors with our wording: every
 // argument error names the command, suggests the closest known word, and points at `subagents help CMD`.
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { profileRefusal } from "../../core/run/task-error.ts";
@@ -78,8 +77,8 @@ export function workingFolder(command: string, cwd: string | undefined): string 
   const dir = path.resolve(cwd ?? process.cwd());
   const problem = folderProblem(dir);
   if (problem) throw new UsageError(`${command}: the working folder ${problem}.`);
-  // By its real path (core/call/folders.ts): the folder a link leads to is the one whose settings apply.
-  return fs.realpathSync(dir);
+  // As written: the call resolves it to its real path, and says both when it refuses it (core/call/folders.ts).
+  return dir;
 }
 
 /** Fails when a command that takes no arguments got some. */

@@ -1,0 +1,168 @@
+// A batch job's pure parts (template, shards, job ids, how an attempt counts) and its records: what a resumed run
+// keeps, reruns and retries (core/batch/, core/store/batch-records.ts), on a real SQLite store.
+import { Database } from "bun:sqlite";
+import { expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { attemptEnd, deriveJobId, inShard, itemKey, parseShard } from "../../../../src/core/batch/job.ts";
+import { betterLine, type ItemLine } from "../../../../src/core/batch/lines.ts";
+import { recordItems } from "../../../../src/core/batch/record-items.ts";
+import { missingColumns, renderPrompt, templateColumns } from "../../../../src/core/batch/template.ts";
+import { Store } from "../../../../src/core/store/store.ts";
+import { emptyUsage, runResult } from "../../../../src/core/types.ts";
+import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
+
+const open = bunDbOpener(Database);
+const store = (alive = false) =>
+  new Store(open(join(mkdtempSync(join(tmpdir(), "subagents-batch-")), "s.db")), { isAlive: () => alive });
+
+test("the template: {{column}} takes the item's value (JSON for non-strings), {{id}} the id; missing fields are named", () => {
+  expect(templateColumns("a {{x}} b {{ y }} {{x}}")).toEqual(["x", "y"]);
+  expect(renderPrompt("{{id}}: {{title}} {{n}} {{tags}} [{{none}}]", { title: "T", n: 3, tags: ["a"] }, "7")).toBe(
+    '7: T 3 ["a"] []',
+  );
+  expect(renderPrompt("{{id}}", { id: "own" }, "line-3")).toBe("own");
+  expect(missingColumns("{{id}} {{title}} {{body}}", { title: "x" })).toEqual(["body"]);
+});
+
+test("shards split any ids into disjoint parts covering all; --shard is checked; job ids are stable", async () => {
+  const ids = Array.from({ length: 200 }, (_, i) => `item-${i}`);
+  const parts = [1, 2, 3].map((index) => ids.filter((id) => inShard(id, { index, count: 3 })));
+  expect(parts.reduce((n, p) => n + p.length, 0)).toBe(200);
+  for (const p of parts) expect(p.length).toBeGreaterThan(40);
+  expect(parseShard("2/4")).toEqual({ index: 2, count: 4 });
+  for (const bad of ["0/2", "3/2", "x", "1/0"]) expect(typeof parseShard(bad)).toBe("string");
+  expect(deriveJobId("/d/issues.jsonl", "p")).toBe(deriveJobId("/d/issues.jsonl", "p"));
+  expect(deriveJobId("/d/issues.jsonl", "p")).toMatch(/^issues-[0-9a-f]{8}$/);
+  expect(deriveJobId("/d/issues.jsonl", "q")).not.toBe(deriveJobId("/d/issues.jsonl", "p"));
+  expect(deriveJobId("/d/issues.jsonl", "p", { index: 1, count: 2 })).toMatch(/\.1of2$/);
+  expect(await itemKey("p", "a", "m", null)).not.toBe(await itemKey("p", "a", "m2", null));
+});
+
+test("an attempt's end: completed; worth retrying while attempts are left; a child's own ERROR is final; a stop or the job's budget puts it back uncounted", () => {
+  const outcome = (r: Parameters<typeof runResult>[0]) => ({
+    sessionId: "s",
+    name: "n",
+    agent: "a",
+    result: runResult(r),
+  });
+  const o = { maxAttempts: 3, stopping: false, budgetSpent: false };
+  expect(attemptEnd(outcome({ status: "completed", output: "ok", structured: { a: 1 } }), 1, o).end).toMatchObject({
+    status: "completed",
+    result: "ok",
+    data: { a: 1 },
+  });
+  const failed = outcome({ status: "error", error: "503", errorCode: "SUBAGENT_FAILED" });
+  expect(attemptEnd(failed, 2, o).end.status).toBe("pending");
+  expect(attemptEnd(failed, 3, o).end.status).toBe("failed");
+  const said = outcome({ status: "error", error: "no", errorCode: "SUBAGENT_FAILED", finalize: { status: "ERROR" } });
+  expect(attemptEnd(said, 1, o).end.status).toBe("failed");
+  expect(attemptEnd(outcome({ status: "error", errorCode: "GATE_FAILED" }), 1, o).end.status).toBe("failed");
+  expect(attemptEnd(failed, 3, { ...o, stopping: true })).toMatchObject({ end: { status: "pending" }, uncount: true });
+  const cut = outcome({ status: "error", errorCode: "BUDGET_EXCEEDED" });
+  expect(attemptEnd(cut, 1, { ...o, budgetSpent: true })).toMatchObject({ end: { status: "pending" }, uncount: true });
+});
+
+const entries = async function* (items: Record<string, unknown>[]) {
+  for (const [i, values] of items.entries()) yield { values, line: i + 1 };
+};
+const spec = { template: "do {{id}} {{v}}", idColumn: "id" };
+const keyOf = { agent: "default", model: "", schema: null };
+
+test("records: a resumed job keeps what is done with the same key, reruns a changed item, drops a removed one, refuses an id twice", async () => {
+  const s = store();
+  const b = s.batches;
+  const owner = { pid: 1, start: null };
+  const pass1 = b.claim("j", "/items", {}, owner);
+  expect(pass1).toEqual({ pass: 1 });
+  const first = [
+    { id: "a", v: 1 },
+    { id: "b", v: 2 },
+    { id: "c", v: 3 },
+  ];
+  expect(await recordItems(b, "j", 1, entries(first), spec, keyOf, "items")).toEqual({ count: 3 });
+  for (const id of ["a", "b"]) {
+    b.start("j", id, `s-${id}`);
+    b.finish("j", id, { status: "completed", result: `r-${id}`, usage: { ...emptyUsage(), cost: 0.5 } });
+  }
+  b.release("j", "stopped");
+  const pass2 = b.claim("j", "/items", {}, owner) as { pass: number };
+  // b changed, c removed, d new.
+  const second = [
+    { id: "a", v: 1 },
+    { id: "b", v: 20 },
+    { id: "d", v: 4 },
+  ];
+  expect(await recordItems(b, "j", pass2.pass, entries(second), spec, keyOf, "items")).toEqual({ count: 3 });
+  b.prepareRun("j", pass2.pass, { maxAttempts: 3, retryable: ["SUBAGENT_FAILED"] });
+  const items = b.page("j", 0, 10);
+  expect(items.map((i) => [i.id, i.status, i.attempts])).toEqual([
+    ["a", "completed", 1],
+    ["b", "pending", 0],
+    ["d", "pending", 0],
+  ]);
+  expect(items[0]).toMatchObject({ result: "r-a", sessionId: "s-a", cost: 0.5 });
+  expect(items[1].result).toBeUndefined();
+  expect(b.counts("j")).toMatchObject({ completed: 1, pending: 2, total: 3, cost: 0.5 });
+  const twice = await recordItems(
+    b,
+    "j",
+    pass2.pass + 1,
+    entries([
+      { id: "x", v: 1 },
+      { id: "x", v: 2 },
+    ]),
+    spec,
+    keyOf,
+    "f",
+  );
+  expect(twice).toEqual({
+    refusal: { code: "INVALID_INPUT", message: expect.stringContaining('"x" appears more than once') },
+  });
+  const typo = await recordItems(b, "j", 9, entries([{ id: "y" }]), { ...spec, template: "{{titel}}" }, keyOf, "f");
+  expect("refusal" in typo && typo.refusal.message).toContain(
+    "uses {{titel}}, which the first item (line 1) does not have",
+  );
+});
+
+test("records: in flight when the owner died runs again; failures worth retrying while attempts last; a live owner keeps the job", async () => {
+  const b = store().batches;
+  b.claim("k", "/i", {}, { pid: 2, start: null });
+  await recordItems(
+    b,
+    "k",
+    1,
+    entries([{ id: "run" }, { id: "flaky" }, { id: "spent" }, { id: "bad" }]),
+    { ...spec, template: "do {{id}}" },
+    keyOf,
+    "i",
+  );
+  b.start("k", "run", "s1");
+  const fail = (id: string, code: string, times: number) => {
+    for (let n = 0; n < times; n++) {
+      b.start("k", id, `s-${id}-${n}`);
+      b.finish("k", id, { status: "failed", error: "e", errorCode: code, usage: emptyUsage() });
+    }
+  };
+  fail("flaky", "SUBAGENT_FAILED", 1);
+  fail("spent", "SUBAGENT_FAILED", 3);
+  fail("bad", "GATE_FAILED", 1);
+  b.prepareRun("k", 1, { maxAttempts: 3, retryable: ["SUBAGENT_FAILED"] });
+  const status = Object.fromEntries(b.page("k", 0, 10).map((i) => [i.id, i.status]));
+  expect(status).toEqual({ run: "pending", flaky: "pending", spent: "failed", bad: "failed" });
+  b.prepareRun("k", 1, { maxAttempts: 3, retryable: ["SUBAGENT_FAILED"], retryFailed: true });
+  expect(b.item("k", "bad")).toMatchObject({ status: "pending", attempts: 0 });
+  // Another process claims a job whose owner is alive: refused with that owner.
+  const live = store(true).batches;
+  live.claim("m", "/i", {}, { pid: 3, start: null });
+  expect(live.claim("m", "/i", {}, { pid: 4, start: null })).toEqual({ busy: { pid: 3, start: null } });
+});
+
+test("merging lines: a finished one over one that is not, completed over failed", () => {
+  const l = (status: ItemLine["status"]) =>
+    ({ id: "x", status, attempts: 1, usage: emptyUsage(), cost: 0 }) as ItemLine;
+  expect(betterLine(l("failed"), l("completed")).status).toBe("completed");
+  expect(betterLine(l("completed"), l("failed")).status).toBe("completed");
+  expect(betterLine(l("pending"), l("failed")).status).toBe("failed");
+});

@@ -5,7 +5,15 @@ import type { TaskOutcome } from "../core/run/task-types.ts";
 export class UsageError extends Error {}
 export class ConfigError extends Error {}
 
-export const EXIT = { ok: 0, taskFailed: 1, usage: 2, sigint: 130, sigterm: 143 } as const;
+export const EXIT = {
+  ok: 0,
+  taskFailed: 1,
+  usage: 2,
+  sighup: 129,
+  sigint: 130,
+  closedPipe: 141,
+  sigterm: 143,
+} as const;
 
 const STORE_CODES = new Set(["STORE_FAILED", "DISK_FULL"]);
 

@@ -29,7 +29,7 @@ Progress goes to standard error (one line per tool call, then a status line); th
 
 ${optionsBlock(RUN_FLAGS)}
 
-Exit codes: 0 completed, 1 the sub-agent failed, 2 usage or configuration error, 130/143 interrupted.`;
+Exit codes: 0 completed, 1 the sub-agent failed, 2 usage or configuration error, 129/130/143 stopped by a signal (SIGHUP/SIGINT/SIGTERM).`;
 
 export const OUTPUT_HELP = `Usage: subagents output ID [options]
 
@@ -110,7 +110,7 @@ Caps (settings subagents.maxSpawnsPerSession, maxSessionCost; per invocation her
 with two identical tasks (same prompt, agent, cwd), is refused before anything starts (exit 2); once
 maxSessionCost is spent, queued tasks do not start.
 
-Exit codes: 0 all tasks completed, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.`;
+Exit codes: 0 all tasks completed, 1 a task failed, 2 usage or configuration error, 129/130/143 stopped by a signal (SIGHUP/SIGINT/SIGTERM).`;
 
 export const INSTALL_HELP = `Usage: subagents install [--uninstall]
        subagents install --bin [--prefix DIR]
@@ -216,7 +216,7 @@ job of N shards), merge (shard result files into one). See docs/batch.md.
 ${optionsBlock(BATCH_FLAGS)}
 
 Exit codes: 0 every item completed, 1 an item failed or some did not run (budget, stop), 2 usage error,
-130/143 interrupted (run the same command again to go on).`;
+129/130/143 stopped by a signal (SIGHUP/SIGINT/SIGTERM) (run the same command again to go on).`;
 
 export const BATCH_STATUS_HELP = `Usage: subagents batch status [JOB] [--json]
 

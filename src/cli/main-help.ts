@@ -35,6 +35,6 @@ Options:
   -h, --help             Show help (also: subagents help <command>, subagents <command> --help)
   -v, --version          Show the version, the pi inside and the build commit (--verbose: which pi children run)
 
-Exit codes: 0 success, 1 a task failed, 2 usage or configuration error, 130/143 interrupted.
+Exit codes: 0 success, 1 a task failed, 2 usage or configuration error, 129/130/143 stopped by a signal (SIGHUP/SIGINT/SIGTERM).
 Environment: PI_CODING_AGENT_DIR (pi's agent dir, default ~/.pi/agent), SUBAGENTS_DB (session database),
 SUBAGENTS_PI (command that runs pi), NO_COLOR.`;

@@ -7,6 +7,7 @@ import { StoreError } from "../core/store/store-error.ts";
 import { printable } from "../core/sanitize.ts";
 import { MAIN_HELP } from "./main-help.ts";
 import { setStartupJitPolicy } from "../host/jit-policy.ts";
+import { guardOutput, onOutputClosed, outputClosed, outputHeld } from "./terminal/closed-output.ts";
 // Static, unlike the commands: a dynamic import costs --version ~8 ms of CPU in the compiled binary.
 import { versionLine } from "./version-info.ts";
 
@@ -124,10 +125,19 @@ if (process.env.SUBAGENTS_ROLE === "pi") {
     .then((code) => process.exit(code));
 } else {
   const argv = process.argv.slice(2);
+  // A reader that goes away (`… | head -1`) is no crash: what is written to its stream is dropped from then on.
+  // (--version and --help print with console.log, which process.exit flushes; touching process.stdout would build
+  // Node's stream machinery first: ~25 ms of CPU, most of --version's time.)
+  if (!PRINT_ONLY.has(argv[0] ?? "")) {
+    guardOutput();
+    // A command that only shows something ends quietly with its reader, with a SIGPIPE's status; one running work
+    // holds its output and goes on (closed-output.ts).
+    onOutputClosed((which) => {
+      if (which === "stdout" && !outputHeld()) process.exit(EXIT.closedPipe);
+    });
+  }
   void main(argv).then((code) => {
-    // --version and --help print with console.log, which process.exit flushes; touching process.stdout would build
-    // Node's stream machinery first (~25 ms of CPU, most of --version's time).
-    if (PRINT_ONLY.has(argv[0] ?? "")) process.exit(code);
+    if (PRINT_ONLY.has(argv[0] ?? "") || outputClosed("stdout")) process.exit(code);
     // Flush stdout before exiting: a pipe reader must get every JSON line. Bun calls an empty write's callback before
     // the earlier writes have reached a pipe (a 4 MB --json summary was cut at 64 KB); end() waits for all of them.
     process.stdout.once("error", () => process.exit(code));

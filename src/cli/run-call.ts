@@ -11,6 +11,7 @@ import { startOwner } from "../control/owner.ts";
 import { dataDir, type CliContext } from "./engine.ts";
 import { refusalError } from "./flags/call-flags.ts";
 import { trapSignals, type SignalHooks } from "./terminal/signals.ts";
+import { closedOutputLine, onOutputClosed, outputClosed } from "./terminal/closed-output.ts";
 
 export type ForegroundCall = {
   command: string;
@@ -30,17 +31,29 @@ export async function runForeground(
 ): Promise<{ outcomes: TaskOutcome[]; interrupted: number | null }> {
   const owner = await startOwner(dataDir(ctx), "cli", []);
   const interrupt = trapSignals({ onStop: o.onStop, onForce: o.onForce });
+  // A closed stdout or stderr ends nobody's work (closed-output.ts): the tasks go on; the other stream says so.
+  let ended = 0;
+  const stopWatching = onOutputClosed((which) => {
+    const other = which === "stdout" ? "stderr" : "stdout";
+    // stdout may carry --json lines a program reads: the line goes to stderr only.
+    if (other === "stderr" && !outputClosed("stderr"))
+      process.stderr.write(`\n${closedOutputLine(which, call.tasks.length - ended)}\n`);
+  });
   try {
     const ran = await runCall(engine, call, {
       caps: o.caps,
       owner,
       signal: interrupt.signal,
       ask: o.ask,
-      onEvent: o.onEvent,
+      onEvent: (e) => {
+        if (e.type === "taskEnd") ended++;
+        o.onEvent(e);
+      },
     });
     if ("refusal" in ran) throw refusalError(o.command, ran.refusal);
     return { outcomes: ran.outcomes, interrupted: interrupt.exitCode() };
   } finally {
+    stopWatching();
     interrupt.dispose();
     owner.close();
   }

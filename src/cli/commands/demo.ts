@@ -17,7 +17,7 @@ server on 127.0.0.1 (no API key, no network). Nothing outside a temporary direct
 
 ${optionsBlock(DEMO_FLAGS)}
 
-Exit codes: 0 the demo ran (one task fails on purpose), 2 usage error, 130/143 interrupted.`;
+Exit codes: 0 the demo ran (one task fails on purpose), 2 usage error, 129/130/143 stopped by a signal (SIGHUP/SIGINT/SIGTERM).`;
 
 const slow = (text: string, extra: ScriptStep = {}): ScriptStep => ({
   text,

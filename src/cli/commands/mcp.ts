@@ -5,6 +5,7 @@ import { startOwner, type Owner } from "../../control/owner.ts";
 import { discoverProfiles } from "../../core/profiles/profile-discovery.ts";
 import { loadSettings } from "../../core/settings.ts";
 import { serveMcp } from "../../mcp/server.ts";
+import { holdOutput } from "../terminal/closed-output.ts";
 import type { McpServices } from "../../mcp/services.ts";
 import { selfCommand } from "../self-command.ts";
 import { buildEngine, cliContext, dataDir, openStore, sharedEngineParts } from "../engine.ts";
@@ -57,5 +58,7 @@ export async function cmdMcp(argv: string[]): Promise<number> {
     owner: () => (owner ??= startOwner(dataDir(ctx), "mcp", [])),
     command: selfCommand(),
   };
+  // Its client going away is told by stdin's end (server.ts): a closed stdout alone does not end the calls under way.
+  holdOutput();
   return serveMcp(services);
 }

@@ -1,12 +1,18 @@
-// SIGINT/SIGTERM. The first one aborts every running child (the kill protocol runs in the engine: SIGTERM, pi
+// SIGINT/SIGTERM/SIGHUP (a terminal that hung up: nobody can answer or stop the run there any more, so it is
+// stopped in order as for Ctrl-C, rather than dying at once and leaving its children to notice). The first one aborts every running child (the kill protocol runs in the engine: SIGTERM, pi
 // stops its bash process groups, SIGKILL after a grace period) and lets the command record the statuses and
-// restore the terminal before it exits 130/143. A second one means "now": every process tree we started is
+// restore the terminal before it exits 129/130/143. A second one means "now": every process tree we started is
 // SIGKILLed synchronously — including the ones that were already orphaned by the first stop — then the command
 // draws its final frame and the process exits at once.
 import { descendantsOf } from "../../host/proc-tree.ts";
 import { markedProcesses } from "../../host/proc-marks.ts";
 import { liveMarks, within } from "../../core/run/process/marks.ts";
 import { EXIT } from "../errors.ts";
+import { holdOutput } from "./closed-output.ts";
+import { cancelledBy } from "../../core/run/process/abort-reason.ts";
+
+/** How a task stopped by a hung-up terminal is recorded. */
+export const HUNG_UP = "Cancelled: the terminal hung up (SIGHUP)";
 
 export const STOPPING = "stopping… press Ctrl-C again to force";
 export const FORCED = "stopped: every sub-agent process was killed";
@@ -38,6 +44,8 @@ export function killAll(pids: Iterable<number>): number {
 
 export function trapSignals(hooks: SignalHooks = {}): Interrupt {
   const controller = new AbortController();
+  // Whoever traps signals runs work: a reader that goes away does not end it (closed-output.ts).
+  const release = holdOutput();
   let code: number | null = null;
   // Taken at the first signal, before anything is stopped: a grandchild orphaned by its parent's exit can no
   // longer be found by walking down from us, so it is remembered here.
@@ -55,19 +63,22 @@ export function trapSignals(hooks: SignalHooks = {}): Interrupt {
         process.exit(code);
       }
     }
-    code = sig === "SIGINT" ? EXIT.sigint : EXIT.sigterm;
+    code = sig === "SIGINT" ? EXIT.sigint : sig === "SIGHUP" ? EXIT.sighup : EXIT.sigterm;
     known = new Set(descendantsOf(process.pid));
     hooks.onStop?.();
-    controller.abort(hooks.reason);
+    controller.abort(hooks.reason ?? (sig === "SIGHUP" ? cancelledBy(HUNG_UP) : undefined));
   };
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);
+  process.on("SIGHUP", handler);
   return {
     signal: controller.signal,
     exitCode: () => code,
     dispose: () => {
+      release();
       process.off("SIGINT", handler);
       process.off("SIGTERM", handler);
+      process.off("SIGHUP", handler);
     },
   };
 }

@@ -211,6 +211,74 @@ test("SIGINT during a long bash call stops every child and grandchild, records t
   expect(s.json.find((row) => row.id === t.sessionId)?.status).toBe("error");
 }, 60_000);
 
+test("a closed pipe is no stop: `delegate … | head -1` says so once on stderr, the tasks finish and are recorded; SIGHUP stops them in order", async () => {
+  const tag = `${Date.now() % 100000}`;
+  const slow = (n: string) =>
+    `pipe ${n} ${tag} ${script([{ tool: "bash", args: { command: "sleep 1" } }, { text: `done ${n}` }])}`;
+  const pipeline = async (redirect: string) => {
+    const sh = Bun.spawn({
+      cmd: [
+        "bash",
+        "-c",
+        `"$@" ${redirect} | head -c 1; echo " status=\${PIPESTATUS[0]}"`,
+        "_",
+        join(REPO, "dist", "subagents"),
+        "delegate",
+        slow("a"),
+        slow("b"),
+        "--json",
+      ],
+      cwd: world.workDir,
+      env: world.env,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, err] = await Promise.all([new Response(sh.stdout).text(), new Response(sh.stderr).text()]);
+    await sh.exited;
+    return { out, err };
+  };
+  // stdout read for one byte; then stdout and stderr both into the pipe that closes.
+  for (const redirect of ["", "2>&1"]) {
+    const before = (await cli(world, ["sessions", "--json"])).json.length;
+    const { out, err } = await pipeline(redirect);
+    expect(out, err).toEndWith(" status=0\n");
+    expect(err).not.toContain("EPIPE");
+    expect(err).not.toContain("at ");
+    if (!redirect)
+      expect(err).toContain(
+        "subagents: stdout closed (its reader went away): the call's 2 unfinished task(s) go on to their end and are recorded",
+      );
+    const listed = (await cli(world, ["sessions", "--json"])).json;
+    expect(listed.length - before).toBe(2);
+    expect(listed.slice(0, 2).map((r) => r.status)).toEqual(["completed", "completed"]);
+  }
+  // A terminal that hangs up: the children are stopped with the kill protocol and recorded why, exit 129.
+  const proc = Bun.spawn({
+    cmd: [
+      join(REPO, "dist", "subagents"),
+      "delegate",
+      `hup ${script([{ tool: "bash", args: { command: `sleep 5${tag}` } }])}`,
+      "--json",
+    ],
+    cwd: world.workDir,
+    env: world.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const stdout = new Response(proc.stdout).text();
+  await until("the child's command running", () => pidsMatching(`sleep 5${tag}`).length > 0);
+  proc.kill("SIGHUP");
+  expect(await proc.exited).toBe(129);
+  const [t] = summaryOf(
+    (await stdout)
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l)),
+  );
+  expect([t.errorCode, t.error]).toEqual(["SUBAGENT_CANCELLED", "Cancelled: the terminal hung up (SIGHUP)"]);
+  expect(pidsMatching(`sleep 5${tag}`)).toEqual([]);
+}, 90_000);
+
 test.skipIf(!hasTmux)(
   "on a terminal: live windows, then the cursor is restored",
   async () => {

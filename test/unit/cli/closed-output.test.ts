@@ -14,7 +14,7 @@ async function writer(body: string): Promise<{ err: string; code: number }> {
     for (let i = 0; i < 2000; i++) { process.stdout.write("line " + i + "\\n"); await Bun.sleep(0); }
     process.stderr.write("wrote on\\n");`;
   const sh = Bun.spawn({
-    cmd: ["bash", "-c", '"$@" | head -c 1 >/dev/null; exit "${PIPESTATUS[0]}"', "_", process.execPath, "-e", program],
+    cmd: ["bash", "-c", `"$@" | head -c 1 >/dev/null; exit "\${PIPESTATUS[0]}"`, "_", process.execPath, "-e", program],
     stdout: "ignore",
     stderr: "pipe",
   });

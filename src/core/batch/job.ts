@@ -75,7 +75,8 @@ export async function itemKey(prompt: string, agent: string, model: string, sche
 
 /**
  * How an attempt's end counts. `stopping`: the job is being stopped (the item runs again next time, the attempt not
- * counted); `budgetSpent`: the job's budget is spent (an item it cut short also runs again next time).
+ * counted); `budgetSpent`: the job's budget is spent (an item it cut short also runs again next time). `uncount`
+ * without `stopping`: money ran out, and no further item should start.
  */
 export function attemptEnd(
   outcome: TaskOutcome,
@@ -95,8 +96,10 @@ export function attemptEnd(
       uncount: false,
     };
   const failure = { ...base, result: r.output || undefined, error: r.error ?? "failed", errorCode: r.errorCode };
-  if (o.stopping || (o.budgetSpent && r.errorCode === "BUDGET_EXCEEDED"))
-    return { end: { ...failure, status: "pending" }, uncount: true };
+  // Stopped, or not started because money ran out (the job's budget, the session's cap: no model turn was made):
+  // the item runs when the job goes on.
+  const unspent = r.errorCode === "BUDGET_EXCEEDED" && (o.budgetSpent || r.usage.turns === 0);
+  if (o.stopping || unspent) return { end: { ...failure, status: "pending" }, uncount: true };
   // A child that finalized with ERROR said it could not: another attempt would say the same.
   const worthRetry =
     (RETRYABLE_CODES as readonly string[]).includes(r.errorCode ?? "") && r.finalize?.status !== "ERROR";

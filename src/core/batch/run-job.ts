@@ -143,6 +143,7 @@ export async function runJob(r: JobRun, progress: JobProgress): Promise<JobEnd> 
         budgetSpent: budgetSpent(),
       });
       records.finish(job, item.id, end, uncount);
+      if (uncount && !r.signal?.aborted) stopWith(end.error ?? "the budget is spent");
       move("running", end.status);
       progress.counts.cost += end.usage.cost;
       if (end.status !== "completed")

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { connectMcp } from "../../support/mcp-client.ts";
-import { cli, piWorld, REPO, type PiWorld, until } from "../../support/pi-env.ts";
+import { cli, piWorld, priceModel, REPO, setModels, type PiWorld, until } from "../../support/pi-env.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -209,5 +209,36 @@ test("subagent_batch over MCP (named in subagents.tools): start in the backgroun
   } finally {
     await c.close();
     world.setSubagentSettings({});
+  }
+}, 120_000);
+
+test("--max-cost for the job: no item starts once it is spent, and it says so; the same command with more budget goes on", async () => {
+  priceModel(world, { input: 1000, output: 1000 });
+  try {
+    const items = join(world.root, "priced.jsonl");
+    writeFileSync(items, Array.from({ length: 12 }, (_, i) => JSON.stringify({ id: `p${i}` })).join("\n"));
+    const args = (budget: string) => [
+      "batch",
+      items,
+      "--prompt",
+      "priced {{id}}",
+      "--concurrency",
+      "1",
+      "--max-cost",
+      budget,
+      "--json",
+    ];
+    const first = await cli(world, args("0.5"), { binary: true });
+    expect(first.code, first.stderr).toBe(1);
+    const summary = first.json.at(-1)!;
+    expect(summary.status).toBe("stopped");
+    expect(summary.stoppedBy).toContain("budget of $0.5 is spent");
+    expect(summary.counts.pending).toBeGreaterThan(0);
+    expect(summary.counts.completed).toBeGreaterThan(0);
+    const second = await cli(world, args("1000"), { binary: true });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.json.at(-1)).toMatchObject({ status: "done", counts: { completed: 12, pending: 0 } });
+  } finally {
+    setModels(world, [{ id: "fake-model" }]);
   }
 }, 120_000);

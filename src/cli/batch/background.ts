@@ -7,15 +7,6 @@ import { ConfigError, EXIT } from "../errors.ts";
 import { writeJson } from "../terminal/report.ts";
 import type { BatchArgs } from "./run-batch.ts";
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 export async function startDetached(argv: string[], args: BatchArgs, json: boolean): Promise<number> {
   const cwd = args.spec.defaults.cwd;
   const ctx = cliContext(cwd);
@@ -33,7 +24,7 @@ export async function startDetached(argv: string[], args: BatchArgs, json: boole
       job: args.job,
     },
   );
-  const why = await jobTaken(store.batches, args.job, start, passBefore, alive);
+  const why = await jobTaken(store.batches, args.job, start, passBefore, (pid) => ctx.host.isAlive(pid));
   if (why) throw new ConfigError(`batch: the background job did not start: ${why}`);
   if (json) writeJson({ type: "job", job: args.job, background: true, pid: start.pid, log: start.log });
   else {

@@ -4,7 +4,7 @@
 // run again, an item whose key changed (its prompt, agent, model or schema) starts over. Every write is one
 // transaction (store-tx.ts); reads go by pages, so a job of any size never sits in memory.
 import type { Db } from "../host.ts";
-import type { Usage } from "../types.ts";
+import { addUsage, type Usage } from "../types.ts";
 import { writeTx } from "./store-tx.ts";
 import type { OwnerAlive, RunOwner } from "./store-types.ts";
 
@@ -283,12 +283,18 @@ export class BatchRecords {
     );
   }
 
-  /** An attempt ended: final (completed, failed) or to run again (pending, its last error kept). The item's spend
-   *  adds up over its attempts. `uncount`: the attempt does not count (the job's budget stopped it). */
+  /** An attempt ended: final (completed, failed) or to run again (pending, its last error kept). The item's usage and
+   *  cost add up over its attempts (the sums of its sessions' runs). `uncount`: the attempt does not count (a stop, or
+   *  money that ran out). */
   finish(jobId: string, itemId: string, end: ItemEnd, uncount = false): void {
-    this.write(() =>
+    this.write(() => {
+      const before = this.db.get<{ usage: string | null }>(
+        "SELECT usage FROM batch_items WHERE job_id = ? AND item_id = ?",
+        [jobId, itemId],
+      );
+      const usage = before?.usage ? addUsage(JSON.parse(before.usage), end.usage) : end.usage;
       this.db.run(
-        `UPDATE batch_items SET status = ?, result = ?, data = ?, error = ?, error_code = ?, usage = ?, cost = cost + ?,
+        `UPDATE batch_items SET status = ?, result = ?, data = ?, error = ?, error_code = ?, usage = ?, cost = ?,
            ended_at = ?, attempts = attempts - ? WHERE job_id = ? AND item_id = ?`,
         [
           end.status,
@@ -296,15 +302,15 @@ export class BatchRecords {
           end.data === undefined ? null : JSON.stringify(end.data),
           end.error ?? null,
           end.errorCode ?? null,
-          JSON.stringify(end.usage),
-          end.usage.cost,
+          JSON.stringify(usage),
+          usage.cost,
           this.now(),
           uncount ? 1 : 0,
           jobId,
           itemId,
         ],
-      ),
-    );
+      );
+    });
   }
 
   /** The job's run ended (or was stopped): no owner any more; an item it took and never started waits again. */

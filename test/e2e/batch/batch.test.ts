@@ -242,3 +242,17 @@ test("--max-cost for the job: no item starts once it is spent, and it says so; t
     setModels(world, [{ id: "fake-model" }]);
   }
 }, 120_000);
+
+test("--background: returns once the job is recorded, with its id; the detached run finishes it", async () => {
+  const items = join(world.root, "bg.jsonl");
+  writeFileSync(items, ["b1", "b2"].map((id) => JSON.stringify({ id })).join("\n"));
+  const r = await cli(world, ["batch", items, "--prompt", "bg {{id}}", "--background", "--json"], { binary: true });
+  expect(r.code, r.stderr).toBe(0);
+  const { job, log } = r.json[0];
+  expect(r.json[0]).toMatchObject({ type: "job", background: true });
+  const done = await until("the background job done", async () => {
+    const s = await cli(world, ["batch", "status", job, "--json"], { binary: true });
+    return s.json[0]?.status === "done" ? s.json[0] : null;
+  });
+  expect(done.counts, readFileSync(log, "utf8")).toMatchObject({ completed: 2 });
+}, 120_000);

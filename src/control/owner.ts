@@ -188,7 +188,7 @@ export async function startOwner(
           {
             name: input.name,
             sessionId: id,
-            profile: input.profile,
+            profile: input.agent,
             timeoutSec: input.timeoutSec,
           },
         ],

@@ -65,16 +65,16 @@ export function capsSummary(caps: CapSettings, used: CapsUsed): string {
 
 /** Two tasks of one call that would do the same thing: same prompt (trimmed), agent, cwd, model and session. */
 export function duplicateTasks(
-  tasks: { name: string; prompt: string; cwd: string; profile?: string; model?: string; resume?: string }[],
+  tasks: readonly { name: string; prompt: string; cwd: string; agent: string; model?: string; resume?: string }[],
 ): string | null {
   const seen = new Map<string, { name: string; index: number }>();
   for (const [index, t] of tasks.entries()) {
-    const key = JSON.stringify([t.prompt.trim(), t.profile ?? "default", t.cwd, t.model ?? "", t.resume ?? ""]);
+    const key = JSON.stringify([t.prompt.trim(), t.agent, t.cwd, t.model ?? "", t.resume ?? ""]);
     const first = seen.get(key);
     if (first) {
       return (
         `Duplicate tasks: task ${first.index + 1} ("${first.name}") and task ${index + 1} ("${t.name}") have the same prompt, ` +
-        `agent (${t.profile ?? "default"}) and cwd; nothing was started. Drop one, or make each prompt say what differs.`
+        `agent (${t.agent}) and cwd; nothing was started. Drop one, or make each prompt say what differs.`
       );
     }
     seen.set(key, { name: t.name, index });

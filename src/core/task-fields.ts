@@ -184,7 +184,9 @@ export const TASK_FIELD_SPECS = {
 };
 
 type Specs = typeof TASK_FIELD_SPECS;
-type Values = { [K in keyof Specs]: NonNullable<ReturnType<Specs[K]["read"]>> };
+/** Each field's value, once read (core/call/resolve.ts takes each from where it comes from by these names). */
+export type TaskFieldValues = { [K in keyof Specs]: NonNullable<ReturnType<Specs[K]["read"]>> };
+type Values = TaskFieldValues;
 
 /** A task of a delegate call as a task document gives it (its budgets together). */
 export type DelegateTask = Pick<Values, "name" | "prompt"> &

@@ -8,12 +8,12 @@ import { startCall, type CallEvent, type CallOwner } from "../core/call/runner.t
 import type { CapGuard } from "../core/run/cap-guard.ts";
 import type { Engine } from "../core/run/engine.ts";
 import type { Asker } from "../core/run/process/ask.ts";
-import type { PreparedTask, TaskOutcome } from "../core/run/task-types.ts";
+import type { ResolvedTask, TaskOutcome } from "../core/run/task-types.ts";
 import type { CallTraceOptions } from "../core/call/call-trace.ts";
 import { callWindows, type CallWindows } from "../ui/call-windows.ts";
 
 export type CallRun = {
-  tasks: readonly PreparedTask[];
+  tasks: readonly ResolvedTask[];
   windows: CallWindows;
   /** When the call started (the progress line's elapsed time). */
   startedAt: number;

@@ -53,7 +53,7 @@ const BACKGROUND_HINT =
 /** The answer to a call started in the background: its tasks' session ids, now. */
 export const STARTED: Record<
   TaskKind,
-  (tasks: readonly { name: string; sessionId: string; profile?: string }[]) => ToolResult
+  (tasks: readonly { name: string; sessionId: string; agent: string }[]) => ToolResult
 > = {
   delegate: (tasks) => ({
     content: [{ type: "text", text: `${tasks.map(startedLine).join("\n")}\n${BACKGROUND_HINT}` }],

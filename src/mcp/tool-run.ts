@@ -50,7 +50,7 @@ type Plan = (cwd: string, roots: string[] | null) => Promise<Started | ToolResul
 function answered(d: RunDeps, kind: TaskKind, ctx: ToolContext, ended: EndedCall): ToolOutcome {
   if (ended.task && ctx.caps.tasks) return { resultType: "task", task: d.tasks.get(ended.task) };
   const outcomes = recordedOutcomes(d.services.store, ended.sessions);
-  if (ended.background) return STARTED[kind](outcomes.map((o) => ({ ...o, profile: o.agent })));
+  if (ended.background) return STARTED[kind](outcomes);
   return RESULTS[kind](outcomes);
 }
 

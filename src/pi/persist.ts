@@ -3,7 +3,7 @@
 // One entry when a run starts (status running) and one when it ends: a parent that died in between leaves the
 // "running" entry as the last word, which the rebuild turns into the spec's interrupted error.
 import { sanitize } from "../core/sanitize.ts";
-import type { TaskInput, TaskOutcome } from "../core/run/task-types.ts";
+import type { ResolvedTask, TaskOutcome } from "../core/run/task-types.ts";
 import { INTERRUPTED_MESSAGE, type ImportedRun } from "../core/store/store-types.ts";
 import type { RunResult } from "../core/types.ts";
 
@@ -20,12 +20,12 @@ const cap = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s)
 /** Prompts are mirrored sanitized too: the session file outlives this run. */
 const prompt = (s: string) => sanitize(cap(s, OUTPUT_CAP));
 
-export function startEntry(input: TaskInput): SubagentEntry {
+export function startEntry(input: ResolvedTask): SubagentEntry {
   return {
     v: 1,
     sessionId: input.sessionId,
     name: input.name,
-    agent: input.profile ?? "default",
+    agent: input.agent,
     cwd: input.cwd,
     prompt: prompt(input.prompt),
     status: "running",
@@ -33,7 +33,7 @@ export function startEntry(input: TaskInput): SubagentEntry {
   };
 }
 
-export function toEntry(outcome: TaskOutcome, input: TaskInput): SubagentEntry {
+export function toEntry(outcome: TaskOutcome, input: ResolvedTask): SubagentEntry {
   const r: RunResult = outcome.result;
   return {
     v: 1,

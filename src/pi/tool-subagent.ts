@@ -33,7 +33,7 @@ function backgroundResult(sessionId: string, runId: string, agent: string) {
   return {
     content: [{ type: "text", text }],
     details: { ...details, background: true },
-    structuredContent: startedTasks([{ name: agent, sessionId, profile: agent }]),
+    structuredContent: startedTasks([{ name: agent, sessionId, agent }]),
   };
 }
 

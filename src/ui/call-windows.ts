@@ -3,7 +3,7 @@
 import { windowLines, type RunState } from "../core/run/process/run-state.ts";
 import type { CallEvent } from "../core/call/runner.ts";
 import type { Engine } from "../core/run/engine.ts";
-import type { PreparedTask, TaskOutcome } from "../core/run/task-types.ts";
+import type { ResolvedTask, TaskOutcome } from "../core/run/task-types.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import { budgetLabel } from "../core/budget.ts";
 import type { Usage } from "../core/types.ts";
@@ -144,14 +144,14 @@ export class CallWindows {
 /** The windows of a call's tasks as the call module prepared them (core/call/): one place says what a window starts with. */
 export function callWindows(
   engine: Engine,
-  inputs: readonly PreparedTask[],
+  inputs: readonly ResolvedTask[],
   maxLines = engine.settings.maxLinesPerWindow,
 ): CallWindows {
   const windows = new CallWindows(
     inputs.map((t) => ({
       name: t.name,
       sessionId: t.sessionId,
-      profile: t.profile,
+      profile: t.agent,
       timeoutSec: t.timeoutSec,
       after: t.after,
     })),

@@ -10,7 +10,7 @@ import { prepareCall } from "../../src/core/call/prepare.ts";
 import type { CallTask } from "../../src/core/call/request.ts";
 import { runCall, type CallEvent } from "../../src/core/call/runner.ts";
 import { CapGuard } from "../../src/core/run/cap-guard.ts";
-import type { PreparedTask, TaskOutcome } from "../../src/core/run/task-types.ts";
+import type { ResolvedTask, TaskOutcome } from "../../src/core/run/task-types.ts";
 import { createBunHost } from "../../src/host/bun.ts";
 import { EMBEDDED_PI_VERSION } from "../../src/host/embedded-version.ts";
 import { resolvePiCommand } from "../../src/host/pi-command.ts";
@@ -54,7 +54,7 @@ export async function runWorldCall(
   engine: Engine,
   tasks: CallTask[],
   o: { cwd: string; concurrency?: number; onEvent?: (e: CallEvent) => void },
-): Promise<{ tasks: readonly PreparedTask[]; outcomes: TaskOutcome[] }> {
+): Promise<{ tasks: readonly ResolvedTask[]; outcomes: TaskOutcome[] }> {
   const caps = new CapGuard(undefined, "this test");
   const prepared = await prepareCall(engine, { tasks, defaults: { cwd: o.cwd }, concurrency: o.concurrency }, { caps });
   if ("refusal" in prepared) throw new Error(`refused: ${prepared.refusal.message}`);

@@ -16,7 +16,6 @@ import {
 import { recordItems } from "../../core/batch/record-items.ts";
 import { newProgress, prepareJobRun, runJob } from "../../core/batch/run-job.ts";
 import { templateColumns } from "../../core/batch/template.ts";
-import { findProfile } from "../../core/profiles/profile-fields.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 import type { Store } from "../../core/store/store.ts";
 import { startOwner } from "../../control/owner.ts";
@@ -154,8 +153,8 @@ export async function runBatch(argv: string[], values: Values, positionals: stri
   const prepared = await prepareCall(engine, request, cliFront("batch", engine, caps, undefined));
   if ("refusal" in prepared) throw refusalError("batch", prepared.refusal);
   const [task] = prepared.call.tasks;
-  const agent = task.profile ?? "default";
-  const model = task.model ?? (task.profile ? findProfile(engine.profiles, task.profile)?.model : undefined) ?? "";
+  const { agent } = task;
+  const model = task.model ?? "";
 
   const records = store.batches;
   const owner = { pid: process.pid, start: ctx.host.startTimeOf?.(process.pid) ?? null };

@@ -56,8 +56,8 @@ export async function runLive(
     windows.apply(e, Date.now());
     if (e.type === "taskStart") {
       const t = tasks[e.index];
-      if (json) writeJson({ type: "task_start", task: t.name, sessionId: t.sessionId, agent: t.profile ?? "default" });
-      else if (plain) log(startLine(t.name, t.profile, t.sessionId, style));
+      if (json) writeJson({ type: "task_start", task: t.name, sessionId: t.sessionId, agent: t.agent });
+      else if (plain) log(startLine(t.name, t.agent, t.sessionId, style));
     } else if (e.type === "taskWarnings") {
       if (plain) for (const w of e.warnings) log(`  ⚠ ${sanitizeLine(`${tasks[e.index].name}: ${w}`)}`);
     } else if (e.type === "taskProgress") {

@@ -73,7 +73,6 @@ export async function cmdRun(argv: string[]): Promise<number> {
   if (values.background) return startBackground(ctx, "run", { cwd, call }, json);
   const [input] = call.tasks;
   const name = input.name;
-  const agentOf = () => input.profile ?? "default";
   const windows = callWindows(engine, call.tasks, 0);
   const { outcomes, interrupted } = await runForeground(ctx, engine, call, {
     command: "run",
@@ -85,8 +84,8 @@ export async function cmdRun(argv: string[]): Promise<number> {
     onEvent: (e) => {
       windows.apply(e, Date.now());
       if (e.type === "taskStart") {
-        if (json) writeJson({ type: "task_start", task: name, sessionId: input.sessionId, agent: agentOf() });
-        else if (progress) say(startLine(name, agentOf(), input.sessionId, style));
+        if (json) writeJson({ type: "task_start", task: name, sessionId: input.sessionId, agent: input.agent });
+        else if (progress) say(startLine(name, input.agent, input.sessionId, style));
       } else if (e.type === "taskWarnings") {
         if (progress) for (const w of e.warnings) say(warningLine(w, width, style));
       } else if (e.type === "taskProgress") {

@@ -3,7 +3,7 @@
 // again while the item has attempts left; the job's budget stops new items. What it keeps is the running items and
 // the job's counters: everything else is in the store (store/batch-records.ts).
 import type { Engine } from "../run/engine.ts";
-import type { PreparedTask } from "../run/task-types.ts";
+import type { ResolvedTask } from "../run/task-types.ts";
 import { runStream, type StreamOptions } from "../call/stream.ts";
 import type { Refusal } from "../call/request.ts";
 import type { BatchItemStatus, BatchRecords, JobCounts } from "../store/batch-records.ts";
@@ -38,7 +38,7 @@ export type JobRun = {
   job: string;
   spec: JobSpec;
   /** The job's task, prepared once (prepare.ts): every item runs as it with its own prompt and session. */
-  task: PreparedTask;
+  task: ResolvedTask;
   retryFailed?: boolean;
   /** Every finished item (completed, or failed for good), as it finishes. */
   onFinished?: (line: ItemLine) => void;
@@ -80,7 +80,7 @@ export async function runJob(r: JobRun, progress: JobProgress): Promise<JobEnd> 
     if (to) progress.counts[to]++;
   };
 
-  const next = async (): Promise<PreparedTask | null> => {
+  const next = async (): Promise<ResolvedTask | null> => {
     for (;;) {
       if (r.signal?.aborted) return null;
       if (budgetSpent()) {

@@ -44,7 +44,7 @@ import { newSpanId, newTraceId, type TraceContext } from "../trace/context.ts";
 import { providerName } from "../trace/provider-name.ts";
 import type { Attrs, Span, SpanEvent, SpanKind, Tracing } from "../trace/span.ts";
 import { addUsage, emptyUsage, type ChildEvent, type RunResult, type Usage } from "../types.ts";
-import type { PreparedTask, TaskOutcome, TaskPlacement } from "../run/task-types.ts";
+import type { ResolvedTask, TaskOutcome, TaskPlacement } from "../run/task-types.ts";
 import type { CallEvent } from "./runner.ts";
 
 /** What a front knows of where its call belongs: a parent it was handed (an MCP request's `_meta.traceparent`),
@@ -89,14 +89,14 @@ export class CallTrace {
   private readonly tasks = new Map<number, TaskTrace>();
   /** What the ended tasks add up to. */
   private readonly ended = { count: 0, failed: 0, usage: emptyUsage() };
-  private readonly taskOf: (index: number) => PreparedTask | undefined;
+  private readonly taskOf: (index: number) => ResolvedTask | undefined;
   /** The call's tasks were all queued at its start (a streamed call's each when taken). */
   private readonly listed: boolean;
 
   /** `tasks`: the call's tasks, or how to find one by index (a streamed call's, while it runs). */
   constructor(
     private readonly tracing: Tracing,
-    tasks: readonly PreparedTask[] | ((index: number) => PreparedTask | undefined),
+    tasks: readonly ResolvedTask[] | ((index: number) => ResolvedTask | undefined),
     private readonly o: CallTraceOptions = {},
   ) {
     this.listed = typeof tasks !== "function";

@@ -3,14 +3,15 @@
 // folder is missing, a forked context with nothing to copy, a working folder that does not exist or cannot be read,
 // duplicate tasks, a session database that cannot take the call's records.
 import { duplicateTasks } from "../session-caps.ts";
-import { findProfile, validateProfileSkills } from "../profiles/profile.ts";
+import { validateProfileSkills } from "../profiles/profile.ts";
 import { resumeNotFound, resumeRunning } from "../store/transcript.ts";
-import { busyRun } from "../store/store-types.ts";
+import { busyRun, type SessionRecord } from "../store/store-types.ts";
 import { StoreError } from "../store/store-error.ts";
 import { forkEntries, type ForkEntry } from "../run/fork.ts";
 import type { Engine } from "../run/engine.ts";
-import type { TaskInput } from "../run/task-types.ts";
-import { contextOf, type CallRequest, type Refusal } from "./request.ts";
+import type { ResolvedTask } from "../run/task-types.ts";
+import type { Refusal } from "./request.ts";
+import { agentFile } from "../run/agent-file.ts";
 
 type ForkFront = { forkBranch?: () => ForkEntry[] | undefined; forkNeeds?: string };
 
@@ -18,36 +19,27 @@ const invalid = (message: string): Refusal => ({ code: "INVALID_INPUT", message 
 
 /** The checks that need no one: the same request gives the same answer wherever it came from. A gate's missing
  * folder is named before the missing folder itself: the gate is what would have failed at the end. What passes
- * gets the conversation each task starts from (none unless it asks for a forked context). */
+ * gets the conversation each task starts from (none unless it asks for a forked context). `priors`: by task, the
+ * session it resumes, as the store had it when the call was resolved. */
 export function checkCall(
   engine: Engine,
-  request: CallRequest,
-  inputs: TaskInput[],
+  tasks: readonly ResolvedTask[],
+  priors: readonly (SessionRecord | null)[],
   front: ForkFront,
 ): { refusal: Refusal } | { forks: (ForkEntry[] | undefined)[] } {
-  for (const t of inputs) {
-    const problem = t.resume ? checkResumable(engine, t.resume) : null;
+  for (const [i, t] of tasks.entries()) {
+    const problem = t.resume ? checkResumable(engine, t.resume, priors[i]) : null;
     if (problem) return { refusal: invalid(problem) };
   }
-  const problem =
-    checkProfileSkills(
-      engine,
-      inputs.map((t) => t.profile),
-    ) ?? gateFolderProblem(engine, inputs);
+  const problem = checkProfileSkills(engine, tasks) ?? gateFolderProblem(engine, tasks);
   if (problem) return { refusal: invalid(problem) };
-  const forks = forkEntries(
-    engine.profiles,
-    contextOf(request),
-    inputs,
-    front.forkBranch ?? (() => undefined),
-    front.forkNeeds,
-  );
+  const forks = forkEntries(tasks, front.forkBranch ?? (() => undefined), front.forkNeeds);
   if (typeof forks === "string") return { refusal: invalid(forks) };
-  for (const t of inputs) {
+  for (const t of tasks) {
     const folder = folderProblem(engine, t.cwd);
     if (folder) return { refusal: invalid(`task "${t.name}": working directory ${folder}.`) };
   }
-  const duplicate = duplicateTasks(inputs);
+  const duplicate = duplicateTasks(tasks);
   if (duplicate) return { refusal: invalid(duplicate) };
   const store = storeProblem(engine);
   return store ? { refusal: store } : { forks };
@@ -73,8 +65,7 @@ function storeProblem(engine: Engine): Refusal | null {
 }
 
 /** Why a session cannot be resumed now (docs/pi-extension.md "Task fields"), or null. */
-function checkResumable(engine: Engine, id: string): string | null {
-  const prior = engine.store.getSession(id);
+function checkResumable(engine: Engine, id: string, prior: SessionRecord | null): string | null {
   if (!prior || prior.runs.length === 0) return resumeNotFound(id);
   // Running, or queued in a call still under way: its owner will run it.
   // The store's own judgement of owners: the one its startRun will refuse the session by.
@@ -82,12 +73,12 @@ function checkResumable(engine: Engine, id: string): string | null {
 }
 
 /**
- * A profile with conflicting skill settings (docs/agents.md) fails the whole call before anything starts.
- * Returns the first problem among the named profiles, or null.
+ * An agent with conflicting skill settings (docs/agents.md) fails the whole call before anything starts.
+ * Returns the first problem among the tasks' agents, or null.
  */
-function checkProfileSkills(engine: Engine, names: (string | undefined)[]): string | null {
-  for (const name of new Set(names)) {
-    const p = name ? findProfile(engine.profiles, name) : undefined;
+function checkProfileSkills(engine: Engine, tasks: readonly ResolvedTask[]): string | null {
+  for (const agent of new Set(tasks.map((t) => t.agent))) {
+    const p = agentFile(engine, agent);
     const problem = p ? validateProfileSkills(p) : null;
     if (problem) return problem;
   }
@@ -96,13 +87,11 @@ function checkProfileSkills(engine: Engine, names: (string | undefined)[]): stri
 
 /** A gate runs in its task's folder, so that folder must exist: else the task would run to the end only to fail
  * its check. */
-function gateFolderProblem(engine: Pick<Engine, "host" | "profiles">, inputs: TaskInput[]): string | null {
-  for (const t of inputs) {
-    const profile = t.profile ? findProfile(engine.profiles, t.profile) : undefined;
-    const gate = t.gate ?? profile?.gate;
-    if (!gate?.trim()) continue;
+function gateFolderProblem(engine: Pick<Engine, "host">, tasks: readonly ResolvedTask[]): string | null {
+  for (const t of tasks) {
+    if (!t.gate) continue;
     if (!engine.host.stat(t.cwd)?.isDirectory)
-      return `task "${t.name}": its gate \`${gate}\` would run in ${t.cwd}, which is not a directory`;
+      return `task "${t.name}": its gate \`${t.gate.command}\` would run in ${t.cwd}, which is not a directory`;
   }
   return null;
 }

@@ -80,16 +80,14 @@ const NO_TOTAL = { input: 0, output: 0, cacheRead: 0, cost: 0 };
 export const startedLine = (t: { name: string; sessionId: string }) =>
   `● ${printable(t.name).replace(/\n/g, " ")}: started in the background (session: ${t.sessionId})`;
 
-/** Tasks started in the background (prepared tasks, or their name, id and agent profile): their results come later
+/** Tasks started in the background (resolved tasks, or their name, id and agent): their results come later
  *  (get_subagent_output). */
-export function startedTasks(
-  started: readonly { name: string; sessionId: string; profile?: string }[],
-): StructuredTasks {
+export function startedTasks(started: readonly { name: string; sessionId: string; agent: string }[]): StructuredTasks {
   return {
     tasks: started.map((t) => ({
       name: t.name,
       sessionId: t.sessionId,
-      agent: t.profile ?? "default",
+      agent: t.agent,
       status: "running",
       usage: NO_USAGE,
       output: "",

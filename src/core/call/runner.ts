@@ -15,7 +15,7 @@ import { runTask } from "../run/task.ts";
 import { failedResult } from "../run/task-error.ts";
 import { runOwner, sessionOf } from "../run/session-file.ts";
 import { settleHooks } from "../run/task-hooks.ts";
-import type { PreparedTask, TaskOutcome, TaskWiring } from "../run/task-types.ts";
+import type { ResolvedTask, TaskOutcome, TaskWiring } from "../run/task-types.ts";
 import type { ChildEvent } from "../types.ts";
 import { traceEnv } from "../trace/context.ts";
 import { CallTrace, type CallTraceOptions } from "./call-trace.ts";
@@ -23,7 +23,7 @@ import type { PreparedCall } from "./prepare.ts";
 import type { Refusal } from "./request.ts";
 
 /** One task's run, as the owner wraps it. */
-export type TaskRun = (task: PreparedTask, wiring: TaskWiring) => Promise<TaskOutcome>;
+export type TaskRun = (task: ResolvedTask, wiring: TaskWiring) => Promise<TaskOutcome>;
 
 /** Where a call's tasks can be reached from elsewhere (`steer`, `cancel`, `wait`, `attach`): control/owner.ts. */
 export type CallOwner = {
@@ -38,7 +38,7 @@ export type CallOwner = {
 /** What a running call reports, in order, to the front that started it (each names its task by index). */
 export type CallEvent =
   /** The task is taken from the queue (its window turns running). */
-  | { type: "taskStart"; index: number; task: PreparedTask }
+  | { type: "taskStart"; index: number; task: ResolvedTask }
   /** What the task does differently from its agent file (model substituted, tools missing), once known. */
   | { type: "taskWarnings"; index: number; warnings: string[] }
   /** One event of its child, with the task's state after it. */
@@ -75,7 +75,7 @@ export type CallOptions = {
 
 /** A call under way. */
 export type RunningCall = {
-  readonly tasks: readonly PreparedTask[];
+  readonly tasks: readonly ResolvedTask[];
   /** Every task's outcome, in the call's order, once the last one ended. */
   readonly outcomes: Promise<TaskOutcome[]>;
   /** The outcomes once the tasks' shell hooks have ended too (each bounded by subagents.hooks.timeout): a front
@@ -131,8 +131,8 @@ export async function runCall(
 }
 
 /** One task's record: a queued run (in its session, new or resumed) owned by this process. */
-export const queueTask = (engine: Engine, t: PreparedTask): number =>
-  engine.store.queueRun(sessionOf(engine, t, t.profile ?? "default"), {
+export const queueTask = (engine: Engine, t: ResolvedTask): number =>
+  engine.store.queueRun(sessionOf(engine, t, t.agent), {
     prompt: t.prompt,
     ...runOwner(engine.host),
     name: t.name,
@@ -198,7 +198,7 @@ function schedule(
 
 /** The scheduler's hooks that report a call's events (the task of an index from `taskOf`). */
 export function schedulerEvents(
-  taskOf: { readonly [index: number]: PreparedTask } | ((index: number) => PreparedTask),
+  taskOf: { readonly [index: number]: ResolvedTask } | ((index: number) => ResolvedTask),
   emit: (e: CallEvent) => void,
 ) {
   const task = (index: number) => (typeof taskOf === "function" ? taskOf(index) : taskOf[index]);
@@ -220,11 +220,11 @@ export function schedulerEvents(
 export function callTaskRunner(
   engine: Engine,
   o: CallOptions & { capSettings?: CapSettings },
-  of: { refused?: (index: number) => string | undefined; queued: (task: PreparedTask, index: number) => number },
+  of: { refused?: (index: number) => Refusal | undefined; queued: (task: ResolvedTask, index: number) => number },
   emit: (e: CallEvent) => void = (e) => o.onEvent?.(e),
   trace?: CallTrace,
 ): (
-  task: PreparedTask,
+  task: ResolvedTask,
   wiring: Parameters<TaskRun>[1] & { signal: AbortSignal },
   index: number,
 ) => Promise<TaskOutcome> {
@@ -237,7 +237,7 @@ export function callTaskRunner(
     try {
       outcome = await run(task, {
         ...wiring,
-        ...(refused ? { notRun: { code: "SUBAGENTS_DISABLED", message: refused } } : {}),
+        ...(refused ? { notRun: refused } : {}),
         signal: tracked?.signal ?? wiring.signal,
         ask: o.ask,
         ...(o.questionsWait
@@ -258,7 +258,7 @@ export function callTaskRunner(
     } catch (err) {
       // A task runner must not throw; if it does, the other tasks still finish and this one is recorded.
       const result = failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED");
-      outcome = { sessionId: task.sessionId, name: task.name, agent: task.profile ?? "default", result };
+      outcome = { sessionId: task.sessionId, name: task.name, agent: task.agent, result };
     } finally {
       tracked?.done();
     }

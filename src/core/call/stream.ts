@@ -6,7 +6,7 @@ import type { CapSettings } from "../cap-settings.ts";
 import type { Engine } from "../run/engine.ts";
 import { runStreamed } from "../run/scheduler.ts";
 import { settleHooks } from "../run/task-hooks.ts";
-import type { PreparedTask } from "../run/task-types.ts";
+import type { ResolvedTask } from "../run/task-types.ts";
 import type { Refusal } from "./request.ts";
 import { CallTrace } from "./call-trace.ts";
 import { callTaskRunner, type CallEvent, type CallOptions, queueTask, schedulerEvents } from "./runner.ts";
@@ -30,10 +30,10 @@ export type StreamOptions = CallOptions & {
  */
 export async function runStream(
   engine: Engine,
-  next: () => Promise<PreparedTask | null>,
+  next: () => Promise<ResolvedTask | null>,
   o: StreamOptions,
 ): Promise<void> {
-  const running = new Map<number, PreparedTask>();
+  const running = new Map<number, ResolvedTask>();
   // Traced: one trace for the whole source, each task's spans leaving as it ends (nothing kept per ended task).
   const trace = engine.tracing ? new CallTrace(engine.tracing, (index) => running.get(index), o.trace) : undefined;
   const emit = (e: CallEvent) => {
@@ -45,7 +45,7 @@ export async function runStream(
   const queued = new Map<string, number>();
   let refused = false;
   let failure: unknown;
-  const admitted = async (): Promise<PreparedTask | null> => {
+  const admitted = async (): Promise<ResolvedTask | null> => {
     if (refused || failure !== undefined) return null;
     const task = await next();
     if (!task) return null;

@@ -87,6 +87,5 @@ export function subagentCall(
 /** The tool runs one task: when its project-local agent may not run here (no consent), the call itself fails
  * (delegate_to_subagents fails that task alone). */
 export function subagentConsentRefusal(call: Pick<PreparedCall, "refused">): SubagentRefusal | null {
-  const [why] = call.refused;
-  return why ? { code: "SUBAGENTS_DISABLED", message: why } : null;
+  return call.refused[0] ?? null;
 }

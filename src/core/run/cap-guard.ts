@@ -4,9 +4,9 @@
 // children run, how many wait, and the dollars spent so far.
 import type { CapSettings } from "../cap-settings.ts";
 import { callRefusal, startRefusal, type CapRefusal, type CapsUsed } from "../session-caps.ts";
-import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
+import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 
-type Run = (input: PreparedTask, hooks: TaskWiring) => Promise<TaskOutcome>;
+type Run = (input: ResolvedTask, hooks: TaskWiring) => Promise<TaskOutcome>;
 
 export type GuardStatus = { running: number; queued: number; cost: number };
 

@@ -1,13 +1,12 @@
 // How one attempt of a task's child is launched: its command (our pi, or another harness's CLI), where it runs (the
 // runner and the sandbox place it), and the run itself (process/runner.ts) with what the call wired into the task.
 // The run stage (task-child.ts) calls the launcher once, or again per fallback model (fallback.ts).
-import { mergeBudgets } from "../budget.ts";
 import type { RunResult, Usage } from "../types.ts";
 import { buildInvocation, type Invocation } from "./launch/invocation.ts";
 import type { ChildMcp } from "./mcp-select.ts";
 import type { ParentPrompt } from "./launch/parent-prompt.ts";
 import type { runCheckpoints } from "./process/checkpoint.ts";
-import { composeEnv, resolveGate } from "./process/gate.ts";
+import { composeEnv } from "./process/gate.ts";
 import type { FinalizeMode } from "./process/finalize-contract.ts";
 import { rpcArgv } from "./process/pool.ts";
 import type { RateGate } from "./process/rate-gate.ts";
@@ -39,16 +38,16 @@ export type LaunchPlan = {
 };
 
 export function childLauncher(task: TaskContext, plan: LaunchPlan): Launch {
-  const { engine, input, profile, id, runId, sessionFile, prompt, iso, warnings } = task;
+  const { engine, input, id, runId, sessionFile, prompt, iso, warnings } = task;
   const { host } = engine;
   return async (childModel, stdin = prompt, spentBefore) => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
-    const foreign = task.runtime.name === "pi" ? null : foreignChild(task, childModel);
+    const foreign = input.runtime === "pi" ? null : foreignChild(task, childModel);
     if (typeof foreign === "string") return failedResult(foreign, "RUNTIME_MISSING");
     const inv: Invocation = foreign ?? piInvocation(task, plan, childModel);
     for (const w of inv.warnings ?? []) if (!warnings.includes(w)) warnings.push(w);
     if (iso) iso.scrubEnv(inv.env);
-    Object.assign(inv.env, composeEnv(input, profile));
+    Object.assign(inv.env, composeEnv(input));
     // A traced call: the child (and what it starts: a nested subagents, a test run, another harness) continues the
     // trace under this task's span; untraced, it inherits whatever trace our own environment carries.
     if (task.wiring.traceEnv) {
@@ -143,7 +142,7 @@ type Attempt = {
 
 /** What the process runner gets for one attempt: the placed command, the task's limits and what the call wired in. */
 function runSpec(task: TaskContext, plan: LaunchPlan, a: Attempt): RunSpec {
-  const { engine, input, profile, id, sessionFile, prompt, wiring } = task;
+  const { engine, input, id, sessionFile, prompt, wiring } = task;
   const { settings } = engine;
   const { inv, foreign, placed, stdin } = a;
   const teamNote = inv.env.PI_SUBAGENT_TEAM === "1" ? wiring.team?.note : undefined;
@@ -170,7 +169,7 @@ function runSpec(task: TaskContext, plan: LaunchPlan, a: Attempt): RunSpec {
     extendDebounceSec: settings.extendTimeoutDebounce,
     maxRuntimeSec: settings.maxRuntime,
     loopingToolCount: settings.loopingToolCount,
-    budget: mergeBudgets(input.budget, profile ?? undefined),
+    budget: input.budget,
     callSpend: wiring.callSpend && { spend: wiring.callSpend, key: id },
     spentBefore: a.spentBefore,
     rateGate: plan.rateGate,
@@ -183,7 +182,7 @@ function runSpec(task: TaskContext, plan: LaunchPlan, a: Attempt): RunSpec {
     },
     onControl: wiring.onControl,
     team: wiring.team,
-    gate: resolveGate(input, profile),
+    gate: input.gate,
     reuse:
       reusable(task, !!foreign, placed) && !plan.forkPrompt && !enter.length
         ? { pool: wiring.pool!, files: inv.files.map((f) => f.path) }
@@ -196,7 +195,7 @@ function runSpec(task: TaskContext, plan: LaunchPlan, a: Attempt): RunSpec {
       label: input.name ?? task.agent,
     },
     sessionId: id,
-    keepProcesses: keepsProcesses(task),
+    keepProcesses: input.keepProcesses,
   };
 }
 
@@ -206,20 +205,17 @@ function runSpec(task: TaskContext, plan: LaunchPlan, a: Attempt): RunSpec {
  */
 function reusable(task: TaskContext, foreign: boolean, placed: Placed): boolean {
   const { engine, wiring, where } = task;
-  if (!wiring.pool || !engine.settings.reuseChildren || foreign || keepsProcesses(task)) return false;
+  if (!wiring.pool || !engine.settings.reuseChildren || foreign || task.input.keepProcesses) return false;
   if (!engine.piSettles || task.transport !== "compact") return false;
   return where.runner.name === "local" && !where.sandbox && rpcArgv(placed.argv) !== null;
 }
-
-/** The task (or its agent) keeps what its commands leave running; a kept child never does (its next task would see them). */
-const keepsProcesses = (task: TaskContext) => task.input.keepProcesses ?? task.profile?.keepProcesses ?? false;
 
 /** The child's command when another harness's CLI runs it (runtimes/), or why it cannot start. */
 function foreignChild(task: TaskContext, model: string | null | undefined): ForeignInvocation | string {
   const { engine, profile, id, runId } = task;
   return foreignInvocation({
     host: engine.host,
-    runtime: task.runtime.name as ForeignRuntimeName,
+    runtime: task.input.runtime as ForeignRuntimeName,
     profile,
     prompt: task.prompt,
     appendPrompt: appendPrompt(task),

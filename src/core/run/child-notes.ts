@@ -79,11 +79,11 @@ export function childNetwork(
   const mode = engine.settings.sandboxNetwork;
   if (mode === "all" || !confined(where)) return undefined;
   const foreign =
-    task.runtime.name === "pi"
+    task.input.runtime === "pi"
       ? null
-      : foreignEndpoints(task.runtime.name as ForeignRuntimeName, {
+      : foreignEndpoints(task.input.runtime as ForeignRuntimeName, {
           ...engine.host.env,
-          ...composeEnv(task.input, task.profile),
+          ...composeEnv(task.input),
         });
   const model = foreign
     ? { allow: foreign }

@@ -46,7 +46,7 @@ export async function runWithFallbacks(task: TaskContext, launch: Launch): Promi
   const { engine, input, profile, model, sessionFile, prompt, wiring, warnings } = task;
   const { host, settings } = engine;
   // Another harness's CLI takes the model as written: pi's aliases and model list are not its.
-  let result = await launch(task.runtime.name === "pi" ? model.model : (input.model ?? foreignModel(profile?.model)));
+  let result = await launch(input.runtime === "pi" ? model.model : foreignModel(input.model));
   // With no --model, pi's default model was asked for: the child's pi may not know it (src/child-extension/model-guard.ts).
   let refused = refusedModel(
     result,

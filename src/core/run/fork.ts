@@ -7,8 +7,8 @@
 // read (a provider's prefix cache ends at the first difference), and what earlier sub-agents found is context too.
 
 import type { Host } from "../host.ts";
-import { findProfile, type Profile } from "../profiles/profile.ts";
-import type { ForkEntry, TaskInput } from "./task-types.ts";
+import type { Profile } from "../profiles/profile.ts";
+import type { ForkEntry, ResolvedTask } from "./task-types.ts";
 import type { ParentPrompt } from "./launch/parent-prompt.ts";
 
 export type { ForkEntry };
@@ -113,19 +113,18 @@ export function branchOfFile(text: string): ForkEntry[] {
  */
 export type { ParentPrompt };
 
-/** The parent prompt a forked task's child repeats, or undefined: a fresh or resumed task, a child in another
- *  folder (the prompt names the folder), an agent that picks its own tools (the tool list would differ anyway). */
+/** Whether a forked task's child repeats its parent's request (a cache read): not a child in another folder (an
+ *  isolated one works in its worktree; the prompt names the folder), nor one whose agent picks its own tools (the
+ *  tool list would differ anyway), nor when the parent's prompt is not known. */
 export function cacheTrueFork(o: {
-  fork?: ForkEntry[];
-  resuming: boolean;
   cwd: string;
+  isolated: boolean;
   parent?: ParentPrompt;
-  profile: Profile | null;
-}): ParentPrompt | undefined {
+  profile: Profile | undefined;
+}): boolean {
   const p = o.profile;
-  if (!o.fork?.length || o.resuming || !o.parent?.systemPrompt || o.parent.cwd !== o.cwd) return undefined;
-  if (p?.tools || p?.noTools || p?.excludeTools?.length) return undefined;
-  return o.parent;
+  if (o.isolated || !o.parent?.systemPrompt || o.parent.cwd !== o.cwd) return false;
+  return !(p?.tools || p?.noTools || p?.excludeTools?.length);
 }
 
 export const FORK_NEEDS_SESSION = 'context "fork" needs a parent pi session to copy';
@@ -148,27 +147,23 @@ export function writeFork(
 }
 
 /**
- * The conversation each task starts from: the parent's cleaned branch for a task that asks for a forked context
- * (its `context`, else its profile's), none for the others. Returns why not (naming the task) when one asks and
- * there is no conversation to copy.
+ * The conversation each task starts from: the parent's cleaned branch for a task whose resolved context is "fork",
+ * none for the others. Returns why not (naming the task) when one asks and there is no conversation to copy.
  */
 export function forkEntries(
-  profiles: Map<string, Profile>,
-  tasks: { context?: "fork" | "fresh" }[],
-  inputs: Pick<TaskInput, "name" | "profile" | "resume">[],
+  tasks: readonly Pick<ResolvedTask, "name" | "context">[],
   branch: () => ForkEntry[] | undefined,
   noSession = FORK_NEEDS_SESSION,
 ): (ForkEntry[] | undefined)[] | string {
   let cleaned: ForkEntry[] | undefined;
   const forks: (ForkEntry[] | undefined)[] = [];
-  for (const [i, input] of inputs.entries()) {
-    const profile = input.profile ? findProfile(profiles, input.profile) : undefined;
-    if ((tasks[i]?.context ?? profile?.context) !== "fork" || input.resume) {
+  for (const t of tasks) {
+    if (t.context !== "fork") {
       forks.push(undefined);
       continue;
     }
     cleaned ??= forkBranch(branch() ?? []);
-    if (!cleaned.length) return `task "${input.name}": ${noSession}`;
+    if (!cleaned.length) return `task "${t.name}": ${noSession}`;
     forks.push(cleaned);
   }
   return forks;

@@ -5,16 +5,15 @@ import { resolveProfileModel } from "../profiles/model-resolve.ts";
 import { type Engine, userModels } from "./engine.ts";
 
 /**
- * The model a task runs on: the task's or profile's `model` as its author meant it (model-resolve.ts).
- * `model: null` means "no --model" (pi's default) even when the profile names one; undefined leaves the
- * profile's provider-only setting to the invocation.
+ * The model a task runs on: the model it asked for (the resolved task's, or a fallback) as its author meant it
+ * (model-resolve.ts). `model: null` means "no --model" (pi's default) even when the profile names one; undefined
+ * leaves the profile's provider-only setting to the invocation.
  */
 export function chooseModel(
   engine: Engine,
   profile: Profile | null,
-  requested: string | undefined,
+  wanted: string | undefined,
 ): { model?: string | null; warning?: string } {
-  const wanted = requested ?? profile?.model;
   if (!wanted) return {};
   const choice = resolveProfileModel(profile, wanted, {
     parentModel: engine.call.parentModel,

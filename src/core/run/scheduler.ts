@@ -4,7 +4,7 @@
 // runner with an aborted signal, which records them as cancelled without starting a child.
 import type { RunState } from "./process/run-state.ts";
 import { failedResult } from "./task-error.ts";
-import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
+import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import type { ChildEvent } from "../types.ts";
 import { CallSpend } from "../budget.ts";
 import { realClock } from "../host.ts";
@@ -17,7 +17,7 @@ import { callTeam } from "../team.ts";
  *  signal, spend and rate gate, its team member and its ticket to the kept children (given when some task must
  *  wait: more tasks than run at once, or `after`), and `notRun` when a task it waits for did not complete. */
 export type TaskRunner = (
-  task: PreparedTask,
+  task: ResolvedTask,
   wiring: Pick<TaskWiring, "signal" | "onEvent" | "onStart" | "callSpend" | "rateGate" | "pool" | "team" | "notRun"> & {
     signal: AbortSignal;
   },
@@ -41,7 +41,7 @@ export type SchedulerHooks = {
 };
 
 export async function runScheduled(
-  tasks: readonly PreparedTask[],
+  tasks: readonly ResolvedTask[],
   concurrency: number,
   run: TaskRunner,
   hooks: SchedulerHooks = {},
@@ -117,7 +117,7 @@ type Shared = {
 /** One task from the moment a worker takes it: the rate gate, its wiring, its run (which must not throw; if it does,
  *  the task is recorded failed and the others go on). */
 async function startOne(
-  task: PreparedTask,
+  task: ResolvedTask,
   i: number,
   signal: AbortSignal,
   s: Shared,
@@ -151,7 +151,7 @@ async function startOne(
     return {
       sessionId: task.sessionId,
       name: task.name,
-      agent: task.profile ?? "default",
+      agent: task.agent,
       result: failedResult(`Sub-agent failed: ${(err as Error).message}`, "SUBAGENT_FAILED"),
     };
   } finally {
@@ -167,10 +167,10 @@ async function startOne(
  * nothing is left; it may wait (for a running task that could be retried) before it says so.
  */
 export async function runStreamed(
-  next: () => Promise<PreparedTask | null>,
+  next: () => Promise<ResolvedTask | null>,
   concurrency: number,
   run: TaskRunner,
-  hooks: SchedulerHooks & { spentBefore?: number; onTaken?: (index: number, task: PreparedTask) => void },
+  hooks: SchedulerHooks & { spentBefore?: number; onTaken?: (index: number, task: ResolvedTask) => void },
 ): Promise<void> {
   const limit = Math.max(1, Math.floor(concurrency));
   const gate =

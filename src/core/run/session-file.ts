@@ -4,12 +4,12 @@ import type { Host } from "../host.ts";
 import { REDACTED } from "../sanitize.ts";
 import type { NewSession } from "../store/store-types.ts";
 import type { Engine } from "./engine.ts";
-import type { TaskInput } from "./task-types.ts";
+import type { ResolvedTask } from "./task-types.ts";
 
 /** The session a task's runs are recorded in, when it has none yet (its call's parent pi session and schedule). */
 export function sessionOf(
   engine: Pick<Engine, "call">,
-  task: Pick<TaskInput, "sessionId" | "name" | "cwd">,
+  task: Pick<ResolvedTask, "sessionId" | "name" | "cwd">,
   agent: string,
   sessionFile?: string,
 ): NewSession {

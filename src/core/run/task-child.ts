@@ -1,4 +1,4 @@
-// Stage "run": the child itself. What every attempt shares is decided here once (MCP servers, a cache-true fork's
+// Stage "run": the child itself. What every attempt shares is gathered here once (MCP servers, a cache-true fork's
 // prompt, the finalize contract, the rate-limit gate); child-launch.ts launches an attempt, fallback.ts decides
 // whether another model gets one, child-notes.ts adds what the record should say besides the result.
 // Whatever happens, the stage ends with a result on the task (a thrown error becomes a failed result).
@@ -6,7 +6,6 @@ import type { RunResult } from "../types.ts";
 import { childLauncher, type LaunchPlan } from "./child-launch.ts";
 import { withCredentialsAdvice } from "./child-notes.ts";
 import { runWithFallbacks } from "./fallback.ts";
-import { cacheTrueFork } from "./fork.ts";
 import { childMcp } from "./mcp-select.ts";
 import { runCheckpoints } from "./process/checkpoint.ts";
 import { rateGateFor } from "./process/rate-gate.ts";
@@ -38,27 +37,11 @@ export async function runTaskChild(task: TaskContext): Promise<void> {
 
 async function launchPlan(task: TaskContext, checkpoints: LaunchPlan["checkpoints"]): Promise<LaunchPlan> {
   const { engine, input, profile, wiring } = task;
-  const forkPrompt =
-    task.runtime.name === "pi"
-      ? cacheTrueFork({
-          fork: input.fork,
-          resuming: !!task.resumeOf,
-          cwd: task.cwd,
-          parent: engine.call.parentPrompt,
-          profile,
-        })
-      : undefined;
-  // A cache-true fork answers in plain text: the finalize tool, which only the child has, would end the prefix it
-  // shares with its parent at the tool list (docs/BENCHMARKS.md measures it). A structured result still needs it.
-  const finalize =
-    forkPrompt && task.finalize === "required" && !(input.outputSchema ?? profile?.outputSchema)
-      ? "optional"
-      : task.finalize;
   return {
     // pi 1.x MCP servers for this child (the agent's or settings' `mcp`, minus servers the owner found dead).
     mcp: await childMcp(engine, profile, task.cwd),
-    forkPrompt,
-    finalize,
+    forkPrompt: input.cacheTrueFork ? engine.call.parentPrompt : undefined,
+    finalize: input.finalize,
     // A call's gate comes from the scheduler; a lone task gets its own.
     rateGate: wiring.rateGate ?? rateGateFor(1, engine.clock, engine.settings.rateLimitWait),
     checkpoints,

@@ -1,25 +1,24 @@
-// What a task's stages hand on to each other (task.ts runs them in order). prepare fills who the task is and what
-// its child gets; each later stage reads it and adds its own part (place: where; run: the result).
+// What a task's stages hand on to each other (task.ts runs them in order). The task itself is the resolved one
+// (core/call/resolve.ts); prepare adds its records and what is looked up by name, each later stage its own part
+// (isolate: the folder; run: the result).
 import type { Profile } from "../profiles/profile.ts";
 import type { Store } from "../store/store.ts";
 import type { RunResult } from "../types.ts";
-import type { FinalizeMode } from "./process/finalize-contract.ts";
-import type { IsolationMode, LiveIsolation } from "./launch/isolation.ts";
+import type { LiveIsolation } from "./launch/isolation.ts";
 import type { Engine } from "./engine.ts";
-import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
+import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import type { Where } from "./runners/choose.ts";
-import type { RuntimeChoice } from "./runtimes/choose.ts";
 
 export type TaskContext = {
   engine: Engine;
-  input: PreparedTask;
+  /** What the task is, as the call resolved it: the stages read it and decide none of it again. */
+  input: ResolvedTask;
   wiring: TaskWiring;
   // prepare
   id: string;
   agent: string;
   profile: Profile | null;
   resumeOf: ReturnType<Store["getSession"]>;
-  isolation?: IsolationMode;
   sessionFile: string;
   /** What the child is given on stdin: the task's prompt with its files (or a resume transcript). */
   prompt: string;
@@ -28,13 +27,10 @@ export type TaskContext = {
   model: { model?: string | null; warning?: string };
   /** What the run does differently from its agent file (the run header and record show them). */
   warnings: string[];
-  finalize: FinalizeMode;
   trust: "yes" | "no" | undefined;
   /** Where the child process runs (local, docker, slurm; sandboxed or not) and the transport that reaches it. */
   where: Where;
   transport: Engine["settings"]["transport"];
-  /** Which CLI runs the child (pi or another harness's): independent of where it runs. */
-  runtime: RuntimeChoice;
   // skills
   skills: { skillPaths: string[]; appendPrompt: string };
   // memory

@@ -13,7 +13,7 @@ import type { TaskContext } from "./task-context.ts";
 const MAX_SECRET_FILE = 256 * 1024;
 
 export async function isolateTask(task: TaskContext): Promise<RunResult | void> {
-  if (!task.isolation) return;
+  if (!task.input.isolation) return;
   const { engine } = task;
   const iso = await createIsolation(engine.worktrees!, {
     cwd: task.input.cwd,

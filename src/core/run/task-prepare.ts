@@ -1,45 +1,41 @@
-// Stage "prepare": everything a task needs decided before anything runs — its session (new or resumed) and
-// profile, whether it can be isolated, the child's prompt (files, resume transcript), the run record, the model,
-// the finalize contract and the project trust. Ends that come before a run record are returned as outcomes.
+// Stage "prepare": what a task needs before anything runs, from what the call resolved (core/call/resolve.ts) —
+// its session (new or resumed) and agent file, whether it can be isolated, the child's prompt (files, resume
+// transcript), the run record, the model and the project trust. It decides nothing the resolution decided. Ends
+// that come before a run record are returned as outcomes.
 import { renderFiles } from "../files.ts";
-import { findProfile, type Profile } from "../profiles/profile.ts";
+import type { Profile } from "../profiles/profile.ts";
 import type { SessionStore } from "../store/store-types.ts";
 import { formatResumePrompt, resumeNotFound } from "../store/transcript.ts";
 import { isolationProblem } from "./launch/isolation.ts";
 import { chooseModel } from "./model-choice.ts";
 import { childSessionFile, runOwner, sessionOf } from "./session-file.ts";
-import { failedResult, profileRefusal, TaskError } from "./task-error.ts";
+import { failedResult, TaskError } from "./task-error.ts";
+import { agentFile, agentRefusal } from "./agent-file.ts";
 import { trustFor, type Engine } from "./engine.ts";
-import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
+import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
-import { confined, taskWhere } from "./runners/choose.ts";
+import { confined, placeOf } from "./runners/choose.ts";
 import { savedProjectTrust } from "./default-model.ts";
-import { chooseRuntime } from "./runtimes/choose.ts";
-import { resolveGate } from "./process/gate.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
 import { endPayload, startPayload } from "./hooks/payload.ts";
 import { StoreError } from "../store/store-error.ts";
 
 export async function prepareTask(
   engine: Engine,
-  input: PreparedTask,
+  input: ResolvedTask,
   wiring: TaskWiring,
 ): Promise<{ task: TaskContext } | { outcome: TaskOutcome }> {
   const { host, store, settings } = engine;
-  let resolved: ReturnType<typeof resolveTask>;
+  let resolved: ReturnType<typeof startingTask>;
   try {
-    resolved = resolveTask(engine, input, wiring.notRun);
+    resolved = startingTask(engine, input, wiring.notRun);
   } catch (err) {
     if (!(err instanceof TaskError)) throw err;
     return { outcome: refuse(engine, input, err, wiring) };
   }
   const { id, profile, agent, resumeOf } = resolved;
-  // A resumed isolated session is isolated again: its pi session file names the worktree as its cwd, which is
-  // made again at the same path (worktrees are named for the session).
-  const isolation =
-    input.isolation ?? profile?.isolation ?? (resumeOf?.runs.at(-1)?.isolation ? "worktree" : undefined);
   // A cwd outside any git repository fails here: before anything is recorded, created or run.
-  const notIsolable = isolation ? await isolationProblem(engine.worktrees, input.cwd) : null;
+  const notIsolable = input.isolation ? await isolationProblem(engine.worktrees, input.cwd) : null;
   if (notIsolable) return { outcome: taskOutcome({ id, input, agent }, failedResult(notIsolable, "ISOLATION_FAILED")) };
   const sessionFile = resumeOf?.sessionFile ?? childSessionFile(engine.agentDir, input.cwd, agent, id);
   const canContinue = !!resumeOf && !!host.stat(sessionFile)?.isFile;
@@ -61,19 +57,14 @@ export async function prepareTask(
       return { outcome: taskOutcome({ id, input, agent }, failedResult(err.message, err.code)) };
     throw err;
   }
-  // The contract was decided with the call (core/call/prepare.ts); a runtime that cannot honour it drops it.
-  const runtime = chooseRuntime(input, profile, input.finalize, {
-    gate: !!resolveGate(input, profile),
-    outputSchema: !!(input.outputSchema ?? profile?.outputSchema),
-  });
-  const where = taskWhere(settings, input, profile, resumeOf?.runs);
+  const where = placeOf(input);
   let runId: number;
   try {
     // The record says what ran the child (which pi, or the other harness's CLI), and where.
     runId = store.startRun(id, {
       prompt: input.prompt,
       ...runOwner(host),
-      pi: runtime.name === "pi" ? engine.piDescribe : runtime.name,
+      pi: input.runtime === "pi" ? engine.piDescribe : input.runtime,
       name: input.name,
       sandbox: where.sandbox,
       runner: where.runner.name,
@@ -86,14 +77,19 @@ export async function prepareTask(
   const model = chooseModel(engine, profile, input.model);
   const warnings = runWarnings(profile, model.warning);
   warnings.push(...where.notes);
-  warnings.push(...runtime.notes);
+  warnings.push(...input.notes);
   wiring.onStart?.({
     sessionId: id,
     agent,
     profile,
     sessionFile,
     warnings,
-    placement: { runner: where.runner.name, sandbox: where.sandbox, runtime: runtime.name, isolation },
+    placement: {
+      runner: where.runner.name,
+      sandbox: where.sandbox,
+      runtime: input.runtime,
+      isolation: input.isolation,
+    },
   });
   fireTaskEvent(
     engine,
@@ -111,19 +107,16 @@ export async function prepareTask(
       agent,
       profile,
       resumeOf,
-      isolation,
       sessionFile,
       prompt,
       runId,
       model,
       warnings,
-      finalize: runtime.finalize ?? input.finalize,
-      runtime,
       // A confined pi child is told pi's own decision even where the call does not know one (the CLI): the provider
       // whose credentials it gets is decided with that decision (child-notes.ts childProvider).
       trust:
         trustFor(engine.call.projectTrust, input.cwd) ??
-        (confined(where) && runtime.name === "pi" ? savedProjectTrust(engine, input.cwd) : undefined),
+        (confined(where) && input.runtime === "pi" ? savedProjectTrust(engine, input.cwd) : undefined),
       where,
       transport: where.runner.transport ?? settings.transport,
       skills: { skillPaths: [], appendPrompt: "" },
@@ -135,10 +128,10 @@ export async function prepareTask(
 }
 
 /** A task refused before it has a session of its own; recorded as a failed run when the refusal asks for it. */
-function refuse(engine: Engine, input: PreparedTask, err: TaskError, wiring: TaskWiring): TaskOutcome {
+function refuse(engine: Engine, input: ResolvedTask, err: TaskError, wiring: TaskWiring): TaskOutcome {
   const { host, store } = engine;
   const id = input.sessionId;
-  const agent = input.profile ?? "default";
+  const { agent } = input;
   const result = failedResult(err.message, err.code);
   if (err.recordSession) {
     try {
@@ -182,12 +175,12 @@ function runWarnings(profile: Profile | null, modelWarning: string | undefined):
 const basename = (p: string) => p.slice(p.lastIndexOf("/") + 1);
 
 /**
- * Who the task is, from what the call decided: its agent (a refused or unknown one ends it), and the session it
- * resumes (gone since the call was prepared: it ends too). A task the call does not run ends here. Throws TaskError.
+ * Who the task is, from what the call resolved: its agent file (looked up by name), and the session it resumes
+ * (gone since the call was prepared: it ends). A task the call does not run ends here. Throws TaskError.
  */
-export function resolveTask(
+function startingTask(
   engine: Engine,
-  input: Pick<PreparedTask, "sessionId" | "profile" | "resume">,
+  input: Pick<ResolvedTask, "sessionId" | "agent" | "resume">,
   notRun?: TaskWiring["notRun"],
 ): { id: string; profile: Profile | null; agent: string; resumeOf: ReturnType<SessionStore["getSession"]> } {
   if (notRun) throw new TaskError(notRun.message, notRun.code, true);
@@ -196,7 +189,9 @@ export function resolveTask(
   const prior = recorded && { ...recorded, runs: recorded.runs.filter((r) => r.status !== "queued") };
   if (input.resume && (!prior || prior.runs.length === 0))
     throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
-  const profile = input.profile ? (findProfile(engine.profiles, input.profile) ?? null) : null;
-  if (input.profile && !profile) throw profileRefusal(engine, input.profile);
-  return { id: input.sessionId, profile, agent: profile?.name ?? "default", resumeOf: prior };
+  // A task no call checked (a batch job's item) whose agent is not loaded ends here, as a call would refuse it.
+  const refused = agentRefusal(engine, input.agent);
+  if (refused) throw new TaskError(refused.message, refused.code, true);
+  const profile = agentFile(engine, input.agent) ?? null;
+  return { id: input.sessionId, profile, agent: input.agent, resumeOf: prior };
 }

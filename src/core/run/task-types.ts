@@ -7,6 +7,7 @@ import type { Profile } from "../profiles/profile.ts";
 import type { RunState } from "./process/run-state.ts";
 import type { ChildEvent, ErrorCode, RunResult } from "../types.ts";
 import type { IsolationMode } from "./launch/isolation.ts";
+import type { GateSpec } from "./process/gate.ts";
 import type { RateGate } from "./process/rate-gate.ts";
 import type { PoolTicket } from "./process/pool.ts";
 import type { Budget, CallSpend } from "../budget.ts";
@@ -18,58 +19,56 @@ import type { TaskEventPayload } from "./hooks/payload.ts";
 /** One entry of a pi session file (its branch is what a forked child starts from: fork.ts). */
 export type ForkEntry = { type: string; id: string; parentId: string | null; [k: string]: unknown };
 
-/** A task as the call module maps it from a front's request (core/call/request.ts): its own fields, the call's
- *  defaults where it has none, and its session id (chosen up front: fronts show it before the child starts). */
-export type TaskInput = {
+/** The agent of a task that names none: pi's own defaults, no agent file. */
+export const DEFAULT_AGENT = "default";
+
+/**
+ * A task as the call's preparation resolved it (core/call/resolve.ts), once for every front: every value it runs with,
+ * decided from the task, its agent file, the session it resumes, the settings and the front, in the order that
+ * file's table gives. Plain data (it is handed to a background supervisor as JSON); nothing changes it afterwards,
+ * and the stages that run it decide nothing of it again.
+ */
+export type ResolvedTask = {
   name: string;
   prompt: string;
   cwd: string;
-  /** Profile name; undefined means pi's defaults. */
-  profile?: string;
+  /** The agent's canonical name (its file is looked up by it), or DEFAULT_AGENT. */
+  agent: string;
+  /** The model asked for (the front's, else the agent file's), resolved against aliases when the child starts. */
   model?: string;
-  timeoutSec?: number;
+  /** Seconds without a new tool call. */
+  timeoutSec: number;
   resume?: string;
   files?: FileSpec[];
   /** The resumed session's id, the one the front chose (the `subagent` tool's sticky id), or a new one. */
   sessionId: string;
   /** Run in a git worktree of cwd's repository; the task's changes end on a branch of their own. */
   isolation?: IsolationMode;
-  /** The task's own budgets (each wins over its profile's). */
-  budget?: Budget;
   /** Names of tasks of the same call this one waits for (dag.ts); `{{name}}` in the prompt is their output. */
   after?: string[];
-  /** Acceptance gate (gate.ts): a shell command that must exit 0; each wins over the profile's. */
-  gate?: string;
-  gateTimeout?: number;
-  gateRetries?: number;
-  /** JSON Schema of the structured result (output-schema.ts); wins over the profile's. Makes finalize required. */
-  outputSchema?: Record<string, unknown>;
-  /** Keep what the child's commands leave running (recorded with pids; `subagents cancel ID` ends them later). */
-  keepProcesses?: boolean;
-  /** Run in the sandbox (src/core/run/runners/sandbox.ts); the settings' "on" cannot be turned off. */
-  sandbox?: boolean;
-  /** Where the child runs (src/core/run/runners/). */
-  runner?: RunnerName;
-  /** Which CLI runs it (src/core/run/runtimes/); unset: the agent file's, else pi. */
-  runtime?: RuntimeName;
-};
-
-/**
- * A task ready to run, as the call's preparation (core/call/prepare.ts) decided it, once for every front: its agent
- * (by its own name; a resumed session's when the task names none), the timeout that really applies, the finalize
- * contract it asks for, and the conversation a forked task starts from. Nothing changes it afterwards.
- */
-export type PreparedTask = Omit<TaskInput, "timeoutSec"> & {
-  /** Its own, else its agent's, else the settings' (seconds without a new tool call). */
-  timeoutSec: number;
-  /** Required for a structured result; else the agent's, the settings' or the front's choice. A runtime that cannot
-   *  honour it (another harness's CLI) drops it with a note (runtimes/choose.ts). */
+  /** Where the child runs (src/core/run/runners/), and whether in the sandbox. */
+  runner: RunnerName;
+  sandbox: boolean;
+  /** Which CLI runs it (src/core/run/runtimes/). */
+  runtime: RuntimeName;
+  /** `fork`: it starts from a copy of the parent's conversation (`fork` below); a resumed task never does. */
+  context: "fork" | "fresh";
+  /** The finalize contract, with what its runtime and a cache-true fork make of it. */
   finalize: FinalizeMode;
+  /** Keep what the child's commands leave running (recorded with pids; `subagents cancel ID` ends them later). */
+  keepProcesses: boolean;
+  /** Turns, tokens and dollars, key by key. */
+  budget: Budget;
+  /** Acceptance gate (gate.ts): a shell command that must exit 0, its timeout and retries. */
+  gate?: GateSpec;
+  /** JSON Schema of the structured result (output-schema.ts). */
+  outputSchema?: Record<string, unknown>;
   /** `context: "fork"`: the parent's conversation (fork.ts, already cleaned) the child starts from. */
   fork?: ForkEntry[];
-  /** Its child runs in the sandbox or a container (runners/choose.ts taskWhere): what it writes stays in its folder,
-   *  and what it says reaches no task that is not confined (team.ts). */
-  confined?: boolean;
+  /** A forked child that repeats its parent's request (system prompt, tools) as a cached prefix (fork.ts). */
+  cacheTrueFork?: true;
+  /** What the task asked for that its runtime cannot give (said in its windows and record). */
+  notes: string[];
 };
 
 export type TaskOutcome = {

@@ -14,7 +14,7 @@ import { acceptResult } from "./task-accept.ts";
 import { recordEnd, recordTask } from "./task-record.ts";
 import { forkTask } from "./fork.ts";
 import type { Engine } from "./engine.ts";
-import type { PreparedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
+import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import { failedResult } from "./task-error.ts";
 import type { RunResult } from "../types.ts";
 import { isDiskFull } from "../store/store-error.ts";
@@ -36,7 +36,7 @@ const STAGES: [string, TaskStage][] = [
  * One task end to end. prepare decides what the task is and records its run (or ends it before any run); then
  * each stage runs in turn, and a stage that returns a result ends the task there; record ends the run.
  */
-export async function runTask(engine: Engine, input: PreparedTask, wiring: TaskWiring): Promise<TaskOutcome> {
+export async function runTask(engine: Engine, input: ResolvedTask, wiring: TaskWiring): Promise<TaskOutcome> {
   const prepared = await prepareTask(engine, input, wiring);
   if ("outcome" in prepared) return prepared.outcome;
   const task = prepared.task;

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { cli, piCmd, piWorld, type PiWorld } from "../../support/pi-env.ts";
+import { resolvedTask } from "../../support/resolved-task.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -176,14 +177,14 @@ test("the supervisor's own caps refuse a call: its word on the ready pipe is the
   Object.assign(process.env, world.env);
   try {
     const stamp = Date.now().toString(16);
-    const tasks = [1, 2].map((i) => ({
-      name: `t${i}`,
-      prompt: `refused ${i}`,
-      cwd: world.workDir,
-      sessionId: `refused${i}${stamp}`,
-      timeoutSec: 600,
-      finalize: "optional" as const,
-    }));
+    const tasks = [1, 2]
+      .map((i) => ({
+        name: `t${i}`,
+        prompt: `refused ${i}`,
+        cwd: world.workDir,
+        sessionId: `refused${i}${stamp}`,
+      }))
+      .map(resolvedTask);
     const { startSupervisor } = await import("../../../src/cli/background/supervisor.ts");
     const { pid, word } = await startSupervisor(dirname(world.env.SUBAGENTS_DB), {
       cwd: world.workDir,

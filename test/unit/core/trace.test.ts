@@ -4,13 +4,14 @@
 import { expect, test } from "bun:test";
 import { CallTrace } from "../../../src/core/call/call-trace.ts";
 import type { CallEvent } from "../../../src/core/call/runner.ts";
-import type { PreparedTask, TaskOutcome } from "../../../src/core/run/task-types.ts";
+import type { ResolvedTask, TaskOutcome } from "../../../src/core/run/task-types.ts";
 import { formatTraceparent, parseTraceparent, traceEnv } from "../../../src/core/trace/context.ts";
 import { encodeJson, encodeProtobuf } from "../../../src/core/trace/otlp.ts";
 import { readTraceConfig } from "../../../src/core/trace/otel-env.ts";
 import type { Span, Tracing } from "../../../src/core/trace/span.ts";
 import { runResult } from "../../../src/core/types.ts";
 import { decodeTraces, type ReceivedSpan, spanTree } from "../../support/otlp-receiver.ts";
+import { resolvedTask } from "../../support/resolved-task.ts";
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT = "00f067aa0ba902b7";
@@ -161,15 +162,15 @@ function keep(parent?: Tracing["parent"], content = false) {
   return { tracing, spans, tick: (ms: number) => (now += ms) };
 }
 
-const task = (name: string, extra: Partial<PreparedTask> = {}): PreparedTask => ({
-  name,
-  prompt: `do ${name} with sk-ant-api03-abcdefghijklmnopqrstuv`,
-  cwd: "/w",
-  sessionId: `${name}-session`,
-  timeoutSec: 60,
-  finalize: "optional",
-  ...extra,
-});
+const task = (name: string, extra: Partial<ResolvedTask> = {}): ResolvedTask =>
+  resolvedTask({
+    name,
+    prompt: `do ${name} with sk-ant-api03-abcdefghijklmnopqrstuv`,
+    cwd: "/w",
+    sessionId: `${name}-session`,
+    timeoutSec: 60,
+    ...extra,
+  });
 
 const asReceived = (spans: Span[]) =>
   decodeTraces(
@@ -179,7 +180,7 @@ const asReceived = (spans: Span[]) =>
 
 test("a call's spans: workflow → agents → queue, stages, chats, tools, gate; usage, errors, events, child context", () => {
   const { tracing, spans, tick } = keep({ traceId: TRACE, spanId: PARENT, flags: 1, state: "v=1" });
-  const tasks = [task("good", { profile: "scout", model: "fake-model" }), task("bad")];
+  const tasks = [task("good", { agent: "scout", model: "fake-model" }), task("bad")];
   const trace = new CallTrace(tracing, tasks, { workflow: "review" });
   const ev = (e: CallEvent) => trace.event(e);
   const usage = { input: 100, output: 20, cacheRead: 50, cacheWrite: 5, cost: 0.01 };
@@ -361,12 +362,12 @@ test("content capture: prompt, output and tool arguments go on spans, masked, on
 
 test("a streamed call (a batch's items): one trace, each task's span from when it was taken, totals at the end", () => {
   const { tracing, spans, tick } = keep();
-  const running = new Map<number, PreparedTask>();
+  const running = new Map<number, ResolvedTask>();
   const trace = new CallTrace(tracing, (i) => running.get(i));
   for (const i of [0, 1]) {
     running.set(i, task(`item-${i}`));
     tick(100);
-    trace.event({ type: "taskStart", index: i, task: running.get(i) as PreparedTask });
+    trace.event({ type: "taskStart", index: i, task: running.get(i) as ResolvedTask });
     tick(10);
     const result = runResult({
       status: i ? "error" : "completed",

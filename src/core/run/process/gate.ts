@@ -14,20 +14,6 @@ export const DEFAULT_GATE_RETRIES = 2;
 /** Gate output kept per attempt (head and tail), for the correction and the record. */
 export const GATE_OUTPUT_CHARS = 8000;
 
-/** The task's own values win over its profile's; no command → no gate. */
-export function resolveGate(
-  task: { gate?: string; gateTimeout?: number; gateRetries?: number } | undefined,
-  profile: { gate?: string; gateTimeout?: number; gateRetries?: number } | null | undefined,
-): GateSpec | undefined {
-  const command = task?.gate ?? profile?.gate;
-  if (!command?.trim()) return undefined;
-  return {
-    command,
-    timeoutSec: task?.gateTimeout ?? profile?.gateTimeout ?? DEFAULT_GATE_TIMEOUT,
-    retries: task?.gateRetries ?? profile?.gateRetries ?? DEFAULT_GATE_RETRIES,
-  };
-}
-
 /** How the child learns its gate (read by src/child-extension/gate.ts). */
 export function gateEnv(g: GateSpec | undefined): Record<string, string> {
   if (!g) return {};
@@ -39,14 +25,10 @@ export function gateEnv(g: GateSpec | undefined): Record<string, string> {
 }
 
 /** What the child's extension reads: its gate, and the schema of its structured result (src/child-extension/finalize-data.ts). */
-export function composeEnv(
-  input: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> },
-  profile: { gate?: string; gateTimeout?: number; gateRetries?: number; outputSchema?: Record<string, unknown> } | null,
-): Record<string, string> {
-  const schema = input.outputSchema ?? profile?.outputSchema;
+export function composeEnv(task: { gate?: GateSpec; outputSchema?: Record<string, unknown> }): Record<string, string> {
   return {
-    ...gateEnv(resolveGate(input, profile)),
-    ...(schema ? { PI_SUBAGENT_OUTPUT_SCHEMA: JSON.stringify(schema) } : {}),
+    ...gateEnv(task.gate),
+    ...(task.outputSchema ? { PI_SUBAGENT_OUTPUT_SCHEMA: JSON.stringify(task.outputSchema) } : {}),
   };
 }
 

@@ -1,25 +1,20 @@
-// Which runner a task uses and whether it is sandboxed: the task's choice, else its agent file's, else the
-// settings'. The sandbox only adds up: a setting of "on" cannot be turned off by a task or an agent file.
+// The runners by name, and where a resolved task runs: its runner (the task's, its agent file's, a resumed run's
+// or the settings' — decided by the call's resolution) and whether in the sandbox.
 import type { Host } from "../../host.ts";
 import { dockerRunner } from "./docker.ts";
 import { localRunner } from "./local.ts";
 import { gitdirOf } from "./nested-scan.ts";
 import { slurmRunner } from "./slurm.ts";
-import type { EngineSettings } from "../../runner-settings.ts";
 import type { ChildRunner, Placed, PlaceRequest, RunnerName } from "./types.ts";
 
 const RUNNERS: Record<RunnerName, ChildRunner> = { local: localRunner, docker: dockerRunner, slurm: slurmRunner };
 
 export type Where = { runner: ChildRunner; sandbox: boolean; notes: string[] };
 
-export function chooseWhere(
-  settings: EngineSettings,
-  task: { sandbox?: boolean; runner?: RunnerName },
-  profile: { sandbox?: boolean; runner?: RunnerName } | null,
-): Where {
-  const runner = RUNNERS[task.runner ?? profile?.runner ?? settings.runner] ?? localRunner;
-  const sandbox = settings.sandbox === "on" || !!task.sandbox || !!profile?.sandbox;
-  return { runner, sandbox, notes: runner.notes ?? [] };
+/** Where a task runs, as resolved: its runner looked up by name, and the sandbox. */
+export function placeOf(task: { runner: RunnerName; sandbox: boolean }): Where {
+  const runner = RUNNERS[task.runner] ?? localRunner;
+  return { runner, sandbox: task.sandbox, notes: runner.notes ?? [] };
 }
 
 /** A child in the sandbox or a container: its folder is all it may write, its credentials a copy, its network the
@@ -27,22 +22,8 @@ export function chooseWhere(
 export const confined = (where: Pick<Where, "runner" | "sandbox">): boolean =>
   where.sandbox || where.runner.name === "docker";
 
-/** Where a task runs: chooseWhere, with a resumed session's last placed run (runs where and how it did: a per-task
- *  --sandbox or runner is not lost, unless this task or its agent file says otherwise; the sandbox only adds up). */
-export function taskWhere(
-  settings: EngineSettings,
-  task: { sandbox?: boolean; runner?: RunnerName },
-  profile: { sandbox?: boolean; runner?: RunnerName } | null,
-  priorRuns: readonly { runner?: RunnerName; sandbox?: boolean }[] = [],
-): Where {
-  // A run refused before it got that far recorded neither: the latest run that did is the one followed.
-  const last = priorRuns.filter((r) => r.runner !== undefined).at(-1);
-  return chooseWhere(
-    settings,
-    { sandbox: task.sandbox || last?.sandbox, runner: task.runner ?? profile?.runner ?? last?.runner },
-    profile,
-  );
-}
+/** A resolved task whose child is confined (the sandbox, a container). */
+export const confinedTask = (task: { runner: RunnerName; sandbox: boolean }): boolean => confined(placeOf(task));
 
 /** The folder git keeps a linked worktree's index and HEAD in (`.git` is a file there), if cwd is in one. */
 export function worktreeGitDir(host: Host, cwd: string): string | undefined {

@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { defaultSettings } from "../../../../src/core/settings.ts";
 import { parseProfile, type Profile } from "../../../../src/core/profiles/profile.ts";
-import { resolveTask } from "../../../../src/core/run/task-prepare.ts";
+import { resolveTask } from "../../../../src/core/call/resolve.ts";
 import type { Engine } from "../../../../src/core/run/engine.ts";
 import { MemoryStore } from "../../../../src/core/store/store.ts";
 import { makeToolEnv } from "../../../../src/pi/tool-env.ts";
@@ -19,16 +19,17 @@ const engine = {
   store: new MemoryStore({ isAlive: () => true }),
   profiles,
   settings: defaultSettings(),
+  call: {},
+  host: { realpath: () => null },
 } as unknown as Engine;
 
 test("the task finds the agent by its written name and by its usable one", () => {
   expect(helper.name).toBe("repo-helper");
-  expect(resolveTask(engine, { sessionId: "s1", profile: "Repo Helper" }).profile?.filePath).toBe(
-    "/w/.pi/agents/helper.md",
-  );
-  expect(resolveTask(engine, { sessionId: "s2", profile: "repo-helper" }).profile?.filePath).toBe(
-    "/w/.pi/agents/helper.md",
-  );
+  const agentOf = (profile: string) =>
+    resolveTask(engine, { name: "t", prompt: "p", profile }, { cwd: "/w" }, null, () => "s1").agent;
+  expect(agentOf("Repo Helper")).toBe("repo-helper");
+  expect(agentOf("repo-helper")).toBe("repo-helper");
+  expect(profiles.get(agentOf("Repo Helper"))?.filePath).toBe("/w/.pi/agents/helper.md");
 });
 
 test("the consent check sees the same agent: a display name of a project agent still needs consent", async () => {

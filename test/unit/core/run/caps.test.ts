@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { defaultSettings, mergeSettings } from "../../../../src/core/settings.ts";
 import { callRefusal, duplicateTasks, startRefusal } from "../../../../src/core/session-caps.ts";
 import { CapGuard } from "../../../../src/core/run/cap-guard.ts";
-import type { TaskInput, TaskOutcome } from "../../../../src/core/run/task-types.ts";
+import type { ResolvedTask, TaskOutcome } from "../../../../src/core/run/task-types.ts";
 import { emptyUsage } from "../../../../src/core/types.ts";
 import { Database } from "bun:sqlite";
 import { mkdtempSync } from "node:fs";
@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { MemoryStore, Store } from "../../../../src/core/store/store.ts";
 import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
 import { failedResult } from "../../../../src/core/run/task-error.ts";
+import { resolvedTask } from "../../../support/resolved-task.ts";
 
 test("caps: a project can lower a cap, never raise it; the user sets it", () => {
   const user = mergeSettings(
@@ -120,11 +121,17 @@ test("caps: refusals name the setting, its value and what was used", () => {
 });
 
 test("duplicates: same trimmed prompt, agent and cwd are refused naming both tasks; a different agent or cwd is not", () => {
-  const t = (name: string, prompt: string, extra: Partial<TaskInput> = {}) => ({ name, prompt, cwd: "/w", ...extra });
+  const t = (name: string, prompt: string, extra: Partial<ResolvedTask> = {}) => ({
+    name,
+    prompt,
+    cwd: "/w",
+    agent: "default",
+    ...extra,
+  });
   expect(duplicateTasks([t("a", "review x"), t("b", "review y"), t("c", "  review x\n")])).toContain(
     'task 1 ("a") and task 3 ("c")',
   );
-  expect(duplicateTasks([t("a", "review x"), t("b", "review x", { profile: "scout" })])).toBeNull();
+  expect(duplicateTasks([t("a", "review x"), t("b", "review x", { agent: "scout" })])).toBeNull();
   expect(duplicateTasks([t("a", "review x"), t("b", "review x", { cwd: "/other" })])).toBeNull();
 });
 
@@ -160,8 +167,7 @@ test("guard: once the session's spend reaches maxSessionCost, queued tasks are r
   });
   const names = ["one", "two", "three"];
   const outs = [];
-  for (const name of names)
-    outs.push(await run({ name, prompt: name, cwd: "/", sessionId: name, timeoutSec: 600, finalize: "optional" }, {}));
+  for (const name of names) outs.push(await run(resolvedTask({ name, prompt: name, sessionId: name }), {}));
   expect(started).toEqual(["one", "two"]);
   expect(outs[2].result.error).toContain(
     "subagents.maxSessionCost is $1.00; this invocation's sub-agents have spent $1.20: not started",

@@ -1,10 +1,10 @@
-// Composition's pure parts: the hand-off graph check, the fork cleaner, the schema check, gate resolution.
+// Composition's pure parts: the hand-off graph check, the fork cleaner, the schema check, a gate's failure.
 import { expect, test } from "bun:test";
 import { dagProblem } from "../../../../src/core/task-graph.ts";
 import { DagQueue, fillPrompt } from "../../../../src/core/run/dag.ts";
 import { forkBranch, type ForkEntry } from "../../../../src/core/run/fork.ts";
 import { outputSchemaProblem } from "../../../../src/core/output-schema.ts";
-import { gateFailure, resolveGate } from "../../../../src/core/run/process/gate.ts";
+import { gateFailure } from "../../../../src/core/run/process/gate.ts";
 
 test("graph check: a longer cycle is named in order; {{word}} of no task is left alone; no after = no checks", () => {
   const t = (name: string, after?: string[], prompt = "p") => ({ name, prompt, ...(after ? { after } : {}) });
@@ -80,18 +80,12 @@ test("fork: our mirror entries and unanswered calls are dropped, answered delega
   expect(forkBranch([])).toEqual([]);
 });
 
-test("schema check names the place; gates resolve task over profile and say why they failed", () => {
+test("schema check names the place; gates say why they failed", () => {
   expect(outputSchemaProblem("s", { type: "object", properties: { a: { type: "strin" } } })).toBe(
     's.properties.a.type must be one of object, array, string, number, integer, boolean, null (got "strin")',
   );
   expect(outputSchemaProblem("s", [])).toBe("s must be a JSON Schema object (got array)");
   expect(outputSchemaProblem("s", { anyOf: [{ type: "string" }, { type: "null" }] })).toBeNull();
-  expect(resolveGate({ gateRetries: 0 }, { gate: "make test", gateTimeout: 9 })).toEqual({
-    command: "make test",
-    timeoutSec: 9,
-    retries: 0,
-  });
-  expect(resolveGate({}, null)).toBeUndefined();
   const g = { command: "make test", timeoutSec: 9, retries: 0 };
   expect(gateFailure(g, undefined)).toContain("did not run");
   expect(gateFailure(g, { attempts: 1, passed: false, running: false, lastExit: 2, lastOutput: "x\nFAIL y" })).toBe(

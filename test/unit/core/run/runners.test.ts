@@ -5,7 +5,6 @@ import { defaultSettings, mergeSettings } from "../../../../src/core/settings.ts
 import { parseProfile } from "../../../../src/core/profiles/profile.ts";
 import { parseDelegateParams } from "../../../../src/core/delegate-input.ts";
 import { bwrapArgv, hiddenArgvPaths } from "../../../../src/core/run/runners/sandbox.ts";
-import { chooseWhere } from "../../../../src/core/run/runners/choose.ts";
 import { dockerArgv } from "../../../../src/core/run/runners/docker.ts";
 import { fsTypeOf, srunArgv } from "../../../../src/core/run/runners/slurm.ts";
 import type { PlaceRequest } from "../../../../src/core/run/runners/types.ts";
@@ -78,16 +77,6 @@ test("task fields: sandbox and runner are validated with the field named", () =>
   expect(() => parseDelegateParams({ tasks: [{ name: "a", prompt: "p", runner: "k8s" }] })).toThrow(
     "tasks[0].runner must be one of local, docker, slurm",
   );
-});
-
-test("the settings' sandbox cannot be turned off by a task or an agent file; the task's runner wins", () => {
-  const s = { ...defaultSettings(), sandbox: "on" as const };
-  expect(chooseWhere(s, { sandbox: false }, { sandbox: false }).sandbox).toBe(true);
-  expect(chooseWhere(defaultSettings(), {}, { sandbox: true }).sandbox).toBe(true);
-  expect(chooseWhere(defaultSettings(), {}, null).sandbox).toBe(false);
-  expect(chooseWhere(defaultSettings(), { runner: "slurm" }, { runner: "docker" }).runner.name).toBe("slurm");
-  expect(chooseWhere(defaultSettings(), {}, { runner: "docker" }).runner.name).toBe("docker");
-  expect(chooseWhere(defaultSettings(), {}, { runner: "docker" }).notes[0]).toContain("no steering");
 });
 
 test("bwrap argv: socket places and home hidden first, agent dir rebuilt without our records, the credentials copy and the own session file bound alone, no capabilities", () => {

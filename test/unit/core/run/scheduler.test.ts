@@ -3,12 +3,13 @@
 import { expect, test } from "bun:test";
 import { runScheduled, type TaskRunner } from "../../../../src/core/run/scheduler.ts";
 import { failedResult } from "../../../../src/core/run/task-error.ts";
-import type { PreparedTask, TaskOutcome, TaskWiring } from "../../../../src/core/run/task-types.ts";
+import type { ResolvedTask, TaskOutcome, TaskWiring } from "../../../../src/core/run/task-types.ts";
 import { emptyUsage } from "../../../../src/core/types.ts";
 import { taskWhy } from "../../../support/pi-env.ts";
+import { resolvedTask } from "../../../support/resolved-task.ts";
 
 type Pending = {
-  input: PreparedTask;
+  input: ResolvedTask;
   signal: AbortSignal;
   notRun?: TaskWiring["notRun"];
   resolve: (o: TaskOutcome) => void;
@@ -43,7 +44,7 @@ function controllableRunner() {
   return { run, pending, started, maxRunning: () => maxRunning };
 }
 
-function outcome(input: PreparedTask, status: "completed" | "error", output: string): TaskOutcome {
+function outcome(input: ResolvedTask, status: "completed" | "error", output: string): TaskOutcome {
   const result =
     status === "completed"
       ? {
@@ -58,15 +59,10 @@ function outcome(input: PreparedTask, status: "completed" | "error", output: str
   return { sessionId: input.sessionId, name: input.name, agent: "default", result };
 }
 
-const tasks = (n: number): PreparedTask[] =>
+const tasks = (n: number): ResolvedTask[] =>
   Array.from({ length: n }, (_, i) => prepared({ name: `t${i}`, prompt: `p${i}`, sessionId: `id${i}` }));
 /** A task as the call module prepares it (core/call/prepare.ts). */
-const prepared = (t: Pick<PreparedTask, "name" | "prompt" | "sessionId" | "after">): PreparedTask => ({
-  cwd: "/",
-  timeoutSec: 600,
-  finalize: "optional",
-  ...t,
-});
+const prepared = (t: Pick<ResolvedTask, "name" | "prompt" | "sessionId"> & Partial<ResolvedTask>) => resolvedTask(t);
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 test("never runs more than `concurrency` tasks, and returns outcomes in input order", async () => {
@@ -118,7 +114,7 @@ test("a runner that throws does not take the other tasks down", async () => {
 
 test("after: a dependency later in the list runs first even at concurrency 1; independents do not wait", async () => {
   const r = controllableRunner();
-  const input: PreparedTask[] = [
+  const input: ResolvedTask[] = [
     prepared({ name: "b", prompt: "use {{a}}", sessionId: "ib", after: ["a"] }),
     prepared({ name: "a", prompt: "pa", sessionId: "ia" }),
     prepared({ name: "c", prompt: "pc", sessionId: "ic" }),
@@ -140,7 +136,7 @@ test("after: a dependency later in the list runs first even at concurrency 1; in
 test("after: a failed dependency skips its dependents (passed to the runner as not run, not started)", async () => {
   const r = controllableRunner();
   const started: number[] = [];
-  const input: PreparedTask[] = [
+  const input: ResolvedTask[] = [
     prepared({ name: "a", prompt: "pa", sessionId: "ia" }),
     prepared({ name: "b", prompt: "pb", sessionId: "ib", after: ["a"] }),
   ];

@@ -10,6 +10,7 @@ import { finalizeProblem, MAX_NUDGES, NUDGE_TEXT } from "../core/run/process/fin
 import {
   assistantFromMessage,
   cap,
+  cutText,
   fitAssistant,
   fitFinalize,
   OUTPUT_CHARS,
@@ -79,7 +80,9 @@ class Fd3Writer {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (!this.delta) return;
-    const delta = this.delta;
+    // One delta can be longer than an event line (a model that sends its answer in one piece): what fits is
+    // streamed, and the answer itself arrives whole with its usage in the assistant event (fitAssistant).
+    const delta = cutText(this.delta) ?? this.delta;
     this.delta = "";
     this.write({ type: "text", delta });
   }

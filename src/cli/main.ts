@@ -80,6 +80,12 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`subagents: ${printable(err.message)}\n`);
       return EXIT.usage;
     }
+    if (cwdGone(err)) {
+      process.stderr.write(
+        "subagents: the current folder no longer exists (it was deleted or moved): cd into a folder that exists, or name one with --cwd DIR\n",
+      );
+      return EXIT.usage;
+    }
     const fsLine = fileSystemLine(err);
     if (fsLine) {
       process.stderr.write(`subagents: ${fsLine}\n`);
@@ -89,6 +95,12 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.taskFailed;
   }
 }
+
+/** The shell's folder was removed under it: process.cwd() fails (uv_cwd), whichever command asked first. */
+const cwdGone = (err: unknown) => {
+  const e = err as { code?: string; syscall?: string; message?: string };
+  return e?.code === "ENOENT" && (e.syscall === "uv_cwd" || /process\.cwd|uv_cwd/.test(e.message ?? ""));
+};
 
 function unknownCommand(word: string): number {
   const names = Object.keys(COMMANDS).filter((n) => !n.startsWith("__"));

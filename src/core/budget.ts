@@ -1,6 +1,7 @@
 // Spend budgets of one task (turns, tokens, dollars) and of a whole delegate call (dollars). Pure: the runner
 // asks `budgetHit` after each model turn, windows show `budgetLabel`, inputs are read with `budgetValue`.
 import type { Usage } from "./types.ts";
+import { decimal } from "./decimal.ts";
 
 export type Budget = { maxTurns?: number; maxTokens?: number; maxCost?: number };
 export type BudgetKey = keyof Budget;
@@ -66,7 +67,7 @@ export function wrapUpText(hit: BudgetHit): string {
 
 /** Reads one budget field (task input, front matter, CLI flag): a positive number, whole for turns/tokens. */
 export function budgetValue(key: BudgetKey, v: unknown): number | string {
-  const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
+  const n = typeof v === "string" ? decimal(v) : v;
   const whole = key !== "maxCost";
   const ok = typeof n === "number" && Number.isFinite(n) && n > 0 && (!whole || Number.isInteger(n));
   return ok ? n : `${key} must be a positive ${whole ? "whole " : ""}number (got ${JSON.stringify(v)?.slice(0, 40)})`;

@@ -3,6 +3,7 @@
 // workflow: delegate-input.ts), and so the DelegateTask type. docs/pi-extension.md's "Task fields" table lists the
 // same fields (test/e2e/docs.test.ts checks it against TASK_FIELDS). Every rejection names the field.
 import { Type, type TSchema } from "@sinclair/typebox";
+import { decimal } from "./decimal.ts";
 import { BUDGET_KEYS, budgetValue, type Budget, type BudgetKey } from "./budget.ts";
 import type { FileSpec } from "./files.ts";
 import { isIsolationMode, type IsolationMode } from "./isolation-types.ts";
@@ -36,7 +37,7 @@ export function str(field: string, v: unknown, required: boolean): string | unde
 
 function posInt(field: string, v: unknown, min: number): number | undefined {
   if (!given(v)) return undefined;
-  const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
+  const n = typeof v === "string" ? decimal(v) : v;
   if (typeof n !== "number" || !Number.isFinite(n)) throw new InputError(`${field} must be a number (got ${shown(v)})`);
   if (n < min) throw new InputError(`${field} must be ≥ ${min} (got ${n})`);
   return n;

@@ -131,6 +131,10 @@ export function folderProblem(path: string): string | null {
     return null;
   } catch (err) {
     const code = (err as { code?: string }).code;
+    // The runtime reads arguments and the shell's folder as UTF-8: a name in another encoding (Latin-1 `café`) comes
+    // through with U+FFFD in place of its bytes, so it cannot be reached — said as such, not as "does not exist".
+    if (code === "ENOENT" && path.includes("\uFFFD"))
+      return `${path} has a name that is not UTF-8 (shown with � for the bytes that are not), which subagents cannot reach byte for byte (its runtime reads names as UTF-8): rename the folder`;
     if (code === "ENOENT" || code === "ENOTDIR") return `${path} does not exist`;
     if (code === "EACCES" || code === "EPERM") return `${path} cannot be read by this user (permission denied)`;
     return `${path} cannot be used (${(err as Error).message})`;

@@ -79,7 +79,7 @@ export function openStoreFile(
       release: reserve ? () => fs.rmSync(reserve, { force: true }) : undefined,
     });
   } catch (err) {
-    throw storeError(err, file);
+    throw storeError(err, file, () => freeBytes(dir));
   }
   // Marking the runs of owners that are gone as interrupted is a write: a database this user may only read is
   // still listed and shown (its writes fail later, each with its one line).

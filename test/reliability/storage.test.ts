@@ -4,12 +4,25 @@
 // so on screen and in its record, and leaves no half-written files. The real executable, the embedded pi.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { script } from "../../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "../support/pi-env.ts";
 import { ensureRoot } from "../support/engines.ts";
+import { Store } from "../../src/core/store/store.ts";
+import { bunDbOpener } from "../../src/host/sqlite-bun.ts";
 
 let world: PiWorld;
 beforeAll(async () => {
@@ -166,8 +179,60 @@ test("a disk that fills up during a run: the run's result is shown, 'disk full' 
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toMatch(/disk full: \d+ KB free where the session database .* lives; nothing was started/);
     noStack(refused);
+    // With its WAL gone, SQLite says only "disk I/O error" (it cannot make its shared memory file): any command still
+    // says the disk is full.
+    for (const f of ["-wal", "-shm"]) rmSync(`${env.SUBAGENTS_DB}${f}`, { force: true });
+    spawnSync("dd", ["if=/dev/zero", `of=${mnt}/fill-more`, "bs=4k"]);
+    for (const args of [["sessions"], ["prune", "--dry-run"], ["run", "default", "x"]]) {
+      const r2 = await cli(world, args, { binary: true, env });
+      expect([r2.code, r2.stderr.trim()], args.join(" ")).toEqual([
+        2,
+        `subagents: disk full: cannot write the session database ${env.SUBAGENTS_DB}`,
+      ]);
+    }
   } finally {
     spawnSync("umount", ["-l", mnt]);
     rmSync(mnt, { recursive: true, force: true });
   }
 }, 120_000);
+
+test("a database whose indexes no longer match its rows (a -wal deleted while it held pages): doctor ✗ names it and how to mend it", async () => {
+  const file = join(world.root, "damaged.db");
+  const store = new Store(bunDbOpener(Database)(file), { isAlive: () => true });
+  for (let i = 0; i < 3; i++) {
+    const id = store.newSessionId();
+    store.createSession({ id, name: `s${i}`, agent: "default", cwd: world.workDir });
+    store.startRun(id, { prompt: "p", ownerPid: 1 });
+  }
+  const db = new Database(file);
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  const root = (
+    db.query("SELECT rootpage FROM sqlite_master WHERE name = 'runs_session'").get() as { rootpage: number }
+  ).rootpage;
+  const pageSize = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+  const id = (db.query("SELECT session_id FROM runs LIMIT 1").get() as { session_id: string }).session_id;
+  db.close();
+  // The index's copy of one run's session id changes; the row itself stays: the index no longer matches it.
+  const fd = openSync(file, "r+");
+  const page = Buffer.alloc(pageSize);
+  readSync(fd, page, 0, pageSize, (root - 1) * pageSize);
+  const at = page.indexOf(id);
+  expect(at).toBeGreaterThan(0);
+  page.write(id[0] === "0" ? "1" : "0", at);
+  writeSync(fd, page, 0, pageSize, (root - 1) * pageSize);
+  closeSync(fd);
+  const database = async () =>
+    (await cli(world, ["doctor", "--json"], { binary: true, env: { SUBAGENTS_DB: file } })).json[0].checks.find(
+      (c: { name: string }) => c.name === "database",
+    );
+  const damaged = await database();
+  expect(damaged.status).toBe("fail");
+  expect(damaged.detail).toContain(`${file} is damaged: row `);
+  expect(damaged.detail).toContain("missing from index runs_session");
+  expect(damaged.fix).toContain(`rebuild them (sqlite3 ${file} REINDEX)`);
+  // What the fix says mends it.
+  const mend = new Database(file);
+  mend.exec("REINDEX");
+  mend.close();
+  expect((await database()).status).toBe("ok");
+}, 60_000);

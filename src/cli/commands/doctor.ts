@@ -32,7 +32,7 @@ Checks the setup, one line each: ✓ fine, ! worth knowing, ✗ broken (followed
   children    which pi sub-agents run
   model       pi's default model and whether its provider has credentials (never printed)
   models      every model the setup names (default, agents', fallbacks) against the children's pi --list-models
-  database    the session database: writable, schema version, size
+  database    the session database: writable, schema version, size, SQLite's integrity check
   extension   the pi extension in pi's agent dir, and whether it matches this binary (binary: which one
               sub-agents inside pi use)
   profiles    agent folders found, profile files with errors

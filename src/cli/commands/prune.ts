@@ -2,6 +2,7 @@
 // so the database file shrinks. A session that is running is never touched.
 import { PRUNE_FLAGS } from "../flags/command-flags.ts";
 import * as fs from "node:fs";
+import { decimal } from "../../core/decimal.ts";
 import * as path from "node:path";
 import { childSessionFile } from "../../core/run/session-file.ts";
 import type { PruneCandidate } from "../../core/store/store-types.ts";
@@ -39,7 +40,7 @@ Examples:
   subagents prune --older-than 7d --keep 20 --dry-run`;
 
 function parseKeep(raw: string): number {
-  const n = Number(raw);
+  const n = decimal(raw);
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`prune: --keep must be a whole number ≥ 0 (got "${raw}").`);
   return n;
 }

@@ -1,5 +1,6 @@
 // `subagents output ID`, `session ID`, `sessions`: read-only views of the session store. Exit codes say how the
 // session ended: 0 completed (or still running), 1 failed or not found.
+import { decimal } from "../../core/decimal.ts";
 import type { SessionRecord, SessionSummary } from "../../core/store/store-types.ts";
 import { addUsage, emptyUsage } from "../../core/types.ts";
 import { formatSessionTranscript, latestOutput, sessionNotFound } from "../../core/store/transcript.ts";
@@ -130,7 +131,7 @@ export function cmdSessions(argv: string[]): number {
   const { values, positionals } = parse("sessions", argv, parseOptions(SESSIONS_FLAGS));
   if (values.help) return help(SESSIONS_HELP);
   noPositionals("sessions", positionals);
-  const limit = values.limit === undefined ? 20 : Number(values.limit);
+  const limit = values.limit === undefined ? 20 : decimal(values.limit);
   if (!Number.isInteger(limit) || limit < 1)
     throw new UsageError(`sessions: --limit must be a positive whole number (got "${values.limit}").`);
   const ctx = cliContext(process.cwd());

@@ -109,6 +109,27 @@ export function formatBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/** SQLite's own integrity check, the first few problems: a file whose `-wal` was deleted while it held pages can
+ *  open, read and write as usual while its indexes no longer match its rows (quick_check does not compare them). */
+function integrityProblems(db: Database): string[] {
+  const rows = db.query("PRAGMA integrity_check(3)").all() as { integrity_check: string }[];
+  return rows.map((r) => r.integrity_check).filter((p) => p !== "ok");
+}
+
+/** Only the indexes are wrong: the rows are whole, and rebuilding the indexes mends the file. */
+const indexesOnly = (problems: string[]) =>
+  problems.every((p) => /missing from index|wrong # of entries in index|non-unique entry in index/.test(p));
+
+function damagedDatabase(file: string, problems: string[]): Check {
+  return fail(
+    "database",
+    `${file} is damaged: ${problems.join("; ")}`,
+    indexesOnly(problems)
+      ? `its rows are whole, only indexes are wrong: rebuild them (sqlite3 ${file} REINDEX), or move the file aside (a new one is made)`
+      : `move the file aside (a new one is made; sqlite3's .recover may save what it holds), or point SUBAGENTS_DB at another file`,
+  );
+}
+
 export function databaseCheck(ctx: CliContext): Check {
   const file = dbPath(ctx);
   const fix = `point SUBAGENTS_DB at a writable file, or make ${path.dirname(file)} writable`;
@@ -143,6 +164,8 @@ export function databaseCheck(ctx: CliContext): Check {
       db.exec("ROLLBACK");
     }
     const size = formatBytes(sizeOf(file));
+    const damage = integrityProblems(db);
+    if (damage.length) return damagedDatabase(file, damage);
     if (version > SCHEMA_VERSION)
       return fail(
         "database",

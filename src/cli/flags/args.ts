@@ -8,6 +8,7 @@ import { folderProblem } from "../../host/fs-parts.ts";
 import { UsageError } from "../errors.ts";
 import { InputError, isolationValue } from "../../core/task-fields.ts";
 import { didYouMean } from "./suggest.ts";
+import { decimal } from "../../core/decimal.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -24,13 +25,21 @@ function joinNegativeValues(argv: string[], options: Options): string[] {
 
 export function parse<O extends Options>(command: string, argv: string[], options: O) {
   const all = { ...options, help: { type: "boolean", short: "h" } } as O & { help: { type: "boolean"; short: "h" } };
+  let parsed: ReturnType<
+    typeof parseArgs<{ args: string[]; options: typeof all; allowPositionals: true; strict: true }>
+  >;
   try {
-    return parseArgs({ args: joinNegativeValues(argv, all), options: all, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: joinNegativeValues(argv, all), options: all, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError(
       `${command}: ${argumentProblem((err as Error).message, all)} See 'subagents help ${command}'.`,
     );
   }
+  // `--gate ''` (an unset variable, a quoting slip) would otherwise mean "no gate" without a word: no flag takes "".
+  for (const [name, v] of Object.entries(parsed.values as Record<string, unknown>))
+    if ([v].flat().some((x) => typeof x === "string" && x.trim() === ""))
+      throw new UsageError(`${command}: --${name} needs a value (got an empty one). See 'subagents help ${command}'.`);
+  return parsed;
 }
 
 function argumentProblem(raw: string, options: Options): string {
@@ -56,7 +65,7 @@ export function parseAge(command: string, flag: string, raw: string): number {
 
 export function positiveNumber(command: string, flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  const n = Number(raw);
+  const n = decimal(raw);
   if (!Number.isFinite(n) || n <= 0)
     throw new UsageError(`${command}: --${flag} must be a positive number (got "${raw}").`);
   return n;

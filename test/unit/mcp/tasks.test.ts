@@ -8,11 +8,10 @@ import type { AskAnswer, AskRequest } from "../../../src/core/run/process/ask.ts
 import type { TaskOutcome } from "../../../src/core/run/task-types.ts";
 import { MemoryStore } from "../../../src/core/store/memory-store.ts";
 import { runResult } from "../../../src/core/types.ts";
-import type { CallRun } from "../../../src/mcp/call-adapter.ts";
 import type { ToolResult } from "../../../src/mcp/protocol/wire.ts";
 import { TaskIndex } from "../../../src/mcp/task-index.ts";
 import { McpTasks } from "../../../src/mcp/tasks.ts";
-import { CallWindows } from "../../../src/ui/call-windows.ts";
+import { standInRun } from "./stand-in.ts";
 
 /** Files in memory: the index's host. */
 function memoryFiles() {
@@ -39,28 +38,7 @@ function memoryFiles() {
 
 const SID = ["aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"];
 
-function standIn() {
-  let end: (o: TaskOutcome[]) => void = () => {};
-  const aborted: unknown[] = [];
-  const outcomes = new Promise<TaskOutcome[]>((r) => (end = r));
-  const run: CallRun = {
-    tasks: SID.map((sessionId, i) => ({ sessionId, name: `t${i}` })) as never,
-    windows: new CallWindows(
-      SID.map((sessionId, i) => ({ name: `t${i}`, sessionId, timeoutSec: 60 })),
-      5,
-    ),
-    lastActive: 0,
-    startedAt: Date.now(),
-    listeners: new Set(),
-    outcomes,
-    settled: outcomes,
-    abort: (reason) => {
-      aborted.push(reason);
-      end([]);
-    },
-  };
-  return { run, aborted, end: (o: TaskOutcome[]) => end(o) };
-}
+const standIn = () => standInRun(SID);
 
 const outcome = (sessionId: string, output: string): TaskOutcome => ({
   sessionId,

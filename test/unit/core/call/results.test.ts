@@ -73,3 +73,17 @@ test("shareBytes: even shares, a short text's room to the long ones, never under
   expect(shareBytes([5000, 5000], 1000, 2048)).toEqual([2048, 2048]);
   expect(shareBytes([], 1000)).toEqual([]);
 });
+
+test("16 tasks with long errors: the summary of every status line stays within a 2 KB preview, each keeping its name and session id", () => {
+  const outcomes = Array.from({ length: 16 }, (_, i) =>
+    outcome(`task${i}`, "", {
+      status: "error",
+      error: `failed: ${"detail ".repeat(200)}`,
+      errorCode: "SUBAGENT_FAILED",
+    }),
+  );
+  const { summary } = structuredTasks(outcomes);
+  expect(utf8Length(JSON.stringify({ summary }))).toBeLessThan(2048);
+  for (const o of outcomes) expect(summary).toContain(`✗ ${o.name}: error`);
+  for (const o of outcomes) expect(summary).toContain(`${o.sessionId})`);
+});

@@ -8,6 +8,7 @@
 // lstat of the path instead: the same refusals, without the guarantee against a swap in between.
 import * as fs from "node:fs";
 import type { DirEntry, FolderFs, NodeInfo } from "../core/host.ts";
+import { lstat } from "./private-files.ts";
 
 const C = fs.constants;
 const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
@@ -85,14 +86,6 @@ function holdDir(root: string, parts: string[]): Held | null {
 }
 
 const listing = (dir: Held) => (dir.fd === null ? dir.path : `/proc/self/fd/${dir.fd}`);
-
-function lstat(p: string): fs.Stats | null {
-  try {
-    return fs.lstatSync(p);
-  } catch {
-    return null;
-  }
-}
 
 /** `p` split into the steps below `root`, or null when it is not below it. */
 function stepsBelow(root: string, p: string): string[] | null {

@@ -47,7 +47,13 @@ export function removeStaleBallasts(dataDir: string): void {
   }
   for (const n of names) {
     const b = /^(\d+)\.(\d+)\.ballast$/.exec(n);
-    if (b && !tagAlive(b[1], b[2])) fs.rmSync(path.join(dir, n), { force: true });
+    if (!b || tagAlive(b[1], b[2])) continue;
+    // Housekeeping never stops a run: what cannot be removed stays for the next sweep.
+    try {
+      fs.rmSync(path.join(dir, n), { force: true });
+    } catch {
+      // not ours to remove
+    }
   }
 }
 

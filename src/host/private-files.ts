@@ -12,7 +12,8 @@ export const PRIVATE_DIR = 0o700;
 
 const uid = () => (typeof process.getuid === "function" ? process.getuid() : null);
 
-function lstat(p: string): fs.Stats | null {
+/** The path itself (a link as a link), or null when it is not there or cannot be looked at. */
+export function lstat(p: string): fs.Stats | null {
   try {
     return fs.lstatSync(p);
   } catch {

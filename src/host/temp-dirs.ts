@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { ownTag, tagAlive } from "./process-identity.ts";
 import { within } from "./no-follow.ts";
-import { PRIVATE_DIR } from "./private-files.ts";
+import { lstat, PRIVATE_DIR } from "./private-files.ts";
 
 const OURS = /^subagents-(?:(\d+)\.(\d+)-)?[A-Za-z0-9]{6}$/;
 /** A folder of an older build names no owner: it is taken for abandoned once nothing in it changed for this long. */
@@ -72,14 +72,6 @@ const tempBases = (): string[] => {
 /** Our temporary folders whose process is gone (this user's only). Never throws. */
 export function staleTempDirs(): string[] {
   return tempBases().flatMap(staleIn);
-}
-
-function lstat(p: string): fs.Stats | null {
-  try {
-    return fs.lstatSync(p);
-  } catch {
-    return null;
-  }
 }
 
 /** Another user can put anything under our names in a shared temp folder (a symlink into a folder we may not even

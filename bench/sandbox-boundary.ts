@@ -43,7 +43,10 @@ git(root, "init", "-q", sources);
 type Module = {
   sandboxedChild(
     req: PlaceRequest,
-  ): Promise<{ argv: string[]; env: Record<string, string>; cleanup?: () => Promise<void>; guard?: unknown } | string>;
+  ): Promise<
+    | { argv: string[]; env: Record<string, string>; cleanup?: () => Promise<void>; guard?: unknown; fd5?: string }
+    | string
+  >;
 };
 type Report = { guardWarnings(host: unknown, guard: unknown, messages: unknown[]): string[] };
 const now = {
@@ -74,11 +77,13 @@ async function once(m: typeof now, cwd: string): Promise<number> {
   const t = performance.now();
   const placed = await m.wrap.sandboxedChild(req(cwd, n++));
   if (typeof placed === "string") throw new Error(placed);
-  const r = Bun.spawnSync({ cmd: placed.argv, env: placed.env, stdout: "ignore", stderr: "pipe" });
+  // Through the host, as the runner starts it: the child's auth.json on fd 5 where the runner hands it over so.
+  const p = host.spawn({ cmd: placed.argv, cwd, env: placed.env, stdin: null, fd3: false, fd5: placed.fd5 });
+  const [err, exit] = await Promise.all([new Response(p.stderr as never).text(), p.exited]);
   m.report.guardWarnings(host, placed.guard, []);
   await placed.cleanup?.();
   const ms = performance.now() - t;
-  if (r.exitCode !== 0) throw new Error(`exit ${r.exitCode}: ${r.stderr.toString().slice(0, 300)}`);
+  if (exit.code !== 0) throw new Error(`exit ${exit.code}: ${err.slice(0, 300)}`);
   return ms;
 }
 
@@ -105,8 +110,9 @@ try {
       ["before", join(base, "dist", "subagents")],
       ["now", BIN],
     ] as const) {
+      // A store each: the newer build may have migrated its schema, which the older one refuses to write.
       const s = await measure([bin, "run", "default", `hello ${which} ${i}`, "--sandbox", "--json"], {
-        env: world.env,
+        env: { ...world.env, SUBAGENTS_DB: join(world.root, `${which}.db`) },
         cwd: world.workDir,
       });
       if (!s.stdout.includes('"completed"')) throw new Error(`${which} did not complete: ${s.stdout.slice(-400)}`);

@@ -12,6 +12,7 @@ import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./process/rate-
 import { DagQueue } from "./dag.ts";
 import { ChildPool } from "./process/pool.ts";
 import { callTeam } from "../team.ts";
+import { confinedTask } from "./runners/choose.ts";
 
 /** Runs one task of the call (its index among the call's tasks) with what the scheduler wires into it: the call's
  *  signal, spend and rate gate, its team member and its ticket to the kept children (given when some task must
@@ -66,7 +67,11 @@ export async function runScheduled(
   // having when some task must wait for another (more tasks than run at once, or `after`).
   const pool = tasks.length > limit || tasks.some((t) => t.after?.length) ? new ChildPool(realClock) : undefined;
   // Siblings message each other through the call's own hub: a message never reaches another call's task.
-  const team = callTeam(tasks, { maxMessages: hooks.maxMessages });
+  // A confined task's messages reach only confined siblings (team.ts).
+  const team = callTeam(
+    tasks.map((t) => ({ ...t, confined: confinedTask(t) })),
+    { maxMessages: hooks.maxMessages },
+  );
   const finish = (i: number, outcome: TaskOutcome) => {
     // What the runner did not take into the task's record: messages held for a task that never started a child.
     const left = team?.end(i) ?? [];

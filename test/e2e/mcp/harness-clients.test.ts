@@ -221,16 +221,22 @@ async function claudeTui(bin: string, name: string, prompt: string, extra: Recor
     // Its MCP servers connected before it takes the prompt (by default they connect while it already does).
     env: { ...env, MCP_CONNECTION_NONBLOCKING: "false", ...extra },
   });
-  await pane.waitFor((s) => s.includes("❯"), 60_000);
-  pane.keys("-l", prompt);
-  // Typed text shows before Enter is taken: send Enter until the prompt left the editor.
-  await pane.waitFor((s) => s.includes("delegate [[script"), 30_000);
-  await until("the prompt sent", async () => {
-    pane.keys("Enter");
-    await Bun.sleep(300);
-    return harness.requests.some((r) => r.messages.some((m) => m.content.includes(prompt.slice(0, 60))));
-  });
-  return pane;
+  try {
+    await pane.waitFor((s) => s.includes("❯"), 60_000);
+    pane.keys("-l", prompt);
+    // Typed text shows before Enter is taken: send Enter until the prompt left the editor.
+    await pane.waitFor((s) => s.includes("delegate [[script"), 30_000);
+    await until("the prompt sent", async () => {
+      pane.keys("Enter");
+      await Bun.sleep(300);
+      return harness.requests.some((r) => r.messages.some((m) => m.content.includes(prompt.slice(0, 60))));
+    });
+    return pane;
+  } catch (err) {
+    // The test's own `finally` never gets this pane: its tmux server ends here.
+    pane.close();
+    throw err;
+  }
 }
 
 test("Claude Code's terminal UI: a delegation becomes an MCP task, a child's question is a form answered there, and the model collects the result later", async () => {

@@ -238,6 +238,16 @@ test("--max-cost for the job: no item starts once it is spent, and it says so; t
     const second = await cli(world, args("1000"), { binary: true });
     expect(second.code, second.stderr).toBe(0);
     expect(second.json.at(-1)).toMatchObject({ status: "done", counts: { completed: 12, pending: 0 } });
+    // The items' spend is their sessions' spend: the figures `subagents usage` adds up (every priced run is this job's).
+    const exported = await cli(world, ["batch", "export", first.json[0].job], { binary: true });
+    const itemsCost = exported.stdout
+      .trim()
+      .split("\n")
+      .reduce((n, l) => n + JSON.parse(l).cost, 0);
+    const usage = await cli(world, ["usage", "--json"], { binary: true });
+    const runsCost = usage.json.reduce((n, r) => n + r.cost, 0);
+    expect(itemsCost).toBeGreaterThan(0.5);
+    expect(itemsCost).toBeCloseTo(runsCost, 6);
   } finally {
     setModels(world, [{ id: "fake-model" }]);
   }

@@ -152,13 +152,19 @@ export async function runBatch(argv: string[], values: Values, positionals: stri
   };
   const prepared = await prepareCall(engine, request, cliFront("batch", engine, caps, undefined));
   if ("refusal" in prepared) throw refusalError("batch", prepared.refusal);
+  // A task the call would refuse alone (its agent, consent) refuses the whole job: every item is that task.
+  const alone = prepared.call.refused[0];
+  if (alone) throw refusalError("batch", alone);
   const [task] = prepared.call.tasks;
+  // What an item's result depends on besides its prompt, as resolved once for the job (core/call/resolve.ts).
   const { agent } = task;
   const model = task.model ?? "";
 
   const records = store.batches;
   const owner = { pid: process.pid, start: ctx.host.startTimeOf?.(process.pid) ?? null };
-  const claimed = records.claim(args.job, args.items, { ...spec, out: args.out }, owner);
+  // The job's record keeps the task every item runs as (plain data), beside what the command line said.
+  const { prompt: _template, sessionId: _session, ...resolved } = task;
+  const claimed = records.claim(args.job, args.items, { ...spec, out: args.out, task: resolved }, owner);
   if ("busy" in claimed)
     throw new UsageError(
       `batch: job ${args.job} is running in process ${claimed.busy.pid}; follow it with 'subagents batch status ${args.job}'.`,

@@ -12,6 +12,8 @@ import { missingColumns, renderPrompt, templateColumns } from "../../../../src/c
 import { Store } from "../../../../src/core/store/store.ts";
 import { emptyUsage, runResult } from "../../../../src/core/types.ts";
 import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
+import { progressLines, rateOf } from "../../../../src/ui/batch-summary.ts";
+import { plainStyle } from "../../../../src/ui/windows.ts";
 
 const open = bunDbOpener(Database);
 const store = (alive = false) =>
@@ -165,4 +167,35 @@ test("merging lines: a finished one over one that is not, completed over failed"
   expect(betterLine(l("failed"), l("completed")).status).toBe("completed");
   expect(betterLine(l("completed"), l("failed")).status).toBe("completed");
   expect(betterLine(l("pending"), l("failed")).status).toBe("failed");
+});
+
+test("the live summary: one bar and counts line, the running items that fit, the last failures, why items stopped", () => {
+  const counts = { pending: 370, running: 3, completed: 600, failed: 27, total: 1000, cost: 0.42, endedThisRun: 100 };
+  const progress = {
+    job: "labels",
+    counts,
+    running: new Map(
+      ["a", "b", "c"].map((id, i) => [
+        id,
+        { id, sessionId: id, attempt: i === 2 ? 2 : 1, startedAt: 0, activity: "reading" },
+      ]),
+    ),
+    failures: [{ id: "x9", error: "503 \u001b[31mbusy", final: false }],
+    startedAt: 0,
+    live: new Map([["a", 0.01]]),
+    stoppedBy: "the job's budget of $1 is spent",
+  };
+  const lines = progressLines(progress, 10_000, 120, 5, plainStyle);
+  expect(lines[0]).toContain("batch labels");
+  expect(lines[0]).toContain("627/1000 62%");
+  expect(lines[0]).toContain("10.0/s");
+  expect(lines[0]).toContain("ETA 37s");
+  expect(lines[0]).toContain("$0.4300");
+  // Five rows: the counts, one running and "… 2 more", the failure, the stop.
+  expect(lines.length).toBe(5);
+  expect(lines[1]).toContain("● a  10s  reading");
+  expect(lines.join("\n")).toContain("… 2 more running");
+  expect(lines.join("\n")).toContain("✗ x9: 503 busy (to retry)");
+  expect(lines.at(-1)).toContain("no more items start: the job's budget of $1 is spent");
+  expect(rateOf({ ...counts, pending: 0, running: 0 }, 1000).etaSec).toBe(0);
 });

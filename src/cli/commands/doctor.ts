@@ -74,7 +74,7 @@ export async function cmdDoctor(argv: string[]): Promise<number> {
     ...runtimesCheck(ctx, cwd),
     settingsCheck(ctx),
     sandboxCheck(ctx),
-    runnerCheck(ctx),
+    await runnerCheck(ctx),
     // It tries a mount and a clone in the data folder: one this user cannot write is said, not a crash of doctor.
     await worktreesCheck(ctx, cwd).catch(
       (err): Check => ({

@@ -2,6 +2,7 @@
 // runner's engine answer. Read-only; each engine is asked one cheap question.
 import { spawnSync } from "node:child_process";
 import { onPath } from "../../core/run/runners/commands.ts";
+import { runnerNamed } from "../../core/run/runners/index.ts";
 import type { Check } from "./checks.ts";
 import type { CliContext } from "../engine.ts";
 
@@ -61,52 +62,8 @@ export function sandboxCheck(ctx: CliContext): Check {
   return { name: "sandbox", status: "warn", detail: "bubblewrap (bwrap) is not installed: --sandbox will fail", fix };
 }
 
-export function runnerCheck(ctx: CliContext): Check {
-  const r = ctx.settings.runner;
-  if (r === "local")
-    return { name: "runner", status: "ok", detail: "children run on this machine (subagents.runner: local)" };
-  if (r === "docker") {
-    const docker = onPath(ctx.host, "docker");
-    if (!docker)
-      return {
-        name: "runner",
-        status: "fail",
-        detail: "subagents.runner is docker, but the docker CLI is not on PATH",
-        fix: "apt-get install docker.io",
-      };
-    const info = ask([docker, "version", "--format", "{{.Server.Version}}"]);
-    if (!info.ok)
-      return {
-        name: "runner",
-        status: "fail",
-        detail: `docker daemon not reachable${ctx.host.env.DOCKER_HOST ? ` at DOCKER_HOST=${ctx.host.env.DOCKER_HOST}` : ""}: ${info.out}`,
-        fix: "start dockerd, or set DOCKER_HOST",
-      };
-    const image = ask([docker, "image", "inspect", "--format", "{{.Id}}", ctx.settings.docker.image]);
-    const detail = `docker ${info.out}, image ${ctx.settings.docker.image}${image.ok ? "" : " (not pulled yet)"}, network ${ctx.settings.docker.network}`;
-    return {
-      name: "runner",
-      status: image.ok ? "ok" : "warn",
-      detail,
-      ...(image.ok ? {} : { fix: `docker pull ${ctx.settings.docker.image}` }),
-    };
-  }
-  const sinfo = onPath(ctx.host, "sinfo");
-  if (!sinfo || !onPath(ctx.host, "srun"))
-    return {
-      name: "runner",
-      status: "fail",
-      detail: "subagents.runner is slurm, but srun/sinfo are not on PATH",
-      fix: "apt-get install slurm-client",
-    };
-  const p = ctx.settings.slurm.partition;
-  const info = ask([sinfo, "-h", "-o", "%P %a %D", ...(p ? ["-p", p] : [])]);
-  if (!info.ok || !info.out)
-    return {
-      name: "runner",
-      status: "fail",
-      detail: `slurm does not answer${p ? ` for partition ${p}` : ""}: ${info.out}`,
-      fix: "check slurmctld, or subagents.slurm.partition",
-    };
-  return { name: "runner", status: "ok", detail: `slurm partition ${info.out}` };
+/** Whether the chosen runner's engine answers here (each runner says how: runners/). */
+export async function runnerCheck(ctx: CliContext): Promise<Check> {
+  const health = await runnerNamed(ctx.settings.runner).health(ctx.host, ctx.settings);
+  return { name: "runner", ...health };
 }

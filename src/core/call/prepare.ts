@@ -9,7 +9,7 @@ import type { ForkEntry } from "../run/fork.ts";
 import { DEFAULT_AGENT, type ResolvedTask } from "../run/task-types.ts";
 import { checkCall } from "./checks.ts";
 import { confinedFolderRefusal, outsideRoots } from "./folders.ts";
-import { confinedTask } from "../run/runners/choose.ts";
+import { confinedTask } from "../run/runners/where.ts";
 import type { CallRequest, Refusal } from "./request.ts";
 import { resolveTask } from "./resolve.ts";
 import { agentRefusal } from "../run/agent-file.ts";

@@ -12,13 +12,13 @@ import { rpcArgv } from "./process/pool.ts";
 import type { RateGate } from "./process/rate-gate.ts";
 import { runChild } from "./process/runner.ts";
 import type { RunSpec } from "./process/run-spec.ts";
-import { wrapForRunner } from "./runners/choose.ts";
+import { wrapForRunner } from "./runners/where.ts";
 import type { Placed } from "./runners/types.ts";
 import { foreignInvocation, type ForeignInvocation } from "./runtimes/invoke.ts";
 import type { ForeignRuntimeName } from "./runtimes/types.ts";
 import { expectedDefaultModel } from "./default-model.ts";
 import { childAuthFor, childNetwork, notePlacement } from "./child-notes.ts";
-import { confined } from "./runners/choose.ts";
+import { confined } from "./runners/where.ts";
 import { cwdSlug } from "./session-file.ts";
 import { failedResult, TaskError } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
@@ -95,7 +95,7 @@ export function childLauncher(task: TaskContext, plan: LaunchPlan): Launch {
 
 /** The run's own TMPDIR: for a child on this machine outside the sandbox (the others have a /tmp of their own). */
 function runTempDir(task: TaskContext): string | null {
-  if (task.where.runner.name !== "local" || task.where.sandbox) return null;
+  if (!task.where.runner.local || task.where.sandbox) return null;
   return `${task.engine.host.privateTempDir()}/tmp-${task.id}-${task.runId}`;
 }
 
@@ -207,7 +207,7 @@ function reusable(task: TaskContext, foreign: boolean, placed: Placed): boolean 
   const { engine, wiring, where } = task;
   if (!wiring.pool || !engine.settings.reuseChildren || foreign || task.input.keepProcesses) return false;
   if (!engine.piSettles || task.transport !== "compact") return false;
-  return where.runner.name === "local" && !where.sandbox && rpcArgv(placed.argv) !== null;
+  return where.runner.local && !where.sandbox && rpcArgv(placed.argv) !== null;
 }
 
 /** The child's command when another harness's CLI runs it (runtimes/), or why it cannot start. */
@@ -223,6 +223,6 @@ function foreignChild(task: TaskContext, model: string | null | undefined): Fore
     tmpDir: `${engine.host.privateTempDir()}/${id}-${runId}`,
     depth: engine.depth + 1,
     maxDepth: engine.settings.maxDepth,
-    local: task.where.runner.name === "local",
+    local: task.where.runner.local,
   });
 }

@@ -8,7 +8,7 @@ import { modelEndpoints, providerOf } from "./model-endpoint.ts";
 import { composeEnv } from "./process/gate.ts";
 import { guardWarnings } from "./runners/guard-report.ts";
 import { refusedWarning } from "./runners/network.ts";
-import { confined } from "./runners/choose.ts";
+import { confined } from "./runners/where.ts";
 import type { Placed, PlaceRequest } from "./runners/types.ts";
 import { childPiCaps } from "./launch/child-tools.ts";
 import { foreignEndpoints } from "./runtimes/providers.ts";

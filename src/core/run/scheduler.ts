@@ -12,7 +12,7 @@ import { DEFAULT_RATE_POLICY, rateGateFor, type RateGate } from "./process/rate-
 import { DagQueue } from "./dag.ts";
 import { ChildPool } from "./process/pool.ts";
 import { callTeam } from "../team.ts";
-import { confinedTask } from "./runners/choose.ts";
+import { confinedTask } from "./runners/where.ts";
 
 /** Runs one task of the call (its index among the call's tasks) with what the scheduler wires into it: the call's
  *  signal, spend and rate gate, its team member and its ticket to the kept children (given when some task must

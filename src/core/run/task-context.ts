@@ -7,7 +7,7 @@ import type { RunResult } from "../types.ts";
 import type { LiveIsolation } from "./launch/isolation.ts";
 import type { Engine } from "./engine.ts";
 import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
-import type { Where } from "./runners/choose.ts";
+import type { Where } from "./runners/where.ts";
 
 export type TaskContext = {
   engine: Engine;

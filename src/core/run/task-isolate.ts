@@ -21,7 +21,7 @@ export async function isolateTask(task: TaskContext): Promise<RunResult | void> 
     name: task.input.name,
     runId: task.runId,
     // Only a child that is a process of this machine can be started inside an overlay's namespace.
-    view: { deps: engine.settings.worktreeDeps, local: task.where.runner.name === "local" },
+    view: { deps: engine.settings.worktreeDeps, local: task.where.runner.local },
   });
   if ("error" in iso) return failedResult(iso.error, "ISOLATION_FAILED");
   task.iso = iso;

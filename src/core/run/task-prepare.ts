@@ -14,7 +14,7 @@ import { agentFile, agentRefusal } from "./agent-file.ts";
 import { trustFor, type Engine } from "./engine.ts";
 import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
-import { confined, placeOf } from "./runners/choose.ts";
+import { confined, placeOf } from "./runners/where.ts";
 import { savedProjectTrust } from "./default-model.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
 import { endPayload, startPayload } from "./hooks/payload.ts";

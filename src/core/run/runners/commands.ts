@@ -21,6 +21,12 @@ async function text(stream: AsyncIterable<Uint8Array>): Promise<string> {
   return out;
 }
 
+/** A program's answer for a one-line report: whether it exited 0, and the first line it wrote (stdout, then stderr). */
+export async function ask(host: Host, argv: string[]): Promise<{ ok: boolean; out: string }> {
+  const r = await runCommand(host, argv, { timeoutMs: 10_000 });
+  return { ok: r.code === 0, out: `${r.stdout}${r.stderr}`.trim().split("\n")[0] ?? "" };
+}
+
 /** Runs argv to its end (killed after timeoutMs); never throws. */
 export async function runCommand(
   host: Host,

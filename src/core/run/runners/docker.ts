@@ -19,9 +19,10 @@ import type { GuardBind } from "./sandbox-guard.ts";
 import { agentDirMounts } from "./sandbox.ts";
 import { closeNetwork } from "./network.ts";
 import { childFiles, type ChildFiles } from "./child-files.ts";
-import { onPath, runCommand } from "./commands.ts";
+import { ask, onPath, runCommand } from "./commands.ts";
 import { assetCaches, folderNotConfinable, guardOf } from "./sandbox-wrap.ts";
-import type { ChildRunner, PlaceRequest } from "./types.ts";
+import type { ChildRunner, PlaceRequest, RunnerHealth } from "./types.ts";
+import type { EngineSettings } from "../../runner-settings.ts";
 
 /** Environment that crosses into the container: pi's, ours, locale, proxies and model-provider credentials. */
 const ENV_CROSSES =
@@ -144,7 +145,10 @@ export function dockerArgv(
 
 export const dockerRunner: ChildRunner = {
   name: "docker",
+  local: false,
+  confined: true,
   transport: "json",
+  health: dockerHealth,
   notes: [
     "runner docker: no steering (only stdin/stdout cross docker run); budgets stop the child without a wrap-up message",
   ],
@@ -195,3 +199,25 @@ export const dockerRunner: ChildRunner = {
     };
   },
 };
+
+/** The docker CLI, its daemon, and the image children start from. */
+async function dockerHealth(host: Host, settings: EngineSettings): Promise<RunnerHealth> {
+  const docker = onPath(host, "docker");
+  if (!docker)
+    return {
+      status: "fail",
+      detail: "subagents.runner is docker, but the docker CLI is not on PATH",
+      fix: "apt-get install docker.io",
+    };
+  const info = await ask(host, [docker, "version", "--format", "{{.Server.Version}}"]);
+  if (!info.ok)
+    return {
+      status: "fail",
+      detail: `docker daemon not reachable${host.env.DOCKER_HOST ? ` at DOCKER_HOST=${host.env.DOCKER_HOST}` : ""}: ${info.out}`,
+      fix: "start dockerd, or set DOCKER_HOST",
+    };
+  const { image: name, network } = settings.docker;
+  const image = await ask(host, [docker, "image", "inspect", "--format", "{{.Id}}", name]);
+  const detail = `docker ${info.out}, image ${name}${image.ok ? "" : " (not pulled yet)"}, network ${network}`;
+  return image.ok ? { status: "ok", detail } : { status: "warn", detail, fix: `docker pull ${name}` };
+}

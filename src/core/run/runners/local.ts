@@ -5,6 +5,9 @@ import type { ChildRunner } from "./types.ts";
 
 export const localRunner: ChildRunner = {
   name: "local",
+  local: true,
+  confined: false,
+  health: async () => ({ status: "ok", detail: "children run on this machine (subagents.runner: local)" }),
   async place(req) {
     // pi makes its session file with the umask; its folder is ours and owner-only already, the file is made so too.
     if (!req.sandbox)

@@ -8,9 +8,10 @@
 // owner's proxy socket on the node, which only a partition of this machine has (a Unix socket does not cross
 // machines, not even on a shared filesystem): elsewhere a sandboxed step needs subagents.sandboxNetwork "all".
 import type { Host } from "../../host.ts";
-import { onPath, runCommand } from "./commands.ts";
+import { ask, onPath, runCommand } from "./commands.ts";
 import { sandboxedChild } from "./sandbox-wrap.ts";
-import type { ChildRunner, PlaceRequest } from "./types.ts";
+import type { ChildRunner, PlaceRequest, RunnerHealth } from "./types.ts";
+import type { EngineSettings } from "../../runner-settings.ts";
 
 const NETWORK_FS =
   /^(nfs4?|cifs|smb3|lustre|gpfs|beegfs|ceph|fuse\.glusterfs|glusterfs|fuse\.sshfs|panfs|wekafs|9p|virtiofs|fuse\.juicefs|afs)$/;
@@ -74,7 +75,10 @@ export function srunArgv(req: PlaceRequest, srun: string, command: string[]): st
 
 export const slurmRunner: ChildRunner = {
   name: "slurm",
+  local: false,
+  confined: false,
   transport: "json",
+  health: slurmHealth,
   notes: [
     "runner slurm: no steering (srun forwards only stdin/stdout/stderr); budgets stop the child without a wrap-up message",
   ],
@@ -111,3 +115,23 @@ export const slurmRunner: ChildRunner = {
     };
   },
 };
+
+/** srun and sinfo on PATH, and the partition answering. */
+async function slurmHealth(host: Host, settings: EngineSettings): Promise<RunnerHealth> {
+  const sinfo = onPath(host, "sinfo");
+  if (!sinfo || !onPath(host, "srun"))
+    return {
+      status: "fail",
+      detail: "subagents.runner is slurm, but srun/sinfo are not on PATH",
+      fix: "apt-get install slurm-client",
+    };
+  const p = settings.slurm.partition;
+  const info = await ask(host, [sinfo, "-h", "-o", "%P %a %D", ...(p ? ["-p", p] : [])]);
+  if (!info.ok || !info.out)
+    return {
+      status: "fail",
+      detail: `slurm does not answer${p ? ` for partition ${p}` : ""}: ${info.out}`,
+      fix: "check slurmctld, or subagents.slurm.partition",
+    };
+  return { status: "ok", detail: `slurm partition ${info.out}` };
+}

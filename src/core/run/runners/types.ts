@@ -53,12 +53,28 @@ export type Placed = {
   fd5?: string;
 };
 
+/** How a runner's engine fares here (`subagents doctor`): one line, and how to mend it when it does not answer. */
+export type RunnerHealth = { status: "ok" | "warn" | "fail"; detail: string; fix?: string };
+
+/**
+ * A runner, by what it can do: code outside this folder asks these, never a runner's name. Adding a runner is its
+ * file here, one entry in the registry (index.ts) and its settings (core/runner-settings.ts).
+ */
 export type ChildRunner = {
   name: RunnerName;
+  /** The child is a process of this machine started by our own spawn: every descriptor crosses (fd 3 events, the
+   *  fd 4 control pipe), it can be started inside an overlay's namespace, a kept child can host it, and it gets a
+   *  temp folder of this run in the owner's. */
+  local: boolean;
+  /** The child has a machine of its own (a container): its folder is all it may write, its credentials a copy, its
+   *  network the owner's proxy. (The sandbox confines a child of any runner.) */
+  confined: boolean;
   /** The transport this runner needs; undefined: the settings' choice (fd 3 only crosses a local spawn). */
   transport?: Transport;
   /** What this runner cannot give, said in every window and record of its runs (e.g. no steering). */
   notes?: string[];
   /** Builds the command; a string is a clear error (missing tool, unshared folder): nothing was started. */
   place(req: PlaceRequest): Promise<Placed | string>;
+  /** Whether its engine answers here (read-only, one cheap question). */
+  health(host: Host, settings: EngineSettings): Promise<RunnerHealth>;
 };

@@ -8,6 +8,8 @@ import { bwrapArgv, hiddenArgvPaths } from "../../../../src/core/run/runners/san
 import { dockerArgv } from "../../../../src/core/run/runners/docker.ts";
 import { fsTypeOf, srunArgv } from "../../../../src/core/run/runners/slurm.ts";
 import type { PlaceRequest } from "../../../../src/core/run/runners/types.ts";
+import { runnerNamed } from "../../../../src/core/run/runners/index.ts";
+import { RUNNER_NAMES } from "../../../../src/core/runner-settings.ts";
 
 test("settings: sandbox on/off, runner and engine options from the user's settings", () => {
   const { settings, warnings } = mergeSettings(defaultSettings(), {
@@ -283,4 +285,25 @@ test("macOS profile: writes only in the task's folders and temp, home unreadable
   expect(h.indexOf(`(allow file-read* file-write* (subpath "/Users/u/proj") (subpath "${own}"))`)).toBeGreaterThan(
     deny,
   );
+});
+
+test("nothing outside runners/ asks a runner's name: it asks what the runner can do (a new runner is its file, a registry entry and its settings)", () => {
+  const { readdirSync, readFileSync } = require("node:fs") as typeof import("node:fs");
+  const { join } = require("node:path") as typeof import("node:path");
+  const src = join(import.meta.dir, "../../../../src");
+  const names = RUNNER_NAMES.join("|");
+  const asksName = new RegExp(
+    `\\brunner(?:\\.name)?\\s*[!=]==\\s*"(?:${names})"|"(?:${names})"\\s*[!=]==\\s*[\\w.]*runner\\b`,
+  );
+  const found: string[] = [];
+  for (const file of readdirSync(src, { recursive: true }) as string[]) {
+    if (!file.endsWith(".ts") || file.startsWith("core/run/runners/")) continue;
+    for (const [i, line] of readFileSync(join(src, file), "utf8").split("\n").entries())
+      if (asksName.test(line)) found.push(`src/${file}:${i + 1}: ${line.trim()}`);
+  }
+  expect(found).toEqual([]);
+  for (const name of RUNNER_NAMES) {
+    const r = runnerNamed(name);
+    expect(typeof r.local === "boolean" && typeof r.confined === "boolean", name).toBe(true);
+  }
 });

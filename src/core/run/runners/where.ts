@@ -1,26 +1,21 @@
-// The runners by name, and where a resolved task runs: its runner (the task's, its agent file's, a resumed run's
-// or the settings' — decided by the call's resolution) and whether in the sandbox.
+// Where a resolved task runs: its runner (the task's, its agent file's, a resumed run's or the settings' — decided
+// by the call's resolution, looked up here by name) and whether in the sandbox; and the child's command there.
 import type { Host } from "../../host.ts";
-import { dockerRunner } from "./docker.ts";
-import { localRunner } from "./local.ts";
+import { runnerNamed } from "./index.ts";
 import { gitdirOf } from "./nested-scan.ts";
-import { slurmRunner } from "./slurm.ts";
 import type { ChildRunner, Placed, PlaceRequest, RunnerName } from "./types.ts";
-
-const RUNNERS: Record<RunnerName, ChildRunner> = { local: localRunner, docker: dockerRunner, slurm: slurmRunner };
 
 export type Where = { runner: ChildRunner; sandbox: boolean; notes: string[] };
 
 /** Where a task runs, as resolved: its runner looked up by name, and the sandbox. */
 export function placeOf(task: { runner: RunnerName; sandbox: boolean }): Where {
-  const runner = RUNNERS[task.runner] ?? localRunner;
+  const runner = runnerNamed(task.runner);
   return { runner, sandbox: task.sandbox, notes: runner.notes ?? [] };
 }
 
 /** A child in the sandbox or a container: its folder is all it may write, its credentials a copy, its network the
  *  owner's proxy — and what it says does not reach a task that is not confined (core/team.ts). */
-export const confined = (where: Pick<Where, "runner" | "sandbox">): boolean =>
-  where.sandbox || where.runner.name === "docker";
+export const confined = (where: Pick<Where, "runner" | "sandbox">): boolean => where.sandbox || where.runner.confined;
 
 /** A resolved task whose child is confined (the sandbox, a container). */
 export const confinedTask = (task: { runner: RunnerName; sandbox: boolean }): boolean => confined(placeOf(task));

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import { connectMcp } from "../../support/mcp-client.ts";
+import { runParentPi } from "../../support/parent-pi.ts";
 import { cli, piWorld, priceModel, REPO, setModels, type PiWorld, until } from "../../support/pi-env.ts";
 
 let world: PiWorld;
@@ -265,4 +266,36 @@ test("--background: returns once the job is recorded, with its id; the detached 
     return s.json[0]?.status === "done" ? s.json[0] : null;
   });
   expect(done.counts, readFileSync(log, "utf8")).toMatchObject({ completed: 2 });
+}, 120_000);
+
+test("subagent_batch inside pi (named in subagents.tools): a start from a parent pi's model runs the job, status reports it", async () => {
+  world.setSubagentSettings({
+    tools: ["delegate_to_subagents", "get_subagent_output", "subagent_batch"],
+  });
+  const items = join(world.root, "pi-items.jsonl");
+  writeFileSync(items, ["q1", "q2"].map((id) => JSON.stringify({ id })).join("\n"));
+  try {
+    const r = await runParentPi(world, {
+      runtime: "bun",
+      steps: [
+        { tool: "subagent_batch", args: { action: "start", items, prompt: "pi item {{id}}", job: "from-pi" } },
+        // The job runs in a process of its own: wait for its records to say done, then ask for its status.
+        {
+          tool: "bash",
+          args: {
+            command: `for i in $(seq 1 600); do ${join(REPO, "dist", "subagents")} batch status from-pi | grep -q ': done' && break; sleep 0.1; done`,
+          },
+        },
+        { tool: "subagent_batch", args: { action: "status", job: "from-pi" } },
+        { text: "parent done" },
+      ],
+    });
+    const [start, status] = r.results.filter((x) => x.toolName === "subagent_batch");
+    expect(start?.isError, r.stderr).toBe(false);
+    expect(start.text).toContain("Batch from-pi started in the background (2 items)");
+    expect(status.text).toContain("batch from-pi: done");
+    expect(status.details.counts).toMatchObject({ completed: 2 });
+  } finally {
+    world.setSubagentSettings({});
+  }
 }, 120_000);

@@ -97,7 +97,7 @@ test("credentials: the child gets its own provider's key only (the !command run 
   const command = [
     `cat "$PI_CODING_AGENT_DIR/auth.json"`,
     `printf '%s' '${planted}' > "$PI_CODING_AGENT_DIR/auth.json" && echo WROTE-OWN-COPY`,
-    "sleep 1",
+    "sleep 0.2",
   ].join("; ");
   // While it runs, no file in any of our temp folders holds the key (it went through a pipe).
   let running = true;

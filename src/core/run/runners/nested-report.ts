@@ -8,7 +8,7 @@
 //  - pi's or another harness's project config, an editor's or direnv's file in a subfolder: moved aside
 //    (`NAME.quarantined`), so nothing loads it until the person looks and moves it back.
 // Existing ones could not be changed (they were read-only: sandbox-guard.ts), so only new ones are looked at.
-import type { FolderFs, Host } from "../../host.ts";
+import type { FolderFs, Host, NodeInfo } from "../../host.ts";
 import { listed } from "../../string-list.ts";
 import { safeGitConfig } from "./git-config-safe.ts";
 import { gitdirOf, resolveFrom, scanFolder } from "./nested-scan.ts";
@@ -25,6 +25,14 @@ export function folderFs(host: Pick<Host, "within">, writable: string[], p: stri
   const root = writable.find((r) => under(p, r) && p !== r);
   return root ? host.within(root) : null;
 }
+
+/** How a path that is not what git expects there is named in a warning. */
+const KIND: Record<NodeInfo["kind"], string> = {
+  file: "a file",
+  dir: "a folder",
+  link: "a link",
+  other: "a special file",
+};
 
 /** What in a git folder the child made would run code, taken out; the names of what was taken. A `commondir` stays
  *  when it leads to a repository that was protected during the run (a linked worktree of the person's own). Every
@@ -43,11 +51,10 @@ export function disarmGitDir(fs: FolderFs, gd: string, trusted: (gitDir: string)
     } else if (safe && fs.writeText(`${gd}/config`, safe.text)) removed.push(...safe.removed);
     // Unreadable or not rewritable as a plain file of ours (a hard link, another user's): the name goes, whole.
     else if (fs.remove(`${gd}/config`)) removed.push("config");
-  } else if (config && fs.remove(`${gd}/config`))
-    removed.push(`config (a ${config.kind === "link" ? "link" : "special file"})`);
+  } else if (config && fs.remove(`${gd}/config`)) removed.push(`config (${KIND[config.kind]})`);
   const hooks = fs.info(`${gd}/hooks`);
   if (hooks && hooks.kind !== "dir") {
-    if (fs.remove(`${gd}/hooks`)) removed.push(`hooks (a ${hooks.kind === "link" ? "link" : "file"})`);
+    if (fs.remove(`${gd}/hooks`)) removed.push(`hooks (${KIND[hooks.kind]})`);
   } else
     for (const e of fs.list(`${gd}/hooks`)) {
       // git runs a hook that is a file (or a link to one); its own samples stay.

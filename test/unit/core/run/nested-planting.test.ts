@@ -278,6 +278,14 @@ test("the clean-up never follows the child's links: a planted repository whose h
   expect(lstatExists(join(top, "pkg", ".envrc.quarantined"))).toBe(true);
   expect(warned).toContain("pkg/.envrc → pkg/.envrc.quarantined");
   expect(warned).toContain("the child added sub to the repository as submodules");
+  // A config turned into a folder, a FIFO in its place: gone, nothing waited on.
+  const odd = join(top, "odd", ".git");
+  mkdirSync(join(odd, "config", "deeper"), { recursive: true });
+  symlinkSync(join(home, "somefile"), join(odd, "config", "deeper", "link"));
+  mkdirSync(join(odd, "hooks"));
+  execFileSync("mkfifo", [join(odd, "hooks", "pre-commit")]);
+  expect(disarmGitDir(host.within(top), odd)).toEqual(["config (a folder)", "hooks/pre-commit"]);
+  expect(readFileSync(join(home, "somefile"), "utf8")).toContain("pager = less");
 });
 
 const lstatExists = (p: string) => {

@@ -32,8 +32,9 @@ function leftBy(base: string): string {
 }
 
 test("a long TMPDIR: folders left in it and in /tmp (where the socket folders go) are both found; a live one is not", () => {
-  const long = join(mkdtempSync("/tmp/td-"), "a-temp-folder-path-long-enough-for-the-fallback");
-  made.push(long);
+  const parent = mkdtempSync("/tmp/td-");
+  const long = join(parent, "a-temp-folder-path-long-enough-for-the-fallback");
+  made.push(parent);
   mkdirSync(long, { recursive: true });
   const saved = process.env.TMPDIR;
   process.env.TMPDIR = long;

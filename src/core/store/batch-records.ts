@@ -313,10 +313,14 @@ export class BatchRecords {
     });
   }
 
-  /** The job's run ended (or was stopped): no owner any more; an item it took and never started waits again. */
+  /** The job's run ended (or was stopped): no owner any more. An item it took and never ran (the caps refused it
+   *  when it was taken) waits again, its attempt not counted. */
   release(jobId: string, status: BatchJobStatus): void {
     this.write(() => {
-      this.db.run("UPDATE batch_items SET status = 'pending' WHERE job_id = ? AND status = 'running'", [jobId]);
+      this.db.run(
+        "UPDATE batch_items SET status = 'pending', attempts = MAX(attempts - 1, 0) WHERE job_id = ? AND status = 'running'",
+        [jobId],
+      );
       this.db.run(
         "UPDATE batch_jobs SET status = ?, owner_pid = NULL, owner_start = NULL, updated_at = ? WHERE id = ?",
         [status, this.now(), jobId],

@@ -21,6 +21,7 @@ import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { listenForControl } from "./control.ts";
 import { watchRateLimits } from "./rate-limit.ts";
 import { endGates, gateFromEnv, gatePlainEndings } from "./gate.ts";
+import { reportRetries } from "./retries.ts";
 import { finalizeParameters, withData } from "./finalize-data.ts";
 import { createAsker, installAsk } from "./ask.ts";
 import { guardModel } from "./model-guard.ts";
@@ -168,6 +169,8 @@ export default function childExtension(pi: Api): void {
   const compact = process.env.PI_SUBAGENT_TRANSPORT !== "json";
   const out = compact ? new Fd3Writer(ownerGone) : null;
   const emit = (ev: ChildEvent) => out?.emit(ev);
+  // pi's retries of a failed model request (the window's `↻ retry 2/3 in 4s — …`).
+  reportRetries(emit);
   // Questions to the owner: ask_parent and the child's own extensions' dialogs (ask.ts).
   const asker = createAsker(emit);
   installAsk(pi, asker, emit);

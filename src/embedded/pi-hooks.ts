@@ -7,6 +7,7 @@ import { hookNativeFetch } from "./native-fetch.ts";
 import { hookFileRevision } from "./revision-memo.ts";
 import { hookTypeboxUpdate } from "./typebox-update.ts";
 import { hookRpcQuiet } from "./rpc-quiet.ts";
+import { hookRetryEvents } from "./retry-events.ts";
 
 /**
  * The two changes the embedded pi gets, made while compiling its bundle. Both fail the build when pi's code no
@@ -43,6 +44,7 @@ export type HookReport = {
   revision: string[];
   typeboxUpdate: string[];
   rpcQuiet: string[];
+  retry: string[];
 };
 
 /** Makes the bundle's changes to one file's source; `found` collects where each was made. */
@@ -90,6 +92,11 @@ export function hookPiSource(path: string, source: string, found: HookReport): s
   if (quiet !== null) {
     found.rpcQuiet.push(path);
     source = quiet;
+  }
+  const retry = hookRetryEvents(source);
+  if (retry) {
+    for (let i = 0; i < retry.sites; i++) found.retry.push(path);
+    source = retry.source;
   }
   const memo = hookFileRevision(source);
   if (memo !== null) {
@@ -154,6 +161,11 @@ export function checkHooks(found: HookReport, piDir: string, opts: { speedupsOpt
     found.rpcQuiet.length > 1,
     `found ${found.rpcQuiet.length} RPC-mode "session.subscribe(event => { output(toJsonEvent(event)), … agent_settled" to leave streaming updates out of a kept child's output (want 1)`,
   );
+  speedup(
+    found.retry.length === 0,
+    found.retry.length > 1,
+    `found ${found.retry.length} 'this._emit({type:"auto_retry_start",…})' to tell the child extension of pi's retries (want 1)`,
+  );
   if (problems.length)
     throw new HookShapeError(`pi (${piDir}) does not have the shape this build hooks:\n  ${problems.join("\n  ")}`);
 }
@@ -170,4 +182,5 @@ export const emptyHookReport = (): HookReport => ({
   revision: [],
   typeboxUpdate: [],
   rpcQuiet: [],
+  retry: [],
 });

@@ -6,6 +6,9 @@ export class ActiveRuns {
   private readonly tasks = new Map<string, AbortController>();
   /** Background batches still running: shutdown waits (bounded) for them to be stopped and recorded. */
   private readonly batches = new Set<Promise<unknown>>();
+  /** When each task was stopped by an abort (its call's, or a kill): pi aborts a call in the foreground before it
+   *  tells us it ends, so those tasks are gone from `running` by then. */
+  private readonly stops: number[] = [];
 
   /** A controller that follows `signal` (passing `reason` on, when given, instead of the signal's own) and that
    *  abortAll() can trigger; release it when the call ends. */
@@ -23,11 +26,17 @@ export class ActiveRuns {
   task(sessionId: string, signal: AbortSignal | undefined): { signal: AbortSignal; done(): void } {
     const c = follow(signal);
     this.tasks.set(sessionId, c);
+    c.signal.addEventListener("abort", () => this.stops.push(Date.now()), { once: true });
     return { signal: c.signal, done: () => this.tasks.get(sessionId) === c && this.tasks.delete(sessionId) };
   }
 
   running(): string[] {
     return [...this.tasks.keys()];
+  }
+
+  /** How many tasks an abort stopped in the last `ms` (pi quitting aborts its foreground call first). */
+  stoppedWithin(ms: number, now = Date.now()): number {
+    return this.stops.filter((t) => now - t <= ms).length;
   }
 
   kill(sessionId: string, reason?: unknown): boolean {

@@ -12,7 +12,7 @@ import { fleetRows, isLive, renderFleet } from "../ui/fleet.ts";
 import { sessionRow } from "../ui/format.ts";
 import { plainStyle } from "../ui/windows.ts";
 import type { ActiveRuns } from "./active-runs.ts";
-import { FleetView, type FleetAction } from "./fleet-view.ts";
+import { FleetView, stopWhat, type FleetAction } from "./fleet-view.ts";
 import type { ThemeLike } from "./render.ts";
 import type { PiServices } from "./services.ts";
 
@@ -61,42 +61,34 @@ export function subagentsCommand(services: () => Promise<PiServices>, active: Ac
   };
 }
 
-/** The live view until Esc; each steer/stop goes through pi's dialogs, then the view comes back on that session. */
+/** The live view until Esc. A steer's text and a stop's confirmation are asked inside the view itself: the keys
+ *  typed right after `s` or `x` stay in it (through a dialog opened after it closed, the first of them would land in
+ *  pi's editor, and Enter would send them to the parent's model). */
 async function fleet(rt: PiServices, ui: Ui, caps: () => string): Promise<void> {
-  let open: string | undefined;
-  for (;;) {
-    let answered = false;
-    const action = await ui.custom!<FleetAction | null>((tui, theme, _keys, done) => {
-      const view: FleetView = new FleetView(
-        rt,
-        tui,
-        theme,
-        (a) => {
-          answered = true;
-          view.dispose(); // also when a pi does not dispose custom components itself
-          done(a);
-        },
-        open,
-        caps,
-      );
-      return view;
-    });
-    // A UI that cannot show custom components (an RPC client) answers at once without us: use dialogs.
-    if (!answered && action === undefined) return fleetByDialogs(rt, ui, caps);
-    if (!action) return;
-    await act(rt, ui, action);
-    open = action.id;
-  }
+  let answered = false;
+  const result = await ui.custom!<FleetAction | null>((tui, theme, _keys, done) => {
+    const view: FleetView = new FleetView(
+      rt,
+      tui,
+      theme,
+      (a) => {
+        answered = true;
+        view.dispose(); // also when a pi does not dispose custom components itself
+        done(a);
+      },
+      caps,
+      (a, text) => perform(rt, ui, a, text),
+    );
+    return view;
+  });
+  // A UI that cannot show custom components (an RPC client) answers at once without us: use dialogs.
+  if (!answered && result === undefined) return fleetByDialogs(rt, ui, caps);
 }
 
-async function act(rt: PiServices, ui: Ui, a: FleetAction): Promise<void> {
-  if (!isLive(a.status)) {
-    ui.notify(`${a.name} (${a.id}) is not running (${a.status}).`, "warning");
-    return;
-  }
+/** A steer (with its text) or a stop, already asked for and confirmed; what became of it is a notification. */
+function perform(rt: PiServices, ui: Ui, a: FleetAction, text?: string): void {
   const status = () => rt.store.getSession(a.id)?.status ?? "finished";
   if (a.kind === "steer") {
-    const text = await ui.input?.(`Steer ${a.name}`, "a message for the sub-agent, delivered at its next turn");
     if (!text?.trim()) return;
     // Delivery waits for the child's next turn boundary: the UI does not wait with it.
     void steerSession(sessionState(rt, a.id), a.id, text, status).then((r) =>
@@ -111,13 +103,26 @@ async function act(rt: PiServices, ui: Ui, a: FleetAction): Promise<void> {
     );
     return;
   }
-  if (
-    ui.confirm &&
-    !(await ui.confirm(`Stop ${a.name}?`, `Session ${a.id} is stopped (kill protocol) and recorded as cancelled.`))
-  )
+  void cancelSession(sessionState(rt, a.id), a.id, status, "/subagents").then((r) =>
+    ui.notify(
+      r.ok ? `Stopping ${a.name} (${a.id}).` : `Cannot stop ${a.name}: ${r.reason}.`,
+      r.ok ? "info" : "warning",
+    ),
+  );
+}
+
+/** A steer or stop picked through dialogs (a UI without custom components): asked for with pi's dialogs. */
+async function act(rt: PiServices, ui: Ui, a: FleetAction): Promise<void> {
+  if (!isLive(a.status)) {
+    ui.notify(`${a.name} (${a.id}) is not running (${a.status}).`, "warning");
     return;
-  const r = await cancelSession(sessionState(rt, a.id), a.id, status, "/subagents");
-  ui.notify(r.ok ? `Stopping ${a.name} (${a.id}).` : `Cannot stop ${a.name}: ${r.reason}.`, r.ok ? "info" : "warning");
+  }
+  if (a.kind === "steer") {
+    const text = await ui.input?.(`Steer ${a.name}`, "a message for the sub-agent, delivered at its next turn");
+    return perform(rt, ui, a, text);
+  }
+  if (ui.confirm && !(await ui.confirm(`Stop ${a.name}?`, stopWhat(a.id)))) return;
+  perform(rt, ui, a);
 }
 
 /** The fleet through plain dialogs: pick a session, then what to do with it. */

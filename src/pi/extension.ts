@@ -40,6 +40,10 @@ type Tool = {
   ) => Promise<unknown>;
 };
 
+/** How recent a stop by an abort must be to have been pi's own on quitting (it aborts, waits for the call, then
+ *  tells us it ends): the kill protocol's grace and a margin. */
+const QUIT_ABORT_MS = 10_000;
+
 /** pi aborts a tool call when the user presses Esc (or an RPC client aborts): its children say so, unlike a stop
  *  picked in /subagents. */
 const ABORTED = cancelledBy("Cancelled: the tool call was aborted");
@@ -72,6 +76,19 @@ function tracked<T extends Tool>(tool: T, active: ActiveRuns, nested: NestedCall
       }
     },
   };
+}
+
+/** Whether a session's history holds a call of our delegating tools (its sub-agents may be asked about). */
+function delegatedIn(entries: unknown[]): boolean {
+  return entries.some((e) => {
+    const m = (e as { type?: string; message?: { role?: string; content?: unknown } })?.message;
+    if ((e as { type?: string })?.type !== "message" || m?.role !== "assistant" || !Array.isArray(m.content))
+      return false;
+    return m.content.some(
+      (p: { type?: string; name?: string }) =>
+        p?.type === "toolCall" && (p.name === "delegate_to_subagents" || p.name === "subagent"),
+    );
+  });
 }
 
 export default async function subagentsExtension(pi: PiApi): Promise<void> {
@@ -161,17 +178,23 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
       // A settings value we ignored (bad type, a project raising a cap) is said once, as doctor says it.
       if (settingsWarnings.length) ctx.ui.notify(`subagents settings: ${settingsWarnings.join("; ")}`, "warning");
     }
-    if (event?.reason === "new") return reach("start");
-    const entries = ctx?.sessionManager?.getEntries?.() ?? [];
+    const entries = event?.reason === "new" ? [] : (ctx?.sessionManager?.getEntries?.() ?? []);
     const earlier = readEntries(entries);
     for (const runs of earlier) rt.store.importRuns?.(runs);
-    // A resumed session with sub-agents of its own can fetch their outputs from its first request on.
-    reach(earlier.length ? "call" : "start");
+    // The model can fetch sub-agents' outputs from its first request on where there are some to ask about: a resumed
+    // session with sub-agents of its own or a delegation in its history, a folder where runs of ours were made (a
+    // background run from the CLI, another pi session's).
+    const folder = ctx?.cwd ?? process.cwd();
+    const some = earlier.length > 0 || delegatedIn(entries) || !!rt.store.hasSessionsIn?.(folder);
+    reach(some ? "call" : "start");
   });
   // The pi session owns its sub-agents: they stop with it and are recorded as interrupted, not cancelled. pi awaits
   // this handler, so the kill protocol (up to ~5 s per child) finishes and the ends are recorded before pi exits.
   pi.on("session_shutdown", async () => {
     const running = active.running().length;
+    // A delegation in the foreground was aborted by pi itself as it quit (Ctrl-C twice, /quit): its tasks ended
+    // just before this event, recorded as cancelled, while pi's last frame still shows them running.
+    const justStopped = active.stoppedWithin(QUIT_ABORT_MS);
     active.abortAll(ownerShutdown());
     await active.settle(SHUTDOWN_GRACE_MS);
     // The tasks' end hooks finish (each is bounded by subagents.hooks.timeout, then ended).
@@ -182,6 +205,10 @@ export default async function subagentsExtension(pi: PiApi): Promise<void> {
     if (running)
       process.stderr.write(
         `subagents: pi ended with ${running} sub-agent${running === 1 ? "" : "s"} running; stopped and recorded as interrupted (/subagents lists them).\n`,
+      );
+    if (justStopped)
+      process.stderr.write(
+        `subagents: ${justStopped} sub-agent${justStopped === 1 ? "" : "s"} stopped just before pi ended (${justStopped === 1 ? "its" : "their"} delegation aborted) and recorded as cancelled (/subagents lists them).\n`,
       );
   });
 }

@@ -3,7 +3,8 @@
 // pi ≥ 1.6 they are `deferred`: pi's `tool_search` declares one when the model looks for it, and codemode scripts
 // can call them. A pi whose model has neither loader active (tool_search is off by default) would never reach
 // them, so then they are declared as they become useful: the profile list from the start, output and transcript
-// once a call of ours has started a sub-agent in this session. Older pis get them as before.
+// once a call of ours has started a sub-agent in this session — or from the start where there are sub-agents to ask
+// about (a resumed session's, a folder's: extension.ts). Older pis get them as before.
 // `annotations` (MCP's hints, read by permission extensions): core/call/tool-texts.ts, the same for `subagents mcp`.
 import { ANNOTATIONS } from "../core/call/tool-texts.ts";
 import { compareVersions, runningPiVersion } from "../host/pi-discovery.ts";

@@ -1,6 +1,6 @@
 // One readable line per meaningful child event (tool calls and results, the model's messages, steers, retries,
 // finalize): what `subagents logs` writes and what `subagents attach` prints when its output is not a terminal.
-import { rateLimitLine, toolCallLine, toolResultLine } from "../core/run/process/activity.ts";
+import { rateLimitLine, retryLine, toolCallLine, toolResultLine } from "../core/run/process/activity.ts";
 import type { ChildEvent } from "../core/types.ts";
 import { messageLine } from "../core/team.ts";
 
@@ -14,7 +14,7 @@ export function eventLine(ev: ChildEvent): string | null {
       if (ev.errorMessage) return `✗ model error: ${ev.errorMessage}`;
       return ev.text.trim() ? ev.text.trim() : null;
     case "retry":
-      return `↻ retry ${ev.attempt}/${ev.maxAttempts}: ${ev.errorMessage}`;
+      return retryLine(ev);
     case "steered":
       return `↪ steer: ${ev.text}`;
     case "note":

@@ -1,6 +1,8 @@
 // Rate-limits a callback: at most one call per interval, the latest value always delivered (trailing call),
 // and flush() sends whatever is pending at once (the final update). pi re-renders the tool row synchronously
-// on every onUpdate, so an unthrottled 5,000-delta child would cost 5,000 renders.
+// on every onUpdate, so an unthrottled 5,000-delta child would cost 5,000 renders. Even the first value waits for
+// the end of the current turn of the event loop: a burst (sixteen tasks starting at once) is one update, not one
+// that says "1 running, 15 queued" for as long as starting the other fifteen keeps the loop busy.
 import type { Clock } from "../core/host.ts";
 
 /** 110 ms, not 100: at most 10 updates in ANY one-second window, not just on average. */
@@ -20,10 +22,6 @@ export class Throttle<T> {
 
   push(value: T): void {
     const now = this.clock.now();
-    if (now - this.last >= this.intervalMs && this.timer === null) {
-      this.deliver(value, now);
-      return;
-    }
     this.pending = { value };
     if (this.timer === null) {
       this.timer = this.clock.setTimeout(

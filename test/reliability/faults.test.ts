@@ -71,6 +71,11 @@ test("provider 500s: pi retries, then the run fails with the provider's message 
   // The first call and pi's two retries (each may be retried once more by the HTTP client itself).
   expect(world.server.requests.length - before).toBeGreaterThanOrEqual(3);
   expect(r.json.filter((e) => e.type === "message").length).toBeGreaterThanOrEqual(1);
+  // Each of pi's retries is told as it starts (what a window shows as `↻ retry 1/2 in 0s — …`).
+  expect(r.json.filter((e) => e.type === "retry").map((e) => [e.attempt, e.maxAttempts, e.error])).toEqual([
+    [1, 2, expect.stringContaining("scripted outage 9090")],
+    [2, 2, expect.stringContaining("scripted outage 9090")],
+  ]);
   world.setSubagentSettings({});
 }, 60_000);
 

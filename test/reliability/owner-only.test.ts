@@ -118,10 +118,11 @@ test("a second local user cannot read the store (-wal, -shm), session files, log
     ...walk(join(world.agentDir, "logs")),
     ...walk(join(world.agentDir, "subagent-sessions")),
   ];
-  // Every record is 0600 (a socket too), every folder 0700, whatever the umask was. (The session file is pi's
-  // while it runs, made with the umask in its 0700 folder; it is made 0600 when the run ends, below.)
+  // Every record is 0600 (a socket too), every folder 0700, whatever the umask was — the running child's session
+  // file too (made empty and 0600 before pi writes its first byte into it).
+  expect(records.filter((p) => p.endsWith(".jsonl"))).not.toEqual([]);
   for (const p of [...records, join(world.agentDir, "control"), join(world.agentDir, "logs")])
-    if (!p.endsWith(".jsonl")) expect(mode(p).toString(8), p).toBe(lstatSync(p).isDirectory() ? "700" : "600");
+    expect(mode(p).toString(8), p).toBe(lstatSync(p).isDirectory() ? "700" : "600");
   if (!skip) {
     for (const p of records) {
       const r = asOther(p);

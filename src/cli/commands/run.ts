@@ -1,6 +1,6 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
 import * as fs from "node:fs";
-import { rateLimitLine, toolCallLine } from "../../core/run/process/activity.ts";
+import { rateLimitLine, retryLine, toolCallLine } from "../../core/run/process/activity.ts";
 import { isolationLines } from "../../core/run/launch/isolation.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 import { prepareCall } from "../../core/call/prepare.ts";
@@ -133,9 +133,6 @@ function activityLines(ev: ChildEvent): string[] {
   if (ev.type === "tool_start" && ev.name !== "subagent_finalize")
     return [sanitizeLine(toolCallLine(ev.name, ev.args))];
   if (ev.type === "rate_limit") return [rateLimitLine(ev.status, ev.retryAfterMs)];
-  if (ev.type === "retry")
-    return displayLines([
-      `↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${sanitizeLine(ev.errorMessage)}`,
-    ]);
+  if (ev.type === "retry") return displayLines([retryLine({ ...ev, errorMessage: sanitizeLine(ev.errorMessage) })]);
   return [];
 }

@@ -219,6 +219,11 @@ export class MemoryStore implements SessionStore {
     }));
   }
 
+  hasSessionsIn(folder: string): boolean {
+    const top = folder.replace(/\/+$/, "") || "/";
+    return [...this.sessions.values()].some((s) => s.cwd === top || s.cwd.startsWith(top === "/" ? "/" : `${top}/`));
+  }
+
   parentUsage(parentSession: string): { spawns: number; cost: number } {
     const ids = [...(this.byParent.get(parentSession) ?? [])];
     const runs = ids.flatMap((id) => this.sessions.get(id)?.runs ?? []);

@@ -197,6 +197,8 @@ export interface SessionStore {
   failRun?(runId: number, error: string, code: string): void;
   /** Adds runs of a session that this store does not know yet (all-or-nothing per session). */
   importRuns(runs: ImportedRun[]): void;
+  /** Whether any session of ours ran in `folder` or below it (pi's retrieval tools are worth declaring there). */
+  hasSessionsIn?(folder: string): boolean;
   /** Children started by one parent pi session (running ones included) and what the ended ones cost (caps). */
   parentUsage(parentSession: string): { spawns: number; cost: number };
 }

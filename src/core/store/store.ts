@@ -212,6 +212,17 @@ export class Store implements SessionStore {
     return listSessions(this.db, opts);
   }
 
+  hasSessionsIn(folder: string): boolean {
+    const top = folder.replace(/\/+$/, "") || "/";
+    // Below it: `top/` as a prefix (substr, not LIKE: a folder's `%` and `_` are no wildcards).
+    const below = top === "/" ? "/" : `${top}/`;
+    return !!this.db.get("SELECT 1 AS x FROM sessions WHERE cwd = ? OR substr(cwd, 1, ?) = ? LIMIT 1", [
+      top,
+      below.length,
+      below,
+    ]);
+  }
+
   /** What runs started since `since` spent, by agent, day or folder (`subagents usage`). */
   usage(opts: { since: number; by: UsageBy }): UsageRow[] {
     return usageSummary(this.db, opts);

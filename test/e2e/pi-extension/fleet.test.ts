@@ -89,15 +89,20 @@ for (const runtime of (process.env.ONLY_RT ? [process.env.ONLY_RT] : ["node", "b
         await selectRow(pane, steerId);
         pane.keys("Enter");
         await pane.waitFor((s) => s.includes("Sub-agents › steerme") && s.includes("bash → sleep 6"), 30_000);
+        // The steer typed at once after `s`, as a person types: every key reaches the view's prompt (none falls into
+        // pi's editor, whose Enter would send them to the parent's model).
+        const parentRequests = world.server.requests.length;
         pane.keys("s");
-        await pane.waitFor((s) => s.includes("Steer steerme"), 10_000);
         pane.keys("-l", `Change of plan ${script([{ finalize: { status: "SUCCESS", result: steered } }])}`);
         pane.keys("Enter");
-        // Delivered at the child's next turn boundary (after its bash call); the view came back on its window.
+        // Delivered at the child's next turn boundary (after its bash call); the view stays on its window.
         await pane.waitFor((s) => s.includes(`Steer delivered to steerme (${steerId})`), 30_000);
         const w = await cli(world, ["wait", steerId, "--json"]);
         expect(w.json.at(-1)!.tasks[0]).toMatchObject({ status: "completed", output: steered });
         await pane.waitFor((s) => /✓ steerme/.test(s), 10_000);
+        expect(
+          world.server.requests.slice(parentRequests).filter((q) => JSON.stringify(q).includes("Change of plan")),
+        ).toHaveLength(1);
 
         // Back to the list; stop the other one.
         pane.keys("Escape");

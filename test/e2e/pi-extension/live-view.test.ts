@@ -204,3 +204,35 @@ test.skipIf(!hasTmux)(
   },
   300_000,
 );
+
+test.skipIf(!hasTmux)(
+  "Ctrl-C twice during a delegation in the foreground: after pi's last frame (still showing them running) a line says they were stopped",
+  async () => {
+    const m = `quit-${Date.now()}`;
+    const tasks = ["q1", "q2", "q3", "q4"].map((n) => ({
+      name: n,
+      prompt: `${m} ${n} ${script([{ tool: "bash", args: { command: "sleep 60" } }])}`,
+    }));
+    const pane = openPi(100, 30);
+    try {
+      await submit(pane, `fg ${script([{ tool: "delegate_to_subagents", args: { tasks } }, { text: "never" }])}`, (s) =>
+        s.includes("Sub-agents:"),
+      );
+      await pane.waitFor(
+        (s) => /Sub-agents: 4 running/.test(s) && (s.match(/bash → sleep 60/g) ?? []).length === 4,
+        60_000,
+      );
+      pane.keys("C-c");
+      pane.keys("C-c");
+      const after = (await pane.waitFor((s) => s.includes("EXIT="), 60_000)).replace(/\n/g, "");
+      expect(after).toContain(
+        "subagents: 4 sub-agents stopped just before pi ended (their delegation aborted) and recorded as cancelled (/subagents lists them).",
+      );
+      for (const n of ["q1", "q2", "q3", "q4"])
+        expect(runOf(`${m} ${n}`)).toMatchObject({ status: "error", error: "Cancelled: the tool call was aborted" });
+    } finally {
+      pane.close();
+    }
+  },
+  120_000,
+);

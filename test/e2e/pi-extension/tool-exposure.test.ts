@@ -74,6 +74,13 @@ test("pi 1.6 without a loader: the profile list from the start, output and trans
   }
 }, 120_000);
 
+test("pi 1.6 without a loader, in a folder where sub-agents of ours ran: output and transcript declared from the first request", async () => {
+  // The test above ran sub-agents in this folder; a new pi session here (a background run's result to ask about).
+  const r = await parent("current", [{ tool: "list_subagent_profiles", args: {} }], "folder-has-runs");
+  const [first] = r.requests.map(toolsOf);
+  expect(first).toEqual(expect.arrayContaining(["get_subagent_output", "get_subagent_session"]));
+}, 120_000);
+
 test("pi 1.6 with tool_search on: the retrieval tools stay undeclared until tool_search loads them", async () => {
   world.setSubagentSettings({}, { defaultTools: ["+tool_search"] });
   try {

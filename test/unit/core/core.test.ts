@@ -11,6 +11,7 @@ import type { Profile } from "../../../src/core/profiles/profile.ts";
 import { applyEvent, LIMITS, newRunState, windowLines } from "../../../src/core/run/process/run-state.ts";
 import { JsonModeParser, jsonModeKeep, parseCompactLine } from "../../../src/core/run/process/transport.ts";
 import { Throttle } from "../../../src/ui/throttle.ts";
+import { realClock } from "../../../src/core/host.ts";
 
 const enc = new TextEncoder();
 
@@ -330,6 +331,15 @@ test("throttle: at most one call per interval, trailing value always delivered, 
   expect(sent.length).toBeGreaterThanOrEqual(45);
   t.flush(9999);
   expect(sent.at(-1)).toBe(9999);
+});
+
+test("throttle: a burst in one turn of the event loop (sixteen tasks starting) is one update, with the last value", async () => {
+  const sent: string[] = [];
+  const t = new Throttle<string>((v) => sent.push(v), 100, realClock);
+  for (let running = 1; running <= 16; running++) t.push(`${running} running, ${16 - running} queued`);
+  expect(sent).toEqual([]);
+  await new Promise((r) => setTimeout(r, 0));
+  expect(sent).toEqual(["16 running, 0 queued"]);
 });
 
 test("core/ imports no runtime module, no terminal code and nothing from the fronts; layers only point down", () => {

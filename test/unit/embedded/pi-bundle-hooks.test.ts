@@ -47,6 +47,11 @@ test("the installed pi's bundle has each hooked function exactly once, and the h
   expect(joined).toContain(
     '(__subagentsQuietRpc&&(event.type==="message_update"||event.type==="tool_execution_update"))||output(toJsonEvent(event))',
   );
+  // pi's retries reach the child extension too.
+  expect(found.retry).toHaveLength(1);
+  expect(joined).toContain(
+    'this._emit(((e)=>(globalThis[Symbol.for("subagents.retry-event")]?.(e),e))({type:"auto_retry_start",attempt:',
+  );
 });
 
 test("a file revision is read once per turn of the event loop, and again in the next", async () => {

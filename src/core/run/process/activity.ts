@@ -67,6 +67,11 @@ export function textLines(text: string): string[] {
     .filter((l) => l.length > 0);
 }
 
+/** One of pi's retries of a failed model request, as a run's activity records it (windows show it as
+ *  `↻ retry 2/3 in 4s — …`, ui/windows.ts displayLines). */
+export const retryLine = (ev: { attempt: number; maxAttempts: number; delayMs: number; errorMessage: string }) =>
+  `↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${ev.errorMessage}`;
+
 /** A provider's "slow down", as windows and logs show it. */
 export function rateLimitLine(status: number, retryAfterMs?: number): string {
   return `⏸ rate limited (${status})${retryAfterMs !== undefined ? `: retry after ${Math.ceil(retryAfterMs / 1000)}s` : ""}`;

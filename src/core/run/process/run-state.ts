@@ -1,7 +1,7 @@
 // Folds engine events into a bounded picture of one child run. Mutable on purpose: it is updated for every
 // event of a streaming child, and copying it each time would cost more than the child's own work.
 import { framedMessage, messageLine } from "../../team.ts";
-import { rateLimitLine, textLines, toolCallLine, toolResultLine } from "./activity.ts";
+import { rateLimitLine, retryLine, textLines, toolCallLine, toolResultLine } from "./activity.ts";
 import { sanitize } from "../../sanitize.ts";
 import { NUDGE_TEXT } from "./finalize-contract.ts";
 import { OUTPUT_CHARS } from "./transport.ts";
@@ -202,9 +202,7 @@ export function applyEvent(s: RunState, ev: ChildEvent, now: number): void {
     case "retry":
       s.sawRetry = true;
       s.agentEnded = false;
-      pushActivity(s, [
-        `↻ retry ${ev.attempt}/${ev.maxAttempts} in ${Math.round(ev.delayMs / 1000)}s: ${ev.errorMessage}`,
-      ]);
+      pushActivity(s, [retryLine(ev)]);
       return;
     case "finalize":
       s.finalize = ev.payload;

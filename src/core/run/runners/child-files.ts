@@ -28,14 +28,31 @@ function hasConversation(host: Pick<Host, "stat" | "readBytes">, file: string): 
   return text.split("\n").filter((l) => l.trim()).length > 1;
 }
 
-/** `inline`: the runner hands the child's auth.json over through a pipe (bubblewrap on this machine): no file. */
-export async function childFiles(req: PlaceRequest, o: { inline?: boolean } = {}): Promise<ChildFiles> {
-  const { host, sessionFile } = req;
+/**
+ * The child's session file, ours alone from its first byte: pi makes a new one with the umask (0644) when the first
+ * message is written, so a new one is made here first, empty and 0600 (pi starts any empty session file as a new
+ * session and writes into the file as it is). The returned close runs after the child: a file it wrote no
+ * conversation into goes again (a resume then replays the transcript, as when pi made none), one it did stays 0600.
+ */
+export function privateSessionFile(
+  host: Pick<Host, "stat" | "readBytes" | "mkdirp" | "writeFile" | "remove" | "makePrivate">,
+  sessionFile: string,
+): () => void {
   const made = !host.stat(sessionFile);
   if (made) {
     host.mkdirp(dirOf(sessionFile));
     host.writeFile(sessionFile, "", 0o600);
   }
+  return () => {
+    if (made && !hasConversation(host, sessionFile)) host.remove(sessionFile);
+    else host.makePrivate(sessionFile);
+  };
+}
+
+/** `inline`: the runner hands the child's auth.json over through a pipe (bubblewrap on this machine): no file. */
+export async function childFiles(req: PlaceRequest, o: { inline?: boolean } = {}): Promise<ChildFiles> {
+  const { host, sessionFile } = req;
+  const closeSession = privateSessionFile(host, sessionFile);
   const auth = req.piAuth ? await childAuth(host, req.agentDir, req.piAuth.provider, req.piAuth.refresher) : null;
   const file = auth && !o.inline ? `${host.privateTempDir()}/auth-${req.name}.json` : null;
   if (file && auth) host.writeFile(file, auth.text, 0o600);
@@ -47,8 +64,7 @@ export async function childFiles(req: PlaceRequest, o: { inline?: boolean } = {}
     close: () =>
       (closed ??= (async () => {
         if (file) host.remove(file);
-        if (made && !hasConversation(host, sessionFile)) host.remove(sessionFile);
-        else host.makePrivate(sessionFile);
+        closeSession();
       })()),
   };
 }

@@ -1,13 +1,16 @@
-// Kills at many points, on the real engine: the built executable runs an isolated task (a 3,000-file repository's
-// worktree, a setup command, a real pi child that writes one file, a gate) and is SIGKILLed at seeded offsets spread
-// over the run; `subagents apply` of a 3,000-file branch is killed with its git at seeded offsets too. After each
-// kill the invariants hold: no process of the run left after 2 s, no branch that deletes what the task never
-// touched, the records consistent (nothing left running; a branch made is the one the run's record names), `prune`
-// finishing exactly what its dry run listed and leaving nothing, an apply undone or finished as it says.
-// CI runs a handful of offsets; SUBAGENTS_KILL_POINTS=N runs N of each (SUBAGENTS_KILL_SEED another seed).
+// Kills at many points, on the real engine: the built executable runs an isolated task (a 1,200-file repository's
+// worktree, a setup command, a real pi child that writes one file, a gate) and is SIGKILLed at a seeded random
+// offset into each of its stages in turn — the worktree being made, the setup, the child, the gate (each stage's
+// start is watched for: a loaded machine stretches them unevenly); `subagents apply` of a 700-file merge is killed
+// with its git at seeded offsets. After each kill the invariants hold: no process of the run left after 2 s, no
+// branch that deletes what the task never touched (a half-made or half-set-up worktree is removed with nothing kept;
+// a whole one's work is kept), the records consistent (nothing left running; a branch made is the one the run's
+// record names), `prune` finishing exactly what its dry run listed and leaving nothing, an apply undone or finished
+// as it says. CI kills once per stage and four applies; SUBAGENTS_KILL_POINTS=N kills N times each
+// (SUBAGENTS_KILL_SEED another seed).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../src/scripted/model-server.ts";
@@ -18,7 +21,7 @@ import { cli, markedPids, piWorld, REPO, type PiWorld, summaryOf, taskWhy, until
 
 const POINTS = Number(process.env.SUBAGENTS_KILL_POINTS) || 4;
 const SEED = Number(process.env.SUBAGENTS_KILL_SEED) || 55;
-const FILES = 3000;
+const FILES = 1200;
 /** What the issue asks of every process of a killed run: gone this long after its owner's death. */
 const GONE_MS = 2000;
 
@@ -34,7 +37,7 @@ beforeAll(async () => {
   }
   git("init", "-q", "-b", "main");
   git("add", "-A");
-  git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "3000 files");
+  git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", `${FILES} files`);
   head = git("rev-parse", "HEAD").trim();
   // A setup that takes a moment and writes what the task's base then holds; a gate that takes a moment.
   world.setSubagentSettings({ setup: "sleep 0.3; echo generated > gen.txt", setupTimeout: 60 });
@@ -58,7 +61,7 @@ function random(seed: number): () => number {
   };
 }
 
-/** `n` offsets over [0, span): one in each nth of it, so every stage of the run is hit whatever the seed. */
+/** `n` offsets over [0, span): one in each nth of it, so early and late points are hit whatever the seed. */
 const offsets = (n: number, span: number, rnd: () => number) =>
   Array.from({ length: n }, (_, i) => Math.round(((i + rnd()) / n) * span));
 
@@ -66,7 +69,28 @@ const TASK = `write child.txt ${script([
   { tool: "write", args: { path: "child.txt", content: "the child's work\n" } },
   { finalize: { status: "SUCCESS", result: "wrote it" } },
 ])}`;
-const RUN = ["run", "default", TASK, "--isolation", "worktree", "--gate", "sleep 0.4", "--json"];
+/** A gate of its own per run (a few ms past 0.4 s), so its process is told from any other `sleep`. */
+const run = (gate: string) => ["run", "default", TASK, "--isolation", "worktree", "--gate", gate, "--json"];
+
+/** The stages of an isolated run, each with how long after its start a kill may come (well within it). */
+const STAGES = [
+  { name: "worktree being made", phase: "making", within: 300 },
+  { name: "setup", phase: "setup", within: 250 },
+  { name: "child", phase: "ready", within: 300 },
+  { name: "gate", phase: "gate", within: 300 },
+] as const;
+
+/** How far the run's worktree got, as its record says (host/git-worktree.ts), or "gate" once its gate runs. */
+function stageOf(gate: string): string | null {
+  if (spawnSync("pgrep", ["-f", `^${gate}$`]).status === 0) return "gate";
+  const dir = join(world.root, "worktrees");
+  const records = existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".json")) : [];
+  try {
+    return records.length ? (JSON.parse(readFileSync(join(dir, records[0]), "utf8")).phase as string) : null;
+  } catch {
+    return null; // being rewritten
+  }
+}
 
 function start(args: string[], detached = false) {
   return Bun.spawn({
@@ -103,8 +127,8 @@ const store = (): Store =>
 
 const branches = () => git("branch", "--list", "subagents/*", "--format=%(refname:short)").split("\n").filter(Boolean);
 
-/** The invariants after any kill (or none): see the file's head. */
-async function checkInvariants(what: string): Promise<void> {
+/** The invariants after any kill (or none): see the file's head. What prune did with each worktree. */
+async function checkInvariants(what: string): Promise<string[]> {
   // Records: the next command that opens the store ends what the dead owner left running or queued.
   const listed = await cli(world, ["sessions", "--json"], { binary: true });
   expect(listed.code, listed.stderr).toBe(0);
@@ -145,15 +169,14 @@ async function checkInvariants(what: string): Promise<void> {
     ).toEqual([]);
   }
   for (const b of branches()) git("branch", "-D", "-q", b);
+  return pruned.json[0].worktrees.map((w: Record<string, string>) => w.action);
 }
 
 test("an isolated run with a setup and a gate, SIGKILLed at seeded points: nothing half-done, nothing left", async () => {
   // The whole run once: its length spreads the kills, and its result is the reference.
-  const t0 = Date.now();
-  const whole = start(RUN);
+  const whole = start(run("sleep 0.4"));
   const out = await new Response(whole.stdout).text();
   const code = await whole.exited;
-  const span = Date.now() - t0;
   const json = out
     .split("\n")
     .filter((l) => l.startsWith("{"))
@@ -163,20 +186,26 @@ test("an isolated run with a setup and a gate, SIGKILLed at seeded points: nothi
   expect(t.gate).toEqual({ passed: true, attempts: 1 });
   await checkInvariants("the whole run");
   const rnd = random(SEED);
-  for (const at of offsets(POINTS, span, rnd)) {
-    const owner = start(RUN);
+  for (let i = 0; i < Math.max(POINTS, STAGES.length); i++) {
+    const stage = STAGES[i % STAGES.length];
+    const gate = `sleep 0.4${1000 + Math.floor(rnd() * 9000)}`;
+    const owner = start(run(gate));
+    await until(`the run's ${stage.name}`, () => stageOf(gate) === stage.phase, 60_000, 10);
+    const at = Math.round(rnd() * stage.within);
     await Bun.sleep(at);
+    const what = `a kill ${at} ms into the ${stage.name}`;
     owner.kill("SIGKILL");
     await owner.exited;
-    const killed = Date.now();
-    const left = await waitGone(killed);
-    expect(describe(left), `processes left ${GONE_MS / 1000} s after a kill at ${at} ms of ${span}`).toEqual([]);
-    await checkInvariants(`kill at ${at} ms of ${span}`);
+    const left = await waitGone(Date.now());
+    expect(describe(left), `processes left ${GONE_MS / 1000} s after ${what}`).toEqual([]);
+    const planned = await checkInvariants(what);
+    // What the clean-up did is what the stage calls for: nothing of a half-made or half-set-up worktree is kept.
+    expect(planned, what).toEqual([stage.phase === "making" || stage.phase === "setup" ? "discard" : "keep"]);
   }
 }, 240_000);
 
 test("`subagents apply` SIGKILLed with its git at seeded points: the next apply finishes it, --abort undoes it", async () => {
-  // A branch that rewrites a third of the files and adds 300: checking it out takes a moment.
+  // A branch that rewrites a third of the files and adds 300: writing them takes git a moment.
   git("checkout", "-q", "-b", "subagents/big-apply-feedface");
   for (let d = 0; d < 30; d += 3) {
     for (let f = 0; f < FILES / 30; f++) writeFileSync(join(repo, `d${d}`, `f${f}.txt`), `changed ${d}/${f}\n`);
@@ -197,7 +226,7 @@ test("`subagents apply` SIGKILLed with its git at seeded points: the next apply 
     repo,
     branch: "subagents/big-apply-feedface",
     files: [],
-    diffstat: "1300 files changed",
+    diffstat: "700 files changed",
   });
   const clean = () => git("status", "--porcelain", "--untracked-files=all").trim();
   const t0 = Date.now();

@@ -17,7 +17,17 @@ import { script } from "../../src/scripted/model-server.ts";
 import { Store } from "../../src/core/store/store.ts";
 import { bunDbOpener } from "../../src/host/sqlite-bun.ts";
 import { applyCheck } from "../../src/cli/doctor/apply.ts";
-import { cli, markedPids, piWorld, REPO, type PiWorld, summaryOf, taskWhy, until } from "../support/pi-env.ts";
+import {
+  cli,
+  jsonLines,
+  markedPids,
+  piWorld,
+  REPO,
+  type PiWorld,
+  summaryOf,
+  taskWhy,
+  until,
+} from "../support/pi-env.ts";
 
 const POINTS = Number(process.env.SUBAGENTS_KILL_POINTS) || 4;
 const SEED = Number(process.env.SUBAGENTS_KILL_SEED) || 55;
@@ -177,11 +187,7 @@ test("an isolated run with a setup and a gate, SIGKILLed at seeded points: nothi
   const whole = start(run("sleep 0.4"));
   const out = await new Response(whole.stdout).text();
   const code = await whole.exited;
-  const json = out
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l));
-  const [t] = summaryOf(json);
+  const [t] = summaryOf(jsonLines(out));
   expect(code, taskWhy(t, { stderr: await new Response(whole.stderr).text() })).toBe(0);
   expect(t.gate).toEqual({ passed: true, attempts: 1 });
   await checkInvariants("the whole run");

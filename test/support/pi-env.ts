@@ -177,6 +177,13 @@ export function summaryOf(json: Record<string, any>[]): Record<string, any>[] {
 
 export type CliResult = { code: number; stdout: string; stderr: string; json: Record<string, any>[] };
 
+/** The `--json` lines of what a command printed (other lines, a human's, left out). */
+export const jsonLines = (stdout: string): Record<string, any>[] =>
+  stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l));
+
 /** Runs the CLI from source (`bun src/cli/main.ts`) or the compiled binary. */
 export async function cli(
   world: PiWorld,

@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
-import { BUN, cli, piWorld, REPO, type PiWorld, summaryOf, until, taskWhy } from "../../support/pi-env.ts";
+import { BUN, cli, jsonLines, piWorld, REPO, type PiWorld, summaryOf, until, taskWhy } from "../../support/pi-env.ts";
 import { hasTmux } from "../../support/tmux.ts";
 
 let world: PiWorld;
@@ -197,11 +197,7 @@ test("SIGINT during a long bash call stops every child and grandchild, records t
   proc.kill("SIGINT");
   const code = await proc.exited;
   expect(code).toBe(130);
-  const lines = (await stdout)
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l));
-  const [t] = summaryOf(lines);
+  const [t] = summaryOf(jsonLines(await stdout));
   expect(t.status).toBe("error");
   expect(t.errorCode).toBe("SUBAGENT_CANCELLED");
   await Bun.sleep(200);
@@ -269,12 +265,7 @@ test("a closed pipe is no stop: `delegate … | head -1` says so once on stderr,
   await until("the child's command running", () => pidsMatching(`sleep 5${tag}`).length > 0);
   proc.kill("SIGHUP");
   expect(await proc.exited).toBe(129);
-  const [t] = summaryOf(
-    (await stdout)
-      .split("\n")
-      .filter((l) => l.startsWith("{"))
-      .map((l) => JSON.parse(l)),
-  );
+  const [t] = summaryOf(jsonLines(await stdout));
   expect([t.errorCode, t.error]).toEqual(["SUBAGENT_CANCELLED", "Cancelled: the terminal hung up (SIGHUP)"]);
   expect(pidsMatching(`sleep 5${tag}`)).toEqual([]);
 }, 90_000);

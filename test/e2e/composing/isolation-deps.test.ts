@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { script } from "../../../src/scripted/model-server.ts";
 import {
   cli,
+  jsonLines,
   piWorld,
   type PiWorld,
   REPO,
@@ -298,12 +299,7 @@ test("setup: runs in the new worktree before the child, inside its view; a faili
     owner.kill("SIGINT");
     expect(await owner.exited).toBe(130);
     expect(existsSync(cleaned)).toBe(true);
-    const [i] = summaryOf(
-      (await new Response(owner.stdout).text())
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l)),
-    );
+    const [i] = summaryOf(jsonLines(await new Response(owner.stdout).text()));
     expect(i.errorCode).toBe("SUBAGENT_CANCELLED");
     expect(spawnSync("pgrep", ["-f", "^sleep 31$"]).status).toBe(1);
     expect(ourWorktrees()).toEqual([]);

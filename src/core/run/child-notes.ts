@@ -6,7 +6,7 @@ import type { RunResult } from "../types.ts";
 import { expectedDefaultModel } from "./default-model.ts";
 import { modelEndpoints, providerOf } from "./model-endpoint.ts";
 import { composeEnv } from "./process/gate.ts";
-import { guardWarnings } from "./runners/guard-report.ts";
+import { refusedWrites, setPlantedAside } from "./runners/guard-report.ts";
 import { refusedWarning } from "./runners/network.ts";
 import { confined } from "./runners/where.ts";
 import type { Placed, PlaceRequest } from "./runners/types.ts";
@@ -20,10 +20,11 @@ const note = (task: TaskContext, warning: string | null | undefined) => {
   if (warning && !task.warnings.includes(warning)) task.warnings.push(warning);
 };
 
-/** After an attempt: writes the sandbox refused to protected paths, protected paths the child created, connections
- *  the closed network's proxy refused, and what the runner says of its placement — the person sees them. */
+/** After an attempt: writes the sandbox refused to protected paths, what the child planted there (set aside now),
+ *  connections the closed network's proxy refused, and what the runner says of its placement — the person sees them. */
 export function notePlacement(task: TaskContext, placed: Placed, ran: RunResult): void {
-  for (const w of guardWarnings(task.engine.host, placed.guard, ran.messages)) note(task, w);
+  for (const w of refusedWrites(placed.guard, ran.messages)) note(task, w);
+  for (const w of setPlantedAside(task.engine.host, placed.guard)) note(task, w);
   const refused = refusedWarning(placed.netRefused?.());
   if (refused) task.warnings.push(refused);
   for (const w of placed.warnings?.() ?? []) note(task, w);

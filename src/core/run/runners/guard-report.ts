@@ -1,5 +1,5 @@
-// What a child tried to do to the protected paths of its folders (sandbox-guard.ts), as the task's warnings: the
-// writes the sandbox refused, found in its tool results (the error names the path: "…/.git/hooks/pre-commit:
+// What a child tried to do to the protected paths of its folders (sandbox-guard.ts), and what is done about it, as
+// the task's warnings: the writes the sandbox refused, found in its tool results (the error names the path: "…/.git/hooks/pre-commit:
 // Read-only file system", "could not write config file .git/config: Device or resource busy" — a protected file
 // is its own mount point, so replacing it is EBUSY rather than EROFS), protected paths that were missing at the
 // start and exist now (moved aside: `NAME.quarantined`), and what it planted below the top (nested-report.ts).
@@ -8,7 +8,7 @@ import { escapeRegExp } from "../../regexp.ts";
 import { listed } from "../../string-list.ts";
 import type { StoredMessage } from "../../types.ts";
 import type { SandboxGuard } from "./sandbox-guard.ts";
-import { folderFs, nestedWarnings, quarantine } from "./nested-report.ts";
+import { disarmNested, folderFs, quarantine } from "./nested-report.ts";
 import { under } from "./sandbox.ts";
 
 const REFUSED = /read-only file system|resource busy|\bEROFS\b|\bEBUSY\b/i;
@@ -33,11 +33,8 @@ function named(line: string, guard: SandboxGuard): string | null {
   return null;
 }
 
-export function guardWarnings(
-  host: Pick<Host, "stat" | "listDir" | "readText" | "readBytes" | "within">,
-  guard: SandboxGuard | undefined,
-  messages: StoredMessage[],
-): string[] {
+/** The writes to protected paths the sandbox refused, found in the child's tool results: a warning naming them. */
+export function refusedWrites(guard: SandboxGuard | undefined, messages: StoredMessage[]): string[] {
   if (!guard) return [];
   const refused = new Set<string>();
   for (const m of messages) {
@@ -48,13 +45,25 @@ export function guardWarnings(
       if (p) refused.add(p);
     }
   }
-  const out: string[] = [];
   const list = [...refused];
-  if (list.length) {
-    out.push(
-      `sandbox: refused the child's write to ${listed(list, MAX)} (protected: code there would run later outside the sandbox; subagents.sandboxWritable opens a path on purpose)`,
-    );
-  }
+  return list.length
+    ? [
+        `sandbox: refused the child's write to ${listed(list, MAX)} (protected: code there would run later outside the sandbox; subagents.sandboxWritable opens a path on purpose)`,
+      ]
+    : [];
+}
+
+/**
+ * Acts on what the child planted where tools would run it later: protected paths that were missing at the start
+ * and exist now are moved aside (`NAME.quarantined`; a `.git/commondir` removed), and what it planted below the top
+ * is taken out (nested-report.ts disarmNested). Returns what it did, as the task's warnings.
+ */
+export function setPlantedAside(
+  host: Pick<Host, "stat" | "listDir" | "readText" | "readBytes" | "within">,
+  guard: SandboxGuard | undefined,
+): string[] {
+  if (!guard) return [];
+  const out: string[] = [];
   for (const p of guard.missing) {
     // Looked at as the path itself: a link the child made there counts as made (a dangling one too), and is moved
     // as the link it is, never followed.
@@ -77,5 +86,5 @@ export function guardWarnings(
   }
   // Paths opened with subagents.sandboxWritable are the person's choice: left as they are.
   const opened = (p: string) => (guard.open ?? []).some((o) => under(p, o));
-  return [...out, ...nestedWarnings(host, guard, opened)];
+  return [...out, ...disarmNested(host, guard, opened)];
 }

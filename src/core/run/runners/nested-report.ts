@@ -83,7 +83,9 @@ export function quarantine(fs: FolderFs, p: string): string | null {
   return null;
 }
 
-export function nestedWarnings(host: ReportHost, guard: SandboxGuard, opened: (p: string) => boolean): string[] {
+/** Takes out what the child planted below the top of its folder (repositories with code git would run, links to
+ *  git folders elsewhere, protected names moved aside), except where the person opened a path; says what it did. */
+export function disarmNested(host: ReportHost, guard: SandboxGuard, opened: (p: string) => boolean): string[] {
   const out: string[] = [];
   const rel = (p: string) => {
     const r = guard.roots.find((root) => under(p, root));

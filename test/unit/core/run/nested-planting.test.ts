@@ -23,7 +23,7 @@ import { indexGitlinks, SCAN_DEPTH, scanFolder } from "../../../../src/core/run/
 import { parseGitConfig, safeGitConfig } from "../../../../src/core/run/runners/git-config-safe.ts";
 import { disarmGitDir, quarantine } from "../../../../src/core/run/runners/nested-report.ts";
 import { sandboxGuard } from "../../../../src/core/run/runners/sandbox-guard.ts";
-import { guardWarnings } from "../../../../src/core/run/runners/guard-report.ts";
+import { setPlantedAside } from "../../../../src/core/run/runners/guard-report.ts";
 
 const host = createBunHost(bunDbOpener(Database));
 const root = mkdtempSync(join(tmpdir(), "nested-"));
@@ -224,7 +224,7 @@ test("before and after a run: existing nested repositories and config are protec
   mkdirSync(join(top, "app", ".claude"));
   mkdirSync(join(top, "app2"));
   writeFileSync(join(top, "app2", ".envrc"), "opened on purpose");
-  const warned = guardWarnings(host, g, []).join("\n");
+  const warned = setPlantedAside(host, g).join("\n");
   expect(warned).toContain("taken out: made (core.pager)");
   expect(warned).toContain("the child added made to the repository as submodules");
   expect(warned).toContain("moved aside: app/.claude → app/.claude.quarantined");
@@ -262,7 +262,7 @@ test("the clean-up never follows the child's links: a planted repository whose h
   writeFileSync(join(top, "sub", ".git"), `gitdir: ${join(other, ".git")}\n`);
   git(top, "add", "sub");
   symlinkSync(join(home, "not-yet"), join(top, "pkg", ".envrc"));
-  const warned = guardWarnings(host, g, []).join("\n");
+  const warned = setPlantedAside(host, g).join("\n");
   // The person's files: as they were.
   expect(readFileSync(join(home, "somefolder", "authorized_keys"), "utf8")).toBe("ssh-ed25519 KEEP\n");
   expect(readFileSync(join(home, "somefile"), "utf8")).toContain("pager = less");

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createBunHost } from "../../../../src/host/bun.ts";
 import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
 import { sandboxGuard } from "../../../../src/core/run/runners/sandbox-guard.ts";
-import { guardWarnings } from "../../../../src/core/run/runners/guard-report.ts";
+import { refusedWrites, setPlantedAside } from "../../../../src/core/run/runners/guard-report.ts";
 import { bwrapArgv } from "../../../../src/core/run/runners/sandbox.ts";
 import { defaultSettings, mergeSettings } from "../../../../src/core/settings.ts";
 
@@ -119,18 +119,18 @@ test("refused writes are named in the warnings (EROFS, EBUSY, relative, absolute
     `touch: cannot touch '/etc/x': Read-only file system`,
     `.git/hooks/pre-commit mentioned without an error`,
   ].join("\n");
-  const [w] = guardWarnings(host, g, [{ role: "toolResult", name: "bash", text, isError: true }]);
+  const [w] = refusedWrites(g, [{ role: "toolResult", name: "bash", text, isError: true }]);
   expect(w).toContain(".git/hooks/pre-commit");
   expect(w).toContain(`${r}/.git/config`);
   expect(w).toContain(".pi/extensions");
   expect(w).not.toContain("/etc/x");
-  const home = guardWarnings(host, { ...g, home: root }, [
+  const home = refusedWrites({ ...g, home: root }, [
     { role: "toolResult", name: "bash", text: `~/report/.git/config: Read-only file system`, isError: true },
   ]);
   expect(home[0]).toContain("~/report/.git/config");
-  expect(guardWarnings(host, g, [{ role: "toolResult", name: "bash", text: "all fine", isError: false }])).toEqual([]);
+  expect(refusedWrites(g, [{ role: "toolResult", name: "bash", text: "all fine", isError: false }])).toEqual([]);
   writeFileSync(`${r}/.git/commondir`, "/elsewhere\n");
-  const after = guardWarnings(host, g, []);
+  const after = setPlantedAside(host, g);
   expect(after.join("\n")).toContain(".git/commondir");
   expect(existsSync(`${r}/.git/commondir`)).toBe(false);
   git(r, "status");
@@ -173,10 +173,10 @@ test("protected names that are links: a dangling one (tracked pkg/.vscode) gets 
   expect(g.missing).toContain(`${r}/no-such-folder`);
   expect(g.missing).toContain(`${r}/no-such-pi`);
   // The links themselves are the person's, tracked: not moved aside after a run that did not touch them.
-  expect(guardWarnings(host, g, [])).toEqual([]);
+  expect(setPlantedAside(host, g)).toEqual([]);
   expect(lstatSync(join(r, "pkg", ".vscode")).isSymbolicLink()).toBe(true);
   // The child made the dangling one's target: moved aside and named.
   mkdirSync(join(r, "no-such-folder"));
-  expect(guardWarnings(host, g, []).join("\n")).toContain(`${r}/no-such-folder`);
+  expect(setPlantedAside(host, g).join("\n")).toContain(`${r}/no-such-folder`);
   expect(existsSync(join(r, "no-such-folder.quarantined"))).toBe(true);
 });

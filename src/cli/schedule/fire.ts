@@ -2,6 +2,7 @@
 // folder the schedule was added from, with the environment it keeps (on top of only HOME, USER, LOGNAME and SHELL,
 // which is what cron gives), its runs recorded under its name. One run at a time: a run due while the last is still
 // going is skipped, and the skip is recorded like a run, so the morning's `subagents sessions` shows it.
+import { DEFAULT_AGENT } from "../../core/run/task-types.ts";
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -27,7 +28,7 @@ export function scheduleDb(def: ScheduleDefinition, agentDir: string): string {
 
 /** The agent a schedule's command line runs, for the record of a run that never started. */
 function agentOf(args: string[]): string {
-  return args[0] === "run" && args[1] && !args[1].startsWith("-") ? args[1] : "default";
+  return args[0] === "run" && args[1] && !args[1].startsWith("-") ? args[1] : DEFAULT_AGENT;
 }
 
 /** A run of the schedule that did not start (skipped, its folder gone): recorded as any ended run is. */
@@ -41,16 +42,17 @@ export function recordNotRun(
     const file = scheduleDb(def, agentDir);
     const store = openStoreFile(bunDbOpener(Database), file, { isAlive: (o) => ownerAlive(path.dirname(file), o) });
     const id = store.newSessionId();
-    store.createSession({ id, name: def.name, agent: agentOf(def.args), cwd: def.cwd, schedule: def.name });
-    store.finishRun(
-      store.startRun(id, {
+    // A run that never started, recorded the one way such a run is (queued, then ended unstarted).
+    const run = store.queueRun(
+      { id, name: def.name, agent: agentOf(def.args), cwd: def.cwd, schedule: def.name },
+      {
         prompt: `subagents ${def.args.join(" ")}`,
         ownerPid: process.pid,
         ownerStart: procStartTime(process.pid),
         name: def.name,
-      }),
-      failedResult(message, code),
+      },
     );
+    store.finishQueued(run, failedResult(message, code));
     return id;
   } catch (err) {
     process.stderr.write(`schedule ${def.name}: could not record it (${(err as Error).message})\n`);

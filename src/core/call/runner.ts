@@ -233,10 +233,12 @@ export function callTaskRunner(
   return async (task, wiring, index) => {
     const tracked = o.track?.(task.sessionId, wiring.signal);
     const refused = of.refused?.(index);
+    const queuedRun = of.queued(task, index);
     let outcome: TaskOutcome;
     try {
       outcome = await run(task, {
         ...wiring,
+        queuedRun,
         ...(refused ? { notRun: refused } : {}),
         signal: tracked?.signal ?? wiring.signal,
         ask: o.ask,
@@ -262,7 +264,7 @@ export function callTaskRunner(
     } finally {
       tracked?.done();
     }
-    settleQueued(engine, of.queued(task, index), outcome.result);
+    settleQueued(engine, queuedRun, outcome.result);
     return outcome;
   };
 }

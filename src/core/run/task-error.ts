@@ -10,8 +10,8 @@ export class TaskError extends Error {
   constructor(
     message: string,
     readonly code: ErrorCode,
-    /** A task refused for its profile still gets a session marked as error, to be looked up later. */
-    readonly recordSession = false,
+    /** A task refused before it started (its agent, the call's decision) is told to its hooks, like any end. */
+    readonly tellHooks = false,
   ) {
     super(message);
   }

@@ -8,7 +8,7 @@ import type { SessionStore } from "../store/store-types.ts";
 import { formatResumePrompt, resumeNotFound } from "../store/transcript.ts";
 import { isolationProblem } from "./launch/isolation.ts";
 import { chooseModel } from "./model-choice.ts";
-import { childSessionFile, runOwner, sessionOf } from "./session-file.ts";
+import { childSessionFile, runOwner } from "./session-file.ts";
 import { failedResult, TaskError } from "./task-error.ts";
 import { agentFile, agentRefusal } from "./agent-file.ts";
 import { trustFor, type Engine } from "./engine.ts";
@@ -48,9 +48,8 @@ export async function prepareTask(
     prompt = formatResumePrompt(runs, prompt);
   }
   try {
-    // A sticky id the store holds without runs (a refused first attempt) is taken over, not created twice.
-    if (!resumeOf && store.getSession(id)) store.setSessionFile(id, sessionFile);
-    else if (!resumeOf) store.createSession(sessionOf(engine, input, agent, sessionFile));
+    // Its session was recorded with its queued run; a new one learns its session file now.
+    if (!resumeOf) store.setSessionFile(id, sessionFile);
   } catch (err) {
     // Nothing runs that could not be recorded: the task fails with the store's one line and code.
     if (err instanceof StoreError)
@@ -58,10 +57,10 @@ export async function prepareTask(
     throw err;
   }
   const where = placeOf(input);
-  let runId: number;
+  const runId = queuedRun(wiring);
   try {
     // The record says what ran the child (which pi, or the other harness's CLI), and where.
-    runId = store.startRun(id, {
+    store.startQueued(runId, {
       prompt: input.prompt,
       ...runOwner(host),
       pi: input.runtime === "pi" ? engine.piDescribe : input.runtime,
@@ -127,33 +126,33 @@ export async function prepareTask(
   };
 }
 
-/** A task refused before it has a session of its own; recorded as a failed run when the refusal asks for it. */
+/** The run its call queued for it: every task runs from one (core/call/runner.ts). */
+function queuedRun(wiring: TaskWiring): number {
+  if (wiring.queuedRun === undefined) throw new Error("a task runs from the run its call queued (core/call/runner.ts)");
+  return wiring.queuedRun;
+}
+
+/** A task refused before it started: its queued run ends with why (the one way a task that never started is
+ *  recorded), and its hooks hear of it when the refusal says so. */
 function refuse(engine: Engine, input: ResolvedTask, err: TaskError, wiring: TaskWiring): TaskOutcome {
-  const { host, store } = engine;
   const id = input.sessionId;
   const { agent } = input;
   const result = failedResult(err.message, err.code);
-  if (err.recordSession) {
-    try {
-      if (!store.getSession(id)) store.createSession(sessionOf(engine, input, agent));
-      const runId = store.startRun(id, {
-        prompt: input.prompt,
-        ...runOwner(host),
-        name: input.name,
-      });
-      store.finishRun(runId, result);
-      // Whoever pages on failures hears of a task that never started too (an unknown agent in a nightly schedule).
-      fireTaskEvent(
-        engine,
-        wiring,
-        null,
-        runId,
-        endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),
-      );
-    } catch {
-      // the session (a resumed one) is running elsewhere: the refusal is still returned, just not recorded
-    }
+  const runId = queuedRun(wiring);
+  try {
+    engine.store.finishQueued(runId, result);
+  } catch {
+    // the store is failing: the refusal is still returned (the next store that opens says it never started)
   }
+  // Whoever pages on failures hears of a task that never started too (an unknown agent in a nightly schedule).
+  if (err.tellHooks)
+    fireTaskEvent(
+      engine,
+      wiring,
+      null,
+      runId,
+      endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),
+    );
   return { sessionId: id, name: input.name, agent, result };
 }
 

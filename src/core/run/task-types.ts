@@ -84,6 +84,8 @@ export type TaskOutcome = {
  * cap check before its child starts, and who answers its child's questions. The call runner (core/call/) builds it.
  */
 export type TaskWiring = {
+  /** Its run as its call recorded it, queued (core/call/runner.ts): the task starts that row, or ends it unstarted. */
+  queuedRun?: number;
   signal?: AbortSignal;
   /** The call decided this task does not run: its project-local agent was refused, or a task it waits for
    *  (`after`) did not complete. It is recorded (a session of its own, marked as an error) and no child starts. */

@@ -63,26 +63,28 @@ export class MemoryStore implements SessionStore {
     return this.addRun(session.id, { ...run, status: "queued" });
   }
 
+  startQueued(runId: number, run: NewRun): void {
+    const entry = this.runs.get(runId);
+    if (entry?.run.status !== "queued") throw new Error(`run ${runId} is not waiting to start`);
+    const s = this.sessions.get(entry.sessionId)!;
+    const own = entry.run;
+    if (s.runs.some((r) => r !== own && busyRun(r, this.opts.isAlive))) throw new Error(resumeRunningMessage(s.id));
+    Object.assign(own, {
+      status: "running",
+      prompt: run.prompt,
+      startedAt: Date.now(),
+      ownerStart: run.ownerStart ?? null,
+      pi: run.pi,
+    });
+    if (run.sandbox !== undefined) own.sandbox = run.sandbox;
+    if (run.runner) own.runner = run.runner;
+    this.follow(s, "running", run.name);
+  }
+
   startRun(sessionId: string, run: NewRun): number {
     const s = this.sessions.get(sessionId);
     if (!s) throw new Error(`Session "${sessionId}" not found`);
-    // Its call recorded it when it accepted the task (this owner's queued run): this is its start.
-    const own = [...s.runs].reverse().find((r) => r.status === "queued" && r.ownerPid === run.ownerPid);
-    if (s.runs.some((r) => r !== own && busyRun(r, this.opts.isAlive)))
-      throw new Error(resumeRunningMessage(sessionId));
-    if (own) {
-      Object.assign(own, {
-        status: "running",
-        prompt: run.prompt,
-        startedAt: Date.now(),
-        ownerStart: run.ownerStart ?? null,
-        pi: run.pi,
-      });
-      if (run.sandbox !== undefined) own.sandbox = run.sandbox;
-      if (run.runner) own.runner = run.runner;
-      this.follow(s, "running", run.name);
-      return own.id;
-    }
+    if (s.runs.some((r) => busyRun(r, this.opts.isAlive))) throw new Error(resumeRunningMessage(sessionId));
     return this.addRun(sessionId, { ...run, status: "running" });
   }
 

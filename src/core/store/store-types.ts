@@ -165,12 +165,16 @@ export interface SessionStore {
   newSessionId(): string;
   createSession(s: NewSession): void;
   /** Records a task its call accepted: a run with status queued, owned by `ownerPid`, in its session (created when
-   *  new). The owner's startRun on that session starts this run instead of adding one. */
+   *  new). Its owner starts it by its id (startQueued), or ends it unstarted (finishQueued). */
   queueRun(session: NewSession, run: QueuedRun): number;
-  /** Starts a run: the session's queued run of this owner, else a new one. Refuses a session whose latest run is
-   *  running or queued under a live owner. */
+  /** Starts the queued run of that id (its owner's task starts now). Refuses while another run of its session is
+   *  running or queued under a live owner; throws when the run is not queued. */
+  startQueued(runId: number, run: NewRun): void;
+  /** Adds a run that starts now, to a session its call did not queue (tests, stores filled by hand). Refuses a
+   *  session whose run is running or queued under a live owner. */
   startRun(sessionId: string, run: NewRun): number;
-  /** Ends a run only while it is still queued (its task ended before it started: refused, skipped, not prepared). */
+  /** Ends a run only while it is still queued: the one way a task that never started is recorded (refused, skipped,
+   *  not prepared, a schedule that could not run). */
   finishQueued(runId: number, result: RunResult): void;
   /** Stores messages from index `from` on of a run still going, so its transcript shows what happened so far. */
   checkpointRun(runId: number, messages: StoredMessage[], from: number): void;

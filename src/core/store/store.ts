@@ -123,41 +123,49 @@ export class Store implements SessionStore {
     });
   }
 
+  /** Refuses a session with a run (other than `except`) running or queued under a live owner. */
+  private refuseBusy(sessionId: string, except?: number): void {
+    const open = this.db.all<{
+      id: number;
+      status: RunRecord["status"];
+      owner_pid: number | null;
+      owner_start: string | null;
+    }>("SELECT id, status, owner_pid, owner_start FROM runs WHERE session_id = ? AND status IN ('running', 'queued')", [
+      sessionId,
+    ]);
+    const busy = (r: (typeof open)[number]) =>
+      r.id !== except &&
+      busyRun({ status: r.status, ownerPid: r.owner_pid, ownerStart: r.owner_start }, this.opts.isAlive);
+    if (open.some(busy)) throw new Error(resumeRunningMessage(sessionId));
+  }
+
+  startQueued(runId: number, run: NewRun): void {
+    this.write(() => {
+      const row = this.db.get<{ session_id: string; status: string }>(
+        "SELECT session_id, status FROM runs WHERE id = ?",
+        [runId],
+      );
+      if (row?.status !== "queued") throw new Error(`run ${runId} is not waiting to start`);
+      this.refuseBusy(row.session_id, runId);
+      this.db.run(
+        "UPDATE runs SET status = 'running', prompt = ?, started_at = ?, owner_start = ?, pi = ?, sandbox = ?, runner = ? WHERE id = ?",
+        [
+          run.prompt,
+          this.now(),
+          run.ownerStart ?? null,
+          run.pi ?? null,
+          run.sandbox === undefined ? null : Number(run.sandbox),
+          run.runner ?? null,
+          runId,
+        ],
+      );
+      setSessionStatus(this.db, row.session_id, "running", this.now(), run.name);
+    });
+  }
+
   startRun(sessionId: string, run: NewRun): number {
     return this.write(() => {
-      const open = this.db.all<{
-        id: number;
-        status: RunRecord["status"];
-        owner_pid: number | null;
-        owner_start: string | null;
-      }>(
-        "SELECT id, status, owner_pid, owner_start FROM runs WHERE session_id = ? AND status IN ('running', 'queued') ORDER BY seq DESC",
-        [sessionId],
-      );
-      // Its call recorded it when it accepted the task (this owner's queued run): this is its start.
-      const own = open.find((r) => r.status === "queued" && r.owner_pid === run.ownerPid);
-      const other = open.find(
-        (r) =>
-          r !== own &&
-          busyRun({ status: r.status, ownerPid: r.owner_pid, ownerStart: r.owner_start }, this.opts.isAlive),
-      );
-      if (other) throw new Error(resumeRunningMessage(sessionId));
-      if (own) {
-        this.db.run(
-          "UPDATE runs SET status = 'running', prompt = ?, started_at = ?, owner_start = ?, pi = ?, sandbox = ?, runner = ? WHERE id = ?",
-          [
-            run.prompt,
-            this.now(),
-            run.ownerStart ?? null,
-            run.pi ?? null,
-            run.sandbox === undefined ? null : Number(run.sandbox),
-            run.runner ?? null,
-            own.id,
-          ],
-        );
-        setSessionStatus(this.db, sessionId, "running", this.now(), run.name);
-        return own.id;
-      }
+      this.refuseBusy(sessionId);
       return insertRun(this.db, sessionId, { ...run, status: "running" }, this.now());
     });
   }

@@ -148,7 +148,7 @@ test("node:sqlite (the extension under Node): the same index and run record", ()
 });
 
 for (const [kind, make] of stores) {
-  test(`${kind}: a queued task has its row from acceptance; its owner's start takes that run; another waits`, () => {
+  test(`${kind}: a queued task has its row from acceptance; its owner starts that run by its id; another waits`, () => {
     const s = make();
     const id = s.newSessionId();
     const session = { id, name: "later", agent: "scout", cwd: "/repo", parentSession: "pi-1" };
@@ -162,8 +162,10 @@ for (const [kind, make] of stores) {
     expect(s.parentUsage("pi-1").spawns).toBe(0);
     // Someone else (another live owner) cannot start the session while it waits here.
     expect(() => s.startRun(id, { prompt: "mine", ownerPid: 1 })).toThrow("is still running");
-    const started = s.startRun(id, { prompt: "do it now", ownerPid: process.pid, runner: "local" });
-    expect(started).toBe(queued);
+    s.startQueued(queued, { prompt: "do it now", ownerPid: process.pid, runner: "local" });
+    const started = queued;
+    // Started once: a run that is no longer queued is not started again.
+    expect(() => s.startQueued(queued, { prompt: "again", ownerPid: process.pid })).toThrow("not waiting to start");
     expect(s.getSession(id)).toMatchObject({
       status: "running",
       runs: [{ id: queued, status: "running", prompt: "do it now", runner: "local" }],

@@ -204,9 +204,18 @@ test("an isolated run with a setup and a gate, SIGKILLed at seeded points: nothi
     await owner.exited;
     const left = await waitGone(Date.now());
     expect(describe(left), `processes left ${GONE_MS / 1000} s after ${what}`).toEqual([]);
-    const planned = await checkInvariants(what);
+    let expected = [stage.phase === "making" || stage.phase === "setup" ? "discard" : "keep"];
+    if (stage.phase === "gate") {
+      // Applied before any prune: `apply` finishes the dead owner's worktree itself, then brings in its branch.
+      const id = (await cli(world, ["sessions", "--json"], { binary: true })).json[0].id as string;
+      const applied = await cli(world, ["apply", id], { binary: true, cwd: repo });
+      expect(applied.code, `${what}: ${applied.stderr}`).toBe(0);
+      expect(readFileSync(join(repo, "child.txt"), "utf8")).toBe("the child's work\n");
+      git("reset", "-q", "--hard", head);
+      expected = [];
+    }
     // What the clean-up did is what the stage calls for: nothing of a half-made or half-set-up worktree is kept.
-    expect(planned, what).toEqual([stage.phase === "making" || stage.phase === "setup" ? "discard" : "keep"]);
+    expect(await checkInvariants(what), what).toEqual(expected);
   }
 }, 240_000);
 

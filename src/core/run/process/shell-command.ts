@@ -55,7 +55,7 @@ export const OWNER_WATCH = [
   "  while owned; do sleep 1 & t=$!; wait $t; done",
   "  trap '' TERM; kill -TERM 0; n=0",
   '  while runs "$cp" && [ "$n" -lt 20 ]; do sleep 0.1; n=$((n + 1)); done',
-  "  kill -KILL 0 ) 3<&- &",
+  "  kill -KILL 0 ) 3<&- >/dev/null 2>&1 &",
   "w=$!",
   "exec 3<&-",
   'wait "$cp"',

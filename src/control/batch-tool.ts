@@ -11,7 +11,7 @@ import { itemLine } from "../core/batch/lines.ts";
 import type { BatchRecords } from "../core/store/batch-records.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
 import { jobTaken, startBatchProcess } from "../host/batch-process.ts";
-import { countsLine, rateOf } from "../ui/batch-summary.ts";
+import { jobStatus, statusLines } from "../ui/batch-summary.ts";
 import { plainStyle } from "../ui/windows.ts";
 
 export type BatchParams = {
@@ -59,17 +59,12 @@ export async function batchTool(raw: unknown, d: BatchToolDeps): Promise<BatchTo
   const job = p.job ? records.job(p.job) : records.jobs(1)[0];
   if (!job) return fail(p.job ? `No batch job "${p.job}".` : "No batch job recorded yet.");
   if (p.action === "status") {
-    const counts = records.counts(job.id);
-    const live = records.ownerLive(job);
-    const elapsed = (live ? Date.now() : job.updatedAt) - (job.startedAt ?? job.createdAt);
-    const status = job.status === "running" && !live ? "stopped" : job.status;
-    const failures = records.lastFailures(job.id, 3).map((f) => ({ id: f.id, error: f.error, attempts: f.attempts }));
-    const text = [
-      `batch ${job.id}: ${status}`,
-      countsLine(counts, elapsed, plainStyle),
-      ...failures.map((f) => `✗ ${f.id}: ${f.error}`),
-    ].join("\n");
-    return { text, details: { job: job.id, status, counts, rate: rateOf(counts, elapsed).rate, failures } };
+    const v = jobStatus(records, job, Date.now());
+    const failures = v.failures.map((f) => ({ id: f.id, error: f.error, attempts: f.attempts }));
+    return {
+      text: statusLines(job, v, plainStyle).join("\n"),
+      details: { job: job.id, status: v.status, counts: v.counts, rate: v.rate, failures },
+    };
   }
   const lines: string[] = [];
   let chars = 0;

@@ -1,7 +1,7 @@
 // A batch job in a few lines (docs/batch.md): one summary — bar, counts, rate, ETA, spend, the items under way, the
 // last failures — for the CLI's live view, `batch status` and the pi/MCP tool. Never a window per item.
 import type { JobProgress } from "../core/batch/run-job.ts";
-import type { JobCounts } from "../core/store/batch-records.ts";
+import type { BatchItem, BatchJob, BatchJobStatus, BatchRecords, JobCounts } from "../core/store/batch-records.ts";
 import { age } from "./format.ts";
 import { clip, sanitizeLine } from "./text-width.ts";
 import type { Style } from "./windows.ts";
@@ -17,8 +17,8 @@ export function rateOf(c: JobCounts, elapsedMs: number): { rate: number; etaSec:
 
 const dollars = (n: number) => `$${n.toFixed(n < 1 ? 4 : 2)}`;
 
-/** `[████░░░░] 612/1000 61%  ✓ 600  ✗ 12  ● 16  · 372  12.3/s  ETA 31s  $0.4200` */
-export function countsLine(c: JobCounts, elapsedMs: number, style: Style, spent = c.cost): string {
+/** `[████░░░░] 612/1000 61%  ✓ 600  ✗ 12  ● 16  · 372  12.3/s  ETA 31s  $0.4200` (no ETA for a job nobody runs) */
+export function countsLine(c: JobCounts, elapsedMs: number, style: Style, spent = c.cost, running = true): string {
   const done = c.completed + c.failed;
   const filled = c.total ? Math.round((done / c.total) * BAR) : BAR;
   const bar = `[${"█".repeat(filled)}${"░".repeat(BAR - filled)}]`;
@@ -32,7 +32,7 @@ export function countsLine(c: JobCounts, elapsedMs: number, style: Style, spent 
     `● ${c.running}`,
     `· ${c.pending}`,
     `${rate.toFixed(1)}/s`,
-    ...(etaSec !== null && (c.pending || c.running) ? [`ETA ${age(etaSec * 1000)}`] : []),
+    ...(running && etaSec !== null && (c.pending || c.running) ? [`ETA ${age(etaSec * 1000)}`] : []),
     dollars(spent),
   ].join("  ");
 }
@@ -62,4 +62,45 @@ export function progressLines(p: JobProgress, now: number, width: number, rows: 
   lines.push(...failures);
   if (p.stoppedBy) lines.push(style.yellow(`  no more items start: ${p.stoppedBy}`));
   return lines;
+}
+
+/** A recorded job as `batch status` and the batch tool show it. */
+export type JobStatusView = {
+  /** A job whose owner died while running is stopped, whatever its record still says. */
+  status: BatchJobStatus;
+  /** Its owner is alive and runs it now. */
+  live: boolean;
+  /** Items an owner that is gone left running wait again (pending). */
+  counts: JobCounts;
+  elapsedMs: number;
+  rate: number;
+  /** Seconds left at the rate, while it runs (null otherwise, or not known yet). */
+  etaSec: number | null;
+  failures: BatchItem[];
+};
+
+export function jobStatus(records: BatchRecords, job: BatchJob, now: number): JobStatusView {
+  const raw = records.counts(job.id);
+  const live = records.ownerLive(job);
+  const counts = live ? raw : { ...raw, pending: raw.pending + raw.running, running: 0 };
+  const elapsedMs = (live ? now : job.updatedAt) - (job.startedAt ?? job.createdAt);
+  const { rate, etaSec } = rateOf(counts, elapsedMs);
+  return {
+    status: job.status === "running" && !live ? "stopped" : job.status,
+    live,
+    counts,
+    elapsedMs,
+    rate,
+    etaSec: live ? etaSec : null,
+    failures: records.lastFailures(job.id, 3),
+  };
+}
+
+export function statusLines(job: BatchJob, v: JobStatusView, style: Style): string[] {
+  return [
+    `batch ${job.id}: ${v.status}${v.live && job.owner ? ` (pid ${job.owner.pid})` : ""} · ${job.items}`,
+    `  ${countsLine(v.counts, v.elapsedMs, style, v.counts.cost, v.live)}`,
+    ...(job.slurm ? [`  slurm job ${job.slurm.jobId}, ${job.slurm.shards} shards → ${job.slurm.out}.<I>`] : []),
+    ...v.failures.map((f) => `  ✗ ${f.id} (${f.status}, attempt ${f.attempts}): ${sanitizeLine(f.error ?? "")}`),
+  ];
 }

@@ -42,7 +42,7 @@ export class BatchView {
     const c = this.progress.counts;
     const before = c.completed + c.failed;
     this.say(
-      `batch ${this.progress.job}: ${c.total} items, ${c.pending} to run${before ? ` (${before} finished before)` : ""} · concurrency ${this.spec.concurrency}${out ? ` · results to ${out}` : ""}`,
+      `batch ${this.progress.job}: ${c.total} item${c.total === 1 ? "" : "s"}, ${c.pending} to run${before ? ` (${before} finished before)` : ""} · concurrency ${this.spec.concurrency}${out ? ` · results to ${out}` : ""}`,
     );
   }
 
@@ -87,10 +87,14 @@ export class BatchView {
     this.say(
       `batch ${this.progress.job} ${state}: ${c.completed} completed, ${c.failed} failed${left ? `, ${left} not run` : ""} in ${(end.elapsedMs / 1000).toFixed(1)}s · $${c.cost.toFixed(4)}${out ? ` · results: ${out}` : ""}`,
     );
-    if (end.stoppedBy && left)
-      this.say(this.style.yellow(`stopped: ${end.stoppedBy}; run the same command again to go on`));
+    // The job's budget counts its earlier runs: the same command would stop again at once.
+    const spent = this.spec.maxCost !== undefined && c.cost >= this.spec.maxCost;
+    const again = spent ? "run it again with a larger --max-cost to go on" : "run the same command again to go on";
+    if (end.stoppedBy && left) this.say(this.style.yellow(`stopped: ${end.stoppedBy}; ${again}`));
     else if (c.failed)
-      this.say(`failed items: subagents batch export ${this.progress.job} --all (or --retry-failed to run them again)`);
+      this.say(
+        `failed items: status "failed" in the results (subagents batch export ${this.progress.job}); --retry-failed runs them again`,
+      );
   }
 }
 

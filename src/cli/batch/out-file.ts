@@ -19,7 +19,15 @@ export function* finishedLines(records: BatchRecords, job: string, all = false):
 }
 
 export class OutFile {
-  private constructor(private fd: number | null) {}
+  private constructor(
+    private fd: number | null,
+    private readonly file: string,
+  ) {}
+
+  /** Appends to the file as it is (rewrite starts it over first). */
+  static appendTo(file: string): OutFile {
+    return new OutFile(fs.openSync(file, "a"), file);
+  }
 
   static rewrite(file: string, records: BatchRecords, job: string): OutFile {
     const tmp = `${file}.${process.pid}.tmp`;
@@ -34,16 +42,28 @@ export class OutFile {
         }
       }
       fs.writeSync(fd, chunk);
-    } finally {
+    } catch (err) {
+      // A full disk: the file as it was stays, no half-written copy beside it.
       fs.closeSync(fd);
+      fs.rmSync(tmp, { force: true });
+      (err as { path?: string }).path ??= file;
+      throw err;
     }
+    fs.closeSync(fd);
     fs.renameSync(tmp, file);
-    return new OutFile(fs.openSync(file, "a"));
+    return OutFile.appendTo(file);
   }
 
-  /** One line, written whole in one write (an append of a line never interleaves with another). */
+  /** One line, written whole in one write (an append of a line never interleaves with another). A failed write
+   *  (a full disk) names the file: a write knows only its descriptor. */
   append(line: ItemLine): void {
-    if (this.fd !== null) fs.writeSync(this.fd, `${JSON.stringify(line)}\n`);
+    if (this.fd === null) return;
+    try {
+      fs.writeSync(this.fd, `${JSON.stringify(line)}\n`);
+    } catch (err) {
+      (err as { path?: string }).path ??= this.file;
+      throw err;
+    }
   }
 
   close(): void {

@@ -38,6 +38,12 @@ type Values = ReturnType<typeof parse<typeof BATCH_OPTIONS>>["values"];
 
 const MAX_CONCURRENCY = 64;
 
+const STOP_SIGNALS: Record<number, string> = {
+  [EXIT.sigint]: "SIGINT (Ctrl-C)",
+  [EXIT.sigterm]: "SIGTERM",
+  [EXIT.sighup]: "SIGHUP (the terminal hung up)",
+};
+
 /** What the command line asks for, checked before anything is recorded. */
 export type BatchArgs = {
   items: string;
@@ -56,8 +62,12 @@ export function batchArgs(command: string, values: Values, positionals: string[]
     );
   const items = path.resolve(positionals[0]);
   itemsFormat(items);
-  if (!fs.statSync(items, { throwIfNoEntry: false })?.isFile())
-    throw new UsageError(`${command}: the items file ${items} does not exist.`);
+  const stat = fs.statSync(items, { throwIfNoEntry: false });
+  if (!stat) throw new UsageError(`${command}: the items file ${items} does not exist.`);
+  if (!stat.isFile())
+    throw new UsageError(
+      `${command}: the items file ${items} is ${stat.isDirectory() ? "a folder" : "not a plain file"}.`,
+    );
   if ((values.prompt === undefined) === (values["prompt-file"] === undefined))
     throw new UsageError(
       `${command}: give the prompt template with --prompt TEXT or --prompt-file FILE (one of them).`,
@@ -164,6 +174,7 @@ export async function runBatch(argv: string[], values: Values, positionals: stri
   const owner = { pid: process.pid, start: ctx.host.startTimeOf?.(process.pid) ?? null };
   // The job's record keeps the task every item runs as (plain data), beside what the command line said.
   const { prompt: _template, sessionId: _session, ...resolved } = task;
+  const before = records.job(args.job)?.status;
   const claimed = records.claim(args.job, args.items, { ...spec, out: args.out, task: resolved }, owner);
   if ("busy" in claimed)
     throw new UsageError(
@@ -184,7 +195,8 @@ export async function runBatch(argv: string[], values: Values, positionals: stri
       args.items,
     );
     if ("refusal" in recorded) {
-      records.release(args.job, "stopped");
+      // Refused before anything ran: a job that was done stays done.
+      records.release(args.job, before === "done" ? "done" : "stopped");
       released = true;
       throw refusalError("batch", recorded.refusal);
     }
@@ -221,9 +233,11 @@ export async function runBatch(argv: string[], values: Values, positionals: stri
       out?.close();
       view.stop();
     }
+    const code = interrupt.exitCode();
+    // The run only knows it was stopped: which signal it was is this process's.
+    if (code !== null) end = { ...end, stoppedBy: `stopped by ${STOP_SIGNALS[code] ?? "a signal"}` };
     if (json) writeJson(summaryJson(args.job, end, args.out));
     else view.final(end, args.out);
-    const code = interrupt.exitCode();
     if (code !== null) return code;
     return end.counts.completed === end.counts.total ? EXIT.ok : EXIT.taskFailed;
   } finally {

@@ -1,6 +1,6 @@
 // `subagents batch ITEMS --prompt TEMPLATE`, and `batch status|export|submit|merge` (docs/batch.md): one prompt over
 // the items of a file, recorded before it starts and resumed by running the same command again.
-import { rateOf, countsLine } from "../../ui/batch-summary.ts";
+import { jobStatus, statusLines } from "../../ui/batch-summary.ts";
 import { plainStyle } from "../../ui/windows.ts";
 import { CSV_COLUMNS, csvRow } from "../../core/batch/lines.ts";
 import { EXIT, UsageError } from "../errors.ts";
@@ -40,41 +40,30 @@ function batchStatus(argv: string[]): number {
   }
   if (positionals.length > 1) throw new UsageError("batch status: give at most one job.");
   const { job, store } = findJob("batch status", positionals[0]);
-  const counts = store.batches.counts(job.id);
-  const live = store.batches.ownerLive(job);
-  // A job whose owner died while running is stopped, whatever its record still says.
-  const status = job.status === "running" && !live ? "stopped" : job.status;
-  const elapsed = (live ? Date.now() : job.updatedAt) - (job.startedAt ?? job.createdAt);
-  const { rate, etaSec } = rateOf(counts, elapsed);
-  const failures = store.batches.lastFailures(job.id, 3);
+  const v = jobStatus(store.batches, job, Date.now());
   if (values.json) {
     writeJson({
       type: "batch",
       job: job.id,
-      status,
+      status: v.status,
       items: job.items,
-      ...(live ? { ownerPid: job.owner!.pid } : {}),
+      ...(v.live ? { ownerPid: job.owner!.pid } : {}),
       counts: {
-        pending: counts.pending,
-        running: live ? counts.running : 0,
-        completed: counts.completed,
-        failed: counts.failed,
-        total: counts.total,
+        pending: v.counts.pending,
+        running: v.counts.running,
+        completed: v.counts.completed,
+        failed: v.counts.failed,
+        total: v.counts.total,
       },
-      cost: counts.cost,
-      rate,
-      etaSec: live ? etaSec : null,
+      cost: v.counts.cost,
+      rate: v.rate,
+      etaSec: v.etaSec,
       ...(job.slurm ? { slurm: job.slurm } : {}),
-      lastFailures: failures.map((f) => ({ id: f.id, status: f.status, error: f.error, attempts: f.attempts })),
+      lastFailures: v.failures.map((f) => ({ id: f.id, status: f.status, error: f.error, attempts: f.attempts })),
     });
     return EXIT.ok;
   }
-  console.log(`batch ${job.id}: ${status}${live ? ` (pid ${job.owner!.pid})` : ""} · ${job.items}`);
-  console.log(
-    `  ${countsLine(live ? counts : { ...counts, pending: counts.pending + counts.running, running: 0 }, elapsed, plainStyle)}`,
-  );
-  if (job.slurm) console.log(`  slurm job ${job.slurm.jobId}, ${job.slurm.shards} shards → ${job.slurm.out}.<I>`);
-  for (const f of failures) console.log(`  ✗ ${f.id} (${f.status}, attempt ${f.attempts}): ${f.error}`);
+  for (const line of statusLines(job, v, plainStyle)) console.log(line);
   return EXIT.ok;
 }
 

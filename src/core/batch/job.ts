@@ -95,11 +95,12 @@ export function attemptEnd(
       },
       uncount: false,
     };
-  const failure = { ...base, result: r.output || undefined, error: r.error ?? "failed", errorCode: r.errorCode };
   // Stopped, or not started because money ran out (the job's budget, the session's cap: no model turn was made):
-  // the item runs when the job goes on.
+  // the item runs when the job goes on. Not a failure of the item: no error is kept (status and the live view
+  // list failures, and a stop's "Cancelled" would hide the real ones); the job's end says why it stopped.
   const unspent = r.errorCode === "BUDGET_EXCEEDED" && (o.budgetSpent || r.usage.turns === 0);
-  if (o.stopping || unspent) return { end: { ...failure, status: "pending" }, uncount: true };
+  if (o.stopping || unspent) return { end: { ...base, status: "pending" }, uncount: true };
+  const failure = { ...base, result: r.output || undefined, error: r.error ?? "failed", errorCode: r.errorCode };
   // A child that finalized with ERROR said it could not: another attempt would say the same.
   const worthRetry =
     (RETRYABLE_CODES as readonly string[]).includes(r.errorCode ?? "") && r.finalize?.status !== "ERROR";

@@ -37,12 +37,13 @@ export async function recordItems(
   const flush = (): Refusal | null => {
     const twice = records.record(jobId, pass, page);
     page = [];
-    return twice.length
-      ? {
-          code: "INVALID_INPUT",
-          message: `${where}: item id "${twice[0]}" appears more than once (ids name items; see --id)`,
-        }
-      : null;
+    if (!twice.length) return null;
+    // A number may be a line's: an item without an id is named by its line, and may meet an item whose id it is.
+    const byLine = /^\d+$/.test(twice[0]) ? `; an item without "${spec.idColumn}" is named by its line number` : "";
+    return {
+      code: "INVALID_INPUT",
+      message: `${where}: item id "${twice[0]}" appears more than once (ids name items; see --id${byLine})`,
+    };
   };
   for await (const item of items) {
     if (first) {
@@ -73,6 +74,15 @@ export async function recordItems(
       if (refusal) return { refusal };
     }
   }
+  // A file without items is a mistake (a truncated or regenerated file): resuming from it would drop every item the
+  // job has, results included. Nothing is recorded.
+  if (first)
+    return {
+      refusal: {
+        code: "INVALID_INPUT",
+        message: `${where} has no items (an empty file, or a CSV with only its header row): nothing to run, the job's records are kept`,
+      },
+    };
   const refusal = flush();
   return refusal ? { refusal } : { count };
 }

@@ -143,10 +143,10 @@ export async function runJob(r: JobRun, progress: JobProgress): Promise<JobEnd> 
         budgetSpent: budgetSpent(),
       });
       records.finish(job, item.id, end, uncount);
-      if (uncount && !r.signal?.aborted) stopWith(end.error ?? "the budget is spent");
+      if (uncount && !r.signal?.aborted) stopWith(e.outcome.result.error ?? "the budget is spent");
       move("running", end.status);
       progress.counts.cost += end.usage.cost;
-      if (end.status !== "completed")
+      if (end.status !== "completed" && !uncount)
         progress.failures = [
           { id: item.id, error: end.error ?? "failed", final: end.status === "failed" },
           ...progress.failures,

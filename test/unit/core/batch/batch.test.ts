@@ -12,7 +12,7 @@ import { missingColumns, renderPrompt, templateColumns } from "../../../../src/c
 import { Store } from "../../../../src/core/store/store.ts";
 import { emptyUsage, runResult } from "../../../../src/core/types.ts";
 import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
-import { progressLines, rateOf } from "../../../../src/ui/batch-summary.ts";
+import { jobStatus, progressLines, rateOf, statusLines } from "../../../../src/ui/batch-summary.ts";
 import { plainStyle } from "../../../../src/ui/windows.ts";
 
 const open = bunDbOpener(Database);
@@ -64,6 +64,14 @@ test("an attempt's end: completed; worth retrying while attempts are left; a chi
   expect(attemptEnd(failed, 3, { ...o, stopping: true })).toMatchObject({ end: { status: "pending" }, uncount: true });
   const cut = outcome({ status: "error", errorCode: "BUDGET_EXCEEDED" });
   expect(attemptEnd(cut, 1, { ...o, budgetSpent: true })).toMatchObject({ end: { status: "pending" }, uncount: true });
+  // Put back, not failed: no error is kept ("Cancelled" had been listed among the job's failures).
+  const stopped = attemptEnd(outcome({ status: "error", error: "Cancelled", errorCode: "SUBAGENT_CANCELLED" }), 1, {
+    ...o,
+    stopping: true,
+  });
+  expect(stopped.end.error).toBeUndefined();
+  expect(stopped.end.errorCode).toBeUndefined();
+  expect(attemptEnd(cut, 1, { ...o, budgetSpent: true }).end.error).toBeUndefined();
 });
 
 const entries = async function* (items: Record<string, unknown>[]) {
@@ -126,6 +134,64 @@ test("records: a resumed job keeps what is done with the same key, reruns a chan
   expect("refusal" in typo && typo.refusal.message).toContain(
     "uses {{titel}}, which the first item (line 1) does not have",
   );
+  // An item without an id is named by its line: the refusal says so when it meets an item whose id that is.
+  const clash = await recordItems(b, "j", 10, entries([{ id: "2", v: 0 }, { v: 1 }]), spec, keyOf, "f");
+  expect("refusal" in clash && clash.refusal.message).toContain(
+    'item id "2" appears more than once (ids name items; see --id; an item without "id" is named by its line number)',
+  );
+});
+
+test("records: a file without items is refused, and the job keeps every item and result it had", async () => {
+  const b = store().batches;
+  b.claim("e", "/items", {}, { pid: 1, start: null });
+  await recordItems(
+    b,
+    "e",
+    1,
+    entries([
+      { id: "a", v: 1 },
+      { id: "b", v: 2 },
+    ]),
+    spec,
+    keyOf,
+    "items",
+  );
+  b.prepareRun("e", 1, { maxAttempts: 3, retryable: [] });
+  b.start("e", "a", "s-a");
+  b.finish("e", "a", { status: "completed", result: "kept", usage: emptyUsage() });
+  b.release("e", "stopped");
+  // The same command over a file emptied meanwhile (a truncated copy, a regenerating pipeline): it had dropped every
+  // item, results included, and exited 0.
+  const empty = await recordItems(b, "e", 2, entries([]), spec, keyOf, "items.jsonl");
+  expect("refusal" in empty && empty.refusal.message).toContain("items.jsonl has no items");
+  expect(b.page("e", 0, 10).map((i) => [i.id, i.status, i.result])).toEqual([
+    ["a", "completed", "kept"],
+    ["b", "pending", undefined],
+  ]);
+});
+
+test("status of a job nobody runs: what its dead owner left running waits again, no ETA; a stop is not a failure", () => {
+  const b = store(false).batches;
+  b.claim("s", "/i.jsonl", {}, { pid: 5, start: null });
+  b.record(
+    "s",
+    1,
+    ["a", "b", "c", "d"].map((id, i) => ({ id, seq: i + 1, key: id, prompt: id })),
+  );
+  b.start("s", "a", "s-a");
+  b.finish("s", "a", { status: "failed", error: "real failure", errorCode: "LOOP_DETECTED", usage: emptyUsage() });
+  b.start("s", "b", "s-b");
+  b.finish("s", "b", { status: "pending", usage: emptyUsage() }, true);
+  b.start("s", "c", "s-c");
+  const job = b.job("s")!;
+  const v = jobStatus(b, job, job.updatedAt + 60_000);
+  expect(v).toMatchObject({ status: "stopped", live: false, etaSec: null });
+  expect(v.counts).toMatchObject({ pending: 3, running: 0, failed: 1 });
+  expect(v.failures.map((f) => f.id)).toEqual(["a"]);
+  const lines = statusLines(job, v, plainStyle);
+  expect(lines[0]).toBe("batch s: stopped · /i.jsonl");
+  expect(lines[1]).not.toContain("ETA");
+  expect(lines.slice(2)).toEqual(["  ✗ a (failed, attempt 1): real failure"]);
 });
 
 test("records: in flight when the owner died runs again; failures worth retrying while attempts last; a live owner keeps the job", async () => {

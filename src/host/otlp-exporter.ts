@@ -154,7 +154,8 @@ async function within(p: Promise<unknown>, ms: number): Promise<void> {
 function reason(err: unknown): string {
   const e = err as { code?: string; cause?: { code?: string; message?: string }; message?: string; name?: string };
   const code = e?.cause?.code ?? e?.code;
-  const msg = (e?.cause?.message ?? e?.message ?? String(err)).split("\n")[0];
+  // Its first sentence: Bun goes on with advice about fetch() options nobody here passes.
+  const msg = (e?.cause?.message ?? e?.message ?? String(err)).split("\n")[0].replace(/(\.) [A-Z].*$/, "$1");
   if (code && !msg.includes(code)) return `${code} ${msg}`;
   return msg;
 }

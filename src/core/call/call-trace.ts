@@ -321,7 +321,7 @@ export class CallTrace {
       tool.status = span.status;
       spans.push(tool);
     }
-    this.tracing.export(spans);
+    if (this.sampled) this.tracing.export(spans);
   }
 
   private chatEnd(t: TaskTrace, ev: Extract<ChildEvent, { type: "assistant" }>, now: number): void {
@@ -428,7 +428,13 @@ export class CallTrace {
   }
 
   private emit(span: Span): void {
-    this.tracing.export([span]);
+    if (this.sampled) this.tracing.export([span]);
+  }
+
+  /** A parent that was not sampled (trace-flags 00) decided for the whole trace, as the SDKs' default parent-based
+   *  sampler does: nothing of ours is recorded, and each child is handed the same decision. */
+  private get sampled(): boolean {
+    return (this.flags & 1) === 1;
   }
 }
 

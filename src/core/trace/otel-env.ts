@@ -76,19 +76,19 @@ export function readTraceConfig(env: Env, version: string): { config: TraceConfi
   let otlp: TraceConfig["otlp"];
   if (otlpOn) {
     const protocol = first(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL") ?? "http/protobuf";
-    if (protocol === "http/protobuf" || protocol === "http/json")
+    const url = tracesUrl(env);
+    const badUrl = urlProblem(url);
+    if (badUrl) warnings.push(badUrl);
+    else if (protocol === "http/protobuf" || protocol === "http/json")
       otlp = {
-        url: tracesUrl(env),
+        url,
         protocol,
         headers: {
           ...parseKeyValues(env.OTEL_EXPORTER_OTLP_HEADERS),
           ...parseKeyValues(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS),
         },
         gzip: first(env, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION") === "gzip",
-        timeoutMs: Math.min(
-          EXPORT_BOUND_MS,
-          Number(first(env, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")) || EXPORT_BOUND_MS,
-        ),
+        timeoutMs: timeoutOf(first(env, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")),
       };
     else warnings.push(`OTEL_EXPORTER_OTLP_PROTOCOL ${protocol} is not supported (http/protobuf, http/json)`);
   }
@@ -112,6 +112,26 @@ export function readTraceConfig(env: Env, version: string): { config: TraceConfi
     },
     ...(warning ? { warning } : {}),
   };
+}
+
+/** OTEL_EXPORTER_OTLP_TIMEOUT in ms, at most EXPORT_BOUND_MS; not a positive number (-5, abc): the bound, as the
+ *  SDKs fall back to their default (a negative timer had made Node print a TimeoutNegativeWarning). */
+function timeoutOf(text: string | undefined): number {
+  const ms = Number(text);
+  return Number.isFinite(ms) && ms > 0 ? Math.min(EXPORT_BOUND_MS, ms) : EXPORT_BOUND_MS;
+}
+
+/** Why the traces endpoint cannot be posted to, said once at the start rather than at every export. */
+function urlProblem(url: string): string | null {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // not a URL at all
+  }
+  if (parsed && (parsed.protocol === "http:" || parsed.protocol === "https:")) return null;
+  const hint = /^[\w.-]+:\d+/.test(url) ? " (add http://)" : "";
+  return `the OTLP endpoint ${url} is not an http(s) URL${hint}`;
 }
 
 /** The traces endpoint: the signal's own as given, else the base endpoint with /v1/traces appended. */

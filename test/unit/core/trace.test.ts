@@ -99,6 +99,16 @@ test("the OTEL_* switches: off by default, on for otlp/console or an endpoint, n
   const zipkin = readTraceConfig({ OTEL_TRACES_EXPORTER: "zipkin,console" }, "1");
   expect(zipkin.config?.console).toBe(true);
   expect(zipkin.warning).toContain("OTEL_TRACES_EXPORTER zipkin is not supported");
+  // A timeout that is not a positive number is the bound (-5 had reached setTimeout: Node's TimeoutNegativeWarning).
+  for (const t of ["-5", "abc", "0"])
+    expect(
+      readTraceConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_TIMEOUT: t }, "1").config?.otlp?.timeoutMs,
+    ).toBe(2000);
+  // An endpoint that is not an http(s) URL is said once at the start (it failed at every export, in fetch()'s words).
+  const bare = readTraceConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "127.0.0.1:4318" }, "1");
+  expect(bare.config).toBeNull();
+  expect(bare.warning).toBe("traces: the OTLP endpoint 127.0.0.1:4318/v1/traces is not an http(s) URL (add http://)");
+  expect(readTraceConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" }, "1").warning).toContain("is not an http(s) URL");
 });
 
 const sample = (over: Partial<Span> = {}): Span => ({
@@ -358,6 +368,19 @@ test("content capture: prompt, output and tool arguments go on spans, masked, on
   const bash = got.find((s) => s.name === "execute_tool bash")!;
   expect(bash.attributes["gen_ai.tool.call.arguments"]).toBe('{"command":"echo gh_[REDACTED]"}');
   expect(bash.attributes["gen_ai.tool.call.result"]).toBe("ok");
+});
+
+test("a parent that was not sampled (flags 00): nothing is recorded, and each child is handed the same decision", () => {
+  const { tracing, spans } = keep({ traceId: TRACE, spanId: PARENT, flags: 0 });
+  const tasks = [task("t")];
+  const trace = new CallTrace(tracing, tasks, { tool: { name: "delegate_to_subagents", callId: "c1" } });
+  trace.event({ type: "taskStart", index: 0, task: tasks[0] });
+  expect(traceEnv(trace.childContext(0)).TRACEPARENT).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-00$`));
+  trace.event({ type: "taskProgress", index: 0, state: undefined as never, event: { type: "turn_start" } });
+  const result = runResult({ status: "completed" });
+  trace.event({ type: "taskEnd", index: 0, outcome: { sessionId: "s", name: "t", agent: "a", result } });
+  trace.end();
+  expect(spans).toEqual([]);
 });
 
 test("a streamed call (a batch's items): one trace, each task's span from when it was taken, totals at the end", () => {

@@ -2,7 +2,7 @@
 // delegate), so scripts can always read the last line.
 import { sanitize } from "../../core/sanitize.ts";
 import type { TaskOutcome } from "../../core/run/task-types.ts";
-import type { ChildEvent } from "../../core/types.ts";
+import { addUsage, type ChildEvent, emptyUsage } from "../../core/types.ts";
 import { overlaps } from "../../core/run/launch/isolation.ts";
 
 export type JsonEvent = Record<string, unknown> & { type: string };
@@ -92,9 +92,12 @@ export function summaryEvent(outcomes: TaskOutcome[]): JsonEvent {
       ...(o.result.gate ? { gate: o.result.gate } : {}),
       ...(o.result.structured !== undefined ? { structured: o.result.structured } : {}),
       usage: o.result.usage,
+      durationMs: o.result.durationMs,
       ...(o.result.model ? { model: o.result.model } : {}),
       ...(o.result.recordError ? { recordError: o.result.recordError } : {}),
     })),
+    // What the call spent in all (the figures its trace's invoke_workflow span carries).
+    usage: outcomes.reduce((sum, o) => addUsage(sum, o.result.usage), emptyUsage()),
     ...(outcomes.some((o) => o.result.isolation) ? { overlaps: overlaps(outcomes) } : {}),
   };
 }

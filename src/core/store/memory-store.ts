@@ -211,6 +211,7 @@ export class MemoryStore implements SessionStore {
         input: s.runs.reduce((n, r) => n + r.usage.input, 0),
         output: s.runs.reduce((n, r) => n + r.usage.output, 0),
         cacheRead: s.runs.reduce((n, r) => n + r.usage.cacheRead, 0),
+        cacheWrite: s.runs.reduce((n, r) => n + r.usage.cacheWrite, 0),
       },
       durationMs: s.runs.reduce((n, r) => n + (r.endedAt === undefined ? 0 : r.endedAt - r.startedAt), 0),
       runCount: s.runs.length,

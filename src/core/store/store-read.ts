@@ -60,6 +60,7 @@ export function listSessions(db: Db, opts: { limit: number; offset?: number }): 
     input: number | null;
     output: number | null;
     cache_read: number | null;
+    cache_write: number | null;
     duration: number | null;
     run_count: number;
     last_error_code: string | null;
@@ -69,6 +70,7 @@ export function listSessions(db: Db, opts: { limit: number; offset?: number }): 
     `WITH page AS (SELECT rowid AS rid, * FROM sessions ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?)
      SELECT page.*, SUM(json_extract(r.usage, '$.cost')) AS cost, SUM(json_extract(r.usage, '$.input')) AS input,
             SUM(json_extract(r.usage, '$.output')) AS output, SUM(json_extract(r.usage, '$.cacheRead')) AS cache_read,
+            SUM(json_extract(r.usage, '$.cacheWrite')) AS cache_write,
             SUM(r.ended_at - r.started_at) AS duration, COUNT(r.id) AS run_count,
             (SELECT error_code FROM runs l WHERE l.session_id = page.id ORDER BY l.id DESC LIMIT 1) AS last_error_code
        FROM page LEFT JOIN runs r ON r.session_id = page.id
@@ -82,7 +84,12 @@ export function listSessions(db: Db, opts: { limit: number; offset?: number }): 
     cwd: s.cwd,
     status: s.status as SessionSummary["status"],
     cost: s.cost ?? 0,
-    tokens: { input: s.input ?? 0, output: s.output ?? 0, cacheRead: s.cache_read ?? 0 },
+    tokens: {
+      input: s.input ?? 0,
+      output: s.output ?? 0,
+      cacheRead: s.cache_read ?? 0,
+      cacheWrite: s.cache_write ?? 0,
+    },
     durationMs: s.duration ?? 0,
     runCount: s.run_count,
     ...(s.last_error_code ? { lastErrorCode: s.last_error_code as ErrorCode } : {}),

@@ -63,8 +63,9 @@ export type SessionSummary = {
   cwd: string;
   status: RunStatus;
   cost: number;
-  /** Tokens of all its runs: input (without cache reads), output, read from the provider's cache. */
-  tokens: { input: number; output: number; cacheRead: number };
+  /** Tokens of all its runs: input (without the cache's), output, read from and written to the provider's cache (a
+   *  trace's gen_ai.usage.input_tokens is input + cacheRead + cacheWrite). */
+  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
   /** Wall time of its ended runs, added up. */
   durationMs: number;
   runCount: number;

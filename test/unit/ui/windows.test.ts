@@ -220,7 +220,7 @@ test("composition in windows: a waiting task names what it waits for, a skipped 
         status: "error",
         lastErrorCode: "SKIPPED",
         cost: 0,
-        tokens: { input: 0, output: 0, cacheRead: 0 },
+        tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
         durationMs: 0,
         runCount: 1,
         createdAt: 0,

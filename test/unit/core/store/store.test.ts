@@ -335,6 +335,8 @@ test("sqlite: what runs spent, per session and by agent, day or folder (subagent
     input,
     output: 10,
     cacheRead,
+    // What an Anthropic-style provider bills apart: sessions --json carries it, as spans count it in input_tokens.
+    cacheWrite: cacheRead ? 5 : 0,
     cost,
     turns: 1,
   });
@@ -354,7 +356,7 @@ test("sqlite: what runs spent, per session and by agent, day or folder (subagent
   run("worker", "/a", spend(300, 10, 1), "completed", 4000);
   expect(s.listSessions({ limit: 10 }).find((x) => x.id === first)).toMatchObject({
     cost: 0.5,
-    tokens: { input: 100, output: 10, cacheRead: 50 },
+    tokens: { input: 100, output: 10, cacheRead: 50, cacheWrite: 5 },
     durationMs: 2000,
   });
   expect(s.listSessions({ limit: 10 }).find((x) => x.id === old)?.durationMs).toBe(1000);
@@ -367,7 +369,7 @@ test("sqlite: what runs spent, per session and by agent, day or folder (subagent
       input: 300,
       output: 10,
       cacheRead: 10,
-      cacheWrite: 0,
+      cacheWrite: 5,
       cost: 1,
       durationMs: 4000,
     },
@@ -379,7 +381,7 @@ test("sqlite: what runs spent, per session and by agent, day or folder (subagent
       input: 300,
       output: 20,
       cacheRead: 50,
-      cacheWrite: 0,
+      cacheWrite: 5,
       cost: 0.75,
       durationMs: 5000,
     },

@@ -24,7 +24,7 @@ export const processMark = (): string | undefined => {
 function leftovers(): ReturnType<typeof markedProcesses> {
   const mark = processMark();
   if (!mark || keeps(mark)) return [];
-  return markedProcesses().filter((p) => within(p.mark, mark));
+  return markedProcesses((m) => within(m, mark));
 }
 
 const parentPid = (): number | null => {

@@ -39,7 +39,8 @@ export interface ChildProcess {
   /** A task's lease on a kept child (core/run/process/pool.ts): which of that process's tasks this is (1: it started for it). */
   readonly task?: number;
   /** A lease: the mark its task's processes carry (core/run/process/marks.ts), and those found still running when
-   *  its task settled (already ended, before the process took another task). */
+   *  its task settled (already ended, before the process took another task); absent when nobody looked (pi refused
+   *  the task: the process ends, and its own end looks under its mark). */
   readonly mark?: string;
   readonly leftovers?: MarkedProcess[];
   kill(signal: "SIGTERM" | "SIGKILL"): void;
@@ -113,8 +114,9 @@ export interface Host {
   startTimeOf?(pid: number): string | null;
   /** Why `path` cannot be a task's working folder (missing, not a folder, not readable), or null. */
   folderProblem?(path: string): string | null;
-  /** Every live process of ours (but this one) carrying a run's mark; absent or empty where that cannot be read. */
-  marked?(): MarkedProcess[];
+  /** Every live process of ours (but this one) carrying a run's mark — `run`'s or one under it, when given; absent or
+   *  empty where that cannot be read. */
+  marked?(run?: string): MarkedProcess[];
   /** Starts a proxy for one sandboxed child's network; absent where that cannot be done. */
   netProxy?(spec: NetProxySpec): Promise<NetProxy>;
 

@@ -4,7 +4,7 @@ import * as os from "node:os";
 import type { ChildProcess, Db, DirEntry, Host, SpawnSpec } from "../core/host.ts";
 import { maskHomeDir } from "../core/sanitize.ts";
 import { descendantsOf } from "./proc-tree.ts";
-import { markedProcesses } from "./proc-marks.ts";
+import { markedUnder } from "./proc-marks.ts";
 import { startNetProxy } from "./net-proxy.ts";
 import { processRuns, procStartTime, signalPid } from "./process-identity.ts";
 import { makePrivate } from "./private-files.ts";
@@ -106,7 +106,7 @@ export function fsParts() {
     homedir: () => os.homedir(),
     cwd: () => process.cwd(),
     descendants: descendantsOf,
-    marked: markedProcesses,
+    marked: markedUnder,
     signal: signalPid,
     isAlive: processRuns,
     startTimeOf: procStartTime,

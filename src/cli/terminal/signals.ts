@@ -53,9 +53,7 @@ export function trapSignals(hooks: SignalHooks = {}): Interrupt {
   const handler = (sig: NodeJS.Signals) => {
     if (code !== null) {
       // With what our runs' commands left outside the tree (marks.ts): the runner would have ended it next.
-      const marked = liveMarks.size
-        ? markedProcesses().filter((p) => [...liveMarks].some((m) => within(p.mark, m)))
-        : [];
+      const marked = liveMarks.size ? markedProcesses((mark) => [...liveMarks].some((m) => within(mark, m))) : [];
       killAll(new Set([...known, ...descendantsOf(process.pid), ...marked.map((p) => p.pid)]));
       try {
         hooks.onForce?.();

@@ -80,15 +80,18 @@ export async function runAttempt(
   streams.end(exit.code);
   reapDescendants(host, run.finalTree);
   // Processes that left the tree (double-forked, setsid) still carry the mark: found and ended here, on every end
-  // path, unless the task keeps them. A kept child's lease was looked at before the process took another task.
+  // path, unless the task keeps them. A kept child's lease was looked at by its pool as the task settled, before
+  // the process could take another task (sparing pi's own helpers): looking again would cost a scan of every
+  // process per task, a third of a batch owner's CPU, and end the helpers the pool spared.
   // A run stopped by a person (cancel, Ctrl-C, SIGTERM) keeps nothing, keepProcesses or not.
   const leftovers = [...(proc.leftovers ?? [])];
   if (mark) {
-    for (const p of await endLeftovers(host, clock, mark, {
-      keep: spec.keepProcesses && !spec.signal?.aborted,
-      graceMs: spec.killGraceMs,
-    }))
-      if (!leftovers.some((l) => l.pid === p.pid)) leftovers.push(p);
+    if (!proc.leftovers)
+      for (const p of await endLeftovers(host, clock, mark, {
+        keep: spec.keepProcesses && !spec.signal?.aborted,
+        graceMs: spec.killGraceMs,
+      }))
+        if (!leftovers.some((l) => l.pid === p.pid)) leftovers.push(p);
     liveMarks.delete(mark);
   }
   clearGrace();

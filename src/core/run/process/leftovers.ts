@@ -12,7 +12,7 @@ const ROUNDS = 3;
 const SETTLE_MS = 1000;
 
 export const marksOf = (host: Host, run: string): MarkedProcess[] =>
-  (host.marked?.() ?? []).filter((p) => within(p.mark, run));
+  (host.marked?.(run) ?? []).filter((p) => within(p.mark, run));
 
 const lookFor = (host: Host, run: string, spare?: (pid: number) => boolean) =>
   marksOf(host, run).filter((p) => !spare?.(p.pid));

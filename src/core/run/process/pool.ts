@@ -65,7 +65,8 @@ class Lease implements ChildProcess {
   readonly exited: Promise<ExitInfo>;
   readonly sendControl?: (line: string) => boolean;
   readonly mark: string;
-  leftovers: MarkedProcess[] = [];
+  /** What its task left running, once the pool has looked (as the task settled, or the process ended). */
+  leftovers?: MarkedProcess[];
   done = false;
   /** Its prompt was sent: only an agent_settled after it ends the task (not one from the previous session). */
   prompted = false;

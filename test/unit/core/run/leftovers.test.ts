@@ -7,16 +7,26 @@ import type { Host, MarkedProcess } from "../../../../src/core/host.ts";
 import { realClock } from "../../../../src/core/host.ts";
 import { endLeftovers, leftoversWarning } from "../../../../src/core/run/process/leftovers.ts";
 import { MARK_ENV } from "../../../../src/core/run/process/marks.ts";
-import { markedProcesses } from "../../../../src/host/proc-marks.ts";
+import { markedProcesses, markedUnder } from "../../../../src/host/proc-marks.ts";
 import { until } from "../../../support/pi-env.ts";
 
 const started: ChildProcess[] = [];
 afterEach(() => {
-  for (const p of started.splice(0)) p.kill("SIGKILL");
+  // Each in a process group of its own: what its shell started goes with it.
+  for (const p of started.splice(0))
+    try {
+      process.kill(-(p.pid as number), "SIGKILL");
+    } catch {
+      // gone
+    }
 });
 
 const marked = (mark: string, command: string) => {
-  const p = spawn("sh", ["-c", command], { env: { ...process.env, [MARK_ENV]: mark }, stdio: "ignore" });
+  const p = spawn("sh", ["-c", command], {
+    env: { ...process.env, [MARK_ENV]: mark },
+    stdio: "ignore",
+    detached: true,
+  });
   started.push(p);
   return p;
 };
@@ -34,6 +44,26 @@ test("the scan says which marked processes are busy (running) and which wait", a
   // The spinning one is on a CPU or waiting for one (R) in nearly every look.
   const looks = Array.from({ length: 20 }, () => markedProcesses().find((p) => p.pid === spinning.pid)?.busy);
   expect(looks.filter(Boolean).length, `busy in ${looks.filter(Boolean).length} of 20 looks`).toBeGreaterThan(10);
+});
+
+test("a run's scan finds its processes, also those started after a scan remembered the unmarked ones", async () => {
+  const run = `${process.pid}.scan.${Date.now()}`;
+  // Grandchildren, as a run's processes are (this process's own children are never remembered as unmarked).
+  const unmarked = spawn("sh", ["-c", "sleep 600 & wait"], { stdio: "ignore", detached: true });
+  started.push(unmarked);
+  marked(`${run}-other`, "sleep 602 & wait");
+  await until("the first processes started and scanned", () =>
+    markedUnder(`${run}-other`).some((p) => p.command === "sleep 602"),
+  );
+  expect(markedUnder(run)).toEqual([]);
+  // Started after the scans above remembered the unmarked sleep: found by the next one, under the run's mark only.
+  marked(`${run}/sub`, "sleep 601 & wait");
+  await until("the run's process found", () => markedUnder(run).some((p) => p.command === "sleep 601"));
+  expect(markedUnder(run).map((p) => p.command)).toEqual(["sh -c sleep 601 & wait", "sleep 601"]);
+  // Every mark, unfiltered, lists the other run's processes too, and never the unmarked sleep.
+  const all = markedProcesses().map((p) => p.command);
+  expect(all).toContain("sleep 602");
+  expect(all).not.toContain("sleep 600");
 });
 
 /** A host whose marked processes are given, one list per look (the last repeats). */

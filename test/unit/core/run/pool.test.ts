@@ -62,6 +62,27 @@ test("tasks run one after another in one process, each in its own session; close
   expect(host.isAlive(a.pid)).toBe(false);
 });
 
+test("a kept child's task is looked at for leftovers once, by its pool as it settles (the runner had looked again)", async () => {
+  const looks: (string | undefined)[] = [];
+  const counting = {
+    ...host,
+    marked: (run?: string) => {
+      looks.push(run);
+      return host.marked?.(run) ?? [];
+    },
+  };
+  const pool = new ChildPool(realClock);
+  for (const prompt of ["ok one", "ok two"]) {
+    const r = await runChild(counting, realClock, spec(pool, prompt));
+    expect(r.status, taskWhy(r)).toBe("completed");
+  }
+  // One look per task, each under that task's session mark: a scan of every process per task, not two.
+  expect(looks.length).toBe(2);
+  expect(new Set(looks).size).toBe(2);
+  expect(looks.every((m) => /\/s[0-9a-z]+$/.test(m ?? ""))).toBe(true);
+  await pool.close();
+});
+
 test("an extension's editor dialog is declined (no one is there), as in print mode", async () => {
   const pool = new ChildPool(realClock);
   const r = await run(pool, "editor");

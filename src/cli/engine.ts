@@ -1,17 +1,17 @@
-// Assembles the engine for a CLI command from the environment: host, settings, profiles, store, pi command.
+// What a CLI command gathers for its engine from the environment — host, settings, profiles, store, which pi — handed
+// to the one engine builder (host/engine-parts.ts).
 import { Database } from "bun:sqlite";
 import * as path from "node:path";
-import { realClock, type Host } from "../core/host.ts";
+import type { Host } from "../core/host.ts";
 import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import type { Store } from "../core/store/store.ts";
 import { storeFileOf } from "../core/store/store-types.ts";
 import { openStoreFile } from "../host/open-store.ts";
-import { createEngine, type Engine } from "../core/run/engine.ts";
+import type { Engine } from "../core/run/engine.ts";
 import type { WorktreeHost } from "../core/run/launch/isolation.ts";
 import { createBunHost } from "../host/bun.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
-import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
 import { selfEmbedded } from "../host/embedded-pi.ts";
 import { setNormalJitPolicy } from "../host/jit-policy.ts";
 import { PiNotFoundError, resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
@@ -21,7 +21,7 @@ import { ownerAlive } from "../control/registry.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
 import { SCHEDULE_ENV, validScheduleName } from "../core/schedule/names.ts";
-import { processTracing } from "../host/otlp-exporter.ts";
+import { buildEngine as buildEngineOf, type EngineShared } from "../host/engine-parts.ts";
 
 export type CliContext = {
   host: Host;
@@ -85,10 +85,6 @@ export function childPiStatus(cwd: string): { line: string; slow?: SlowPathNote 
   }
 }
 
-/** What a long-lived front (`subagents mcp`) builds once and hands every call's engine: the MCP probe keeps which
- *  servers answered, and stale worktrees are finished once, when it starts. */
-export type EngineShared = { mcpProbe: NonNullable<Engine["mcpProbe"]>; worktrees: WorktreeHost };
-
 /** Isolated tasks' worktrees, their runs' records told of each change (`store`). */
 export const worktreeHost = (ctx: CliContext, store: Store): WorktreeHost => createWorktreeHost(dataDir(ctx), store);
 
@@ -108,7 +104,6 @@ export function buildEngine(
 ): Engine {
   // A run follows: the parent's event loop is the long part (see cli/main.ts for why start-up holds the JIT back).
   setNormalJitPolicy();
-  const { profiles, diagnostics } = discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir });
   let pi: PiCommand;
   try {
     pi = cliPiCommand(ctx, cwd, true);
@@ -116,27 +111,16 @@ export function buildEngine(
     if (err instanceof PiNotFoundError) throw new ConfigError(err.message);
     throw err;
   }
-  const depth = Number(ctx.host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
-  return createEngine(
+  return buildEngineOf(
     {
       host: ctx.host,
-      clock: realClock,
       store,
-      settings: ctx.settings,
-      profiles,
-      profileProblems: diagnostics,
       agentDir: ctx.agentDir,
-      piCommand: pi.argv,
-      piEnv: pi.env,
+      settings: ctx.settings,
+      found: discoverProfiles(ctx.host, { cwd, agentDir: ctx.agentDir }),
+      pi,
       netForwarder: selfEmbedded()?.argv,
-      piDescribe: pi.describe,
-      piSettles: pi.settles,
-      piVersion: pi.pi.version,
-      mcpProbe: shared.mcpProbe,
-      childExtension: pi.builtinChild ? undefined : childExtensionPath(runtimeDir(ctx.agentDir)),
-      depth,
-      worktrees: shared.worktrees,
-      tracing: processTracing(ctx.host.env),
+      shared,
     },
     { schedule: scheduleOf(ctx.host.env) },
   );

@@ -1,7 +1,7 @@
 // What the pi extension runs on: the host of the runtime pi itself uses (Bun pi → Bun host, Node pi → Node
 // host), the session store (SQLite when the runtime has it, else memory with one notice), and an engine per cwd.
 import * as path from "node:path";
-import { realClock, type Db, type Host } from "../core/host.ts";
+import type { Db, Host } from "../core/host.ts";
 import { agentDir as resolveAgentDir, discoverProfiles } from "../core/profiles/profile-discovery.ts";
 import type { Profile } from "../core/profiles/profile.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
@@ -9,9 +9,10 @@ import { MemoryStore, type SessionStore } from "../core/store/store.ts";
 import { storeFileOf, type RunOwner } from "../core/store/store-types.ts";
 import { openStoreFile } from "../host/open-store.ts";
 import { ownerAlive } from "../control/registry.ts";
-import { createEngine, type CallContext, type Engine, type EngineParts } from "../core/run/engine.ts";
+import type { CallContext, Engine } from "../core/run/engine.ts";
 import type { Diagnostic } from "../core/profiles/profile-discovery.ts";
-import { childExtensionPath, runtimeDir } from "../host/child-extension-path.ts";
+import { runtimeDir } from "../host/child-extension-path.ts";
+import { buildEngine, depthOf, type EngineShared } from "../host/engine-parts.ts";
 import { bunDbOpener } from "../host/sqlite-bun.ts";
 import { createNodeHost } from "../host/node.ts";
 import { bundledEmbedded, bundledExecutable, installedEmbedded } from "../host/embedded-pi.ts";
@@ -19,7 +20,6 @@ import { resolvePiCommand, type PiCommand } from "../host/pi-command.ts";
 import { startOwner, type Owner } from "../control/owner.ts";
 import { createWorktreeHost } from "../host/git-worktree.ts";
 import { createMcpProbe } from "../host/mcp-probe.ts";
-import { processTracing } from "../host/otlp-exporter.ts";
 
 export type PiServices = {
   host: Host;
@@ -62,7 +62,7 @@ export function childAtMaxDepth(): boolean {
   const host = createNodeHost(() => {
     throw new Error("no database here");
   });
-  const depth = Number(host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
+  const depth = depthOf(host.env);
   const { settings } = loadSettings(host, { agentDir: resolveAgentDir(host.env, host.homedir()), cwd: process.cwd() });
   return depth >= settings.maxDepth;
 }
@@ -103,11 +103,10 @@ export async function createServices(): Promise<PiServices> {
     store = new MemoryStore({ isAlive });
     memoryNotice = `subagents: sessions are kept in memory only (${(err as Error).message}); they are still saved in this pi session.`;
   }
-  const depth = Number(host.env.PI_SUBAGENT_DEPTH ?? 0) || 0;
+  const depth = depthOf(host.env);
   let owner: Promise<Owner> | null = null;
   let piCommand: ReturnType<typeof resolvePiCommand> | null = null;
-  let childExt: string | null = null;
-  let mcpProbe: ReturnType<typeof createMcpProbe> | undefined;
+  let shared: EngineShared | undefined;
   return {
     host,
     agentDir,
@@ -137,29 +136,22 @@ export async function createServices(): Promise<PiServices> {
         embedded: embeddedAtHand(agentDir),
         compile: true,
       });
-      if (!piCommand.builtinChild) childExt ??= childExtensionPath(runtimeDir(agentDir));
-      const parts: EngineParts = {
-        host,
-        clock: realClock,
-        store,
-        settings,
-        profiles: found.profiles,
-        profileProblems: found.diagnostics,
-        agentDir,
-        piCommand: piCommand.argv,
-        piEnv: piCommand.env,
-        // Forwards a sandboxed child's connections when its network is closed (any subagents executable will do).
-        netForwarder: embeddedAtHand(agentDir)?.argv ?? bundledExecutable(bundleDir()),
-        piDescribe: piCommand.describe,
-        piSettles: piCommand.settles,
-        piVersion: piCommand.pi.version,
-        mcpProbe: (mcpProbe ??= createMcpProbe(host.env)),
-        childExtension: piCommand.builtinChild ? undefined : (childExt ?? undefined),
-        depth,
-        worktrees: createWorktreeHost(dataDir, store),
-        tracing: processTracing(host.env),
-      };
-      return createEngine(parts, call);
+      // Made once per pi process, for every call (the MCP probe knows which servers answered).
+      shared ??= { mcpProbe: createMcpProbe(host.env), worktrees: createWorktreeHost(dataDir, store) };
+      return buildEngine(
+        {
+          host,
+          store,
+          agentDir,
+          settings,
+          found,
+          pi: piCommand,
+          // Forwards a sandboxed child's connections when its network is closed (any subagents executable will do).
+          netForwarder: embeddedAtHand(agentDir)?.argv ?? bundledExecutable(bundleDir()),
+          shared,
+        },
+        call,
+      );
     },
   };
 }

@@ -1,10 +1,9 @@
-// get_subagent_output, get_subagent_session and list_subagent_profiles over MCP: the same text as inside pi
-// (ui/retrieval.ts). A session of any owner is reached — this server's, a pi session's, the CLI's — through the
-// owner registry, as `subagents steer` and `wait` do.
+// get_subagent_output, get_subagent_session and list_subagent_profiles over MCP: the tools' flows
+// (core/call/tools/retrieval.ts) and the same text as inside pi (ui/retrieval.ts). A session of any owner is reached
+// — this server's, a pi session's, the CLI's — through the owner registry, as `subagents steer` and `wait` do.
 import { steerAndWaitNotes } from "../control/actions.ts";
-import { firstProblem, SCHEMAS } from "../core/call/schemas.ts";
-import { workflowLines } from "../core/call/workflow.ts";
-import { outputResult, profilesResult, recordedSession, sessionResult } from "../ui/retrieval.ts";
+import { outputFlow, profilesFlow, sessionFlow } from "../core/call/tools/retrieval.ts";
+import { outputResult, profilesResult, sessionResult } from "../ui/retrieval.ts";
 import { callCwd, clientRoots } from "./client.ts";
 import type { ToolContext, ToolOutcome } from "./protocol/session.ts";
 import { inputRequired, type ToolResult } from "./protocol/wire.ts";
@@ -15,34 +14,30 @@ const text = (t: string, isError = false): ToolResult => ({
   ...(isError ? { isError } : {}),
 });
 
-/** The tool's text, or its error as an error result (never a protocol error: the model reads why). */
-async function answer(fn: () => Promise<string> | string): Promise<ToolResult> {
+/** The tool's text, or its refusal as an error result (never a protocol error: the model reads why). */
+async function answer(fn: () => Promise<string | { refusal: { message: string } }>): Promise<ToolResult> {
   try {
-    return text(await fn());
+    const r = await fn();
+    return typeof r === "string" ? text(r) : text(r.refusal.message, true);
   } catch (err) {
     return text((err as Error).message, true);
   }
 }
 
-function checked(schema: (typeof SCHEMAS)[keyof typeof SCHEMAS], params: unknown): void {
-  const problem = firstProblem(schema, params);
-  if (problem) throw new Error(`Invalid parameters: ${problem}`);
-}
-
 export function outputHandler(d: RunDeps, raw: unknown, ctx: ToolContext): Promise<ToolResult> {
   return answer(async () => {
-    checked(SCHEMAS.output, raw);
-    const p = raw as { sessionId: string; steer?: string; wait?: boolean };
-    const notes = await steerAndWaitNotes(d.services, p.sessionId, p, ctx.signal);
-    return outputResult(recordedSession(d.services.store, p.sessionId), notes).text;
+    const steerAndWait = (id: string, o: { steer?: string; wait?: boolean }, signal?: AbortSignal) =>
+      steerAndWaitNotes(d.services, id, o, signal);
+    const found = await outputFlow(raw, { store: d.services.store, steerAndWait }, ctx.signal);
+    return "refusal" in found ? found : outputResult(found.record, found.notes).text;
   });
 }
 
 export function sessionHandler(d: RunDeps, raw: unknown): Promise<ToolResult> {
-  return answer(() => {
-    checked(SCHEMAS.sessionId, raw);
+  return answer(async () => {
     const { store } = d.services;
-    return sessionResult(store, recordedSession(store, (raw as { sessionId: string }).sessionId)).text;
+    const found = sessionFlow(raw, store);
+    return "refusal" in found ? found : sessionResult(store, found.record).text;
   });
 }
 
@@ -51,8 +46,8 @@ export async function profilesHandler(d: RunDeps, ctx: ToolContext): Promise<Too
   const roots = clientRoots(ctx, d.calls.stateOf(ctx).roots === true);
   if ("ask" in roots) return inputRequired(roots.ask, d.calls.codec.mint({ roots: true }));
   const cwd = callCwd(d.services.cwd, roots.roots);
-  return answer(() => {
-    const { profiles, diagnostics } = d.services.profilesFor(cwd);
-    return profilesResult(profiles, diagnostics, workflowLines(d.services, cwd)).text;
+  return answer(async () => {
+    const { profiles, diagnostics, workflows } = profilesFlow(d.services, cwd);
+    return profilesResult(profiles, diagnostics, workflows).text;
   });
 }

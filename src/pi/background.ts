@@ -12,7 +12,7 @@ import { questionText, type AskRequest } from "../core/run/process/ask.ts";
 import type { TaskOutcome } from "../core/run/task-types.ts";
 import { truncateHeadTail } from "../core/truncate.ts";
 import type { CallEnv } from "./tool-env.ts";
-import { refusedCall, startedLine, startedTasks } from "../core/call/results.ts";
+import { startedLine, startedTasks } from "../core/call/results.ts";
 
 const NOTICE_LINES = 12;
 const NOTICE_BYTES = 2048;
@@ -57,11 +57,8 @@ export async function launchBackground(
   return running.refusal;
 }
 
-/** delegate_to_subagents with background: true. */
-export async function startInBackground(call: CallEnv, engine: Engine, prepared: PreparedCall) {
-  const refusal = await launchBackground(call, engine, prepared);
-  if (refusal) return refusedCall(refusal);
-  const tasks = prepared.tasks;
+/** delegate_to_subagents with background: true, once its tasks started (launchBackground). */
+export function startedInBackground(tasks: PreparedCall["tasks"]) {
   const lines = tasks.map(startedLine);
   const text = `${lines.join("\n")}\nA notice arrives as each one ends; get_subagent_output returns an output by session id (wait: true blocks until it ends).`;
   return {

@@ -1,12 +1,9 @@
 // delegate_to_subagents (docs/pi-extension.md): 1–16 tasks in parallel, live windows through throttled onUpdate, and a
 // result that carries each task's status line AND its output (bounded; get_subagent_output has the rest).
-import { parseDelegateParams, type DelegateParams } from "../core/delegate-input.ts";
-import { InputError } from "../core/task-fields.ts";
 import { realClock } from "../core/host.ts";
 import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
 import type { TaskOutcome } from "../core/run/task-types.ts";
-import { prepareCall } from "../core/call/prepare.ts";
-import { delegateToolRequest } from "../core/call/request.ts";
+import { delegateFlow } from "../core/call/tools/delegate.ts";
 import { delegateResultText } from "../core/run/outcome-text.ts";
 import { isolationDetails } from "../core/run/launch/isolation.ts";
 import { callWindows } from "../ui/call-windows.ts";
@@ -16,8 +13,7 @@ import { callLines } from "./render-budget.ts";
 import { DELEGATE_SCHEMA } from "../core/call/schemas.ts";
 import { Throttle, UPDATE_INTERVAL_MS } from "../ui/throttle.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
-import { startInBackground } from "./background.ts";
-import { withWorkflow } from "../core/call/workflow.ts";
+import { launchBackground, startedInBackground } from "./background.ts";
 import { childrenResultFields, refusedCall, TASKS_OUTPUT_SCHEMA } from "../core/call/results.ts";
 
 type DelegateArgs = Parameters<typeof renderDelegateCall>[0];
@@ -41,37 +37,44 @@ export function delegateTool(env: ToolEnv) {
       ctx: ToolContext,
     ) {
       const call = env.begin(ctx, { name: "delegate_to_subagents", id });
-      let params: DelegateParams;
-      try {
-        params = parseDelegateParams(
-          await withWorkflow(rawParams, ctx, () => call.engine(), call.session.allowedWorkflows),
-        );
-      } catch (err) {
-        if (err instanceof InputError) throw new Error(`Invalid delegate_to_subagents call: ${err.message}`);
-        throw err;
+      const run = await delegateFlow(
+        rawParams,
+        call.toolFront(async (engine, prepared, background) => {
+          if (background) {
+            const refusal = await launchBackground(call, engine, prepared);
+            return refusal ? { refusal } : { running: null };
+          }
+          const windows = callWindows(engine, prepared.tasks);
+          const update = (details: WindowedDetails) =>
+            onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
+          const throttle = new Throttle(update, UPDATE_INTERVAL_MS, realClock);
+          const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);
+          const stop = () => {
+            clearInterval(tick);
+            throttle.cancel();
+          };
+          const running = await call.start(engine, prepared, {
+            signal,
+            onEvent: (e) => {
+              if (windows.apply(e, Date.now())) throttle.push(windows.snapshot(Date.now()));
+            },
+          });
+          if ("refusal" in running) stop();
+          return "refusal" in running ? running : { running: { windows, outcomes: running.outcomes, stop } };
+        }),
+      );
+      if ("refusal" in run) {
+        // Bad parameters, a workflow not allowed, no pi to run the children: a tool error, as pi shows them.
+        if (run.refusal.stage !== "call") throw new Error(run.refusal.message);
+        return refusedCall(run.refusal);
       }
-      const engine = await call.engine();
-      const prepared = await prepareCall(engine, delegateToolRequest(params, ctx.cwd), await call.front(engine));
-      if ("refusal" in prepared) return refusedCall(prepared.refusal);
-      if (params.background) return startInBackground(call, engine, prepared.call);
-      const windows = callWindows(engine, prepared.call.tasks);
-      const update = (details: WindowedDetails) =>
-        onUpdate?.({ content: [{ type: "text", text: `Sub-agents: ${details.status}` }], details });
-      const throttle = new Throttle(update, UPDATE_INTERVAL_MS, realClock);
-      const tick = setInterval(() => throttle.push(windows.snapshot(Date.now())), 1000);
+      if (!run.running) return startedInBackground(run.call.tasks);
+      const { windows, stop } = run.running;
       let outcomes: TaskOutcome[];
       try {
-        const running = await call.start(engine, prepared.call, {
-          signal,
-          onEvent: (e) => {
-            if (windows.apply(e, Date.now())) throttle.push(windows.snapshot(Date.now()));
-          },
-        });
-        if ("refusal" in running) return refusedCall(running.refusal);
-        outcomes = await running.outcomes;
+        outcomes = await run.running.outcomes;
       } finally {
-        clearInterval(tick);
-        throttle.cancel();
+        stop();
       }
       const details = windows.snapshot(Date.now());
       const isolated = isolationDetails(outcomes);

@@ -5,6 +5,7 @@
 import { fanoutRefusal } from "../core/call/confirm-fanout.ts";
 import { projectProfileRefusals } from "../core/call/project-consent.ts";
 import type { CallFront, PreparedCall } from "../core/call/prepare.ts";
+import type { ToolFront } from "../core/call/tools/front.ts";
 import type { Refusal } from "../core/call/request.ts";
 import { startCall, type CallEvent, type RunningCall } from "../core/call/runner.ts";
 import type { Profile } from "../core/profiles/profile.ts";
@@ -62,6 +63,9 @@ export type CallEnv = {
   front(engine: Engine): Promise<CallFront>;
   /** Starts a prepared call under this pi session (core/call/runner.ts), or says why the caps refuse it. */
   start(engine: Engine, call: PreparedCall, o?: StartOptions): Promise<RunningCall | { refusal: Refusal }>;
+  /** This pi call as a tool flow's front (core/call/tools/): its folder, engine, preparation and the user to ask
+   *  before a project workflow runs; `start` starts the prepared call the tool's way. */
+  toolFront<R>(start: ToolFront<R>["start"]): ToolFront<R>;
   /** Whether a child's question is asked in a dialog here (pi has a UI that can ask). */
   dialogs: boolean;
   /** Tells the model something between its turns (a background task's end or question): best effort. */
@@ -197,6 +201,13 @@ export function makeToolEnv(o: ToolEnvOptions): ToolEnv {
           confirmFanout: (tasks) => fanoutRefusal(ctx, engine.settings, tasks, process.env),
         }),
         notify: (text) => safely(() => o.notify?.(text)),
+        toolFront: (start) => ({
+          cwd: ctx.cwd,
+          engine: () => env.engine(),
+          prepare: (engine) => env.front(engine),
+          consent: { cwd: ctx.cwd, hasUI: ctx.hasUI, ui: ctx.ui, allowed: session.allowedWorkflows },
+          start,
+        }),
         async start(engine, prepared, so = {}) {
           const caps = await guard();
           const owner = await (await o.services()).owner();

@@ -1,24 +1,18 @@
 // get_subagent_output, get_subagent_session, list_subagent_profiles (docs/pi-extension.md).
 import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
-import { firstProblem, SCHEMAS, EMPTY_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA } from "../core/call/schemas.ts";
+import { EMPTY_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA } from "../core/call/schemas.ts";
+import { outputFlow, profilesFlow, sessionFlow } from "../core/call/tools/retrieval.ts";
 import { steerAndWaitNotes } from "../control/actions.ts";
-import { workflowLines } from "../core/call/workflow.ts";
 import { renderSimpleCall, renderTruncating, textLines, type ThemeLike } from "./render.ts";
 import type { ToolContext, ToolEnv } from "./tool-env.ts";
-import { outputResult, profilesResult, recordedSession, sessionResult } from "../ui/retrieval.ts";
+import { outputResult, profilesResult, sessionResult } from "../ui/retrieval.ts";
 import { backgroundUsage } from "../core/call/results.ts";
 
 type Result = { content?: { text?: string }[]; details?: { maxLines?: number } };
 
-/** Shared by both retrieval tools: validated id, the record (or the spec's not-found error), and settings. */
-async function lookup(env: ToolEnv, params: unknown, ctx: ToolContext) {
-  const problem = firstProblem(SCHEMAS.sessionId, params);
-  if (problem) throw new Error(`Invalid parameters: ${problem}`);
-  const sessionId = (params as { sessionId: string }).sessionId;
-  const rt = await env.services();
-  const record = recordedSession(rt.store, sessionId);
-  const maxLines = rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow;
-  return { sessionId, rt, record, maxLines };
+/** A retrieval flow's refusal, as pi shows a tool's error. */
+function thrown(r: { refusal: { message: string } }): never {
+  throw new Error(r.refusal.message);
 }
 
 const truncatingResult = (result: Result, opts: { expanded: boolean }, theme: ThemeLike) =>
@@ -32,22 +26,25 @@ export function outputTool(env: ToolEnv) {
     promptSnippet: "Fetch a sub-agent's full output by session id",
     parameters: OUTPUT_SCHEMA,
     async execute(_id: string, params: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ToolContext) {
-      const problem = firstProblem(SCHEMAS.output, params);
-      if (problem) throw new Error(`Invalid parameters: ${problem}`);
-      const p = params as { sessionId: string; steer?: string; wait?: boolean };
       const session = env.sessions.for(ctx.sessionManager?.getSessionId?.());
-      // The same owner-based steer and wait as the CLI's, for sessions of any pi session or the CLI. While the model
-      // waits here, the end's notice would only repeat this result.
-      const notes = await steerAndWaitNotes(await env.services(), p.sessionId, p, signal, () =>
-        session.awaiting(p.sessionId),
+      const rt = await env.services();
+      const found = await outputFlow(
+        params,
+        {
+          store: rt.store,
+          // The same owner-based steer and wait as the CLI's, for sessions of any pi session or the CLI. While the
+          // model waits here, the end's notice would only repeat this result.
+          steerAndWait: (id, o, sig) => steerAndWaitNotes(rt, id, o, sig, () => session.awaiting(id)),
+        },
+        signal,
       );
-      const { sessionId, record, maxLines } = await lookup(env, { sessionId: p.sessionId }, ctx);
-      const r = outputResult(record, notes);
+      if ("refusal" in found) thrown(found);
+      const r = outputResult(found.record, found.notes);
       // A background child's spend reaches pi's totals with the first result that returns its output.
-      const usage = r.ongoing ? undefined : backgroundUsage(session.takeBackgroundSpend(sessionId));
+      const usage = r.ongoing ? undefined : backgroundUsage(session.takeBackgroundSpend(found.record.id));
       return {
         content: [{ type: "text", text: r.text }],
-        details: { ...r.details, maxLines },
+        details: { ...r.details, maxLines: rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow },
         ...(usage ? { usage } : {}),
       };
     },
@@ -75,8 +72,11 @@ export function sessionTool(env: ToolEnv) {
       _onUpdate: unknown,
       ctx: ToolContext,
     ) {
-      const { rt, record, maxLines } = await lookup(env, params, ctx);
-      const r = sessionResult(rt.store, record);
+      const rt = await env.services();
+      const found = sessionFlow(params, rt.store);
+      if ("refusal" in found) thrown(found);
+      const r = sessionResult(rt.store, found.record);
+      const maxLines = rt.settingsFor(ctx.cwd).settings.maxLinesPerWindow;
       return { content: [{ type: "text", text: r.text }], details: { ...r.details, maxLines } };
     },
     renderCall: (args: { sessionId?: string }, theme: ThemeLike) =>
@@ -99,9 +99,8 @@ export function profilesTool(env: ToolEnv) {
       _onUpdate: unknown,
       ctx: ToolContext,
     ) {
-      const rt = await env.services();
-      const { profiles, diagnostics } = rt.profilesFor(ctx.cwd);
-      const r = profilesResult(profiles, diagnostics, workflowLines(rt, ctx.cwd));
+      const { profiles, diagnostics, workflows } = profilesFlow(await env.services(), ctx.cwd);
+      const r = profilesResult(profiles, diagnostics, workflows);
       return { content: [{ type: "text", text: r.text }], details: r.details };
     },
     renderCall: (_args: unknown, theme: ThemeLike) => renderSimpleCall("list_subagent_profiles", "", theme),

@@ -3,10 +3,10 @@
 // sessionId, finalized}. Failures come back as results carrying details.error, as the spec describes.
 import { realClock } from "../core/host.ts";
 import { TOOL_TEXTS } from "../core/call/tool-texts.ts";
-import { prepareCall } from "../core/call/prepare.ts";
-import { subagentCall, subagentConsentRefusal, subagentParams } from "../core/call/subagent-call.ts";
+import { subagentFlow } from "../core/call/tools/subagent.ts";
 import type { ErrorCode } from "../core/types.ts";
-import { callWindows } from "../ui/call-windows.ts";
+import { callWindows, type CallWindows } from "../ui/call-windows.ts";
+import type { TaskOutcome } from "../core/run/task-types.ts";
 import type { WindowedDetails } from "../ui/windows.ts";
 import { subagentResult, type SubagentDetails } from "../ui/subagent-result.ts";
 import { renderSimpleCall, renderWindowsResult, type ThemeLike } from "./render.ts";
@@ -46,61 +46,56 @@ export function subagentTool(env: ToolEnv) {
     parameters: SUBAGENT_SCHEMA,
     outputSchema: TASKS_OUTPUT_SCHEMA,
     async execute(
-      toolCallId: string,
+      id: string,
       params: unknown,
       signal: AbortSignal | undefined,
       onUpdate: ((r: unknown) => void) | undefined,
       ctx: ToolContext,
     ) {
-      const p = subagentParams(params);
-      if ("code" in p) return failure(p.code, p.message);
-      const { agent, task, background } = p;
-      const call = env.begin(ctx, { name: "subagent", id: toolCallId });
-      let engine: Awaited<ReturnType<typeof call.engine>>;
-      try {
-        engine = await call.engine();
-      } catch (err) {
-        // e.g. pi cannot be found: a result with details.error, never a thrown tool error (docs/pi-extension.md "Errors").
-        return failure("SUBAGENT_FAILED", `Cannot start a sub-agent: ${(err as Error).message}`);
-      }
-      const checked = subagentCall(engine, call.profiles(), p, ctx.cwd);
-      if ("refusal" in checked) return failure(checked.refusal.code, checked.refusal.message, checked.refusal.mode);
-      const prepared = await prepareCall(engine, checked.request, await call.front(engine));
-      if ("refusal" in prepared) return failure(prepared.refusal.code, prepared.refusal.message);
-      const consent = subagentConsentRefusal(prepared.call);
-      if (consent) return failure(consent.code, consent.message);
-      const [input] = prepared.call.tasks;
-      const id = input.sessionId;
-      const runId = id.slice(0, 8);
-      const windows = callWindows(engine, [input]);
-      const throttle = new Throttle(
-        (w: WindowedDetails) => {
-          const state = w.windows[0];
-          const details: SubagentDetails = { mode: "single", results: [], sessionId: id, window: w };
-          onUpdate?.({ content: [{ type: "text", text: `${agent}: ${state.toolCount} tools` }], details });
-        },
-        UPDATE_INTERVAL_MS,
-        realClock,
+      const call = env.begin(ctx, { name: "subagent", id });
+      type Running = { windows: CallWindows; outcomes: Promise<TaskOutcome[]> | null; stop?: () => void };
+      const run = await subagentFlow(
+        params,
+        call.toolFront<Running>(async (engine, prepared, background) => {
+          const windows = callWindows(engine, prepared.tasks);
+          windows.start(0, Date.now());
+          if (background) {
+            const refusal = await launchBackground(call, engine, prepared);
+            return refusal ? { refusal } : { running: { windows, outcomes: null } };
+          }
+          const [input] = prepared.tasks;
+          const throttle = new Throttle(
+            (w: WindowedDetails) => {
+              const state = w.windows[0];
+              const details: SubagentDetails = { mode: "single", results: [], sessionId: input.sessionId, window: w };
+              onUpdate?.({ content: [{ type: "text", text: `${input.agent}: ${state.toolCount} tools` }], details });
+            },
+            UPDATE_INTERVAL_MS,
+            realClock,
+          );
+          const running = await call.start(engine, prepared, {
+            signal,
+            onEvent: (e) => {
+              if (e.type === "taskWarnings") windows.warn(0, e.warnings);
+              if (e.type !== "taskProgress") return;
+              windows.event(0, e.state);
+              throttle.push(windows.snapshot(Date.now()));
+            },
+          });
+          if ("refusal" in running) return running;
+          return { running: { windows, outcomes: running.outcomes, stop: () => throttle.cancel() } };
+        }),
       );
-      windows.start(0, Date.now());
-      if (background) {
-        const refusal = await launchBackground(call, engine, prepared.call);
-        return refusal ? failure(refusal.code, refusal.message) : backgroundResult(id, runId, agent);
-      }
-      const running = await call.start(engine, prepared.call, {
-        signal,
-        onEvent: (e) => {
-          if (e.type === "taskWarnings") windows.warn(0, e.warnings);
-          if (e.type !== "taskProgress") return;
-          windows.event(0, e.state);
-          throttle.push(windows.snapshot(Date.now()));
-        },
-      });
-      if ("refusal" in running) return failure(running.refusal.code, running.refusal.message);
-      const [outcome] = await running.outcomes;
-      throttle.cancel();
+      // Every refusal is a result with details.error, never a thrown tool error (docs/pi-extension.md "Errors").
+      if ("refusal" in run) return failure(run.refusal.code, run.refusal.message, run.refusal.mode);
+      const [input] = run.call.tasks;
+      const runId = input.sessionId.slice(0, 8);
+      const { windows } = run.running;
+      if (!run.running.outcomes) return backgroundResult(input.sessionId, runId, run.params.agent);
+      const [outcome] = await run.running.outcomes;
+      run.running.stop?.();
       windows.end(0, outcome, Date.now());
-      const result = subagentResult(outcome, task, runId);
+      const result = subagentResult(outcome, run.params.task, runId);
       return {
         ...result,
         details: { ...result.details, window: windows.snapshot(Date.now()) },

@@ -2,19 +2,12 @@
 // list_subagent_profiles, the same text and details in every front that serves them (pi, MCP).
 import { sanitize } from "../core/sanitize.ts";
 import { profileSummary, type Profile } from "../core/profiles/profile.ts";
-import { formatSessionTranscript, latestOutput, sessionNotFound } from "../core/store/transcript.ts";
+import { formatSessionTranscript, latestOutput } from "../core/store/transcript.ts";
 import type { SessionRecord, SessionStore } from "../core/store/store-types.ts";
 import { isLive } from "./fleet.ts";
 
 export const NO_PROFILES =
   "No subagent profiles found. Add .md files to ~/.pi/agent/agent-profiles/ or .pi/agent-profiles/.";
-
-/** The session's record with at least one run, or the spec's not-found error. */
-export function recordedSession(store: SessionStore, sessionId: string): SessionRecord {
-  const record = store.getSession(sessionId);
-  if (!record || record.runs.length === 0) throw new Error(sessionNotFound(sessionId));
-  return record;
-}
 
 const lastRun = (record: SessionRecord) => record.runs[record.runs.length - 1];
 

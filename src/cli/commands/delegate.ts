@@ -2,10 +2,10 @@
 // one plain line per state change otherwise, or JSONL with --json; each task's output is printed at the end.
 import * as fs from "node:fs";
 import { parse as parseYaml } from "yaml";
-import { prepareCall } from "../../core/call/prepare.ts";
 import type { CallRequest } from "../../core/call/request.ts";
-import { MAX_TASKS, parseDelegateParams, type DelegateParams } from "../../core/delegate-input.ts";
-import { InputError } from "../../core/task-fields.ts";
+import { delegateFlow } from "../../core/call/tools/delegate.ts";
+import { MAX_TASKS, type DelegateParams } from "../../core/delegate-input.ts";
+import { DEFAULT_AGENT } from "../../core/run/task-types.ts";
 import type { FileSpec } from "../../core/files.ts";
 import { CapGuard } from "../../core/run/cap-guard.ts";
 import { parse, positiveNumber, requireProfile, workingFolder } from "../flags/args.ts";
@@ -15,7 +15,8 @@ import { startBackground } from "../background/start.ts";
 import { totalCostFlag } from "../flags/budget-flags.ts";
 import { callDefaults, cliFront, refusalError } from "../flags/call-flags.ts";
 import { buildEngine, cliContext, type CliContext } from "../engine.ts";
-import { EXIT, UsageError } from "../errors.ts";
+import { ConfigError, EXIT, UsageError } from "../errors.ts";
+import { terminalConsent } from "../terminal/ask.ts";
 import { DELEGATE_HELP } from "../help.ts";
 import { runLive } from "./delegate-live.ts";
 
@@ -40,76 +41,72 @@ function readTasksFile(source: string): unknown {
   }
 }
 
-/** `flow` (flow.ts): the call's tasks document comes from a saved workflow, read from the call's folder; null:
- *  nothing to run (the workflows were listed). */
-export type FlowSource = (cwd: string) => Record<string, unknown> | null;
-
 export const DELEGATE_OPTIONS = parseOptions(DELEGATE_FLAGS);
 
 export type DelegateValues = ReturnType<typeof parse<typeof DELEGATE_OPTIONS>>["values"];
 
-/** The command line as the call module's request (null: nothing to run, e.g. `flow` listed the workflows). */
-export function delegateRequest(
-  values: DelegateValues,
-  positionals: string[],
-  flow?: FlowSource,
-): { request: CallRequest; profileFlag?: string } | null {
-  const shellCwd = workingFolder("delegate", values.cwd);
-  const defaults = callDefaults("delegate", shellCwd, values);
-  const concurrencyFlag = positiveNumber("delegate", "concurrency", values.concurrency);
-  if (concurrencyFlag !== undefined && !(Number.isInteger(concurrencyFlag) && concurrencyFlag <= MAX_TASKS)) {
+/** The tasks document the command line gives: `--tasks FILE` (or `-`), else one task per argument. */
+export function tasksDocument(values: DelegateValues, positionals: string[]): unknown {
+  if (values.tasks !== undefined) {
+    if (positionals.length) throw new UsageError("delegate: give tasks either as arguments or with --tasks, not both.");
+    return readTasksFile(values.tasks);
+  }
+  if (!positionals.length)
+    throw new UsageError('delegate: no task given. Example: subagents delegate "summarize README.md" "list the TODOs"');
+  if (positionals.length > MAX_TASKS)
+    throw new UsageError(`delegate: ${positionals.length} tasks given; at most ${MAX_TASKS} tasks per call.`);
+  const names = values.name ?? [];
+  if (names.length > positionals.length)
+    throw new UsageError(`delegate: ${names.length} --name flags for ${positionals.length} tasks.`);
+  if (values.resume && positionals.length !== 1)
+    throw new UsageError("delegate: --resume continues one session: give exactly one task with it.");
+  const files: FileSpec[] | undefined = values.file?.length ? values.file : undefined;
+  return {
+    tasks: positionals.map((prompt, i) => ({
+      name: names[i] ?? `task-${i + 1}`,
+      prompt,
+      ...(files ? { files } : {}),
+      ...(values.resume ? { resume: values.resume } : {}),
+    })),
+  };
+}
+
+/** The command line's flags for the call, read (and refused when wrong) before anything else is done. */
+export type CallFlags = ReturnType<typeof callFlags>;
+
+export function callFlags(values: DelegateValues, cwd: string) {
+  const concurrency = positiveNumber("delegate", "concurrency", values.concurrency);
+  if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency <= MAX_TASKS)) {
     throw new UsageError(
       `delegate: --concurrency must be a whole number from 1 to ${MAX_TASKS} (got "${values.concurrency}").`,
     );
   }
-
-  let params: DelegateParams;
-  const preset = flow?.(shellCwd);
-  if (preset === null) return null;
-  try {
-    if (preset) {
-      if (values.tasks !== undefined)
-        throw new UsageError("flow: --tasks does not apply: the workflow gives the tasks.");
-      params = parseDelegateParams(preset);
-    } else if (values.tasks !== undefined) {
-      if (positionals.length)
-        throw new UsageError("delegate: give tasks either as arguments or with --tasks, not both.");
-      params = parseDelegateParams(readTasksFile(values.tasks));
-    } else {
-      if (!positionals.length)
-        throw new UsageError(
-          'delegate: no task given. Example: subagents delegate "summarize README.md" "list the TODOs"',
-        );
-      if (positionals.length > MAX_TASKS)
-        throw new UsageError(`delegate: ${positionals.length} tasks given; at most ${MAX_TASKS} tasks per call.`);
-      const names = values.name ?? [];
-      if (names.length > positionals.length)
-        throw new UsageError(`delegate: ${names.length} --name flags for ${positionals.length} tasks.`);
-      if (values.resume && positionals.length !== 1)
-        throw new UsageError("delegate: --resume continues one session: give exactly one task with it.");
-      const files: FileSpec[] | undefined = values.file?.length ? values.file : undefined;
-      params = parseDelegateParams({
-        tasks: positionals.map((prompt, i) => ({
-          name: names[i] ?? `task-${i + 1}`,
-          prompt,
-          ...(files ? { files } : {}),
-          ...(values.resume ? { resume: values.resume } : {}),
-        })),
-      });
-    }
-  } catch (err) {
-    if (err instanceof InputError) throw new UsageError(`delegate: ${err.message}`);
-    throw err;
-  }
-  const profileFlag = values.profile ?? params.profile;
-  const request: CallRequest = {
-    tasks: params.tasks,
-    defaults: { ...defaults, ...(profileFlag && profileFlag !== "default" ? { profile: profileFlag } : {}) },
-    maxCost: totalCostFlag("delegate", values["max-total-cost"]) ?? params.maxCost,
+  return {
+    defaults: callDefaults("delegate", cwd, values),
+    profile: values.profile,
+    maxCost: totalCostFlag("delegate", values["max-total-cost"]),
     background: !!values.background,
-    concurrency: concurrencyFlag,
+    concurrency,
   };
-  return { request, profileFlag };
+}
+
+/** The call's profile: `--profile`, else the document's ("default": pi's defaults, no agent named). */
+function callProfile(flags: CallFlags, params: DelegateParams): string | undefined {
+  const profile = flags.profile ?? params.profile;
+  return profile && profile !== DEFAULT_AGENT ? profile : undefined;
+}
+
+/** The call's request: the document's tasks, with the command line's flags as the call's defaults (a flag wins over
+ *  the document's call-level profile and maxCost). */
+export function cliRequest(flags: CallFlags, params: DelegateParams): CallRequest {
+  const profile = callProfile(flags, params);
+  return {
+    tasks: params.tasks,
+    defaults: { ...flags.defaults, ...(profile ? { profile } : {}) },
+    maxCost: flags.maxCost ?? params.maxCost,
+    background: flags.background,
+    concurrency: flags.concurrency,
+  };
 }
 
 export async function cmdDelegate(argv: string[]): Promise<number> {
@@ -118,27 +115,50 @@ export async function cmdDelegate(argv: string[]): Promise<number> {
     console.log(DELEGATE_HELP);
     return EXIT.ok;
   }
-  const read = delegateRequest(values, positionals)!;
-  return runDelegate(cliContext(read.request.defaults.cwd), read, values);
+  const cwd = workingFolder("delegate", values.cwd);
+  // Read first: a bad command line is said before anything else is looked at.
+  const flags = callFlags(values, cwd);
+  return runDelegate(cliContext(cwd), "delegate", values, flags, tasksDocument(values, positionals));
 }
 
-/** A delegate call (or a workflow's) from its request: prepared under this invocation's caps, then handed to a
- *  background supervisor or run here live. */
+/**
+ * A delegate call (or a workflow's: `document` is then `{workflow}`) through the tool's flow (core/call/tools/), with
+ * this command line as its front: its flags in the request, this invocation's caps, the person at the terminal
+ * asked before a project workflow runs (nobody without one), then handed to a background supervisor or run here
+ * live. A refusal is a usage error (exit 2).
+ */
 export async function runDelegate(
   ctx: CliContext,
-  { request, profileFlag }: { request: CallRequest; profileFlag?: string },
+  command: "delegate" | "flow",
   values: DelegateValues,
+  flags: CallFlags,
+  document: unknown,
 ): Promise<number> {
-  const shellCwd = request.defaults.cwd;
+  const { cwd } = flags.defaults;
   for (const w of ctx.warnings) process.stderr.write(`warning: ${w}\n`);
-  const engine = buildEngine(ctx, shellCwd);
-  // A profile for the whole call fails up front like `run typo`; a task's own unknown profile fails that task only.
-  if (profileFlag) requireProfile("delegate", profileFlag, engine);
   // The session caps hold per invocation here (and per supervisor for --background, admitted again there).
   const caps = new CapGuard(undefined, "this invocation");
-  const prepared = await prepareCall(engine, request, cliFront("delegate", engine, caps, values.fork));
-  if ("refusal" in prepared) throw refusalError("delegate", prepared.refusal);
-  if (request.background)
-    return startBackground(ctx, "delegate", { cwd: shellCwd, call: prepared.call }, !!values.json);
-  return runLive(ctx, engine, caps, prepared.call, values);
+  let profile: string | undefined;
+  const run = await delegateFlow<number>(document, {
+    cwd,
+    engine: () => buildEngine(ctx, cwd),
+    consent: { cwd, ...terminalConsent(!!values.json) },
+    request: (params) => {
+      profile = callProfile(flags, params);
+      return cliRequest(flags, params);
+    },
+    prepare: (engine) => {
+      // A profile for the whole call fails up front like `run typo`; a task's own unknown profile fails that task.
+      if (profile) requireProfile(command, profile, engine);
+      return cliFront(command, engine, caps, values.fork);
+    },
+    start: async (engine, call, background) => ({
+      running: background
+        ? await startBackground(ctx, command, { cwd, call }, !!values.json)
+        : await runLive(ctx, engine, caps, call, values, command),
+    }),
+  });
+  if (!("refusal" in run)) return run.running;
+  if (run.refusal.stage === "engine") throw new ConfigError(run.refusal.reason);
+  throw refusalError(command, { code: run.refusal.code, message: run.refusal.reason });
 }

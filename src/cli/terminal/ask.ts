@@ -75,3 +75,26 @@ function askOne(q: AskRequest, out: NodeJS.WriteStream, frame: Pausable | null):
     rl.question(prompt, (line) => finish(interpret(q, line)));
   });
 }
+
+/** Consent asked of the person at this terminal (a project workflow: core/call/workflow.ts): y/N on stderr, or
+ *  nobody when stdin or stderr is no terminal or the output is JSON. */
+export function terminalConsent(json: boolean): {
+  hasUI: boolean;
+  ui?: { confirm(title: string, message: string): Promise<boolean> };
+} {
+  const ask = json || !process.stderr.isTTY ? undefined : terminalAsker({ tty: true, out: process.stderr });
+  if (!ask) return { hasUI: false };
+  const confirm = async (title: string, message: string) => {
+    const a = await ask({
+      id: "consent",
+      kind: "confirm",
+      title,
+      message,
+      sessionId: "",
+      label: "subagents",
+      signal: new AbortController().signal,
+    });
+    return "value" in a && a.value === true;
+  };
+  return { hasUI: true, ui: { confirm } };
+}

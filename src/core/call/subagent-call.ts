@@ -68,7 +68,7 @@ export function subagentCall(
     };
   if (!profiles.has(p.agent)) {
     const refused = profileRefusal(engine, p.agent);
-    if (refused.code !== "UNKNOWN_AGENT") return { refusal: refused };
+    if (refused.code !== "UNKNOWN_AGENT") return { refusal: { code: refused.code, message: refused.message } };
     const available = [...profiles.keys()].sort().join(", ") || "(none)";
     return { refusal: { code: "UNKNOWN_AGENT", message: `Unknown agent: ${p.agent}. Available agents: ${available}` } };
   }

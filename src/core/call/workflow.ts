@@ -10,6 +10,17 @@ import type { Engine } from "../run/engine.ts";
 /** What asking for consent needs of a front: its folder, and a person to confirm when there is one. */
 export type ConsentContext = ConfirmContext & { cwd: string };
 
+/** Why a workflow does not give the call's tasks: a call or workflow that is not one (`consent`: false), or a
+ *  project workflow the user did not allow (`consent`: true). The message names no tool: the front says whose. */
+export class WorkflowRefusal extends Error {
+  constructor(
+    message: string,
+    readonly consent = false,
+  ) {
+    super(message);
+  }
+}
+
 /** The call's parameters with the workflow's tasks in place of `workflow`; other fields of the call win.
  * `allowed`: the project workflows the user allowed in this front's session (pi's PiSession.allowedWorkflows). */
 export async function withWorkflow(
@@ -21,15 +32,14 @@ export async function withWorkflow(
   if (!raw || typeof raw !== "object" || typeof (raw as { workflow?: unknown }).workflow !== "string") return raw;
   const engine = await getEngine();
   const { workflow: spec, ...call } = raw as Record<string, unknown> & { workflow: string };
-  if (call.tasks !== undefined)
-    throw new Error('Invalid delegate_to_subagents call: give either "tasks" or "workflow", not both');
+  if (call.tasks !== undefined) throw new WorkflowRefusal('give either "tasks" or "workflow", not both');
   const [name, ...words] = spec.trim().split(/\s+/);
   const input = spec.trim().slice(name.length).trim();
   let loaded: ReturnType<typeof loadWorkflow>;
   try {
     loaded = loadWorkflow(engine.host, engine.agentDir, ctx.cwd, name, words.length ? input : "");
   } catch (err) {
-    if (err instanceof WorkflowError) throw new Error(`Invalid delegate_to_subagents call: ${err.message}`);
+    if (err instanceof WorkflowError) throw new WorkflowRefusal(err.message);
     throw err;
   }
   const { workflow, params } = loaded;
@@ -46,7 +56,7 @@ export async function withWorkflow(
       allowed,
       ui && ((title, message) => ui.confirm(title, message)),
     );
-    if (why) throw new Error(why);
+    if (why) throw new WorkflowRefusal(why, true);
   }
   return { ...params, ...call };
 }

@@ -39,9 +39,16 @@ afterAll(async () => {
 const userTexts = () => userTextsOf(world);
 
 test("subagents flow NAME input: {{input}} filled, hand-offs run, delegate options apply", async () => {
-  const r = await cli(world, ["flow", "scout-fix", "the", "auth bug", "--json", "--concurrency", "1"], {
-    cwd: join(project, "src"),
-  });
+  // A project workflow runs with the user's consent, as in pi and over MCP: here subagents.projectAgents gives it.
+  world.setSubagentSettings({ projectAgents: "allow" });
+  let r: Awaited<ReturnType<typeof cli>>;
+  try {
+    r = await cli(world, ["flow", "scout-fix", "the", "auth bug", "--json", "--concurrency", "1"], {
+      cwd: join(project, "src"),
+    });
+  } finally {
+    world.setSubagentSettings({});
+  }
   expect(r.code, r.stderr).toBe(0);
   const [scout, fix] = summaryOf(r.json);
   expect(scout.output).toBe("WF-FOUND-12");
@@ -62,12 +69,18 @@ test("subagents flow lists project and user workflows; unknown names and missing
   expect(noInput.code).toBe(2);
   expect(noInput.stderr).toContain('workflow "mine"');
   expect(noInput.stderr).toContain("uses {{input}}");
-  // The consent rule of project agents: "deny" keeps a repository's workflow from running.
+  // The consent rule of every front: with no one at a terminal to ask, a repository's workflow does not run unless
+  // subagents.projectAgents allows it; "deny" keeps it from running anyway. The same words as pi's and MCP's.
+  const unasked = await cli(world, ["flow", "scout-fix", "x"], { cwd: project });
+  expect(unasked.code).toBe(2);
+  expect(unasked.stderr).toContain('flow: Project workflow "scout-fix"');
+  expect(unasked.stderr).toContain("needs consent; there is no UI to ask");
   world.setSubagentSettings({ projectAgents: "deny" });
   try {
     const denied = await cli(world, ["flow", "scout-fix", "x"], { cwd: project });
     expect(denied.code).toBe(2);
-    expect(denied.stderr).toContain('project workflow "scout-fix"');
+    expect(denied.stderr).toContain('Project workflow "scout-fix"');
+    expect(denied.stderr).toContain('subagents.projectAgents is "deny"');
   } finally {
     world.setSubagentSettings({});
   }

@@ -20,7 +20,7 @@ import { createBunHost } from "../../../../src/host/bun.ts";
 import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
 import { parse } from "../../../../src/cli/flags/args.ts";
 import { callDefaults } from "../../../../src/cli/flags/call-flags.ts";
-import { DELEGATE_OPTIONS, delegateRequest } from "../../../../src/cli/commands/delegate.ts";
+import { callFlags, cliRequest, DELEGATE_OPTIONS, tasksDocument } from "../../../../src/cli/commands/delegate.ts";
 import { runRequest } from "../../../../src/cli/commands/run.ts";
 import { subagentRequest } from "../../../../src/core/call/subagent-call.ts";
 import { withWorkflow } from "../../../../src/core/call/workflow.ts";
@@ -93,11 +93,12 @@ async function prepared(e: Engine, request: CallRequest): Promise<Prepared> {
 
 const cliDelegate = (argv: string[]) => {
   const { values, positionals } = parse("delegate", argv, DELEGATE_OPTIONS);
-  return delegateRequest({ ...values, cwd: values.cwd ?? cwd }, positionals)!.request;
+  const v = { ...values, cwd: values.cwd ?? cwd };
+  return cliRequest(callFlags(v, v.cwd), parseDelegateParams(tasksDocument(v, positionals)));
 };
 const cliFlow = (doc: Record<string, unknown>, argv: string[] = []) => {
-  const { values, positionals } = parse("flow", argv, DELEGATE_OPTIONS);
-  return delegateRequest({ ...values, cwd }, positionals, () => doc)!.request;
+  const { values } = parse("flow", argv, DELEGATE_OPTIONS);
+  return cliRequest(callFlags({ ...values, cwd }, cwd), parseDelegateParams(doc));
 };
 const piTool = (doc: unknown) => delegateToolRequest(parseDelegateParams(doc), cwd);
 const piWorkflow = async (e: Engine, spec: string) =>

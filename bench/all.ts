@@ -1,6 +1,7 @@
-// `npm run bench`: every workload, side by side with pi's example subagent extension, into docs/BENCHMARKS.md.
+// `npm run bench`: every workload, side by side with pi's example subagent extension, into docs/BENCHMARKS.md's
+// region for the latest full run (bench/page.ts): the page's dated, hand-written sections stay as they are.
 import { execSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { cliLatency } from "./cli-latency.ts";
@@ -15,6 +16,7 @@ import { scale } from "./scale.ts";
 import { NODE24, PI_PACKAGE_DIRS } from "../test/support/pi-env.ts";
 import { stream } from "./stream.ts";
 import { updates } from "./updates.ts";
+import { withLatestRun } from "./page.ts";
 
 const sections: string[] = [];
 for (const [name, run] of [
@@ -33,18 +35,14 @@ for (const [name, run] of [
   sections.push(await run());
 }
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${process.platform}; Bun ${Bun.version}, Node ${execSync(`${NODE24} --version`).toString().trim()}, pi ${JSON.parse(readFileSync(join(PI_PACKAGE_DIRS.current, "package.json"), "utf8")).version}`;
-const doc = [
-  "# Benchmarks",
+const latest = [
+  "## The latest full run of `npm run bench`",
   "",
-  `Produced by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)} — ${machine}. ${ROUNDS} rounds where noted (BENCH_ROUNDS).`,
-  "Every workload runs against the same scripted model server on 127.0.0.1, so the model costs nothing and what is",
-  "measured is the runners: process start, transport, parsing, bookkeeping. pi's example subagent extension",
-  "(`examples/extensions/subagent` of the installed pi) runs in a real parent pi on the same workloads; it starts",
-  "its children with the parent's runtime, so in a Node pi they are Node processes. Machines here are noisy:",
-  "compare ratios from one run, not absolute times across runs.",
+  `${new Date().toISOString().slice(0, 10)} — ${machine}. ${ROUNDS} rounds where noted (BENCH_ROUNDS).`,
   "",
   ...sections,
 ].join("\n");
+const file = join(REPO, "docs", "BENCHMARKS.md");
 mkdirSync(join(REPO, "docs"), { recursive: true });
-writeFileSync(join(REPO, "docs", "BENCHMARKS.md"), `${doc}\n`);
-console.log(doc);
+writeFileSync(file, withLatestRun(existsSync(file) ? readFileSync(file, "utf8") : "", latest));
+console.log(latest);

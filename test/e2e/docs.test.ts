@@ -7,6 +7,7 @@ import { defaultSettings, mergeSettings } from "../../src/core/settings.ts";
 import { TASK_FIELDS } from "../../src/core/task-fields.ts";
 import { DELEGATE_SCHEMA, OUTPUT_SCHEMA, SESSION_ID_SCHEMA, SUBAGENT_SCHEMA } from "../../src/core/call/schemas.ts";
 import { BUN, cli, piWorld, REPO, type PiWorld } from "../support/pi-env.ts";
+import { RUN_END, RUN_START, withLatestRun } from "../../bench/page.ts";
 
 const DOCS = join(REPO, "docs");
 const read = (file: string) => readFileSync(file, "utf8");
@@ -295,6 +296,32 @@ function docTests(): { where: string; args: string[] }[] {
   }
   return out;
 }
+
+describe("docs/BENCHMARKS.md and bench/", () => {
+  test("npm run bench rewrites only its own region of the page (it had rewritten the page whole, hand-written sections and all)", () => {
+    const text = page("BENCHMARKS.md");
+    expect(text.split(RUN_START).length, "one start mark").toBe(2);
+    expect(text.split(RUN_END).length, "one end mark").toBe(2);
+    expect(text.indexOf(RUN_START)).toBeLessThan(text.indexOf(RUN_END));
+    const rewritten = withLatestRun(text, "## The latest full run of `npm run bench`\n\nnew figures");
+    expect(rewritten).toContain("new figures");
+    // Everything outside the region is kept byte for byte.
+    const outside = (t: string) => [t.slice(0, t.indexOf(RUN_START)), t.slice(t.indexOf(RUN_END))];
+    expect(outside(rewritten)).toEqual(outside(text));
+    // A page without the region keeps all it has and gets the region at its end.
+    expect(withLatestRun("# Benchmarks\n\n## By hand\n", "run")).toBe(
+      `# Benchmarks\n\n## By hand\n\n${RUN_START}\nrun\n${RUN_END}\n`,
+    );
+  });
+
+  test("every bench script is in development.md's list", () => {
+    const listed = page("development.md");
+    const scripts = readdirSync(join(REPO, "bench")).filter(
+      (f) => f.endsWith(".ts") && !["lib.ts", "page.ts"].includes(f),
+    );
+    expect(scripts.filter((f) => !listed.includes(`\`${f}\``))).toEqual([]);
+  });
+});
 
 describe("examples marked doc-test run", () => {
   let world: PiWorld;

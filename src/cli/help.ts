@@ -221,7 +221,8 @@ Exit codes: 0 every item completed, 1 an item failed or some did not run (budget
 export const BATCH_STATUS_HELP = `Usage: subagents batch status [JOB] [--json]
 
 Shows a batch job (the latest one without JOB): whether it runs and where, its items by status, the rate, the time
-left at that rate, what it spent and its last failures.
+left at that rate, what it spent and its last failures. A job submitted to Slurm shows each shard's results so far
+(from RESULTS.jsonl.I) and its array tasks still queued or running (squeue).
 
 ${optionsBlock(BATCH_STATUS_FLAGS)}
 
@@ -230,7 +231,8 @@ Exit codes: 0 shown, 2 no such job.`;
 export const BATCH_EXPORT_HELP = `Usage: subagents batch export JOB [--csv] [--all]
 
 Writes the job's results to standard output, in the order of its items file: one JSON line per finished item (the
-lines --out gets: id, status, result, data, error, attempts, sessionId, usage, cost). Works while the job runs.
+lines --out gets: id, status, result, data, error, attempts, sessionId, usage, cost). Works while the job runs;
+for a job submitted to Slurm, the lines its shards have written so far, shard by shard.
 
 ${optionsBlock(BATCH_EXPORT_FLAGS)}
 
@@ -239,8 +241,10 @@ Exit codes: 0 written, 2 no such job.`;
 export const BATCH_SUBMIT_HELP = `Usage: subagents batch submit ITEMS --prompt TEMPLATE --slurm N --out RESULTS.jsonl [options]
 
 Writes and submits a Slurm array job of N tasks: task I runs 'subagents batch ITEMS … --shard I/N' on its node,
-with its own records (RESULTS.jsonl.I.db) and results (RESULTS.jsonl.I) beside --out. Submitting again resumes
-every shard. Gather the results with 'subagents batch merge --job JOB --out MERGED.jsonl --wait'.
+with its own records (RESULTS.jsonl.I.db) and results (RESULTS.jsonl.I) beside --out. The items are checked here
+first, as each shard would (a placeholder no item has, an id given twice, an empty file), and counted per shard.
+Submitting again resumes every shard. Follow it with 'subagents batch status JOB'; gather the results with
+'subagents batch merge --job JOB --out MERGED.jsonl --wait'.
 
 ${optionsBlock(BATCH_SUBMIT_FLAGS)}
 

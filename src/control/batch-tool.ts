@@ -7,10 +7,11 @@ import * as path from "node:path";
 import { firstProblem, SCHEMAS } from "../core/call/schemas.ts";
 import type { CapSettings } from "../core/cap-settings.ts";
 import type { Refusal } from "../core/call/request.ts";
-import { itemLine } from "../core/batch/lines.ts";
+import { finishedLines } from "../core/batch/lines.ts";
 import type { BatchRecords } from "../core/store/batch-records.ts";
 import type { SessionStore } from "../core/store/store-types.ts";
 import { jobTaken, startBatchProcess } from "../host/batch-process.ts";
+import { submittedLines, submittedOf } from "../host/batch-shards.ts";
 import { jobStatus, statusLines } from "../ui/batch-summary.ts";
 import { plainStyle } from "../ui/windows.ts";
 
@@ -59,7 +60,7 @@ export async function batchTool(raw: unknown, d: BatchToolDeps): Promise<BatchTo
   const job = p.job ? records.job(p.job) : records.jobs(1)[0];
   if (!job) return fail(p.job ? `No batch job "${p.job}".` : "No batch job recorded yet.");
   if (p.action === "status") {
-    const v = jobStatus(records, job, Date.now());
+    const v = jobStatus(records, job, Date.now(), submittedOf(job));
     const failures = v.failures.map((f) => ({ id: f.id, error: f.error, attempts: f.attempts }));
     return {
       text: statusLines(job, v, plainStyle).join("\n"),
@@ -69,17 +70,12 @@ export async function batchTool(raw: unknown, d: BatchToolDeps): Promise<BatchTo
   const lines: string[] = [];
   let chars = 0;
   let more = 0;
-  for (let after = 0; ; ) {
-    const page = records.page(job.id, after, 200, ["completed", "failed"]);
-    for (const item of page) {
-      const line = JSON.stringify(itemLine(item));
-      if (lines.length < EXPORT_LINES && chars + line.length <= EXPORT_CHARS) {
-        lines.push(line);
-        chars += line.length + 1;
-      } else more++;
-    }
-    if (page.length < 200) break;
-    after = page[page.length - 1].seq;
+  for (const item of job.slurm ? submittedLines(job) : finishedLines(records, job.id)) {
+    const line = JSON.stringify(item);
+    if (lines.length < EXPORT_LINES && chars + line.length <= EXPORT_CHARS) {
+      lines.push(line);
+      chars += line.length + 1;
+    } else more++;
   }
   const tail = more ? [`… ${more} more finished items: subagents batch export ${job.id}`] : [];
   return { text: [...lines, ...tail].join("\n") || "No item has finished yet.", details: { job: job.id, more } };

@@ -1,5 +1,6 @@
 // A batch job in a few lines (docs/batch.md): one summary — bar, counts, rate, ETA, spend, the items under way, the
 // last failures — for the CLI's live view, `batch status` and the pi/MCP tool. Never a window per item.
+import type { ShardProgress, SlurmState } from "../core/batch/job.ts";
 import type { JobProgress } from "../core/batch/run-job.ts";
 import type { BatchItem, BatchJob, BatchJobStatus, BatchRecords, JobCounts } from "../core/store/batch-records.ts";
 import { age } from "./format.ts";
@@ -76,10 +77,20 @@ export type JobStatusView = {
   rate: number;
   /** Seconds left at the rate, while it runs (null otherwise, or not known yet). */
   etaSec: number | null;
-  failures: BatchItem[];
+  failures: Pick<BatchItem, "id" | "status" | "attempts" | "error">[];
+  /** A job submitted to Slurm: where its array tasks stand and each shard's results so far. */
+  slurm?: { state: SlurmState; shards: ShardProgress[] };
 };
 
-export function jobStatus(records: BatchRecords, job: BatchJob, now: number): JobStatusView {
+/** What status shows of a recorded job; a submitted one's progress is its shards' (`submitted`: read by the front
+ *  from their result files and squeue). */
+export function jobStatus(
+  records: BatchRecords,
+  job: BatchJob,
+  now: number,
+  submitted?: { state: SlurmState; shards: ShardProgress[] },
+): JobStatusView {
+  if (job.slurm && submitted) return submittedStatus(job, now, submitted);
   const raw = records.counts(job.id);
   const live = records.ownerLive(job);
   const counts = live ? raw : { ...raw, pending: raw.pending + raw.running, running: 0 };
@@ -96,11 +107,72 @@ export function jobStatus(records: BatchRecords, job: BatchJob, now: number): Jo
   };
 }
 
+/** A submitted job's progress from its shards' result files: what finished (and spent) so far, against the items
+ *  each shard got when it was submitted; it runs while Slurm still lists one of its array tasks. */
+function submittedStatus(
+  job: BatchJob,
+  now: number,
+  submitted: { state: SlurmState; shards: ShardProgress[] },
+): JobStatusView {
+  const { shards, state } = submitted;
+  const sum = (f: (s: ShardProgress) => number) => shards.reduce((n, s) => n + f(s), 0);
+  const completed = sum((s) => s.completed);
+  const failed = sum((s) => s.failed);
+  const total = Math.max(job.slurm?.items?.reduce((n, i) => n + i, 0) ?? 0, completed + failed);
+  const live = typeof state === "object";
+  const counts: JobCounts = {
+    pending: total - completed - failed,
+    running: 0,
+    completed,
+    failed,
+    total,
+    cost: sum((s) => s.cost),
+    endedThisRun: completed + failed,
+  };
+  // From its latest submission (a resubmitted job's shards go on from their records).
+  const elapsedMs = now - job.updatedAt;
+  const { rate, etaSec } = rateOf(counts, elapsedMs);
+  return {
+    status: live ? "submitted" : counts.pending ? "stopped" : "done",
+    live,
+    counts,
+    elapsedMs,
+    rate,
+    etaSec: live ? etaSec : null,
+    failures: shards
+      .flatMap((s) => s.failures.map((f) => ({ ...f, status: "failed" as const })))
+      .slice(-3)
+      .reverse(),
+    slurm: submitted,
+  };
+}
+
+const slurmLine = (jobId: string, state: SlurmState) =>
+  state === "unknown"
+    ? `slurm job ${jobId} (squeue cannot be asked here)`
+    : state === "ended"
+      ? `slurm job ${jobId}: ended`
+      : `slurm job ${jobId}: ${state.running} running, ${state.pending} queued`;
+
 export function statusLines(job: BatchJob, v: JobStatusView, style: Style): string[] {
+  const items = job.slurm?.items;
   return [
     `batch ${job.id}: ${v.status}${v.live && job.owner ? ` (pid ${job.owner.pid})` : ""} · ${job.items}`,
     `  ${countsLine(v.counts, v.elapsedMs, style, v.counts.cost, v.live)}`,
-    ...(job.slurm ? [`  slurm job ${job.slurm.jobId}, ${job.slurm.shards} shards → ${job.slurm.out}.<I>`] : []),
+    ...(job.slurm && v.slurm
+      ? [
+          `  ${slurmLine(job.slurm.jobId, v.slurm.state)}`,
+          ...v.slurm.shards.map((s) => {
+            const of = items ? `/${items[s.index - 1]}` : "";
+            const done = s.written
+              ? `${s.completed + s.failed}${of}  ✓ ${s.completed}  ✗ ${s.failed}`
+              : "no results yet";
+            return `  shard ${s.index}/${job.slurm?.shards}: ${done}  → ${s.file}`;
+          }),
+        ]
+      : job.slurm
+        ? [`  slurm job ${job.slurm.jobId}, ${job.slurm.shards} shards → ${job.slurm.out}.<I>`]
+        : []),
     ...v.failures.map((f) => `  ✗ ${f.id} (${f.status}, attempt ${f.attempts}): ${sanitizeLine(f.error ?? "")}`),
   ];
 }

@@ -2,7 +2,6 @@
 // first): one line per id, the better line winning (core/batch/lines.ts betterLine), in the order ids first appear.
 import * as fs from "node:fs";
 import * as readline from "node:readline";
-import { spawnSync } from "node:child_process";
 import { betterLine, type ItemLine } from "../../core/batch/lines.ts";
 import { EXIT, UsageError } from "../errors.ts";
 import { parse } from "../flags/args.ts";
@@ -10,6 +9,7 @@ import { BATCH_MERGE_FLAGS } from "../flags/command-flags.ts";
 import { parseOptions } from "../flags/flag.ts";
 import { BATCH_MERGE_HELP } from "../help.ts";
 import { findJob } from "./find-job.ts";
+import { shardFiles, slurmState } from "../../host/batch-shards.ts";
 
 export async function batchMerge(argv: string[]): Promise<number> {
   const { values, positionals } = parse("batch merge", argv, parseOptions(BATCH_MERGE_FLAGS));
@@ -25,7 +25,7 @@ export async function batchMerge(argv: string[]): Promise<number> {
     const { job } = findJob("batch merge", values.job);
     if (!job.slurm) throw new UsageError(`batch merge: job ${job.id} was not submitted with 'batch submit'.`);
     if (values.wait) await slurmJobEnded(job.slurm.jobId);
-    files = Array.from({ length: job.slurm.shards }, (_, i) => `${job.slurm!.out}.${i + 1}`);
+    files = shardFiles(job.slurm);
     const absent = files.filter((f) => !fs.existsSync(f));
     for (const f of absent) process.stderr.write(`batch merge: ${f} is missing (that shard has not written results)\n`);
     missingShards = absent.length;
@@ -80,10 +80,10 @@ export async function batchMerge(argv: string[]): Promise<number> {
 /** Waits until Slurm no longer lists the job (every array task ended). */
 async function slurmJobEnded(jobId: string): Promise<void> {
   for (;;) {
-    const q = spawnSync("squeue", ["-h", "-j", jobId, "-o", "%i"], { encoding: "utf8" });
-    if (q.error) throw new UsageError(`batch merge --wait: squeue: ${q.error.message}`);
-    // squeue forgets a job some minutes after it ended, and then refuses its id: ended too.
-    if (q.status !== 0 || !q.stdout.trim()) return;
+    const state = slurmState(jobId);
+    if (state === "unknown")
+      throw new UsageError("batch merge --wait: squeue cannot be run here (is Slurm installed?)");
+    if (state === "ended") return;
     await new Promise((r) => setTimeout(r, 1000));
   }
 }

@@ -2,21 +2,8 @@
 // before, in file order, minus those that run again), then appends each item as it finishes: after a resumed run
 // the file holds exactly one line per finished item, whatever the run before it left (a cut last line included).
 import * as fs from "node:fs";
-import type { ItemLine } from "../../core/batch/lines.ts";
-import { itemLine } from "../../core/batch/lines.ts";
+import { finishedLines, type ItemLine } from "../../core/batch/lines.ts";
 import type { BatchRecords } from "../../core/store/batch-records.ts";
-
-const PAGE = 500;
-
-/** Every finished item of a job, a page at a time, in file order. */
-export function* finishedLines(records: BatchRecords, job: string, all = false): Generator<ItemLine> {
-  for (let after = 0; ; ) {
-    const page = records.page(job, after, PAGE, all ? undefined : ["completed", "failed"]);
-    for (const item of page) yield itemLine(item);
-    if (page.length < PAGE) return;
-    after = page[page.length - 1].seq;
-  }
-}
 
 export class OutFile {
   private constructor(

@@ -14,6 +14,9 @@ import { writeJson } from "../terminal/report.ts";
 import { selfCommand } from "../self-command.ts";
 import { cliContext, openStore } from "../engine.ts";
 import { batchArgs, type BatchArgs } from "./run-batch.ts";
+import { readItems } from "./items-file.ts";
+import { countShards } from "../../core/batch/record-items.ts";
+import { refusalError } from "../flags/call-flags.ts";
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -74,6 +77,10 @@ export async function batchSubmit(argv: string[]): Promise<number> {
   if (!values.out)
     throw new UsageError("batch submit: --out RESULTS.jsonl is required (shard I writes RESULTS.jsonl.I).");
   const args = batchArgs("batch submit", values, positionals);
+  // What every shard would refuse is refused here, before a node starts: a template naming a field the items lack,
+  // an id given twice (across shards too), an empty file. And each shard's share, for status.
+  const counted = await countShards(readItems(args.items), args.spec, shards, args.items);
+  if ("refusal" in counted) throw refusalError("batch submit", counted.refusal);
   // Paths the nodes read: absolute, as the items file already is.
   const own = shardArgv(argv).map((a) => (a === positionals[0] ? args.items : a));
   const script = sbatchScript(args, own, shards, selfCommand());
@@ -94,7 +101,7 @@ export async function batchSubmit(argv: string[]): Promise<number> {
     args.job,
     args.items,
     { ...args.spec, out: args.out },
-    { jobId: slurmJob, shards, out: args.out! },
+    { jobId: slurmJob, shards, out: args.out!, items: counted.perShard },
   );
   if (values.json) writeJson({ type: "submitted", job: args.job, slurmJob, shards, out: args.out, script: file });
   else {

@@ -9,7 +9,8 @@ import { BATCH_EXPORT_FLAGS, BATCH_STATUS_FLAGS } from "../flags/command-flags.t
 import { parseOptions } from "../flags/flag.ts";
 import { BATCH_EXPORT_HELP, BATCH_HELP, BATCH_STATUS_HELP } from "../help.ts";
 import { writeJson } from "../terminal/report.ts";
-import { finishedLines } from "../batch/out-file.ts";
+import { finishedLines } from "../../core/batch/lines.ts";
+import { submittedLines, submittedOf } from "../../host/batch-shards.ts";
 import { BATCH_OPTIONS, runBatch } from "../batch/run-batch.ts";
 import { csvLine } from "../batch/csv.ts";
 import { findJob } from "../batch/find-job.ts";
@@ -40,7 +41,7 @@ function batchStatus(argv: string[]): number {
   }
   if (positionals.length > 1) throw new UsageError("batch status: give at most one job.");
   const { job, store } = findJob("batch status", positionals[0]);
-  const v = jobStatus(store.batches, job, Date.now());
+  const v = jobStatus(store.batches, job, Date.now(), submittedOf(job));
   if (values.json) {
     writeJson({
       type: "batch",
@@ -58,7 +59,8 @@ function batchStatus(argv: string[]): number {
       cost: v.counts.cost,
       rate: v.rate,
       etaSec: v.etaSec,
-      ...(job.slurm ? { slurm: job.slurm } : {}),
+      ...(job.slurm ? { slurm: { ...job.slurm, ...(v.slurm ? { state: v.slurm.state } : {}) } } : {}),
+      ...(v.slurm ? { shards: v.slurm.shards.map(({ failures: _, ...s }) => s) } : {}),
       lastFailures: v.failures.map((f) => ({ id: f.id, status: f.status, error: f.error, attempts: f.attempts })),
     });
     return EXIT.ok;
@@ -75,8 +77,14 @@ function batchExport(argv: string[]): number {
   }
   if (positionals.length !== 1) throw new UsageError("batch export: name the job (see 'subagents batch status').");
   const { job, store } = findJob("batch export", positionals[0]);
+  // A submitted job's items run on the nodes: what finished is in its shards' result files.
+  if (job.slurm && values.all)
+    process.stderr.write(
+      `batch export: job ${job.id} runs on Slurm: only its finished items are here (each shard's records are on its node)\n`,
+    );
+  const lines = job.slurm ? submittedLines(job) : finishedLines(store.batches, job.id, !!values.all);
   let chunk = values.csv ? `${csvLine(CSV_COLUMNS)}\n` : "";
-  for (const line of finishedLines(store.batches, job.id, !!values.all)) {
+  for (const line of lines) {
     chunk += values.csv ? `${csvLine(csvRow(line))}\n` : `${JSON.stringify(line)}\n`;
     if (chunk.length > 1 << 16) {
       process.stdout.write(chunk);

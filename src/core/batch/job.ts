@@ -23,6 +23,23 @@ export type JobSpec = {
 
 export type Shard = { index: number; count: number };
 
+/** How far a shard of a submitted job is, from its result file (`out`.I, one line per finished item). */
+export type ShardProgress = {
+  index: number;
+  file: string;
+  /** The file exists: the shard has started. */
+  written: boolean;
+  completed: number;
+  failed: number;
+  cost: number;
+  /** Its last failures, newest last. */
+  failures: { id: string; error: string; attempts: number }[];
+};
+
+/** Where a submitted Slurm job stands: its array tasks still queued or running, or none left ("ended"); "unknown"
+ *  where squeue cannot be asked (not on a Slurm host). */
+export type SlurmState = { pending: number; running: number } | "ended" | "unknown";
+
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /** Failures worth another attempt: the provider failed or limited, the child timed out, crashed or its runner did. */

@@ -1,5 +1,5 @@
 // A finished item as one JSON line (`--out`, `batch export`, `batch merge`): the same fields everywhere.
-import type { BatchItem } from "../store/batch-records.ts";
+import type { BatchItem, BatchRecords } from "../store/batch-records.ts";
 import { tokensOf } from "../budget.ts";
 import { emptyUsage, type Usage } from "../types.ts";
 
@@ -29,6 +29,18 @@ export function itemLine(item: BatchItem): ItemLine {
     usage: item.usage ?? emptyUsage(),
     cost: item.cost,
   };
+}
+
+const PAGE = 500;
+
+/** Every finished item of a job (`all`: every item), a page at a time, in file order. */
+export function* finishedLines(records: BatchRecords, job: string, all = false): Generator<ItemLine> {
+  for (let after = 0; ; ) {
+    const page = records.page(job, after, PAGE, all ? undefined : ["completed", "failed"]);
+    for (const item of page) yield itemLine(item);
+    if (page.length < PAGE) return;
+    after = page[page.length - 1].seq;
+  }
 }
 
 export const isFinished = (status: string) => status === "completed" || status === "failed";

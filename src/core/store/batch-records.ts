@@ -25,8 +25,9 @@ export type BatchJob = {
   /** Which run of the job read the items file last. */
   pass: number;
   owner: RunOwner | null;
-  /** A job submitted to Slurm (`batch submit`): its job id, shards and result files. */
-  slurm?: { jobId: string; shards: number; out: string };
+  /** A job submitted to Slurm (`batch submit`): its job id, shards and result files (`out`.I), and how many items
+   *  each shard got (`items`[I-1]; absent for a job submitted before it was counted). */
+  slurm?: { jobId: string; shards: number; out: string; items?: number[] };
   createdAt: number;
   updatedAt: number;
   /** When its latest run started (rate and ETA count from here). */

@@ -193,9 +193,11 @@ test("subagent_batch over MCP (named in subagents.tools): start in the backgroun
         name: "subagent_batch",
         arguments: { action: "status", job: "from-mcp" },
       });
-      return s.structuredContent?.counts?.completed === 3 ? s : null;
+      // Done, not only its items: the owner records the job's end after its kept children have ended.
+      return s.structuredContent?.status === "done" ? s : null;
     });
     expect(text(done)).toContain("batch from-mcp");
+    expect(done.structuredContent.counts).toMatchObject({ completed: 3, total: 3 });
     const exported: any = await c.client.callTool({
       name: "subagent_batch",
       arguments: { action: "export", job: "from-mcp" },

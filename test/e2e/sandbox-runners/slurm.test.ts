@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { script } from "../../../src/scripted/model-server.ts";
-import { cli, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "../../support/pi-env.ts";
+import { cli, jsonLines, piWorld, REPO, summaryOf, type PiWorld, taskWhy } from "../../support/pi-env.ts";
 import { ensureEngine, holdEngine } from "../../support/engines.ts";
 
 let world: PiWorld;
@@ -149,5 +149,21 @@ test("batch submit: a Slurm array job of two shards, each with its own records a
   expect(got.every((l) => l.status === "completed")).toBe(true);
   // Each shard ran as one array task, with its own records beside its results.
   for (const i of [1, 2]) expect(existsSync(`${out}.${i}.db`)).toBe(true);
+  // Where it was submitted, status and export read the shards' results (they had shown 0/0 and nothing).
+  const status = await cli(world, ["batch", "status", job, "--json"], { binary: true });
+  expect(status.json[0]).toMatchObject({
+    status: "done",
+    counts: { completed: 6, failed: 0, pending: 0, total: 6 },
+    slurm: { jobId: slurmJob, shards: 2, state: "ended" },
+  });
+  expect(
+    status.json[0].shards.map((s: { completed: number }) => s.completed).reduce((a: number, b: number) => a + b),
+  ).toBe(6);
+  const exported = await cli(world, ["batch", "export", job], { binary: true });
+  expect(
+    jsonLines(exported.stdout)
+      .map((l) => l.id)
+      .sort(),
+  ).toEqual(["a0", "a1", "a2", "a3", "a4", "a5"]);
   expect(ours()).toBe("");
 }, 180_000);

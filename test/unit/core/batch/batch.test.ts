@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { attemptEnd, deriveJobId, inShard, itemKey, parseShard } from "../../../../src/core/batch/job.ts";
 import { betterLine, type ItemLine } from "../../../../src/core/batch/lines.ts";
-import { recordItems } from "../../../../src/core/batch/record-items.ts";
+import { countShards, recordItems } from "../../../../src/core/batch/record-items.ts";
 import { missingColumns, renderPrompt, templateColumns } from "../../../../src/core/batch/template.ts";
 import { Store } from "../../../../src/core/store/store.ts";
 import { emptyUsage, runResult } from "../../../../src/core/types.ts";
@@ -168,6 +168,54 @@ test("records: a file without items is refused, and the job keeps every item and
     ["a", "completed", "kept"],
     ["b", "pending", undefined],
   ]);
+});
+
+test("submit checks the items as every shard would, before any node starts, and counts each shard's share", async () => {
+  const items = Array.from({ length: 50 }, (_, i) => ({ id: `i${i}`, v: i }));
+  const counted = await countShards(entries(items), spec, 3, "f");
+  if (!("perShard" in counted)) throw new Error(JSON.stringify(counted));
+  expect(counted.perShard).toEqual(
+    [1, 2, 3].map((index) => items.filter((x) => inShard(x.id, { index, count: 3 })).length),
+  );
+  // Refused here, not by each array task on the cluster: an id twice (in any shards), a typo, an empty file.
+  const twice = await countShards(entries([...items, { id: "i7", v: 0 }]), spec, 3, "f");
+  expect("refusal" in twice && twice.refusal.message).toContain('item id "i7" appears more than once');
+  const typo = await countShards(entries(items), { ...spec, template: "{{titel}}" }, 3, "f");
+  expect("refusal" in typo && typo.refusal.message).toContain("uses {{titel}}");
+  const empty = await countShards(entries([]), spec, 3, "f");
+  expect("refusal" in empty && empty.refusal.message).toContain("f has no items");
+});
+
+test("status of a submitted job: its shards' results against each shard's share, running while Slurm lists it", () => {
+  const b = store().batches;
+  b.submitted("sl", "/i.jsonl", {}, { jobId: "61", shards: 2, out: "/r/out.jsonl", items: [3, 2] });
+  const job = b.job("sl")!;
+  const shard = (index: number, completed: number, failed: number) => ({
+    index,
+    file: `/r/out.jsonl.${index}`,
+    written: completed + failed > 0,
+    completed,
+    failed,
+    cost: 0.25 * (completed + failed),
+    failures: failed ? [{ id: `x${index}`, error: "boom", attempts: 3 }] : [],
+  });
+  const running = jobStatus(b, job, job.updatedAt + 10_000, {
+    state: { running: 1, pending: 1 },
+    shards: [shard(1, 2, 1), shard(2, 0, 0)],
+  });
+  expect(running).toMatchObject({ status: "submitted", live: true, etaSec: 7 });
+  expect(running.counts).toMatchObject({ completed: 2, failed: 1, pending: 2, total: 5, cost: 0.75 });
+  const lines = statusLines(job, running, plainStyle);
+  expect(lines[1]).toContain("3/5 60%");
+  expect(lines.slice(2)).toEqual([
+    "  slurm job 61: 1 running, 1 queued",
+    "  shard 1/2: 3/3  ✓ 2  ✗ 1  → /r/out.jsonl.1",
+    "  shard 2/2: no results yet  → /r/out.jsonl.2",
+    "  ✗ x1 (failed, attempt 3): boom",
+  ]);
+  const ended = (shards: ReturnType<typeof shard>[]) => jobStatus(b, job, job.updatedAt, { state: "ended", shards });
+  expect(ended([shard(1, 3, 0), shard(2, 2, 0)]).status).toBe("done");
+  expect(ended([shard(1, 3, 0), shard(2, 0, 0)])).toMatchObject({ status: "stopped", etaSec: null });
 });
 
 test("status of a job nobody runs: what its dead owner left running waits again, no ETA; a stop is not a failure", () => {

@@ -178,16 +178,28 @@ test("subagent_batch over MCP (named in subagents.tools): start in the backgroun
     ],
   });
   const items = join(world.root, "mcp-items.jsonl");
-  writeFileSync(items, ["m1", "m2", "m3"].map((id) => JSON.stringify({ id })).join("\n"));
+  // m4 answers with the span id of the TRACEPARENT its bash sees: with tracing off, the batch process's own.
+  const traced = script([
+    { tool: "bash", args: { command: "printenv TRACEPARENT" } },
+    { finalize: { status: "SUCCESS", result: "{{lastSessionId}}" } },
+  ]);
+  writeFileSync(
+    items,
+    [...["m1", "m2", "m3"].map((id) => ({ id, task: `mcp item ${id}` })), { id: "m4", task: traced }]
+      .map((o) => JSON.stringify(o))
+      .join("\n"),
+  );
   const c = await connectMcp(world);
   try {
     const text = (r: any) => String(r.content?.[0]?.text ?? "");
     const started: any = await c.client.callTool({
       name: "subagent_batch",
-      arguments: { action: "start", items, prompt: "mcp item {{id}}", job: "from-mcp" },
+      arguments: { action: "start", items, prompt: "{{task}}", job: "from-mcp" },
+      // The client's trace: the job's process continues it (as a call over MCP does).
+      _meta: { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" },
     });
     expect(started.isError, text(started)).toBeFalsy();
-    expect(started.structuredContent).toMatchObject({ job: "from-mcp", items: 3 });
+    expect(started.structuredContent).toMatchObject({ job: "from-mcp", items: 4 });
     const done = await until("the job done", async () => {
       const s: any = await c.client.callTool({
         name: "subagent_batch",
@@ -197,7 +209,7 @@ test("subagent_batch over MCP (named in subagents.tools): start in the backgroun
       return s.structuredContent?.status === "done" ? s : null;
     });
     expect(text(done)).toContain("batch from-mcp");
-    expect(done.structuredContent.counts).toMatchObject({ completed: 3, total: 3 });
+    expect(done.structuredContent.counts).toMatchObject({ completed: 4, total: 4 });
     const exported: any = await c.client.callTool({
       name: "subagent_batch",
       arguments: { action: "export", job: "from-mcp" },
@@ -206,9 +218,9 @@ test("subagent_batch over MCP (named in subagents.tools): start in the backgroun
       text(exported)
         .split("\n")
         .map((l) => JSON.parse(l).result),
-    ).toEqual(["Done: mcp item m1", "Done: mcp item m2", "Done: mcp item m3"]);
+    ).toEqual(["Done: mcp item m1", "Done: mcp item m2", "Done: mcp item m3", "00f067aa0ba902b7"]);
     const status = await cli(world, ["batch", "status", "from-mcp", "--json"], { binary: true });
-    expect(status.json[0]).toMatchObject({ job: "from-mcp", status: "done", counts: { completed: 3 } });
+    expect(status.json[0]).toMatchObject({ job: "from-mcp", status: "done", counts: { completed: 4 } });
   } finally {
     await c.close();
     world.setSubagentSettings({});

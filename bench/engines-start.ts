@@ -2,8 +2,8 @@
 // in the sandbox (the exact bwrap argv children get), in a container (`docker run --rm`, the argv of the docker
 // runner) and as a Slurm job step (`srun`). Run: bun bench/engines-start.ts [rounds]   (engines must be set up:
 // test/support/engines.sh bwrap|docker|slurm). The task folder is a git repository with a `.pi` folder and a
-// `.vscode` one, so the sandbox's protected paths (sandbox-guard.ts) are found and mounted as for a real project;
-// each timing includes building the command (that is where they are looked up). ONLY_BWRAP=1: plain and bwrap only.
+// `.vscode` one, bound as the task's tree would be (its layer's cost is bench/task-layer.ts's); each timing includes
+// building the command. ONLY_BWRAP=1: plain and bwrap only.
 import { Database } from "bun:sqlite";
 import { mkdtempSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,6 +35,7 @@ const req: PlaceRequest = {
   files: [],
   sandbox: true,
   name: "bench",
+  tree: { writable: [{ path: join(root, "work") }], readable: [] },
   settings: {
     ...defaultSettings(),
     docker: { image: process.env.IMAGE ?? "subagents-test/base", network: "host", args: [] },

@@ -1,147 +1,113 @@
-// What the sandbox's trust boundary adds to a sandboxed child's start (docs/sandbox-runners.md): the socket places
-// hidden, the credentials copy (and its watch), the session file bound alone, the walk of the task folder for
-// planted code before the run and again after it. Compared with the sandbox as it was, alternating round by round:
-//  1. bwrap around /bin/true, in-process: placing the child (sandboxedChild), running it, ending it (cleanup and the
-//     after-run report), in a fresh repository and in a copy of this repository's sources (~100 folders, with
-//     .pi and .vscode), the network left open ("all") so the proxy's own cost is not counted twice;
-//  2. a whole sandboxed child: `subagents run default … --sandbox` with the embedded pi against the scripted model.
+// What the layer costs a sandboxed task (docs/sandbox-runners.md "What comes back"), against the sandbox before it
+// (the task folder bound writable with its protected paths read-only, and the walk for planted code before and
+// after the run): alternating round by round,
+//  1. a whole sandboxed child — `subagents run default … --sandbox` with the embedded pi against the scripted model —
+//     in a repository of 20,000 tracked files (200 folders × 100), the child changing 10 of them;
+//  2. the owner's harvest of 1,000 changed files written back into the user's folder (host level, this checkout).
 // Run: bun bench/sandbox-boundary.ts BASE [rounds], where BASE is the older checkout with its own dist/subagents:
 //   mkdir /tmp/base && git archive <commit> | tar -x -C /tmp/base && ln -s "$PWD/node_modules" /tmp/base/ &&
 //   (cd /tmp/base && bun build.ts)
-import { Database } from "bun:sqlite";
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createBunHost } from "../src/host/bun.ts";
-import { bunDbOpener } from "../src/host/sqlite-bun.ts";
-import { defaultSettings } from "../src/core/settings.ts";
-import type { PlaceRequest } from "../src/core/run/runners/types.ts";
-import { BIN, benchWorld, measure, ratio, REPO, stat, table } from "./lib.ts";
+import { script } from "../src/scripted/model-server.ts";
+import { createWorktreeHost } from "../src/host/git-worktree.ts";
+import { BIN, benchWorld, measure, ratio, stat, table } from "./lib.ts";
 
 const base = process.argv[2];
 if (!base) throw new Error("usage: bun bench/sandbox-boundary.ts BASE_CHECKOUT [rounds]");
-const rounds = Number(process.argv[3] ?? 20);
-const host = createBunHost(bunDbOpener(Database));
+const rounds = Number(process.argv[3] ?? 5);
 const root = mkdtempSync(join(tmpdir(), "boundary-bench-"));
-const agentDir = join(root, "agent");
-mkdirSync(join(agentDir, "subagent-sessions", "x"), { recursive: true });
-writeFileSync(join(agentDir, "settings.json"), "{}");
-writeFileSync(
-  join(agentDir, "auth.json"),
-  JSON.stringify({ fake: { type: "api_key", key: "sk-bench" }, other: { type: "api_key", key: "sk-other" } }),
-);
-const git = (cwd: string, ...a: string[]) => Bun.spawnSync({ cmd: ["git", ...a], cwd, stdout: "ignore" });
-const small = join(root, "small");
-mkdirSync(join(small, ".pi", "agents"), { recursive: true });
-git(root, "init", "-q", small);
-const sources = join(root, "sources");
-for (const d of ["src", "test", "docs", "bench", "scripts"])
-  cpSync(join(REPO, d), join(sources, d), { recursive: true });
-mkdirSync(join(sources, ".vscode"));
-git(root, "init", "-q", sources);
 
-type Module = {
-  sandboxedChild(
-    req: PlaceRequest,
-  ): Promise<
-    | { argv: string[]; env: Record<string, string>; cleanup?: () => Promise<void>; guard?: unknown; fd5?: string }
-    | string
-  >;
-};
-type Report = { guardWarnings(host: unknown, guard: unknown, messages: unknown[]): string[] };
-const now = {
-  wrap: (await import("../src/core/run/runners/sandbox-wrap.ts")) as unknown as Module,
-  report: (await import("../src/core/run/runners/guard-report.ts")) as unknown as Report,
-};
-const before = {
-  wrap: (await import(join(base, "src/core/run/runners/sandbox-wrap.ts"))) as Module,
-  report: (await import(join(base, "src/core/run/runners/guard-report.ts"))) as Report,
+const git = (cwd: string, ...a: string[]) => {
+  const r = spawnSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", ...a], { cwd, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`git ${a.join(" ")}: ${r.stderr}`);
 };
 
-const req = (cwd: string, n: number): PlaceRequest => ({
-  host,
-  argv: ["/bin/true"],
-  env: { HOME: root, SUBAGENTS_ROLE: "pi" },
-  cwd,
-  sessionFile: join(agentDir, "subagent-sessions", "x", `a${n}.jsonl`),
-  agentDir,
-  files: [],
-  sandbox: true,
-  name: `bench-${n}`,
-  settings: { ...defaultSettings(), sandboxNetwork: "all" },
-  piAuth: { provider: "fake" },
-});
-
-let n = 0;
-async function once(m: typeof now, cwd: string): Promise<number> {
-  const t = performance.now();
-  const placed = await m.wrap.sandboxedChild(req(cwd, n++));
-  if (typeof placed === "string") throw new Error(placed);
-  // Through the host, as the runner starts it: the child's auth.json on fd 5 where the runner hands it over so.
-  const p = host.spawn({ cmd: placed.argv, cwd, env: placed.env, stdin: null, fd3: false, fd5: placed.fd5 });
-  const [err, exit] = await Promise.all([new Response(p.stderr as never).text(), p.exited]);
-  m.report.guardWarnings(host, placed.guard, []);
-  await placed.cleanup?.();
-  const ms = performance.now() - t;
-  if (exit.code !== 0) throw new Error(`exit ${exit.code}: ${err.slice(0, 300)}`);
-  return ms;
-}
-
-const start = {
-  small: { before: [] as number[], now: [] as number[] },
-  sources: { before: [] as number[], now: [] as number[] },
-};
-for (let i = 0; i < rounds; i++)
-  for (const [name, cwd] of [
-    ["small", small],
-    ["sources", sources],
-  ] as const) {
-    start[name].before.push(await once(before, cwd));
-    start[name].now.push(await once(now, cwd));
+/** 20,000 tracked files in 200 folders. */
+function bigRepo(dir: string): string {
+  for (let d = 0; d < 200; d++) {
+    mkdirSync(join(dir, `d${d}`), { recursive: true });
+    for (let f = 0; f < 100; f++) writeFileSync(join(dir, `d${d}`, `f${f}.txt`), `file ${d}/${f}\n`);
   }
+  git(dir, "init", "-q", "-b", "main");
+  git(dir, "add", "-A");
+  git(dir, "commit", "-q", "-m", "20,000 files");
+  return dir;
+}
 
 const world = await benchWorld();
 writeFileSync(join(world.agentDir, "auth.json"), JSON.stringify({ fake: { type: "api_key", key: "sk-bench" } }));
+const repo = bigRepo(join(root, "big"));
+const ten = Array.from({ length: 10 }, (_, i) => `echo changed >> d${i * 20}/f${i}.txt`).join(" && ");
 const child = { before: [] as number[], now: [] as number[] };
-const childRounds = Math.max(3, Math.ceil(rounds / 3));
 try {
-  for (let i = 0; i < childRounds; i++) {
-    for (const [which, bin] of [
-      ["before", join(base, "dist", "subagents")],
-      ["now", BIN],
-    ] as const) {
-      // A store each: the newer build may have migrated its schema, which the older one refuses to write.
-      const s = await measure([bin, "run", "default", `hello ${which} ${i}`, "--sandbox", "--json"], {
-        env: { ...world.env, SUBAGENTS_DB: join(world.root, `${which}.db`) },
-        cwd: world.workDir,
-      });
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 ? (["now", "before"] as const) : (["before", "now"] as const);
+    for (const which of order) {
+      const bin = which === "before" ? join(base, "dist", "subagents") : BIN;
+      const task = `ten ${which} ${i} ${script([{ tool: "bash", args: { command: ten } }, { text: "done" }])}`;
+      const s = await measure([bin, "run", "default", task, "--sandbox", "--json"], { env: world.env, cwd: repo });
       if (!s.stdout.includes('"completed"')) throw new Error(`${which} did not complete: ${s.stdout.slice(-400)}`);
+      if (!readFileSync(join(repo, "d0", "f0.txt"), "utf8").includes("changed"))
+        throw new Error(`${which}: the change did not reach the folder`);
       child[which].push(s.wallMs);
+      git(repo, "checkout", "-q", "--", ".");
     }
   }
 } finally {
   await world.close();
 }
 
-const row = (label: string, v: { before: number[]; now: number[] }, runs: number) => {
-  const b = stat(v.before);
-  const a = stat(v.now);
-  return [
-    label,
-    `${b.median.toFixed(1)} ms (min ${b.min.toFixed(1)})`,
-    `${a.median.toFixed(1)} ms (min ${a.min.toFixed(1)})`,
-    `${(a.median - b.median).toFixed(1)} ms`,
-    ratio(a.median, b.median),
-    String(runs),
-  ];
-};
+// The harvest alone: 1,000 files written in a layer over a folder, written back by the owner; beside it the floor,
+// the same 1,000 files made directly in the folder by one process (what creating them costs on this disk now).
+const harvest: number[] = [];
+const floor: number[] = [];
+const folder = join(root, "thousand");
+mkdirSync(folder);
+const host = createWorktreeHost(join(root, "data"));
+for (let i = 0; i < rounds; i++) {
+  const wt = await host.inPlace({ cwd: folder, id: `${i}`.padStart(16, "e"), name: "thousand", local: true });
+  const write =
+    'for d in $(seq 100); do mkdir -p "gen/$d"; for f in $(seq 10); do echo "$d $f" > "gen/$d/$f.txt"; done; done';
+  const argv = [...(wt.view?.enter ?? []), "/bin/sh", "-c", write];
+  if (spawnSync(argv[0], argv.slice(1), { cwd: wt.cwd }).status !== 0) throw new Error("could not write the files");
+  const t0 = performance.now();
+  const r = await host.finish(wt);
+  harvest.push(performance.now() - t0);
+  if (r.files.length !== 1000) throw new Error(`wrote back ${r.files.length} files, not 1,000`);
+  rmSync(join(folder, "gen"), { recursive: true });
+  const f0 = performance.now();
+  for (let d = 1; d <= 100; d++) {
+    mkdirSync(join(folder, "gen", `${d}`), { recursive: true });
+    for (let f = 1; f <= 10; f++) writeFileSync(join(folder, "gen", `${d}`, `${f}.txt`), `${d} ${f}\n`);
+  }
+  floor.push(performance.now() - f0);
+  rmSync(join(folder, "gen"), { recursive: true });
+}
+rmSync(root, { recursive: true, force: true });
+
+const b = stat(child.before);
+const a = stat(child.now);
 console.log(
   table(
-    ["start", "before", "now", "difference", "ratio", "runs each"],
+    ["workload", "before (bind + walk)", "now (layer + harvest)", "ratio", "rounds"],
     [
-      row("bwrap /bin/true, fresh repository", start.small, rounds),
-      row("bwrap /bin/true, copy of this repository's sources", start.sources, rounds),
-      row("sandboxed child, whole `run`", child, childRounds),
+      [
+        "sandboxed child, 20,000-file repository, 10 files changed",
+        `${b.median.toFixed(0)} ms (min ${b.min.toFixed(0)})`,
+        `${a.median.toFixed(0)} ms (min ${a.min.toFixed(0)})`,
+        ratio(a.median, b.median),
+        String(rounds),
+      ],
+      [
+        "1,000 changed files: harvested and written back (before: the floor, the same files made directly)",
+        `${stat(floor).median.toFixed(0)} ms (min ${stat(floor).min.toFixed(0)})`,
+        `${stat(harvest).median.toFixed(0)} ms (min ${stat(harvest).min.toFixed(0)})`,
+        ratio(stat(harvest).median, stat(floor).median),
+        String(rounds),
+      ],
     ],
   ),
 );

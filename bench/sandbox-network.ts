@@ -32,6 +32,7 @@ const req = (network: "all" | "model"): PlaceRequest => ({
   files: [],
   sandbox: true,
   name: "bench",
+  tree: { writable: [{ path: join(root, "work") }], readable: [] },
   settings: { ...defaultSettings(), sandboxNetwork: network },
   network: { allow: ["127.0.0.1:9"] },
 });

@@ -225,13 +225,14 @@ async function part4(way: NamespaceWay): Promise<string> {
   const base = mkdtempSync("/tmp/subagents-bench-mounts-");
   const mounts = Array.from({ length: 100 }, (_, i) => {
     const m = {
-      lower: join(base, `l${i}`),
+      kind: "overlay" as const,
+      lower: [join(base, `l${i}`)],
       upper: join(base, `u${i}`),
       work: join(base, `w${i}`),
       target: join(base, `t${i}`),
     };
-    for (const d of Object.values(m)) mkdirSync(d);
-    writeFileSync(join(m.lower, "index.js"), "module.exports = 1;\n");
+    for (const d of [...m.lower, m.upper, m.work, m.target]) mkdirSync(d);
+    writeFileSync(join(m.lower[0], "index.js"), "module.exports = 1;\n");
     return m;
   });
   const times = { volatile: [] as number[], plain: [] as number[] };

@@ -9,11 +9,11 @@ export const isIsolationMode = (v: unknown): v is IsolationMode => (ISOLATION_MO
 /** One changed file of an isolated task; null counts for binary files. */
 export type ChangedFile = { path: string; added: number | null; deleted: number | null };
 
-/** How an isolated task sees the repository's ignored folders (core/run/launch/worktree-view.ts). */
+/** How a task's child sees its folder (core/run/launch/worktree-view.ts): a layer over it, a clone, a copy. */
 export type ViewMechanism = "overlay" | "reflink" | "copy";
 
-/** What a run's record keeps of its task's view: how, which ignored folders, which `.worktreeinclude` entries. */
-export type ViewRecord = { mechanism: ViewMechanism | "none"; folders: string[]; included: string[] };
+/** What a run's record keeps of its task's view: how, what a copy cost, which `.worktreeinclude` entries. */
+export type ViewRecord = { mechanism: ViewMechanism | "none"; bytes?: number; included: string[] };
 
 /** What an isolated task left behind: recorded with the run and shown in every result. */
 export type IsolationResult = {
@@ -28,9 +28,11 @@ export type IsolationResult = {
   diffstat: string;
   /** Set when committing or removing the worktree went wrong (the worktree is then kept for prune). */
   error?: string;
-  /** What the task saw of the repository's ignored files besides what git tracks. */
+  /** How the task saw the repository (its layer over your tree, or a copy). */
   view?: ViewRecord;
   /** The task's worktree while it exists and what it holds is not kept yet (recorded when it is made: the task runs,
    *  or its owner ended before finishing it — the next run or `prune` finishes it and records the rest). */
   worktree?: string;
+  /** What the task changed that its branch does not hold (git data, links out of the folder, …), named. */
+  left?: string[];
 };

@@ -16,15 +16,22 @@ function unquote(raw: string): string {
   return v;
 }
 
-/** Looks generated rather than written: long, no spaces, letters mixed with digits or symbols; not a path, not a
+/** A URL that carries a password (`scheme://user:pass@host`). */
+const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:[^@\s]+@/i;
+
+/** Looks generated rather than written: long, no spaces, letters and digits mixed (a token, a key, a hash), or a
+ *  URL with a password; never words joined by dashes or dots (`my-little-app`, `debug-verbose-output`), a path, or a
  *  URL without credentials. */
-const looksGenerated = (v: string) =>
-  v.length >= 16 &&
-  !/\s/.test(v) &&
-  /[A-Za-z]/.test(v) &&
-  /[0-9_\-+/=]/.test(v) &&
-  !/^[~.]?\//.test(v) &&
-  !/^[a-z]+:\/\/[^@]*$/i.test(v);
+function looksGenerated(v: string): boolean {
+  if (URL_WITH_PASSWORD.test(v)) return true;
+  if (v.length < 16 || /\s/.test(v) || /^[~.]?\//.test(v) || /^[a-z]+:\/\//i.test(v)) return false;
+  const digits = (v.match(/[0-9]/g) ?? []).length;
+  const letters = (v.match(/[A-Za-z]/g) ?? []).length;
+  const longestWord = Math.max(0, ...(v.match(/[A-Za-z]+/g) ?? []).map((w) => w.length));
+  // Words with a version or a number in them (`my-app-v2-production`) are written, not generated.
+  if (longestWord >= 5 && digits < 3) return false;
+  return (digits >= 3 && letters >= 3) || (v.length >= 32 && letters > 0 && /[^A-Za-z]/.test(v));
+}
 
 /** The values worth masking: every value of a secret-looking name, and every value that looks generated. */
 export function secretValues(text: string): string[] {

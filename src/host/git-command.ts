@@ -60,7 +60,43 @@ export function runProgram(
       },
     );
     if (child.pid) opts.started?.(child.pid);
+    // A program may end before it read all it was given (EPIPE): its exit code says what happened.
+    child.stdin?.on("error", () => {});
     if (opts.input !== undefined) child.stdin?.end(opts.input);
+  });
+}
+
+export type BytesOut = { code: number; stdout: Buffer; stderr: Buffer };
+
+/** Runs a program with bytes in and out (file names as git gives them with -z, which need not be UTF-8). */
+export function runBytes(
+  file: string,
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; input?: Buffer; timeoutMs?: number },
+): Promise<BytesOut> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      file,
+      args,
+      {
+        cwd: opts.cwd,
+        env: { ...baseEnv(), ...opts.env },
+        maxBuffer: 256 * 1024 * 1024,
+        encoding: "buffer",
+        timeout: opts.timeoutMs ?? 0,
+        killSignal: "SIGKILL",
+      },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === "number"
+            ? (err as { code: number }).code
+            : 127
+          : 0;
+        resolve({ code, stdout, stderr: stderr.length || !err ? stderr : Buffer.from(err.message) });
+      },
+    );
+    child.stdin?.on("error", () => {});
+    child.stdin?.end(opts.input ?? Buffer.alloc(0));
   });
 }
 

@@ -2,8 +2,8 @@
 // (pip, pytest, …), its activate scripts, and the path files of editable installs (`*.pth`, `__editable__*`),
 // which point at the project's source. Seen from an isolated task these would lead back to the user's tree — the
 // task's `pip install` into the user's venv, its tests importing the user's code instead of the task's. So in the
-// task's view those files name the worktree instead: rewritten into the task's own layer (overlay) or its own copy.
-// The user's files are only read.
+// task's copy at a path of its own those files name the copy instead (a layer over the tree is seen at the tree's
+// own path and needs none of this). The user's files are only read.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { escapeRegExp } from "../core/regexp.ts";
@@ -47,23 +47,8 @@ function namingFiles(venv: string): string[] {
   return files;
 }
 
-/** Makes a folder like the user's at `to` (mode kept), for a file written into an overlay's upper layer. */
-function mkdirLike(from: string, to: string): void {
-  if (fs.existsSync(to)) return;
-  mkdirLike(path.dirname(from), path.dirname(to));
-  fs.mkdirSync(to, { mode: fs.statSync(from).mode & 0o7777 });
-}
-
-/**
- * Rewrites the repository's path to the worktree's in the venvs of the carried folders. `layer(folder)` is where
- * the task's own files of that folder are written: its overlay's upper layer, or its copy in the worktree.
- */
-export function relocateVenvs(
-  repo: string,
-  wtPath: string,
-  folders: string[],
-  layer: (folder: string) => string,
-): number {
+/** Rewrites the repository's path to the copy's in the venvs of the copy's ignored folders (the user's are read). */
+export function relocateVenvs(repo: string, wtPath: string, folders: string[]): number {
   // The repository's path as a whole path: /home/me/proj, not the start of /home/me/proj-old.
   const named = new RegExp(`${escapeRegExp(repo)}(?![A-Za-z0-9_.-])`, "g");
   let rewritten = 0;
@@ -78,9 +63,8 @@ export function relocateVenvs(
         const before = text.toString("utf8");
         const after = before.replace(named, wtPath);
         if (after === before) continue;
-        const rel = path.relative(base, file);
-        const to = path.join(layer(folder), rel);
-        mkdirLike(path.dirname(file), path.dirname(to));
+        const to = path.join(wtPath, folder, path.relative(base, file));
+        if (!fs.existsSync(path.dirname(to))) continue;
         // A copy's file may be a clone sharing blocks with the user's: replaced, never written through.
         fs.rmSync(to, { force: true });
         fs.writeFileSync(to, after);

@@ -86,7 +86,11 @@ export function transcriptView(
   record.runs.forEach((run, i) => {
     out.push("", style.dim(`── Run ${i + 1}/${record.runs.length} · ${run.status} · ${seconds(run)} ──`));
     out.push(...messageLines(messagesByRun.get(run.id) ?? [], style));
-    if (run.status === "error" && run.error) out.push(style.red(`✗ ${sanitizeLine(run.error)}`));
+    // The error's first line, then what it quotes (a setup's or a gate's last lines of output), one line each.
+    if (run.status === "error" && run.error) {
+      const [first, ...quoted] = run.error.split("\n");
+      out.push(style.red(`✗ ${sanitizeLine(first)}`), ...quoted.map((l) => style.dim(`  │ ${sanitizeLine(l)}`)));
+    }
     // The run's warnings (a question nobody answered, a model substituted): part of what happened in it.
     for (const w of run.warnings ?? []) out.push(style.yellow(`⚠ ${sanitizeLine(w)}`));
   });

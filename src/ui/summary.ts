@@ -22,7 +22,7 @@ export function endLines(v: WindowView, width: number, style: Style, printed: re
   return [
     windowHeader(v, style, width, { session: true }),
     ...warnings.map((w) => warningLine(w, width, style)),
-    ...(note ? [note] : []),
+    ...note,
   ];
 }
 

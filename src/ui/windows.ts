@@ -234,12 +234,21 @@ export function whyNot(v: WindowView): string {
   return "";
 }
 
-/** The line under a finished window that says why it did not complete. */
-export function endNote(v: WindowView, width: number, style: Style): string | null {
-  if (v.status === "cancelled") return style.yellow(clip(`  ${whyNot(v)}`, width));
-  if (v.status === "skipped") return style.yellow(clip(`  ${sanitizeLine(v.error ?? "skipped")}`, width));
-  if (v.status === "error" && v.error) return style.red(clip(`  ${sanitizeLine(v.error.split("\n")[0])}`, width));
-  return null;
+/** Lines of a command's output an error quotes (a setup's or a gate's last lines), shown under it. */
+const QUOTED_LINES = 10;
+
+/** The lines under a finished window that say why it did not complete: the reason, and the last lines of the
+ *  command's output when the error quotes them (a failed setup or gate). */
+export function endNote(v: WindowView, width: number, style: Style): string[] {
+  if (v.status === "cancelled") return [style.yellow(clip(`  ${whyNot(v)}`, width))];
+  if (v.status === "skipped") return [style.yellow(clip(`  ${sanitizeLine(v.error ?? "skipped")}`, width))];
+  if (v.status !== "error" || !v.error) return [];
+  const [first, ...rest] = v.error.split("\n");
+  const quoted = rest.filter((l) => l.trim()).slice(-QUOTED_LINES);
+  return [
+    style.red(clip(`  ${sanitizeLine(first)}`, width)),
+    ...quoted.map((l) => style.dim(clip(`    │ ${sanitizeLine(l)}`, width))),
+  ];
 }
 
 export type RenderOptions = { width: number; maxLines: number; expanded: boolean; style: Style; showFooter?: boolean };
@@ -262,8 +271,7 @@ export function renderWindow(v: WindowView, o: RenderOptions): string[] {
   if (hidden > 0) out.push(o.style.dim(clip(`  … ${hidden} earlier line${hidden === 1 ? "" : "s"}`, o.width)));
   for (const raw of body) out.push(bodyLine(raw, o.width, o.style));
   if (v.output?.trim()) out.push(...outputLines(v.output, o));
-  const note = endNote(v, o.width, o.style);
-  if (note) out.push(note);
+  out.push(...endNote(v, o.width, o.style));
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Real git repositories in temp folders for the isolation tests, and a look at what the user would see.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** git in `cwd`, with HOME pointing at `home` so no user's global config leaks in. */
@@ -42,3 +43,26 @@ export const worktreeList = (home: string, repo: string) =>
   gitIn(home, repo, "worktree", "list", "--porcelain")
     .split("\n")
     .filter((l) => l.startsWith("worktree "));
+
+/** A fingerprint of a folder as its owner would check it: every entry's path (as bytes), kind, mode and content
+ *  (a link's target), `.git` included except what git rewrites on its own (`git branch` in the branch-making tests
+ *  is checked through the refs named). Equal before and after: nothing was written there. */
+export function treeHash(dir: string, skip: (rel: string) => boolean = () => false): string {
+  const h = createHash("sha256");
+  const walk = (rel: Buffer) => {
+    const at = rel.length ? Buffer.concat([Buffer.from(`${dir}/`), rel]) : Buffer.from(dir);
+    const names = (readdirSync(at, { encoding: "buffer" }) as Buffer[]).sort(Buffer.compare);
+    for (const n of names) {
+      const p = rel.length ? Buffer.concat([rel, Buffer.from("/"), n]) : n;
+      if (skip(p.toString())) continue;
+      const abs = Buffer.concat([Buffer.from(`${dir}/`), p]);
+      const st = lstatSync(abs);
+      h.update(p).update(`\0${st.mode}\0`);
+      if (st.isDirectory()) walk(p);
+      else if (st.isSymbolicLink()) h.update(readlinkSync(abs, { encoding: "buffer" }));
+      else if (st.isFile()) h.update(readFileSync(abs));
+    }
+  };
+  walk(Buffer.alloc(0));
+  return h.digest("hex");
+}

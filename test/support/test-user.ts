@@ -2,8 +2,7 @@
 // (CI runs as root), and commands run as it with setpriv, which keeps the environment it is given. Without root the
 // tests are skipped with a loud message; they never pass silently.
 import { spawnSync } from "node:child_process";
-import { chownSync, lstatSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { chownSync, lchownSync, lstatSync, readdirSync } from "node:fs";
 
 export const TEST_USER = "subagents-tester";
 export type TestUser = { name: string; uid: number; gid: number };
@@ -37,13 +36,15 @@ export const asUser = (user: TestUser, argv: string[]) => [
   ...argv,
 ];
 
-/** Gives a folder and everything in it to the user (symbolic links themselves, never what they point at). */
-export function chownTree(dir: string, user: TestUser): void {
+/** Gives a folder and everything in it to the user (symbolic links themselves, never what they point at; names as
+ *  bytes: a folder a test named with an invalid UTF-8 byte is walked too). */
+export function chownTree(dir: string | Buffer, user: TestUser): void {
   chownSync(dir, user.uid, user.gid);
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) chownTree(p, user);
-    else if (lstatSync(p).isSymbolicLink()) spawnSync("chown", ["-h", `${user.uid}:${user.gid}`, p]);
+  for (const name of readdirSync(dir, { encoding: "buffer" }) as Buffer[]) {
+    const p = Buffer.concat([Buffer.from(dir), Buffer.from("/"), name]);
+    const st = lstatSync(p);
+    if (st.isDirectory()) chownTree(p, user);
+    else if (st.isSymbolicLink()) lchownSync(p, user.uid, user.gid);
     else chownSync(p, user.uid, user.gid);
   }
 }

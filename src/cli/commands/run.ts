@@ -112,15 +112,16 @@ export async function cmdRun(argv: string[]): Promise<number> {
   return interrupted ?? exitForOutcomes([outcome]);
 }
 
-/** `run AGENT "task"` as the call module's request: one task named for its agent ("default": pi's defaults). */
+/** `run AGENT "task"` as the call module's request: one task, named for its agent unless `--name` names it ("default":
+ *  pi's defaults). */
 export function runRequest(
   agent: string,
   task: string,
   defaults: CallDefaults,
-  o: { session?: string; background?: boolean },
+  o: { session?: string; background?: boolean; name?: string },
 ): CallRequest {
   const t = {
-    name: agent,
+    name: o.name?.trim() || agent,
     prompt: task,
     ...(agent === "default" ? {} : { profile: agent }),
     ...(o.session ? { resume: o.session } : {}),

@@ -63,7 +63,7 @@ export const DELEGATE_FLAGS = [
   {
     name: "isolation",
     value: "worktree",
-    help: "Each task in its own git worktree; its changes end on its own branch, listed at the end with files, diffstat and files that several tasks changed (also a task field). It sees the repository's ignored folders (node_modules, .venv) copy-on-write and what .worktreeinclude names; subagents.setup runs in it first (docs/composing.md)",
+    help: "Each task isolated: a layer over the repository at its own path (every file, ignored ones too), started from what you see; its changes end on its own branch, listed at the end with files, diffstat and files that several tasks changed (also a task field). subagents.setup runs in it first (docs/composing.md)",
   },
   { name: "sandbox", help: 'Each task in the sandbox (bubblewrap; also a task field "sandbox": true)' },
   {
@@ -98,6 +98,11 @@ export const DELEGATE_FLAGS = [
 ] as const satisfies Flag[];
 
 export const RUN_FLAGS = [
+  {
+    name: "name",
+    value: "NAME",
+    help: "The task's name (its window, its session, an isolated task's branch subagents/<name>-<id>; default: the agent's)",
+  },
   { name: "session", value: "ID", help: "Continue an earlier session (the child keeps its full context)" },
   { name: "cwd", value: "DIR", help: "Working directory for the child (default: current directory)" },
   {
@@ -131,11 +136,11 @@ export const RUN_FLAGS = [
   {
     name: "isolation",
     value: "worktree",
-    help: "Run in a git worktree of the repository; changes end on a branch subagents/<name>-<id> (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED). It sees the repository's ignored folders (node_modules, .venv) copy-on-write and what .worktreeinclude names; subagents.setup runs in it first (docs/composing.md)",
+    help: "Run isolated: a layer over the repository at its own path, started from what you see (every file, ignored ones too: node_modules, .venv, build info); changes end on a branch subagents/<name>-<id> (see 'subagents help apply'); a directory outside git fails (ISOLATION_FAILED). subagents.setup runs in it first (docs/composing.md)",
   },
   {
     name: "sandbox",
-    help: "Run the child in the sandbox (bubblewrap): filesystem read-only except its folder, home hidden except pi's settings; see docs/sandbox-runners.md",
+    help: "Run the child in the sandbox (bubblewrap): it writes a layer over its folder and you get back its plain files (not its git data, links out, or tools' config); filesystem read-only otherwise, home hidden except pi's settings; see docs/sandbox-runners.md",
   },
   {
     name: "runner",
@@ -321,7 +326,11 @@ export const BATCH_FLAGS = [
   },
   GATE_RETRIES,
   GATE_TIMEOUT,
-  { name: "isolation", value: "worktree", help: "Each item in its own git worktree (docs/composing.md)" },
+  {
+    name: "isolation",
+    value: "worktree",
+    help: "Each item isolated: a layer over the repository, its changes on a branch (docs/composing.md)",
+  },
   { name: "sandbox", help: "Each item in the sandbox (bubblewrap)" },
   { name: "runner", value: "R", help: "Where the items run: local (default), docker, slurm" },
   { name: "runtime", value: "R", help: "Which CLI runs them: pi (default), claude-code, codex, gemini, opencode" },

@@ -22,6 +22,7 @@ import { confined } from "./runners/where.ts";
 import { cwdSlug } from "./session-file.ts";
 import { failedResult, TaskError } from "./task-error.ts";
 import type { TaskContext } from "./task-context.ts";
+import type { Worktree } from "./launch/isolation.ts";
 
 /** One attempt: the model it runs on, what the child reads on stdin, and what earlier attempts spent. */
 export type Launch = (model: string | null | undefined, stdin?: string, spentBefore?: Usage) => Promise<RunResult>;
@@ -39,6 +40,7 @@ export type LaunchPlan = {
 
 export function childLauncher(task: TaskContext, plan: LaunchPlan): Launch {
   const { engine, input, id, runId, sessionFile, prompt, iso, warnings } = task;
+  const tree = iso?.worktree ?? task.inPlace?.worktree;
   const { host } = engine;
   return async (childModel, stdin = prompt, spentBefore) => {
     host.mkdirp(`${engine.agentDir}/subagent-sessions/${cwdSlug(input.cwd)}`);
@@ -78,12 +80,13 @@ export function childLauncher(task: TaskContext, plan: LaunchPlan): Launch {
         settings: engine.settings,
         ownConfig: foreign?.ownConfig,
         network: childNetwork(task, childModel),
+        tree: tree ? treeOf(tree) : undefined,
         // Only a confined child reads it (runners/child-files.ts): the others are spared reading the settings again.
         piAuth: foreign || !confined(task.where) ? undefined : childAuthFor(task, childModel),
       });
       if (typeof placed === "string") throw new TaskError(placed, "RUNNER_FAILED");
       const ran = await runChild(host, engine.clock, runSpec(task, plan, { inv, foreign, placed, stdin, spentBefore }));
-      notePlacement(task, placed, ran);
+      notePlacement(task, placed);
       return ran;
     } finally {
       if (typeof placed === "object") await placed.cleanup?.();
@@ -91,6 +94,17 @@ export function childLauncher(task: TaskContext, plan: LaunchPlan): Launch {
       if (runTmp) host.remove(runTmp);
     }
   };
+}
+
+/** A task's own tree, as the runner must show it (runners/types.ts `tree`): its layer (and the git folders layered
+ *  with it), or its copy — an isolated task's at the copy's own path, a sandboxed task's at its folder's — and the
+ *  repository's objects the copy borrows. */
+function treeOf(wt: Worktree) {
+  const m = wt.made;
+  if (m?.layer) return { writable: [m.layer.root, ...m.layer.gitDirs].map((path) => ({ path })), readable: [] };
+  if (m?.copy)
+    return { writable: [{ path: m.inPlace ? wt.path : m.copy, from: m.copy }], readable: m.objects ? [m.objects] : [] };
+  return undefined;
 }
 
 /** The run's own TMPDIR: for a child on this machine outside the sandbox (the others have a /tmp of their own). */
@@ -149,7 +163,7 @@ function runSpec(task: TaskContext, plan: LaunchPlan, a: Attempt): RunSpec {
   const firstNotes = [inv.taskNote, teamNote].filter(Boolean).join("\n\n");
   // An overlay view exists only in the namespace its processes enter (launch/worktree-view.ts): the child, its
   // sandbox and its gate start inside it. Only a local child gets one (task-isolate.ts).
-  const enter = task.iso?.worktree.view?.enter ?? [];
+  const enter = (task.iso?.worktree ?? task.inPlace?.worktree)?.view?.enter ?? [];
   return {
     argv: [...enter, ...placed.argv],
     env: placed.env,

@@ -1,12 +1,11 @@
 // What a child's run adds to its task's record besides its own result: where the sandbox or the closed network
-// stopped it (guard and proxy reports, said as warnings), the network its proxy lets through, and credentials
+// stopped it (proxy reports, said as warnings), the network its proxy lets through, and credentials
 // advice when its model could not be used.
 import { credentialsError } from "../credentials.ts";
 import type { RunResult } from "../types.ts";
 import { expectedDefaultModel } from "./default-model.ts";
 import { modelEndpoints, providerOf } from "./model-endpoint.ts";
 import { composeEnv } from "./process/gate.ts";
-import { refusedWrites, setPlantedAside } from "./runners/guard-report.ts";
 import { refusedWarning } from "./runners/network.ts";
 import { confined } from "./runners/where.ts";
 import type { Placed, PlaceRequest } from "./runners/types.ts";
@@ -20,11 +19,9 @@ const note = (task: TaskContext, warning: string | null | undefined) => {
   if (warning && !task.warnings.includes(warning)) task.warnings.push(warning);
 };
 
-/** After an attempt: writes the sandbox refused to protected paths, what the child planted there (set aside now),
- *  connections the closed network's proxy refused, and what the runner says of its placement — the person sees them. */
-export function notePlacement(task: TaskContext, placed: Placed, ran: RunResult): void {
-  for (const w of refusedWrites(placed.guard, ran.messages)) note(task, w);
-  for (const w of setPlantedAside(task.engine.host, placed.guard)) note(task, w);
+/** After an attempt: connections the closed network's proxy refused, and what the runner says of its placement — the
+ *  person sees them. (What the child wrote comes back, or not, when its task's layer is harvested: task-record.ts.) */
+export function notePlacement(task: TaskContext, placed: Placed): void {
   const refused = refusedWarning(placed.netRefused?.());
   if (refused) task.warnings.push(refused);
   for (const w of placed.warnings?.() ?? []) note(task, w);

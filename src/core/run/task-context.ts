@@ -4,7 +4,7 @@
 import type { Profile } from "../profiles/profile.ts";
 import type { Store } from "../store/store.ts";
 import type { RunResult } from "../types.ts";
-import type { LiveIsolation } from "./launch/isolation.ts";
+import type { IsolationResult, LiveIsolation, Worktree } from "./launch/isolation.ts";
 import type { Engine } from "./engine.ts";
 import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import type { Where } from "./runners/where.ts";
@@ -38,6 +38,9 @@ export type TaskContext = {
   memory?: string;
   // place
   iso: LiveIsolation | null;
+  /** A confined task's layer over its own folder (not isolated): the child writes it, the owner writes back what
+   *  comes back when the task ends (launch/harvest-rules.ts). */
+  inPlace?: { worktree: Worktree; finish(): Promise<IsolationResult> } | null;
   /** Where the child runs: the task's cwd, or its worktree. */
   cwd: string;
   /** The values of the secrets its `.worktreeinclude` brought in: masked in its own transcript too (task-child.ts). */

@@ -47,10 +47,19 @@ function writeEnd(task: TaskContext, result: RunResult): RunResult {
   }
 }
 
+/** What the owner did not take back from the task's layer (named by the harvest), and why it could not finish it,
+ *  are said among its warnings. */
+function withLeft(result: RunResult, iso: NonNullable<RunResult["isolation"]>): void {
+  const said = [...(iso.left ?? []), ...(iso.error && !result.isolation ? [`sandbox: ${iso.error}`] : [])];
+  const add = said.filter((w) => !result.warnings?.includes(w));
+  if (add.length) result.warnings = [...(result.warnings ?? []), ...add];
+}
+
 /** The end of a task that ran: its worktree's outcome, the run's status, the child's session file if it moved. */
 export async function recordTask(task: TaskContext): Promise<TaskOutcome> {
   const ran = ranResult(task);
-  if (task.iso) ran.isolation = await task.iso.finish();
+  if (task.iso) withLeft(ran, (ran.isolation = await task.iso.finish()));
+  if (task.inPlace) withLeft(ran, await task.inPlace.finish());
   const result = writeEnd(task, ran);
   told(task, result);
   return taskOutcome(task, result);
@@ -59,7 +68,8 @@ export async function recordTask(task: TaskContext): Promise<TaskOutcome> {
 /** A stage ended the task before (or instead of) its child: that result is the run's end (its worktree, when it got
  *  one, finished as after a run: a failed setup leaves no worktree behind). */
 export async function recordEnd(task: TaskContext, ended: RunResult): Promise<TaskOutcome> {
-  if (task.iso) ended.isolation = await task.iso.finish();
+  if (task.iso) withLeft(ended, (ended.isolation = await task.iso.finish()));
+  if (task.inPlace) withLeft(ended, await task.inPlace.finish());
   const result = writeEnd(task, ended);
   told(task, result);
   return taskOutcome(task, result);

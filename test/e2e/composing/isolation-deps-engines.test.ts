@@ -68,13 +68,13 @@ test("an ordinary user: the overlay in a user namespace, the child and its gate 
     const [t] = summaryOf(r.json);
     expect(t.status, taskWhy(t, r)).toBe("completed");
     expect(t.gate).toEqual({ passed: true, attempts: 1 });
-    expect(t.isolation.view).toEqual({ mechanism: "overlay", folders: ["node_modules"], included: [".env"] });
+    expect(t.isolation.view).toEqual({ mechanism: "overlay", included: [".env"] });
     expect(JSON.stringify(requestsOfTask(world, "ASUSER").at(-1)?.messages)).toContain(`uid=${user.uid} patched=1`);
     expect(readFileSync(join(repo, "node_modules", "leftpad", "index.js"), "utf8")).toBe(LEFTPAD);
     expect(ourWorktrees()).toEqual([]);
     const doctor = await cli(world, ["doctor", "--json", "--cwd", repo], { binary: true, prefix: asUser(user, []) });
     expect(doctor.json[0].checks.find((c: { name: string }) => c.name === "worktrees").detail).toContain(
-      "through an overlay in a user namespace",
+      "through a layer at its own path (an overlay in a user namespace)",
     );
   } finally {
     chownTree(world.root, { name: "root", uid: 0, gid: 0 });
@@ -101,9 +101,7 @@ test("the docker runner: the container gets the folders as a copy (or clones), a
     expect(JSON.stringify(requestsOfTask(world, "DOCKER").at(-1)?.messages)).toContain("uid=0 patched=1");
     expect(["copy", "reflink"]).toContain(t.isolation.view.mechanism);
     if (t.isolation.view.mechanism === "copy")
-      expect(t.warnings.join("\n")).toContain(
-        "the repository's ignored folders (node_modules) were copied into the worktree",
-      );
+      expect(t.warnings.join("\n")).toContain("the task got a copy of the repository");
     expect(readFileSync(join(repo, "node_modules", "leftpad", "index.js"), "utf8")).toBe(LEFTPAD);
     expect(ourWorktrees()).toEqual([]);
   } finally {

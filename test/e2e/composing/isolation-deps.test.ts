@@ -69,7 +69,7 @@ test("the README's example runs as written on an npm project: each isolated task
   // doctor names the way this machine uses, and the folders of this repository.
   const doctor = await cli(world, ["doctor", "--json", "--cwd", repo], { binary: true });
   const line = doctor.json[0].checks.find((c: { name: string }) => c.name === "worktrees");
-  expect(line.detail).toContain("in this repository: node_modules");
+  expect(line.detail).toContain("in this repository, ignored (seen by tasks, on no branch): .env, node_modules");
   expect(line.status === "ok" ? line.detail : "copy").toMatch(/overlay in a (mount|user) namespace|clones|copy/);
   // Without the view (the worktree holds only what git tracks), the same gate cannot find the package: the
   // failure this example had before.
@@ -153,7 +153,7 @@ test("a dependency the child patches and installs stays in its task; .env is the
     "src/api.ts",
     "test.js",
   ]);
-  expect(p.isolation.view).toMatchObject({ folders: ["node_modules"], included: [".env"] });
+  expect(p.isolation.view).toMatchObject({ included: [".env"] });
   expect(["overlay", "reflink", "copy"]).toContain(p.isolation.view.mechanism);
   expect(c.isolation.branch).toBeUndefined();
   // The secret never reaches what we show: the run's output, the stored transcript.
@@ -229,12 +229,13 @@ test("a Python venv: the gate runs the task's own code through the venv, the chi
   expect(t.status, taskWhy(t, r)).toBe("completed");
   expect(t.gate).toEqual({ passed: true, attempts: 1 });
   const seen = JSON.stringify(requestsOfTask(world, "PYTASK").at(-1)?.messages);
-  expect(seen).toContain(`venv=${world.root}/worktrees/${t.sessionId}/.venv`);
+  // The layer shows the repository at its own path: the venv is where it always was, written only in the layer.
+  expect(seen).toContain(`venv=${repo}/.venv`);
   expect(seen).toContain("helper patched: True");
   expect(readFileSync(join(site, "helper.py"), "utf8")).toBe("OK = True\n");
   expect(readFileSync(join(repo, "src", "myproj", "__init__.py"), "utf8")).toBe("VALUE = 'user'\n");
   expect(t.isolation.files.map((f: { path: string }) => f.path)).toEqual(["src/myproj/__init__.py"]);
-  expect(t.isolation.view.folders).toEqual([".venv"]);
+  expect(t.isolation.view.mechanism).toBe("overlay");
 }, 120_000);
 
 test("setup: runs in the new worktree before the child, inside its view; a failing or hanging one is SETUP_FAILED before any model call; a project's needs consent", async () => {

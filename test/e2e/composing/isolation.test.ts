@@ -21,9 +21,11 @@ const writer = (text: string) =>
     { tool: "write", args: { path: "shared.txt", content: `${text}\n` } },
     { finalize: { status: "SUCCESS", result: `wrote ${text}` } },
   ]);
-/** Our worktree folders (not the owner records): none may be left after a run. */
+/** What a task leaves in the data folder's worktrees/ (not the overlay probe's finding): nothing after a run. */
 const ourWorktrees = () =>
-  existsSync(join(world.root, "worktrees")) ? readdirSync(join(world.root, "worktrees")) : [];
+  existsSync(join(world.root, "worktrees"))
+    ? readdirSync(join(world.root, "worktrees")).filter((n) => !n.startsWith("."))
+    : [];
 
 test("two isolated tasks writing the same file: user's tree and index untouched, two branches, the overlap named, no worktree left", async () => {
   const repo = makeRepo(world.root, join(world.root, "repo-two"));
@@ -167,17 +169,21 @@ test("the owner SIGKILLed mid-run: `subagents prune` keeps the child's work on a
     stderr: "ignore",
   });
   for (let i = 0; i < 200 && !existsSync(pidFile); i++) await Bun.sleep(100);
-  expect(worktreeList(world.root, repo)).toHaveLength(2);
+  // The task's layer is there (no git worktree is made), and its write is in it, not in the user's tree.
+  expect(ourWorktrees().filter((n) => n.endsWith(".layer"))).toHaveLength(1);
+  expect(existsSync(join(repo, "work.txt"))).toBe(false);
   owner.kill("SIGKILL");
   await owner.exited;
   // A real pi notices its dead owner within a second; the stand-in is stopped by hand.
   process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
+  // A dry run names what prune then does.
+  const dry = await cli(world, ["prune", "--dry-run", "--json"], { cwd: repo });
+  expect(dry.json[0].worktrees).toMatchObject([{ action: "keep" }]);
   const pruned = await cli(world, ["prune", "--json"], { cwd: repo });
   expect(pruned.code).toBe(0);
   expect(pruned.json[0].worktrees).toMatchObject([
     { action: "keep", branch: expect.stringMatching(/^subagents\/default-/) },
   ]);
-  expect(worktreeList(world.root, repo)).toHaveLength(1);
   expect(ourWorktrees()).toEqual([]);
   const [branch] = subagentBranches(world.root, repo);
   expect(branch).toStartWith("subagents/default-");

@@ -227,7 +227,7 @@ test("sockets: an unrelated background run's control socket and sockets under /r
   expect(w.stdout).toContain("victim finished");
 }, 120_000);
 
-test("ordinary work in the sandbox: edit, build with make, git commit, the model through the proxy", async () => {
+test("ordinary work in the sandbox: edit, build with make, git commit (its content comes back, the commit stays behind), the model through the proxy", async () => {
   if (skip) return console.warn(skip);
   const marker = `work${tag}`;
   const repo = makeRepo(world.root, join(world.root, `repo-${marker}`), false);
@@ -242,9 +242,16 @@ test("ordinary work in the sandbox: edit, build with make, git commit, the model
   const seen = seenBy(marker);
   expect(seen, seen.slice(-1500)).toContain(`built-${marker}`);
   expect(seen).toContain("COMMITTED");
-  expect(gitIn(world.root, repo, "log", "--format=%s")).toContain(`child ${marker}`);
+  // What it committed comes back as plain files (the owner takes back content only); the commit stays behind.
+  expect(gitIn(world.root, repo, "log", "--format=%s")).not.toContain(`child ${marker}`);
   expect(readFileSync(join(repo, "out.txt"), "utf8")).toBe(`built-${marker}\n`);
-  expect(t.warnings ?? []).toEqual([]);
+  expect(gitIn(world.root, repo, "status", "--porcelain").trim().split("\n").sort()).toEqual([
+    "?? in.txt",
+    "?? out.txt",
+  ]);
+  expect(t.warnings ?? []).toEqual([
+    "sandbox: the child's git commits, refs and config stay behind (in its layer or copy): what it changed in your files is in your folder, not committed",
+  ]);
 }, 120_000);
 
 test("records kept outside the home (SUBAGENTS_DB in a folder of its own) are covered too: no owner records, logs or store, no control socket", async () => {

@@ -43,6 +43,13 @@ beforeAll(async () => {
 afterAll(() => world?.close());
 
 const run = (args: string[], cwd = world.workDir) => cli(world, args, { binary: true, cwd });
+const isLink = (p: string) => {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+};
 const probe = (marker: string, command: string, result = `done ${marker}`) =>
   `probe ${marker} ${script([{ tool: "bash", args: { command } }, { finalize: { status: "SUCCESS", result } }])}`;
 /** What the child's commands printed, as its model got them. */
@@ -112,12 +119,16 @@ test("the owner's clean-up follows none of the child's links: a repository it ma
   expect(readFileSync(join(victim, "hooks", "authorized_keys"), "utf8")).toBe("ssh-ed25519 KEEP\n");
   expect(readFileSync(join(victim, "config"), "utf8")).toBe("[alias]\n\tco = checkout\n");
   expect(existsSync(join(victim, "envrc"))).toBe(false);
-  // The child's links: gone or moved aside as links, and named.
+  // The child's links and its repository stay in its layer, named; its deletion of sub/ and its work come back.
   const warned = (t.warnings ?? []).join("\n");
-  expect(warned, warned).toContain("made (config (a link), hooks (a link))");
-  expect(lstatSync(join(repo, "deep", ".envrc.quarantined")).isSymbolicLink()).toBe(true);
+  expect(warned, warned).toContain("made/.git — git data");
+  expect(warned, warned).toContain("deep/.envrc — protected");
+  expect(warned, warned).toContain("sub — symbolic links that point out of the folder");
+  for (const p of ["made/.git", "deep/.envrc", "sub"])
+    expect(existsSync(join(repo, p)) || isLink(join(repo, p)), p).toBe(false);
   expect(lstatSync(join(repo, "pkg", ".vscode")).isSymbolicLink()).toBe(true);
-  expect(gitIn(world.root, repo, "log", "--format=%s", "-1").trim()).toBe("work");
+  expect(readFileSync(join(repo, "work.txt"), "utf8")).toBe("work\n");
+  expect(gitIn(world.root, repo, "log", "--format=%s", "-1").trim()).toBe("a tracked dangling link");
 }, 60_000);
 
 test("credentials: a project's {\"defaultModel\": null} (not trusted) leaves the child its own provider's key only", async () => {

@@ -23,12 +23,14 @@ const dirtyRepo = (name: string) => makeRepo(root, join(root, name));
 const userState = (repo: string) => userStateOf(root, repo);
 const branches = (repo: string) => subagentBranches(root, repo);
 const worktrees = (repo: string) => worktreeList(root, repo);
+/** A task's own copy of what git tracks (the cheapest tree that is a folder of its own, written from outside here). */
+const OFF = { deps: "off", local: true } as const;
 
 test("the worktree starts from what the user sees; the user's tree and index stay as they were", async () => {
   const repo = dirtyRepo("snapshot");
   const before = userState(repo);
   const host = createWorktreeHost(join(root, "data1"));
-  const wt = await host.create({ cwd: join(repo, "sub"), id: "0123456789abcdef", name: "Fix the thing!" });
+  const wt = await host.create({ cwd: join(repo, "sub"), id: "0123456789abcdef", name: "Fix the thing!", view: OFF });
   expect(wt.cwd).toBe(join(wt.path, "sub"));
   expect(wt.path.startsWith(join(root, "data1", "worktrees"))).toBe(true);
   expect(readFileSync(join(wt.path, "a.txt"), "utf8")).toBe("one\ntwo (uncommitted)\n");
@@ -51,7 +53,7 @@ test("the worktree starts from what the user sees; the user's tree and index sta
     "first",
   ]);
   // A later run of the same session gets a branch of its own.
-  const again = await host.create({ cwd: repo, id: "0123456789abcdef", name: "Fix the thing!" });
+  const again = await host.create({ cwd: repo, id: "0123456789abcdef", name: "Fix the thing!", view: OFF });
   writeFileSync(join(again.path, "a.txt"), "other\n");
   expect((await host.finish(again)).branch).toBe("subagents/fix-the-thing-01234567-2");
 });
@@ -61,7 +63,7 @@ test("a task that changed nothing leaves no branch; a clean tree is based on HEA
   gitIn(repo, "add", "-A");
   gitIn(repo, "commit", "-q", "-m", "clean");
   const host = createWorktreeHost(join(root, "data2"));
-  const wt = await host.create({ cwd: repo, id: "feedfacefeedface", name: "look only" });
+  const wt = await host.create({ cwd: repo, id: "feedfacefeedface", name: "look only", view: OFF });
   expect(wt.base).toBe(gitIn(repo, "rev-parse", "HEAD").trim());
   writeFileSync(join(wt.path, "ignored.log"), "build output\n");
   const r = await host.finish(wt);
@@ -76,7 +78,7 @@ test("a cwd outside any repository is not located (the engine fails the task bef
   mkdirSync(plain, { recursive: true });
   const host = createWorktreeHost(join(root, "data3"));
   expect(await host.locate(plain)).toBeNull();
-  await expect(host.create({ cwd: plain, id: "aaaaaaaaaaaaaaaa", name: "x" })).rejects.toThrow(
+  await expect(host.create({ cwd: plain, id: "aaaaaaaaaaaaaaaa", name: "x", view: OFF })).rejects.toThrow(
     "not inside a git repository",
   );
   expect(existsSync(join(root, "data3", "worktrees", "aaaaaaaaaaaaaaaa"))).toBe(false);
@@ -92,7 +94,7 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
       "-e",
       `
       const { createWorktreeHost } = await import(${JSON.stringify(join(import.meta.dir, "..", "..", "..", "src", "host", "git-worktree.ts"))});
-      const wt = await createWorktreeHost(${JSON.stringify(data)}).create({ cwd: ${JSON.stringify(repo)}, id: "deadbeefdeadbeef", name: "killed task" });
+      const wt = await createWorktreeHost(${JSON.stringify(data)}).create({ cwd: ${JSON.stringify(repo)}, id: "deadbeefdeadbeef", name: "killed task", view: { deps: "off", local: true } });
       require("node:fs").writeFileSync(wt.path + "/work.txt", "half done\\n");
       // As if the owner died in the middle of its own 'git add': the lock stays behind.
       const gitDir = require("node:child_process").execFileSync("git", ["rev-parse", "--absolute-git-dir"], { cwd: wt.path, encoding: "utf8" }).trim();
@@ -106,13 +108,14 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
   const deadline = Date.now() + 20_000;
   while (!existsSync(ready) && Date.now() < deadline) await Bun.sleep(50);
   const wtPath = readFileSync(ready, "utf8");
-  expect(worktrees(repo)).toHaveLength(2);
+  // No git worktree is made: the task has a folder of its own.
+  expect(worktrees(repo)).toHaveLength(1);
   // A process that looked for stale worktrees while the owner was alive, and later resumes the same session.
   const early = createWorktreeHost(data);
   expect((await early.cleanStale()).worktrees).toEqual([]);
   owner.kill("SIGKILL");
   await owner.exited;
-  const resumed = await early.create({ cwd: repo, id: "deadbeefdeadbeef", name: "killed task" });
+  const resumed = await early.create({ cwd: repo, id: "deadbeefdeadbeef", name: "killed task", view: OFF });
   expect(readFileSync(join(resumed.path, "a.txt"), "utf8")).toBe("one\ntwo (uncommitted)\n");
   await early.finish(resumed);
   const host = createWorktreeHost(data);
@@ -122,7 +125,7 @@ test("a worktree whose owner was SIGKILLed: the next clean-up keeps its changes 
   expect(gitIn(repo, "show", "subagents/killed-task-deadbeef:work.txt")).toBe("half done\n");
   // Nothing left to clean, and a live owner's worktree is never touched.
   expect((await host.cleanStale()).worktrees).toEqual([]);
-  const mine = await host.create({ cwd: repo, id: "1111222233334444", name: "alive" });
+  const mine = await host.create({ cwd: repo, id: "1111222233334444", name: "alive", view: OFF });
   expect((await createWorktreeHost(data).cleanStale()).worktrees).toEqual([]);
   expect(existsSync(mine.path)).toBe(true);
   await host.finish(mine);
@@ -141,7 +144,7 @@ test("eight worktrees made at once in one repository (a call's isolated tasks) a
       "-e",
       `import { createWorktreeHost } from ${JSON.stringify(join(import.meta.dir, "../../../src/host/git-worktree.ts"))};
        const h = createWorktreeHost(${JSON.stringify(join(root, "data-many-2"))});
-       const ws = await Promise.all(["a","b","c","d"].map((c) => h.create({ cwd: ${JSON.stringify(repo)}, id: c.repeat(16), name: c })));
+       const ws = await Promise.all(["a","b","c","d"].map((c) => h.create({ cwd: ${JSON.stringify(repo)}, id: c.repeat(16), name: c, view: { deps: "off", local: true } })));
        await Promise.all(ws.map((w) => h.finish(w)));`,
     ],
     stdout: "pipe",

@@ -3,12 +3,14 @@
 // (src/host/git-worktree.ts) reached through `WorktreeHost`, so the engine stays free of runtime imports.
 
 import type { IsolationResult } from "../../isolation-types.ts";
-import type { ViewRequest, WorktreeView } from "./worktree-view.ts";
+import type { Layer, NamespaceWay, ViewRequest, WorktreeView } from "./worktree-view.ts";
 export type { ChangedFile, IsolationMode, IsolationResult } from "../../isolation-types.ts";
 
-/** A live worktree, as the host made it; the engine reads `cwd`, and `view` for how its processes are started. */
+/** A live isolated task's tree, as the host made it; the engine reads `cwd`, and `view` for how its processes are
+ *  started. */
 export type Worktree = {
   id: string;
+  /** The top folder the child sees: the repository's own (a layer over it) or the task's copy. */
   path: string;
   cwd: string;
   base: string;
@@ -16,8 +18,41 @@ export type Worktree = {
   name: string;
   /** The run this worktree is for: its record is told the isolation as it changes (made, finished). */
   runId?: number;
-  /** What the task sees of the repository's ignored files (worktree-view.ts); absent when none was asked for. */
+  /** How the task sees the repository (worktree-view.ts). */
   view?: WorktreeView;
+  /** The host's own record of how it was made, so that another process can finish it (its owner died). */
+  made?: WorktreeMade;
+};
+
+/** How a task's tree was made: its layer (and how it is entered) or its copy; the repository's git folder. */
+export type WorktreeMade = {
+  gitDir: string;
+  layer?: Layer;
+  way?: NamespaceWay;
+  /** The task's own copy (removed when finished), and the repository's objects its git folder borrows. */
+  copy?: string;
+  objects?: string;
+  /** A confined child (sandbox, container): the protected names stay behind (harvest-rules.ts). */
+  confined?: boolean;
+  /** What the person opened on purpose (subagents.sandboxWritable), relative to the top. */
+  open?: string[];
+  /** Folders git runs hooks from (core.hooksPath) inside the top, relative to it. */
+  hooks?: string[];
+  /** A confined task's layer over the user's own folder (not isolated): what comes back is written there, from the
+   *  task's folder (`scope`, relative to the top) only. */
+  inPlace?: { scope: string };
+};
+
+/** What a task asks of its tree. */
+export type WorktreeRequest = {
+  cwd: string;
+  id: string;
+  name: string;
+  runId?: number;
+  view?: ViewRequest;
+  confined?: boolean;
+  /** subagents.sandboxWritable, as absolute paths. */
+  open?: string[];
 };
 
 /** Where a run's record learns its isolation as it changes (the store): from the moment its worktree exists, so an
@@ -41,7 +76,9 @@ export interface WorktreeHost {
   locate(cwd: string): Promise<string | null>;
   /** A fresh worktree of cwd's repository at the user's current state (tree and index only read), with the view of
    *  its ignored files that `view` asks for. Throws. */
-  create(opts: { cwd: string; id: string; name: string; runId?: number; view?: ViewRequest }): Promise<Worktree>;
+  create(opts: WorktreeRequest): Promise<Worktree>;
+  /** A confined task's layer over its own folder (not isolated): `finish` writes back what comes back. Throws. */
+  inPlace(opts: WorktreeRequest & { local: boolean }): Promise<Worktree>;
   /** A setup command is about to change the worktree: until `seal`, what it holds is nobody's work. */
   settingUp(wt: Worktree): void;
   /** Makes what the worktree holds now (a setup command's changes to tracked files) its base; the files committed. */
@@ -139,7 +176,7 @@ export type LiveIsolation = {
 /** Makes the task's worktree; every end of the run then goes through `finish`. */
 export async function createIsolation(
   worktrees: WorktreeHost,
-  opts: { cwd: string; id: string; name: string; runId?: number; view?: ViewRequest },
+  opts: WorktreeRequest,
 ): Promise<LiveIsolation | { error: string }> {
   let worktree: Worktree;
   try {

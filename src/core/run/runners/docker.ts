@@ -1,6 +1,8 @@
 // The docker runner: one container per child (`docker run --rm -i --init`), from `subagents.docker.image` (any
 // image with a glibc). Our executable is mounted read-only at its own path and runs the pi built into it; the
-// task folder and the child's own session file are mounted read-write at the same paths, pi's agent dir as in the
+// task's own copy of its folder (task-copy.ts: a daemon cannot enter our namespace, so there is no layer) is
+// mounted read-write at the folder's own path — its owner takes back what changed when it ends, never the
+// container — and the child's own session file at its path, pi's agent dir as in the
 // sandbox (a private folder with the user's entries read-only, a credentials copy as auth.json, none of our
 // records, no other sessions: child-files.ts). The
 // container is read-only, has no capabilities and a private /tmp and home. `DOCKER_HOST` is honoured (the docker
@@ -10,17 +12,15 @@
 // (no steering, no budget or rate-limit steers: budgets still stop the child). The kill protocol signals the
 // docker client, which forwards the signal into the container (tini runs as its init); the container is named
 // for the child and removed with `docker rm -f` on every end path. Containers of an owner that died (SIGKILL)
-// are removed the next time this runner starts a child on the same machine. Inside the writable task folder, the
-// paths that would run code later outside the container (sandbox-guard.ts) are mounted read-only again.
+// are removed the next time this runner starts a child on the same machine.
 // Its network is closed like the sandbox's (network.ts): `--network none` (a loopback only) and the owner's proxy
 // socket mounted at the same path; subagents.docker.network applies only with subagents.sandboxNetwork "all".
 import type { Host } from "../../host.ts";
-import type { GuardBind } from "./sandbox-guard.ts";
 import { agentDirMounts } from "./sandbox.ts";
 import { closeNetwork } from "./network.ts";
 import { childFiles, type ChildFiles } from "./child-files.ts";
 import { ask, onPath, runCommand } from "./commands.ts";
-import { assetCaches, folderNotConfinable, guardOf } from "./sandbox-wrap.ts";
+import { assetCaches, folderNotConfinable, mappedOf, NO_TREE, writableOf } from "./sandbox-wrap.ts";
 import type { ChildRunner, PlaceRequest, RunnerHealth } from "./types.ts";
 import type { EngineSettings } from "../../runner-settings.ts";
 
@@ -73,7 +73,6 @@ export function dockerArgv(
     host: string;
     agentEntries: string[];
     caches: string[];
-    guard?: GuardBind[];
     netSocket?: string;
     files?: Pick<ChildFiles, "sessionFile" | "auth">;
   },
@@ -88,21 +87,13 @@ export function dockerArgv(
     [exe, "ro"],
     ...agent,
     [opts.files?.sessionFile ?? req.sessionFile, "rw"],
-    [req.cwd, "rw"],
-    ...(req.gitDir ? [[req.gitDir, "rw"]] : []),
+    ...writableOf(req).map((p) => [p, "rw"]),
+    ...(req.tree?.readable ?? []).map((p) => [p, "ro"]),
     ...req.files.map((f) => [f, "ro"]),
     ...opts.caches.map((c) => [c, "ro"]),
     ...(opts.netSocket ? [[opts.netSocket, "rw"]] : []),
   ] as [string, "ro" | "rw"][]) {
     if (!mounts.has(p)) mounts.set(p, mode);
-  }
-  // Docker orders mounts parent first, so these land over the task folder. A missing one gets an empty read-only
-  // tmpfs (docker makes the mount point: an empty folder, left behind).
-  const empty: string[] = [];
-  for (const g of opts.guard ?? []) {
-    if (g.how === "empty") empty.push(g.path);
-    else if (g.how === "ro") mounts.set(g.path, "ro");
-    else if (!mounts.has(g.path)) mounts.set(g.path, "rw");
   }
   // Like a normal /tmp and home, scripts there may run (docker's tmpfs default is noexec).
   // pi's agent dir is a private writable folder (pi takes its lock files there) with the user's entries mounted in.
@@ -133,10 +124,11 @@ export function dockerArgv(
     "no-new-privileges",
   );
   if (opts.user) argv.push("--user", opts.user);
-  for (const [p, mode] of mounts) argv.push("-v", `${p}:${p}:${mode}`);
+  // A task's copy is shown at the folder's own path.
+  const from = new Map(mappedOf(req).map((m) => [m.to, m.from]));
+  for (const [p, mode] of mounts) argv.push("-v", `${from.get(p) ?? p}:${p}:${mode}`);
   const auth = opts.files?.auth;
   if (auth && "file" in auth) argv.push("-v", `${auth.file}:${req.agentDir}/auth.json:rw`);
-  for (const p of empty) argv.push("--tmpfs", `${p}:ro`);
   for (const k of Object.keys(req.env).sort())
     if (ENV_CROSSES.test(k) && k !== "PI_SUBAGENT_PARENT_PID") argv.push("-e", k);
   argv.push("-w", req.cwd, ...args, image, ...req.argv);
@@ -166,8 +158,8 @@ export const dockerRunner: ChildRunner = {
     if (unsafe) return unsafe;
     await reapOrphans(req.host, docker);
     const agentEntries = req.host.listDir(req.agentDir).map((e) => e.name);
-    // The container is the sandbox: its task folder is protected the same way, sandboxed or not.
-    const guard = guardOf(req, req.env.HOME ?? "/root");
+    // The container is the sandbox: it writes its task's copy only, sandboxed or not.
+    if (!req.tree) return NO_TREE;
     const net = await closeNetwork(req, req.argv, req.env);
     if (typeof net === "string") return net;
     const files = await childFiles(req);
@@ -179,7 +171,6 @@ export const dockerRunner: ChildRunner = {
       host: hostname(req.host),
       agentEntries,
       caches: assetCaches(req.env, req.env.HOME ?? "/root").filter((c) => req.host.stat(c)?.isDirectory),
-      guard: guard.binds,
       netSocket: net?.socket,
       files,
     });
@@ -188,7 +179,6 @@ export const dockerRunner: ChildRunner = {
     return {
       argv,
       env,
-      guard,
       netRefused: net ? () => net.proxy.refused() : undefined,
       warnings: files.warnings,
       cleanup: async () => {

@@ -2,7 +2,6 @@
 // macOS (a profile written to the same effect; untested here: no macOS machine). Shared by the local and slurm
 // runners; the docker runner builds its own confinement from docker's flags.
 import { agentDirHidden, bwrapArgv, hiddenArgvPaths, unconfinable } from "./sandbox.ts";
-import { sandboxGuard, type SandboxGuard } from "./sandbox-guard.ts";
 import { onPath } from "./commands.ts";
 import { closeNetwork } from "./network.ts";
 import { childFiles, type ChildFiles } from "./child-files.ts";
@@ -22,18 +21,17 @@ export function assetCaches(env: Record<string, string | undefined>, home: strin
 
 const platform = () => (typeof process !== "undefined" ? process.platform : "linux");
 
-/** The protected paths of this child's writable folders (its task folder, its worktree's git folder). */
-export function guardOf(req: PlaceRequest, home: string): SandboxGuard {
-  const writable = [req.cwd, ...(req.gitDir ? [req.gitDir] : [])];
-  return sandboxGuard(req.host, {
-    roots: [req.cwd],
-    writable,
-    home,
-    xdgConfig: req.env.XDG_CONFIG_HOME,
-    open: req.settings.sandboxWritable,
-    cwd: req.cwd,
-  });
-}
+/** The folders a confined child may write, where it sees them: its task's own tree, a layer over its folder or a
+ *  copy of it (never the user's folder itself: what it writes comes back only through its owner's harvest). */
+export const writableOf = (req: PlaceRequest) => req.tree?.writable.map((w) => w.path) ?? [];
+
+/** A copy shown at the folder's own path: bound from the copy. */
+export const mappedOf = (req: PlaceRequest) =>
+  (req.tree?.writable ?? []).flatMap((w) => (w.from && w.from !== w.path ? [{ from: w.from, to: w.path }] : []));
+
+/** A confined child runs in its task's own tree only (the task's isolate stage makes it). */
+export const NO_TREE =
+  "A confined child runs only in a layer or a copy of its folder, and none was made for it. Nothing was run.";
 
 /** The call refuses such a folder before anything starts (core/call/folders.ts); the boundary holds by itself too,
  *  by real paths, for the sandbox and the docker runner. */
@@ -51,33 +49,46 @@ const expandHome = (p: string, home: string) => (p.startsWith("~/") ? `${home}${
 export function sandboxed(
   req: PlaceRequest,
   opts: { checkInstalled?: boolean; netSocket?: string; files?: Pick<ChildFiles, "sessionFile" | "auth"> } = {},
-): { argv: string[]; guard: SandboxGuard } | string {
+): { argv: string[] } | string {
   const home = req.env.HOME ?? req.host.homedir();
   const unsafe = folderNotConfinable(req, home);
   if (unsafe) return unsafe;
-  const writable = [req.cwd, ...(req.gitDir ? [req.gitDir] : [])];
+  if (!req.tree) return NO_TREE;
+  const writable = writableOf(req);
   const sessionFile = opts.files?.sessionFile ?? req.sessionFile;
   const extra = req.settings.sandboxReadable.map((p) => expandHome(p, home));
   const hidden = platform() === "darwin" ? { dirs: [], links: [], files: [] } : hiddenPlaces(req.host);
   const hiddenRoots = [home, "/tmp", req.agentDir, ...hidden.dirs];
-  const readable = [...hiddenArgvPaths(req.argv, hiddenRoots), ...req.files, ...assetCaches(req.env, home), ...extra];
+  const readable = [
+    ...hiddenArgvPaths(req.argv, hiddenRoots),
+    ...req.files,
+    ...assetCaches(req.env, home),
+    ...extra,
+    ...(req.tree?.readable ?? []),
+  ];
   if (platform() !== "darwin" && opts.checkInstalled !== false && !onPath(req.host, "bwrap")) return BWRAP_MISSING;
-  const guard = guardOf(req, home);
   if (platform() === "darwin")
     return {
       argv: [
         "sandbox-exec",
         "-p",
-        seatbeltProfile(home, req.agentDir, [...writable, sessionFile], readable, guard, [
-          ...agentDirHidden(
-            req.agentDir,
-            req.host.listDir(req.agentDir).map((e) => e.name),
-          ),
-          ...recordPaths(req.host.env, req.agentDir),
-        ]),
+        // sandbox-exec cannot show a copy at another path: the copy is what the child may write (its folder's own
+        // path stays read-only to it there).
+        seatbeltProfile(
+          home,
+          req.agentDir,
+          [...(req.tree?.writable ?? []).map((w) => w.from ?? w.path), sessionFile],
+          readable,
+          [
+            ...agentDirHidden(
+              req.agentDir,
+              req.host.listDir(req.agentDir).map((e) => e.name),
+            ),
+            ...recordPaths(req.host.env, req.agentDir),
+          ],
+        ),
         ...req.argv,
       ],
-      guard,
     };
   const ownConfig = (req.ownConfig ?? []).map((p) => expandHome(p, home));
   const argv = bwrapArgv({
@@ -86,12 +97,12 @@ export function sandboxed(
     home,
     agentDir: req.agentDir,
     agentEntries: req.host.listDir(req.agentDir).map((e) => e.name),
-    writable,
+    writable: writable.filter((w) => !mappedOf(req).some((m) => m.to === w)),
+    mapped: mappedOf(req),
     sessionFile,
     auth: opts.files?.auth && ("file" in opts.files.auth ? { file: opts.files.auth.file } : { fd: 5 }),
     readable,
     ownConfig,
-    guard: guard.binds,
     netSocket: opts.netSocket,
     hidden,
     masks: recordMasks(req.host, {
@@ -101,7 +112,7 @@ export function sandboxed(
       bound: [...writable, sessionFile, ...readable, ...ownConfig],
     }),
   });
-  return { argv, guard };
+  return { argv };
 }
 
 /** The sandboxed command with its network closed as the settings say (network.ts), its own session file and
@@ -111,8 +122,7 @@ export async function sandboxedChild(
   req: PlaceRequest,
   o: { inline?: boolean } = {},
 ): Promise<
-  | (Required<Pick<Placed, "argv" | "env" | "cleanup">> & Pick<Placed, "guard" | "netRefused" | "warnings" | "fd5">)
-  | string
+  (Required<Pick<Placed, "argv" | "env" | "cleanup">> & Pick<Placed, "netRefused" | "warnings" | "fd5">) | string
 > {
   // sandbox-exec's network rules are not built (no macOS machine to test them): the host network there.
   const net = platform() === "darwin" ? null : await closeNetwork(req, req.argv, req.env);
@@ -131,7 +141,6 @@ export async function sandboxedChild(
   return {
     argv: boxed.argv,
     env: net?.env ?? req.env,
-    guard: boxed.guard,
     cleanup,
     netRefused: net ? () => net.proxy.refused() : undefined,
     warnings: files.warnings,
@@ -147,16 +156,8 @@ export function seatbeltProfile(
   agentDir: string,
   writable: string[],
   readable: string[] = [],
-  guard?: SandboxGuard,
   hidden: string[] = [],
 ): string {
-  // Later rules win: the protected paths are denied again after the writable folders are allowed (by path, so a
-  // missing one needs no placeholder); what is writable inside them (worktree objects, agent memory) comes last.
-  const denied = (guard?.binds ?? [])
-    .filter((b) => b.how !== "rw")
-    .map((b) => b.path)
-    .concat(guard?.missing ?? []);
-  const reopened = (guard?.binds ?? []).filter((b) => b.how === "rw").map((b) => b.path);
   return [
     "(version 1)",
     "(allow default)",
@@ -171,7 +172,5 @@ export function seatbeltProfile(
           `(allow file-read* file-write* ${writable.map((p) => `(subpath ${q(p)})`).join(" ")})`,
         ]
       : []),
-    ...(denied.length ? [`(deny file-write* ${denied.map((p) => `(subpath ${q(p)})`).join(" ")})`] : []),
-    ...(reopened.length ? [`(allow file-write* ${reopened.map((p) => `(subpath ${q(p)})`).join(" ")})`] : []),
   ].join("\n");
 }

@@ -11,17 +11,16 @@
 //    (settings, models, extensions, skills, …) — without the user's own pi sessions, our store, owner records and
 //    control sockets, logs, schedules and worktrees, and with a copy of auth.json holding only what the child's own
 //    provider needs (child-auth.ts) in place of the user's;
-//  - writable: the task's folder (its worktree when isolated), its own pi session file (not the folder: other
-//    sessions' transcripts are there), and the worktree's own git folder (so `git status`/`git add` work there);
+//  - writable: the task's own tree — a layer over its folder (or the repository holding it), its copy where there is
+//    no layer: never the user's folder itself; what the child writes there comes back only as its owner harvests
+//    it (launch/harvest-rules.ts) — and its own pi session file (not the folder: other sessions' transcripts are
+//    there);
 //  - our records kept outside those places (a SUBAGENTS_DB elsewhere) covered too;
 //  - no capabilities (as root, a capability would let it unmount the hidden folders), its own pid namespace
 //    (bwrap is its init: when the owner dies, `--die-with-parent` takes the whole tree down at once);
 //  - with subagents.sandboxNetwork "all", the host network; otherwise a network namespace of its own (a loopback
 //    only) and the owner's proxy as its one way out, a Unix socket bound in at the same path (network.ts);
-//  - inside those writable folders, the paths that would run code later outside the sandbox (git hooks and
-//    config, pi's project folder, editor task files: sandbox-guard.ts) read-only again;
 // Inherited file descriptors cross unchanged: our fd 3 event pipe and fd 4 control pipe keep working.
-import type { GuardBind } from "./sandbox-guard.ts";
 
 /** System places hidden behind an empty private folder each, and what of them stays. */
 export type HiddenPlaces = {
@@ -43,8 +42,10 @@ export type SandboxSpec = {
   agentDir: string;
   /** The names in agentDir (the sandbox decides which come back). */
   agentEntries: string[];
-  /** Folders the child must be able to write (its cwd, its worktree's git folder). */
+  /** Folders the child must be able to write (its cwd, its worktree's git folder, its task's layer). */
   writable: string[];
+  /** A task's copy shown at the folder's own path: bound from the copy, writable. */
+  mapped?: { from: string; to: string }[];
   /** The child's own pi session file (it exists: made empty when new), the one file of its folder it sees. */
   sessionFile?: string;
   /** The child's own auth.json (child-auth.ts): read from a descriptor into the sandbox (a file of the sandbox's
@@ -54,8 +55,6 @@ export type SandboxSpec = {
   readable: string[];
   /** Another harness's own configuration folders and files: back in the private home, writable, when they exist. */
   ownConfig?: string[];
-  /** Protected paths inside the writable folders, mounted after them (sandbox-guard.ts). */
-  guard?: GuardBind[];
   /** The owner's proxy socket when the network is closed (network.ts); absent: the host network. */
   netSocket?: string;
   hidden?: HiddenPlaces;
@@ -128,15 +127,9 @@ export function bwrapArgv(s: SandboxSpec): string[] {
   // After the agent dir: a file the child needs may live in it (the child extension, under subagents-runtime/).
   for (const p of s.readable) add("--ro-bind-try", p);
   for (const p of s.writable) add("--bind", p);
+  for (const m of s.mapped ?? []) args.push("--bind", m.from, m.to);
   if (s.sessionFile) add("--bind", s.sessionFile);
   for (const p of s.ownConfig ?? []) add("--bind-try", p);
-  // After the writable folders they lie in. A missing one gets an empty read-only tmpfs: bwrap makes the mount
-  // point (an empty folder, left behind) and nothing can be created there.
-  for (const g of s.guard ?? []) {
-    if (g.how === "empty") args.push("--tmpfs", g.path, "--remount-ro", g.path);
-    // Not deduplicated: a worktree's git folder, writable already, is bound again over its read-only parent.
-    else args.push(g.how === "ro" ? "--ro-bind" : "--bind", g.path, g.path);
-  }
   // Last: whatever was bound above them, our records stay covered (a folder: empty; a file: /dev/null).
   for (const m of s.masks?.after ?? []) {
     if (m.dir) args.push("--tmpfs", m.path, "--remount-ro", m.path);

@@ -7,7 +7,6 @@ import type { Host } from "../../host.ts";
 import type { Transport } from "../process/transport.ts";
 import type { EngineSettings } from "../../runner-settings.ts";
 import type { RunnerName } from "../../runner-settings.ts";
-import type { SandboxGuard } from "./sandbox-guard.ts";
 import type { TokenRefresher } from "./child-auth.ts";
 export type { RunnerName };
 
@@ -26,8 +25,11 @@ export type PlaceRequest = {
   /** Another harness's own folders (its configuration, credentials, sessions: runtimes/), kept writable inside the
    *  sandbox's private home when they exist. */
   ownConfig?: string[];
-  /** The folder git keeps this worktree's index in (isolated tasks), writable inside the sandbox. */
-  gitDir?: string;
+  /** The task's own tree (a layer over the user's folder, or its copy: launch/worktree-view.ts): writable as a
+   *  whole, since what the child writes there comes back only as the owner harvests it — a copy shown at the
+   *  folder's own path (`from` the copy) where the runner can; and what the child reads there that lives elsewhere
+   *  (a copy's borrowed git objects), read-only. */
+  tree?: { writable: { path: string; from?: string }[]; readable: string[] };
   /** Set when the child is a sandboxed or container pi, which reads pi's auth.json: the provider of the model it
    *  runs, when known, and how the owner refreshes a sign-in token first. It gets that provider's credentials only
    *  (child-auth.ts). */
@@ -43,8 +45,6 @@ export type Placed = {
   env: Record<string, string>;
   /** Runs after the child ended, on every end path (success, error, timeout, cancel, Ctrl-C). Never throws. */
   cleanup?: () => Promise<void>;
-  /** What the sandbox or container keeps read-only in the child's folders: refused writes are reported. */
-  guard?: SandboxGuard;
   /** With a closed network: the destinations its proxy refused, and how often (reported as task warnings). */
   netRefused?: () => Map<string, number>;
   /** What else the person should know once the child ended (a sign-in token that could not be refreshed). */

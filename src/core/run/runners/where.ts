@@ -1,8 +1,6 @@
 // Where a resolved task runs: its runner (the task's, its agent file's, a resumed run's or the settings' — decided
 // by the call's resolution, looked up here by name) and whether in the sandbox; and the child's command there.
-import type { Host } from "../../host.ts";
 import { runnerNamed } from "./index.ts";
-import { gitdirOf } from "./nested-scan.ts";
 import type { ChildRunner, Placed, PlaceRequest, RunnerName } from "./types.ts";
 
 export type Where = { runner: ChildRunner; sandbox: boolean; notes: string[] };
@@ -20,21 +18,7 @@ export const confined = (where: Pick<Where, "runner" | "sandbox">): boolean => w
 /** A resolved task whose child is confined (the sandbox, a container). */
 export const confinedTask = (task: { runner: RunnerName; sandbox: boolean }): boolean => confined(placeOf(task));
 
-/** The folder git keeps a linked worktree's index and HEAD in (`.git` is a file there), if cwd is in one. */
-export function worktreeGitDir(host: Host, cwd: string): string | undefined {
-  for (let dir = cwd, i = 0; dir && i < 32; dir = dir.slice(0, dir.lastIndexOf("/")), i++) {
-    const st = host.stat(`${dir}/.git`);
-    if (!st) continue;
-    if (!st.isFile) return undefined;
-    return gitdirOf(host, `${dir}/.git`);
-  }
-  return undefined;
-}
-
 /** The child's command where it runs, or why it cannot run there (nothing was started). */
-export function wrapForRunner(where: Where, req: Omit<PlaceRequest, "sandbox" | "gitDir">): Promise<Placed | string> {
-  const found = where.sandbox ? worktreeGitDir(req.host, req.cwd) : undefined;
-  // Mounted writable and cleaned after the run by its real path, like the task folder (core/call/folders.ts).
-  const gitDir = found && (req.host.realpath(found) ?? found);
-  return where.runner.place({ ...req, sandbox: where.sandbox, gitDir });
+export function wrapForRunner(where: Where, req: Omit<PlaceRequest, "sandbox">): Promise<Placed | string> {
+  return where.runner.place({ ...req, sandbox: where.sandbox });
 }

@@ -201,16 +201,19 @@ const req = (over: Partial<PlaceRequest> = {}): PlaceRequest => ({
   ...over,
 });
 
-test("docker argv: named and labelled, read-only, mounts at the same paths, env by name only", () => {
-  const argv = dockerArgv(req(), {
-    docker: "/usr/bin/docker",
-    user: "1000:1000",
-    owner: 42,
-    host: "vm",
-    agentEntries: ["settings.json", "auth.json", "sessions", "subagents.db", "control", "logs"],
-    caches: [],
-    files: { sessionFile: "/home/u/.pi/agent/subagent-sessions/s/a_1.jsonl", auth: { file: "/tmp/s-1/auth-c.json" } },
-  });
+test("docker argv: named and labelled, read-only, mounts at the same paths (the task's copy at its folder's), env by name only", () => {
+  const argv = dockerArgv(
+    req({ tree: { writable: [{ path: "/work/proj", from: "/d/w/abc" }], readable: ["/work/proj/.git/objects"] } }),
+    {
+      docker: "/usr/bin/docker",
+      user: "1000:1000",
+      owner: 42,
+      host: "vm",
+      agentEntries: ["settings.json", "auth.json", "sessions", "subagents.db", "control", "logs"],
+      caches: [],
+      files: { sessionFile: "/home/u/.pi/agent/subagent-sessions/s/a_1.jsonl", auth: { file: "/tmp/s-1/auth-c.json" } },
+    },
+  );
   const s = argv.join(" ");
   expect(argv.slice(0, 7)).toEqual(["/usr/bin/docker", "run", "--rm", "-i", "--init", "--name", "subagents-abc-1"]);
   expect(s).toContain("--label subagents.owner=42 --label subagents.host=vm");
@@ -218,7 +221,7 @@ test("docker argv: named and labelled, read-only, mounts at the same paths, env 
     "--network host --read-only --tmpfs /tmp:exec --tmpfs /home/u:exec --tmpfs /home/u/.pi/agent:exec --cap-drop ALL --security-opt no-new-privileges --user 1000:1000",
   );
   expect(s).toContain(
-    "-v /opt/subagents:/opt/subagents:ro -v /home/u/.pi/agent/settings.json:/home/u/.pi/agent/settings.json:ro -v /home/u/.pi/agent/subagent-sessions/s/a_1.jsonl:/home/u/.pi/agent/subagent-sessions/s/a_1.jsonl:rw -v /work/proj:/work/proj:rw",
+    "-v /opt/subagents:/opt/subagents:ro -v /home/u/.pi/agent/settings.json:/home/u/.pi/agent/settings.json:ro -v /home/u/.pi/agent/subagent-sessions/s/a_1.jsonl:/home/u/.pi/agent/subagent-sessions/s/a_1.jsonl:rw -v /d/w/abc:/work/proj:rw -v /work/proj/.git/objects:/work/proj/.git/objects:ro",
   );
   expect(s).toContain("-v /tmp/p/1.md:/tmp/p/1.md:ro");
   // The credentials copy in place of the user's auth.json; none of our records.
@@ -274,10 +277,13 @@ test("macOS profile: writes only in the task's folders and temp, home unreadable
   expect(p.indexOf("(deny file-read*")).toBeLessThan(p.indexOf("(allow file-read*"));
   // Our records and the other sessions denied again, then the child's own folder and session file.
   const own = "/Users/u/.pi/agent/subagent-sessions/x/a_1.jsonl";
-  const h: string = seatbeltProfile("/Users/u", "/Users/u/.pi/agent", ["/Users/u/proj", own], [], undefined, [
-    "/Users/u/.pi/agent/subagent-sessions",
-    "/Users/u/.pi/agent/control",
-  ]);
+  const h: string = seatbeltProfile(
+    "/Users/u",
+    "/Users/u/.pi/agent",
+    ["/Users/u/proj", own],
+    [],
+    ["/Users/u/.pi/agent/subagent-sessions", "/Users/u/.pi/agent/control"],
+  );
   const deny = h.indexOf(
     '(deny file-read* file-write* (subpath "/Users/u/.pi/agent/subagent-sessions") (subpath "/Users/u/.pi/agent/control"))',
   );

@@ -5,6 +5,7 @@ import { expect, test } from "bun:test";
 import {
   chooseMechanism,
   enterArgv,
+  overlayOptions,
   overlaySafePath,
   viewWarning,
 } from "../../../../src/core/run/launch/worktree-view.ts";
@@ -17,21 +18,50 @@ import { secretValues } from "../../../../src/core/secret-values.ts";
 import { maskLiterals, sanitize } from "../../../../src/core/sanitize.ts";
 
 const tools = { unshare: "/usr/bin/unshare", mount: "/usr/bin/mount", volatile: true };
-const mount = { lower: "/repo/node_modules", upper: "/d/v/upper/0", work: "/d/v/work/0", target: "/d/wt/node_modules" };
+const layer = {
+  kind: "overlay" as const,
+  lower: ["/home/me/proj"],
+  upper: "/d/l/upper",
+  work: "/d/l/work",
+  target: "/home/me/proj",
+};
 
-test("the namespace command: root mounts in a mount namespace; a user is root in a user namespace to mount, then back to its own ids", () => {
-  const root = enterArgv({ userns: false, uid: 0, gid: 0, ...tools }, [mount]);
+test("the namespace command: root mounts in a mount namespace; a user is root in a user namespace to mount (userxattr), then back to its own ids", () => {
+  const root = enterArgv({ userns: false, uid: 0, gid: 0, ...tools }, [layer]);
   expect(root.slice(0, 5)).toEqual(["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh"]);
-  expect(root.slice(-7)).toEqual(["/usr/bin/mount", "volatile,", "1", ...Object.values(mount)]);
-  const user = enterArgv({ userns: true, uid: 1000, gid: 100, ...tools }, [mount, mount]);
+  const opts =
+    "volatile,redirect_dir=nofollow,metacopy=off,index=off,lowerdir=/home/me/proj,upperdir=/d/l/upper,workdir=/d/l/work";
+  expect(root.slice(-5)).toEqual(["/usr/bin/mount", "1", opts, "/d/l/work", "/home/me/proj"]);
+  // The script enters its folder again through the mount: a process keeps the folder below it otherwise.
+  expect(root.find((a) => a.includes("exec"))).toContain('cd -P -- "$PWD"');
+  const user = enterArgv({ userns: true, uid: 1000, gid: 100, ...tools }, [
+    layer,
+    { kind: "bind", source: "/a", target: "/b" },
+  ]);
   expect(user.slice(0, 3)).toEqual(["/usr/bin/unshare", "--user", "--map-root-user"]);
   expect(user.slice(-4)).toEqual(["/usr/bin/unshare", "--map-user=1000", "--map-group=100", "--"]);
   const at = user.indexOf("subagents-view");
-  expect(user.slice(at + 1, at + 4)).toEqual(["/usr/bin/mount", "volatile,", "2"]);
+  expect(user.slice(at + 1, at + 9)).toEqual([
+    "/usr/bin/mount",
+    "2",
+    `userxattr,${opts}`,
+    "/d/l/work",
+    "/home/me/proj",
+    "bind",
+    "/a",
+    "/b",
+  ]);
+  // A read-only view (the owner's harvest): no upper layer, no volatile, `ro`.
+  const ro = { kind: "overlay" as const, lower: ["/d/l/upper", "/home/me/proj"], target: "/d/l/view" };
+  expect(overlayOptions({ userns: true, uid: 1, gid: 1, ...tools }, ro)).toBe(
+    "ro,userxattr,redirect_dir=nofollow,metacopy=off,index=off,lowerdir=/d/l/upper:/home/me/proj",
+  );
   // A kernel without `volatile` (before 5.10) mounts without it.
-  expect(enterArgv({ userns: false, uid: 0, gid: 0, ...tools, volatile: false }, [mount]).slice(-6)[0]).toBe("");
+  expect(enterArgv({ userns: false, uid: 0, gid: 0, ...tools, volatile: false }, [layer]).at(-3)).not.toContain(
+    "volatile",
+  );
   // A root in a user namespace (a container's root) is root there already: nothing to map back.
-  expect(enterArgv({ userns: true, uid: 0, gid: 0, ...tools }, [mount]).at(-1)).toBe(mount.target);
+  expect(enterArgv({ userns: true, uid: 0, gid: 0, ...tools }, [layer]).at(-1)).toBe(layer.target);
   expect(overlaySafePath("/home/me/proj")).toBe(true);
   expect(overlaySafePath("/home/me/a,b")).toBe(false);
   expect(overlaySafePath("/home/me/a:b")).toBe(false);
@@ -47,28 +77,25 @@ test("which way a task gets: an overlay only for a child of this machine, then c
   expect(chooseMechanism({ deps: "off", local: true }, all)).toBe("none");
 });
 
-test("a copy is said with its size and why; nothing is said of a copy-on-write view", () => {
-  expect(viewWarning({ mechanism: "overlay", folders: ["node_modules"], included: [] })).toBeNull();
+test("a copy is said with its size and why; nothing is said of a layer", () => {
+  expect(viewWarning({ mechanism: "overlay", root: "/p", included: [] })).toBeNull();
   expect(
     viewWarning({
       mechanism: "copy",
-      folders: ["node_modules", ".venv", "vendor", "dist"],
+      root: "/d/w/1",
       included: [],
       bytes: 160 * 1024 * 1024,
       note: "no copy-on-write here: see subagents doctor",
     }),
-  ).toBe(
-    "the repository's ignored folders (node_modules, .venv, vendor and 1 more) were copied into the worktree: 160 MB (no copy-on-write here: see subagents doctor)",
-  );
+  ).toBe("the task got a copy of the repository: 160 MB (no copy-on-write here: see subagents doctor)");
   expect(
     viewWarning({
       mechanism: "overlay",
-      folders: ["a"],
+      root: "/p",
       included: [],
-      bytes: 3 << 20,
-      note: "a: owned by another user or group: copied",
+      note: ".env named in .worktreeinclude but not ignored by git",
     }),
-  ).toBe("ignored folders: a: owned by another user or group: copied (3 MB)");
+  ).toBe("the task's view: .env named in .worktreeinclude but not ignored by git");
   expect(listed(["a", "b"])).toBe("a, b");
 });
 
@@ -130,7 +157,7 @@ test("which setup commands run: the settings' then the agent's; a project's only
   expect(setupCommands({ engine: fromProject, profile: null })).toEqual({ run: ["curl x | sh"] });
 });
 
-test("secrets of included files: values of secret names and generated-looking values, never ports, flags or paths; masked by value from then on", () => {
+test("secrets of included files: values of secret names and generated-looking values, never words, ports, flags or paths; masked by value from then on", () => {
   const env = [
     "# a comment",
     "SERVICE_TOKEN=Zq8vN3kLp0Xw7RtY2mBc44",
@@ -140,6 +167,10 @@ test("secrets of included files: values of secret names and generated-looking va
     "PORT=3000",
     "DEBUG=true",
     "APP_NAME=my-little-app",
+    "SERVICE_NAME=subagents-demo-service",
+    "LOG_FORMAT=json-lines-with-colour",
+    "RELEASE=my-app-v2-production",
+    "GREETING=hello",
     "PYTHONPATH=/home/me/proj/src",
     "HOMEPAGE=https://example.com/some/long/path",
     "SHORT_KEY=abc",

@@ -21,12 +21,14 @@ import { EXIT, UsageError } from "../errors.ts";
 
 export const PRUNE_HELP = `Usage: subagents prune [--older-than AGE] [--keep N] [--dry-run] [--json]
 
-Deletes sessions from the session database together with their child pi session files and background
-event logs, then compacts the database (VACUUM). Running sessions are never deleted. Logs of background
-supervisors that ended before the cut-off go too, and worktrees of isolated tasks whose owner process died:
-what the task's child changed is committed on the task's branch first (each is listed with its branch, also in
-the session's record); one whose owner died while it was being made or while its setup command ran holds
-nothing of the task's and is removed with nothing kept. What such an owner left running in it is ended first.
+Deletes sessions from the session database together with their child pi session files, background event
+logs and the task's versions of files a sandboxed task could not write back (conflicts), then compacts the
+database (VACUUM). Running sessions are never deleted. Logs of background supervisors that ended before the
+cut-off go too, and the layers (or copies) of tasks whose owner process died: what an isolated task's child
+changed is committed on the task's branch first (each is listed with its branch, also in the session's record),
+what a sandboxed task's child changed is written back into its folder; one whose owner died while it was being
+made or while its setup command ran holds nothing of the task's and is removed with nothing kept. What such an
+owner left running in it is ended first.
 --dry-run lists exactly these. Compiled copies of the user's pi
 (~/.cache/subagents/compiled-pi/) that no installed pi needs any more go as well, with half-written ones;
 the ones kept are listed with why. So do the temporary folders (/tmp/subagents-…) of processes that are gone
@@ -104,6 +106,8 @@ export async function cmdPrune(argv: string[]): Promise<number> {
     deleted = candidates.filter((c) => ids.has(c.id));
     removedFiles = [];
     for (const c of deleted) {
+      // The task's versions of files a sandboxed task could not write back (conflicts) go with their session.
+      fs.rmSync(path.join(dataDir(ctx), "conflicts", c.id), { recursive: true, force: true });
       const f = sessionFileOf(ctx.agentDir, c);
       if (!f) continue;
       fs.rmSync(f, { force: true });

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs and starts the real engines the engine tests use, on a Debian machine as root (CI: a fresh VM).
-# Idempotent: what is installed/running is left alone. Usage: engines.sh bwrap|docker|slurm|cron|reflink
+# Idempotent: what is installed/running is left alone. Usage: engines.sh bwrap|docker|slurm|cron|reflink|python
 # Prints "ready <engine> <seconds>" on success. Daemons started here stay up (pids in /run/subagents-engines/).
 set -eu
 engine="$1"
@@ -84,6 +84,11 @@ CONF
   # A node that looks idle may still refuse steps for a moment (controller and node registering): ready means a
   # real job step has run.
   i=0; until timeout 30 srun --quiet true >>"$log" 2>&1; do i=$((i+1)); [ $i -gt 60 ] && { echo "slurm runs no job step (see $log)" >&2; exit 1; }; sleep 1; done
+  ;;
+python)
+  # Debian's python3 with venv (and its bundled pip): the real projects' venv (test/support/real-projects.ts).
+  apt_install python3 python3-venv
+  /usr/bin/python3 -m venv --help >/dev/null 2>&1 || { echo "python3 -m venv does not run (see $log)" >&2; exit 1; }
   ;;
 cron)
   apt_install cron

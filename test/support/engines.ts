@@ -22,7 +22,7 @@ export function cannotRun(what: string, why: string): string {
   return `*** SKIPPING ${line} ***`;
 }
 
-export type EngineName = "bwrap" | "docker" | "slurm" | "cron" | "reflink";
+export type EngineName = "bwrap" | "docker" | "slurm" | "cron" | "reflink" | "python";
 /** Where the reflink engine's filesystem (xfs with copy-on-write clones) is mounted. */
 export const REFLINK_MOUNT = "/run/subagents-engines/reflink";
 const SCRIPT = join(import.meta.dir, "engines.sh");
@@ -35,6 +35,7 @@ function ready(engine: EngineName): boolean {
   if (engine === "bwrap") return ok(["bwrap", "--ro-bind", "/", "/", "--cap-drop", "ALL", "true"]);
   if (engine === "docker") return ok(["docker", "image", "inspect", "subagents-test/base"]);
   if (engine === "cron") return ok(["pgrep", "-x", "cron"]) && ok(["sh", "-c", "command -v crontab"]);
+  if (engine === "python") return ok(["/usr/bin/python3", "-m", "venv", "--help"]);
   if (engine === "reflink")
     return ok([
       "sh",

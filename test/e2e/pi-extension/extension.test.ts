@@ -3,7 +3,7 @@
 // on the same scripted server.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { script, type ScriptStep } from "../../../src/scripted/model-server.ts";
 import { piCmd, piWorld, REPO, type PiRelease, type PiWorld, until, taskWhy } from "../../support/pi-env.ts";
@@ -534,10 +534,13 @@ test("settings choose which tools are registered", async () => {
   world.setSubagentSettings({ tools: ["subagent", "get_subagent_output"] });
   try {
     // pi 1.5.2 declares every registered tool from the first request; pi 1.6 declares get_subagent_output (deferred)
-    // once a call of ours started a sub-agent.
+    // once there are sub-agents to ask about — the folder's runs or a delegation — so the parent runs in a folder of
+    // its own (the world's folder has the other tests' runs).
+    const fresh = join(world.root, `no-runs-${Date.now()}`);
+    mkdirSync(fresh, { recursive: true });
     for (const release of ["prior", "current"] as const) {
       const before = world.server.requests.length;
-      const r = await parentPi("bun", [{ text: "ok" }], {}, release);
+      const r = await runParentPi(world, { runtime: "bun", steps: [{ text: "ok" }], release, cwd: fresh });
       expect(r.code).toBe(0);
       const names = (world.server.requests.slice(before)[0].tools ?? []).map((t) => t.function?.name);
       expect(names).toContain("subagent");

@@ -62,7 +62,7 @@ for (const [cols, rows, count, calls] of [
       const names = Array.from({ length: count }, (_, i) => `t${i}-${cols}x${rows}`);
       const tasks = names.map((n, i) => ({ name: n, prompt: busy(n, calls + (i % 4) * 2) }));
       const pane = openPi(cols, rows);
-      const frames = { running: 0, bad: [] as string[], more: 0 };
+      const frames = { running: 0, bad: [] as string[], more: 0, last: "" };
       try {
         await submit(
           pane,
@@ -82,7 +82,10 @@ for (const [cols, rows, count, calls] of [
             const ok =
               /^ ?Sub-agents: \d+ running/m.test(s) &&
               (missing.length === 0 || (counted !== null && missing.length <= Number(counted[1])));
-            if (!ok && frames.bad.length < 3) frames.bad.push(s);
+            // A frame is judged once it has settled (the same screen at two captures): on a loaded machine a capture
+            // can fall between the writes of one of pi's redraws, half the old frame above half the new one.
+            if (!ok && s === frames.last && frames.bad.length < 3) frames.bad.push(s);
+            frames.last = s;
           },
         );
         expect(frames.bad, `frames without the summary or a header:\n${frames.bad.join("\n-----\n")}`).toEqual([]);

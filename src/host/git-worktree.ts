@@ -227,7 +227,17 @@ export function createWorktreeHost(dataDir: string, records?: IsolationRecords):
         wt.view = layerView(wt, way, gitDirs, baseIndex, included);
       } else {
         const why = refused ?? (typeof way === "string" ? way : undefined);
-        wt.view = await copyView(wt, request, baseIndex, included, why, commonDir);
+        // A repository holding pi's agent folder is a home folder under git: a copy of all of it could be anything,
+        // so the task gets what git tracks and what .worktreeinclude names.
+        const holdsData = inside(realOr(root), repo);
+        wt.view = await copyView(
+          wt,
+          holdsData ? { ...request, deps: "off" } : request,
+          baseIndex,
+          included,
+          why,
+          commonDir,
+        );
         wt.path = wt.view.root;
         wt.cwd = prefix ? path.join(wt.path, prefix) : wt.path;
         // The task's folder may hold only ignored or no files, so the copy has none.
@@ -315,7 +325,7 @@ export function createWorktreeHost(dataDir: string, records?: IsolationRecords):
       request.deps === "copy"
         ? 'subagents.worktreeDeps is "copy"'
         : request.deps === "off"
-          ? 'subagents.worktreeDeps is "off": what git tracks and what .worktreeinclude names'
+          ? `${why ?? 'subagents.worktreeDeps is "off"'}: what git tracks and what .worktreeinclude names`
           : `${request.local ? (why ?? "no overlay here") : "its child is not a process of this machine"}: see subagents doctor`;
     return {
       mechanism,

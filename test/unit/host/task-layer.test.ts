@@ -180,6 +180,18 @@ test("the copy, where no layer can be had: its own git folder borrows the object
   expect(existsSync(join(off.path, "secret.txt"))).toBe(false);
   expect((await host.finish(off)).branch).toBeUndefined();
   expect(userTree(repo)).toBe(before);
+  // A repository holding pi's agent folder (a home folder under git): no layer over it, and no copy of all of it.
+  const inner = createWorktreeHost(join(repo, "node_modules", ".data"));
+  const home = await inner.create({
+    cwd: repo,
+    id: "7777777777777777",
+    name: "home",
+    view: { deps: "auto", local: true },
+  });
+  expect(home.view?.mechanism).toBe("none");
+  expect(home.view?.note).toContain("pi's agent folder, where the task's layer is kept, is inside the repository");
+  expect(existsSync(join(home.path, "node_modules"))).toBe(false);
+  await inner.finish(home);
 });
 
 test("reflink: where the repository and the data folder share a filesystem with clones, a task that is no local process gets clones", async () => {

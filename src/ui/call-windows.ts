@@ -141,11 +141,13 @@ export class CallWindows {
   }
 }
 
-/** The windows of a call's tasks as the call module prepared them (core/call/): one place says what a window starts with. */
+/** The windows of a call's tasks as the call module prepared them (core/call/): one place says what a window starts
+ *  with. `from`: the settings they are shown by (and which pi runs the children, when known): a call's engine, or
+ *  the CLI's context. */
 export function callWindows(
-  engine: Engine,
+  from: { settings: Pick<Engine["settings"], "maxLinesPerWindow">; piDescribe?: string },
   inputs: readonly ResolvedTask[],
-  maxLines = engine.settings.maxLinesPerWindow,
+  maxLines = from.settings.maxLinesPerWindow,
 ): CallWindows {
   const windows = new CallWindows(
     inputs.map((t) => ({
@@ -157,6 +159,6 @@ export function callWindows(
     })),
     maxLines,
   );
-  windows.pi = engine.piDescribe;
+  windows.pi = from.piDescribe;
   return windows;
 }

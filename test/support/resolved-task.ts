@@ -9,7 +9,14 @@ export const resolvedTask = (
   t: Pick<ResolvedTask, "name" | "prompt" | "sessionId"> & Partial<ResolvedTask>,
 ): ResolvedTask => ({
   ...resolveTask(
-    { profiles: new Map(), settings: defaultSettings(), call: {}, host: { realpath: () => null } as unknown as Host },
+    {
+      profiles: new Map(),
+      settings: defaultSettings(),
+      call: {},
+      host: { realpath: () => null } as unknown as Host,
+      agentDir: "/",
+      caches: {},
+    },
     { name: t.name, prompt: t.prompt },
     { cwd: "/" },
     null,

@@ -42,8 +42,9 @@ export async function runLive(
   const log = (line: string) => out.write(`${line}\n`);
   // Read when used: the terminal may be resized during the run.
   const width = () => streamWidth(out);
-  const maxLines = engine.settings.maxLinesPerWindow;
-  const windows = callWindows(engine, tasks, maxLines);
+  // Shown by this command's settings: the engine is what the call runs on.
+  const maxLines = ctx.settings.maxLinesPerWindow;
+  const windows = callWindows(ctx, tasks, maxLines);
   const started = Date.now();
   const live = tty ? new LiveDisplay(() => windows.snapshot(Date.now(), maxLines).windows, { maxLines, style }) : null;
   // A forced stop (second Ctrl-C) exits from inside the signal handler: tasks still running are drawn cancelled.

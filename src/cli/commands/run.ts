@@ -73,7 +73,7 @@ export async function cmdRun(argv: string[]): Promise<number> {
   if (values.background) return startBackground(ctx, "run", { cwd, call }, json);
   const [input] = call.tasks;
   const name = input.name;
-  const windows = callWindows(engine, call.tasks, 0);
+  const windows = callWindows(ctx, call.tasks, 0);
   const { outcomes, interrupted } = await runForeground(ctx, engine, call, {
     command: "run",
     caps,

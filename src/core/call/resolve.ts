@@ -9,7 +9,10 @@ import type { Profile } from "../profiles/profile.ts";
 import { findProfile } from "../profiles/profile.ts";
 import type { SessionRecord } from "../store/store-types.ts";
 import type { TaskFieldValues } from "../task-fields.ts";
-import type { Engine } from "../run/engine.ts";
+import { trustFor, type Engine } from "../run/engine.ts";
+import { savedProjectTrust } from "../run/default-model.ts";
+import { chooseModel } from "../run/model-choice.ts";
+import { confinedTask } from "../run/runners/where.ts";
 import { cacheTrueFork } from "../run/fork.ts";
 import { DEFAULT_GATE_RETRIES, DEFAULT_GATE_TIMEOUT, type GateSpec } from "../run/process/gate.ts";
 import type { FinalizeMode } from "../run/process/finalize-contract.ts";
@@ -149,7 +152,7 @@ const defined = <T extends Record<string, unknown>>(o: T): T =>
  * it resumes (null: none), `sessionId` its id when it has none of its own.
  */
 export function resolveTask(
-  engine: Pick<Engine, "profiles" | "settings" | "call" | "host">,
+  engine: Pick<Engine, "profiles" | "settings" | "call" | "host" | "agentDir" | "caches" | "piVersion">,
   task: CallTask,
   front: CallDefaults,
   prior: SessionRecord | null,
@@ -201,20 +204,30 @@ export function resolveTask(
   const asks = outputSchema ? "required" : take("finalize")!;
   const limits = runtimeLimits(runtime, { gate: !!gate, outputSchema: !!outputSchema, finalize: asks });
   const finalize = cacheTrue && asks === "required" && !outputSchema ? "optional" : limits.finalize;
+  const runner = take("runner")!;
+  const sandbox = take("sandbox")!;
+  const model = take("model");
+  // A confined pi child is told pi's own decision even where the call does not know one (the CLI): the provider
+  // whose credentials it gets is decided with that decision (child-notes.ts childProvider).
+  const trust =
+    trustFor(engine.call.projectTrust, cwd) ??
+    (confinedTask({ runner, sandbox }) && runtime === "pi" ? savedProjectTrust(engine, cwd) : undefined);
   return defined<ResolvedTask>({
     name: take("name")!,
     prompt: take("prompt")!,
     cwd,
     agent,
-    model: take("model"),
+    model,
+    modelChoice: chooseModel(engine, file ?? null, model),
+    trust,
     timeoutSec: take("timeout")!,
     resume: task.resume,
     files: take("files"),
     sessionId: task.resume ?? task.sessionId ?? sessionId(),
     isolation,
     after: take("after"),
-    runner: take("runner")!,
-    sandbox: take("sandbox")!,
+    runner,
+    sandbox,
     runtime,
     context,
     finalize,

@@ -10,7 +10,7 @@ import { type Engine, userModels } from "./engine.ts";
  * leaves the profile's provider-only setting to the invocation.
  */
 export function chooseModel(
-  engine: Engine,
+  engine: Pick<Engine, "call" | "settings" | "host" | "agentDir" | "caches">,
   profile: Profile | null,
   wanted: string | undefined,
 ): { model?: string | null; warning?: string } {

@@ -11,7 +11,8 @@ import { sanitize } from "../sanitize.ts";
 import { exitText, runShell, shortCommand } from "./process/shell-command.ts";
 import type { Engine } from "./engine.ts";
 import type { TaskWiring } from "./task-types.ts";
-import type { TaskEventPayload } from "./hooks/payload.ts";
+import { endPayload, startPayload, type TaskEventPayload } from "./hooks/payload.ts";
+import type { RunResult } from "../types.ts";
 
 /** What a hook's failure shows of its standard error. */
 const STDERR_TAIL = 400;
@@ -66,8 +67,12 @@ export function fireTaskEvent(
   hooks: TaskWiring,
   profile: Profile | null,
   runId: number | null,
-  payload: TaskEventPayload,
+  who: { sessionId: string; name: string; agent: string; cwd: string },
+  /** Its end's result; unset: it started. */
+  result?: RunResult,
 ): void {
+  const identity = { ...who, schedule: engine.call.schedule };
+  const payload = result ? endPayload(identity, result) : startPayload(identity);
   try {
     hooks.onTaskEvent?.(payload);
   } catch {

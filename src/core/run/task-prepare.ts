@@ -7,17 +7,14 @@ import type { Profile } from "../profiles/profile.ts";
 import type { SessionStore } from "../store/store-types.ts";
 import { formatResumePrompt, resumeNotFound } from "../store/transcript.ts";
 import { isolationProblem } from "./launch/isolation.ts";
-import { chooseModel } from "./model-choice.ts";
 import { childSessionFile, runOwner } from "./session-file.ts";
 import { failedResult, TaskError } from "./task-error.ts";
-import { agentFile, agentRefusal } from "./agent-file.ts";
-import { trustFor, type Engine } from "./engine.ts";
+import { agentFile } from "./agent-file.ts";
+import type { Engine } from "./engine.ts";
 import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
 import { taskOutcome, type TaskContext } from "./task-context.ts";
-import { confined, placeOf } from "./runners/where.ts";
-import { savedProjectTrust } from "./default-model.ts";
+import { placeOf } from "./runners/where.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
-import { endPayload, startPayload } from "./hooks/payload.ts";
 import { StoreError } from "../store/store-error.ts";
 
 export async function prepareTask(
@@ -73,7 +70,7 @@ export async function prepareTask(
     const code = err instanceof StoreError ? err.code : "INVALID_INPUT";
     return { outcome: taskOutcome({ id, input, agent }, failedResult((err as Error).message, code)) };
   }
-  const model = chooseModel(engine, profile, input.model);
+  const model = input.modelChoice;
   const warnings = runWarnings(profile, model.warning);
   warnings.push(...where.notes);
   warnings.push(...input.notes);
@@ -90,13 +87,7 @@ export async function prepareTask(
       isolation: input.isolation,
     },
   });
-  fireTaskEvent(
-    engine,
-    wiring,
-    profile,
-    runId,
-    startPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }),
-  );
+  fireTaskEvent(engine, wiring, profile, runId, { sessionId: id, name: input.name, agent, cwd: input.cwd });
   return {
     task: {
       engine,
@@ -111,11 +102,7 @@ export async function prepareTask(
       runId,
       model,
       warnings,
-      // A confined pi child is told pi's own decision even where the call does not know one (the CLI): the provider
-      // whose credentials it gets is decided with that decision (child-notes.ts childProvider).
-      trust:
-        trustFor(engine.call.projectTrust, input.cwd) ??
-        (confined(where) && input.runtime === "pi" ? savedProjectTrust(engine, input.cwd) : undefined),
+      trust: input.trust,
       where,
       transport: where.runner.transport ?? settings.transport,
       skills: { skillPaths: [], appendPrompt: "" },
@@ -146,13 +133,7 @@ function refuse(engine: Engine, input: ResolvedTask, err: TaskError, wiring: Tas
   }
   // Whoever pages on failures hears of a task that never started too (an unknown agent in a nightly schedule).
   if (err.tellHooks)
-    fireTaskEvent(
-      engine,
-      wiring,
-      null,
-      runId,
-      endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),
-    );
+    fireTaskEvent(engine, wiring, null, runId, { sessionId: id, name: input.name, agent, cwd: input.cwd }, result);
   return { sessionId: id, name: input.name, agent, result };
 }
 
@@ -188,9 +169,6 @@ function startingTask(
   const prior = recorded && { ...recorded, runs: recorded.runs.filter((r) => r.status !== "queued") };
   if (input.resume && (!prior || prior.runs.length === 0))
     throw new TaskError(resumeNotFound(input.resume), "INVALID_INPUT");
-  // A task no call checked (a batch job's item) whose agent is not loaded ends here, as a call would refuse it.
-  const refused = agentRefusal(engine, input.agent);
-  if (refused) throw new TaskError(refused.message, refused.code, true);
   const profile = agentFile(engine, input.agent) ?? null;
   return { id: input.sessionId, profile, agent: input.agent, resumeOf: prior };
 }

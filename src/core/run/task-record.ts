@@ -1,21 +1,14 @@
 // Stage "record": every task that got a run record ends with a terminal status on it.
 import type { RunResult } from "../types.ts";
 import type { TaskOutcome } from "./task-types.ts";
-import { ranResult, taskOutcome, type TaskContext } from "./task-context.ts";
+import { taskOutcome, type TaskContext } from "./task-context.ts";
 import { fireTaskEvent } from "./task-hooks.ts";
-import { endPayload } from "./hooks/payload.ts";
 import { StoreError } from "../store/store-error.ts";
 
 /** The task's end hooks and listeners, once its end is recorded. */
 function told(task: TaskContext, result: RunResult): void {
   const { engine, wiring, profile, runId, id, agent, input } = task;
-  fireTaskEvent(
-    engine,
-    wiring,
-    profile,
-    runId,
-    endPayload({ sessionId: id, name: input.name, agent, cwd: input.cwd, schedule: engine.call.schedule }, result),
-  );
+  fireTaskEvent(engine, wiring, profile, runId, { sessionId: id, name: input.name, agent, cwd: input.cwd }, result);
 }
 
 /**
@@ -55,18 +48,9 @@ function withLeft(result: RunResult, iso: NonNullable<RunResult["isolation"]>): 
   if (add.length) result.warnings = [...(result.warnings ?? []), ...add];
 }
 
-/** The end of a task that ran: its worktree's outcome, the run's status, the child's session file if it moved. */
-export async function recordTask(task: TaskContext): Promise<TaskOutcome> {
-  const ran = ranResult(task);
-  if (task.iso) withLeft(ran, (ran.isolation = await task.iso.finish()));
-  if (task.inPlace) withLeft(ran, await task.inPlace.finish());
-  const result = writeEnd(task, ran);
-  told(task, result);
-  return taskOutcome(task, result);
-}
-
-/** A stage ended the task before (or instead of) its child: that result is the run's end (its worktree, when it got
- *  one, finished as after a run: a failed setup leaves no worktree behind). */
+/** The task's end — its child's result, or the result of a stage that ended it before (or instead of) its child —
+ *  recorded: its worktree's outcome (finished as after a run, whenever it got one: a failed setup leaves no
+ *  worktree behind), the run's status, the child's session file if it moved; then told to its hooks. */
 export async function recordEnd(task: TaskContext, ended: RunResult): Promise<TaskOutcome> {
   if (task.iso) withLeft(ended, (ended.isolation = await task.iso.finish()));
   if (task.inPlace) withLeft(ended, await task.inPlace.finish());

@@ -34,8 +34,14 @@ export type ResolvedTask = {
   cwd: string;
   /** The agent's canonical name (its file is looked up by it), or DEFAULT_AGENT. */
   agent: string;
-  /** The model asked for (the front's, else the agent file's), resolved against aliases when the child starts. */
+  /** The model asked for (the front's, else the agent file's). */
   model?: string;
+  /** That model as its author meant it (model-choice.ts: aliases, the parent's, the user's models) and what was
+   *  substituted; `model: null` runs pi's default, no `model`: nothing was asked. */
+  modelChoice: { model?: string | null; warning?: string };
+  /** The project-trust decision the child is told for its folder (the parent pi's, or pi's own saved one for a
+   *  confined pi child); unset: pi's own rules decide. */
+  trust?: "yes" | "no";
   /** Seconds without a new tool call. */
   timeoutSec: number;
   resume?: string;

@@ -2,7 +2,7 @@
 // run before the child starts, run it, and always record a terminal status. Shared by the CLI and pi fronts.
 // The task's life is a list of stages (runTask below); what they share is in files of its own (engine.ts,
 // task-types.ts, task-error.ts, task-context.ts), so no stage imports this file.
-import type { TaskStage } from "./task-context.ts";
+import { ranResult, type TaskStage } from "./task-context.ts";
 import { prepareTask } from "./task-prepare.ts";
 import { admitTask } from "./task-admit.ts";
 import { loadSkills } from "./task-skills.ts";
@@ -11,7 +11,7 @@ import { isolateTask } from "./task-isolate.ts";
 import { setupTask } from "./task-setup.ts";
 import { runTaskChild } from "./task-child.ts";
 import { acceptResult } from "./task-accept.ts";
-import { recordEnd, recordTask } from "./task-record.ts";
+import { recordEnd } from "./task-record.ts";
 import { forkTask } from "./fork.ts";
 import type { Engine } from "./engine.ts";
 import type { ResolvedTask, TaskOutcome, TaskWiring } from "./task-types.ts";
@@ -54,7 +54,7 @@ export async function runTask(engine: Engine, input: ResolvedTask, wiring: TaskW
     }
     if (ended) return recordEnd(task, ended);
   }
-  return recordTask(task);
+  return recordEnd(task, ranResult(task));
 }
 
 /** One line for what a stage threw: a full disk says so and where (the error's own path), anything else its message. */

@@ -2,7 +2,11 @@
 // comes from, and the rows' orders hold — the task over the front over its agent file over a resumed run over the
 // settings; the sandbox only adds up; what one value makes of another (a structured result, another harness's CLI,
 // a cache-true fork) is decided there too.
-import { expect, test } from "bun:test";
+import { afterAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { RESOLUTION, resolveTask } from "../../../../src/core/call/resolve.ts";
 import type { CallDefaults, CallTask } from "../../../../src/core/call/request.ts";
 import { parseProfile, type Profile } from "../../../../src/core/profiles/profile.ts";
@@ -10,6 +14,13 @@ import type { Engine } from "../../../../src/core/run/engine.ts";
 import { defaultSettings, type Settings } from "../../../../src/core/settings.ts";
 import type { SessionRecord } from "../../../../src/core/store/store-types.ts";
 import { TASK_FIELDS } from "../../../../src/core/task-fields.ts";
+import { createBunHost } from "../../../../src/host/bun.ts";
+import { bunDbOpener } from "../../../../src/host/sqlite-bun.ts";
+
+// A real host over an empty agent dir: no user models, no saved trust, and folders that do not exist stay as written.
+const host = createBunHost(bunDbOpener(Database));
+const agentDir = mkdtempSync(join(tmpdir(), "resolve-"));
+afterAll(() => rmSync(agentDir, { recursive: true, force: true }));
 
 const agent = (front: string, name = "scout"): Profile =>
   parseProfile(`---\nname: ${name}\ndescription: d\n${front}---\nYou look.\n`, `/a/${name}.md`, "user").profile!;
@@ -22,7 +33,9 @@ function resolve(
     profiles: new Map((o.agents ?? []).map((p) => [p.name, p])),
     settings: { ...defaultSettings(), ...o.settings },
     call: {},
-    host: { realpath: () => null },
+    host,
+    agentDir,
+    caches: {},
   } as unknown as Engine;
   return resolveTask(
     engine,
@@ -46,6 +59,7 @@ test("a task that names no agent runs on pi's defaults, with every value decided
     prompt: "p",
     cwd: "/w",
     agent: "default",
+    modelChoice: {},
     timeoutSec: 600,
     sessionId: "new-id",
     runner: "local",
@@ -70,6 +84,8 @@ test("the task over the front over its agent file over the settings; budgets key
     budget: { maxTurns: 9, maxCost: 2 },
     keepProcesses: true,
     model: "a/b",
+    // Resolved as its author meant it, here: a provider this machine has no credentials for runs pi's default.
+    modelChoice: { model: null, warning: expect.stringContaining('model "a/b" needs provider "a"') },
   });
   const r = resolve(
     { timeout: 5, budget: { maxTurns: 1 } },
@@ -138,7 +154,9 @@ test("a cache-true fork answers in plain text unless a structured result needs t
     profiles: new Map(),
     settings: defaultSettings(),
     call: { parentPrompt: { cwd: "/w", systemPrompt: "sys", tools: [] } },
-    host: { realpath: () => null },
+    host,
+    agentDir,
+    caches: {},
   } as unknown as Engine;
   const run = (t: Partial<CallTask>) =>
     resolveTask(

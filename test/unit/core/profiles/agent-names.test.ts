@@ -21,6 +21,8 @@ const engine = {
   settings: defaultSettings(),
   call: {},
   host: { realpath: () => null },
+  agentDir: "/a",
+  caches: {},
 } as unknown as Engine;
 
 test("the task finds the agent by its written name and by its usable one", () => {

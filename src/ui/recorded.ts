@@ -1,5 +1,6 @@
 // A session's recorded end as the windows show it: the outcome of its last run (or why it has none), and the
 // window `delegate` draws for a task that ended. Used by wait, attach and the /subagents fleet view.
+import { DEFAULT_AGENT } from "../core/run/task-types.ts";
 import type { TaskOutcome } from "../core/run/task-types.ts";
 import { NEVER_STARTED_MESSAGE, type SessionRecord } from "../core/store/store-types.ts";
 import { runResult } from "../core/types.ts";
@@ -13,7 +14,7 @@ export function outcomeOf(id: string, s: SessionRecord | null, queued: boolean):
     return {
       sessionId: id,
       name: s?.name ?? "",
-      agent: s?.agent ?? "default",
+      agent: s?.agent ?? DEFAULT_AGENT,
       result: runResult({ status: "error", error: queued ? "not started yet" : NEVER_STARTED_MESSAGE }),
     };
   const result = runResult({

@@ -1,6 +1,7 @@
 // How a finished batch reads, the same on a terminal, in a pipe, for `run` and for `delegate`: one line per task
 // (icon, name, profile, model, tools, time, cost, session) with why it did not complete under it, each output
 // under its own rule, and a totals line last.
+import { DEFAULT_AGENT } from "../core/run/task-types.ts";
 import { clip, sanitizeLine } from "./text-width.ts";
 import {
   endNote,
@@ -53,5 +54,5 @@ export function outputRule(name: string, sessionId: string, width: number, style
 
 /** A task starting, in plain (line-by-line) output: `● name • profile • session`. */
 export function startLine(name: string, profile: string | undefined, sessionId: string, style: Style): string {
-  return `${statusIcon("running", style)} ${style.bold(sanitizeLine(name))} • ${sanitizeLine(profile ?? "default")} • ${style.dim(sessionId)}`;
+  return `${statusIcon("running", style)} ${style.bold(sanitizeLine(name))} • ${sanitizeLine(profile ?? DEFAULT_AGENT)} • ${style.dim(sessionId)}`;
 }

@@ -1,5 +1,6 @@
 // The rolling progress windows (docs/cli.md "What it looks like"), as plain lines. Shared by the CLI (ANSI via picocolors) and the
 // pi extension (pi's theme): each passes its own Style, so the layout lives in one place.
+import { DEFAULT_AGENT } from "../core/run/task-types.ts";
 import { count } from "./format.ts";
 import { clip, sanitizeLine, visibleWidth } from "./text-width.ts";
 
@@ -133,7 +134,7 @@ const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `$
  */
 export function windowHeaderParts(v: WindowView, style: Style, o: { session?: boolean } = {}): Part[] {
   const parts: Part[] = [{ text: `${statusIcon(v.status, style)} ${style.bold(sanitizeLine(v.name))}`, drop: 0 }];
-  parts.push({ text: sanitizeLine(v.profile ?? "default"), drop: 3 });
+  parts.push({ text: sanitizeLine(v.profile ?? DEFAULT_AGENT), drop: 3 });
   if (v.status === "queued")
     return [
       ...parts,

@@ -1,6 +1,7 @@
 // `subagents batch ITEMS --prompt TEMPLATE`: the job is recorded (its items read from the file, a page at a time),
 // then run on the call runner (core/batch/run-job.ts) under this process as its owner, with one summary view and
 // `--out` written as items finish. The same command again resumes it (docs/batch.md).
+import { DEFAULT_AGENT } from "../../core/run/task-types.ts";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareCall } from "../../core/call/prepare.ts";
@@ -103,7 +104,7 @@ export function batchArgs(command: string, values: Values, positionals: string[]
       : values.job
     : deriveJobId(items, promptFile ?? template, shard);
   const defaults = callDefaults(command, cwd, { ...values, "max-cost": values["max-item-cost"] });
-  if (values.agent && values.agent !== "default") defaults.profile = values.agent;
+  if (values.agent && values.agent !== DEFAULT_AGENT) defaults.profile = values.agent;
   return {
     items,
     template,

@@ -1,4 +1,5 @@
 // `subagents run AGENT "task"`: one sub-agent, progress on stderr (or JSONL with --json), result on stdout.
+import { DEFAULT_AGENT } from "../../core/run/task-types.ts";
 import * as fs from "node:fs";
 import { rateLimitLine, retryLine, toolCallLine } from "../../core/run/process/activity.ts";
 import { isolationLines } from "../../core/run/launch/isolation.ts";
@@ -123,7 +124,7 @@ export function runRequest(
   const t = {
     name: o.name?.trim() || agent,
     prompt: task,
-    ...(agent === "default" ? {} : { profile: agent }),
+    ...(agent === DEFAULT_AGENT ? {} : { profile: agent }),
     ...(o.session ? { resume: o.session } : {}),
   };
   return { tasks: [t], defaults, background: !!o.background };

@@ -1,5 +1,6 @@
 // Thin wrapper over node:util parseArgs that turns its exceptions into UsageErrors with our wording: every
 // argument error names the command, suggests the closest known word, and points at `subagents help CMD`.
+import { DEFAULT_AGENT } from "../../core/run/task-types.ts";
 import * as path from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { profileRefusal } from "../../core/run/task-error.ts";
@@ -105,10 +106,10 @@ export function requireProfile(
   name: string,
   engine: Pick<Engine, "profiles" | "profileProblems">,
 ): void {
-  if (name === "default" || engine.profiles.has(name)) return;
+  if (name === DEFAULT_AGENT || engine.profiles.has(name)) return;
   const refusal = profileRefusal(engine, name);
   if (refusal.code !== "UNKNOWN_AGENT") throw new UsageError(`${command}: ${refusal.message}`);
-  const names = ["default", ...[...engine.profiles.keys()].sort()];
+  const names = [DEFAULT_AGENT, ...[...engine.profiles.keys()].sort()];
   throw new UsageError(
     `${command}: Unknown profile: "${name}".${didYouMean(name, names)} Available profiles: ${names.join(", ")}`,
   );

@@ -1,4 +1,5 @@
 // The texts about finished tasks (docs/pi-extension.md "Tools"), shared by the pi tool and the CLI.
+import { DEFAULT_AGENT } from "./task-types.ts";
 import type { TaskOutcome } from "./task-types.ts";
 import { shareBytes, truncateHeadTail, utf8Length } from "../truncate.ts";
 import { isolationLines } from "./launch/isolation.ts";
@@ -15,7 +16,7 @@ export function statusLine(o: TaskOutcome): string {
   const fellBack = r.failedModels?.length
     ? `, model: ${r.model ?? "default"} after ${r.failedModels.join(", ")} failed`
     : "";
-  const where = `${o.agent && o.agent !== "default" ? `profile: ${o.agent}, session: ${o.sessionId}` : `session: ${o.sessionId}`}${fellBack}`;
+  const where = `${o.agent && o.agent !== DEFAULT_AGENT ? `profile: ${o.agent}, session: ${o.sessionId}` : `session: ${o.sessionId}`}${fellBack}`;
   if (r.errorCode === "SKIPPED") return `↷ ${o.name}: ${r.error ?? "skipped"} (${where})`;
   return r.status === "completed"
     ? `✓ ${o.name}: completed (${where})`

@@ -4,7 +4,7 @@ import type { Host } from "../host.ts";
 import { REDACTED } from "../sanitize.ts";
 import type { NewSession } from "../store/store-types.ts";
 import type { Engine } from "./engine.ts";
-import type { ResolvedTask } from "./task-types.ts";
+import { DEFAULT_AGENT, type ResolvedTask } from "./task-types.ts";
 
 /** The session a task's runs are recorded in, when it has none yet (its call's parent pi session and schedule). */
 export function sessionOf(
@@ -36,7 +36,7 @@ export function cwdSlug(cwd: string): string {
 }
 
 export function childSessionFile(agentDir: string, cwd: string, agent: string, id: string): string {
-  const safeAgent = agent.replace(/[^A-Za-z0-9_.-]/g, "_") || "default";
+  const safeAgent = agent.replace(/[^A-Za-z0-9_.-]/g, "_") || DEFAULT_AGENT;
   return `${agentDir}/subagent-sessions/${cwdSlug(cwd)}/${safeAgent}_${id}.jsonl`;
 }
 

@@ -29,6 +29,8 @@ import { installForkPrompt } from "./fork-prompt.ts";
 import { createMessenger, installMessageTool } from "./message.ts";
 import type { ChildEvent, FinalizePayload } from "../core/types.ts";
 import { MARK_ENV, sessionMark } from "../core/run/process/marks.ts";
+import { sessionIdOfFile } from "../core/run/session-file.ts";
+import { sessionTraceparent } from "../core/trace/context.ts";
 import { ownerGoneThen, processMark, watchParent } from "./owner-gone.ts";
 
 const FD = 3;
@@ -139,7 +141,13 @@ export default function childExtension(pi: Api): void {
   if (mark && process.env.PI_SUBAGENT_RPC === "1") {
     pi.on("session_start", (_e, ctx) => {
       const file = ctx?.sessionManager?.getSessionFile?.();
-      if (typeof file === "string") process.env[MARK_ENV] = sessionMark(mark, file);
+      if (typeof file !== "string") return;
+      process.env[MARK_ENV] = sessionMark(mark, file);
+      // A traced call: the task's commands continue the trace under its own invoke_agent span, named from its
+      // session as the owner names it (the process started with the first task's).
+      const traced =
+        process.env.PI_SUBAGENT_TRACED === "1" && sessionTraceparent(process.env.TRACEPARENT, sessionIdOfFile(file));
+      if (traced) process.env.TRACEPARENT = traced;
     });
   }
   guardModel(pi);

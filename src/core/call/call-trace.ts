@@ -40,7 +40,7 @@ import {
 } from "@opentelemetry/semantic-conventions/incubating";
 import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE } from "@opentelemetry/semantic-conventions";
 import { sanitize } from "../sanitize.ts";
-import { newSpanId, newTraceId, type TraceContext } from "../trace/context.ts";
+import { newSpanId, newTraceId, taskSpanId, type TraceContext } from "../trace/context.ts";
 import { providerName } from "../trace/provider-name.ts";
 import type { Attrs, Span, SpanEvent, SpanKind, Tracing } from "../trace/span.ts";
 import { addUsage, emptyUsage, type ChildEvent, type RunResult, type Usage } from "../types.ts";
@@ -114,8 +114,10 @@ export class CallTrace {
   private task(index: number): TaskTrace {
     let t = this.tasks.get(index);
     if (!t) {
+      // Named from its session (taskSpanId): a kept child makes the same TRACEPARENT for the task by itself.
+      const sessionId = this.taskOf(index)?.sessionId;
       t = {
-        spanId: newSpanId(),
+        spanId: sessionId ? taskSpanId(this.traceId, sessionId) : newSpanId(),
         queuedMs: this.listed ? this.startMs : this.tracing.now(),
         tools: new Map(),
         events: [],

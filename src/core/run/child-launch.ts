@@ -54,7 +54,8 @@ export function childLauncher(task: TaskContext, plan: LaunchPlan): Launch {
     // trace under this task's span; untraced, it inherits whatever trace our own environment carries.
     if (task.wiring.traceEnv) {
       delete inv.env.TRACESTATE;
-      Object.assign(inv.env, task.wiring.traceEnv);
+      // PI_SUBAGENT_TRACED: a kept child makes each later task's TRACEPARENT from its session (child-extension).
+      Object.assign(inv.env, task.wiring.traceEnv, { PI_SUBAGENT_TRACED: "1" });
     }
     // pi's own temp files (a long bash output's full log, pi-bash-*.log) and what the child's commands put in
     // $TMPDIR go to a folder of this run, removed with it; a sandbox or a container has a private /tmp already.

@@ -65,7 +65,7 @@ export async function runScheduled(
   const queue = new DagQueue(tasks);
   // A task that finds a child of the call idle with the same start runs in it instead of starting pi again: worth
   // having when some task must wait for another (more tasks than run at once, or `after`).
-  const pool = tasks.length > limit || tasks.some((t) => t.after?.length) ? new ChildPool(realClock) : undefined;
+  const pool = tasks.length > limit || tasks.some((t) => t.after?.length) ? new ChildPool(realClock, limit) : undefined;
   // Siblings message each other through the call's own hub: a message never reaches another call's task.
   // A confined task's messages reach only confined siblings (team.ts).
   const team = callTeam(
@@ -181,7 +181,7 @@ export async function runStreamed(
   const gate =
     hooks.rateGate ?? rateGateFor(limit, realClock, hooks.rateLimitWaitSec ?? DEFAULT_RATE_POLICY.maxWaitMs / 1000);
   const callSpend = hooks.maxCost !== undefined ? new CallSpend(hooks.maxCost, hooks.spentBefore) : undefined;
-  const pool = new ChildPool(realClock);
+  const pool = new ChildPool(realClock, limit);
   let taken = 0;
   const worker = async () => {
     for (let task = await next(); task; task = await next()) {

@@ -40,6 +40,13 @@ export function childSessionFile(agentDir: string, cwd: string, agent: string, i
   return `${agentDir}/subagent-sessions/${cwdSlug(cwd)}/${safeAgent}_${id}.jsonl`;
 }
 
+/** The session id a child's session file is named for (childSessionFile), as a kept child finds it. */
+export const sessionIdOfFile = (file: string): string =>
+  (file.split("/").pop() ?? "")
+    .replace(/\.jsonl$/, "")
+    .split("_")
+    .pop() ?? "";
+
 /** The largest session file masked in place (a bigger one is left as pi wrote it, and said to be). */
 const MAX_MASKED = 64 * 1024 * 1024;
 

@@ -41,6 +41,34 @@ function randomHex(bytes: number): string {
 export const newTraceId = (): string => randomHex(16);
 export const newSpanId = (): string => randomHex(8);
 
+/** FNV-1a, 32 bits, from a given offset (no crypto module: the child extension shares this file). */
+function fnv(text: string, offset: number): number {
+  let h = offset;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/**
+ * The span id of a task's invoke_agent span, made from its trace and its session: the owner names the span so, and
+ * a kept child (one pi process running task after task, core/run/process/pool.ts) makes each task's TRACEPARENT
+ * from the session it switches to, with nothing sent to it. Session ids are random, so the ids are as unique as
+ * random ones within a trace.
+ */
+export function taskSpanId(traceId: string, sessionId: string): string {
+  const text = `${traceId}/${sessionId}`;
+  const hex = [fnv(text, 0x811c9dc5), fnv(text, 0x050c5d1f)].map((h) => h.toString(16).padStart(8, "0")).join("");
+  return /^0+$/.test(hex) ? "0000000000000001" : hex;
+}
+
+/** The TRACEPARENT of a session's task, in the trace `current` (the process's) belongs to; null when it is none. */
+export function sessionTraceparent(current: string | undefined, sessionId: string): string | null {
+  const c = parseTraceparent(current);
+  return c ? formatTraceparent({ ...c, spanId: taskSpanId(c.traceId, sessionId) }) : null;
+}
+
 /** The environment a process hands its trace on with (a child's, a hook's). */
 export function traceEnv(c: TraceContext): { TRACEPARENT: string; TRACESTATE?: string } {
   return { TRACEPARENT: formatTraceparent(c), ...(c.state ? { TRACESTATE: c.state } : {}) };

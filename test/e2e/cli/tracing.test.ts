@@ -3,7 +3,7 @@
 // TRACEPARENT and handed to each child; a collector that is down; tracing off by default.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createServer } from "node:net";
-import { script } from "../../../src/scripted/model-server.ts";
+import { messageText, script } from "../../../src/scripted/model-server.ts";
 import { cli, piWorld, type PiWorld, summaryOf, taskWhy } from "../../support/pi-env.ts";
 import { type OtlpReceiver, type ReceivedSpan, spanTree, startOtlpReceiver } from "../../support/otlp-receiver.ts";
 
@@ -103,6 +103,39 @@ test("a delegation's trace: workflow → one agent per task → chats and tools;
   expect(printed(marker)).toContain(`00-${TRACE}-${okSpan.spanId}-01`);
   expect(printed(marker)).toContain("vendor=abc");
 }, 90_000);
+
+test("kept children under a traced call: tasks share one process, each task's commands under its own agent span", async () => {
+  const marker = `kept-${Date.now()}`;
+  const prompts = [1, 2, 3].map(
+    (n) =>
+      `${marker} task ${n} ${script([
+        { tool: "bash", args: { command: "printenv TRACEPARENT; echo ppid=$PPID" } },
+        { finalize: { status: "SUCCESS", result: "ok" } },
+      ])}`,
+  );
+  const r = await cli(world, ["delegate", ...prompts, "--concurrency", "1", "--json"], {
+    env: traceEnv(receiver.url),
+  });
+  expect(r.code, r.stderr).toBe(0);
+  // A task's own request: its prompt comes first (each prompt also lists its siblings').
+  const seen = (n: number) => {
+    const req = world.server.requests.find(
+      (q) =>
+        messageText(q.messages?.find((m) => m.role === "user") ?? { role: "user" }).startsWith(
+          `${marker} task ${n} `,
+        ) && q.messages?.some((m) => m.role === "tool"),
+    );
+    return JSON.stringify(req?.messages?.find((m) => m.role === "tool")?.content ?? "");
+  };
+  // One pi ran all three (a TRACEPARENT per task had made every task start a process, and keep it idle).
+  const ppids = [1, 2, 3].map((n) => /ppid=(\d+)/.exec(seen(n))?.[1]);
+  expect(new Set(ppids).size, ppids.join(", ")).toBe(1);
+  // Each task's bash is under that task's invoke_agent span, not the first task's.
+  for (const [i, t] of summaryOf(r.json).entries()) {
+    const span = await receiver.waitFor((s) => s.attributes["gen_ai.conversation.id"] === t.sessionId);
+    expect(seen(i + 1)).toContain(`00-${TRACE}-${span.spanId}-01`);
+  }
+});
 
 test("a collector that is down: the delegation ends as it would, with one warning line", async () => {
   const free = await new Promise<number>((resolve) => {

@@ -5,7 +5,14 @@ import { expect, test } from "bun:test";
 import { CallTrace } from "../../../src/core/call/call-trace.ts";
 import type { CallEvent } from "../../../src/core/call/runner.ts";
 import type { ResolvedTask, TaskOutcome } from "../../../src/core/run/task-types.ts";
-import { formatTraceparent, parseTraceparent, traceEnv } from "../../../src/core/trace/context.ts";
+import {
+  formatTraceparent,
+  parseTraceparent,
+  sessionTraceparent,
+  taskSpanId,
+  traceEnv,
+} from "../../../src/core/trace/context.ts";
+import { childSessionFile, sessionIdOfFile } from "../../../src/core/run/session-file.ts";
 import { encodeJson, encodeProtobuf } from "../../../src/core/trace/otlp.ts";
 import { readTraceConfig } from "../../../src/core/trace/otel-env.ts";
 import type { Span, Tracing } from "../../../src/core/trace/span.ts";
@@ -368,6 +375,20 @@ test("content capture: prompt, output and tool arguments go on spans, masked, on
   const bash = got.find((s) => s.name === "execute_tool bash")!;
   expect(bash.attributes["gen_ai.tool.call.arguments"]).toBe('{"command":"echo gh_[REDACTED]"}');
   expect(bash.attributes["gen_ai.tool.call.result"]).toBe("ok");
+});
+
+test("a kept child makes each task's TRACEPARENT from its session, as the owner names the task's span", () => {
+  const { tracing } = keep({ traceId: TRACE, spanId: PARENT, flags: 1 });
+  const tasks = [task("first"), task("second")];
+  const trace = new CallTrace(tracing, tasks);
+  const [first, second] = [0, 1].map((i) => formatTraceparent(trace.childContext(i)));
+  // The process started with the first task's; the second task's session gives it the second's.
+  const file = childSessionFile("/agent", "/w", "default", tasks[1].sessionId);
+  expect(sessionIdOfFile(file)).toBe(tasks[1].sessionId);
+  expect(sessionTraceparent(first, sessionIdOfFile(file))).toBe(second);
+  expect(trace.childContext(1).spanId).toBe(taskSpanId(TRACE, tasks[1].sessionId));
+  expect(taskSpanId(TRACE, "a")).not.toBe(taskSpanId(TRACE, "b"));
+  expect(sessionTraceparent("garbage", "x")).toBeNull();
 });
 
 test("a parent that was not sampled (flags 00): nothing is recorded, and each child is handed the same decision", () => {

@@ -123,10 +123,13 @@ export function reuseKey(spec: SpawnSpec, sessionFile: string, files: string[], 
     const i = files.indexOf(v);
     return i >= 0 ? `<file ${contents[i]}>` : v;
   };
-  // Each task's TMPDIR is its own; a kept child has one for its life instead (start below).
+  // Each task's TMPDIR is its own; a kept child has one for its life instead (start below). A traced task's
+  // TRACEPARENT names its own span: a kept child makes it from each task's session (child-extension), so it does
+  // not keep tasks apart (it had started a process per task, and kept each one idle).
+  const own: Record<string, string> = { TMPDIR: "<tmp>", TRACEPARENT: "<trace>" };
   const env = Object.keys(spec.env)
     .sort()
-    .map((k) => [k, k === "TMPDIR" ? "<tmp>" : named(spec.env[k])]);
+    .map((k) => [k, own[k] ?? named(spec.env[k])]);
   return JSON.stringify([spec.cwd, spec.cmd.map(named), env, !!spec.fd3, !!spec.control]);
 }
 
@@ -140,7 +143,12 @@ export class ChildPool {
   /** Processes started and tasks run, for the bench and tests. */
   readonly stats = { started: 0, tasks: 0 };
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    /** The most children kept idle (the call's concurrency): the one idle longest ends to make room (tasks that
+     *  differ — their agent, model, files — had each left one idle until the call ended). */
+    private readonly maxIdle = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** A task starts: it may lease (ticket.lease) until it is over (ticket.done). */
   ticket(): PoolTicket {
@@ -304,7 +312,10 @@ export class ChildPool {
     worker.lease = null;
     lease.end({ code: 0, signal: null });
     if (worker.gone || (this.closing && !this.unleased)) this.retire(worker);
-    else this.idle.push(worker);
+    else {
+      while (this.idle.length >= this.maxIdle) this.retire(this.idle.shift() as Worker);
+      this.idle.push(worker);
+    }
   }
 
   private onRpcLine(worker: Worker, line: string): void {

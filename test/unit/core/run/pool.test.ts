@@ -10,7 +10,7 @@ import { runChild, type RunSpec } from "../../../../src/core/run/process/runner.
 import { ChildPool, reuseKey, rpcArgv } from "../../../../src/core/run/process/pool.ts";
 import { RpcLines } from "../../../../src/core/run/process/rpc-lines.ts";
 import { createBunHost } from "../../../../src/host/bun.ts";
-import { NODE24, taskWhy } from "../../../support/pi-env.ts";
+import { NODE24, taskWhy, until } from "../../../support/pi-env.ts";
 
 const host = createBunHost(() => {
   throw new Error("no database in pool tests");
@@ -83,6 +83,21 @@ test("a kept child's task is looked at for leftovers once, by its pool as it set
   await pool.close();
 });
 
+test("no more idle children than the call runs at once: the one idle longest ends to make room", async () => {
+  const pool = new ChildPool(realClock, 1);
+  const env = (tag: string) => ({ env: { PATH: process.env.PATH ?? "", TASK_KIND: tag } });
+  const a = await run(pool, "ok a", env("a"));
+  expect(host.isAlive(a.pid)).toBe(true);
+  // Tasks that differ cannot share a process: each kind had kept one idle until the call ended.
+  const b = await run(pool, "ok b", env("b"));
+  expect(b.pid).not.toBe(a.pid);
+  await until("the child idle longest ended once another went idle", () => !host.isAlive(a.pid));
+  const again = await run(pool, "ok b again", env("b"));
+  expect(again.pid).toBe(b.pid);
+  expect(pool.stats).toEqual({ started: 2, tasks: 3 });
+  await pool.close();
+});
+
 test("an extension's editor dialog is declined (no one is there), as in print mode", async () => {
   const pool = new ChildPool(realClock);
   const r = await run(pool, "editor");
@@ -149,6 +164,17 @@ test("only children that would start exactly alike share a process: files count 
   expect(reuseKey(start("/s/a", f1), "/s/a", [f1], ["same"])).not.toBe(
     reuseKey(start("/s/a", f1), "/s/a", [f1], ["different"]),
   );
+  // A traced task's TRACEPARENT names its own span (a kept child makes it from the session): not a difference.
+  const traced = (span: string) => {
+    const s = start("/s/a", f1);
+    return reuseKey(
+      { ...s, env: { ...s.env, TRACEPARENT: `00-${"a".repeat(32)}-${span}-01` } },
+      "/s/a",
+      [f1],
+      ["same"],
+    );
+  };
+  expect(traced("1".repeat(16))).toBe(traced("2".repeat(16)));
   expect(rpcArgv(["pi", "-p", "--session", "x"])).toEqual(["pi", "--mode", "rpc", "--session", "x"]);
   expect(rpcArgv(["pi", "--mode", "json", "-p"])).toBeNull();
 });

@@ -103,6 +103,9 @@ export function batchArgs(command: string, values: Values, positionals: string[]
       ? shardJobId(values.job, shard)
       : values.job
     : deriveJobId(items, promptFile ?? template, shard);
+  const out = values.out && path.resolve(values.out);
+  // submit makes the folder (its script goes there too); a run writes into one that exists.
+  if (out) outProblem(command, out, command === "batch submit");
   const defaults = callDefaults(command, cwd, { ...values, "max-cost": values["max-item-cost"] });
   if (values.agent && values.agent !== DEFAULT_AGENT) defaults.profile = values.agent;
   return {
@@ -111,7 +114,7 @@ export function batchArgs(command: string, values: Values, positionals: string[]
     promptSource: promptFile ?? template,
     job,
     agent: defaults.profile,
-    out: values.out && path.resolve(values.out),
+    out,
     spec: {
       template,
       idColumn: values.id ?? "id",
@@ -123,6 +126,16 @@ export function batchArgs(command: string, values: Values, positionals: string[]
       ...(shard ? { shard } : {}),
     },
   };
+}
+
+/** --out must be a file in a folder that exists: found before the job is recorded, not as it starts writing. */
+function outProblem(command: string, out: string, made: boolean): void {
+  if (fs.statSync(out, { throwIfNoEntry: false })?.isDirectory())
+    throw new UsageError(`${command}: --out ${out} is a folder; name the results file.`);
+  if (made) return;
+  const dir = path.dirname(out);
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+    throw new UsageError(`${command}: --out ${out}: the folder ${dir} does not exist.`);
 }
 
 function readSchema(command: string, raw: string): Record<string, unknown> {

@@ -2,7 +2,11 @@
 // stop names what goes on (a larger --max-cost when the job's own budget stopped it), a failed write names its file.
 import { expect, test } from "bun:test";
 import { BatchView } from "../../../src/cli/batch/batch-view.ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { OutFile } from "../../../src/cli/batch/out-file.ts";
+import { batchArgs } from "../../../src/cli/batch/run-batch.ts";
 import { fileSystemLine } from "../../../src/cli/errors.ts";
 import type { JobSpec } from "../../../src/core/batch/job.ts";
 import { emptyUsage } from "../../../src/core/types.ts";
@@ -46,6 +50,21 @@ test("the end of a stopped job says how to go on: the same command, or a larger 
   const failed = finalLines({}, { counts: counts({ completed: 9, failed: 1 }) });
   expect(failed[1]).toContain('status "failed" in the results (subagents batch export j)');
   expect(failed[1]).not.toContain("--all");
+});
+
+test("--out in a folder that does not exist, or naming a folder, is refused before anything is recorded", () => {
+  const dir = mkdtempSync(join(tmpdir(), "subagents-out-"));
+  try {
+    const items = join(dir, "items.jsonl");
+    writeFileSync(items, '{"id":"a"}\n');
+    const args = (out: string) => batchArgs("batch", { prompt: "do {{id}}", out } as never, [items]);
+    // It had failed as the run started writing: "internal error: ENOENT …" and a stack, the job recorded stopped.
+    expect(() => args(join(dir, "missing", "out.jsonl"))).toThrow(/--out .*: the folder .*missing does not exist/);
+    expect(() => args(dir)).toThrow(/is a folder; name the results file/);
+    expect(args(join(dir, "out.jsonl")).out).toBe(join(dir, "out.jsonl"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("a results file that cannot be written (a full disk) is named in the error", () => {

@@ -337,7 +337,7 @@ export class CallTrace {
       [ATTR_GEN_AI_PROVIDER_NAME]: provider,
       [ATTR_GEN_AI_REQUEST_MODEL]: ev.model,
       [ATTR_GEN_AI_RESPONSE_MODEL]: ev.model,
-      [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: ev.stopReason ? [ev.stopReason] : undefined,
+      [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: ev.stopReason ? [finishReason(ev.stopReason)] : undefined,
       ...usageAttrs({ ...ev.usage, turns: 1 }),
       "subagents.usage.cost": ev.usage.cost,
       ...(this.tracing.content ? { [ATTR_GEN_AI_OUTPUT_MESSAGES]: assistantMessage(ev) } : {}),
@@ -440,6 +440,17 @@ export class CallTrace {
   }
 }
 
+/** pi's stop reason as the conventions name finish reasons (stop, length, content_filter, tool_call, error): a
+ *  backend groups by these, whatever agent reported them (pi says toolUse; an aborted turn did not finish). */
+const FINISH: Record<string, string> = {
+  stop: "stop",
+  length: "length",
+  toolUse: "tool_call",
+  error: "error",
+  aborted: "error",
+};
+const finishReason = (stop: string) => FINISH[stop] ?? stop;
+
 /** Token usage as the conventions count it: input includes what was read from and written to the cache. */
 function usageAttrs(u: Usage): Attrs {
   return {
@@ -467,7 +478,11 @@ const content = (text: string) => {
 /** gen_ai.input.messages / gen_ai.output.messages: one message of one text part, as JSON. */
 function messages(role: "user" | "assistant", text: string, finish?: RunResult["stopReason"]): string {
   return JSON.stringify([
-    { role, parts: [{ type: "text", content: content(text) }], ...(finish ? { finish_reason: finish } : {}) },
+    {
+      role,
+      parts: [{ type: "text", content: content(text) }],
+      ...(finish ? { finish_reason: finishReason(finish) } : {}),
+    },
   ]);
 }
 
@@ -475,5 +490,7 @@ function assistantMessage(ev: Extract<ChildEvent, { type: "assistant" }>): strin
   const parts: Record<string, unknown>[] = [];
   if (ev.text) parts.push({ type: "text", content: content(ev.text) });
   for (const c of ev.toolCalls) parts.push({ type: "tool_call", id: c.id, name: c.name, arguments: content(c.args) });
-  return JSON.stringify([{ role: "assistant", parts, ...(ev.stopReason ? { finish_reason: ev.stopReason } : {}) }]);
+  return JSON.stringify([
+    { role: "assistant", parts, ...(ev.stopReason ? { finish_reason: finishReason(ev.stopReason) } : {}) },
+  ]);
 }

@@ -323,7 +323,8 @@ test("a call's spans: workflow → agents → queue, stages, chats, tools, gate;
   expect(Number(chat1.endNs - chat1.startNs) / 1e6).toBe(100);
   expect(chat1.attributes).toMatchObject({
     "gen_ai.operation.name": "chat",
-    "gen_ai.response.finish_reasons": ["toolUse"],
+    // pi's toolUse as the conventions name it.
+    "gen_ai.response.finish_reasons": ["tool_call"],
     "gen_ai.usage.input_tokens": 155,
   });
   const tool = got.find((s) => s.name === "execute_tool bash")!;

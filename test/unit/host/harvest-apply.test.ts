@@ -107,3 +107,21 @@ test("a container's child gets a copy shown at the folder's path; the owner read
   expect((r.left ?? []).join("\n")).toContain(".pi — protected");
   expect(existsSync(copy)).toBe(false);
 });
+
+test("a task in a subfolder of a repository: the layer covers the repository (git works there), what it wrote outside its folder stays, named", async () => {
+  const repo = join(root, "sub-repo");
+  mkdirSync(join(repo, "pkg"), { recursive: true });
+  git(root, repo, "init", "-q");
+  writeFileSync(join(repo, "pkg", "a.ts"), "a\n");
+  writeFileSync(join(repo, "shared.ts"), "shared\n");
+  const data = join(root, "data-sub");
+  if (!(await layered(data))) return console.warn("*** SKIPPING: no overlay here ***");
+  const host = createWorktreeHost(data);
+  const t = await host.inPlace({ cwd: join(repo, "pkg"), id: "dddddddddddddddd", name: "d", local: true });
+  expect([t.path, t.cwd]).toEqual([repo, join(repo, "pkg")]);
+  inView(t.view?.enter, t.cwd, "echo task > a.ts && echo task > ../shared.ts && git status --short >/dev/null");
+  const r = await host.finish(t);
+  expect(readFileSync(join(repo, "pkg", "a.ts"), "utf8")).toBe("task\n");
+  expect(readFileSync(join(repo, "shared.ts"), "utf8")).toBe("shared\n");
+  expect((r.left ?? []).join("\n")).toContain("shared.ts — outside the task's folder");
+});

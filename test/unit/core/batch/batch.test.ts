@@ -1,8 +1,8 @@
 // A batch job's pure parts (template, shards, job ids, how an attempt counts) and its records: what a resumed run
 // keeps, reruns and retries (core/batch/, core/store/batch-records.ts), on a real SQLite store.
 import { Database } from "bun:sqlite";
-import { expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { attemptEnd, deriveJobId, inShard, itemKey, parseShard } from "../../../../src/core/batch/job.ts";
@@ -16,8 +16,11 @@ import { jobStatus, progressLines, rateOf, statusLines } from "../../../../src/u
 import { plainStyle } from "../../../../src/ui/windows.ts";
 
 const open = bunDbOpener(Database);
-const store = (alive = false) =>
-  new Store(open(join(mkdtempSync(join(tmpdir(), "subagents-batch-")), "s.db")), { isAlive: () => alive });
+// One folder for the file's stores, removed at its end (each store had left a folder in /tmp).
+const dir = mkdtempSync(join(tmpdir(), "subagents-batch-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let stores = 0;
+const store = (alive = false) => new Store(open(join(dir, `s${++stores}.db`)), { isAlive: () => alive });
 
 test("the template: {{column}} takes the item's value (JSON for non-strings), {{id}} the id; missing fields are named", () => {
   expect(templateColumns("a {{x}} b {{ y }} {{x}}")).toEqual(["x", "y"]);

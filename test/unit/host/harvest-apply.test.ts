@@ -18,11 +18,15 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWorktreeHost } from "../../../src/host/git-worktree.ts";
-import { overlayWay } from "../../../src/host/cow-probe.ts";
+import { overlayWay, removalsDone } from "../../../src/host/cow-probe.ts";
 import { gitIn as git } from "../../support/git-repo.ts";
 
 const root = mkdtempSync(join(tmpdir(), "subagents-apply-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// The layers' removal runs in the background (cow-probe.ts removeLater): waited for before the folder goes.
+afterAll(async () => {
+  await removalsDone();
+  rmSync(root, { recursive: true, force: true });
+});
 
 function folder(name: string): string {
   const dir = join(root, name);

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWorktreeHost } from "../../../src/host/git-worktree.ts";
+import { removalsDone } from "../../../src/host/cow-probe.ts";
 import { branchSlug, isolationLines, overlaps } from "../../../src/core/run/launch/isolation.ts";
 import {
   gitIn as git,
@@ -16,7 +17,11 @@ import {
 } from "../../support/git-repo.ts";
 
 const root = mkdtempSync(join(tmpdir(), "subagents-iso-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// The layers' removal runs in the background (cow-probe.ts removeLater): waited for before the folder goes.
+afterAll(async () => {
+  await removalsDone();
+  rmSync(root, { recursive: true, force: true });
+});
 
 const gitIn = (cwd: string, ...args: string[]) => git(root, cwd, ...args);
 const dirtyRepo = (name: string) => makeRepo(root, join(root, name));

@@ -25,7 +25,11 @@ import { gitIn as git, treeHash } from "../../support/git-repo.ts";
 import { ensureEngine, REFLINK_MOUNT } from "../../support/engines.ts";
 
 const root = mkdtempSync(join(tmpdir(), "subagents-layer-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// The layers' removal runs in the background (cow-probe.ts removeLater): waited for before the folder goes.
+afterAll(async () => {
+  await removalsDone();
+  rmSync(root, { recursive: true, force: true });
+});
 const gitIn = (cwd: string, ...args: string[]) => git(root, cwd, ...args);
 
 function write(file: string, text: string): void {

@@ -23,7 +23,11 @@ import type { IsolationResult } from "../../../src/core/isolation-types.ts";
 import { gitIn as git, makeRepo, subagentBranches, worktreeList } from "../../support/git-repo.ts";
 
 const root = mkdtempSync(join(tmpdir(), "subagents-stale-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// The layers' removal runs in the background (cow-probe.ts removeLater): waited for before the folder goes.
+afterAll(async () => {
+  await removalsDone();
+  rmSync(root, { recursive: true, force: true });
+});
 const gitIn = (cwd: string, ...args: string[]) => git(root, cwd, ...args);
 const OFF = { deps: "off", local: true } as const;
 
